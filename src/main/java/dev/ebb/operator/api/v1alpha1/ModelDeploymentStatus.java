@@ -1,0 +1,15 @@
+package dev.ebb.operator.api.v1alpha1;
+
+import io.fabric8.kubernetes.api.model.Condition;
+import java.util.List;
+
+public record ModelDeploymentStatus(
+        Long observedGeneration,
+        String phase,
+        String rolesSummary,
+        List<RoleStatus> roles,
+        List<Condition> conditions) {
+    public ModelDeploymentStatus() {
+        this(null, null, null, List.of(), List.of());
+    }
+}

@@ -1,0 +1,60 @@
+package dev.ebb.operator.api.v1alpha1;
+
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.crd.generator.annotation.SchemaFrom;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
+import io.fabric8.generator.annotation.Size;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.api.model.Toleration;
+import java.util.List;
+import java.util.Map;
+
+/** A set of identical replicas; each replica is {@code size} Pods, member 0 being the leader. */
+public record RoleSpec(
+        @Required @Size(min = 1, max = RoleSpec.MAX_NAME_LENGTH) @Pattern(RoleSpec.NAME_PATTERN)
+        @JsonPropertyDescription("DNS label naming the role; part of every Pod and Service name.")
+        String name,
+        @SchemaFrom(type = RoleKind.class)
+        @JsonPropertyDescription("Server (default), Prefill or Decode.")
+        String kind,
+        @Min(RoleSpec.MIN_REPLICAS) @Max(RoleSpec.MAX_REPLICAS)
+        @JsonPropertyDescription("Replicas of this role; 1 when unset.")
+        Integer replicas,
+        @Min(RoleSpec.MIN_SIZE) @Max(RoleSpec.MAX_SIZE)
+        @JsonPropertyDescription("Pods per replica; 1 when unset. Member 0 leads and serves the API.")
+        Integer size,
+        @Size(max = 512)
+        @JsonPropertyDescription("Image for this role, overriding spec.engine.image.")
+        String image,
+        @Min(1) @Max(65535)
+        @JsonPropertyDescription("Engine API and metrics port; 8000 when unset.")
+        Integer port,
+        ResourceRequirements resources,
+        @Size(max = RoleSpec.MAX_ARGS)
+        @JsonPropertyDescription("Appended to the command line the operator builds.")
+        List<String> extraArgs,
+        List<EnvVar> env,
+        @Size(max = RoleSpec.MAX_ARGS)
+        @JsonPropertyDescription("Replaces the whole command line. The operator then cannot drain the engine: no hook, no metrics.")
+        List<String> command,
+        @Min(RoleSpec.MIN_GRACE_SECONDS) @Max(RoleSpec.MAX_GRACE_SECONDS)
+        @JsonPropertyDescription("Grace on every delete, 15..3600; 30 when unset. Bounds how long a leaving replica may finish its requests.")
+        Integer terminationGracePeriodSeconds,
+        Map<String, String> nodeSelector,
+        List<Toleration> tolerations) {
+
+    public static final String NAME_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
+    /** Leaves room for the deployment name and "-r1023-m63" inside a 63-character DNS label. */
+    public static final int MAX_NAME_LENGTH = 20;
+    public static final int MIN_REPLICAS = 0;
+    public static final int MAX_REPLICAS = 1024;
+    public static final int MIN_SIZE = 1;
+    public static final int MAX_SIZE = 64;
+    public static final int MIN_GRACE_SECONDS = 15;
+    public static final int MAX_GRACE_SECONDS = 3600;
+    public static final int MAX_ARGS = 256;
+}
