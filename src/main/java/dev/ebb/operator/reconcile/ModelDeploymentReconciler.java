@@ -1,13 +1,157 @@
 package dev.ebb.operator.reconcile;
 
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.SpecResolver;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.config.EbbConfig;
+import dev.ebb.operator.observe.EventRecorder;
+import dev.ebb.operator.render.PodRenderer;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
+import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
+import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
+import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.source.EventSource;
+import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.jboss.logging.Logger;
 
-public class ModelDeploymentReconciler implements Reconciler<ModelDeployment> {
+/**
+ * The one controller: checks the spec, asks the planner what to create, does it, and writes status. All
+ * decisions live in the pure classes it calls; this class only reads the caches and talks to the API server.
+ */
+@ControllerConfiguration(name = ModelDeploymentReconciler.NAME)
+public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
+    public static final String NAME = "modeldeployment";
+    private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
+
+    private final KubernetesClient client;
+    private final EventRecorder events;
+    private final SpecResolver resolver;
+
+    public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config) {
+        this.client = client;
+        this.events = events;
+        this.resolver = new SpecResolver(config.images()::of);
+    }
+
     @Override
-    public UpdateControl<ModelDeployment> reconcile(ModelDeployment resource, Context<ModelDeployment> context) {
-        return UpdateControl.noUpdate();
+    public List<EventSource<?, ModelDeployment>> prepareEventSources(EventSourceContext<ModelDeployment> context) {
+        return List.of(
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
+                        .withLabelSelector(Labels.DEPLOYMENT).build(), context),
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(Service.class, ModelDeployment.class)
+                        .withLabelSelector(Labels.DEPLOYMENT).build(), context));
+    }
+
+    @Override
+    public UpdateControl<ModelDeployment> reconcile(ModelDeployment md, Context<ModelDeployment> context) {
+        List<Condition> previous = previousConditions(md);
+        long generation = Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
+        Instant now = Instant.now();
+        Resolution resolution = resolver.resolve(md);
+        ModelDeploymentStatus status = resolution instanceof Resolution.Accepted accepted
+                ? converge(md, accepted.deployment(), context, previous, generation, now)
+                : StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, previous, now);
+        announceConditionChanges(md, previous, status.conditions());
+        if (Objects.equals(status, md.getStatus())) {
+            return UpdateControl.noUpdate();
+        }
+        md.setStatus(status);
+        return UpdateControl.patchStatus(md);
+    }
+
+    private ModelDeploymentStatus converge(ModelDeployment md, DesiredDeployment deployment, Context<ModelDeployment> context,
+            List<Condition> previous, long generation, Instant now) {
+        Inventory inventory = Inventory.of(context.getSecondaryResources(Pod.class));
+        Map<String, String> hashes = new LinkedHashMap<>();
+        for (DesiredRole role : deployment.roles()) {
+            hashes.put(role.name(), PodRenderer.configHash(deployment, role));
+        }
+        Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
+                .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
+        ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet());
+
+        plan.services().forEach(desired -> applyService(desired, services.get(desired.getMetadata().getName())));
+        plan.create().forEach(pod -> createPod(md, pod));
+        plan.obsoleteServices().forEach(name -> client.services().inNamespace(md.getMetadata().getNamespace()).withName(name).delete());
+        return StatusAggregator.accepted(generation, deployment, hashes, inventory, previous, now);
+    }
+
+    private void applyService(Service desired, Service existing) {
+        if (existing == null) {
+            client.services().resource(desired).create();
+        } else if (!Objects.equals(existing.getSpec().getSelector(), desired.getSpec().getSelector())
+                || !Objects.equals(existing.getSpec().getPorts(), desired.getSpec().getPorts())) {
+            client.services().resource(existing).edit(s -> new ServiceBuilder(s).editSpec()
+                    .withSelector(desired.getSpec().getSelector())
+                    .withPorts(desired.getSpec().getPorts())
+                    .endSpec().build());
+        }
+    }
+
+    private void createPod(ModelDeployment md, Pod pod) {
+        try {
+            client.pods().resource(pod).create();
+            events.normal(md, "PodCreated", "created " + pod.getMetadata().getName()
+                    + " at configuration " + pod.getMetadata().getLabels().get(Labels.CONFIG_HASH));
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 409) {
+                throw e;
+            }
+            // The cache had not seen our own earlier create yet; the next pass sees the Pod.
+            LOG.debugf("pod %s already exists", pod.getMetadata().getName());
+        }
+    }
+
+    private void announceConditionChanges(ModelDeployment md, List<Condition> previous, List<Condition> current) {
+        for (Condition condition : current) {
+            if (!Conditions.changed(previous, condition)) {
+                continue;
+            }
+            String message = condition.getType() + "=" + condition.getStatus() + ": " + condition.getMessage();
+            if ("True".equals(condition.getStatus())) {
+                events.normal(md, condition.getReason(), message);
+            } else {
+                events.warning(md, condition.getReason(), message);
+            }
+        }
+    }
+
+    /** Owned objects are deleted explicitly: the Pods still drain through their own hooks as they go. */
+    @Override
+    public DeleteControl cleanup(ModelDeployment md, Context<ModelDeployment> context) {
+        deleteAll(context.getSecondaryResources(Pod.class));
+        deleteAll(context.getSecondaryResources(Service.class));
+        return DeleteControl.defaultDelete();
+    }
+
+    private void deleteAll(Set<? extends HasMetadata> owned) {
+        owned.forEach(resource -> client.resource(resource).delete());
+    }
+
+    private static List<Condition> previousConditions(ModelDeployment md) {
+        return md.getStatus() == null || md.getStatus().conditions() == null ? List.of() : md.getStatus().conditions();
     }
 }

@@ -7,6 +7,7 @@ import io.fabric8.generator.annotation.Min;
 import io.fabric8.generator.annotation.Pattern;
 import io.fabric8.generator.annotation.Required;
 import io.fabric8.generator.annotation.Size;
+import io.fabric8.generator.annotation.ValidationRule;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.Toleration;
@@ -14,6 +15,10 @@ import java.util.List;
 import java.util.Map;
 
 /** A set of identical replicas; each replica is {@code size} Pods, member 0 being the leader. */
+@ValidationRule(
+        value = "!self.name.matches('" + RoleSpec.RESERVED_SUFFIX + "')",
+        message = "spec.roles[].name must not end in -r<digits>: that is how replica Services are named",
+        fieldPath = ".name")
 public record RoleSpec(
         @Required @Size(min = 1, max = RoleSpec.MAX_NAME_LENGTH) @Pattern(RoleSpec.NAME_PATTERN)
         @JsonPropertyDescription("DNS label naming the role; part of every Pod and Service name.")
@@ -48,6 +53,8 @@ public record RoleSpec(
         List<Toleration> tolerations) {
 
     public static final String NAME_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
+    /** Role names ending like this would collide with the headless Service of another role's replica. */
+    public static final String RESERVED_SUFFIX = "-r[0-9]+$";
     /** Leaves room for the deployment name and "-r1023-m63" inside a 63-character DNS label. */
     public static final int MAX_NAME_LENGTH = 20;
     public static final int MIN_REPLICAS = 0;

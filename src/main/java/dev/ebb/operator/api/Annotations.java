@@ -1,0 +1,15 @@
+package dev.ebb.operator.api;
+
+/** Annotation keys the operator writes on Pods, and the ones it reads back from them. */
+public final class Annotations {
+    /** The size a replica was created with, so that a later spec edit cannot change how it is classified. */
+    public static final String REPLICA_SIZE = "serving.ebb.dev/replica-size";
+
+    public static final String SCRAPE = "prometheus.io/scrape";
+    public static final String SCRAPE_PORT = "prometheus.io/port";
+    public static final String SCRAPE_PATH = "prometheus.io/path";
+    public static final String SCRAPE_SCHEME = "prometheus.io/scheme";
+
+    private Annotations() {
+    }
+}

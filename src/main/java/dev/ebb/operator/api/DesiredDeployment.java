@@ -1,0 +1,25 @@
+package dev.ebb.operator.api;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
+import java.util.List;
+import java.util.Optional;
+
+/** A ModelDeployment that passed every check, with every default filled in: what the renderer works from. */
+public record DesiredDeployment(
+        Owner owner,
+        Engine engine,
+        String modelName,
+        Optional<String> modelPath,
+        Optional<RouterKind> router,
+        List<DesiredRole> roles) {
+
+    /** The identity every rendered object points back to. */
+    public record Owner(String apiVersion, String kind, String name, String namespace, String uid) {
+    }
+
+    /** What the engine loads: the path when one is given, the model name otherwise. */
+    public String modelSource() {
+        return modelPath.orElse(modelName);
+    }
+}

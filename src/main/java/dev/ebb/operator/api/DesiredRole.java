@@ -1,0 +1,39 @@
+package dev.ebb.operator.api;
+
+import dev.ebb.operator.api.v1alpha1.RoleKind;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.api.model.Toleration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * One role with its defaults resolved. {@code grace} stays empty when the role sets none, because a take-over
+ * role then keeps the Kubernetes default rather than the operator's.
+ */
+public record DesiredRole(
+        String name,
+        RoleKind kind,
+        int replicas,
+        int size,
+        String image,
+        int port,
+        Optional<ResourceRequirements> resources,
+        List<String> extraArgs,
+        List<EnvVar> env,
+        List<String> command,
+        Optional<Integer> grace,
+        Map<String, String> nodeSelector,
+        List<Toleration> tolerations) {
+
+    public static final int DEFAULT_REPLICAS = 1;
+    public static final int DEFAULT_SIZE = 1;
+    public static final int DEFAULT_PORT = 8000;
+    public static final int DEFAULT_GRACE_SECONDS = 30;
+
+    /** A take-over role replaces the whole command line, so the operator cannot know what serves where. */
+    public boolean takeOver() {
+        return !command.isEmpty();
+    }
+}

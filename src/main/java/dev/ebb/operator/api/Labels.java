@@ -1,0 +1,20 @@
+package dev.ebb.operator.api;
+
+/** Label keys the operator writes on everything it creates; the selectors of Services and routers use them. */
+public final class Labels {
+    private static final String PREFIX = "serving.ebb.dev/";
+
+    public static final String DEPLOYMENT = PREFIX + "deployment";
+    public static final String ROLE = PREFIX + "role";
+    public static final String ROLE_KIND = PREFIX + "role-kind";
+    public static final String REPLICA = PREFIX + "replica";
+    public static final String MEMBER_INDEX = PREFIX + "member-index";
+    public static final String CONFIG_HASH = PREFIX + "config-hash";
+    /** "true" while a Pod may receive new requests; withdrawal sets it to "false". */
+    public static final String SERVING = PREFIX + "serving";
+    public static final String SERVING_YES = "true";
+    public static final String LEADER_INDEX = "0";
+
+    private Labels() {
+    }
+}

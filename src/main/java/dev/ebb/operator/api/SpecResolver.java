@@ -1,0 +1,241 @@
+package dev.ebb.operator.api;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.EngineSpec;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
+import dev.ebb.operator.api.v1alpha1.ModelSpec;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.api.v1alpha1.RoleSpec;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.api.v1alpha1.RouterSpec;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * Checks a ModelDeployment against the same rules its CRD enforces at admission, and resolves its defaults.
+ * The operator cannot assume admission ran (an older CRD, a test server, a hand-edited object), and a resource
+ * it cannot render in full must not be rendered in part.
+ */
+public final class SpecResolver {
+    private static final Pattern DNS_LABEL = Pattern.compile(RoleSpec.NAME_PATTERN);
+    private static final Pattern RESERVED_SUFFIX = Pattern.compile(RoleSpec.RESERVED_SUFFIX);
+    private static final int MAX_MODEL_NAME = 256;
+    private static final int MAX_MODEL_PATH = 1024;
+    private static final int MAX_IMAGE = 512;
+
+    private final Function<Engine, String> defaultImages;
+
+    /** @param defaultImages the operator's image for each engine, used when neither role nor engine names one */
+    public SpecResolver(Function<Engine, String> defaultImages) {
+        this.defaultImages = defaultImages;
+    }
+
+    public Resolution resolve(ModelDeployment md) {
+        List<FieldError> errors = new ArrayList<>();
+        String name = md.getMetadata().getName();
+        if (name == null || !DNS_LABEL.matcher(name).matches()) {
+            errors.add(new FieldError("metadata.name", "must be a DNS label (lower-case letters, digits and '-', starting with a letter)"));
+        }
+        ModelDeploymentSpec spec = md.getSpec();
+        if (spec == null) {
+            errors.add(new FieldError("spec", "required"));
+            return new Resolution.Rejected(errors);
+        }
+        Optional<String> modelName = modelName(spec.model(), errors);
+        Optional<String> modelPath = Optional.ofNullable(spec.model()).map(ModelSpec::path).filter(p -> !p.isEmpty());
+        modelPath.filter(p -> p.length() > MAX_MODEL_PATH)
+                .ifPresent(p -> errors.add(new FieldError("spec.model.path", "longer than " + MAX_MODEL_PATH + " characters")));
+        Optional<Engine> engine = engine(spec.engine(), errors);
+        Optional<RouterKind> router = router(spec.router(), engine, errors);
+        List<DesiredRole> roles = roles(name, spec, engine, errors);
+        if (!errors.isEmpty() || engine.isEmpty() || modelName.isEmpty()) {
+            return new Resolution.Rejected(List.copyOf(errors));
+        }
+        return new Resolution.Accepted(new DesiredDeployment(
+                owner(md), engine.get(), modelName.get(), modelPath, router, roles));
+    }
+
+    private static DesiredDeployment.Owner owner(HasMetadata md) {
+        return new DesiredDeployment.Owner(md.getApiVersion(), md.getKind(), md.getMetadata().getName(),
+                md.getMetadata().getNamespace(), md.getMetadata().getUid());
+    }
+
+    private static Optional<String> modelName(ModelSpec model, List<FieldError> errors) {
+        if (model == null || model.name() == null || model.name().isBlank()) {
+            errors.add(new FieldError("spec.model.name", "required"));
+            return Optional.empty();
+        }
+        if (model.name().length() > MAX_MODEL_NAME) {
+            errors.add(new FieldError("spec.model.name", "longer than " + MAX_MODEL_NAME + " characters"));
+        }
+        return Optional.of(model.name());
+    }
+
+    private static Optional<Engine> engine(EngineSpec engine, List<FieldError> errors) {
+        if (engine == null || engine.name() == null) {
+            errors.add(new FieldError("spec.engine.name", "required; one of " + choices(Engine.values(), Engine::wireName)));
+            return Optional.empty();
+        }
+        Optional<Engine> known = Engine.fromWireName(engine.name());
+        if (known.isEmpty()) {
+            errors.add(unsupported("spec.engine.name", engine.name(), choices(Engine.values(), Engine::wireName)));
+        }
+        checkImage("spec.engine.image", engine.image(), errors);
+        return known;
+    }
+
+    private static Optional<RouterKind> router(RouterSpec router, Optional<Engine> engine, List<FieldError> errors) {
+        if (router == null) {
+            return Optional.empty();
+        }
+        Optional<RouterKind> kind = Optional.ofNullable(router.name()).flatMap(RouterKind::fromWireName);
+        if (kind.isEmpty()) {
+            errors.add(unsupported("spec.router.name", router.name(), choices(RouterKind.values(), RouterKind::wireName)));
+        } else if (engine.isPresent() && !kind.get().serves(engine.get())) {
+            errors.add(new FieldError("spec.router.name",
+                    kind.get().wireName() + " does not serve engine " + engine.get().wireName()));
+        }
+        checkRange("spec.router.replicas", router.replicas(), 0, RouterSpec.MAX_REPLICAS, errors);
+        checkImage("spec.router.image", router.image(), errors);
+        return kind;
+    }
+
+    private List<DesiredRole> roles(String mdName, ModelDeploymentSpec spec, Optional<Engine> engine, List<FieldError> errors) {
+        List<RoleSpec> roles = spec.roles();
+        if (roles == null || roles.isEmpty()) {
+            errors.add(new FieldError("spec.roles", "at least one role is required"));
+            return List.of();
+        }
+        if (roles.size() > ModelDeploymentSpec.MAX_ROLES) {
+            errors.add(new FieldError("spec.roles", "at most " + ModelDeploymentSpec.MAX_ROLES + " roles, got " + roles.size()));
+        }
+        Set<String> seen = new HashSet<>();
+        List<DesiredRole> resolved = new ArrayList<>();
+        for (int i = 0; i < roles.size(); i++) {
+            String field = "spec.roles[" + i + "]";
+            RoleSpec role = roles.get(i);
+            if (role == null) {
+                errors.add(new FieldError(field, "required"));
+                continue;
+            }
+            checkRoleName(field + ".name", role.name(), mdName, errors);
+            if (role.name() != null && !seen.add(role.name())) {
+                errors.add(new FieldError(field + ".name", "duplicate role name \"" + role.name() + "\""));
+            }
+            resolveRole(field, role, spec.engine(), engine, errors).ifPresent(resolved::add);
+        }
+        return List.copyOf(resolved);
+    }
+
+    private Optional<DesiredRole> resolveRole(String field, RoleSpec role, EngineSpec engineSpec, Optional<Engine> engine,
+            List<FieldError> errors) {
+        int before = errors.size();
+        Optional<RoleKind> kind = role.kind() == null ? Optional.of(RoleKind.Server) : RoleKind.fromWireName(role.kind());
+        if (kind.isEmpty()) {
+            errors.add(unsupported(field + ".kind", role.kind(), choices(RoleKind.values(), RoleKind::name)));
+        }
+        checkRange(field + ".replicas", role.replicas(), RoleSpec.MIN_REPLICAS, RoleSpec.MAX_REPLICAS, errors);
+        checkRange(field + ".size", role.size(), RoleSpec.MIN_SIZE, RoleSpec.MAX_SIZE, errors);
+        checkRange(field + ".port", role.port(), 1, 65535, errors);
+        checkRange(field + ".terminationGracePeriodSeconds", role.terminationGracePeriodSeconds(),
+                RoleSpec.MIN_GRACE_SECONDS, RoleSpec.MAX_GRACE_SECONDS, errors);
+        checkCount(field + ".extraArgs", role.extraArgs(), errors);
+        checkCount(field + ".command", role.command(), errors);
+        checkImage(field + ".image", role.image(), errors);
+        if (errors.size() > before || kind.isEmpty() || engine.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(new DesiredRole(
+                role.name(),
+                kind.get(),
+                orDefault(role.replicas(), DesiredRole.DEFAULT_REPLICAS),
+                orDefault(role.size(), DesiredRole.DEFAULT_SIZE),
+                firstNonEmpty(role.image(), engineSpec.image()).orElseGet(() -> defaultImages.apply(engine.get())),
+                orDefault(role.port(), DesiredRole.DEFAULT_PORT),
+                Optional.ofNullable(role.resources()),
+                listOrEmpty(role.extraArgs()),
+                listOrEmpty(role.env()),
+                listOrEmpty(role.command()),
+                Optional.ofNullable(role.terminationGracePeriodSeconds()),
+                role.nodeSelector() == null ? Map.of() : Map.copyOf(role.nodeSelector()),
+                listOrEmpty(role.tolerations())));
+    }
+
+    private static void checkRoleName(String field, String roleName, String mdName, List<FieldError> errors) {
+        if (roleName == null || roleName.isEmpty()) {
+            errors.add(new FieldError(field, "required"));
+        } else if (roleName.length() > RoleSpec.MAX_NAME_LENGTH) {
+            errors.add(new FieldError(field, "longer than " + RoleSpec.MAX_NAME_LENGTH + " characters"));
+        } else if (!DNS_LABEL.matcher(roleName).matches()) {
+            errors.add(new FieldError(field, "must be a DNS label (lower-case letters, digits and '-', starting with a letter)"));
+        } else if (RESERVED_SUFFIX.matcher(roleName).find()) {
+            errors.add(new FieldError(field, "must not end in -r<digits>: that is how replica Services are named"));
+        } else if (mdName != null && mdName.length() + roleName.length() > ModelDeployment.MAX_NAME_BUDGET) {
+            errors.add(new FieldError(field, "together with metadata.name longer than " + ModelDeployment.MAX_NAME_BUDGET
+                    + " characters; Pod names must stay within a 63-character DNS label"));
+        }
+    }
+
+    private static void checkRange(String field, Integer value, int min, int max, List<FieldError> errors) {
+        if (value != null && (value < min || value > max)) {
+            errors.add(new FieldError(field, "must be between " + min + " and " + max + ", got " + value));
+        }
+    }
+
+    private static void checkCount(String field, List<?> values, List<FieldError> errors) {
+        if (values != null && values.size() > RoleSpec.MAX_ARGS) {
+            errors.add(new FieldError(field, "at most " + RoleSpec.MAX_ARGS + " items, got " + values.size()));
+        }
+        if (values != null && values.stream().anyMatch(v -> v == null)) {
+            errors.add(new FieldError(field, "items must not be null"));
+        }
+    }
+
+    private static void checkImage(String field, String image, List<FieldError> errors) {
+        if (image != null && image.length() > MAX_IMAGE) {
+            errors.add(new FieldError(field, "longer than " + MAX_IMAGE + " characters"));
+        }
+    }
+
+    private static FieldError unsupported(String field, String value, String choices) {
+        return new FieldError(field, "unsupported value " + quote(value) + "; one of " + choices);
+    }
+
+    /** Quotes a user value for a message, bounded so that a hostile value cannot flood status or Events. */
+    private static String quote(String value) {
+        if (value == null) {
+            return "null";
+        }
+        String shown = value.length() > 64 ? value.substring(0, 64) + "…" : value;
+        return "\"" + shown.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n").replace("\r", "\\r") + "\"";
+    }
+
+    private static <E> String choices(E[] values, Function<E, String> name) {
+        return Arrays.stream(values).map(name).collect(Collectors.joining(", "));
+    }
+
+    private static int orDefault(Integer value, int fallback) {
+        return value == null ? fallback : value;
+    }
+
+    private static Optional<String> firstNonEmpty(String first, String second) {
+        if (first != null && !first.isEmpty()) {
+            return Optional.of(first);
+        }
+        return Optional.ofNullable(second).filter(s -> !s.isEmpty());
+    }
+
+    private static <T> List<T> listOrEmpty(List<T> values) {
+        return values == null ? List.of() : List.copyOf(values);
+    }
+}

@@ -1,0 +1,44 @@
+package dev.ebb.operator.reconcile;
+
+import dev.ebb.operator.api.Labels;
+import io.fabric8.kubernetes.api.model.Pod;
+import java.util.Map;
+import java.util.Optional;
+
+/** Reads what the operator needs from a Pod, treating every label as untrusted text. */
+final class PodFacts {
+    private static final int MAX_DIGITS = 9;
+
+    private PodFacts() {
+    }
+
+    static Optional<Integer> ordinal(Pod pod) {
+        return label(pod, Labels.REPLICA).flatMap(v -> parseBoundedInt(v, 0, Integer.MAX_VALUE));
+    }
+
+    static Optional<Integer> memberIndex(Pod pod) {
+        return label(pod, Labels.MEMBER_INDEX).flatMap(v -> parseBoundedInt(v, 0, Integer.MAX_VALUE));
+    }
+
+    static Optional<String> label(Pod pod, String key) {
+        Map<String, String> labels = pod.getMetadata().getLabels();
+        return labels == null ? Optional.empty() : Optional.ofNullable(labels.get(key));
+    }
+
+    static boolean isReady(Pod pod) {
+        return pod.getMetadata().getDeletionTimestamp() == null
+                && pod.getStatus() != null
+                && pod.getStatus().getConditions() != null
+                && pod.getStatus().getConditions().stream()
+                        .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+
+    /** Plain decimal digits only: no sign, no spaces, no overflow. */
+    static Optional<Integer> parseBoundedInt(String text, int min, int max) {
+        if (text == null || text.isEmpty() || text.length() > MAX_DIGITS || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return Optional.empty();
+        }
+        int value = Integer.parseInt(text);
+        return value < min || value > max ? Optional.empty() : Optional.of(value);
+    }
+}

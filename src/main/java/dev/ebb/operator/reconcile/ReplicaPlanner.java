@@ -1,0 +1,86 @@
+package dev.ebb.operator.reconcile;
+
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.render.MemberSlot;
+import dev.ebb.operator.render.Names;
+import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.render.ServiceRenderer;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Service;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Set;
+
+/** Decides which Pods and Services to create from the desired deployment and what exists. Pure. */
+public final class ReplicaPlanner {
+    private ReplicaPlanner() {
+    }
+
+    public static ReplicaPlan plan(DesiredDeployment deployment, Map<String, String> hashes, Inventory inventory,
+            Collection<String> existingServices) {
+        List<Pod> create = new ArrayList<>();
+        List<Service> services = new ArrayList<>();
+        Map<String, Integer> surplus = new LinkedHashMap<>();
+        Set<String> wanted = new HashSet<>();
+
+        for (DesiredRole role : deployment.roles()) {
+            String hash = hashes.get(role.name());
+            NavigableMap<Integer, ObservedReplica> existing = inventory.replicas(role.name());
+            Set<Integer> ordinals = new HashSet<>(existing.keySet());
+
+            existing.values().stream()
+                    .filter(r -> r.configHash().filter(hash::equals).isPresent())
+                    .forEach(r -> addMissingMembers(deployment, role, r, hash, create));
+
+            int missing = role.replicas() - existing.size();
+            for (int ordinal = 0; missing > 0; ordinal++) {
+                if (ordinals.add(ordinal)) {
+                    for (int member = 0; member < role.size(); member++) {
+                        create.add(PodRenderer.render(new MemberSlot(deployment, role, ordinal, member), hash));
+                    }
+                    missing--;
+                }
+            }
+            if (missing < 0) {
+                surplus.put(role.name(), -missing);
+            }
+
+            services.add(ServiceRenderer.roleService(deployment, role));
+            if (role.size() > 1) {
+                ordinals.stream().sorted().forEach(o -> services.add(ServiceRenderer.replicaService(deployment, role, o)));
+            }
+        }
+        services.forEach(s -> wanted.add(s.getMetadata().getName()));
+        stillNeededByLeavingPods(deployment.owner().name(), inventory, wanted);
+
+        List<String> obsolete = existingServices.stream().filter(name -> !wanted.contains(name)).sorted().toList();
+        return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, Map.copyOf(surplus));
+    }
+
+    /** A replica whose role left the spec keeps its Services until its last Pod is gone. */
+    private static void stillNeededByLeavingPods(String owner, Inventory inventory, Set<String> wanted) {
+        inventory.byRole().forEach((role, replicas) -> {
+            wanted.add(Names.roleService(owner, role));
+            replicas.keySet().forEach(ordinal -> wanted.add(Names.replica(owner, role, ordinal)));
+        });
+    }
+
+    /** A member that vanished from a replica at today's config is put back; an outdated replica waits for its rollout. */
+    private static void addMissingMembers(DesiredDeployment deployment, DesiredRole role, ObservedReplica replica,
+            String hash, List<Pod> create) {
+        if (replica.createdSize().filter(size -> size == role.size()).isEmpty()) {
+            return;
+        }
+        for (int member = 0; member < role.size(); member++) {
+            if (!replica.hasMember(member)) {
+                create.add(PodRenderer.render(new MemberSlot(deployment, role, replica.ordinal(), member), hash));
+            }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+package dev.ebb.operator.reconcile;
+
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.api.v1alpha1.RoleStatus;
+import io.fabric8.kubernetes.api.model.Condition;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.stream.Collectors;
+
+/** Sums up what exists against what the spec asks for. Pure: the clock's reading comes in as a value. */
+public final class StatusAggregator {
+    public static final String PHASE_STARTING = "Starting";
+    public static final String PHASE_READY = "Ready";
+    public static final String PHASE_DEGRADED = "Degraded";
+
+    public static final String REASON_INVALID_SPEC = "InvalidSpec";
+    public static final String REASON_SURPLUS_RETAINED = "SurplusRetained";
+    public static final String REASON_ROLLOUT_PENDING = "RolloutPending";
+    public static final String REASON_CREATING = "ReplicasCreating";
+
+    private StatusAggregator() {
+    }
+
+    public static ModelDeploymentStatus accepted(long generation, DesiredDeployment deployment, Map<String, String> hashes,
+            Inventory inventory, List<Condition> previous, Instant now) {
+        List<RoleStatus> roles = deployment.roles().stream()
+                .map(role -> roleStatus(role, hashes.get(role.name()), inventory.replicas(role.name())))
+                .toList();
+
+        List<String> notReady = roles.stream().filter(r -> r.ready() < r.desired())
+                .map(r -> "role " + r.name() + " has " + r.ready() + "/" + r.desired() + " replicas ready").toList();
+        Condition ready = Conditions.next(previous, Conditions.READY, notReady.isEmpty(),
+                notReady.isEmpty() ? "AllReplicasReady" : "ReplicasNotReady",
+                notReady.isEmpty() ? "every role has its desired replicas ready" : String.join("; ", notReady),
+                generation, now);
+        Condition upToDate = upToDate(roles, generation, previous, now);
+
+        return new ModelDeploymentStatus(generation,
+                notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
+                summary(roles), roles, List.of(ready, upToDate));
+    }
+
+    /** A rejected spec changes nothing that exists; status says which fields are wrong. */
+    public static ModelDeploymentStatus rejected(long generation, Resolution.Rejected rejection, List<Condition> previous,
+            Instant now) {
+        Condition ready = Conditions.next(previous, Conditions.READY, false, REASON_INVALID_SPEC, rejection.summary(), generation, now);
+        Condition upToDate = Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_INVALID_SPEC,
+                "nothing is created or changed until the spec is fixed", generation, now);
+        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), List.of(ready, upToDate));
+    }
+
+    private static RoleStatus roleStatus(DesiredRole role, String hash, NavigableMap<Integer, ObservedReplica> replicas) {
+        int ready = (int) replicas.values().stream().filter(ObservedReplica::ready).count();
+        int updated = (int) replicas.values().stream().filter(r -> r.configHash().filter(hash::equals).isPresent()).count();
+        return new RoleStatus(role.name(), role.kind().name(), role.replicas(), replicas.size(), ready, updated, role.takeOver());
+    }
+
+    private static Condition upToDate(List<RoleStatus> roles, long generation, List<Condition> previous, Instant now) {
+        List<String> surplus = new ArrayList<>();
+        List<String> outdated = new ArrayList<>();
+        List<String> creating = new ArrayList<>();
+        for (RoleStatus r : roles) {
+            if (r.current() > r.desired()) {
+                surplus.add("role " + r.name() + " keeps " + (r.current() - r.desired())
+                        + " replica(s) beyond spec: removal waits for the retirement protocol, never a plain delete");
+            }
+            if (r.updated() < r.current()) {
+                outdated.add("role " + r.name() + " has " + (r.current() - r.updated()) + " replica(s) at an older configuration");
+            }
+            if (r.current() < r.desired()) {
+                creating.add("role " + r.name() + " has " + r.current() + "/" + r.desired() + " replicas");
+            }
+        }
+        if (!surplus.isEmpty()) {
+            return Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_SURPLUS_RETAINED,
+                    String.join("; ", surplus), generation, now);
+        }
+        if (!outdated.isEmpty()) {
+            return Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_ROLLOUT_PENDING,
+                    String.join("; ", outdated), generation, now);
+        }
+        if (!creating.isEmpty()) {
+            return Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_CREATING,
+                    String.join("; ", creating), generation, now);
+        }
+        return Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, true, "UpToDate",
+                "every role has exactly its desired replicas at the current configuration", generation, now);
+    }
+
+    private static String summary(List<RoleStatus> roles) {
+        return roles.stream().map(r -> r.name() + " " + r.ready() + "/" + r.desired()).collect(Collectors.joining(", "));
+    }
+}

@@ -1,0 +1,61 @@
+package dev.ebb.operator.render;
+
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
+import java.util.ArrayList;
+import java.util.List;
+
+/** SGLang's command line; every flag the operator sets is here. */
+final class SglangProfile implements EngineProfile {
+    static final SglangProfile INSTANCE = new SglangProfile();
+
+    /** Port on the leader where the members of a multi-node replica rendezvous. */
+    static final String DIST_INIT_PORT = "5000";
+
+    private SglangProfile() {
+    }
+
+    @Override
+    public Engine engine() {
+        return Engine.SGLANG;
+    }
+
+    @Override
+    public List<String> command(MemberSlot slot) {
+        DesiredRole role = slot.role();
+        List<String> argv = new ArrayList<>();
+        // Server arguments: https://docs.sglang.ai/advanced_features/server_arguments.html
+        // --enable-metrics turns on the /metrics page the drain reads.
+        argv.addAll(List.of("python3", "-m", "sglang.launch_server",
+                "--model-path", slot.deployment().modelSource(),
+                "--served-model-name", slot.deployment().modelName(),
+                "--host", "0.0.0.0",
+                "--port", Integer.toString(role.port()),
+                "--enable-metrics"));
+        if (role.kind() == RoleKind.Prefill) {
+            // https://docs.sglang.ai/advanced_features/pd_disaggregation.html
+            argv.addAll(List.of("--disaggregation-mode", "prefill"));
+        } else if (role.kind() == RoleKind.Decode) {
+            argv.addAll(List.of("--disaggregation-mode", "decode"));
+        }
+        if (role.size() > 1) {
+            // https://docs.sglang.ai/references/multi_node_deployment/multi_node.html
+            argv.addAll(List.of("--nnodes", Integer.toString(role.size()),
+                    "--node-rank", Integer.toString(slot.member()),
+                    "--dist-init-addr", slot.leaderHost() + ":" + DIST_INIT_PORT));
+        }
+        argv.addAll(role.extraArgs());
+        return List.copyOf(argv);
+    }
+
+    @Override
+    public String healthPath() {
+        return "/health";
+    }
+
+    @Override
+    public List<String> tlsFlags() {
+        return List.of("--ssl-certfile");
+    }
+}
