@@ -1,0 +1,113 @@
+package dev.ebb.operator;
+
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.SpecResolver;
+import dev.ebb.operator.api.v1alpha1.EngineSpec;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
+import dev.ebb.operator.api.v1alpha1.ModelSpec;
+import dev.ebb.operator.api.v1alpha1.RoleSpec;
+import dev.ebb.operator.api.v1alpha1.RouterSpec;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.api.model.Toleration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Builders for ModelDeployments in tests: every field starts unset, as a user would leave it. */
+public final class Specs {
+    public static final SpecResolver RESOLVER = new SpecResolver(engine -> "default/" + engine.wireName() + ":test");
+
+    private Specs() {
+    }
+
+    public static Deployment deployment(String name, String engine) {
+        return new Deployment(name, engine);
+    }
+
+    public static Role role(String name) {
+        return new Role(name);
+    }
+
+    public static final class Deployment {
+        private final String name;
+        private String namespace = "team-a";
+        private String engine;
+        private String engineImage;
+        private String model = "Qwen/Qwen3-8B";
+        private String modelPath;
+        private RouterSpec router;
+        private List<RoleSpec> roles = new ArrayList<>();
+
+        private Deployment(String name, String engine) {
+            this.name = name;
+            this.engine = engine;
+        }
+
+        public Deployment namespace(String value) { namespace = value; return this; }
+        public Deployment engineImage(String value) { engineImage = value; return this; }
+        public Deployment model(String value) { model = value; return this; }
+        public Deployment modelPath(String value) { modelPath = value; return this; }
+        public Deployment router(String routerName) { router = new RouterSpec(routerName, null, null, null); return this; }
+        public Deployment role(Role role) { roles.add(role.build()); return this; }
+        public Deployment roles(List<RoleSpec> value) { roles = value; return this; }
+
+        public ModelDeployment build() {
+            ModelDeployment md = new ModelDeployment();
+            md.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace(namespace).withUid("uid-" + name).build());
+            md.setSpec(new ModelDeploymentSpec(new ModelSpec(model, modelPath), new EngineSpec(engine, engineImage), router, roles));
+            return md;
+        }
+
+        /** Resolves the spec, failing the test when it does not pass the checks. */
+        public DesiredDeployment desired() {
+            Resolution resolution = RESOLVER.resolve(build());
+            if (resolution instanceof Resolution.Accepted accepted) {
+                return accepted.deployment();
+            }
+            throw new AssertionError("spec rejected: " + ((Resolution.Rejected) resolution).summary());
+        }
+    }
+
+    public static final class Role {
+        private final String name;
+        private String kind;
+        private Integer replicas;
+        private Integer size;
+        private String image;
+        private Integer port;
+        private ResourceRequirements resources;
+        private List<String> extraArgs;
+        private List<EnvVar> env;
+        private List<String> command;
+        private Integer grace;
+        private Map<String, String> nodeSelector;
+        private List<Toleration> tolerations;
+
+        private Role(String name) {
+            this.name = name;
+        }
+
+        public Role kind(String value) { kind = value; return this; }
+        public Role replicas(Integer value) { replicas = value; return this; }
+        public Role size(Integer value) { size = value; return this; }
+        public Role image(String value) { image = value; return this; }
+        public Role port(Integer value) { port = value; return this; }
+        public Role resources(ResourceRequirements value) { resources = value; return this; }
+        public Role extraArgs(String... value) { extraArgs = List.of(value); return this; }
+        public Role extraArgs(List<String> value) { extraArgs = value; return this; }
+        public Role env(List<EnvVar> value) { env = value; return this; }
+        public Role command(String... value) { command = List.of(value); return this; }
+        public Role grace(Integer value) { grace = value; return this; }
+        public Role nodeSelector(Map<String, String> value) { nodeSelector = value; return this; }
+        public Role tolerations(List<Toleration> value) { tolerations = value; return this; }
+
+        public RoleSpec build() {
+            return new RoleSpec(name, kind, replicas, size, image, port, resources, extraArgs, env, command, grace,
+                    nodeSelector, tolerations);
+        }
+    }
+}

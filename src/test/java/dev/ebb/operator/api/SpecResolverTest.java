@@ -1,0 +1,153 @@
+package dev.ebb.operator.api;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
+import java.util.Collections;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class SpecResolverTest {
+
+    @Test
+    void fillsEveryDefaultWhenTheRoleSetsNothing() {
+        DesiredDeployment desired = deployment("qwen", "vLLM").role(role("server")).desired();
+
+        assertThat(desired.engine()).isEqualTo(Engine.VLLM);
+        assertThat(desired.router()).isEmpty();
+        DesiredRole server = desired.roles().get(0);
+        assertThat(server.kind()).isEqualTo(RoleKind.Server);
+        assertThat(server.replicas()).isEqualTo(1);
+        assertThat(server.size()).isEqualTo(1);
+        assertThat(server.port()).isEqualTo(8000);
+        assertThat(server.grace()).isEmpty();
+        assertThat(server.image()).isEqualTo("default/vLLM:test");
+        assertThat(server.takeOver()).isFalse();
+    }
+
+    @Test
+    void roleImageWinsOverEngineImageWhichWinsOverTheDefault() {
+        DesiredDeployment desired = deployment("qwen", "SGLang").engineImage("engine:1")
+                .role(role("a").image("role:2")).role(role("b")).desired();
+
+        assertThat(desired.roles()).extracting(DesiredRole::image).containsExactly("role:2", "engine:1");
+    }
+
+    @Test
+    void routerThatFitsTheEngineIsAccepted() {
+        assertThat(deployment("qwen", "SGLang").router("sglang-gateway").role(role("s")).desired().router())
+                .contains(RouterKind.SGLANG_GATEWAY);
+        assertThat(deployment("qwen", "vLLM").router("llm-d-router").role(role("s")).desired().router())
+                .contains(RouterKind.LLM_D_ROUTER);
+    }
+
+    static Stream<Arguments> badResources() {
+        return Stream.of(
+                Arguments.of("unknown engine", deployment("qwen", "TGI").role(role("s")), "spec.engine.name", "unsupported value \"TGI\""),
+                Arguments.of("missing engine", deployment("qwen", null).role(role("s")), "spec.engine.name", "required"),
+                Arguments.of("engine name with different case", deployment("qwen", "vllm").role(role("s")), "spec.engine.name", "vLLM, SGLang"),
+                Arguments.of("vllm-router on SGLang", deployment("qwen", "SGLang").router("vllm-router").role(role("s")),
+                        "spec.router.name", "does not serve engine SGLang"),
+                Arguments.of("sglang-gateway on vLLM", deployment("qwen", "vLLM").router("sglang-gateway").role(role("s")),
+                        "spec.router.name", "does not serve engine vLLM"),
+                Arguments.of("unknown router", deployment("qwen", "vLLM").router("nginx").role(role("s")), "spec.router.name", "unsupported"),
+                Arguments.of("no roles", deployment("qwen", "vLLM"), "spec.roles", "at least one"),
+                Arguments.of("duplicate role names", deployment("qwen", "vLLM").role(role("s")).role(role("s")),
+                        "spec.roles[1].name", "duplicate"),
+                Arguments.of("grace below 15", deployment("qwen", "vLLM").role(role("s").grace(14)),
+                        "spec.roles[0].terminationGracePeriodSeconds", "between 15 and 3600, got 14"),
+                Arguments.of("grace above 3600", deployment("qwen", "vLLM").role(role("s").grace(3601)),
+                        "spec.roles[0].terminationGracePeriodSeconds", "got 3601"),
+                Arguments.of("size 0", deployment("qwen", "vLLM").role(role("s").size(0)), "spec.roles[0].size", "between 1 and 64"),
+                Arguments.of("size 65", deployment("qwen", "vLLM").role(role("s").size(65)), "spec.roles[0].size", "between 1 and 64"),
+                Arguments.of("negative replicas", deployment("qwen", "vLLM").role(role("s").replicas(-1)), "spec.roles[0].replicas", "between 0 and 1024"),
+                Arguments.of("1025 replicas", deployment("qwen", "vLLM").role(role("s").replicas(1025)), "spec.roles[0].replicas", "got 1025"),
+                Arguments.of("port 0", deployment("qwen", "vLLM").role(role("s").port(0)), "spec.roles[0].port", "between 1 and 65535"),
+                Arguments.of("unknown role kind", deployment("qwen", "vLLM").role(role("s").kind("Encode")), "spec.roles[0].kind", "unsupported value \"Encode\""),
+                Arguments.of("role name not a DNS label", deployment("qwen", "vLLM").role(role("Server_1")), "spec.roles[0].name", "DNS label"),
+                Arguments.of("role name too long", deployment("qwen", "vLLM").role(role("r".repeat(21))), "spec.roles[0].name", "longer than 20"),
+                Arguments.of("role name shaped like a replica Service", deployment("qwen", "vLLM").role(role("server-r0")),
+                        "spec.roles[0].name", "-r<digits>"),
+                Arguments.of("names too long together", deployment("m".repeat(40), "vLLM").role(role("r".repeat(13))),
+                        "spec.roles[0].name", "together with metadata.name"),
+                Arguments.of("deployment name not a DNS label", deployment("Qwen.3", "vLLM").role(role("s")), "metadata.name", "DNS label"),
+                Arguments.of("missing model name", deployment("qwen", "vLLM").model(null).role(role("s")), "spec.model.name", "required"),
+                Arguments.of("oversized model name", deployment("qwen", "vLLM").model("x".repeat(257)).role(role("s")), "spec.model.name", "longer than 256"),
+                Arguments.of("too many extra args", deployment("qwen", "vLLM").role(role("s").extraArgs(Collections.nCopies(257, "--x"))),
+                        "spec.roles[0].extraArgs", "at most 256"),
+                Arguments.of("eleven roles", elevenRoles(), "spec.roles", "at most 10"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badResources")
+    void badResourceIsRejectedNamingTheField(String title, Specs.Deployment bad, String field, String message) {
+        Resolution resolution = Specs.RESOLVER.resolve(bad.build());
+
+        assertThat(resolution).isInstanceOf(Resolution.Rejected.class);
+        assertThat(((Resolution.Rejected) resolution).errors())
+                .anySatisfy(error -> {
+                    assertThat(error.field()).isEqualTo(field);
+                    assertThat(error.message()).contains(message);
+                });
+    }
+
+    @Test
+    void everyErrorIsReportedAtOnceSoTheUserFixesThemTogether() {
+        Resolution resolution = Specs.RESOLVER.resolve(deployment("qwen", "TGI").role(role("s").size(0).grace(5)).build());
+
+        assertThat(((Resolution.Rejected) resolution).errors()).extracting(FieldError::field)
+                .contains("spec.engine.name", "spec.roles[0].size", "spec.roles[0].terminationGracePeriodSeconds");
+    }
+
+    @Test
+    void hostileValueIsQuotedAndBoundedInTheMessage() {
+        String hostile = "vLLM\"; rm -rf / #\n" + "x".repeat(5000);
+        Resolution.Rejected rejected = (Resolution.Rejected) Specs.RESOLVER.resolve(deployment("qwen", hostile).role(role("s")).build());
+
+        String summary = rejected.summary();
+        assertThat(summary).doesNotContain("\n").contains("\\\"; rm -rf / #\\n");
+        assertThat(summary.length()).isLessThan(300);
+    }
+
+    @Test
+    void missingSpecIsRejectedNotThrown() {
+        ModelDeployment md = deployment("qwen", "vLLM").build();
+        md.setSpec(null);
+
+        assertThat(((Resolution.Rejected) Specs.RESOLVER.resolve(md)).errors()).extracting(FieldError::field).containsExactly("spec");
+    }
+
+    @Test
+    void nullRoleAndNullArgumentAreRejected() {
+        Specs.Deployment withNullRole = deployment("qwen", "vLLM").roles(Collections.singletonList(null));
+        assertThat(((Resolution.Rejected) Specs.RESOLVER.resolve(withNullRole.build())).errors())
+                .extracting(FieldError::field).containsExactly("spec.roles[0]");
+
+        Specs.Deployment withNullArg = deployment("qwen", "vLLM").role(role("s").extraArgs(Collections.singletonList(null)));
+        assertThat(((Resolution.Rejected) Specs.RESOLVER.resolve(withNullArg.build())).errors())
+                .extracting(FieldError::field).containsExactly("spec.roles[0].extraArgs");
+    }
+
+    @Test
+    void namesExactlyAtTheLimitAreAccepted() {
+        DesiredDeployment desired = deployment("m".repeat(32), "vLLM").role(role("r".repeat(20))).desired();
+
+        assertThat(desired.roles()).hasSize(1);
+    }
+
+    private static Specs.Deployment elevenRoles() {
+        Specs.Deployment d = deployment("qwen", "vLLM");
+        List.of("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k").forEach(n -> d.role(role(n)));
+        return d;
+    }
+}

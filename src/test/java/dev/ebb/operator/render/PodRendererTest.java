@@ -1,0 +1,249 @@
+package dev.ebb.operator.render;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.Labels;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Pod;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class PodRendererTest {
+
+    private static Pod render(Specs.Deployment spec, int ordinal, int member) {
+        DesiredDeployment desired = spec.desired();
+        return PodRenderer.render(new MemberSlot(desired, desired.roles().get(0), ordinal, member), "h");
+    }
+
+    private static Container main(Pod pod) {
+        return pod.getSpec().getContainers().get(0);
+    }
+
+    static Stream<Arguments> commandLines() {
+        return Stream.of(
+                Arguments.of("vLLM server", deployment("qwen", "vLLM").role(role("server")), 0,
+                        List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
+                                "--host", "0.0.0.0", "--port", "8000")),
+                Arguments.of("vLLM loads from path, serves the name", deployment("qwen", "vLLM").modelPath("/models/q").role(role("server").port(9000)), 0,
+                        List.of("vllm", "serve", "/models/q", "--served-model-name", "Qwen/Qwen3-8B",
+                                "--host", "0.0.0.0", "--port", "9000")),
+                Arguments.of("vLLM prefill", deployment("qwen", "vLLM").role(role("p").kind("Prefill")), 0,
+                        List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
+                                "--host", "0.0.0.0", "--port", "8000",
+                                "--kv-transfer-config", "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}")),
+                Arguments.of("vLLM decode", deployment("qwen", "vLLM").role(role("d").kind("Decode")), 0,
+                        List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
+                                "--host", "0.0.0.0", "--port", "8000",
+                                "--kv-transfer-config", "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}")),
+                Arguments.of("vLLM multi-node leader", deployment("qwen", "vLLM").role(role("big").size(2)), 0,
+                        List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
+                                "--host", "0.0.0.0", "--port", "8000",
+                                "--nnodes", "2", "--node-rank", "0", "--master-addr", "qwen-big-r3-m0.qwen-big-r3", "--master-port", "29500")),
+                Arguments.of("vLLM multi-node follower", deployment("qwen", "vLLM").role(role("big").size(2)), 1,
+                        List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
+                                "--host", "0.0.0.0", "--port", "8000",
+                                "--nnodes", "2", "--node-rank", "1", "--master-addr", "qwen-big-r3-m0.qwen-big-r3", "--master-port", "29500",
+                                "--headless")),
+                Arguments.of("SGLang server", deployment("qwen", "SGLang").role(role("server")), 0,
+                        List.of("python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
+                                "--served-model-name", "Qwen/Qwen3-8B", "--host", "0.0.0.0", "--port", "8000", "--enable-metrics")),
+                Arguments.of("SGLang prefill", deployment("qwen", "SGLang").role(role("p").kind("Prefill")), 0,
+                        List.of("python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
+                                "--served-model-name", "Qwen/Qwen3-8B", "--host", "0.0.0.0", "--port", "8000", "--enable-metrics",
+                                "--disaggregation-mode", "prefill")),
+                Arguments.of("SGLang decode", deployment("qwen", "SGLang").role(role("d").kind("Decode")), 0,
+                        List.of("python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
+                                "--served-model-name", "Qwen/Qwen3-8B", "--host", "0.0.0.0", "--port", "8000", "--enable-metrics",
+                                "--disaggregation-mode", "decode")),
+                Arguments.of("SGLang multi-node member", deployment("qwen", "SGLang").role(role("big").size(4)), 2,
+                        List.of("python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
+                                "--served-model-name", "Qwen/Qwen3-8B", "--host", "0.0.0.0", "--port", "8000", "--enable-metrics",
+                                "--nnodes", "4", "--node-rank", "2", "--dist-init-addr", "qwen-big-r3-m0.qwen-big-r3:5000")),
+                Arguments.of("extraArgs come last", deployment("qwen", "vLLM").role(role("s").extraArgs("--max-model-len", "8192")), 0,
+                        List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
+                                "--host", "0.0.0.0", "--port", "8000", "--max-model-len", "8192")),
+                Arguments.of("take-over is rendered as given", deployment("qwen", "vLLM").role(role("s").command("/bin/my-engine", "--flag")), 0,
+                        List.of("/bin/my-engine", "--flag")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("commandLines")
+    void commandLineIsExactlyTheEngineProfiles(String title, Specs.Deployment spec, int member, List<String> argv) {
+        Pod pod = render(spec, 3, member);
+
+        assertThat(main(pod).getName()).isEqualTo("main");
+        assertThat(main(pod).getCommand()).containsExactlyElementsOf(argv);
+        assertThat(main(pod).getArgs()).isEmpty();
+    }
+
+    @Test
+    void labelsAnnotationsAndOwnerIdentifyTheMember() {
+        Pod pod = render(deployment("qwen", "vLLM").role(role("server").kind("Decode").size(2)), 4, 1);
+
+        assertThat(pod.getMetadata().getName()).isEqualTo("qwen-server-r4-m1");
+        assertThat(pod.getMetadata().getNamespace()).isEqualTo("team-a");
+        assertThat(pod.getMetadata().getLabels()).containsEntry(Labels.DEPLOYMENT, "qwen")
+                .containsEntry(Labels.ROLE, "server")
+                .containsEntry(Labels.ROLE_KIND, "Decode")
+                .containsEntry(Labels.REPLICA, "4")
+                .containsEntry(Labels.MEMBER_INDEX, "1")
+                .containsEntry(Labels.CONFIG_HASH, "h")
+                .containsEntry(Labels.SERVING, "true");
+        assertThat(pod.getMetadata().getAnnotations()).containsEntry(Annotations.REPLICA_SIZE, "2");
+        assertThat(pod.getMetadata().getOwnerReferences()).singleElement().satisfies(ref -> {
+            assertThat(ref.getKind()).isEqualTo("ModelDeployment");
+            assertThat(ref.getApiVersion()).isEqualTo("serving.ebb.dev/v1alpha1");
+            assertThat(ref.getName()).isEqualTo("qwen");
+            assertThat(ref.getUid()).isEqualTo("uid-qwen");
+            assertThat(ref.getController()).isTrue();
+        });
+        assertThat(pod.getSpec().getHostname()).isEqualTo("qwen-server-r4-m1");
+        assertThat(pod.getSpec().getSubdomain()).isEqualTo("qwen-server-r4");
+    }
+
+    @Test
+    void operatorBuiltMemberIsScrapableProbedAndGivenTheDefaultGrace() {
+        Pod pod = render(deployment("qwen", "SGLang").role(role("server").port(30000)), 0, 0);
+
+        assertThat(pod.getMetadata().getAnnotations())
+                .containsEntry("prometheus.io/scrape", "true")
+                .containsEntry("prometheus.io/port", "30000")
+                .containsEntry("prometheus.io/path", "/metrics")
+                .containsEntry("prometheus.io/scheme", "http");
+        assertThat(pod.getSpec().getTerminationGracePeriodSeconds()).isEqualTo(30L);
+        assertThat(main(pod).getReadinessProbe().getHttpGet().getPath()).isEqualTo("/health");
+        assertThat(main(pod).getReadinessProbe().getHttpGet().getPort().getIntVal()).isEqualTo(30000);
+        assertThat(main(pod).getPorts()).singleElement().satisfies(p -> assertThat(p.getContainerPort()).isEqualTo(30000));
+        assertThat(pod.getSpec().getEnableServiceLinks()).isFalse();
+        assertThat(pod.getSpec().getHostname()).isNull();
+    }
+
+    @Test
+    void tlsFlagTurnsScrapeSchemeAndProbeToHttps() {
+        Pod pod = render(deployment("qwen", "vLLM").role(role("s").extraArgs("--ssl-certfile=/tls/crt", "--ssl-keyfile", "/tls/key")), 0, 0);
+
+        assertThat(pod.getMetadata().getAnnotations()).containsEntry("prometheus.io/scheme", "https");
+        assertThat(main(pod).getReadinessProbe().getHttpGet().getScheme()).isEqualTo("HTTPS");
+    }
+
+    @Test
+    void roleGraceIsWrittenToThePod() {
+        assertThat(render(deployment("qwen", "vLLM").role(role("s").grace(45)), 0, 0).getSpec().getTerminationGracePeriodSeconds())
+                .isEqualTo(45L);
+    }
+
+    @Test
+    void followersOfAMultiPodReplicaHaveNoReadinessProbeSinceTheyServeNoHttp() {
+        Specs.Deployment spec = deployment("qwen", "vLLM").role(role("big").size(2));
+
+        assertThat(main(render(spec, 0, 0)).getReadinessProbe()).isNotNull();
+        assertThat(main(render(spec, 0, 1)).getReadinessProbe()).isNull();
+    }
+
+    @Test
+    void takeOverRoleGetsNoScrapeAnnotationsNoProbeAndKeepsKubernetesGrace() {
+        Pod unset = render(deployment("qwen", "vLLM").role(role("s").command("/bin/engine")), 0, 0);
+        Pod set = render(deployment("qwen", "vLLM").role(role("s").command("/bin/engine").grace(90)), 0, 0);
+
+        assertThat(unset.getMetadata().getAnnotations()).containsOnlyKeys(Annotations.REPLICA_SIZE);
+        assertThat(main(unset).getReadinessProbe()).isNull();
+        assertThat(unset.getSpec().getTerminationGracePeriodSeconds()).isNull();
+        assertThat(set.getSpec().getTerminationGracePeriodSeconds()).isEqualTo(90L);
+    }
+
+    static Stream<Arguments> hostileArguments() {
+        return Stream.of(
+                Arguments.of("double quotes", "--chat-template=\"{{ x }}\""),
+                Arguments.of("single quotes", "it's"),
+                Arguments.of("command substitution", "$(curl evil)"),
+                Arguments.of("backticks", "`reboot`"),
+                Arguments.of("newline", "--a\n--b"),
+                Arguments.of("semicolon", "x; rm -rf /"),
+                Arguments.of("empty", ""));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("hostileArguments")
+    void hostileExtraArgumentStaysOneArgvItem(String title, String hostile) {
+        Pod pod = render(deployment("qwen", "vLLM").role(role("s").extraArgs(hostile, "--next")), 0, 0);
+
+        List<String> command = main(pod).getCommand();
+        assertThat(command.subList(command.size() - 2, command.size())).containsExactly(hostile, "--next");
+    }
+
+    @Test
+    void hostileModelNameStaysOneArgvItem() {
+        String model = "org/model $(id) \"quoted\"\nnext";
+        Pod pod = render(deployment("qwen", "SGLang").model(model).role(role("s")), 0, 0);
+
+        assertThat(main(pod).getCommand()).containsSubsequence("--model-path", model).containsSubsequence("--served-model-name", model);
+    }
+
+    @Test
+    void namesAtTheLengthLimitStayWithinADnsLabel() {
+        Pod pod = render(deployment("m".repeat(32), "vLLM").role(role("r".repeat(20)).size(64).replicas(1024)), 1023, 63);
+
+        assertThat(pod.getMetadata().getName()).hasSize(63);
+        assertThat(pod.getSpec().getHostname()).hasSize(63);
+    }
+
+    @Test
+    void renderingIsDeterministic() throws Exception {
+        ObjectMapper json = new ObjectMapper();
+        Specs.Deployment spec = deployment("qwen", "vLLM").role(role("s").size(3).extraArgs("--a", "b"));
+
+        for (int member = 0; member < 3; member++) {
+            assertThat(json.writeValueAsString(render(spec, 2, member))).isEqualTo(json.writeValueAsString(render(spec, 2, member)));
+        }
+        assertThat(hash(spec)).isEqualTo(hash(spec)).hasSize(10);
+    }
+
+    @Test
+    void writingADefaultExplicitlyChangesNoHash() {
+        String unset = hash(deployment("qwen", "vLLM").role(role("s")));
+
+        assertThat(hash(deployment("qwen", "vLLM").role(role("s").grace(30)))).isEqualTo(unset);
+        assertThat(hash(deployment("qwen", "vLLM").role(role("s").kind("Server")))).isEqualTo(unset);
+        assertThat(hash(deployment("qwen", "vLLM").role(role("s").port(8000)))).isEqualTo(unset);
+        assertThat(hash(deployment("qwen", "vLLM").role(role("s").size(1)))).isEqualTo(unset);
+        assertThat(hash(deployment("qwen", "vLLM").role(role("s").extraArgs(List.of())))).isEqualTo(unset);
+        assertThat(hash(deployment("qwen", "vLLM").role(role("s").image("default/vLLM:test")))).isEqualTo(unset);
+    }
+
+    @Test
+    void replicasAloneChangeNoHash() {
+        assertThat(hash(deployment("qwen", "vLLM").role(role("s").replicas(5))))
+                .isEqualTo(hash(deployment("qwen", "vLLM").role(role("s").replicas(2))));
+    }
+
+    @Test
+    void everyRenderedChangeChangesTheHash() {
+        List<String> hashes = new ArrayList<>(List.of(
+                hash(deployment("qwen", "vLLM").role(role("s"))),
+                hash(deployment("qwen", "vLLM").role(role("s").grace(31))),
+                hash(deployment("qwen", "vLLM").role(role("s").image("other:1"))),
+                hash(deployment("qwen", "vLLM").role(role("s").extraArgs("--x"))),
+                hash(deployment("qwen", "vLLM").role(role("s").port(8001))),
+                hash(deployment("qwen", "vLLM").role(role("s").size(2))),
+                hash(deployment("qwen", "vLLM").role(role("s").kind("Decode"))),
+                hash(deployment("qwen", "vLLM").modelPath("/m").role(role("s")))));
+
+        assertThat(hashes).doesNotHaveDuplicates();
+    }
+
+    private static String hash(Specs.Deployment spec) {
+        DesiredDeployment desired = spec.desired();
+        return PodRenderer.configHash(desired, desired.roles().get(0));
+    }
+}
