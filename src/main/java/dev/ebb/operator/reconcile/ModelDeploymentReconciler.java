@@ -28,6 +28,7 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -125,9 +126,11 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         }
     }
 
+    /** One Event per reason and pass, so that a cause shared by several conditions is told once. */
     private void announceConditionChanges(ModelDeployment md, List<Condition> previous, List<Condition> current) {
+        Set<String> told = new HashSet<>();
         for (Condition condition : current) {
-            if (!Conditions.changed(previous, condition)) {
+            if (!Conditions.changed(previous, condition) || !told.add(condition.getReason())) {
                 continue;
             }
             String message = condition.getType() + "=" + condition.getStatus() + ": " + condition.getMessage();

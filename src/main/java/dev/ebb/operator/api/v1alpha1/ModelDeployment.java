@@ -34,8 +34,9 @@ public class ModelDeployment extends CustomResource<ModelDeploymentSpec, ModelDe
     /** 63 minus "-" minus the longest "-r1023-m63" suffix. */
     public static final int MAX_NAME_BUDGET = 52;
 
+    /** No status until the operator writes one, so that its first write adds the whole object. */
     @Override
     protected ModelDeploymentStatus initStatus() {
-        return new ModelDeploymentStatus();
+        return null;
     }
 }

@@ -9,7 +9,4 @@ public record ModelDeploymentStatus(
         String rolesSummary,
         List<RoleStatus> roles,
         List<Condition> conditions) {
-    public ModelDeploymentStatus() {
-        this(null, null, null, List.of(), List.of());
-    }
 }

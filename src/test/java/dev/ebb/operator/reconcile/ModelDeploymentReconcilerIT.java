@@ -1,0 +1,184 @@
+package dev.ebb.operator.reconcile;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
+import dev.ebb.operator.api.v1alpha1.RoleSpec;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** The operator running in Quarkus against the fabric8 mock API server in CRUD mode. */
+@QuarkusTest
+@WithKubernetesTestServer(crud = true)
+class ModelDeploymentReconcilerIT {
+    private static final Duration PATIENCE = Duration.ofSeconds(20);
+
+    @Inject
+    KubernetesClient client;
+
+    private List<String> podNames(String namespace, String deployment) {
+        return client.pods().inNamespace(namespace).withLabel(Labels.DEPLOYMENT, deployment).list().getItems().stream()
+                .map(p -> p.getMetadata().getName()).sorted().toList();
+    }
+
+    private ModelDeployment fetch(String namespace, String name) {
+        return client.resources(ModelDeployment.class).inNamespace(namespace).withName(name).get();
+    }
+
+    private Optional<Condition> condition(String namespace, String name, String type) {
+        ModelDeployment md = fetch(namespace, name);
+        return md == null || md.getStatus() == null ? Optional.empty() : Conditions.find(md.getStatus().conditions(), type);
+    }
+
+    private List<Event> events(String namespace, String name, String reason) {
+        return client.v1().events().inNamespace(namespace).list().getItems().stream()
+                .filter(e -> name.equals(e.getInvolvedObject().getName()) && reason.equals(e.getReason())).toList();
+    }
+
+    private void markReady(String namespace, String deployment) {
+        for (Pod pod : client.pods().inNamespace(namespace).withLabel(Labels.DEPLOYMENT, deployment).list().getItems()) {
+            pod.setStatus(new PodStatusBuilder().withPhase("Running")
+                    .addNewCondition().withType("Ready").withStatus("True").endCondition().build());
+            client.pods().resource(pod).updateStatus();
+        }
+    }
+
+    private void setReplicas(String namespace, String name, int replicas) {
+        client.resources(ModelDeployment.class).inNamespace(namespace).withName(name).edit(md -> {
+            RoleSpec r = md.getSpec().roles().get(0);
+            RoleSpec scaled = new RoleSpec(r.name(), r.kind(), replicas, r.size(), r.image(), r.port(), r.resources(),
+                    r.extraArgs(), r.env(), r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations());
+            ModelDeploymentSpec s = md.getSpec();
+            md.setSpec(new ModelDeploymentSpec(s.model(), s.engine(), s.router(), List.of(scaled)));
+            return md;
+        });
+    }
+
+    @Test
+    void createsReplicasAndServiceThenReportsReadinessAndScaleUp() {
+        client.resource(deployment("qwen", "vLLM").namespace("create").role(role("server").replicas(2)).build()).create();
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(podNames("create", "qwen"))
+                .containsExactly("qwen-server-r0-m0", "qwen-server-r1-m0"));
+        assertThat(client.services().inNamespace("create").withName("qwen-server").get()).isNotNull();
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            ModelDeployment md = fetch("create", "qwen");
+            assertThat(md.getStatus()).isNotNull();
+            assertThat(md.getStatus().phase()).isEqualTo("Starting");
+            assertThat(md.getStatus().roles()).singleElement().satisfies(r -> {
+                assertThat(r.desired()).isEqualTo(2);
+                assertThat(r.current()).isEqualTo(2);
+                assertThat(r.ready()).isZero();
+            });
+        });
+
+        markReady("create", "qwen");
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            ModelDeployment md = fetch("create", "qwen");
+            assertThat(md.getStatus().phase()).isEqualTo("Ready");
+            assertThat(md.getStatus().rolesSummary()).isEqualTo("server 2/2");
+            assertThat(md.getStatus().observedGeneration()).isEqualTo(md.getMetadata().getGeneration());
+        });
+
+        setReplicas("create", "qwen", 3);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(podNames("create", "qwen"))
+                .containsExactly("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0"));
+        assertThat(events("create", "qwen", "PodCreated")).hasSize(3);
+    }
+
+    @Test
+    void scaleDownRetainsSurplusAndSaysWhy() {
+        client.resource(deployment("qwen", "SGLang").namespace("shrink").role(role("server").replicas(3)).build()).create();
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(podNames("shrink", "qwen")).hasSize(3));
+
+        setReplicas("shrink", "qwen", 1);
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            Condition upToDate = condition("shrink", "qwen", "ReplicasUpToDate").orElseThrow();
+            assertThat(upToDate.getStatus()).isEqualTo("False");
+            assertThat(upToDate.getReason()).isEqualTo("SurplusRetained");
+            assertThat(events("shrink", "qwen", "SurplusRetained")).isNotEmpty();
+        });
+        assertThat(podNames("shrink", "qwen")).hasSize(3);
+    }
+
+    @Test
+    void deletedPodIsReplacedAtTheLowestFreeOrdinal() {
+        client.resource(deployment("qwen", "vLLM").namespace("heal").role(role("server").replicas(2)).build()).create();
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(podNames("heal", "qwen")).hasSize(2));
+        String oldUid = client.pods().inNamespace("heal").withName("qwen-server-r0-m0").get().getMetadata().getUid();
+
+        client.pods().inNamespace("heal").withName("qwen-server-r0-m0").delete();
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            Pod replaced = client.pods().inNamespace("heal").withName("qwen-server-r0-m0").get();
+            assertThat(replaced).isNotNull();
+            assertThat(replaced.getMetadata().getUid()).isNotEqualTo(oldUid);
+        });
+        assertThat(podNames("heal", "qwen")).containsExactly("qwen-server-r0-m0", "qwen-server-r1-m0");
+    }
+
+    @Test
+    void multiPodReplicaGetsAHeadlessServiceForItsMembers() {
+        client.resource(deployment("big", "SGLang").namespace("multi").role(role("tp").size(2)).build()).create();
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(podNames("multi", "big")).containsExactly("big-tp-r0-m0", "big-tp-r0-m1");
+            assertThat(client.services().inNamespace("multi").withName("big-tp-r0").get().getSpec().getClusterIP()).isEqualTo("None");
+        });
+    }
+
+    @Test
+    void badResourceIsRefusedWithAConditionAndAnEventNamingTheFieldAndNothingIsCreated() {
+        client.resource(deployment("bad", "TGI").namespace("refuse").role(role("server").size(0)).build()).create();
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            ModelDeployment md = fetch("refuse", "bad");
+            assertThat(md.getStatus()).isNotNull();
+            assertThat(md.getStatus().phase()).isEqualTo("Degraded");
+            Condition ready = Conditions.find(md.getStatus().conditions(), "Ready").orElseThrow();
+            assertThat(ready.getReason()).isEqualTo("InvalidSpec");
+            assertThat(ready.getMessage()).contains("spec.engine.name: unsupported value \"TGI\"").contains("spec.roles[0].size");
+            assertThat(events("refuse", "bad", "InvalidSpec")).singleElement()
+                    .satisfies(e -> {
+                        assertThat(e.getType()).isEqualTo("Warning");
+                        assertThat(e.getMessage()).contains("spec.engine.name");
+                    });
+        });
+        assertThat(podNames("refuse", "bad")).isEmpty();
+        assertThat(client.services().inNamespace("refuse").list().getItems()).isEmpty();
+    }
+
+    @Test
+    void deletingTheModelDeploymentRemovesWhatItOwns() {
+        client.resource(deployment("gone", "vLLM").namespace("remove").role(role("server").replicas(2).size(2)).build()).create();
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(podNames("remove", "gone")).hasSize(4);
+            assertThat(fetch("remove", "gone").getStatus()).isNotNull()
+                    .satisfies(st -> assertThat(st.roles().get(0).current()).isEqualTo(2));
+        });
+
+        client.resources(ModelDeployment.class).inNamespace("remove").withName("gone").delete();
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(fetch("remove", "gone")).isNull();
+            assertThat(podNames("remove", "gone")).isEmpty();
+            assertThat(client.services().inNamespace("remove").list().getItems()).isEmpty();
+        });
+    }
+}

@@ -1,0 +1,133 @@
+package dev.ebb.operator.reconcile;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.render.PodRenderer;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Service;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+class ReplicaPlannerTest {
+
+    private static Map<String, String> hashes(DesiredDeployment d) {
+        return d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
+    }
+
+    private static ReplicaPlan plan(DesiredDeployment d, List<Pod> pods, List<String> services) {
+        return ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), services);
+    }
+
+    private static List<String> names(List<Pod> pods) {
+        return pods.stream().map(p -> p.getMetadata().getName()).toList();
+    }
+
+    @Test
+    void emptyWorldGetsEveryReplicaAndTheRoleService() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
+
+        ReplicaPlan plan = plan(d, List.of(), List.of());
+
+        assertThat(names(plan.create())).containsExactly("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
+        assertThat(plan.services()).extracting(s -> s.getMetadata().getName()).containsExactly("qwen-server");
+        assertThat(plan.surplus()).isEmpty();
+    }
+
+    @Test
+    void newReplicasTakeTheLowestFreeOrdinals() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(4)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>();
+        pods.addAll(ObservedPods.replica(d, "server", 1, hash, true));
+        pods.addAll(ObservedPods.replica(d, "server", 3, hash, true));
+
+        assertThat(names(plan(d, pods, List.of("qwen-server")).create())).containsExactly("qwen-server-r0-m0", "qwen-server-r2-m0");
+    }
+
+    @Test
+    void surplusReplicasAreCountedAndNeverDeleted() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>();
+        for (int ordinal = 0; ordinal < 3; ordinal++) {
+            pods.addAll(ObservedPods.replica(d, "server", ordinal, hash, true));
+        }
+
+        ReplicaPlan plan = plan(d, pods, List.of("qwen-server"));
+
+        assertThat(plan.create()).isEmpty();
+        assertThat(plan.surplus()).containsEntry("server", 2);
+    }
+
+    @Test
+    void multiPodReplicaGetsEveryMemberAndAHeadlessService() {
+        DesiredDeployment d = deployment("qwen", "SGLang").role(role("big").size(3).replicas(2)).desired();
+
+        ReplicaPlan plan = plan(d, List.of(), List.of());
+
+        assertThat(names(plan.create())).containsExactly(
+                "qwen-big-r0-m0", "qwen-big-r0-m1", "qwen-big-r0-m2", "qwen-big-r1-m0", "qwen-big-r1-m1", "qwen-big-r1-m2");
+        assertThat(plan.services()).extracting(s -> s.getMetadata().getName()).containsExactly("qwen-big", "qwen-big-r0", "qwen-big-r1");
+    }
+
+    @Test
+    void vanishedMemberOfACurrentReplicaIsPutBack() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("big").size(2)).desired();
+        List<Pod> pods = ObservedPods.replica(d, "big", 0, hashes(d).get("big"), true).subList(0, 1);
+
+        assertThat(names(plan(d, pods, List.of()).create())).containsExactly("qwen-big-r0-m1");
+    }
+
+    @Test
+    void outdatedReplicaIsLeftForItsRolloutAndNotRefilled() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("big").size(2)).desired();
+        List<Pod> pods = ObservedPods.replica(d, "big", 0, "old-hash", true).subList(0, 1);
+
+        assertThat(plan(d, pods, List.of()).create()).isEmpty();
+    }
+
+    @Test
+    void servicesOfADroppedRoleStayUntilItsLastPodIsGone() {
+        DesiredDeployment before = deployment("qwen", "vLLM").role(role("a")).role(role("b").size(2)).desired();
+        DesiredDeployment after = deployment("qwen", "vLLM").role(role("a")).desired();
+        List<Pod> bPods = ObservedPods.replica(before, "b", 0, "x", true);
+        List<String> existing = List.of("qwen-a", "qwen-b", "qwen-b-r0", "qwen-b-r5");
+
+        assertThat(plan(after, bPods, existing).obsoleteServices()).containsExactly("qwen-b-r5");
+        assertThat(plan(after, List.of(), existing).obsoleteServices()).containsExactly("qwen-b", "qwen-b-r0", "qwen-b-r5");
+    }
+
+    @Test
+    void podWithUnreadableLabelsIsAStrayAndNotAReplica() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
+        List<Pod> pods = new ArrayList<>();
+        for (String bad : List.of("abc", "-1", "1e3", " 1", "99999999999999999999", "")) {
+            Pod pod = ObservedPods.replica(d, "server", 0, hashes(d).get("server"), true).get(0);
+            pods.add(new PodBuilder(pod).editMetadata().withName("bad-" + pods.size()).addToLabels(Labels.REPLICA, bad).endMetadata().build());
+        }
+
+        Inventory inventory = Inventory.of(pods);
+
+        assertThat(inventory.strays()).hasSize(6);
+        assertThat(inventory.byRole()).isEmpty();
+        assertThat(names(ReplicaPlanner.plan(d, hashes(d), inventory, List.of()).create())).containsExactly("qwen-server-r0-m0");
+    }
+
+    @Test
+    void roleServicesAreRenderedForEveryRoleEvenAtZeroReplicas() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("a").replicas(0)).role(role("b")).desired();
+
+        List<Service> services = plan(d, List.of(), List.of()).services();
+
+        assertThat(services).extracting(s -> s.getMetadata().getName()).containsExactly("qwen-a", "qwen-b");
+    }
+}

@@ -1,0 +1,133 @@
+package dev.ebb.operator.reconcile;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.api.v1alpha1.RoleStatus;
+import dev.ebb.operator.render.PodRenderer;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Pod;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+class StatusAggregatorTest {
+    private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+    private static final Instant T1 = Instant.parse("2026-01-01T00:05:00Z");
+
+    private final DesiredDeployment d = deployment("qwen", "vLLM")
+            .role(role("server").replicas(2)).role(role("custom").command("/bin/x")).desired();
+    private final Map<String, String> hashes = d.roles().stream()
+            .collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
+
+    private ModelDeploymentStatus status(List<Pod> pods, List<Condition> previous, Instant now) {
+        return StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), previous, now);
+    }
+
+    private List<Pod> server(int... ordinals) {
+        List<Pod> pods = new ArrayList<>();
+        for (int o : ordinals) {
+            pods.addAll(ObservedPods.replica(d, "server", o, hashes.get("server"), true));
+        }
+        return pods;
+    }
+
+    @Test
+    void everyReplicaReadyMakesThePhaseReady() {
+        List<Pod> pods = server(0, 1);
+        pods.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
+
+        ModelDeploymentStatus status = status(pods, List.of(), T0);
+
+        assertThat(status.phase()).isEqualTo("Ready");
+        assertThat(status.observedGeneration()).isEqualTo(7);
+        assertThat(status.rolesSummary()).isEqualTo("server 2/2, custom 1/1");
+        assertThat(status.roles()).containsExactly(
+                new RoleStatus("server", "Server", 2, 2, 2, 2, false),
+                new RoleStatus("custom", "Server", 1, 1, 1, 1, true));
+        assertThat(Conditions.find(status.conditions(), "Ready").orElseThrow().getStatus()).isEqualTo("True");
+        assertThat(Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow().getStatus()).isEqualTo("True");
+    }
+
+    @Test
+    void missingReplicasKeepThePhaseStartingAndSaySo() {
+        ModelDeploymentStatus status = status(server(0), List.of(), T0);
+
+        assertThat(status.phase()).isEqualTo("Starting");
+        Condition upToDate = Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow();
+        assertThat(upToDate.getReason()).isEqualTo("ReplicasCreating");
+        assertThat(Conditions.find(status.conditions(), "Ready").orElseThrow().getMessage())
+                .contains("role server has 1/2 replicas ready").contains("role custom has 0/1");
+    }
+
+    @Test
+    void surplusIsReportedAsRetainedNotRemoved() {
+        List<Pod> pods = server(0, 1, 2);
+        pods.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
+
+        ModelDeploymentStatus status = status(pods, List.of(), T0);
+
+        Condition upToDate = Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow();
+        assertThat(upToDate.getStatus()).isEqualTo("False");
+        assertThat(upToDate.getReason()).isEqualTo("SurplusRetained");
+        assertThat(upToDate.getMessage()).contains("role server keeps 1 replica(s) beyond spec");
+        assertThat(status.roles().get(0).current()).isEqualTo(3);
+    }
+
+    @Test
+    void replicaAtAnOlderConfigurationIsNotUpdated() {
+        List<Pod> pods = new ArrayList<>(server(0));
+        pods.addAll(ObservedPods.replica(d, "server", 1, "older", true));
+        pods.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
+
+        ModelDeploymentStatus status = status(pods, List.of(), T0);
+
+        assertThat(status.roles().get(0).updated()).isEqualTo(1);
+        assertThat(Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow().getReason()).isEqualTo("RolloutPending");
+    }
+
+    @Test
+    void notReadyOrTerminatingMemberMakesItsReplicaNotReady() {
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 0, hashes.get("server"), false));
+        Pod leaving = ObservedPods.replica(d, "server", 1, hashes.get("server"), true).get(0);
+        leaving.getMetadata().setDeletionTimestamp(T0.toString());
+        pods.add(leaving);
+
+        assertThat(status(pods, List.of(), T0).roles().get(0).ready()).isZero();
+    }
+
+    @Test
+    void unchangedConditionKeepsItsTransitionTimeSoNothingIsRewritten() {
+        ModelDeploymentStatus first = status(server(0), List.of(), T0);
+        ModelDeploymentStatus again = status(server(0), first.conditions(), T1);
+        ModelDeploymentStatus changed = status(server(0, 1), first.conditions(), T1);
+
+        assertThat(again).isEqualTo(first);
+        assertThat(Conditions.find(changed.conditions(), "ReplicasUpToDate").orElseThrow().getLastTransitionTime())
+                .isEqualTo(T0.toString());
+        assertThat(Conditions.find(changed.conditions(), "Ready").orElseThrow().getLastTransitionTime())
+                .isEqualTo(T0.toString());
+    }
+
+    @Test
+    void rejectedSpecIsDegradedAndNamesTheField() {
+        Resolution.Rejected rejected = (Resolution.Rejected) Specs.RESOLVER.resolve(
+                deployment("qwen", "TGI").role(role("s")).build());
+
+        ModelDeploymentStatus status = StatusAggregator.rejected(3, rejected, List.of(), T0);
+
+        assertThat(status.phase()).isEqualTo("Degraded");
+        Condition ready = Conditions.find(status.conditions(), "Ready").orElseThrow();
+        assertThat(ready.getReason()).isEqualTo("InvalidSpec");
+        assertThat(ready.getMessage()).startsWith("spec.engine.name: unsupported value \"TGI\"");
+    }
+}
