@@ -27,6 +27,7 @@ import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.quarkiverse.operatorsdk.annotations.RBACRule;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -43,6 +44,9 @@ import org.jboss.logging.Logger;
  * decisions live in the pure classes it calls; this class only reads the caches and talks to the API server.
  */
 @ControllerConfiguration(name = ModelDeploymentReconciler.NAME)
+@RBACRule(apiGroups = "", resources = "pods", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
+@RBACRule(apiGroups = "", resources = "services", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
+@RBACRule(apiGroups = "", resources = "events", verbs = {"create", "patch"})
 public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
     public static final String NAME = "modeldeployment";
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
