@@ -5,8 +5,6 @@ import java.util.List;
 
 /** Everything engine-specific about launching a member: its command line and where it answers. */
 public interface EngineProfile {
-    Engine engine();
-
     /** The whole argv of an operator-built member, {@code extraArgs} last so that they can override. */
     List<String> command(MemberSlot slot);
 

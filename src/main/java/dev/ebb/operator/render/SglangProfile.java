@@ -1,7 +1,6 @@
 package dev.ebb.operator.render;
 
 import dev.ebb.operator.api.DesiredRole;
-import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,22 +16,14 @@ final class SglangProfile implements EngineProfile {
     }
 
     @Override
-    public Engine engine() {
-        return Engine.SGLANG;
-    }
-
-    @Override
     public List<String> command(MemberSlot slot) {
         DesiredRole role = slot.role();
         List<String> argv = new ArrayList<>();
         // Server arguments: https://docs.sglang.ai/advanced_features/server_arguments.html
         // --enable-metrics turns on the /metrics page the drain reads.
-        argv.addAll(List.of("python3", "-m", "sglang.launch_server",
-                "--model-path", slot.deployment().modelSource(),
-                "--served-model-name", slot.deployment().modelName(),
-                "--host", "0.0.0.0",
-                "--port", Integer.toString(role.port()),
-                "--enable-metrics"));
+        argv.addAll(List.of("python3", "-m", "sglang.launch_server", "--model-path", slot.deployment().modelSource()));
+        argv.addAll(ServingFlags.of(slot));
+        argv.add("--enable-metrics");
         if (role.kind() == RoleKind.Prefill) {
             // https://docs.sglang.ai/advanced_features/pd_disaggregation.html
             argv.addAll(List.of("--disaggregation-mode", "prefill"));

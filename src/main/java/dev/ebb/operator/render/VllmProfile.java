@@ -1,7 +1,6 @@
 package dev.ebb.operator.render;
 
 import dev.ebb.operator.api.DesiredRole;
-import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,20 +21,13 @@ final class VllmProfile implements EngineProfile {
     }
 
     @Override
-    public Engine engine() {
-        return Engine.VLLM;
-    }
-
-    @Override
     public List<String> command(MemberSlot slot) {
         DesiredRole role = slot.role();
         List<String> argv = new ArrayList<>();
         // `vllm serve <model>` with the OpenAI-compatible server flags:
         // https://docs.vllm.ai/en/latest/cli/serve.html
-        argv.addAll(List.of("vllm", "serve", slot.deployment().modelSource(),
-                "--served-model-name", slot.deployment().modelName(),
-                "--host", "0.0.0.0",
-                "--port", Integer.toString(role.port())));
+        argv.addAll(List.of("vllm", "serve", slot.deployment().modelSource()));
+        argv.addAll(ServingFlags.of(slot));
         if (role.kind() != RoleKind.Server) {
             // https://docs.vllm.ai/en/latest/features/disagg_prefill.html
             argv.addAll(List.of("--kv-transfer-config", KV_TRANSFER_CONFIG));

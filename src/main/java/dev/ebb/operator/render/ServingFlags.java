@@ -1,0 +1,18 @@
+package dev.ebb.operator.render;
+
+import java.util.List;
+
+/** The flags both engines spell the same way: the served model name and where the API listens. */
+final class ServingFlags {
+    /** Listen on every interface: the kubelet's probe, the Service and the drain read all reach the Pod's IP or loopback. */
+    static final String ALL_INTERFACES = "0.0.0.0";
+
+    private ServingFlags() {
+    }
+
+    static List<String> of(MemberSlot slot) {
+        return List.of("--served-model-name", slot.deployment().modelName(),
+                "--host", ALL_INTERFACES,
+                "--port", Integer.toString(slot.role().port()));
+    }
+}
