@@ -1,0 +1,164 @@
+package dev.ebb.operator.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.drain.InFlightGauges;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+class FakeEngineTest {
+    private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
+    private final HttpClient http = HttpClient.newHttpClient();
+    private FakeEngine engine;
+
+    @AfterEach
+    void stop() {
+        if (engine != null) {
+            engine.close();
+        }
+    }
+
+    private LoadGenerator load(int tokens, long tokenMs) {
+        FakeEngine e = engine;
+        return new LoadGenerator(() -> Optional.of(new RouteTarget("p", URI.create("http://" + e.host() + ":" + e.port()))),
+                1, tokens, Duration.ofMillis(tokenMs));
+    }
+
+    private String metrics() throws Exception {
+        return http.send(HttpRequest.newBuilder(engine.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+    }
+
+    /** Sums every series of every in-flight gauge, the way the drain does. */
+    private long inFlightOnPage(String page) {
+        long sum = 0;
+        for (String gauge : InFlightGauges.of(engine.engine())) {
+            Matcher m = Pattern.compile("(?m)^" + Pattern.quote(gauge) + "\\{[^}]*\\} ([0-9.]+)$").matcher(page);
+            while (m.find()) {
+                sum += (long) Double.parseDouble(m.group(1));
+            }
+        }
+        return sum;
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void streamsAWholeCompletionEndingInDone(Engine kind) throws Exception {
+        engine = FakeEngine.start(kind, ADDRESSES.next(), 8000, "Qwen/Qwen3-8B");
+
+        LoadGenerator.Request r = load(5, 10).send();
+
+        assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        assertThat(r.why()).isEqualTo("5 tokens");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void gaugesCountExactlyTheRequestsHeldAcrossSeveralSeries(Engine kind) throws Exception {
+        engine = FakeEngine.start(kind, ADDRESSES.next(), 8000, "Qwen/Qwen3-8B");
+        LoadGenerator load = load(40, 50);
+        for (int i = 0; i < 11; i++) {
+            CompletableFuture.runAsync(load::send);
+        }
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 11);
+        String page = metrics();
+
+        assertThat(inFlightOnPage(page)).isEqualTo(11);
+        for (String gauge : InFlightGauges.of(kind)) {
+            assertThat(page).contains("# HELP " + gauge + " ").contains("# TYPE " + gauge + " gauge");
+            assertThat(page.lines().filter(l -> l.startsWith(gauge + "{")).count()).isEqualTo(2);
+        }
+        assertThat(page).contains("_created{").contains("_total{");
+        assertThat(page).contains(kind == Engine.VLLM ? "engine=\"1\"" : "dp_rank=\"1\"");
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 0);
+        assertThat(inFlightOnPage(metrics())).isZero();
+    }
+
+    @Test
+    void vllmAbortsEveryRunningStreamOnSigterm() throws Exception {
+        engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), 8000, "m");
+        LoadGenerator load = load(200, 20).start(Duration.ofSeconds(10));
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+
+        engine.sigterm();
+        load.stop(Duration.ofSeconds(3));
+
+        assertThat(engine.exited()).isTrue();
+        assertThat(load.count(LoadGenerator.Outcome.CUT)).isEqualTo(1);
+        assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isZero();
+    }
+
+    @Test
+    void sglangRefusesNewWorkButFinishesWhatItHoldsOnSigterm() throws Exception {
+        engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), 8000, "m");
+        LoadGenerator holding = load(30, 20);
+        CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(holding::send);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+
+        engine.sigterm();
+
+        assertThat(engine.state()).isEqualTo(FakeEngine.State.DRAINING);
+        assertThat(load(3, 1).send().outcome()).isEqualTo(LoadGenerator.Outcome.REJECTED);
+        assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        await().atMost(Duration.ofSeconds(2)).until(engine::exited);
+    }
+
+    @Test
+    void killCutsWhatSglangStillHolds() throws Exception {
+        engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), 8000, "m");
+        CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(load(500, 20)::send);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+        engine.sigterm();
+
+        engine.kill();
+
+        assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
+    }
+
+    @Test
+    void metricsFaults() throws Exception {
+        engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), 8000, "m");
+
+        engine.faults().missingGauge("vllm:num_requests_waiting");
+        assertThat(metrics()).doesNotContain("vllm:num_requests_waiting").contains("vllm:num_requests_running");
+
+        engine.faults().missingGauge(null).oversizedMetrics(2 * 1024 * 1024);
+        assertThat(metrics().length()).isGreaterThanOrEqualTo(2 * 1024 * 1024);
+
+        engine.faults().oversizedMetrics(0).notMetrics(true);
+        assertThat(metrics()).startsWith("<html>");
+
+        engine.faults().notMetrics(false).metricsStatus(500);
+        assertThat(http.send(HttpRequest.newBuilder(engine.uri("/metrics")).build(), HttpResponse.BodyHandlers.discarding()).statusCode())
+                .isEqualTo(500);
+
+        engine.faults().metricsStatus(200).slowMetrics(Duration.ofMillis(700));
+        long start = System.nanoTime();
+        metrics();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(700));
+    }
+
+    @Test
+    void servesTlsWhenAskedTo() throws Exception {
+        engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), 8443, "m", new EngineFaults(), SelfSignedTls.serverContext());
+
+        assertThat(engine.uri("/metrics").getScheme()).isEqualTo("https");
+        HttpRequest plain = HttpRequest.newBuilder(URI.create("http://" + engine.host() + ":8443/metrics"))
+                .timeout(Duration.ofSeconds(2)).build();
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> http.send(plain, HttpResponse.BodyHandlers.ofString())))
+                .isInstanceOf(java.io.IOException.class);
+    }
+}

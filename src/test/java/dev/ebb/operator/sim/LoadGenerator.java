@@ -1,0 +1,166 @@
+package dev.ebb.operator.sim;
+
+import java.io.UncheckedIOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * Clients that stream completions through a router or a Service and record how each request ended. A stream
+ * that ends without its {@code [DONE]} line was cut: the tokens already sent cannot be taken back.
+ */
+public final class LoadGenerator implements AutoCloseable {
+    /** Something that picks where the next request goes. */
+    public interface Target {
+        Optional<RouteTarget> pick();
+    }
+
+    public enum Outcome {
+        /** The whole stream arrived. */
+        COMPLETED,
+        /** The stream started and ended early. */
+        CUT,
+        /** Refused before anything streamed (no endpoint, connection refused, 5xx): a client may retry it. */
+        REJECTED
+    }
+
+    public record Request(long id, String pod, Instant start, Instant end, Outcome outcome, String why) {
+        public Duration took() {
+            return Duration.between(start, end);
+        }
+    }
+
+    private final Target target;
+    private final int concurrency;
+    private final int tokens;
+    private final Duration tokenInterval;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final List<Request> requests = new CopyOnWriteArrayList<>();
+    private final AtomicLong ids = new AtomicLong();
+    private final ExecutorService clients;
+    private volatile boolean sending;
+
+    /**
+     * @param concurrency clients sending one request after another
+     * @param tokens tokens per request
+     * @param tokenInterval time the engine takes per token, so a request lasts about tokens × interval
+     */
+    public LoadGenerator(Target target, int concurrency, int tokens, Duration tokenInterval) {
+        this.target = target;
+        this.concurrency = concurrency;
+        this.tokens = tokens;
+        this.tokenInterval = tokenInterval;
+        this.clients = Executors.newFixedThreadPool(concurrency, r -> {
+            Thread t = new Thread(r, "load-client");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** Starts the clients; each sends requests back to back until {@link #stop} or the time limit. */
+    public LoadGenerator start(Duration limit) {
+        sending = true;
+        Instant until = Instant.now().plus(limit);
+        for (int i = 0; i < concurrency; i++) {
+            clients.submit(() -> {
+                while (sending && Instant.now().isBefore(until)) {
+                    Request r = send();
+                    if (r.outcome() == Outcome.REJECTED) {
+                        pause(tokenInterval.multipliedBy(2));
+                    }
+                }
+            });
+        }
+        return this;
+    }
+
+    /** Sends one request and waits for it to end. */
+    public Request send() {
+        long id = ids.incrementAndGet();
+        Instant start = Instant.now();
+        Optional<RouteTarget> to = target.pick();
+        if (to.isEmpty()) {
+            return record(new Request(id, null, start, Instant.now(), Outcome.REJECTED, "no endpoint"));
+        }
+        String body = "{\"model\":\"m\",\"prompt\":\"hello\",\"stream\":true,\"max_tokens\":" + tokens
+                + ",\"token_interval_ms\":" + tokenInterval.toMillis() + "}";
+        HttpRequest request = HttpRequest.newBuilder(to.get().base().resolve("/v1/completions"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build();
+        try {
+            HttpResponse<Stream<String>> response = http.send(request, HttpResponse.BodyHandlers.ofLines());
+            if (response.statusCode() != 200) {
+                return record(new Request(id, to.get().pod(), start, Instant.now(), Outcome.REJECTED, "HTTP " + response.statusCode()));
+            }
+            int received = 0;
+            boolean done = false;
+            try (Stream<String> lines = response.body()) {
+                Iterator<String> it = lines.iterator();
+                while (it.hasNext()) {
+                    String line = it.next();
+                    if (line.equals("data: [DONE]")) {
+                        done = true;
+                    } else if (line.startsWith("data: ")) {
+                        received++;
+                    }
+                }
+            }
+            return record(done
+                    ? new Request(id, to.get().pod(), start, Instant.now(), Outcome.COMPLETED, received + " tokens")
+                    : new Request(id, to.get().pod(), start, Instant.now(), Outcome.CUT, "stream ended after " + received + " of " + tokens + " tokens"));
+        } catch (UncheckedIOException e) {
+            return record(new Request(id, to.get().pod(), start, Instant.now(), Outcome.CUT, "connection lost: " + e.getCause().getMessage()));
+        } catch (java.io.IOException e) {
+            return record(new Request(id, to.get().pod(), start, Instant.now(), Outcome.REJECTED, "connection failed: " + e.getMessage()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return record(new Request(id, to.get().pod(), start, Instant.now(), Outcome.REJECTED, "interrupted"));
+        }
+    }
+
+    /** Stops sending new requests and waits, at most {@code wait}, for the ones in flight to end. */
+    public void stop(Duration wait) throws InterruptedException {
+        sending = false;
+        clients.shutdown();
+        clients.awaitTermination(wait.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    public List<Request> requests() {
+        return List.copyOf(requests);
+    }
+
+    public long count(Outcome outcome) {
+        return requests.stream().filter(r -> r.outcome() == outcome).count();
+    }
+
+    private Request record(Request r) {
+        requests.add(r);
+        return r;
+    }
+
+    private static void pause(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        sending = false;
+        clients.shutdownNow();
+    }
+}

@@ -1,0 +1,16 @@
+package dev.ebb.operator.sim;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** Hands out 127.0.x.y addresses, one per Pod, so that many Pods can listen on the same engine port. */
+public final class LoopbackAddresses {
+    private final AtomicInteger next = new AtomicInteger(2);
+
+    public String next() {
+        int n = next.getAndIncrement();
+        if (n >= 256 * 254) {
+            throw new IllegalStateException("out of loopback addresses");
+        }
+        return "127.0." + (n / 254) + "." + (1 + n % 254);
+    }
+}

@@ -1,0 +1,68 @@
+package dev.ebb.operator.sim;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.drain.InFlightGauges;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * A /metrics page in the engine's own exposition format: HELP and TYPE lines, the engine's labels, two series
+ * per gauge (vLLM data-parallel engines, SGLang dp ranks), a counter with its {@code _created} sample.
+ */
+final class MetricsPage {
+    /** Requests a series runs at once before the rest queue, as an engine's batch size would. */
+    static final int BATCH = 4;
+    private static final int SERIES = 2;
+
+    private MetricsPage() {
+    }
+
+    static String render(Engine engine, String model, Collection<Long> held, long arrived, long finished,
+            long createdEpochSeconds, String missingGauge, int paddingBytes) {
+        StringBuilder page = new StringBuilder();
+        List<String> gauges = InFlightGauges.of(engine);
+        for (int g = 0; g < gauges.size(); g++) {
+            String gauge = gauges.get(g);
+            if (gauge.equals(missingGauge)) {
+                continue;
+            }
+            page.append("# HELP ").append(gauge).append(" Requests in this state.\n");
+            page.append("# TYPE ").append(gauge).append(" gauge\n");
+            for (int s = 0; s < SERIES; s++) {
+                page.append(gauge).append(labels(engine, model, s)).append(' ')
+                        .append(count(held, s, g)).append(".0\n");
+            }
+        }
+        String counter = engine == Engine.VLLM ? "vllm:request_success" : "sglang:num_requests";
+        page.append("# HELP ").append(counter).append("_total Requests received.\n");
+        page.append("# TYPE ").append(counter).append("_total counter\n");
+        page.append(counter).append("_total").append(labels(engine, model, 0)).append(' ')
+                .append(engine == Engine.VLLM ? finished : arrived).append(".0\n");
+        page.append(counter).append("_created").append(labels(engine, model, 0)).append(' ')
+                .append(createdEpochSeconds).append(".0\n");
+        page.append("# HELP process_resident_memory_bytes Resident memory size in bytes.\n");
+        page.append("# TYPE process_resident_memory_bytes gauge\n");
+        page.append("process_resident_memory_bytes 1.2345e+09\n");
+        while (page.length() < paddingBytes) {
+            page.append("# padding ").append("x".repeat(100)).append('\n');
+        }
+        return page.toString();
+    }
+
+    private static String labels(Engine engine, String model, int series) {
+        String escaped = model.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+        return engine == Engine.VLLM
+                ? "{engine=\"" + series + "\",model_name=\"" + escaped + "\"}"
+                : "{dp_rank=\"" + series + "\",engine_type=\"unified\",model_name=\"" + escaped + "\",pp_rank=\"0\",tp_rank=\"0\"}";
+    }
+
+    /** Gauge 0 counts running requests up to the batch size; gauge 1 the ones queued behind them; the rest hold none. */
+    private static long count(Collection<Long> held, int series, int gauge) {
+        long mine = held.stream().filter(id -> id % SERIES == series).count();
+        return switch (gauge) {
+            case 0 -> Math.min(mine, BATCH);
+            case 1 -> Math.max(0, mine - BATCH);
+            default -> 0;
+        };
+    }
+}

@@ -1,0 +1,7 @@
+package dev.ebb.operator.sim;
+
+import java.net.URI;
+
+/** Where one request goes: the Pod chosen and its engine's base address. */
+public record RouteTarget(String pod, URI base) {
+}

@@ -1,0 +1,35 @@
+package dev.ebb.operator.sim;
+
+import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import java.net.URI;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** A client reaching a role through its Service: kube-proxy spreads connections over the ready endpoints. */
+public final class ServiceTarget implements LoadGenerator.Target {
+    private final SimEndpoints endpoints;
+    private final String namespace;
+    private final String service;
+    private final AtomicLong turn = new AtomicLong();
+
+    public ServiceTarget(SimEndpoints endpoints, String namespace, String service) {
+        this.endpoints = endpoints;
+        this.namespace = namespace;
+        this.service = service;
+    }
+
+    @Override
+    public Optional<RouteTarget> pick() {
+        for (EndpointSlice slice : endpoints.slicesOf(namespace, service)) {
+            List<Endpoint> ready = slice.getEndpoints().stream().filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).toList();
+            if (!ready.isEmpty() && !slice.getPorts().isEmpty()) {
+                Endpoint e = ready.get((int) (turn.getAndIncrement() % ready.size()));
+                URI base = URI.create("http://" + e.getAddresses().get(0) + ":" + slice.getPorts().get(0).getPort());
+                return Optional.of(new RouteTarget(e.getTargetRef().getName(), base));
+            }
+        }
+        return Optional.empty();
+    }
+}

@@ -1,0 +1,334 @@
+package dev.ebb.operator.sim;
+
+import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.v1alpha1.Engine;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * The kubelet the mock API server lacks. It binds every Pod (a finalizer stands in for the kubelet's hold on a
+ * running Pod, so a delete leaves it Terminating), starts a fake engine for every engine container, reports the
+ * Pod Running and Ready, and on deletion plays the real termination sequence: the preStop hook as a real
+ * process, SIGTERM, the grace deadline, the kill.
+ */
+public final class SimKubelet implements AutoCloseable {
+    public static final String FINALIZER = "sim.ebb.dev/kubelet";
+    /** Extra time the kubelet grants after a preStop hook that used up the whole grace period. */
+    static final Duration HOOK_OVERRUN_GRACE = Duration.ofSeconds(2);
+    static final Duration DEFAULT_GRACE = Duration.ofSeconds(30);
+    private static final Logger LOG = Logger.getLogger(SimKubelet.class);
+
+    private final KubernetesClient client;
+    private final LoopbackAddresses addresses;
+    private final Map<String, Node> pods = new ConcurrentHashMap<>();
+    private final List<Termination> terminations = new CopyOnWriteArrayList<>();
+    private final ExecutorService workers = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "sim-kubelet");
+        t.setDaemon(true);
+        return t;
+    });
+    private final SharedIndexInformer<Pod> informer;
+    private volatile Duration startupDelay = Duration.ZERO;
+
+    /** What the kubelet keeps per Pod: its address and the engine it started. */
+    private static final class Node {
+        final String address;
+        volatile FakeEngine engine;
+        volatile String containerId;
+        volatile int restarts;
+        volatile boolean terminating;
+
+        Node(String address) {
+            this.address = address;
+        }
+    }
+
+    public SimKubelet(KubernetesClient client, LoopbackAddresses addresses) {
+        this.client = client;
+        this.addresses = addresses;
+        this.informer = client.pods().inAnyNamespace().inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Pod pod) {
+                observe(pod);
+            }
+
+            @Override
+            public void onUpdate(Pod old, Pod pod) {
+                observe(pod);
+            }
+
+            @Override
+            public void onDelete(Pod pod, boolean unknown) {
+                Node node = pods.remove(key(pod));
+                if (node != null && node.engine != null) {
+                    node.engine.kill();
+                }
+            }
+        });
+    }
+
+    /** Delays each new Pod's readiness, as an engine loading its weights would. */
+    public SimKubelet startupDelay(Duration delay) {
+        this.startupDelay = delay;
+        return this;
+    }
+
+    public List<Termination> terminations() {
+        return List.copyOf(terminations);
+    }
+
+    public Optional<FakeEngine> engine(String namespace, String pod) {
+        return Optional.ofNullable(pods.get(namespace + "/" + pod)).map(n -> n.engine);
+    }
+
+    public Optional<String> address(String namespace, String pod) {
+        return Optional.ofNullable(pods.get(namespace + "/" + pod)).map(n -> n.address);
+    }
+
+    /** The container crashes and comes back: the engine loses what it held, and the container gets a new ID. */
+    public void restartContainer(String namespace, String podName) throws IOException {
+        Node node = pods.get(namespace + "/" + podName);
+        Pod pod = client.pods().inNamespace(namespace).withName(podName).get();
+        if (node == null || pod == null) {
+            throw new IllegalArgumentException("no running pod " + namespace + "/" + podName);
+        }
+        if (node.engine != null) {
+            node.engine.kill();
+        }
+        node.restarts++;
+        node.engine = startEngine(pod, node.address);
+        node.containerId = newContainerId();
+        reportRunning(pod, node);
+    }
+
+    private void observe(Pod pod) {
+        String key = key(pod);
+        if (pod.getMetadata().getDeletionTimestamp() != null) {
+            Node node = pods.get(key);
+            if (node != null && !node.terminating) {
+                node.terminating = true;
+                workers.submit(() -> terminate(pod, node));
+            } else if (node == null) {
+                releaseFinalizer(pod);
+            }
+            return;
+        }
+        if (pods.containsKey(key)) {
+            return;
+        }
+        Node node = new Node(addresses.next());
+        pods.put(key, node);
+        workers.submit(() -> bind(pod, node));
+    }
+
+    private void bind(Pod pod, Node node) {
+        try {
+            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+                    .edit(p -> {
+                        if (!p.getMetadata().getFinalizers().contains(FINALIZER)) {
+                            p.getMetadata().getFinalizers().add(FINALIZER);
+                        }
+                        return p;
+                    });
+            Thread.sleep(startupDelay.toMillis());
+            node.engine = startEngine(pod, node.address);
+            node.containerId = newContainerId();
+            reportRunning(pod, node);
+        } catch (KubernetesClientException | IOException e) {
+            LOG.debugf("could not bind %s: %s", key(pod), e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void reportRunning(Pod pod, Node node) {
+        String now = Instant.now().toString();
+        Container main = pod.getSpec().getContainers().get(0);
+        client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).editStatus(p -> {
+            p.setStatus(new PodStatusBuilder()
+                    .withPhase("Running")
+                    .withPodIP(node.address)
+                    .withHostIP("127.0.0.1")
+                    .withStartTime(now)
+                    .addNewCondition().withType("PodScheduled").withStatus("True").endCondition()
+                    .addNewCondition().withType("Initialized").withStatus("True").endCondition()
+                    .addNewCondition().withType("ContainersReady").withStatus("True").endCondition()
+                    .addNewCondition().withType("Ready").withStatus("True").withLastTransitionTime(now).endCondition()
+                    .withContainerStatuses(new ContainerStatusBuilder()
+                            .withName(main.getName())
+                            .withImage(main.getImage())
+                            .withContainerID(node.containerId)
+                            .withReady(true)
+                            .withStarted(true)
+                            .withRestartCount(node.restarts)
+                            .withNewState().withNewRunning().withStartedAt(now).endRunning().endState()
+                            .build())
+                    .build());
+            return p;
+        });
+    }
+
+    private void terminate(Pod pod, Node node) {
+        Instant seen = Instant.now();
+        long start = System.nanoTime();
+        Duration grace = Optional.ofNullable(pod.getSpec().getTerminationGracePeriodSeconds())
+                .map(Duration::ofSeconds).orElse(DEFAULT_GRACE);
+        Container main = pod.getSpec().getContainers().get(0);
+        Optional<List<String>> hook = Optional.ofNullable(main.getLifecycle())
+                .map(l -> l.getPreStop())
+                .map(h -> h.getExec())
+                .map(e -> e.getCommand());
+        Duration deadline = grace;
+        Optional<Duration> hookTook = Optional.empty();
+        String hookOutput = "";
+        if (hook.isPresent()) {
+            HookRun run = runHook(hook.get(), node.address, grace);
+            hookTook = Optional.of(run.took);
+            hookOutput = run.stderr;
+            if (run.overran) {
+                deadline = grace.plus(HOOK_OVERRUN_GRACE);
+            }
+        }
+        Duration sigterm = since(start);
+        FakeEngine engine = node.engine;
+        boolean killed = false;
+        if (engine != null) {
+            engine.sigterm();
+            while (!engine.exited() && since(start).compareTo(deadline) < 0) {
+                sleepQuietly(20);
+            }
+            if (!engine.exited()) {
+                engine.kill();
+                killed = true;
+            }
+        }
+        terminations.add(new Termination(pod.getMetadata().getName(), seen, hookTook, hookOutput, sigterm, since(start), killed));
+        releaseFinalizer(pod);
+    }
+
+    private record HookRun(Duration took, String stderr, boolean overran) {
+    }
+
+    /** Runs the hook's argv as given, except the loopback host the operator renders, which becomes this Pod's. */
+    private HookRun runHook(List<String> argv, String podAddress, Duration grace) {
+        long start = System.nanoTime();
+        try {
+            Process process = new ProcessBuilder(PodAddressing.onPodAddress(argv, podAddress)).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            StringBuilder stderr = new StringBuilder();
+            Thread drain = new Thread(() -> {
+                try {
+                    stderr.append(new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+                } catch (IOException ignored) {
+                    // the process was killed
+                }
+            });
+            drain.start();
+            boolean done = process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS);
+            if (!done) {
+                process.destroyForcibly();
+            }
+            drain.join(1000);
+            return new HookRun(since(start), stderr.toString(), !done);
+        } catch (IOException e) {
+            return new HookRun(since(start), "hook failed to start: " + e.getMessage(), false);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new HookRun(since(start), "interrupted", false);
+        }
+    }
+
+    private void releaseFinalizer(Pod pod) {
+        try {
+            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).edit(p -> {
+                p.getMetadata().getFinalizers().remove(FINALIZER);
+                return p;
+            });
+        } catch (KubernetesClientException e) {
+            LOG.debugf("pod %s already gone: %s", key(pod), e.getMessage());
+        }
+    }
+
+    private static FakeEngine startEngine(Pod pod, String address) throws IOException {
+        Container main = pod.getSpec().getContainers().get(0);
+        Optional<Engine> engine = engineOf(main.getCommand());
+        if (engine.isEmpty()) {
+            return null;
+        }
+        int port = Optional.ofNullable(pod.getMetadata().getAnnotations()).map(a -> a.get(Annotations.SCRAPE_PORT))
+                .map(Integer::parseInt)
+                .orElse(main.getPorts().get(0).getContainerPort());
+        return FakeEngine.start(engine.get(), address, port, argAfter(main.getCommand(), "--served-model-name").orElse("model"));
+    }
+
+    /**
+     * Recognises the engine from the command line the operator renders. Followers of a multi-Pod replica serve
+     * no HTTP, and a take-over command is opaque: neither gets an engine.
+     */
+    static Optional<Engine> engineOf(List<String> command) {
+        boolean follower = command.contains("--headless")
+                || argAfter(command, "--node-rank").filter(rank -> !rank.equals("0")).isPresent();
+        if (follower) {
+            return Optional.empty();
+        }
+        if (command.size() >= 2 && command.get(0).equals("vllm") && command.get(1).equals("serve")) {
+            return Optional.of(Engine.VLLM);
+        }
+        return command.contains("sglang.launch_server") ? Optional.of(Engine.SGLANG) : Optional.empty();
+    }
+
+    private static Optional<String> argAfter(List<String> argv, String flag) {
+        int i = argv.indexOf(flag);
+        return i >= 0 && i + 1 < argv.size() ? Optional.of(argv.get(i + 1)) : Optional.empty();
+    }
+
+    private static String newContainerId() {
+        return "sim://" + UUID.randomUUID();
+    }
+
+    private static String key(Pod pod) {
+        return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+    }
+
+    private static Duration since(long startNanos) {
+        return Duration.ofNanos(System.nanoTime() - startNanos);
+    }
+
+    private static void sleepQuietly(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public void close() {
+        informer.close();
+        workers.shutdownNow();
+        pods.values().forEach(n -> {
+            if (n.engine != null) {
+                n.engine.kill();
+            }
+        });
+    }
+}

@@ -1,0 +1,29 @@
+package dev.ebb.operator.sim;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+
+/** The pieces of a cluster the mock API server lacks, started together around one client. */
+public final class SimWorld implements AutoCloseable {
+    private final LoopbackAddresses addresses = new LoopbackAddresses();
+    private final SimKubelet kubelet;
+    private final SimEndpoints endpoints;
+
+    public SimWorld(KubernetesClient client) {
+        this.kubelet = new SimKubelet(client, addresses);
+        this.endpoints = new SimEndpoints(client);
+    }
+
+    public SimKubelet kubelet() {
+        return kubelet;
+    }
+
+    public SimEndpoints endpoints() {
+        return endpoints;
+    }
+
+    @Override
+    public void close() {
+        kubelet.close();
+        endpoints.close();
+    }
+}
