@@ -1,32 +1,34 @@
 package dev.ebb.operator.api;
 
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionVersion;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.ValidationRule;
+import dev.ebb.operator.sim.SimApiServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import dev.ebb.operator.api.v1alpha1.EngineSpec;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import io.quarkus.test.common.WithTestResource;
 import jakarta.inject.Inject;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Reads the CRD the build generated (Quarkus writes it while augmenting the application, before these tests run)
- * and checks that every admission rule of the API is in it.
+ * Reads the CRD the build generated (Quarkus writes it while augmenting the application, before these tests run),
+ * checks that every admission rule of the API is in it, and that the test world's API server enforces them.
  */
 @QuarkusTest
-@WithKubernetesTestServer(crud = true)
+@WithTestResource(SimApiServer.class)
 class GeneratedCrdIT {
-    static final Path CRD = Path.of("target", "kubernetes", "modeldeployments.serving.ebb.dev-v1.yml");
-
     @Inject
     KubernetesClient client;
 
@@ -36,10 +38,8 @@ class GeneratedCrdIT {
     private JSONSchemaProps role;
 
     @BeforeEach
-    void load() throws IOException {
-        try (InputStream in = Files.newInputStream(CRD)) {
-            crd = client.getKubernetesSerialization().unmarshal(in, CustomResourceDefinition.class);
-        }
+    void load() {
+        crd = SimApiServer.generatedCrd();
         version = crd.getSpec().getVersions().get(0);
         spec = version.getSchema().getOpenAPIV3Schema().getProperties().get("spec");
         role = spec.getProperties().get("roles").getItems().getSchema();
@@ -146,5 +146,56 @@ class GeneratedCrdIT {
         assertThat(rules).as("x-kubernetes-validations").isNotNull();
         return rules.stream().filter(r -> r.getRule().contains(fragment)).findFirst()
                 .orElseThrow(() -> new AssertionError("no rule containing " + fragment + " in " + rules));
+    }
+
+    private String refusal(ModelDeployment md) {
+        Throwable thrown = catchThrowable(() -> client.resource(md).create());
+        assertThat(thrown).as("the API server should refuse it").isInstanceOf(KubernetesClientException.class);
+        assertThat(((KubernetesClientException) thrown).getCode()).isEqualTo(422);
+        return ((KubernetesClientException) thrown).getStatus().getMessage();
+    }
+
+    @Test
+    void admissionRefusesBadResourcesWithTheCrdsOwnMessages() {
+        assertThat(refusal(deployment("a", "TGI").namespace("adm").role(role("s")).build()))
+                .isEqualTo("ModelDeployment.serving.ebb.dev \"a\" is invalid: spec.engine.name: Unsupported value: \"TGI\": "
+                        + "supported values: \"SGLang\", \"vLLM\"");
+        assertThat(refusal(deployment("b", "vLLM").namespace("adm").role(role("s").size(0)).build()))
+                .endsWith("spec.roles[0].size: Invalid value: 0: spec.roles[0].size in body should be greater than or equal to 1");
+        assertThat(refusal(deployment("c", "vLLM").namespace("adm").role(role("s").grace(3601)).build()))
+                .endsWith("spec.roles[0].terminationGracePeriodSeconds in body should be less than or equal to 3600");
+        assertThat(refusal(deployment("d", "SGLang").router("vllm-router").namespace("adm").role(role("s")).build()))
+                .endsWith("spec.router.name: Invalid value: \"object\": spec.router.name does not fit spec.engine.name: "
+                        + "vllm-router serves only vLLM, sglang-gateway only SGLang, llm-d-router either");
+        assertThat(refusal(deployment("e", "vLLM").namespace("adm").role(role("s")).role(role("s")).build()))
+                .endsWith("spec.roles: Invalid value: \"object\": spec.roles[].name must be unique");
+        assertThat(refusal(deployment("f", "vLLM").namespace("adm").role(role("server-r1")).build()))
+                .contains("spec.roles[0].name: Invalid value: \"object\": spec.roles[].name must not end in -r<digits>");
+        assertThat(refusal(deployment("g".repeat(40), "vLLM").namespace("adm").role(role("r".repeat(13))).build()))
+                .contains("spec.roles: Invalid value: \"object\": metadata.name and spec.roles[].name together exceed 52");
+        assertThat(refusal(deployment("h", "vLLM").namespace("adm").build()))
+                .endsWith("spec.roles: Invalid value: 0: spec.roles in body should have at least 1 items");
+    }
+
+    @Test
+    void admissionKeepsTheEngineImmutable() {
+        client.resource(deployment("imm", "vLLM").namespace("adm").role(role("s")).build()).create();
+
+        Throwable thrown = catchThrowable(() -> client.resources(ModelDeployment.class).inNamespace("adm").withName("imm").edit(md -> {
+            md.setSpec(new ModelDeploymentSpec(md.getSpec().model(), new EngineSpec("SGLang", null), null, md.getSpec().roles()));
+            return md;
+        }));
+
+        assertThat(((KubernetesClientException) thrown).getStatus().getMessage())
+                .endsWith("spec.engine.name: Invalid value: \"object\": spec.engine.name is immutable; create a new ModelDeployment to change engines");
+        assertThat(client.resources(ModelDeployment.class).inNamespace("adm").withName("imm").get().getSpec().engine().name()).isEqualTo("vLLM");
+    }
+
+    @Test
+    void admissionLetsAGoodResourceAndItsStatusThrough() {
+        ModelDeployment created = client.resource(deployment("ok", "SGLang").router("sglang-gateway").namespace("adm")
+                .role(role("prefill").kind("Prefill").grace(45)).role(role("decode").kind("Decode").size(2)).build()).create();
+
+        assertThat(created.getMetadata().getUid()).isNotNull();
     }
 }

@@ -1,0 +1,109 @@
+package dev.ebb.operator.sim;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.StatusBuilder;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.fabric8.zjsonpatch.JsonPatch;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * The mock API server's CRUD store with admission in front of it for one custom resource: creates, updates and
+ * patches of its objects are checked by {@link CrdAdmission} and refused with HTTP 422, as an API server would.
+ */
+public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final CrdAdmission admission;
+    private final Pattern guarded;
+
+    /** @param plural the resource's plural; its status subresource is not checked, as with a real CRD */
+    public AdmittingDispatcher(CrdAdmission admission, String group, String plural) {
+        this.admission = admission;
+        this.guarded = Pattern.compile("^/apis/" + Pattern.quote(group) + "/[^/]+/namespaces/[^/]+/" + Pattern.quote(plural) + "(/[^/?]+)?(\\?.*)?$");
+    }
+
+    @Override
+    public MockResponse handleCreate(RecordedRequest request) {
+        return guard(request, null).orElseGet(() -> super.handleCreate(request));
+    }
+
+    @Override
+    public MockResponse handleUpdate(RecordedRequest request) {
+        return guard(request, null).orElseGet(() -> super.handleUpdate(request));
+    }
+
+    @Override
+    public MockResponse handlePatch(RecordedRequest request) {
+        return guard(request, request).orElseGet(() -> super.handlePatch(request));
+    }
+
+    private java.util.Optional<MockResponse> guard(RecordedRequest request, RecordedRequest patch) {
+        if (!guarded.matcher(request.getPath()).matches()) {
+            return java.util.Optional.empty();
+        }
+        try {
+            JsonNode old = current(request.getPath());
+            // getBytes leaves the body in place for the store behind us; reading it would consume it
+            byte[] body = request.getBody().getBytes();
+            JsonNode object = patch == null ? JSON.readTree(body) : patched(old, JSON.readTree(body), request);
+            if (object == null) {
+                return java.util.Optional.empty();
+            }
+            List<String> violations = admission.violations(object, old);
+            if (violations.isEmpty()) {
+                return java.util.Optional.empty();
+            }
+            String name = object.path("metadata").path("name").asText();
+            var status = new StatusBuilder().withStatus("Failure").withReason("Invalid").withCode(422)
+                    .withMessage(admission.refusal(name, violations)).build();
+            return java.util.Optional.of(new MockResponse().setResponseCode(422).setBody(Serialization.asJson(status)));
+        } catch (Exception e) {
+            // a broken admission must fail the request loudly, never let an unchecked object through
+            var status = new StatusBuilder().withStatus("Failure").withReason("InternalError").withCode(500)
+                    .withMessage("admission failed: " + e).build();
+            return java.util.Optional.of(new MockResponse().setResponseCode(500).setBody(Serialization.asJson(status)));
+        }
+    }
+
+    private JsonNode current(String path) throws Exception {
+        String itemPath = path.replaceFirst("\\?.*$", "");
+        MockResponse existing = handleGet(itemPath);
+        String body = existing == null || existing.getBody() == null ? null : existing.getBody().readUtf8();
+        if (body == null || body.isEmpty()) {
+            return null;
+        }
+        JsonNode node = JSON.readTree(body);
+        return node.path("kind").asText().equals("Status") || node.has("items") ? null : node;
+    }
+
+    private static JsonNode patched(JsonNode old, JsonNode patch, RecordedRequest request) {
+        if (old == null) {
+            return null;
+        }
+        String type = String.valueOf(request.getHeader("Content-Type"));
+        if (type.contains("json-patch")) {
+            return JsonPatch.apply(patch, old);
+        }
+        return merge(old.deepCopy(), patch);
+    }
+
+    private static JsonNode merge(JsonNode target, JsonNode patch) {
+        if (!patch.isObject() || !target.isObject()) {
+            return patch;
+        }
+        ObjectNode out = (ObjectNode) target;
+        patch.fields().forEachRemaining(e -> {
+            if (e.getValue().isNull()) {
+                out.remove(e.getKey());
+            } else {
+                out.set(e.getKey(), merge(out.path(e.getKey()).isMissingNode() ? JSON.createObjectNode() : out.get(e.getKey()), e.getValue()));
+            }
+        });
+        return out;
+    }
+}

@@ -1,0 +1,57 @@
+package dev.ebb.operator.sim;
+
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The test world's API server: the fabric8 mock server in CRUD mode with the ModelDeployment CRD's admission in
+ * front, started for a Quarkus test so that the operator under test talks to it.
+ */
+public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
+    /** Where the build writes the generated CRD; Quarkus augments the application before test resources start. */
+    public static final Path CRD = Path.of("target", "kubernetes", "modeldeployments.serving.ebb.dev-v1.yml");
+    private KubernetesMockServer server;
+
+    public static CustomResourceDefinition generatedCrd() {
+        try (InputStream in = Files.newInputStream(CRD)) {
+            return Serialization.unmarshal(in, CustomResourceDefinition.class);
+        } catch (IOException e) {
+            throw new UncheckedIOException("the generated CRD is missing; build the project first", e);
+        }
+    }
+
+    public static KubernetesMockServer startServer() {
+        CustomResourceDefinition crd = generatedCrd();
+        AdmittingDispatcher dispatcher = new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(),
+                crd.getSpec().getNames().getPlural());
+        KubernetesMockServer server = new KubernetesMockServer(new io.fabric8.mockwebserver.Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
+        server.init();
+        return server;
+    }
+
+    @Override
+    public Map<String, String> start() {
+        server = startServer();
+        return Map.of(
+                "quarkus.kubernetes-client.api-server-url", server.createClient().getConfiguration().getMasterUrl(),
+                "quarkus.kubernetes-client.trust-certs", "true",
+                "quarkus.kubernetes-client.namespace", "test");
+    }
+
+    @Override
+    public void stop() {
+        if (server != null) {
+            server.destroy();
+        }
+    }
+}
