@@ -30,7 +30,6 @@ public record DesiredRole(
     public static final int DEFAULT_REPLICAS = 1;
     public static final int DEFAULT_SIZE = 1;
     public static final int DEFAULT_PORT = 8000;
-    public static final int DEFAULT_GRACE_SECONDS = 30;
 
     /** A take-over role replaces the whole command line, so the operator cannot know what serves where. */
     public boolean takeOver() {

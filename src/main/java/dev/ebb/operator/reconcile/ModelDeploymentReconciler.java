@@ -7,6 +7,7 @@ import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.SpecResolver;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.api.v1alpha1.RoleStatus;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.render.PodRenderer;
@@ -80,6 +81,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 ? converge(md, accepted.deployment(), context, previous, generation, now)
                 : StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, previous, now);
         announceConditionChanges(md, previous, status.conditions());
+        announceNewDrainWarnings(md, status);
         if (Objects.equals(status, md.getStatus())) {
             return UpdateControl.noUpdate();
         }
@@ -143,6 +145,20 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             } else {
                 events.warning(md, condition.getReason(), message);
             }
+        }
+    }
+
+    /** Each drain warning is told once, when it first applies to a role. */
+    private void announceNewDrainWarnings(ModelDeployment md, ModelDeploymentStatus status) {
+        Set<String> known = new HashSet<>();
+        if (md.getStatus() != null && md.getStatus().roles() != null) {
+            md.getStatus().roles().stream().filter(r -> r.drain() != null)
+                    .forEach(r -> r.drain().warnings().forEach(w -> known.add(r.name() + "/" + w.reason())));
+        }
+        for (RoleStatus role : status.roles()) {
+            role.drain().warnings().stream()
+                    .filter(w -> !known.contains(role.name() + "/" + w.reason()))
+                    .forEach(w -> events.warning(md, w.reason(), "role " + role.name() + ": " + w.message()));
         }
     }
 

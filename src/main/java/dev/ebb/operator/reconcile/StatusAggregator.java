@@ -3,8 +3,11 @@ package dev.ebb.operator.reconcile;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.v1alpha1.DrainStatus;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RoleStatus;
+import dev.ebb.operator.drain.DrainTimeline;
+import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -30,7 +33,7 @@ public final class StatusAggregator {
     public static ModelDeploymentStatus accepted(long generation, DesiredDeployment deployment, Map<String, String> hashes,
             Inventory inventory, List<Condition> previous, Instant now) {
         List<RoleStatus> roles = deployment.roles().stream()
-                .map(role -> roleStatus(role, hashes.get(role.name()), inventory.replicas(role.name())))
+                .map(role -> roleStatus(deployment, role, hashes.get(role.name()), inventory.replicas(role.name())))
                 .toList();
 
         List<String> notReady = roles.stream().filter(r -> r.ready() < r.desired())
@@ -55,10 +58,20 @@ public final class StatusAggregator {
         return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), List.of(ready, upToDate));
     }
 
-    private static RoleStatus roleStatus(DesiredRole role, String hash, NavigableMap<Integer, ObservedReplica> replicas) {
+    private static RoleStatus roleStatus(DesiredDeployment deployment, DesiredRole role, String hash,
+            NavigableMap<Integer, ObservedReplica> replicas) {
         int ready = (int) replicas.values().stream().filter(ObservedReplica::ready).count();
         int updated = (int) replicas.values().stream().filter(r -> r.configHash().filter(hash::equals).isPresent()).count();
-        return new RoleStatus(role.name(), role.kind().name(), role.replicas(), replicas.size(), ready, updated, role.takeOver());
+        return new RoleStatus(role.name(), role.kind().name(), role.replicas(), replicas.size(), ready, updated, role.takeOver(),
+                drainStatus(PodRenderer.drainTimeline(deployment, role)));
+    }
+
+    private static DrainStatus drainStatus(DrainTimeline timeline) {
+        List<DrainStatus.Warning> warnings = timeline.warnings().stream()
+                .map(w -> new DrainStatus.Warning(w.reason(), w.message())).toList();
+        return timeline.hooked()
+                ? new DrainStatus(timeline.grace().orElse(null), timeline.lastReadStartsBy(), timeline.sigtermBy(), warnings)
+                : new DrainStatus(timeline.grace().orElse(null), null, null, warnings);
     }
 
     private static Condition upToDate(List<RoleStatus> roles, long generation, List<Condition> previous, Instant now) {

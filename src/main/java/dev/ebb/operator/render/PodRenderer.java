@@ -9,6 +9,10 @@ import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.drain.DrainHook;
+import dev.ebb.operator.drain.DrainTimeline;
+import dev.ebb.operator.drain.DrainTimelines;
+import dev.ebb.operator.drain.InFlightGauges;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.OwnerReference;
@@ -23,7 +27,6 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.stream.IntStream;
 
 /**
@@ -83,6 +86,13 @@ public final class PodRenderer {
         if (operatorBuilt && slot.leader()) {
             main.withReadinessProbe(readiness(profile, role, tls));
         }
+        DrainTimeline timeline = drainTimeline(deployment, role);
+        if (timeline.hooked()) {
+            main.withNewLifecycle().withNewPreStop().withNewExec()
+                    .withCommand(DrainHook.command(timeline, tls ? "https" : "http", role.port(), METRICS_PATH,
+                            InFlightGauges.of(deployment.engine())))
+                    .endExec().endPreStop().endLifecycle();
+        }
 
         return new PodBuilder()
                 .withNewMetadata()
@@ -97,7 +107,7 @@ public final class PodRenderer {
                     .withSubdomain(role.size() > 1 ? Names.replica(deployment.owner().name(), role.name(), slot.ordinal()) : null)
                     // A Service named like the engine would inject e.g. VLLM_PORT, which vLLM reads as its own setting.
                     .withEnableServiceLinks(false)
-                    .withTerminationGracePeriodSeconds(grace(role).map(Integer::longValue).orElse(null))
+                    .withTerminationGracePeriodSeconds(timeline.grace().map(Integer::longValue).orElse(null))
                     .withNodeSelector(role.nodeSelector().isEmpty() ? null : role.nodeSelector())
                     .withTolerations(role.tolerations())
                     .withContainers(main.build())
@@ -105,9 +115,8 @@ public final class PodRenderer {
                 .build();
     }
 
-    /** The grace a Pod gets: the role's, else the operator's default; a take-over role keeps Kubernetes' own. */
-    public static Optional<Integer> grace(DesiredRole role) {
-        return role.takeOver() ? role.grace() : Optional.of(role.grace().orElse(DesiredRole.DEFAULT_GRACE_SECONDS));
+    public static DrainTimeline drainTimeline(DesiredDeployment deployment, DesiredRole role) {
+        return DrainTimelines.of(role.grace(), deployment.engine(), role.kind(), role.size(), role.takeOver());
     }
 
     private static Map<String, String> labels(MemberSlot slot) {

@@ -9,7 +9,7 @@ import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
-import dev.ebb.operator.api.v1alpha1.RoleStatus;
+import dev.ebb.operator.api.v1alpha1.DrainStatus;
 import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -51,9 +51,14 @@ class StatusAggregatorTest {
         assertThat(status.phase()).isEqualTo("Ready");
         assertThat(status.observedGeneration()).isEqualTo(7);
         assertThat(status.rolesSummary()).isEqualTo("server 2/2, custom 1/1");
-        assertThat(status.roles()).containsExactly(
-                new RoleStatus("server", "Server", 2, 2, 2, 2, false),
-                new RoleStatus("custom", "Server", 1, 1, 1, 1, true));
+        assertThat(status.roles()).extracting(r -> List.of(r.name(), r.kind(), r.desired(), r.current(), r.ready(), r.updated(), r.unmanaged()))
+                .containsExactly(
+                        List.of("server", "Server", 2, 2, 2, 2, false),
+                        List.of("custom", "Server", 1, 1, 1, 1, true));
+        assertThat(status.roles().get(0).drain()).isEqualTo(new DrainStatus(30, 25, 27, List.of()));
+        assertThat(status.roles().get(1).drain().graceSeconds()).isNull();
+        assertThat(status.roles().get(1).drain().sigtermBy()).isNull();
+        assertThat(status.roles().get(1).drain().warnings()).extracting(DrainStatus.Warning::reason).containsExactly("NoDrainHook");
         assertThat(Conditions.find(status.conditions(), "Ready").orElseThrow().getStatus()).isEqualTo("True");
         assertThat(Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow().getStatus()).isEqualTo("True");
     }

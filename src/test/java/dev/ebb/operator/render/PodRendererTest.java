@@ -9,6 +9,9 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.drain.DrainHook;
+import dev.ebb.operator.drain.InFlightGauges;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.util.ArrayList;
@@ -130,6 +133,26 @@ class PodRendererTest {
     }
 
     @Test
+    void everyOperatorBuiltMemberGetsTheDrainHookWithItsParametersAsSeparateItems() {
+        Pod pod = render(deployment("qwen", "SGLang").role(role("d").kind("Decode").grace(45).port(30000).size(2)), 0, 1);
+
+        List<String> hook = main(pod).getLifecycle().getPreStop().getExec().getCommand();
+        assertThat(hook.subList(0, 3)).containsExactly("python3", "-c", DrainHook.SCRIPT);
+        assertThat(hook.subList(3, hook.size())).containsExactly(
+                "--scheme", "http", "--host", "127.0.0.1", "--port", "30000", "--path", "/metrics", "--grace", "45",
+                "--gauges", String.join(",", InFlightGauges.of(Engine.SGLANG)),
+                "--settle", "5", "--interval", "1", "--read-timeout", "2", "--last-read-margin", "5");
+        assertThat(pod.getSpec().getTerminationGracePeriodSeconds()).isEqualTo(45L);
+    }
+
+    @Test
+    void tlsEngineIsDrainedOverHttps() {
+        Pod pod = render(deployment("qwen", "vLLM").role(role("s").extraArgs("--ssl-certfile", "/tls/crt")), 0, 0);
+
+        assertThat(main(pod).getLifecycle().getPreStop().getExec().getCommand()).containsSubsequence("--scheme", "https");
+    }
+
+    @Test
     void tlsFlagTurnsScrapeSchemeAndProbeToHttps() {
         Pod pod = render(deployment("qwen", "vLLM").role(role("s").extraArgs("--ssl-certfile=/tls/crt", "--ssl-keyfile", "/tls/key")), 0, 0);
 
@@ -158,6 +181,7 @@ class PodRendererTest {
 
         assertThat(unset.getMetadata().getAnnotations()).containsOnlyKeys(Annotations.REPLICA_SIZE);
         assertThat(main(unset).getReadinessProbe()).isNull();
+        assertThat(main(unset).getLifecycle()).isNull();
         assertThat(unset.getSpec().getTerminationGracePeriodSeconds()).isNull();
         assertThat(set.getSpec().getTerminationGracePeriodSeconds()).isEqualTo(90L);
     }

@@ -7,5 +7,6 @@ public record RoleStatus(
         int current,
         int ready,
         int updated,
-        boolean unmanaged) {
+        boolean unmanaged,
+        DrainStatus drain) {
 }

@@ -1,0 +1,34 @@
+package dev.ebb.operator.drain;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Every number of one role's drain window, in seconds from the moment a Pod is deleted.
+ *
+ * @param grace the Pod's grace period; empty for a take-over role that set none (Kubernetes' default applies)
+ * @param hooked whether the engine container gets the drain hook
+ * @param settle the engine serves on undisturbed this long, for requests routed just before the delete
+ * @param interval reads start this often
+ * @param readTimeout a read taking longer counts as busy
+ * @param lastReadMargin no read starts later than this before the grace ends
+ * @param lastReadStartsBy the latest moment a read starts
+ * @param sigtermBy the latest moment the hook returns and the engine gets SIGTERM
+ * @param idleReturn when the hook of an idle replica returns: its second idle read
+ * @param exitAfterSigterm how long the engine needs after SIGTERM even when idle, when that is known to matter
+ * @param latestCleanHookReturn a hook returning later than this leaves the engine too little time and it is killed
+ */
+public record DrainTimeline(
+        Optional<Integer> grace,
+        boolean hooked,
+        int settle,
+        int interval,
+        int readTimeout,
+        int lastReadMargin,
+        int lastReadStartsBy,
+        int sigtermBy,
+        int idleReturn,
+        Optional<Integer> exitAfterSigterm,
+        Optional<Integer> latestCleanHookReturn,
+        List<DrainWarning> warnings) {
+}

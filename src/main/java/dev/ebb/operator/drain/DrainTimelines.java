@@ -1,0 +1,59 @@
+package dev.ebb.operator.drain;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/** The drain-timeline calculator: one pure function that every other part asks for the drain window's numbers. */
+public final class DrainTimelines {
+    public static final int DEFAULT_GRACE = 30;
+    public static final int SETTLE = 5;
+    public static final int INTERVAL = 1;
+    public static final int READ_TIMEOUT = 2;
+    public static final int LAST_READ_MARGIN = 5;
+    /** SGLang's split-role engines wait a fixed 15 s for their scheduler after SIGTERM, then exit: about 20 s in all. */
+    public static final int SGLANG_SPLIT_EXIT = 20;
+    /** The grace that leaves a split-role SGLang engine its exit time after a busy drain. */
+    public static final int SGLANG_SPLIT_MIN_GRACE = 45;
+
+    private DrainTimelines() {
+    }
+
+    /**
+     * @param grace the role's terminationGracePeriodSeconds, empty when unset
+     * @param takeOver the role replaces the command line, so the operator cannot drain it
+     * @param size Pods per replica; followers of a multi-Pod replica serve no metrics
+     */
+    public static DrainTimeline of(Optional<Integer> grace, Engine engine, RoleKind kind, int size, boolean takeOver) {
+        List<DrainWarning> warnings = new ArrayList<>();
+        if (takeOver) {
+            warnings.add(new DrainWarning(DrainWarning.NO_DRAIN_HOOK,
+                    "the role sets command, so its Pods get no drain hook: a deleted replica gets SIGTERM at once and "
+                            + "requests it still holds may be cut"));
+            return new DrainTimeline(grace, false, 0, 0, 0, 0, 0, 0, 0, Optional.empty(), Optional.empty(), List.copyOf(warnings));
+        }
+        int g = grace.orElse(DEFAULT_GRACE);
+        Optional<Integer> exitAfterSigterm = Optional.empty();
+        Optional<Integer> latestClean = Optional.empty();
+        if (engine == Engine.SGLANG && kind != RoleKind.Server) {
+            exitAfterSigterm = Optional.of(SGLANG_SPLIT_EXIT);
+            latestClean = Optional.of(g - SGLANG_SPLIT_EXIT);
+            if (g < SGLANG_SPLIT_MIN_GRACE) {
+                warnings.add(new DrainWarning(DrainWarning.GRACE_TOO_SHORT,
+                        "an SGLang " + kind + " engine needs about " + SGLANG_SPLIT_EXIT + " s after SIGTERM even when idle; with a grace of "
+                                + g + " s a hook returning after " + (g - SGLANG_SPLIT_EXIT) + " s leaves too little and the engine is killed at "
+                                + g + " s; set terminationGracePeriodSeconds to " + SGLANG_SPLIT_MIN_GRACE + " or more"));
+            }
+        }
+        if (size > 1) {
+            warnings.add(new DrainWarning(DrainWarning.FOLLOWERS_DRAIN_BRIEFLY,
+                    "replicas of " + size + " Pods drain through their leader: followers serve no metrics, so their hooks end after "
+                            + SETTLE + " s and they get SIGTERM while the leader may still be draining"));
+        }
+        return new DrainTimeline(Optional.of(g), true, SETTLE, INTERVAL, READ_TIMEOUT, LAST_READ_MARGIN,
+                g - LAST_READ_MARGIN, g - LAST_READ_MARGIN + READ_TIMEOUT, SETTLE + INTERVAL,
+                exitAfterSigterm, latestClean, List.copyOf(warnings));
+    }
+}

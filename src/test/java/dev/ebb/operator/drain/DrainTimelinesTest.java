@@ -1,0 +1,92 @@
+package dev.ebb.operator.drain;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class DrainTimelinesTest {
+
+    static Stream<Arguments> windows() {
+        Stream.Builder<Arguments> rows = Stream.builder();
+        for (int g : new int[] {15, 30, 45, 3600}) {
+            for (Engine engine : Engine.values()) {
+                for (RoleKind kind : RoleKind.values()) {
+                    rows.add(Arguments.of(g, engine, kind));
+                }
+            }
+        }
+        return rows.build();
+    }
+
+    @ParameterizedTest(name = "G={0} {1} {2}")
+    @MethodSource("windows")
+    void everyNumberOfTheWindowFollowsFromTheGrace(int g, Engine engine, RoleKind kind) {
+        DrainTimeline t = DrainTimelines.of(Optional.of(g), engine, kind, 1, false);
+
+        assertThat(t.hooked()).isTrue();
+        assertThat(t.grace()).contains(g);
+        assertThat(t.settle()).isEqualTo(5);
+        assertThat(t.interval()).isEqualTo(1);
+        assertThat(t.readTimeout()).isEqualTo(2);
+        assertThat(t.idleReturn()).isEqualTo(6);
+        assertThat(t.lastReadStartsBy()).isEqualTo(g - 5);
+        assertThat(t.sigtermBy()).isEqualTo(g - 3);
+        boolean split = engine == Engine.SGLANG && kind != RoleKind.Server;
+        assertThat(t.exitAfterSigterm()).isEqualTo(split ? Optional.of(20) : Optional.empty());
+        assertThat(t.latestCleanHookReturn()).isEqualTo(split ? Optional.of(g - 20) : Optional.empty());
+        assertThat(t.warnings()).extracting(DrainWarning::reason)
+                .isEqualTo(split && g < 45 ? List.of("GraceTooShortForSplitRole") : List.of());
+    }
+
+    @Test
+    void defaultGraceIsThirtySeconds() {
+        DrainTimeline t = DrainTimelines.of(Optional.empty(), Engine.VLLM, RoleKind.Server, 1, false);
+
+        assertThat(t.grace()).contains(30);
+        assertThat(t.lastReadStartsBy()).isEqualTo(25);
+        assertThat(t.sigtermBy()).isEqualTo(27);
+    }
+
+    @Test
+    void splitSglangRoleAtTheDefaultGraceIsWarnedThatALateHookGetsKilled() {
+        DrainTimeline t = DrainTimelines.of(Optional.empty(), Engine.SGLANG, RoleKind.Decode, 1, false);
+
+        assertThat(t.latestCleanHookReturn()).contains(10);
+        assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message())
+                .contains("after 10 s").contains("killed at 30 s").contains("set terminationGracePeriodSeconds to 45"));
+    }
+
+    @Test
+    void splitSglangRoleAt45HasItsTwentySecondsAfterAHookReturningBy25() {
+        DrainTimeline t = DrainTimelines.of(Optional.of(45), Engine.SGLANG, RoleKind.Prefill, 1, false);
+
+        assertThat(t.latestCleanHookReturn()).contains(25);
+        assertThat(t.warnings()).isEmpty();
+    }
+
+    @Test
+    void takeOverRoleHasNoHookKeepsItsGraceAsGivenAndIsWarned() {
+        DrainTimeline unset = DrainTimelines.of(Optional.empty(), Engine.VLLM, RoleKind.Server, 1, true);
+        DrainTimeline set = DrainTimelines.of(Optional.of(120), Engine.VLLM, RoleKind.Server, 1, true);
+
+        assertThat(unset.hooked()).isFalse();
+        assertThat(unset.grace()).isEmpty();
+        assertThat(set.grace()).contains(120);
+        assertThat(unset.warnings()).extracting(DrainWarning::reason).containsExactly("NoDrainHook");
+    }
+
+    @Test
+    void multiPodReplicaIsWarnedThatFollowersDrainBriefly() {
+        DrainTimeline t = DrainTimelines.of(Optional.of(60), Engine.VLLM, RoleKind.Server, 2, false);
+
+        assertThat(t.warnings()).extracting(DrainWarning::reason).containsExactly("FollowersDrainBriefly");
+    }
+}
