@@ -12,14 +12,17 @@ refuses, answers an HTTP error or fails the TLS handshake ends the hook at once:
 read that times out, a body that cannot be parsed and a gauge that is missing all count as busy. The hook always
 exits 0, and writes one line per read, and a last line saying why it returned, to stderr.
 """
-import argparse
-import math
-import socket
-import ssl
-import sys
 import time
-import urllib.error
-import urllib.request
+
+STARTED = time.monotonic()  # before the other imports: the timeline counts from the hook's start
+
+import argparse  # noqa: E402
+import math  # noqa: E402
+import socket  # noqa: E402
+import ssl  # noqa: E402
+import sys  # noqa: E402
+import urllib.error  # noqa: E402
+import urllib.request  # noqa: E402
 
 MAX_BODY = 1024 * 1024
 
@@ -136,8 +139,7 @@ def read(args, gauges, context):
 
 
 def drain(args, log):
-    start = time.monotonic()
-    elapsed = lambda: time.monotonic() - start
+    elapsed = lambda: time.monotonic() - STARTED
     gauges = [g for g in args.gauges.split(",") if g]
     last_read_start = args.grace - args.last_read_margin
     context = None
@@ -175,7 +177,6 @@ def drain(args, log):
 
 
 def main(argv):
-    start = time.monotonic()
     log = lambda line: sys.stderr.write(line + "\n") or sys.stderr.flush()
     try:
         why = drain(parse_args(argv), log)
@@ -183,7 +184,7 @@ def main(argv):
         why = "bad arguments"
     except BaseException as e:  # the hook must never fail the Pod's termination
         why = "stopped by %s: %s" % (type(e).__name__, e)
-    log("returning at %.1fs: %s" % (time.monotonic() - start, why))
+    log("returning at %.1fs: %s" % (time.monotonic() - STARTED, why))
     return 0
 
 

@@ -64,7 +64,7 @@ public final class LocalExec implements PodExec, AutoCloseable {
         List<String> command = hang ? List.of("sleep", "3600") : PodAddressing.onPodAddress(argv, address);
         long deadline = System.nanoTime() + limits.deadline().toNanos();
         try {
-            Process process = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            Process process = LocalProcesses.builder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
             running.set(process);
             CompletableFuture<byte[]> stdout = CompletableFuture.supplyAsync(() -> readCapped(process.getInputStream(), limits.maxStdoutBytes() + 1), processes);
             byte[] out = stdout.get(remaining(deadline), TimeUnit.NANOSECONDS);

@@ -233,7 +233,7 @@ public final class SimKubelet implements AutoCloseable {
     private HookRun runHook(List<String> argv, String podAddress, Duration grace) {
         long start = System.nanoTime();
         try {
-            Process process = new ProcessBuilder(PodAddressing.onPodAddress(argv, podAddress)).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Process process = LocalProcesses.builder(PodAddressing.onPodAddress(argv, podAddress)).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             StringBuilder stderr = new StringBuilder();
             Thread drain = new Thread(() -> {
                 try {

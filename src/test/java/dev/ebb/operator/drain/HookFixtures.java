@@ -1,0 +1,66 @@
+package dev.ebb.operator.drain;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.sim.FakeEngine;
+import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.LocalProcesses;
+import dev.ebb.operator.sim.LoopbackAddresses;
+import dev.ebb.operator.sim.RouteTarget;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/** Fake engines and the hook as the renderer builds it, for the tests that run the real script. */
+final class HookFixtures {
+    static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
+    static final int PORT = 8000;
+    private static final ExecutorService CLIENTS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "hook-test-client");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private HookFixtures() {
+    }
+
+    static List<String> hook(Engine engine, int grace, String scheme) {
+        DrainTimeline timeline = DrainTimelines.of(Optional.of(grace), engine, RoleKind.Server, 1, false);
+        return DrainHook.command(timeline, scheme, PORT, "/metrics", InFlightGauges.of(engine));
+    }
+
+    static HookRun drain(FakeEngine engine, int grace) throws IOException, InterruptedException {
+        return HookRun.run(hook(engine.engine(), grace, "http"), engine.host());
+    }
+
+    static CompletableFuture<HookRun> drainAsync(List<String> hook, String address) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return HookRun.run(hook, address);
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        }, CLIENTS);
+    }
+
+    /** Starts requests that the engine holds for about {@code seconds}. */
+    static void hold(FakeEngine engine, int requests, double seconds) {
+        int tokens = (int) (seconds * 1000 / 50);
+        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget("p", engine.uri(""))), 1, tokens, Duration.ofMillis(50));
+        for (int i = 0; i < requests; i++) {
+            CLIENTS.submit(load::send);
+        }
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == requests);
+    }
+
+    /** The first interpreter a JVM starts is the slowest; the timed hooks should not pay for it. */
+    static void warmUp() throws IOException, InterruptedException {
+        LocalProcesses.builder(List.of("python3", "-c", "import urllib.request, ssl, argparse")).start().waitFor();
+    }
+}
