@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import jakarta.inject.Inject;
@@ -58,8 +59,14 @@ class ModelDeploymentReconcilerIT {
         }
     }
 
+    /** Edits as kubectl does: a status write of the operator in between makes the edit conflict, and it is retried. */
     private void setReplicas(String namespace, String name, int replicas) {
-        client.resources(ModelDeployment.class).inNamespace(namespace).withName(name).edit(md -> {
+        await().atMost(PATIENCE).ignoreExceptionsInstanceOf(KubernetesClientException.class)
+                .until(() -> scaled(namespace, name, replicas) != null);
+    }
+
+    private ModelDeployment scaled(String namespace, String name, int replicas) {
+        return client.resources(ModelDeployment.class).inNamespace(namespace).withName(name).edit(md -> {
             RoleSpec r = md.getSpec().roles().get(0);
             RoleSpec scaled = new RoleSpec(r.name(), r.kind(), replicas, r.size(), r.image(), r.port(), r.resources(),
                     r.extraArgs(), r.env(), r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations());
@@ -179,6 +186,21 @@ class ModelDeploymentReconcilerIT {
             assertThat(fetch("remove", "gone")).isNull();
             assertThat(podNames("remove", "gone")).isEmpty();
             assertThat(client.services().inNamespace("remove").list().getItems()).isEmpty();
+        });
+    }
+
+    @Test
+    void drainWindowIsInStatusAndATooShortGraceIsWarnedOnce() {
+        client.resource(deployment("pd", "SGLang").namespace("window").role(role("decode").kind("Decode"))
+                .role(role("prefill").kind("Prefill").grace(45)).build()).create();
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            ModelDeployment md = fetch("window", "pd");
+            assertThat(md.getStatus()).isNotNull();
+            assertThat(md.getStatus().roles()).extracting(r -> r.drain().graceSeconds() + "/" + r.drain().lastReadStartsBy() + "/" + r.drain().sigtermBy())
+                    .containsExactly("30/25/27", "45/40/42");
+            assertThat(events("window", "pd", "GraceTooShortForSplitRole")).singleElement()
+                    .satisfies(e -> assertThat(e.getMessage()).startsWith("role decode: an SGLang Decode engine needs about 20 s"));
         });
     }
 }
