@@ -2,7 +2,7 @@
 MVNW := ./mvnw -B
 MANIFESTS := target/kubernetes
 
-.PHONY: run dev test build deploy clean
+.PHONY: run dev test build deploy bench clean
 
 ## Run the operator in dev mode against the cluster of the current kubeconfig.
 run:
@@ -28,6 +28,10 @@ build:
 deploy: build
 	kubectl apply -f $(MANIFESTS)/modeldeployments.serving.ebb.dev-v1.yml
 	kubectl apply -f $(MANIFESTS)/kubernetes.yml
+
+## Print the benchmark figures the README quotes (takes about a minute).
+bench:
+	$(MVNW) -q test-compile exec:java
 
 clean:
 	$(MVNW) clean

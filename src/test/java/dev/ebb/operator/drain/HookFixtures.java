@@ -18,7 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /** Fake engines and the hook as the renderer builds it, for the tests that run the real script. */
-final class HookFixtures {
+public final class HookFixtures {
     static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     static final int PORT = 8000;
     private static final ExecutorService CLIENTS = Executors.newCachedThreadPool(r -> {
@@ -30,7 +30,7 @@ final class HookFixtures {
     private HookFixtures() {
     }
 
-    static List<String> hook(Engine engine, int grace, String scheme) {
+    public static List<String> hook(Engine engine, int grace, String scheme) {
         DrainTimeline timeline = DrainTimelines.of(Optional.of(grace), engine, RoleKind.Server, 1, false);
         return DrainHook.command(timeline, scheme, PORT, "/metrics", InFlightGauges.of(engine));
     }
@@ -60,7 +60,7 @@ final class HookFixtures {
     }
 
     /** The first interpreter a JVM starts is the slowest; the timed hooks should not pay for it. */
-    static void warmUp() throws IOException, InterruptedException {
+    public static void warmUp() throws IOException, InterruptedException {
         LocalProcesses.builder(List.of("python3", "-c", "import urllib.request, ssl, argparse")).start().waitFor();
     }
 }

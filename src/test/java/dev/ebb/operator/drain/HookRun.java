@@ -12,10 +12,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** One run of the real drain hook under python3, as the kubelet would start it, with what it printed. */
-record HookRun(Duration took, int exitCode, List<String> lines) {
+public record HookRun(Duration took, int exitCode, List<String> lines) {
     private static final Pattern READ_AT = Pattern.compile("^t=([0-9.]+)s read");
 
-    static HookRun run(List<String> argv, String podAddress) throws IOException, InterruptedException {
+    public static HookRun run(List<String> argv, String podAddress) throws IOException, InterruptedException {
         // stderr goes to a file, not a pipe: a pipe's end can leak into a process spawned at the same moment by
         // another test, and then its end of file waits for that process too
         Path log = Files.createTempFile("drain-hook", ".log");
@@ -41,7 +41,7 @@ record HookRun(Duration took, int exitCode, List<String> lines) {
      * When the hook returned by its own clock, which starts once the interpreter runs. Starting python3 from the
      * test JVM costs a few hundred milliseconds more here than in an engine container; this excludes it.
      */
-    double returnedAt() {
+    public double returnedAt() {
         Matcher m = RETURNED_AT.matcher(last());
         if (!m.find()) {
             throw new AssertionError("the hook's last line does not say when it returned: " + last());
@@ -53,7 +53,7 @@ record HookRun(Duration took, int exitCode, List<String> lines) {
         return lines.get(lines.size() - 1);
     }
 
-    double seconds() {
+    public double seconds() {
         return took.toMillis() / 1000.0;
     }
 }
