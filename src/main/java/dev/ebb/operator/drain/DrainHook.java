@@ -1,9 +1,6 @@
 package dev.ebb.operator.drain;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
+import dev.ebb.operator.BundledScripts;
 import java.util.List;
 
 /**
@@ -14,7 +11,7 @@ public final class DrainHook {
     public static final String RESOURCE = "ebb/drain-hook.py";
     /** The hook reads the engine over loopback from inside its own container. */
     public static final String LOOPBACK = "127.0.0.1";
-    public static final String SCRIPT = load();
+    public static final String SCRIPT = BundledScripts.load(RESOURCE);
 
     private DrainHook() {
     }
@@ -32,16 +29,5 @@ public final class DrainHook {
                 "--interval", Integer.toString(timeline.interval()),
                 "--read-timeout", Integer.toString(timeline.readTimeout()),
                 "--last-read-margin", Integer.toString(timeline.lastReadMargin()));
-    }
-
-    private static String load() {
-        try (InputStream in = DrainHook.class.getClassLoader().getResourceAsStream(RESOURCE)) {
-            if (in == null) {
-                throw new IllegalStateException(RESOURCE + " is missing from the classpath");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 }

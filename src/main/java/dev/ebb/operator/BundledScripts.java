@@ -1,0 +1,23 @@
+package dev.ebb.operator;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+/** The Python scripts the operator runs inside engine containers, shipped as classpath resources. */
+public final class BundledScripts {
+    private BundledScripts() {
+    }
+
+    public static String load(String resource) {
+        try (InputStream in = BundledScripts.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException(resource + " is missing from the classpath");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,13 @@
+package dev.ebb.operator.observe;
+
+/** The operator's own metric names, in Micrometer's dotted form; Prometheus shows them with underscores. */
+public final class Metrics {
+    /** ebb_member_reads_total{verdict}: member reads by what they established. */
+    public static final String MEMBER_READS = "ebb.member.reads";
+    /** ebb_member_read_duration_seconds: how long a member read took, exec included. */
+    public static final String MEMBER_READ_DURATION = "ebb.member.read.duration";
+    public static final String VERDICT = "verdict";
+
+    private Metrics() {
+    }
+}

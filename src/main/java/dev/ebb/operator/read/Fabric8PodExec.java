@@ -1,0 +1,110 @@
+package dev.ebb.operator.read;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.ExecListener;
+import io.fabric8.kubernetes.client.dsl.ExecWatch;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.UniEmitter;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * pods/exec over the API server's websocket, wrapped in a Uni that completes on the command's exit code, on the
+ * stdout cap, on a failure, or at the deadline, and closes the websocket however it ends, cancellation included.
+ */
+@ApplicationScoped
+public class Fabric8PodExec implements PodExec {
+    private final KubernetesClient client;
+
+    public Fabric8PodExec(KubernetesClient client) {
+        this.client = client;
+    }
+
+    @Override
+    public Uni<ExecResult> exec(Pod pod, String container, List<String> argv, ExecLimits limits) {
+        return Uni.createFrom().<ExecResult>emitter(emitter -> start(pod, container, argv, limits, emitter))
+                .ifNoItem().after(limits.deadline()).recoverWithItem(() -> new ExecResult.TimedOut(limits.deadline()));
+    }
+
+    private void start(Pod pod, String container, List<String> argv, ExecLimits limits, UniEmitter<? super ExecResult> emitter) {
+        AtomicReference<ExecWatch> watch = new AtomicReference<>();
+        CappedStream stdout = new CappedStream(limits.maxStdoutBytes(),
+                () -> emitter.complete(new ExecResult.Overflowed(limits.maxStdoutBytes())));
+        emitter.onTermination(() -> {
+            ExecWatch w = watch.get();
+            if (w != null) {
+                w.close();
+            }
+        });
+        try {
+            ExecWatch started = client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+                    .inContainer(container)
+                    .writingOutput(stdout)
+                    .writingError(OutputStream.nullOutputStream())
+                    .usingListener(new ExecListener() {
+                        @Override
+                        public void onFailure(Throwable t, Response response) {
+                            emitter.complete(new ExecResult.Failed(describe(t, response)));
+                        }
+
+                        @Override
+                        public void onClose(int code, String reason) {
+                            // the exit code, or the lack of one, completes the read
+                        }
+                    })
+                    .exec(argv.toArray(String[]::new));
+            watch.set(started);
+            started.exitCode().whenComplete((code, error) -> emitter.complete(error != null || code == null
+                    ? new ExecResult.Failed(error == null ? "no exit code" : error.getMessage())
+                    : new ExecResult.Exited(code, stdout.bytes())));
+        } catch (RuntimeException e) {
+            emitter.complete(new ExecResult.Failed(e.getMessage()));
+        }
+    }
+
+    private static String describe(Throwable t, ExecListener.Response response) {
+        if (response != null) {
+            return "HTTP " + response.code() + ": " + t.getMessage();
+        }
+        return String.valueOf(t.getMessage());
+    }
+
+    /** Keeps at most {@code cap} bytes; the first byte over it ends the read. */
+    static final class CappedStream extends OutputStream {
+        private final int cap;
+        private final Runnable onOverflow;
+        private final ByteArrayOutputStream kept = new ByteArrayOutputStream();
+        private boolean overflowed;
+
+        CappedStream(int cap, Runnable onOverflow) {
+            this.cap = cap;
+            this.onOverflow = onOverflow;
+        }
+
+        @Override
+        public synchronized void write(int b) {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) {
+            if (overflowed) {
+                return;
+            }
+            if (kept.size() + len > cap) {
+                overflowed = true;
+                onOverflow.run();
+                return;
+            }
+            kept.write(b, off, len);
+        }
+
+        synchronized byte[] bytes() {
+            return kept.toByteArray();
+        }
+    }
+}
