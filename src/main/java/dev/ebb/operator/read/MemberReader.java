@@ -35,7 +35,9 @@ public class MemberReader {
         }
         long start = System.nanoTime();
         List<String> gauges = InFlightGauges.of(engine);
+        // the bound is the reader's own promise too, whatever the transport does
         return exec.exec(member, PodRenderer.ENGINE_CONTAINER, command.argv().get(), ExecLimits.MEMBER_READ)
+                .ifNoItem().after(ExecLimits.MEMBER_READ.deadline()).recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.MEMBER_READ.deadline()))
                 .onFailure().recoverWithItem(e -> new ExecResult.Failed(e.toString()))
                 .map(result -> record(ReadOutcome.interpret(result, gauges), Duration.ofNanos(System.nanoTime() - start)));
     }

@@ -3,15 +3,18 @@ package dev.ebb.operator.sim;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 
 /**
  * Starts the processes the test world runs in place of a container's: the argv exactly as rendered, with the
- * directory of the machine's real python3 first on PATH. Version-manager shims (pyenv) put a shell script in
- * front of the interpreter that costs hundreds of milliseconds per start under load, which an engine image's
- * python3 does not; the drain timings would measure the shim instead of the hook.
+ * directory of an engine-like python3 first on PATH. Engine images ship a distribution's optimised interpreter;
+ * a version manager's shim (pyenv) or its local build starts several times slower, and the drain timings and
+ * read bounds would measure that instead of the scripts. The distribution's /usr/bin/python3 is preferred.
  */
 public final class LocalProcesses {
+    private static final Path DISTRIBUTION_PYTHON = Path.of("/usr/bin/python3");
     private static final String PYTHON_DIR = realPythonDirectory();
 
     private LocalProcesses() {
@@ -24,6 +27,9 @@ public final class LocalProcesses {
     }
 
     private static String realPythonDirectory() {
+        if (Files.isExecutable(DISTRIBUTION_PYTHON)) {
+            return DISTRIBUTION_PYTHON.getParent().toString();
+        }
         try {
             Process p = new ProcessBuilder("python3", "-c",
                     "import os, sys; print(os.path.dirname(os.path.realpath(sys.executable)))").start();
