@@ -71,7 +71,7 @@ class Fabric8PodExecTest {
 
     @Test
     void noAnswerEndsAtTheDeadline() {
-        server.expect().withPath(PATH).andUpgradeToWebSocket().open().waitFor(3000).andEmit(new StatusStreamMessage(0)).done().once();
+        server.expect().withPath(PATH).andUpgradeToWebSocket().open().waitFor(60_000).andEmit(new StatusStreamMessage(0)).done().once();
         long start = System.nanoTime();
 
         ExecResult result = run(new ExecLimits(64, Duration.ofMillis(800)));
