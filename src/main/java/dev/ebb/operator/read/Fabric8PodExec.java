@@ -5,11 +5,13 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.ExecListener;
 import io.fabric8.kubernetes.client.dsl.ExecWatch;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -26,7 +28,10 @@ public class Fabric8PodExec implements PodExec {
 
     @Override
     public Uni<ExecResult> exec(Pod pod, String container, List<String> argv, ExecLimits limits) {
+        // opening the exec (a Pod lookup and the websocket handshake) blocks, so it runs off the caller's thread,
+        // and the deadline covers it
         return Uni.createFrom().<ExecResult>emitter(emitter -> start(pod, container, argv, limits, emitter))
+                .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                 .ifNoItem().after(limits.deadline()).recoverWithItem(() -> new ExecResult.TimedOut(limits.deadline()));
     }
 
@@ -34,7 +39,9 @@ public class Fabric8PodExec implements PodExec {
         AtomicReference<ExecWatch> watch = new AtomicReference<>();
         CappedStream stdout = new CappedStream(limits.maxStdoutBytes(),
                 () -> emitter.complete(new ExecResult.Overflowed(limits.maxStdoutBytes())));
+        AtomicBoolean ended = new AtomicBoolean();
         emitter.onTermination(() -> {
+            ended.set(true);
             ExecWatch w = watch.get();
             if (w != null) {
                 w.close();
@@ -58,6 +65,10 @@ public class Fabric8PodExec implements PodExec {
                     })
                     .exec(argv.toArray(String[]::new));
             watch.set(started);
+            if (ended.get()) {
+                started.close();
+                return;
+            }
             started.exitCode().whenComplete((code, error) -> emitter.complete(error != null || code == null
                     ? new ExecResult.Failed(error == null ? "no exit code" : error.getMessage())
                     : new ExecResult.Exited(code, stdout.bytes())));
