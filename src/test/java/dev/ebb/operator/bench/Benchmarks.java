@@ -1,11 +1,17 @@
 package dev.ebb.operator.bench;
 
+import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.HookFixtures;
 import dev.ebb.operator.drain.HookRun;
+import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.sim.FakeEngine;
+import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.LoopbackAddresses;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -28,6 +34,7 @@ public final class Benchmarks {
         System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s%n%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"));
         idleHookReturn();
+        memberReads();
         System.exit(0);
     }
 
@@ -60,6 +67,42 @@ public final class Benchmarks {
         row("hook's own clock (s)", ownClock);
         row("process start to exit (s)", wall);
         System.out.println();
+    }
+
+    /** Member reads through the test world's exec (a local python3 per read): one at a time, then fifty at once. */
+    private static void memberReads() throws Exception {
+        LoopbackAddresses addresses = new LoopbackAddresses();
+        List<FakeEngine> engines = new ArrayList<>();
+        List<Pod> members = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            FakeEngine engine = FakeEngine.start(Engine.VLLM, addresses.next(), 8000, "m");
+            engines.add(engine);
+            members.add(new PodBuilder().withNewMetadata().withName("m" + i).withNamespace("bench")
+                    .addToAnnotations(Annotations.SCRAPE_PORT, "8000").endMetadata()
+                    .withNewStatus().withPodIP(engine.host()).endStatus().build());
+        }
+        try (LocalExec exec = new LocalExec()) {
+            MemberReader reader = new MemberReader(exec, new SimpleMeterRegistry());
+            List<Double> one = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                long start = System.nanoTime();
+                reader.read(members.get(i), Engine.VLLM).await().indefinitely();
+                one.add((System.nanoTime() - start) / 1e6);
+            }
+            List<Double> fifty = new ArrayList<>();
+            for (int round = 0; round < 3; round++) {
+                long start = System.nanoTime();
+                reader.readAll(members, Engine.VLLM).await().indefinitely();
+                fifty.add((System.nanoTime() - start) / 1e6);
+            }
+            System.out.println("Member reads through the local exec (real read script, python3 per read), bound 5000 ms");
+            System.out.printf(Locale.ROOT, "  %-34s %8s %8s %8s%n", "", "min", "median", "max");
+            row("one read at a time, 20 (ms)", one);
+            row("50 at once, all done, 3 rounds (ms)", fifty);
+            System.out.println();
+        } finally {
+            engines.forEach(FakeEngine::close);
+        }
     }
 
     private static void row(String label, List<Double> values) {

@@ -37,10 +37,7 @@ public record HookRun(Duration took, int exitCode, List<String> lines) {
 
     private static final Pattern RETURNED_AT = Pattern.compile("^returning at ([0-9.]+)s");
 
-    /**
-     * When the hook returned by its own clock, which starts once the interpreter runs. Starting python3 from the
-     * test JVM costs a few hundred milliseconds more here than in an engine container; this excludes it.
-     */
+    /** When the hook returned by its own clock, which starts once the interpreter runs. */
     public double returnedAt() {
         Matcher m = RETURNED_AT.matcher(last());
         if (!m.find()) {

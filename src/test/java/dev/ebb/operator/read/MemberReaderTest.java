@@ -5,11 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.observe.Metrics;
+import dev.ebb.operator.sim.EngineFaults;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.RouteTarget;
+import dev.ebb.operator.sim.SelfSignedTls;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -20,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -108,6 +111,19 @@ class MemberReaderTest {
     }
 
     @Test
+    void tlsEngineIsReadOverHttpsAndPlainHttpIsAFailedHandshake() throws Exception {
+        FakeEngine tls = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), 8443, "m", new EngineFaults(), SelfSignedTls.serverContext());
+        engines.add(tls);
+        FakeEngine plain = engine(Engine.VLLM);
+        Map<String, String> https = Map.of(Annotations.SCRAPE_PORT, "8443", Annotations.SCRAPE_SCHEME, "https");
+
+        assertThat(read(member(tls.host(), https), Engine.VLLM)).isEqualTo(new Reading.Idle());
+        // a web server answers a TLS hello with a plain-text error (a failed handshake); the JDK's test server with silence
+        assertThat(read(member(plain.host(), Map.of(Annotations.SCRAPE_PORT, "8000", Annotations.SCRAPE_SCHEME, "https")), Engine.VLLM))
+                .isIn(new Reading.Failed("the TLS handshake with the engine failed"), new Reading.Failed("the engine did not answer within 2 s"));
+    }
+
+    @Test
     void refusedConnectionAndExecFaults() {
         Pod nobodyListens = member(member(ADDRESSES.next(), Map.of()).getStatus().getPodIP(), Map.of(Annotations.SCRAPE_PORT, "8000"));
 
@@ -161,5 +177,23 @@ class MemberReaderTest {
 
         assertThat(reading).isInstanceOfSatisfying(Reading.Failed.class, f -> assertThat(f.why()).contains(named));
         assertThat(execs).hasValue(0);
+    }
+
+    @Test
+    void fiftyConcurrentReadsAllFinishWithinTheBound() throws Exception {
+        List<Pod> members = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            members.add(member(engine(Engine.VLLM)));
+        }
+        long start = System.nanoTime();
+
+        List<Reading> readings = reader.readAll(members, Engine.VLLM).await().atMost(Duration.ofSeconds(20));
+        Duration all = Duration.ofNanos(System.nanoTime() - start);
+
+        System.out.printf("50 concurrent member reads: all done in %d ms, slowest read %.0f ms, mean %.0f ms%n", all.toMillis(),
+                registry.timer(Metrics.MEMBER_READ_DURATION).max(TimeUnit.MILLISECONDS),
+                registry.timer(Metrics.MEMBER_READ_DURATION).mean(TimeUnit.MILLISECONDS));
+        assertThat(readings).hasSize(50).allMatch(r -> r.equals(new Reading.Idle()));
+        assertThat(all).isLessThan(ExecLimits.MEMBER_READ.deadline());
     }
 }
