@@ -72,7 +72,10 @@ class Fabric8PodExecTest {
 
     @Test
     void noAnswerEndsAtTheDeadline() {
-        server.expect().withPath(PATH).andUpgradeToWebSocket().open().waitFor(60_000).andEmit(new StatusStreamMessage(0)).done().once();
+        // the session answers only a client message that never comes, so the socket stays open and silent
+        server.expect().withPath(PATH).andUpgradeToWebSocket().open()
+                .expect("a message the client never sends").andEmit(new StatusStreamMessage(0)).once()
+                .done().once();
         long start = System.nanoTime();
 
         ExecResult result = run(new ExecLimits(64, Duration.ofMillis(800)));
