@@ -1,0 +1,22 @@
+package dev.ebb.operator.retire;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/** How long each phase of a retirement may take; reaching a budget exactly counts as exhausted. */
+public final class Budgets {
+    public static final Duration WITHDRAWING = Duration.ofSeconds(30);
+    public static final Duration DRAINING = Duration.ofSeconds(240);
+    public static final Duration SETTLING = Duration.ofSeconds(30);
+    /** The whole operation, up to the deletion. */
+    public static final Duration WHOLE = Duration.ofSeconds(300);
+    /** Consecutive idle reads on complete envelopes that prove a member idle. */
+    public static final int IDLE_READS = 2;
+
+    private Budgets() {
+    }
+
+    static boolean exhausted(Instant since, Duration budget, Instant now) {
+        return !now.isBefore(since.plus(budget));
+    }
+}

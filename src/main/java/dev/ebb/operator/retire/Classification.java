@@ -1,0 +1,18 @@
+package dev.ebb.operator.retire;
+
+import java.util.List;
+
+/** What a replica, as it was deployed, allows the protocol to do. */
+public sealed interface Classification {
+    /** These members' reads speak for the whole replica. */
+    record Answerable(List<String> answering) implements Classification {
+    }
+
+    /** Nothing can be read from the replica; it is held until the budgets run out. */
+    record Held(String reason, String message) implements Classification {
+    }
+
+    /** The protocol never deletes this replica. */
+    record Refused(String reason, String message) implements Classification {
+    }
+}

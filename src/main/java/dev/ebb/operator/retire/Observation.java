@@ -1,0 +1,29 @@
+package dev.ebb.operator.retire;
+
+import dev.ebb.operator.read.Reading;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What the shell saw in one pass, handed to the machine as values.
+ *
+ * @param members the reserved members that still exist, by name: their uid and engine container's identity now
+ * @param reads the reads of answering members taken in this pass, if any
+ */
+public record Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads) {
+
+    public record Present(String uid, String containerId) {
+    }
+
+    /**
+     * Whether the target has left every path that could give it new work.
+     *
+     * @param routed the deployment has a router; without one, connections through the Service cannot be observed
+     * @param endpointsClear no EndpointSlice of the role lists a target member
+     * @param routerSelects whether the router still selects a target member; empty when the router cannot be asked
+     * @param dispatchedSinceWithdrawal a dispatch to a target member was reported after the withdrawal began
+     */
+    public record Withdrawal(boolean routed, boolean endpointsClear, Optional<Boolean> routerSelects, boolean dispatchedSinceWithdrawal) {
+    }
+}

@@ -1,0 +1,34 @@
+package dev.ebb.operator.retire;
+
+/** The CamelCase reasons a retirement reports in status and Events. */
+public final class Reasons {
+    public static final String STARTED = "RetirementStarted";
+    public static final String DIRECT_SERVICE_CONNECTIONS = "DirectServiceConnections";
+    public static final String ENDPOINTS_STILL_LIST = "EndpointsStillList";
+    public static final String ROUTER_UNAVAILABLE = "RouterUnavailable";
+    public static final String ROUTER_STILL_SELECTS = "RouterStillSelects";
+    public static final String RECENT_DISPATCH = "RecentDispatch";
+    public static final String WITHDRAWN = "Withdrawn";
+    public static final String BUSY = "Busy";
+    public static final String PARTIAL_ENVELOPE = "PartialEnvelope";
+    public static final String READ_FAILED = "ReadFailed";
+    public static final String CONTAINER_RESTARTED = "ContainerRestarted";
+    public static final String AWAITING_READS = "AwaitingReads";
+    public static final String PROVEN_IDLE = "ProvenIdle";
+    public static final String MEMBERS_GONE_SLOWLY = "MembersGoneSlowly";
+    public static final String COMPLETED = "Completed";
+    public static final String TERMINATED_OUTSIDE = "TerminatedOutsideOperator";
+    public static final String BUDGET_EXHAUSTED = "BudgetExhausted";
+    /** Refusals: the replica is never deleted through the protocol. */
+    public static final String DISAGGREGATED = "Disaggregated";
+    public static final String NO_GAUGE_LIST = "NoGaugeList";
+    /** Holds that come from how the replica was deployed: nothing can be read from it. */
+    public static final String TAKE_OVER = "TakeOver";
+    public static final String NO_LEADER = "NoLeader";
+    public static final String MULTIPLE_LEADERS = "MultipleLeaders";
+    public static final String CONFIGURATION_DISAGREEMENT = "ConfigurationDisagreement";
+    public static final String SIZE_MISMATCH = "SizeMismatch";
+
+    private Reasons() {
+    }
+}

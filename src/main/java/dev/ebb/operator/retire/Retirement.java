@@ -1,0 +1,44 @@
+package dev.ebb.operator.retire;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The whole state of one retirement, everything an operator restart needs to resume it.
+ *
+ * @param targets every member bound at the start (the reservation); the deletion covers all of them
+ * @param answering the members whose reads speak for the replica
+ * @param standingHold a hold that comes from how the replica was deployed, which no read can lift
+ * @param reads per answering member, its latest read and its run of idle reads
+ */
+public record Retirement(
+        String role,
+        int ordinal,
+        String cause,
+        List<Member> targets,
+        List<String> answering,
+        Optional<Classification.Held> standingHold,
+        RetirementState state,
+        String reason,
+        String message,
+        Instant startedAt,
+        Instant phaseStartedAt,
+        Map<String, MemberReads> reads) {
+
+    /** The moment the operation as a whole gives up if it has not reached the deletion. */
+    public Instant deadline() {
+        return startedAt.plus(Budgets.WHOLE);
+    }
+
+    Retirement with(RetirementState nextState, String nextReason, String nextMessage, Instant nextPhaseStart,
+            Map<String, MemberReads> nextReads) {
+        return new Retirement(role, ordinal, cause, targets, answering, standingHold, nextState, nextReason, nextMessage,
+                startedAt, nextPhaseStart, Map.copyOf(nextReads));
+    }
+
+    Retirement holding(String nextReason, String nextMessage, Map<String, MemberReads> nextReads) {
+        return with(state, nextReason, nextMessage, phaseStartedAt, nextReads);
+    }
+}
