@@ -6,6 +6,7 @@ import static dev.ebb.operator.retire.RetirementMachineTest.T0;
 import static dev.ebb.operator.retire.RetirementMachineTest.TARGETS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.read.Reading;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -55,7 +56,7 @@ class RetirementMachineProperties {
     @Property(tries = 3000)
     void deletesOnlyAfterWithdrawalAndTwoIdleReadsInARowWithNoRestartAndNothingAfterAnAbort(@ForAll("histories") List<Event> history) {
         Retirement retirement = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(List.of(LEADER.name())), T0).retirement();
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), T0).retirement();
         Instant now = T0;
         boolean draining = false;
         boolean restarted = false;

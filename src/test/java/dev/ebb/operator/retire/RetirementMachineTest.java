@@ -2,6 +2,7 @@ package dev.ebb.operator.retire;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.read.Reading;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,7 +34,7 @@ class RetirementMachineTest {
     }
 
     static Retirement started() {
-        return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS, new Classification.Answerable(List.of(LEADER.name())), T0).retirement();
+        return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), T0).retirement();
     }
 
     static Retirement draining() {
@@ -47,7 +48,7 @@ class RetirementMachineTest {
     @Test
     void beginWithdrawsEveryReservedMemberAndAnnouncesIt() {
         RetirementMachine.Step step = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(List.of(LEADER.name())), T0);
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(step.retirement().deadline()).isEqualTo(T0.plusSeconds(300));

@@ -1,0 +1,108 @@
+package dev.ebb.operator.retire;
+
+import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.render.PodRenderer;
+import io.fabric8.kubernetes.api.model.Pod;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Classifies a replica as it was deployed, from its own Pods: their commands, labels and the size they were
+ * created with, never from today's spec. Pure.
+ */
+public final class ReplicaClassifier {
+    /** vLLM flags that make a replica one half of a prefill/decode pair, or balance data-parallel ranks across Pods. */
+    private static final Set<String> VLLM_SPLIT_FLAGS = Set.of("--kv-transfer-config", "--data-parallel-hybrid-lb",
+            "--data-parallel-external-lb");
+    private static final Set<String> SGLANG_SPLIT_MODES = Set.of("prefill", "decode");
+
+    private ReplicaClassifier() {
+    }
+
+    public static Classification classify(List<Pod> members) {
+        for (Pod member : members) {
+            Optional<String> split = splitRole(command(member));
+            if (split.isPresent()) {
+                return new Classification.Refused(Reasons.DISAGGREGATED, member.getMetadata().getName() + " runs " + split.get()
+                        + ": a prefill or decode replica reading zero may be handed work at any moment, so it is never retired this way");
+            }
+        }
+        List<Pod> leaders = members.stream().filter(p -> Labels.LEADER_INDEX.equals(label(p, Labels.MEMBER_INDEX))).toList();
+        if (leaders.isEmpty()) {
+            return new Classification.Held(Reasons.NO_LEADER, "no member carries leader index 0, so no member can answer for the replica");
+        }
+        if (leaders.size() > 1) {
+            return new Classification.Held(Reasons.MULTIPLE_LEADERS, leaders.size() + " members carry leader index 0");
+        }
+        if (members.stream().map(p -> label(p, Labels.CONFIG_HASH)).distinct().count() > 1) {
+            return new Classification.Held(Reasons.CONFIGURATION_DISAGREEMENT, "the members were created at different configurations");
+        }
+        List<String> sizes = members.stream().map(p -> annotation(p, Annotations.REPLICA_SIZE)).distinct().toList();
+        if (sizes.size() != 1 || !Objects.equals(sizes.get(0), Integer.toString(members.size()))) {
+            return new Classification.Held(Reasons.SIZE_MISMATCH, "the replica has " + members.size() + " members but was created with size "
+                    + String.join(" / ", sizes.stream().map(String::valueOf).toList()));
+        }
+        Pod leader = leaders.get(0);
+        if (annotation(leader, Annotations.SCRAPE) == null) {
+            return new Classification.Held(Reasons.TAKE_OVER, "the role sets its own command, so the operator cannot tell what serves the gauges");
+        }
+        Optional<Engine> engine = engineOf(command(leader));
+        if (engine.isEmpty()) {
+            return new Classification.Refused(Reasons.NO_GAUGE_LIST, "the leader's command runs no engine the operator has a gauge list for");
+        }
+        return new Classification.Answerable(engine.get(), List.of(leader.getMetadata().getName()));
+    }
+
+    /** The flag that makes the command one half of a split, read from the command itself. */
+    static Optional<String> splitRole(List<String> command) {
+        for (int i = 0; i < command.size(); i++) {
+            String arg = command.get(i);
+            String flag = arg.contains("=") ? arg.substring(0, arg.indexOf('=')) : arg;
+            if (VLLM_SPLIT_FLAGS.contains(flag) && isVllm(command)) {
+                return Optional.of(flag);
+            }
+            if (flag.equals("--disaggregation-mode")) {
+                String mode = arg.contains("=") ? arg.substring(arg.indexOf('=') + 1) : i + 1 < command.size() ? command.get(i + 1) : "";
+                if (SGLANG_SPLIT_MODES.contains(mode)) {
+                    return Optional.of("--disaggregation-mode " + mode);
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    static Optional<Engine> engineOf(List<String> command) {
+        if (isVllm(command)) {
+            return Optional.of(Engine.VLLM);
+        }
+        return command.contains("sglang.launch_server") ? Optional.of(Engine.SGLANG) : Optional.empty();
+    }
+
+    private static boolean isVllm(List<String> command) {
+        return command.size() >= 2 && command.get(0).equals("vllm") && command.get(1).equals("serve");
+    }
+
+    private static List<String> command(Pod pod) {
+        if (pod.getSpec() == null || pod.getSpec().getContainers() == null) {
+            return List.of();
+        }
+        return pod.getSpec().getContainers().stream()
+                .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName()) && c.getCommand() != null)
+                .map(c -> c.getCommand()).findFirst().orElse(List.of());
+    }
+
+    private static String label(Pod pod, String key) {
+        Map<String, String> labels = pod.getMetadata().getLabels();
+        return labels == null ? null : labels.get(key);
+    }
+
+    private static String annotation(Pod pod, String key) {
+        Map<String, String> annotations = pod.getMetadata().getAnnotations();
+        return annotations == null ? null : annotations.get(key);
+    }
+}

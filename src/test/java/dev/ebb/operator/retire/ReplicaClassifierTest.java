@@ -1,0 +1,107 @@
+package dev.ebb.operator.retire;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.render.MemberSlot;
+import dev.ebb.operator.render.PodRenderer;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class ReplicaClassifierTest {
+
+    /** The Pods the operator rendered for replica 0 of the deployment's first role. */
+    static List<Pod> replica(Specs.Deployment spec) {
+        DesiredDeployment d = spec.desired();
+        List<Pod> pods = new ArrayList<>();
+        for (int m = 0; m < d.roles().get(0).size(); m++) {
+            pods.add(PodRenderer.render(new MemberSlot(d, d.roles().get(0), 0, m), "h1"));
+        }
+        return pods;
+    }
+
+    static Pod relabel(Pod pod, String key, String value) {
+        return new PodBuilder(pod).editMetadata().addToLabels(key, value).endMetadata().build();
+    }
+
+    @Test
+    void singlePodReplicaAnswersThroughItself() {
+        assertThat(ReplicaClassifier.classify(replica(deployment("q", "vLLM").role(role("s")))))
+                .isEqualTo(new Classification.Answerable(Engine.VLLM, List.of("q-s-r0-m0")));
+    }
+
+    @Test
+    void multiPodReplicaAnswersThroughItsLeaderAlone() {
+        assertThat(ReplicaClassifier.classify(replica(deployment("q", "SGLang").role(role("s").size(3)))))
+                .isEqualTo(new Classification.Answerable(Engine.SGLANG, List.of("q-s-r0-m0")));
+    }
+
+    static Stream<Arguments> splitReplicas() {
+        return Stream.of(
+                Arguments.of("vLLM prefill", deployment("q", "vLLM").role(role("p").kind("Prefill"))),
+                Arguments.of("vLLM decode", deployment("q", "vLLM").role(role("d").kind("Decode"))),
+                Arguments.of("SGLang prefill", deployment("q", "SGLang").role(role("p").kind("Prefill"))),
+                Arguments.of("SGLang decode, multi-Pod", deployment("q", "SGLang").role(role("d").kind("Decode").size(2))),
+                Arguments.of("SGLang server made a decoder by extraArgs", deployment("q", "SGLang").role(role("s").extraArgs("--disaggregation-mode=decode"))),
+                Arguments.of("vLLM data-parallel balancing", deployment("q", "vLLM").role(role("s").extraArgs("--data-parallel-hybrid-lb"))));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("splitReplicas")
+    void prefillOrDecodeReplicaIsRefusedFromItsOwnCommand(String title, Specs.Deployment spec) {
+        assertThat(ReplicaClassifier.classify(replica(spec))).isInstanceOfSatisfying(Classification.Refused.class,
+                refused -> assertThat(refused.reason()).isEqualTo(Reasons.DISAGGREGATED));
+    }
+
+    @Test
+    void sglangWithANonSplitModeIsNotRefused() {
+        assertThat(ReplicaClassifier.classify(replica(deployment("q", "SGLang").role(role("s").extraArgs("--disaggregation-mode", "null")))))
+                .isInstanceOf(Classification.Answerable.class);
+    }
+
+    @Test
+    void takeOverReplicaIsHeld() {
+        assertThat(ReplicaClassifier.classify(replica(deployment("q", "vLLM").role(role("s").command("vllm", "serve", "m")))))
+                .isInstanceOfSatisfying(Classification.Held.class, held -> assertThat(held.reason()).isEqualTo(Reasons.TAKE_OVER));
+    }
+
+    @Test
+    void operatorBuiltLookingPodWithAnUnknownEngineIsRefused() {
+        Pod pod = replica(deployment("q", "vLLM").role(role("s"))).get(0);
+        pod.getSpec().getContainers().get(0).setCommand(List.of("/opt/tgi/launcher", "--port", "8000"));
+
+        assertThat(ReplicaClassifier.classify(List.of(pod))).isInstanceOfSatisfying(Classification.Refused.class,
+                refused -> assertThat(refused.reason()).isEqualTo(Reasons.NO_GAUGE_LIST));
+    }
+
+    static Stream<Arguments> unanswerableReplicas() {
+        List<Pod> pair = replica(deployment("q", "vLLM").role(role("s").size(2)));
+        return Stream.of(
+                Arguments.of(Reasons.NO_LEADER, List.of(relabel(pair.get(0), Labels.MEMBER_INDEX, "7"), pair.get(1))),
+                Arguments.of(Reasons.MULTIPLE_LEADERS, List.of(pair.get(0), relabel(pair.get(1), Labels.MEMBER_INDEX, "0"))),
+                Arguments.of(Reasons.CONFIGURATION_DISAGREEMENT, List.of(pair.get(0), relabel(pair.get(1), Labels.CONFIG_HASH, "h2"))),
+                Arguments.of(Reasons.SIZE_MISMATCH, List.of(pair.get(0))),
+                Arguments.of(Reasons.SIZE_MISMATCH, List.of(pair.get(0), new PodBuilder(pair.get(1)).editMetadata()
+                        .addToAnnotations(Annotations.REPLICA_SIZE, "3").endMetadata().build())));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("unanswerableReplicas")
+    void replicaWhoseAnsweringMemberCannotBeNamedIsHeldWithTheReason(String reason, List<Pod> members) {
+        assertThat(ReplicaClassifier.classify(members)).isInstanceOfSatisfying(Classification.Held.class,
+                held -> assertThat(held.reason()).isEqualTo(reason));
+    }
+}
