@@ -46,7 +46,7 @@ public final class StatusAggregator {
 
         return new ModelDeploymentStatus(generation,
                 notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
-                summary(roles), roles, List.of(ready, upToDate));
+                summary(roles), roles, null, List.of(ready, upToDate));
     }
 
     /** A rejected spec changes nothing that exists; status says which fields are wrong. */
@@ -55,7 +55,7 @@ public final class StatusAggregator {
         Condition ready = Conditions.next(previous, Conditions.READY, false, REASON_INVALID_SPEC, rejection.summary(), generation, now);
         Condition upToDate = Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_INVALID_SPEC,
                 "nothing is created or changed until the spec is fixed", generation, now);
-        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), List.of(ready, upToDate));
+        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, List.of(ready, upToDate));
     }
 
     private static RoleStatus roleStatus(DesiredDeployment deployment, DesiredRole role, String hash,

@@ -8,5 +8,6 @@ public record ModelDeploymentStatus(
         String phase,
         String rolesSummary,
         List<RoleStatus> roles,
+        RetirementStatus retirement,
         List<Condition> conditions) {
 }

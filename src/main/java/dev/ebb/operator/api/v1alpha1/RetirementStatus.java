@@ -1,0 +1,32 @@
+package dev.ebb.operator.api.v1alpha1;
+
+import java.util.List;
+
+/**
+ * The retirement in progress, or the last one that aborted: everything an operator restart needs to resume it.
+ * Times are RFC 3339.
+ */
+public record RetirementStatus(
+        String roleName,
+        Integer replicaOrdinal,
+        String cause,
+        List<TargetMember> targetMembers,
+        List<String> answering,
+        String state,
+        String reason,
+        String message,
+        String holdReason,
+        String holdMessage,
+        String startedAt,
+        String phaseStartedAt,
+        String deadline,
+        List<MemberRead> reads) {
+
+    /** A member bound at the start: the deletion covers exactly these, each only with this uid. */
+    public record TargetMember(String name, String uid, String containerID) {
+    }
+
+    /** The latest read of one answering member. */
+    public record MemberRead(String member, String verdict, Double inFlight, Integer consecutiveIdle, String time) {
+    }
+}

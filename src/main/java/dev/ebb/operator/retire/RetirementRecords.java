@@ -1,0 +1,62 @@
+package dev.ebb.operator.retire;
+
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** Writes a retirement into status.retirement and reads it back, so that an operator restart resumes it. Pure. */
+public final class RetirementRecords {
+    private RetirementRecords() {
+    }
+
+    public static RetirementStatus toStatus(Retirement r) {
+        return new RetirementStatus(
+                r.role(), r.ordinal(), r.cause(),
+                r.targets().stream().map(m -> new RetirementStatus.TargetMember(m.name(), m.uid(), m.containerId())).toList(),
+                r.answering(),
+                r.state().name(), r.reason(), r.message(),
+                r.standingHold().map(Classification.Held::reason).orElse(null),
+                r.standingHold().map(Classification.Held::message).orElse(null),
+                r.startedAt().toString(), r.phaseStartedAt().toString(), r.deadline().toString(),
+                r.reads().entrySet().stream().sorted(Map.Entry.comparingByKey())
+                        .map(e -> new RetirementStatus.MemberRead(e.getKey(), e.getValue().verdict(), e.getValue().inFlight(),
+                                e.getValue().consecutiveIdle(), e.getValue().at() == null ? null : e.getValue().at().toString()))
+                        .toList());
+    }
+
+    /**
+     * The retirement a status records, when the record is whole and readable. A record someone edited into
+     * nonsense yields nothing: the shell then treats the operation as lost rather than guess at it.
+     */
+    public static Optional<Retirement> fromStatus(RetirementStatus s) {
+        try {
+            Map<String, MemberReads> reads = new LinkedHashMap<>();
+            if (s.reads() != null) {
+                for (RetirementStatus.MemberRead read : s.reads()) {
+                    reads.put(read.member(), new MemberReads(read.verdict(), read.inFlight() == null ? 0 : read.inFlight(),
+                            read.consecutiveIdle() == null ? 0 : read.consecutiveIdle(), read.time() == null ? null : Instant.parse(read.time())));
+                }
+            }
+            Optional<Classification.Held> hold = s.holdReason() == null ? Optional.empty()
+                    : Optional.of(new Classification.Held(s.holdReason(), s.holdMessage()));
+            return Optional.of(new Retirement(
+                    require(s.roleName()), s.replicaOrdinal(), require(s.cause()),
+                    s.targetMembers().stream().map(t -> new Member(require(t.name()), require(t.uid()), t.containerID())).toList(),
+                    s.answering() == null ? List.of() : List.copyOf(s.answering()),
+                    hold, RetirementState.valueOf(s.state()), s.reason(), s.message(),
+                    Instant.parse(s.startedAt()), Instant.parse(s.phaseStartedAt()), Map.copyOf(reads)));
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    private static String require(String value) {
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException("missing field");
+        }
+        return value;
+    }
+}
