@@ -33,6 +33,11 @@ public record ObservedReplica(String role, int ordinal, List<Pod> members) {
         return complete() && members.stream().allMatch(PodFacts::isReady);
     }
 
+    /** Whether any container of the replica ever started: one that never did cannot hold a request. */
+    public boolean everRan() {
+        return members.stream().anyMatch(PodFacts::everStarted);
+    }
+
     public boolean hasMember(int index) {
         return members.stream().anyMatch(p -> PodFacts.memberIndex(p).filter(i -> i == index).isPresent());
     }

@@ -33,6 +33,12 @@ final class PodFacts {
                         .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
     }
 
+    static boolean everStarted(Pod pod) {
+        return pod.getStatus() != null && pod.getStatus().getContainerStatuses() != null
+                && pod.getStatus().getContainerStatuses().stream().anyMatch(c -> c.getContainerID() != null && !c.getContainerID().isEmpty()
+                        || c.getRestartCount() != null && c.getRestartCount() > 0);
+    }
+
     /** Plain decimal digits only: no sign, no spaces, no overflow. */
     static Optional<Integer> parseBoundedInt(String text, int min, int max) {
         if (text == null || text.isEmpty() || text.length() > MAX_DIGITS || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
