@@ -102,6 +102,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
 
         plan.services().forEach(desired -> applyService(desired, services.get(desired.getMetadata().getName())));
         plan.create().forEach(pod -> createPod(md, pod));
+        plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
         plan.obsoleteServices().forEach(name -> client.services().inNamespace(md.getMetadata().getNamespace()).withName(name).delete());
         return StatusAggregator.accepted(generation, deployment, hashes, inventory, previous, now);
     }
@@ -133,6 +134,13 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     }
 
     /** One Event per reason and pass, so that a cause shared by several conditions is told once. */
+    /** A replica that never ran holds no request, so it skips the retirement protocol. */
+    private void removeNeverRan(ModelDeployment md, Pod pod) {
+        client.resource(pod).delete();
+        events.normal(md, "NeverRanReplicaRemoved", "deleted " + pod.getMetadata().getName()
+                + ": surplus, and none of its containers ever started");
+    }
+
     private void announceConditionChanges(ModelDeployment md, List<Condition> previous, List<Condition> current) {
         Set<String> told = new HashSet<>();
         for (Condition condition : current) {

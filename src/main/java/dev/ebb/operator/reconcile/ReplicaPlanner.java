@@ -15,7 +15,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 
 /** Decides which Pods and Services to create from the desired deployment and what exists. Pure. */
 public final class ReplicaPlanner {
@@ -27,6 +29,7 @@ public final class ReplicaPlanner {
         List<Pod> create = new ArrayList<>();
         List<Service> services = new ArrayList<>();
         Map<String, Integer> surplus = new LinkedHashMap<>();
+        List<Pod> neverRan = new ArrayList<>();
         Set<String> wanted = new HashSet<>();
 
         for (DesiredRole role : deployment.roles()) {
@@ -48,7 +51,16 @@ public final class ReplicaPlanner {
                 }
             }
             if (missing < 0) {
-                surplus.put(role.name(), -missing);
+                NavigableMap<Integer, ObservedReplica> left = new TreeMap<>(existing);
+                Optional<SurplusChoice.Removal> next = SurplusChoice.next(left, role.replicas());
+                while (next.isPresent() && next.get().direct()) {
+                    neverRan.addAll(next.get().replica().members());
+                    left.remove(next.get().replica().ordinal());
+                    next = SurplusChoice.next(left, role.replicas());
+                }
+                if (left.size() > role.replicas()) {
+                    surplus.put(role.name(), left.size() - role.replicas());
+                }
             }
 
             services.add(ServiceRenderer.roleService(deployment, role));
@@ -60,7 +72,7 @@ public final class ReplicaPlanner {
         stillNeededByLeavingPods(deployment.owner().name(), inventory, wanted);
 
         List<String> obsolete = existingServices.stream().filter(name -> !wanted.contains(name)).sorted().toList();
-        return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, Map.copyOf(surplus));
+        return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, List.copyOf(neverRan), Map.copyOf(surplus));
     }
 
     /** A replica whose role left the spec keeps its Services until its last Pod is gone. */

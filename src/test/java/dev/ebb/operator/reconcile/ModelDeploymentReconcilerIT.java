@@ -51,10 +51,14 @@ class ModelDeploymentReconcilerIT {
                 .filter(e -> name.equals(e.getInvolvedObject().getName()) && reason.equals(e.getReason())).toList();
     }
 
+    /** What a kubelet would report: the engine container started and the Pod is Ready. */
     private void markReady(String namespace, String deployment) {
         for (Pod pod : client.pods().inNamespace(namespace).withLabel(Labels.DEPLOYMENT, deployment).list().getItems()) {
             pod.setStatus(new PodStatusBuilder().withPhase("Running")
-                    .addNewCondition().withType("Ready").withStatus("True").endCondition().build());
+                    .addNewCondition().withType("Ready").withStatus("True").endCondition()
+                    .addNewContainerStatus().withName("main").withContainerID("containerd://" + pod.getMetadata().getUid())
+                        .withRestartCount(0).withReady(true).endContainerStatus()
+                    .build());
             client.pods().resource(pod).updateStatus();
         }
     }
@@ -109,9 +113,10 @@ class ModelDeploymentReconcilerIT {
     }
 
     @Test
-    void scaleDownRetainsSurplusAndSaysWhy() {
+    void scaleDownRetainsSurplusThatRanAndSaysWhy() {
         client.resource(deployment("qwen", "SGLang").namespace("shrink").role(role("server").replicas(3)).build()).create();
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(podNames("shrink", "qwen")).hasSize(3));
+        markReady("shrink", "qwen");
 
         setReplicas("shrink", "qwen", 1);
 
@@ -122,6 +127,19 @@ class ModelDeploymentReconcilerIT {
             assertThat(events("shrink", "qwen", "SurplusRetained")).isNotEmpty();
         });
         assertThat(podNames("shrink", "qwen")).hasSize(3);
+    }
+
+    @Test
+    void scaleDownRemovesReplicasThatNeverRanDirectly() {
+        client.resource(deployment("qwen", "vLLM").namespace("pending").role(role("server").replicas(3)).build()).create();
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(podNames("pending", "qwen")).hasSize(3));
+
+        setReplicas("pending", "qwen", 1);
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(podNames("pending", "qwen")).containsExactly("qwen-server-r0-m0");
+            assertThat(events("pending", "qwen", "NeverRanReplicaRemoved")).hasSize(2);
+        });
     }
 
     @Test

@@ -23,9 +23,12 @@ final class ObservedPods {
         return pods;
     }
 
+    /** A Pod whose engine container started (it has a container ID), ready or not. */
     static Pod withReady(Pod pod, boolean ready) {
         return new PodBuilder(pod).withNewStatus().withPhase("Running")
                 .addNewCondition().withType("Ready").withStatus(ready ? "True" : "False").endCondition()
+                .addNewContainerStatus().withName("main").withContainerID("containerd://" + pod.getMetadata().getName())
+                    .withRestartCount(0).withReady(ready).endContainerStatus()
                 .endStatus().build();
     }
 }

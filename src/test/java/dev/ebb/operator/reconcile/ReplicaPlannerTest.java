@@ -65,7 +65,26 @@ class ReplicaPlannerTest {
         ReplicaPlan plan = plan(d, pods, List.of("qwen-server"));
 
         assertThat(plan.create()).isEmpty();
+        assertThat(plan.neverRan()).isEmpty();
         assertThat(plan.surplus()).containsEntry("server", 2);
+    }
+
+    @Test
+    void surplusReplicasThatNeverRanGoDirectlyAndTheRestAreRetained() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>();
+        pods.addAll(ObservedPods.replica(d, "server", 0, hash, true));
+        pods.addAll(ObservedPods.replica(d, "server", 1, hash, true));
+        for (int ordinal = 2; ordinal < 4; ordinal++) {
+            ObservedPods.replica(d, "server", ordinal, hash, true).forEach(p -> pods.add(new PodBuilder(p).withNewStatus().withPhase("Pending").endStatus().build()));
+        }
+
+        ReplicaPlan plan = plan(d, pods, List.of("qwen-server"));
+
+        assertThat(names(plan.neverRan())).containsExactly("qwen-server-r3-m0", "qwen-server-r2-m0");
+        assertThat(plan.surplus()).containsEntry("server", 1);
+        assertThat(plan.create()).isEmpty();
     }
 
     @Test
