@@ -85,7 +85,6 @@ public final class FakeEngine implements AutoCloseable {
     public EngineFaults faults() { return faults; }
     public State state() { return state; }
     public int inFlight() { return running.size(); }
-    public long arrivals() { return arrived.get(); }
 
     public URI uri(String path) {
         return URI.create((server instanceof HttpsServer ? "https" : "http") + "://" + host + ":" + port + path);

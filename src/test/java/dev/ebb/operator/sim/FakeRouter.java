@@ -74,10 +74,6 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         return dispatches.stream().filter(d -> d.pod().equals(pod) && !d.at().isBefore(since)).toList();
     }
 
-    public boolean up() {
-        return up;
-    }
-
     public void setUp(boolean value) {
         up = value;
     }

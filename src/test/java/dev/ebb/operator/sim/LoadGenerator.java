@@ -36,9 +36,6 @@ public final class LoadGenerator implements AutoCloseable {
     }
 
     public record Request(long id, String pod, Instant start, Instant end, Outcome outcome, String why) {
-        public Duration took() {
-            return Duration.between(start, end);
-        }
     }
 
     private final Target target;

@@ -48,7 +48,6 @@ public final class SimKubelet implements AutoCloseable {
         return t;
     });
     private final SharedIndexInformer<Pod> informer;
-    private volatile Duration startupDelay = Duration.ZERO;
 
     /** What the kubelet keeps per Pod: its address and the engine it started. */
     private static final class Node {
@@ -87,22 +86,12 @@ public final class SimKubelet implements AutoCloseable {
         });
     }
 
-    /** Delays each new Pod's readiness, as an engine loading its weights would. */
-    public SimKubelet startupDelay(Duration delay) {
-        this.startupDelay = delay;
-        return this;
-    }
-
     public List<Termination> terminations() {
         return List.copyOf(terminations);
     }
 
     public Optional<FakeEngine> engine(String namespace, String pod) {
         return Optional.ofNullable(pods.get(namespace + "/" + pod)).map(n -> n.engine);
-    }
-
-    public Optional<String> address(String namespace, String pod) {
-        return Optional.ofNullable(pods.get(namespace + "/" + pod)).map(n -> n.address);
     }
 
     /** The container crashes and comes back: the engine loses what it held, and the container gets a new ID. */
@@ -150,14 +139,11 @@ public final class SimKubelet implements AutoCloseable {
                         }
                         return p;
                     });
-            Thread.sleep(startupDelay.toMillis());
             node.engine = startEngine(pod, node.address);
             node.containerId = newContainerId();
             reportRunning(pod, node);
         } catch (KubernetesClientException | IOException e) {
             LOG.debugf("could not bind %s: %s", key(pod), e.getMessage());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 
