@@ -2,6 +2,7 @@ package dev.ebb.operator.read;
 
 import dev.ebb.operator.BundledScripts;
 import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.drain.DrainHook;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.util.List;
 import java.util.Map;
@@ -16,8 +17,6 @@ import java.util.regex.Pattern;
 public final class ReadCommand {
     public static final String RESOURCE = "ebb/read-metrics.py";
     public static final String SCRIPT = BundledScripts.load(RESOURCE);
-    /** The read runs inside the member's own container, so the engine is on loopback. */
-    public static final String LOOPBACK = "127.0.0.1";
     public static final int TIMEOUT_SECONDS = 2;
     private static final Pattern PATH = Pattern.compile("/[A-Za-z0-9._~/-]{0,255}");
 
@@ -44,7 +43,8 @@ public final class ReadCommand {
         }
         return new Built(Optional.of(List.of("python3", "-c", SCRIPT,
                 "--scheme", scheme,
-                "--host", LOOPBACK,
+                // the read runs inside the member's own container, so the engine is on loopback
+                "--host", DrainHook.LOOPBACK,
                 "--port", Integer.toString(Integer.parseInt(port)),
                 "--path", path,
                 "--max-bytes", Integer.toString(maxBytes),

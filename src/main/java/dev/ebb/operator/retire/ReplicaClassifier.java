@@ -76,7 +76,8 @@ public final class ReplicaClassifier {
         return Optional.empty();
     }
 
-    static Optional<Engine> engineOf(List<String> command) {
+    /** The engine an operator-built command runs, recognised from the command itself. */
+    public static Optional<Engine> engineOf(List<String> command) {
         if (isVllm(command)) {
             return Optional.of(Engine.VLLM);
         }

@@ -1,5 +1,6 @@
 package dev.ebb.operator.sim;
 
+import dev.ebb.operator.drain.DrainHook;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -8,7 +9,7 @@ import java.util.List;
  * reads 127.0.0.1. The only change the world makes to a rendered command is that one argv item.
  */
 public final class PodAddressing {
-    public static final String RENDERED_HOST = "127.0.0.1";
+    public static final String RENDERED_HOST = DrainHook.LOOPBACK;
 
     private PodAddressing() {
     }

@@ -2,6 +2,7 @@ package dev.ebb.operator.sim;
 
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -273,13 +274,7 @@ public final class SimKubelet implements AutoCloseable {
     static Optional<Engine> engineOf(List<String> command) {
         boolean follower = command.contains("--headless")
                 || argAfter(command, "--node-rank").filter(rank -> !rank.equals("0")).isPresent();
-        if (follower) {
-            return Optional.empty();
-        }
-        if (command.size() >= 2 && command.get(0).equals("vllm") && command.get(1).equals("serve")) {
-            return Optional.of(Engine.VLLM);
-        }
-        return command.contains("sglang.launch_server") ? Optional.of(Engine.SGLANG) : Optional.empty();
+        return follower ? Optional.empty() : ReplicaClassifier.engineOf(command);
     }
 
     private static Optional<String> argAfter(List<String> argv, String flag) {
