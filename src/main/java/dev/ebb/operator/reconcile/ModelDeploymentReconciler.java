@@ -48,6 +48,10 @@ import org.jboss.logging.Logger;
 @RBACRule(apiGroups = "", resources = "pods", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
 @RBACRule(apiGroups = "", resources = "services", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
 @RBACRule(apiGroups = "", resources = "events", verbs = {"create", "patch"})
+// member reads: one exec into a member's engine container, read-only by what it runs
+@RBACRule(apiGroups = "", resources = "pods/exec", verbs = {"get", "create"})
+// withdrawal is proven by a member's absence from every EndpointSlice of its role
+@RBACRule(apiGroups = "discovery.k8s.io", resources = "endpointslices", verbs = {"get", "list", "watch"})
 public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
     public static final String NAME = "modeldeployment";
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
