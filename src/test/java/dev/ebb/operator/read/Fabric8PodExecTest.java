@@ -43,9 +43,12 @@ class Fabric8PodExecTest {
 
     @Test
     void completesWithTheOutputOnTheExitCode() {
-        // the API server sends the status after the output; the mock gets both in order only when spaced
+        // the API server sends the status after the output; the mock keeps them apart, and closes the socket only
+        // after an empty frame, since closing at once may overtake the status frame in the client
         server.expect().withPath(PATH).andUpgradeToWebSocket().open(new OutputStreamMessage("metrics body\n"))
-                .waitFor(200).andEmit(new StatusStreamMessage(0)).done().once();
+                .waitFor(200).andEmit(new StatusStreamMessage(0))
+                .waitFor(300).andEmit(new OutputStreamMessage(""))
+                .done().once();
 
         ExecResult result = run(LIMITS);
 
