@@ -2,12 +2,15 @@ package dev.ebb.operator.sim;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** Hands out 127.0.x.y addresses, one per Pod, so that many Pods can listen on the same engine port. */
+/**
+ * Hands out 127.0.x.y addresses, one per Pod, so that many Pods can listen on the same engine port. The counter is
+ * shared by every user in the JVM: an engine some other test has not yet stopped never collides with a new one.
+ */
 public final class LoopbackAddresses {
-    private final AtomicInteger next = new AtomicInteger(2);
+    private static final AtomicInteger NEXT = new AtomicInteger(2);
 
     public String next() {
-        int n = next.getAndIncrement();
+        int n = NEXT.getAndIncrement();
         if (n >= 256 * 254) {
             throw new IllegalStateException("out of loopback addresses");
         }

@@ -49,6 +49,7 @@ public final class SimKubelet implements AutoCloseable {
         return t;
     });
     private final SharedIndexInformer<Pod> informer;
+    private volatile boolean closed;
 
     /** What the kubelet keeps per Pod: its address and the engine it started. */
     private static final class Node {
@@ -141,6 +142,10 @@ public final class SimKubelet implements AutoCloseable {
                         return p;
                     });
             node.engine = startEngine(pod, node.address);
+            if (closed && node.engine != null) {
+                node.engine.kill();
+                return;
+            }
             node.containerId = newContainerId();
             reportRunning(pod, node);
         } catch (KubernetesClientException | IOException e) {
@@ -304,6 +309,7 @@ public final class SimKubelet implements AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
         informer.close();
         workers.shutdownNow();
         pods.values().forEach(n -> {
