@@ -7,7 +7,6 @@ import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.SpecResolver;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
-import dev.ebb.operator.api.v1alpha1.RoleStatus;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.render.PodRenderer;
@@ -30,7 +29,6 @@ import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.quarkiverse.operatorsdk.annotations.RBACRule;
 import java.time.Instant;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -84,8 +82,13 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         ModelDeploymentStatus status = resolution instanceof Resolution.Accepted accepted
                 ? converge(md, accepted.deployment(), context, previous, generation, now)
                 : StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, previous, now);
-        announceConditionChanges(md, previous, status.conditions());
-        announceNewDrainWarnings(md, status);
+        for (StatusNews.News news : StatusNews.between(md.getStatus(), status)) {
+            if (news.warning()) {
+                events.warning(md, news.reason(), news.message());
+            } else {
+                events.normal(md, news.reason(), news.message());
+            }
+        }
         if (Objects.equals(status, md.getStatus())) {
             return UpdateControl.noUpdate();
         }
@@ -137,41 +140,11 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         }
     }
 
-    /** One Event per reason and pass, so that a cause shared by several conditions is told once. */
     /** A replica that never ran holds no request, so it skips the retirement protocol. */
     private void removeNeverRan(ModelDeployment md, Pod pod) {
         client.resource(pod).delete();
         events.normal(md, "NeverRanReplicaRemoved", "deleted " + pod.getMetadata().getName()
                 + ": surplus, and none of its containers ever started");
-    }
-
-    private void announceConditionChanges(ModelDeployment md, List<Condition> previous, List<Condition> current) {
-        Set<String> told = new HashSet<>();
-        for (Condition condition : current) {
-            if (!Conditions.changed(previous, condition) || !told.add(condition.getReason())) {
-                continue;
-            }
-            String message = condition.getType() + "=" + condition.getStatus() + ": " + condition.getMessage();
-            if ("True".equals(condition.getStatus())) {
-                events.normal(md, condition.getReason(), message);
-            } else {
-                events.warning(md, condition.getReason(), message);
-            }
-        }
-    }
-
-    /** Each drain warning is told once, when it first applies to a role. */
-    private void announceNewDrainWarnings(ModelDeployment md, ModelDeploymentStatus status) {
-        Set<String> known = new HashSet<>();
-        if (md.getStatus() != null && md.getStatus().roles() != null) {
-            md.getStatus().roles().stream().filter(r -> r.drain() != null)
-                    .forEach(r -> r.drain().warnings().forEach(w -> known.add(r.name() + "/" + w.reason())));
-        }
-        for (RoleStatus role : status.roles()) {
-            role.drain().warnings().stream()
-                    .filter(w -> !known.contains(role.name() + "/" + w.reason()))
-                    .forEach(w -> events.warning(md, w.reason(), "role " + role.name() + ": " + w.message()));
-        }
     }
 
     /** Owned objects are deleted explicitly: the Pods still drain through their own hooks as they go. */

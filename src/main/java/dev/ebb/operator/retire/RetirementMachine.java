@@ -132,7 +132,7 @@ public final class RetirementMachine {
             MemberReads after = next(before, reading, seen.now());
             reads.put(name, after);
             if (after.consecutiveIdle() < Budgets.IDLE_READS && (holdReason == null || Reasons.AWAITING_READS.equals(holdReason))) {
-                holdReason = reasonOf(reading, after);
+                holdReason = reasonOf(reading);
                 holdMessage = messageOf(name, reading, after);
             }
         }
@@ -173,7 +173,7 @@ public final class RetirementMachine {
         return new MemberReads("Failed", 0, 0, at);
     }
 
-    private static String reasonOf(Reading reading, MemberReads after) {
+    private static String reasonOf(Reading reading) {
         if (reading instanceof Reading.Idle) {
             return Reasons.AWAITING_READS;
         }

@@ -1,0 +1,58 @@
+package dev.ebb.operator.reconcile;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.render.PodRenderer;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+class StatusNewsTest {
+    private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
+
+    private static ModelDeploymentStatus status(DesiredDeployment d, ModelDeploymentStatus before) {
+        Map<String, String> hashes = d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
+        return StatusAggregator.accepted(1, d, hashes, Inventory.of(List.of()), before == null ? List.of() : before.conditions(), T0);
+    }
+
+    @Test
+    void firstStatusTellsEachConditionAndEachDrainWarningOnce() {
+        DesiredDeployment d = deployment("pd", "SGLang").role(role("decode").kind("Decode")).desired();
+
+        List<StatusNews.News> news = StatusNews.between(null, status(d, null));
+
+        assertThat(news).extracting(StatusNews.News::reason)
+                .containsExactly("ReplicasNotReady", "ReplicasCreating", "GraceTooShortForSplitRole");
+        assertThat(news).allMatch(StatusNews.News::warning);
+        assertThat(news.get(2).message()).startsWith("role decode: ");
+    }
+
+    @Test
+    void anUnchangedStatusTellsNothing() {
+        DesiredDeployment d = deployment("pd", "SGLang").role(role("decode").kind("Decode")).desired();
+        ModelDeploymentStatus first = status(d, null);
+
+        assertThat(StatusNews.between(first, status(d, first))).isEmpty();
+    }
+
+    @Test
+    void aCauseSharedByTwoConditionsIsToldOnce() {
+        Resolution.Rejected rejected = (Resolution.Rejected) Specs.RESOLVER.resolve(deployment("x", "TGI").role(role("s")).build());
+
+        List<StatusNews.News> news = StatusNews.between(null, StatusAggregator.rejected(1, rejected, List.of(), T0));
+
+        assertThat(news).singleElement().satisfies(n -> {
+            assertThat(n.reason()).isEqualTo("InvalidSpec");
+            assertThat(n.warning()).isTrue();
+        });
+    }
+}
