@@ -13,9 +13,13 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.Toleration;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.awaitility.Awaitility;
 
 /** Builders for ModelDeployments in tests: every field starts unset, as a user would leave it. */
 public final class Specs {
@@ -30,6 +34,23 @@ public final class Specs {
 
     public static Role role(String name) {
         return new Role(name);
+    }
+
+    /**
+     * Sets one role's replicas as `kubectl scale` would: an operator status write in between makes the edit conflict,
+     * and it is tried again.
+     */
+    public static void scale(KubernetesClient client, String namespace, String name, String role, int replicas) {
+        Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreExceptionsInstanceOf(KubernetesClientException.class)
+                .until(() -> client.resources(ModelDeployment.class).inNamespace(namespace).withName(name).edit(md -> {
+                    ModelDeploymentSpec s = md.getSpec();
+                    List<RoleSpec> roles = s.roles().stream().map(r -> r.name().equals(role)
+                            ? new RoleSpec(r.name(), r.kind(), replicas, r.size(), r.image(), r.port(), r.resources(), r.extraArgs(),
+                                    r.env(), r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations())
+                            : r).toList();
+                    md.setSpec(new ModelDeploymentSpec(s.model(), s.engine(), s.router(), roles));
+                    return md;
+                }) != null);
     }
 
     public static final class Deployment {

@@ -5,6 +5,9 @@ public final class Annotations {
     /** The size a replica was created with, so that a later spec edit cannot change how it is classified. */
     public static final String REPLICA_SIZE = "serving.ebb.dev/replica-size";
 
+    /** Set on a ModelDeployment to any new value to retry an aborted retirement at once, refusals included. */
+    public static final String RETRY_RETIREMENT = "serving.ebb.dev/retry-retirement";
+
     public static final String SCRAPE = "prometheus.io/scrape";
     public static final String SCRAPE_PORT = "prometheus.io/port";
     public static final String SCRAPE_PATH = "prometheus.io/path";

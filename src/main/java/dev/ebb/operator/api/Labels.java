@@ -14,6 +14,8 @@ public final class Labels {
     public static final String SERVING = PREFIX + "serving";
     public static final String SERVING_YES = "true";
     public static final String LEADER_INDEX = "0";
+    /** Set by Kubernetes on every EndpointSlice: the Service it belongs to. */
+    public static final String SERVICE_NAME = "kubernetes.io/service-name";
 
     private Labels() {
     }

@@ -3,6 +3,7 @@ package dev.ebb.operator.config;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
+import java.time.Duration;
 
 /** Operator-wide settings, under the {@code ebb.} prefix. */
 @ConfigMapping(prefix = "ebb")
@@ -10,6 +11,14 @@ public interface EbbConfig {
 
     /** Images used when neither the role nor spec.engine names one. */
     Images images();
+
+    Retirement retirement();
+
+    interface Retirement {
+        /** How long an aborted retirement waits before it is retried by itself; refusals are never retried so. */
+        @WithDefault("5m")
+        Duration coolDown();
+    }
 
     interface Images {
         @WithDefault("vllm/vllm-openai:v0.11.0")

@@ -7,6 +7,11 @@ public final class Metrics {
     /** ebb_member_read_duration_seconds: how long a member read took, exec included. */
     public static final String MEMBER_READ_DURATION = "ebb.member.read.duration";
     public static final String VERDICT = "verdict";
+    /** ebb_retirements_total{outcome}: retirements that ended, by how. */
+    public static final String RETIREMENTS = "ebb.retirements";
+    /** ebb_retirement_duration_seconds: from the start of a retirement to its end. */
+    public static final String RETIREMENT_DURATION = "ebb.retirement.duration";
+    public static final String OUTCOME = "outcome";
 
     private Metrics() {
     }

@@ -11,6 +11,7 @@ import java.util.Optional;
 public final class Conditions {
     public static final String READY = "Ready";
     public static final String REPLICAS_UP_TO_DATE = "ReplicasUpToDate";
+    public static final String RETIREMENT_PROGRESSING = "RetirementProgressing";
 
     private Conditions() {
     }

@@ -10,11 +10,13 @@ import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
@@ -23,11 +25,14 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
+import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.quarkiverse.operatorsdk.annotations.RBACRule;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,8 +44,9 @@ import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
 
 /**
- * The one controller: checks the spec, asks the planner what to create, does it, and writes status. All
- * decisions live in the pure classes it calls; this class only reads the caches and talks to the API server.
+ * The one controller: checks the spec, asks the planner what to create, runs the retirement protocol for what the
+ * spec takes away, and writes status. All decisions live in the pure classes it calls; this class only reads the
+ * caches and talks to the API server.
  */
 @ControllerConfiguration(name = ModelDeploymentReconciler.NAME)
 @RBACRule(apiGroups = "", resources = "pods", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
@@ -57,11 +63,18 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final KubernetesClient client;
     private final EventRecorder events;
     private final SpecResolver resolver;
+    private final RetirementRunner retirements;
+    private final ReadLedger reads;
+    private final Clock clock;
 
-    public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config) {
+    public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
+            ReadLedger reads, Clock clock) {
         this.client = client;
         this.events = events;
         this.resolver = new SpecResolver(config.images()::of);
+        this.retirements = retirements;
+        this.reads = reads;
+        this.clock = clock;
     }
 
     @Override
@@ -70,18 +83,35 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
                         .withLabelSelector(Labels.DEPLOYMENT).build(), context),
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(Service.class, ModelDeployment.class)
-                        .withLabelSelector(Labels.DEPLOYMENT).build(), context));
+                        .withLabelSelector(Labels.DEPLOYMENT).build(), context),
+                // Kubernetes copies a Service's labels onto its EndpointSlices, whose owner is the Service, not us
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class)
+                        .withLabelSelector(Labels.DEPLOYMENT)
+                        .withSecondaryToPrimaryMapper(slice -> Set.of(new ResourceID(slice.getMetadata().getLabels().get(Labels.DEPLOYMENT),
+                                slice.getMetadata().getNamespace()))).build(), context));
     }
 
     @Override
     public UpdateControl<ModelDeployment> reconcile(ModelDeployment md, Context<ModelDeployment> context) {
         List<Condition> previous = previousConditions(md);
         long generation = Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
-        Instant now = Instant.now();
+        Instant now = clock.instant();
+        Set<Pod> pods = context.getSecondaryResources(Pod.class);
+        Inventory inventory = Inventory.of(pods);
         Resolution resolution = resolver.resolve(md);
-        ModelDeploymentStatus status = resolution instanceof Resolution.Accepted accepted
-                ? converge(md, accepted.deployment(), context, previous, generation, now)
-                : StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, previous, now);
+
+        ModelDeploymentStatus status;
+        RetirementRunner.Pass pass;
+        if (resolution instanceof Resolution.Accepted accepted) {
+            Map<String, String> hashes = hashes(accepted.deployment());
+            List<NextRetirement.Candidate> candidates = converge(md, accepted.deployment(), hashes, inventory, context);
+            pass = retirements.plan(md, inventory, pods, candidates, context.getSecondaryResources(EndpointSlice.class), now);
+            status = StatusAggregator.accepted(generation, accepted.deployment(), hashes, inventory, pass.record(), previous, now);
+        } else {
+            // with no valid spec nothing is taken away: a retirement in progress gives its replica back
+            pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class), now);
+            status = StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.record(), previous, now);
+        }
         for (StatusNews.News news : StatusNews.between(md.getStatus(), status)) {
             if (news.warning()) {
                 events.warning(md, news.reason(), news.message());
@@ -89,20 +119,31 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 events.normal(md, news.reason(), news.message());
             }
         }
-        if (Objects.equals(status, md.getStatus())) {
-            return UpdateControl.noUpdate();
+        // the retirement's next state is on record before anything it decided is done, so a restart never repeats
+        // or loses a step: a withdrawal, a restore or a deletion follows a status that already says so
+        if (!Objects.equals(status, md.getStatus())) {
+            PrimaryUpdateAndCacheUtils.patchStatusAndCacheResource(md, context, latest -> {
+                latest.setStatus(status);
+                return latest;
+            });
         }
-        md.setStatus(status);
-        return UpdateControl.patchStatus(md);
+        retirements.carryOut(md, pass, pods);
+        retirements.restoreStrays(md, pods, pass.record());
+        UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
+        return pass.lookAgainIn().map(control::rescheduleAfter).orElse(control);
     }
 
-    private ModelDeploymentStatus converge(ModelDeployment md, DesiredDeployment deployment, Context<ModelDeployment> context,
-            List<Condition> previous, long generation, Instant now) {
-        Inventory inventory = Inventory.of(context.getSecondaryResources(Pod.class));
+    private static Map<String, String> hashes(DesiredDeployment deployment) {
         Map<String, String> hashes = new LinkedHashMap<>();
         for (DesiredRole role : deployment.roles()) {
             hashes.put(role.name(), PodRenderer.configHash(deployment, role));
         }
+        return hashes;
+    }
+
+    /** Creates what the spec asks for and is missing; returns the replicas the retirement protocol should take away. */
+    private List<NextRetirement.Candidate> converge(ModelDeployment md, DesiredDeployment deployment, Map<String, String> hashes,
+            Inventory inventory, Context<ModelDeployment> context) {
         Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
                 .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
         ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet());
@@ -111,7 +152,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         plan.create().forEach(pod -> createPod(md, pod));
         plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
         plan.obsoleteServices().forEach(name -> client.services().inNamespace(md.getMetadata().getNamespace()).withName(name).delete());
-        return StatusAggregator.accepted(generation, deployment, hashes, inventory, previous, now);
+        return plan.retirements();
     }
 
     private void applyService(Service desired, Service existing) {
@@ -150,6 +191,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     /** Owned objects are deleted explicitly: the Pods still drain through their own hooks as they go. */
     @Override
     public DeleteControl cleanup(ModelDeployment md, Context<ModelDeployment> context) {
+        reads.forget(md.getMetadata().getUid());
         deleteAll(context.getSecondaryResources(Pod.class));
         deleteAll(context.getSecondaryResources(Service.class));
         return DeleteControl.defaultDelete();

@@ -6,12 +6,12 @@ import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.ServiceRenderer;
+import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -28,7 +28,8 @@ public final class ReplicaPlanner {
             Collection<String> existingServices) {
         List<Pod> create = new ArrayList<>();
         List<Service> services = new ArrayList<>();
-        Map<String, Integer> surplus = new LinkedHashMap<>();
+        List<NextRetirement.Candidate> retirements = new ArrayList<>();
+        List<NextRetirement.Candidate> dropped = new ArrayList<>();
         List<Pod> neverRan = new ArrayList<>();
         Set<String> wanted = new HashSet<>();
 
@@ -51,16 +52,7 @@ public final class ReplicaPlanner {
                 }
             }
             if (missing < 0) {
-                NavigableMap<Integer, ObservedReplica> left = new TreeMap<>(existing);
-                Optional<SurplusChoice.Removal> next = SurplusChoice.next(left, role.replicas());
-                while (next.isPresent() && next.get().direct()) {
-                    neverRan.addAll(next.get().replica().members());
-                    left.remove(next.get().replica().ordinal());
-                    next = SurplusChoice.next(left, role.replicas());
-                }
-                if (left.size() > role.replicas()) {
-                    surplus.put(role.name(), left.size() - role.replicas());
-                }
+                shed(existing, role.replicas(), true, neverRan, retirements);
             }
 
             services.add(ServiceRenderer.roleService(deployment, role));
@@ -68,11 +60,31 @@ public final class ReplicaPlanner {
                 ordinals.stream().sorted().forEach(o -> services.add(ServiceRenderer.replicaService(deployment, role, o)));
             }
         }
+        inventory.byRole().forEach((role, existing) -> {
+            if (deployment.roles().stream().noneMatch(r -> r.name().equals(role))) {
+                shed(existing, 0, false, neverRan, dropped);
+            }
+        });
         services.forEach(s -> wanted.add(s.getMetadata().getName()));
         stillNeededByLeavingPods(deployment.owner().name(), inventory, wanted);
 
         List<String> obsolete = existingServices.stream().filter(name -> !wanted.contains(name)).sorted().toList();
-        return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, List.copyOf(neverRan), Map.copyOf(surplus));
+        // a dropped role gives back everything it has, so it goes before roles that only shrink
+        dropped.addAll(retirements);
+        return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, List.copyOf(neverRan), List.copyOf(dropped));
+    }
+
+    /** Replicas that never ran go at once; the next one that ran becomes the role's candidate for retirement. */
+    private static void shed(NavigableMap<Integer, ObservedReplica> existing, int desired, boolean roleInSpec, List<Pod> neverRan,
+            List<NextRetirement.Candidate> retirements) {
+        NavigableMap<Integer, ObservedReplica> left = new TreeMap<>(existing);
+        Optional<SurplusChoice.Removal> next = SurplusChoice.next(left, desired);
+        while (next.isPresent() && next.get().direct()) {
+            neverRan.addAll(next.get().replica().members());
+            left.remove(next.get().replica().ordinal());
+            next = SurplusChoice.next(left, desired);
+        }
+        next.ifPresent(removal -> retirements.add(new NextRetirement.Candidate(removal.replica().role(), removal.replica().ordinal(), roleInSpec)));
     }
 
     /** A replica whose role left the spec keeps its Services until its last Pod is gone. */

@@ -5,15 +5,18 @@ import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.v1alpha1.DrainStatus;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RoleStatus;
 import dev.ebb.operator.drain.DrainTimeline;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.RetirementState;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Optional;
 import java.util.stream.Collectors;
 
 /** Sums up what exists against what the spec asks for. Pure: the clock's reading comes in as a value. */
@@ -23,7 +26,8 @@ public final class StatusAggregator {
     public static final String PHASE_DEGRADED = "Degraded";
 
     public static final String REASON_INVALID_SPEC = "InvalidSpec";
-    public static final String REASON_SURPLUS_RETAINED = "SurplusRetained";
+    public static final String REASON_SCALING_DOWN = "ScalingDown";
+    public static final String REASON_NO_RETIREMENT = "NoRetirement";
     public static final String REASON_ROLLOUT_PENDING = "RolloutPending";
     public static final String REASON_CREATING = "ReplicasCreating";
 
@@ -31,7 +35,7 @@ public final class StatusAggregator {
     }
 
     public static ModelDeploymentStatus accepted(long generation, DesiredDeployment deployment, Map<String, String> hashes,
-            Inventory inventory, List<Condition> previous, Instant now) {
+            Inventory inventory, Optional<RetirementStatus> retirement, List<Condition> previous, Instant now) {
         List<RoleStatus> roles = deployment.roles().stream()
                 .map(role -> roleStatus(deployment, role, hashes.get(role.name()), inventory.replicas(role.name())))
                 .toList();
@@ -46,16 +50,29 @@ public final class StatusAggregator {
 
         return new ModelDeploymentStatus(generation,
                 notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
-                summary(roles), roles, null, List.of(ready, upToDate));
+                summary(roles), roles, retirement.orElse(null), List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
     }
 
     /** A rejected spec changes nothing that exists; status says which fields are wrong. */
-    public static ModelDeploymentStatus rejected(long generation, Resolution.Rejected rejection, List<Condition> previous,
-            Instant now) {
+    public static ModelDeploymentStatus rejected(long generation, Resolution.Rejected rejection, Optional<RetirementStatus> retirement,
+            List<Condition> previous, Instant now) {
         Condition ready = Conditions.next(previous, Conditions.READY, false, REASON_INVALID_SPEC, rejection.summary(), generation, now);
         Condition upToDate = Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_INVALID_SPEC,
                 "nothing is created or changed until the spec is fixed", generation, now);
-        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, List.of(ready, upToDate));
+        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), retirement.orElse(null),
+                List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
+    }
+
+    /** True while a retirement is under way; an aborted one stays on record, False, with its reason. */
+    private static Condition retiring(Optional<RetirementStatus> retirement, long generation, List<Condition> previous, Instant now) {
+        if (retirement.isEmpty()) {
+            return Conditions.next(previous, Conditions.RETIREMENT_PROGRESSING, false, REASON_NO_RETIREMENT,
+                    "no replica is being retired", generation, now);
+        }
+        RetirementStatus r = retirement.get();
+        String subject = "replica " + r.replicaOrdinal() + " of role " + r.roleName() + " (" + r.cause() + ", " + r.state() + "): ";
+        boolean aborted = RetirementState.Aborted.name().equals(r.state());
+        return Conditions.next(previous, Conditions.RETIREMENT_PROGRESSING, !aborted, r.reason(), subject + r.message(), generation, now);
     }
 
     private static RoleStatus roleStatus(DesiredDeployment deployment, DesiredRole role, String hash,
@@ -81,7 +98,7 @@ public final class StatusAggregator {
         for (RoleStatus r : roles) {
             if (r.current() > r.desired()) {
                 surplus.add("role " + r.name() + " keeps " + (r.current() - r.desired())
-                        + " replica(s) beyond spec: removal waits for the retirement protocol, never a plain delete");
+                        + " replica(s) beyond spec, leaving one at a time through the retirement protocol");
             }
             if (r.updated() < r.current()) {
                 outdated.add("role " + r.name() + " has " + (r.current() - r.updated()) + " replica(s) at an older configuration");
@@ -91,7 +108,7 @@ public final class StatusAggregator {
             }
         }
         if (!surplus.isEmpty()) {
-            return Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_SURPLUS_RETAINED,
+            return Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_SCALING_DOWN,
                     String.join("; ", surplus), generation, now);
         }
         if (!outdated.isEmpty()) {

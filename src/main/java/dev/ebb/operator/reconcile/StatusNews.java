@@ -21,8 +21,12 @@ public final class StatusNews {
         List<News> news = new ArrayList<>();
         List<Condition> previous = before == null || before.conditions() == null ? List.of() : before.conditions();
         Set<String> told = new HashSet<>();
-        // one Event per reason, so that a cause shared by several conditions is told once
+        // one Event per reason, so that a cause shared by several conditions is told once; a retirement tells its own
+        // transitions and holds as they happen
         for (Condition condition : after.conditions()) {
+            if (Conditions.RETIREMENT_PROGRESSING.equals(condition.getType())) {
+                continue;
+            }
             if (Conditions.changed(previous, condition) && told.add(condition.getReason())) {
                 news.add(new News(!"True".equals(condition.getStatus()), condition.getReason(),
                         condition.getType() + "=" + condition.getStatus() + ": " + condition.getMessage()));

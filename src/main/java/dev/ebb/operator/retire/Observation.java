@@ -13,7 +13,11 @@ import java.util.Optional;
  */
 public record Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads) {
 
-    public record Present(String uid, String containerId) {
+    /** A reserved member that still exists; one being deleted by someone else counts as lost. */
+    public record Present(String uid, String containerId, boolean terminating) {
+        public Present(String uid, String containerId) {
+            this(uid, containerId, false);
+        }
     }
 
     /**

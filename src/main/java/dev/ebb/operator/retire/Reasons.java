@@ -19,6 +19,7 @@ public final class Reasons {
     public static final String COMPLETED = "Completed";
     public static final String TERMINATED_OUTSIDE = "TerminatedOutsideOperator";
     public static final String BUDGET_EXHAUSTED = "BudgetExhausted";
+    public static final String NO_LONGER_WANTED = "NoLongerWanted";
     /** Refusals: the replica is never deleted through the protocol. */
     public static final String DISAGGREGATED = "Disaggregated";
     public static final String NO_GAUGE_LIST = "NoGaugeList";
@@ -28,6 +29,11 @@ public final class Reasons {
     public static final String MULTIPLE_LEADERS = "MultipleLeaders";
     public static final String CONFIGURATION_DISAGREEMENT = "ConfigurationDisagreement";
     public static final String SIZE_MISMATCH = "SizeMismatch";
+
+    /** Whether a reason is a refusal: such an abort is never retried by itself, only when the user asks. */
+    public static boolean refusal(String reason) {
+        return DISAGGREGATED.equals(reason) || NO_GAUGE_LIST.equals(reason);
+    }
 
     private Reasons() {
     }

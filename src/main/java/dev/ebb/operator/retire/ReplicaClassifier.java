@@ -84,6 +84,11 @@ public final class ReplicaClassifier {
         return command.contains("sglang.launch_server") ? Optional.of(Engine.SGLANG) : Optional.empty();
     }
 
+    /** The engine a member Pod runs, from its own engine container's command. */
+    public static Optional<Engine> engineOf(Pod member) {
+        return engineOf(command(member));
+    }
+
     private static boolean isVllm(List<String> command) {
         return command.size() >= 2 && command.get(0).equals("vllm") && command.get(1).equals("serve");
     }

@@ -59,13 +59,13 @@ public final class RetirementMachine {
     private static Optional<Step> abortIfLost(Retirement current, Observation seen) {
         for (Member member : current.targets()) {
             Observation.Present now = seen.members().get(member.name());
-            if (now == null || !now.uid().equals(member.uid())) {
-                return Optional.of(abort(current, Reasons.TERMINATED_OUTSIDE,
+            if (now == null || !now.uid().equals(member.uid()) || now.terminating()) {
+                return Optional.of(abort(current, seen.now(), Reasons.TERMINATED_OUTSIDE,
                         "member " + member.name() + " was terminated outside the operator; the rest of the replica is kept"));
             }
         }
         if (Budgets.exhausted(current.startedAt(), Budgets.WHOLE, seen.now())) {
-            return Optional.of(abort(current, Reasons.BUDGET_EXHAUSTED,
+            return Optional.of(abort(current, seen.now(), Reasons.BUDGET_EXHAUSTED,
                     "the operation ran out of its " + Budgets.WHOLE.toSeconds() + " s while " + current.reason() + ": " + current.message()));
         }
         return Optional.empty();
@@ -75,7 +75,7 @@ public final class RetirementMachine {
         Optional<String[]> hold = withdrawalHold(seen.withdrawal());
         if (hold.isPresent()) {
             if (Budgets.exhausted(current.phaseStartedAt(), Budgets.WITHDRAWING, seen.now())) {
-                return abort(current, hold.get()[0], "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: " + hold.get()[1]);
+                return abort(current, seen.now(), hold.get()[0], "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: " + hold.get()[1]);
             }
             return hold(current, hold.get()[0], hold.get()[1], current.reads());
         }
@@ -108,7 +108,7 @@ public final class RetirementMachine {
         boolean outOfTime = Budgets.exhausted(current.phaseStartedAt(), Budgets.DRAINING, seen.now());
         if (current.standingHold().isPresent()) {
             Classification.Held held = current.standingHold().get();
-            return outOfTime ? abort(current, held.reason(), held.message()) : hold(current, held.reason(), held.message(), current.reads());
+            return outOfTime ? abort(current, seen.now(), held.reason(), held.message()) : hold(current, held.reason(), held.message(), current.reads());
         }
         Map<String, MemberReads> reads = new HashMap<>(current.reads());
         String holdReason = null;
@@ -145,7 +145,7 @@ public final class RetirementMachine {
             return new Step(deleting, List.of(new Action.Announce(false, Reasons.PROVEN_IDLE, message), new Action.Delete(current.targets())));
         }
         if (outOfTime) {
-            return abort(current.holding(holdReason, holdMessage, reads), holdReason,
+            return abort(current.holding(holdReason, holdMessage, reads), seen.now(), holdReason,
                     "not proven idle within " + Budgets.DRAINING.toSeconds() + " s: " + holdMessage);
         }
         Step held = hold(current, holdReason, holdMessage, reads);
@@ -226,8 +226,21 @@ public final class RetirementMachine {
         return new Step(held, actions);
     }
 
-    private static Step abort(Retirement current, String reason, String message) {
-        Retirement aborted = current.with(RetirementState.Aborted, reason, message, current.phaseStartedAt(), current.reads());
+    /**
+     * The spec no longer asks for the target to go (it was scaled back up, say): give it back its traffic. Past the
+     * deletion there is nothing to give back, and the operation runs to its end.
+     */
+    public static Step cancel(Retirement current, Instant now) {
+        if (current.state().ended() || current.state().pastDeletion()) {
+            return new Step(current, List.of());
+        }
+        return abort(current, now, Reasons.NO_LONGER_WANTED, "the spec no longer asks for replica " + current.ordinal()
+                + " of role " + current.role() + " to go; it is kept and serves again");
+    }
+
+    /** Aborted records when it ended in its phase start, so that the cool-down before a retry counts from there. */
+    private static Step abort(Retirement current, Instant now, String reason, String message) {
+        Retirement aborted = current.with(RetirementState.Aborted, reason, message, now, current.reads());
         return new Step(aborted, List.of(new Action.Restore(current.targets()), new Action.Announce(true, reason, "retirement aborted: " + message)));
     }
 }

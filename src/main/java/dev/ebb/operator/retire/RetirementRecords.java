@@ -12,7 +12,7 @@ public final class RetirementRecords {
     private RetirementRecords() {
     }
 
-    public static RetirementStatus toStatus(Retirement r) {
+    public static RetirementStatus toStatus(Retirement r, String retryToken) {
         return new RetirementStatus(
                 r.role(), r.ordinal(), r.cause(),
                 r.targets().stream().map(m -> new RetirementStatus.TargetMember(m.name(), m.uid(), m.containerId())).toList(),
@@ -24,7 +24,8 @@ public final class RetirementRecords {
                 r.reads().entrySet().stream().sorted(Map.Entry.comparingByKey())
                         .map(e -> new RetirementStatus.MemberRead(e.getKey(), e.getValue().verdict(), e.getValue().inFlight(),
                                 e.getValue().consecutiveIdle(), e.getValue().at() == null ? null : e.getValue().at().toString()))
-                        .toList());
+                        .toList(),
+                retryToken);
     }
 
     /**

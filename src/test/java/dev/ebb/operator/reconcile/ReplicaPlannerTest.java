@@ -8,6 +8,7 @@ import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Service;
@@ -39,7 +40,7 @@ class ReplicaPlannerTest {
 
         assertThat(names(plan.create())).containsExactly("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
         assertThat(plan.services()).extracting(s -> s.getMetadata().getName()).containsExactly("qwen-server");
-        assertThat(plan.surplus()).isEmpty();
+        assertThat(plan.retirements()).isEmpty();
     }
 
     @Test
@@ -54,7 +55,7 @@ class ReplicaPlannerTest {
     }
 
     @Test
-    void surplusReplicasAreCountedAndNeverDeleted() {
+    void theHighestOrdinalIsTheNextToRetireAndNothingIsDeletedDirectly() {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
         String hash = hashes(d).get("server");
         List<Pod> pods = new ArrayList<>();
@@ -66,11 +67,11 @@ class ReplicaPlannerTest {
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.neverRan()).isEmpty();
-        assertThat(plan.surplus()).containsEntry("server", 2);
+        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 2, true));
     }
 
     @Test
-    void surplusReplicasThatNeverRanGoDirectlyAndTheRestAreRetained() {
+    void surplusReplicasThatNeverRanGoDirectlyAndTheNextThatRanRetires() {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
         String hash = hashes(d).get("server");
         List<Pod> pods = new ArrayList<>();
@@ -83,7 +84,7 @@ class ReplicaPlannerTest {
         ReplicaPlan plan = plan(d, pods, List.of("qwen-server"));
 
         assertThat(names(plan.neverRan())).containsExactly("qwen-server-r3-m0", "qwen-server-r2-m0");
-        assertThat(plan.surplus()).containsEntry("server", 1);
+        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 1, true));
         assertThat(plan.create()).isEmpty();
     }
 

@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -30,7 +31,7 @@ class StatusAggregatorTest {
             .collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
 
     private ModelDeploymentStatus status(List<Pod> pods, List<Condition> previous, Instant now) {
-        return StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), previous, now);
+        return StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), previous, now);
     }
 
     private List<Pod> server(int... ordinals) {
@@ -128,7 +129,7 @@ class StatusAggregatorTest {
         Resolution.Rejected rejected = (Resolution.Rejected) Specs.RESOLVER.resolve(
                 deployment("qwen", "TGI").role(role("s")).build());
 
-        ModelDeploymentStatus status = StatusAggregator.rejected(3, rejected, List.of(), T0);
+        ModelDeploymentStatus status = StatusAggregator.rejected(3, rejected, Optional.empty(), List.of(), T0);
 
         assertThat(status.phase()).isEqualTo("Degraded");
         Condition ready = Conditions.find(status.conditions(), "Ready").orElseThrow();

@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
 
 /**
  * The mock API server's CRUD store with admission in front of it for one custom resource: creates, updates and
- * patches of its objects are checked by {@link CrdAdmission} and refused with HTTP 422, as an API server would.
+ * patches of its objects are checked by {@link CrdAdmission} and refused with HTTP 422, as an API server would. A
+ * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does.
  */
 public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -40,6 +41,39 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     @Override
     public MockResponse handlePatch(RecordedRequest request) {
         return guard(request, request).orElseGet(() -> super.handlePatch(request));
+    }
+
+    @Override
+    public MockResponse dispatch(RecordedRequest request) {
+        if ("DELETE".equals(request.getMethod())) {
+            java.util.Optional<MockResponse> refused = uidPreconditionFails(request);
+            if (refused.isPresent()) {
+                return refused.get();
+            }
+        }
+        return super.dispatch(request);
+    }
+
+    private java.util.Optional<MockResponse> uidPreconditionFails(RecordedRequest request) {
+        try {
+            byte[] body = request.getBody().getBytes();
+            JsonNode options = body.length == 0 ? JSON.createObjectNode() : JSON.readTree(body);
+            JsonNode uid = options.path("preconditions").path("uid");
+            if (uid.isTextual()) {
+                JsonNode existing = current(request.getPath());
+                if (existing != null && !uid.asText().equals(existing.path("metadata").path("uid").asText())) {
+                    var status = new StatusBuilder().withStatus("Failure").withReason("Conflict").withCode(409)
+                            .withMessage("Precondition failed: UID in precondition: " + uid.asText() + ", UID in object meta: "
+                                    + existing.path("metadata").path("uid").asText()).build();
+                    return java.util.Optional.of(new MockResponse().setResponseCode(409).setBody(Serialization.asJson(status)));
+                }
+            }
+            return java.util.Optional.empty();
+        } catch (Exception e) {
+            var status = new StatusBuilder().withStatus("Failure").withReason("BadRequest").withCode(400)
+                    .withMessage("unreadable delete options: " + e).build();
+            return java.util.Optional.of(new MockResponse().setResponseCode(400).setBody(Serialization.asJson(status)));
+        }
     }
 
     private java.util.Optional<MockResponse> guard(RecordedRequest request, RecordedRequest patch) {

@@ -74,6 +74,10 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         return dispatches.stream().filter(d -> d.pod().equals(pod) && !d.at().isBefore(since)).toList();
     }
 
+    public boolean isUp() {
+        return up;
+    }
+
     public void setUp(boolean value) {
         up = value;
     }

@@ -1,5 +1,6 @@
 package dev.ebb.operator.sim;
 
+import dev.ebb.operator.api.Labels;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
@@ -25,7 +26,6 @@ import org.jboss.logging.Logger;
  * {@code ready=false}, {@code serving} = its readiness and {@code terminating=true}.
  */
 public final class SimEndpoints implements AutoCloseable {
-    public static final String SERVICE_NAME_LABEL = "kubernetes.io/service-name";
     private static final Logger LOG = Logger.getLogger(SimEndpoints.class);
 
     private final KubernetesClient client;
@@ -95,7 +95,9 @@ public final class SimEndpoints implements AutoCloseable {
                 .withNewMetadata()
                     .withName(service.getMetadata().getName() + "-sim")
                     .withNamespace(namespace)
-                    .addToLabels(SERVICE_NAME_LABEL, service.getMetadata().getName())
+                    // as the real controller does: the Service's labels, then the two it always sets
+                    .addToLabels(service.getMetadata().getLabels() == null ? Map.of() : service.getMetadata().getLabels())
+                    .addToLabels(Labels.SERVICE_NAME, service.getMetadata().getName())
                     .addToLabels("endpointslice.kubernetes.io/managed-by", "sim-endpoints")
                 .endMetadata()
                 .withAddressType("IPv4")
@@ -126,7 +128,7 @@ public final class SimEndpoints implements AutoCloseable {
     }
 
     public List<EndpointSlice> slicesOf(String namespace, String service) {
-        return client.discovery().v1().endpointSlices().inNamespace(namespace).withLabel(SERVICE_NAME_LABEL, service).list().getItems();
+        return client.discovery().v1().endpointSlices().inNamespace(namespace).withLabel(Labels.SERVICE_NAME, service).list().getItems();
     }
 
     @Override

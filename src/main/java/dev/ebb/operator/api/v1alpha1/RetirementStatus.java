@@ -4,7 +4,8 @@ import java.util.List;
 
 /**
  * The retirement in progress, or the last one that aborted: everything an operator restart needs to resume it.
- * Times are RFC 3339.
+ * Times are RFC 3339. {@code retryToken} is the value of the retry annotation this operation answered, so that the
+ * same value never starts a second one.
  */
 public record RetirementStatus(
         String roleName,
@@ -20,7 +21,8 @@ public record RetirementStatus(
         String startedAt,
         String phaseStartedAt,
         String deadline,
-        List<MemberRead> reads) {
+        List<MemberRead> reads,
+        String retryToken) {
 
     /** A member bound at the start: the deletion covers exactly these, each only with this uid. */
     public record TargetMember(String name, String uid, String containerID) {

@@ -1,0 +1,268 @@
+package dev.ebb.operator.reconcile;
+
+import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.config.EbbConfig;
+import dev.ebb.operator.observe.EventRecorder;
+import dev.ebb.operator.observe.Metrics;
+import dev.ebb.operator.render.Names;
+import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.Action;
+import dev.ebb.operator.retire.Classification;
+import dev.ebb.operator.retire.Member;
+import dev.ebb.operator.retire.NextRetirement;
+import dev.ebb.operator.retire.Observation;
+import dev.ebb.operator.retire.ReplicaClassifier;
+import dev.ebb.operator.retire.Retirement;
+import dev.ebb.operator.retire.RetirementMachine;
+import dev.ebb.operator.retire.RetirementRecords;
+import dev.ebb.operator.retire.RetirementState;
+import dev.ebb.operator.route.RouterProbe;
+import dev.ebb.operator.route.RouterView;
+import io.fabric8.kubernetes.api.model.DeleteOptionsBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.URLUtils;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.jboss.logging.Logger;
+
+/**
+ * The shell around the retirement machine: it turns the caches, the router and the member reads into an observation,
+ * and carries out what the machine decides once the new state is persisted. Every decision is the machine's or
+ * {@link NextRetirement}'s.
+ */
+@ApplicationScoped
+public class RetirementRunner {
+    /** Members are read once a second while a retirement drains. */
+    static final Duration PASS_INTERVAL = Duration.ofSeconds(1);
+    private static final Logger LOG = Logger.getLogger(RetirementRunner.class);
+
+    /**
+     * One pass's outcome.
+     *
+     * @param record what status.retirement should say, empty to clear it
+     * @param actions what to do once that is persisted
+     * @param lookAgainIn when the next pass is due, if the retirement needs one without any event
+     * @param ended the retirement that ended in this pass, if any
+     */
+    public record Pass(Optional<RetirementStatus> record, List<Action> actions, Optional<Duration> lookAgainIn, Optional<Retirement> ended) {
+        static Pass nothing() {
+            return new Pass(Optional.empty(), List.of(), Optional.empty(), Optional.empty());
+        }
+    }
+
+    private final KubernetesClient client;
+    private final ReadLedger reads;
+    private final RouterProbe router;
+    private final EventRecorder events;
+    private final MeterRegistry registry;
+    private final Duration coolDown;
+
+    public RetirementRunner(KubernetesClient client, ReadLedger reads, RouterProbe router, EventRecorder events, MeterRegistry registry,
+            EbbConfig config) {
+        this.client = client;
+        this.reads = reads;
+        this.router = router;
+        this.events = events;
+        this.registry = registry;
+        this.coolDown = config.retirement().coolDown();
+    }
+
+    public Pass plan(ModelDeployment md, Inventory inventory, Collection<Pod> pods, List<NextRetirement.Candidate> candidates,
+            Collection<EndpointSlice> slices, Instant now) {
+        RetirementStatus persisted = md.getStatus() == null ? null : md.getStatus().retirement();
+        Optional<Retirement> record = persisted == null ? Optional.empty() : RetirementRecords.fromStatus(persisted);
+        if (persisted != null && record.isEmpty()) {
+            LOG.warnf("status.retirement of %s/%s cannot be read back; it is dropped and the work is looked at afresh",
+                    md.getMetadata().getNamespace(), md.getMetadata().getName());
+        }
+        Optional<String> usedToken = Optional.ofNullable(persisted).map(RetirementStatus::retryToken);
+        Optional<String> requested = Optional.ofNullable(md.getMetadata().getAnnotations()).map(a -> a.get(Annotations.RETRY_RETIREMENT))
+                .filter(token -> !token.isEmpty());
+        NextRetirement.Decision decision = NextRetirement.decide(record, candidates,
+                new NextRetirement.RetryPolicy(requested, usedToken, coolDown), now);
+
+        if (decision instanceof NextRetirement.Advance advance) {
+            return stepped(advance.current(), RetirementMachine.step(advance.current(), observe(md, advance.current(), pods, slices, now)),
+                    usedToken);
+        }
+        if (decision instanceof NextRetirement.Cancel cancel) {
+            return stepped(cancel.current(), RetirementMachine.cancel(cancel.current(), now), usedToken);
+        }
+        if (decision instanceof NextRetirement.Begin begin) {
+            return begin(md, inventory, begin, requested.or(() -> usedToken), now);
+        }
+        if (decision instanceof NextRetirement.Wait wait) {
+            return new Pass(Optional.of(persisted), List.of(), wait.retryAt().map(at -> Duration.between(now, at).plus(PASS_INTERVAL)),
+                    Optional.empty());
+        }
+        return Pass.nothing();
+    }
+
+    private Pass begin(ModelDeployment md, Inventory inventory, NextRetirement.Begin begin, Optional<String> token, Instant now) {
+        NextRetirement.Candidate candidate = begin.candidate();
+        List<Pod> members = inventory.replicas(candidate.role()).get(candidate.ordinal()).members();
+        Classification classification = ReplicaClassifier.classify(members);
+        List<Member> targets = members.stream()
+                .map(p -> new Member(p.getMetadata().getName(), p.getMetadata().getUid(), engineContainerId(p))).toList();
+        RetirementMachine.Step step = RetirementMachine.begin(candidate.role(), candidate.ordinal(), begin.cause(), targets, classification, now);
+        return new Pass(Optional.of(RetirementRecords.toStatus(step.retirement(), token.orElse(null))), step.actions(),
+                nextLook(step.retirement()), step.retirement().state().ended() ? Optional.of(step.retirement()) : Optional.empty());
+    }
+
+    private Pass stepped(Retirement before, RetirementMachine.Step step, Optional<String> token) {
+        Retirement after = step.retirement();
+        Optional<RetirementStatus> record = after.state() == RetirementState.Completed
+                ? Optional.empty()
+                : Optional.of(RetirementRecords.toStatus(after, token.orElse(null)));
+        Optional<Retirement> ended = after.state().ended() && !before.state().ended() ? Optional.of(after) : Optional.empty();
+        return new Pass(record, step.actions(), nextLook(after), ended);
+    }
+
+    private static Optional<Duration> nextLook(Retirement retirement) {
+        return retirement.state().ended() ? Optional.empty() : Optional.of(PASS_INTERVAL);
+    }
+
+    private Observation observe(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices, Instant now) {
+        Map<String, Pod> byName = pods.stream().collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> p, (a, b) -> a));
+        Map<String, Observation.Present> present = new HashMap<>();
+        for (Member member : current.targets()) {
+            Pod pod = byName.get(member.name());
+            if (pod != null) {
+                present.put(member.name(), new Observation.Present(pod.getMetadata().getUid(), engineContainerId(pod),
+                        pod.getMetadata().getDeletionTimestamp() != null));
+            }
+        }
+        Observation.Withdrawal withdrawal = current.state() == RetirementState.Withdrawing
+                ? withdrawal(md, current, slices)
+                : new Observation.Withdrawal(true, true, Optional.of(false), false);
+        return new Observation(now, present, withdrawal, reads.collect(operation(md, current)));
+    }
+
+    private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<EndpointSlice> slices) {
+        Set<String> targets = current.targets().stream().map(Member::name).collect(Collectors.toSet());
+        String service = Names.roleService(md.getMetadata().getName(), current.role());
+        boolean listed = slices.stream()
+                .filter(slice -> service.equals(labels(slice).get(Labels.SERVICE_NAME)))
+                .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
+                .anyMatch(endpoint -> endpoint.getTargetRef() != null && targets.contains(endpoint.getTargetRef().getName()));
+        boolean routed = md.getSpec().router() != null;
+        RouterView view = routed ? router.view(md, targets, current.phaseStartedAt()) : RouterView.unavailable();
+        return new Observation.Withdrawal(routed, !listed, view.selects(), view.dispatchedSince());
+    }
+
+    /** Carries out what the pass decided; called only after its record is persisted. */
+    public void carryOut(ModelDeployment md, Pass pass, Collection<Pod> pods) {
+        Map<String, Pod> byName = pods.stream().collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> p, (a, b) -> a));
+        for (Action action : pass.actions()) {
+            if (action instanceof Action.Withdraw withdraw) {
+                withdraw.members().forEach(m -> setServing(md, m, false));
+            } else if (action instanceof Action.Restore restore) {
+                restore.members().forEach(m -> setServing(md, m, true));
+            } else if (action instanceof Action.Delete delete) {
+                delete.members().forEach(m -> deleteExactly(md, m));
+            } else if (action instanceof Action.ReadMembers read) {
+                pass.record().flatMap(RetirementRecords::fromStatus).ifPresent(r -> read.members().stream()
+                        .map(byName::get).filter(Objects::nonNull)
+                        .forEach(pod -> ReplicaClassifier.engineOf(pod).ifPresent(engine -> reads.start(operation(md, r), pod, engine))));
+            } else if (action instanceof Action.Announce announce) {
+                if (announce.warning()) {
+                    events.warning(md, announce.reason(), announce.message());
+                } else {
+                    events.normal(md, announce.reason(), announce.message());
+                }
+            }
+        }
+        pass.ended().ifPresent(this::count);
+    }
+
+    /**
+     * A Pod left withdrawn by no retirement in progress (an operator stopped between the two writes, a restore
+     * that failed) serves again: a replica is only ever out of traffic while an operation holds it.
+     */
+    public void restoreStrays(ModelDeployment md, Collection<Pod> pods, Optional<RetirementStatus> record) {
+        Set<String> held = record.flatMap(RetirementRecords::fromStatus)
+                .filter(r -> !r.state().ended())
+                .map(r -> r.targets().stream().map(Member::name).collect(Collectors.toSet()))
+                .orElse(Set.of());
+        pods.stream()
+                .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+                .filter(p -> !Labels.SERVING_YES.equals(labels(p).get(Labels.SERVING)))
+                .filter(p -> !held.contains(p.getMetadata().getName()))
+                .forEach(p -> setServing(md, new Member(p.getMetadata().getName(), p.getMetadata().getUid(), null), true));
+    }
+
+    private void count(Retirement ended) {
+        String outcome = ended.state() == RetirementState.Completed ? "completed" : "aborted";
+        Counter.builder(Metrics.RETIREMENTS).tag(Metrics.OUTCOME, outcome)
+                .description("retirements that ended, by outcome").register(registry).increment();
+        Timer.builder(Metrics.RETIREMENT_DURATION).tag(Metrics.OUTCOME, outcome)
+                .description("time from the start of a retirement to its end").register(registry)
+                .record(Duration.between(ended.startedAt(), ended.phaseStartedAt()));
+    }
+
+    private void setServing(ModelDeployment md, Member member, boolean serving) {
+        String value = serving ? Labels.SERVING_YES : "false";
+        try {
+            client.pods().inNamespace(md.getMetadata().getNamespace()).withName(member.name()).edit(pod -> {
+                if (!pod.getMetadata().getUid().equals(member.uid())) {
+                    throw new IllegalStateException("pod " + member.name() + " was replaced");
+                }
+                return new PodBuilder(pod).editMetadata().addToLabels(Labels.SERVING, value).endMetadata().build();
+            });
+        } catch (KubernetesClientException | IllegalStateException e) {
+            // the next pass observes what exists and the machine decides again
+            LOG.infof("could not set %s=%s on %s: %s", Labels.SERVING, value, member.name(), e.getMessage());
+        }
+    }
+
+    /** Deletes exactly the member the retirement reserved: a Pod recreated under the same name is left alone. */
+    private void deleteExactly(ModelDeployment md, Member member) {
+        String url = URLUtils.join(client.getMasterUrl().toString(), "api", "v1", "namespaces", md.getMetadata().getNamespace(),
+                "pods", member.name());
+        try {
+            client.raw(url, "DELETE", new DeleteOptionsBuilder().withNewPreconditions().withUid(member.uid()).endPreconditions().build());
+        } catch (KubernetesClientException e) {
+            LOG.infof("delete of %s (uid %s) not done: %s", member.name(), member.uid(), e.getMessage());
+        }
+    }
+
+    private static ReadLedger.Operation operation(ModelDeployment md, Retirement retirement) {
+        return new ReadLedger.Operation(md.getMetadata().getUid(), retirement.startedAt().toString());
+    }
+
+    private static String engineContainerId(Pod pod) {
+        if (pod.getStatus() == null || pod.getStatus().getContainerStatuses() == null) {
+            return null;
+        }
+        return pod.getStatus().getContainerStatuses().stream()
+                .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName()))
+                .map(c -> c.getContainerID())
+                .filter(Objects::nonNull)
+                .findFirst().orElse(null);
+    }
+
+    private static Map<String, String> labels(HasMetadata resource) {
+        return resource.getMetadata().getLabels() == null ? Map.of() : resource.getMetadata().getLabels();
+    }
+}

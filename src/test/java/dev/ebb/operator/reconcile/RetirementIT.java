@@ -1,0 +1,346 @@
+package dev.ebb.operator.reconcile;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.drain.InFlightGauges;
+import dev.ebb.operator.sim.FakeEngine;
+import dev.ebb.operator.sim.FakeRouter;
+import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.RouteTarget;
+import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimClock;
+import dev.ebb.operator.sim.SimRouterProbe;
+import dev.ebb.operator.sim.SimWorld;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The retirement protocol end to end in the test world: the operator, the simulated kubelet and endpoints, fake
+ * engines and routers, and member reads through the real read script. Budgets are reached by moving the operator's
+ * clock, never by waiting minutes.
+ */
+@QuarkusTest
+@WithTestResource(SimApiServer.class)
+class RetirementIT {
+    private static final AtomicInteger NAMESPACES = new AtomicInteger();
+    private static final Duration CONVERGE = Duration.ofSeconds(30);
+
+    @Inject
+    KubernetesClient client;
+    @Inject
+    SimClock clock;
+    @Inject
+    SimRouterProbe routers;
+
+    private SimWorld world;
+    private FakeRouter router;
+    private String ns;
+
+    @BeforeEach
+    void start() {
+        world = new SimWorld(client);
+        ns = "retire-" + NAMESPACES.incrementAndGet();
+    }
+
+    @AfterEach
+    void stop() {
+        clock.reset();
+        routers.remove(ns, "qwen");
+        if (router != null) {
+            router.close();
+        }
+        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").delete();
+        world.close();
+    }
+
+    /** A deployment with a router the operator can ask, and the fake router itself in front of its serving Pods. */
+    private void deployRouted(Specs.Deployment spec) {
+        router = new FakeRouter(client, ns, Map.of(Labels.DEPLOYMENT, "qwen"),
+                Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+        routers.put(ns, "qwen", router);
+        client.resource(spec.router("llm-d-router").namespace(ns).build()).create();
+    }
+
+    private void awaitServing(String... pods) {
+        await().atMost(CONVERGE).until(() -> List.of(pods).stream().allMatch(router::selects));
+    }
+
+    private void scale(String role, int replicas) {
+        Specs.scale(client, ns, "qwen", role, replicas);
+    }
+
+    private Optional<RetirementStatus> retirement() {
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        return Optional.ofNullable(md).map(ModelDeployment::getStatus).map(s -> s.retirement());
+    }
+
+    private void awaitRetirement(String state, String reason) {
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
+            assertThat(r.state()).isEqualTo(state);
+            assertThat(r.reason()).isEqualTo(reason);
+        }));
+    }
+
+    private Pod pod(String name) {
+        return client.pods().inNamespace(ns).withName(name).get();
+    }
+
+    private boolean gone(String name) {
+        return pod(name) == null;
+    }
+
+    private FakeEngine engine(String pod) {
+        return world.kubelet().engine(ns, pod).orElseThrow();
+    }
+
+    /** A streaming request sent straight to one Pod's engine, bypassing every router: work the target holds. */
+    private LoadGenerator longRequestTo(String pod, int tokens) {
+        FakeEngine engine = engine(pod);
+        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), 1, tokens, Duration.ofMillis(100));
+        CompletableFuture.runAsync(load::send);
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
+        return load;
+    }
+
+    private void assertKeptAndServing(String name, String uid) {
+        await().atMost(CONVERGE).untilAsserted(() -> {
+            Pod pod = pod(name);
+            assertThat(pod).isNotNull();
+            assertThat(pod.getMetadata().getUid()).isEqualTo(uid);
+            assertThat(pod.getMetadata().getDeletionTimestamp()).isNull();
+            assertThat(pod.getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES);
+        });
+    }
+
+    private List<String> eventReasons() {
+        return client.v1().events().inNamespace(ns).list().getItems().stream().map(Event::getReason).toList();
+    }
+
+    @Test
+    void scaleDownUnderStreamingLoadRetiresBothReplicasAndCutsNothing() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(3).grace(30)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
+        LoadGenerator load = new LoadGenerator(router, 3, 20, Duration.ofMillis(50)).start(Duration.ofSeconds(60));
+        await().atMost(Duration.ofSeconds(5)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 3);
+
+        scale("server", 1);
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> gone("qwen-server-r2-m0") && gone("qwen-server-r1-m0"));
+        await().atMost(CONVERGE).until(() -> retirement().isEmpty());
+        load.stop(Duration.ofSeconds(10));
+
+        assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
+        assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThan(10);
+        assertThat(pod("qwen-server-r0-m0")).isNotNull();
+        assertThat(eventReasons()).contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed");
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        assertThat(Conditions.find(md.getStatus().conditions(), Conditions.RETIREMENT_PROGRESSING)).hasValueSatisfying(c -> {
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getReason()).isEqualTo(StatusAggregator.REASON_NO_RETIREMENT);
+        });
+    }
+
+    @Test
+    void aBusyReplicaIsHeldUntilItsLastRequestEnds() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        LoadGenerator held = longRequestTo("qwen-server-r1-m0", 60);
+
+        scale("server", 1);
+        awaitRetirement("Draining", "Busy");
+        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp()).isNull();
+
+        await().atMost(Duration.ofSeconds(40)).until(() -> gone("qwen-server-r1-m0"));
+        assertThat(held.requests()).singleElement().satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+    }
+
+    @Test
+    void aReplicaThatStaysBusyAbortsAtTheDrainingBudgetAndServesAgain() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+        longRequestTo("qwen-server-r1-m0", 400);
+
+        scale("server", 1);
+        awaitRetirement("Draining", "Busy");
+        clock.advance(Duration.ofSeconds(240));
+
+        awaitRetirement("Aborted", "Busy");
+        assertKeptAndServing("qwen-server-r1-m0", uid);
+        assertThat(eventReasons()).contains("Busy");
+
+        // the user asks again: a new operation starts at once, and a kept replica counts as surplus
+        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen")
+                .edit(md -> {
+                    md.getMetadata().setAnnotations(Map.of(Annotations.RETRY_RETIREMENT, "again-1"));
+                    return md;
+                });
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
+            assertThat(r.state()).isIn("Withdrawing", "Draining");
+            assertThat(r.cause()).isEqualTo("Surplus");
+            assertThat(r.retryToken()).isEqualTo("again-1");
+        }));
+    }
+
+    @Test
+    void anAbortedRetirementIsRetriedAfterTheCoolDown() {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        router.setUp(false);
+
+        scale("server", 1);
+        awaitRetirement("Withdrawing", "RouterUnavailable");
+        clock.advance(Duration.ofSeconds(30));
+        awaitRetirement("Aborted", "RouterUnavailable");
+        router.setUp(true);
+        clock.advance(Duration.ofMinutes(5));
+
+        await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
+    }
+
+    @Test
+    void aContainerRestartDuringTheDrainHoldsAndThenAborts() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+        longRequestTo("qwen-server-r1-m0", 400);
+        scale("server", 1);
+        awaitRetirement("Draining", "Busy");
+
+        world.kubelet().restartContainer(ns, "qwen-server-r1-m0");
+
+        awaitRetirement("Draining", "ContainerRestarted");
+        clock.advance(Duration.ofSeconds(240));
+        awaitRetirement("Aborted", "ContainerRestarted");
+        assertKeptAndServing("qwen-server-r1-m0", uid);
+    }
+
+    @Test
+    void aPartialEnvelopeHoldsUntilEveryGaugeIsBack() {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        String missing = InFlightGauges.of(Engine.VLLM).get(0);
+        engine("qwen-server-r1-m0").faults().missingGauge(missing);
+
+        scale("server", 1);
+        awaitRetirement("Draining", "PartialEnvelope");
+        assertThat(retirement().orElseThrow().message()).contains(missing);
+
+        engine("qwen-server-r1-m0").faults().missingGauge(null);
+        await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
+    }
+
+    @Test
+    void aMemberDeletedByHandAbortsTheRetirement() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        longRequestTo("qwen-server-r1-m0", 120);
+        scale("server", 1);
+        awaitRetirement("Draining", "Busy");
+
+        client.pods().inNamespace(ns).withName("qwen-server-r1-m0").delete();
+
+        awaitRetirement("Aborted", "TerminatedOutsideOperator");
+    }
+
+    @Test
+    void withoutARouterARunningReplicaIsHeldAndAbortsAtTheWithdrawalBudget() {
+        client.resource(deployment("qwen", "vLLM").namespace(ns).role(role("server").replicas(2)).build()).create();
+        await().atMost(CONVERGE).until(() -> pod("qwen-server-r1-m0") != null
+                && pod("qwen-server-r1-m0").getStatus() != null && "Running".equals(pod("qwen-server-r1-m0").getStatus().getPhase()));
+        String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+
+        scale("server", 1);
+        awaitRetirement("Withdrawing", "DirectServiceConnections");
+        clock.advance(Duration.ofSeconds(30));
+
+        awaitRetirement("Aborted", "DirectServiceConnections");
+        assertKeptAndServing("qwen-server-r1-m0", uid);
+    }
+
+    @Test
+    void aTakeOverReplicaIsHeld() {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).command("python3", "-m", "my.server")));
+        await().atMost(CONVERGE).until(() -> pod("qwen-server-r1-m0") != null);
+
+        scale("server", 1);
+
+        awaitRetirement("Draining", "TakeOver");
+        clock.advance(Duration.ofSeconds(240));
+        awaitRetirement("Aborted", "TakeOver");
+        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp()).isNull();
+    }
+
+    @Test
+    void aReplicaWithoutALeaderIsHeldAsNoLeader() {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        relabel("qwen-server-r1-m0", Labels.MEMBER_INDEX, "1");
+
+        scale("server", 1);
+
+        awaitRetirement("Draining", "NoLeader");
+    }
+
+    @Test
+    void aReplicaWithTwoLeadersIsHeldAsMultipleLeaders() {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        relabel("qwen-server-r1-m1", Labels.MEMBER_INDEX, Labels.LEADER_INDEX);
+
+        scale("server", 1);
+
+        awaitRetirement("Draining", "MultipleLeaders");
+    }
+
+    @Test
+    void aVllmPrefillReplicaIsRefusedAtOnceAndNeverRetriedByItself() {
+        refusesSplitReplicas("vLLM");
+    }
+
+    @Test
+    void anSglangPrefillReplicaIsRefusedAtOnceAndNeverRetriedByItself() {
+        refusesSplitReplicas("SGLang");
+    }
+
+    private void refusesSplitReplicas(String engine) {
+        deployRouted(deployment("qwen", engine).role(role("prefill").kind("Prefill").replicas(2)).role(role("decode").kind("Decode")));
+        await().atMost(CONVERGE).until(() -> pod("qwen-prefill-r1-m0") != null && pod("qwen-prefill-r1-m0").getStatus() != null
+                && pod("qwen-prefill-r1-m0").getStatus().getPodIP() != null);
+        String uid = pod("qwen-prefill-r1-m0").getMetadata().getUid();
+
+        scale("prefill", 1);
+
+        awaitRetirement("Aborted", "Disaggregated");
+        clock.advance(Duration.ofMinutes(10));
+        assertThat(retirement()).hasValueSatisfying(r -> assertThat(r.reason()).isEqualTo("Disaggregated"));
+        assertKeptAndServing("qwen-prefill-r1-m0", uid);
+    }
+
+    private void relabel(String pod, String key, String value) {
+        client.pods().inNamespace(ns).withName(pod).edit(p -> new PodBuilder(p).editMetadata().addToLabels(key, value).endMetadata().build());
+    }
+}
