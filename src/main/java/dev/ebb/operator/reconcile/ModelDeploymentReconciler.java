@@ -19,6 +19,7 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
 import io.javaoperatorsdk.operator.api.reconciler.Context;
@@ -48,7 +49,9 @@ import org.jboss.logging.Logger;
  * spec takes away, and writes status. All decisions live in the pure classes it calls; this class only reads the
  * caches and talks to the API server.
  */
-@ControllerConfiguration(name = ModelDeploymentReconciler.NAME)
+// generation-aware filtering would drop the retry annotation, which changes no generation; the filter keeps the rest
+@ControllerConfiguration(name = ModelDeploymentReconciler.NAME, generationAwareEventProcessing = false,
+        informer = @Informer(onUpdateFilter = SpecOrRetryChanged.class))
 @RBACRule(apiGroups = "", resources = "pods", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
 @RBACRule(apiGroups = "", resources = "services", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
 @RBACRule(apiGroups = "", resources = "events", verbs = {"create", "patch"})

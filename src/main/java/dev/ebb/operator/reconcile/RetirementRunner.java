@@ -53,8 +53,13 @@ import org.jboss.logging.Logger;
  */
 @ApplicationScoped
 public class RetirementRunner {
-    /** Members are read once a second while a retirement drains. */
+    /**
+     * Members are read once a second while a retirement drains; a retirement that just ended gets one more pass too,
+     * where the next replica to retire, if any, starts.
+     */
     static final Duration PASS_INTERVAL = Duration.ofSeconds(1);
+    /** An aborted retirement is looked at this often while it waits, so a retry is never late by more. */
+    static final Duration WAITING_LOOK = Duration.ofSeconds(10);
     private static final Logger LOG = Logger.getLogger(RetirementRunner.class);
 
     /**
@@ -113,7 +118,8 @@ public class RetirementRunner {
             return begin(md, inventory, begin, requested.or(() -> usedToken), now);
         }
         if (decision instanceof NextRetirement.Wait wait) {
-            return new Pass(Optional.of(persisted), List.of(), wait.retryAt().map(at -> Duration.between(now, at).plus(PASS_INTERVAL)),
+            Duration untilRetry = wait.retryAt().map(at -> Duration.between(now, at).plus(PASS_INTERVAL)).orElse(WAITING_LOOK);
+            return new Pass(Optional.of(persisted), List.of(), Optional.of(untilRetry.compareTo(WAITING_LOOK) < 0 ? untilRetry : WAITING_LOOK),
                     Optional.empty());
         }
         return Pass.nothing();
@@ -127,7 +133,7 @@ public class RetirementRunner {
                 .map(p -> new Member(p.getMetadata().getName(), p.getMetadata().getUid(), engineContainerId(p))).toList();
         RetirementMachine.Step step = RetirementMachine.begin(candidate.role(), candidate.ordinal(), begin.cause(), targets, classification, now);
         return new Pass(Optional.of(RetirementRecords.toStatus(step.retirement(), token.orElse(null))), step.actions(),
-                nextLook(step.retirement()), step.retirement().state().ended() ? Optional.of(step.retirement()) : Optional.empty());
+                Optional.of(PASS_INTERVAL), step.retirement().state().ended() ? Optional.of(step.retirement()) : Optional.empty());
     }
 
     private Pass stepped(Retirement before, RetirementMachine.Step step, Optional<String> token) {
@@ -136,11 +142,7 @@ public class RetirementRunner {
                 ? Optional.empty()
                 : Optional.of(RetirementRecords.toStatus(after, token.orElse(null)));
         Optional<Retirement> ended = after.state().ended() && !before.state().ended() ? Optional.of(after) : Optional.empty();
-        return new Pass(record, step.actions(), nextLook(after), ended);
-    }
-
-    private static Optional<Duration> nextLook(Retirement retirement) {
-        return retirement.state().ended() ? Optional.empty() : Optional.of(PASS_INTERVAL);
+        return new Pass(record, step.actions(), Optional.of(PASS_INTERVAL), ended);
     }
 
     private Observation observe(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices, Instant now) {
