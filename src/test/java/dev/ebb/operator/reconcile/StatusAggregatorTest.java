@@ -9,8 +9,13 @@ import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.DrainStatus;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.Retirement;
+import dev.ebb.operator.retire.RetirementMachine;
+import dev.ebb.operator.retire.RetirementMachineTest;
+import dev.ebb.operator.retire.RetirementRecords;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.time.Instant;
@@ -76,17 +81,44 @@ class StatusAggregatorTest {
     }
 
     @Test
-    void surplusIsReportedAsRetainedNotRemoved() {
+    void surplusIsReportedAsScalingDownAndARetirementInProgressAsProgressing() {
         List<Pod> pods = server(0, 1, 2);
         pods.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
 
-        ModelDeploymentStatus status = status(pods, List.of(), T0);
+        RetirementStatus draining = RetirementRecords.toStatus(RetirementMachineTest.draining(), null);
+
+        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.of(draining), List.of(), T0);
 
         Condition upToDate = Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow();
         assertThat(upToDate.getStatus()).isEqualTo("False");
-        assertThat(upToDate.getReason()).isEqualTo("SurplusRetained");
+        assertThat(upToDate.getReason()).isEqualTo(StatusAggregator.REASON_SCALING_DOWN);
         assertThat(upToDate.getMessage()).contains("role server keeps 1 replica(s) beyond spec");
         assertThat(status.roles().get(0).current()).isEqualTo(3);
+        assertThat(status.retirement()).isEqualTo(draining);
+        Condition retiring = Conditions.find(status.conditions(), Conditions.RETIREMENT_PROGRESSING).orElseThrow();
+        assertThat(retiring.getStatus()).isEqualTo("True");
+        assertThat(retiring.getReason()).isEqualTo(draining.reason());
+        assertThat(retiring.getMessage()).startsWith("replica 2 of role server (ScaleDown, Draining): ");
+    }
+
+    @Test
+    void anAbortedRetirementIsNotProgressingAndKeepsItsReason() {
+        Retirement aborted = RetirementMachine.cancel(RetirementMachineTest.draining(), T0).retirement();
+
+        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
+                Optional.of(RetirementRecords.toStatus(aborted, null)), List.of(), T0);
+
+        Condition retiring = Conditions.find(status.conditions(), Conditions.RETIREMENT_PROGRESSING).orElseThrow();
+        assertThat(retiring.getStatus()).isEqualTo("False");
+        assertThat(retiring.getReason()).isEqualTo("NoLongerWanted");
+    }
+
+    @Test
+    void withNoRetirementOnRecordNothingIsProgressing() {
+        Condition retiring = Conditions.find(status(server(0, 1), List.of(), T0).conditions(), Conditions.RETIREMENT_PROGRESSING).orElseThrow();
+
+        assertThat(retiring.getStatus()).isEqualTo("False");
+        assertThat(retiring.getReason()).isEqualTo(StatusAggregator.REASON_NO_RETIREMENT);
     }
 
     @Test

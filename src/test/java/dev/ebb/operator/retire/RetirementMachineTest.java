@@ -16,7 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-class RetirementMachineTest {
+public class RetirementMachineTest {
     static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
     static final Member LEADER = new Member("qwen-server-r2-m0", "uid-0", "c-0");
     static final Member FOLLOWER = new Member("qwen-server-r2-m1", "uid-1", "c-1");
@@ -37,7 +37,7 @@ class RetirementMachineTest {
         return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), T0).retirement();
     }
 
-    static Retirement draining() {
+    public static Retirement draining() {
         return RetirementMachine.step(started(), seen(T0.plusSeconds(1), CLEAR, Map.of())).retirement();
     }
 
