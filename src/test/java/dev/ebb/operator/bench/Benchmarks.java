@@ -1,23 +1,38 @@
 package dev.ebb.operator.bench;
 
+import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.HookFixtures;
 import dev.ebb.operator.drain.HookRun;
 import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.sim.FakeEngine;
+import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.LoopbackAddresses;
+import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimOperator;
+import dev.ebb.operator.sim.SimRouterProbe;
+import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.awaitility.Awaitility;
 
 /**
  * {@code make bench}: measures what the README quotes and prints it. Not a test: nothing here passes or fails,
@@ -26,15 +41,20 @@ import java.util.concurrent.Future;
 public final class Benchmarks {
     private static final int IDLE_HOOK_RUNS = 20;
     private static final int IDLE_HOOK_AT_ONCE = 4;
+    private static final int IDLE_SCALE_DOWNS = 10;
+    /** Held here so the level sticks: the mock API server logs every request, which would bury the figures. */
+    private static final Logger MOCK_SERVER_LOG = Logger.getLogger("io.fabric8.mockwebserver");
 
     private Benchmarks() {
     }
 
     public static void main(String[] args) throws Exception {
+        MOCK_SERVER_LOG.setLevel(Level.WARNING);
         System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s%n%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"));
         idleHookReturn();
         memberReads();
+        idleScaleDown();
         System.exit(0);
     }
 
@@ -103,6 +123,54 @@ public final class Benchmarks {
         } finally {
             engines.forEach(FakeEngine::close);
         }
+    }
+
+    /**
+     * Time from a replicas reduction to the deletion of the idle replica it takes away, through the whole protocol
+     * (withdrawal, two idle reads a second apart, the UID-guarded delete), and on to the Pod being gone.
+     */
+    private static void idleScaleDown() {
+        KubernetesMockServer server = SimApiServer.startServer();
+        KubernetesClient client = server.createClient();
+        SimRouterProbe routers = new SimRouterProbe();
+        List<FakeRouter> fakeRouters = new ArrayList<>();
+        List<Double> toDelete = new ArrayList<>();
+        List<Double> toGone = new ArrayList<>();
+        try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec(); SimOperator operator = new SimOperator(client, exec, routers)) {
+            for (int i = 0; i < IDLE_SCALE_DOWNS; i++) {
+                String ns = "bench-" + i;
+                FakeRouter router = new FakeRouter(client, ns, Map.of(Labels.DEPLOYMENT, "qwen"),
+                        Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES));
+                fakeRouters.add(router);
+                routers.put(ns, "qwen", router);
+                client.resource(Specs.deployment("qwen", "vLLM").namespace(ns).router("llm-d-router")
+                        .role(Specs.role("server").replicas(2)).build()).create();
+            }
+            for (int i = 0; i < IDLE_SCALE_DOWNS; i++) {
+                String ns = "bench-" + i;
+                FakeRouter router = fakeRouters.get(i);
+                Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> router.selects("qwen-server-r1-m0"));
+                Instant reduced = Instant.now();
+                Specs.scale(client, ns, "qwen", "server", 1);
+                Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> {
+                    Pod pod = client.pods().inNamespace(ns).withName("qwen-server-r1-m0").get();
+                    return pod == null || pod.getMetadata().getDeletionTimestamp() != null;
+                });
+                toDelete.add(Duration.between(reduced, Instant.now()).toMillis() / 1000.0);
+                Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
+                        .until(() -> client.pods().inNamespace(ns).withName("qwen-server-r1-m0").get() == null);
+                toGone.add(Duration.between(reduced, Instant.now()).toMillis() / 1000.0);
+            }
+        } finally {
+            fakeRouters.forEach(FakeRouter::close);
+            client.close();
+            server.destroy();
+        }
+        System.out.printf(Locale.ROOT, "Idle replica, replicas 2 -> 1 under the retirement protocol, %d runs%n", IDLE_SCALE_DOWNS);
+        System.out.printf(Locale.ROOT, "  %-34s %8s %8s %8s%n", "", "min", "median", "max");
+        row("reduction to delete issued (s)", toDelete);
+        row("reduction to Pod gone (s)", toGone);
+        System.out.println();
     }
 
     private static void row(String label, List<Double> values) {

@@ -9,22 +9,17 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
-import dev.ebb.operator.config.EbbConfig;
-import dev.ebb.operator.observe.EventRecorder;
-import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimOperator;
 import dev.ebb.operator.sim.SimRouterProbe;
 import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.javaoperatorsdk.operator.Operator;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -69,21 +64,6 @@ class OperatorRestartIT {
         server.destroy();
     }
 
-    /** One operator process: its own reconciler, member reads and metrics, nothing shared with the one before. */
-    private Operator operator() {
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        EventRecorder events = new EventRecorder(client);
-        ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
-        EbbConfig config = new Settings();
-        RetirementRunner runner = new RetirementRunner(client, reads, routers, events, registry, config);
-        Operator operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
-                // the mock API server has no server-side apply
-                .withUseSSAToPatchPrimaryResource(false));
-        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, Clock.systemUTC()));
-        operator.start();
-        return operator;
-    }
-
     private Optional<RetirementStatus> retirement() {
         ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get();
         return Optional.ofNullable(md).map(ModelDeployment::getStatus).map(s -> s.retirement());
@@ -91,7 +71,7 @@ class OperatorRestartIT {
 
     @Test
     void aRestartDuringTheDrainResumesTheSameRetirement() {
-        Operator first = operator();
+        SimOperator first = new SimOperator(client, exec, routers);
         client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
         await().atMost(Duration.ofSeconds(30)).until(() -> router.selects(TARGET));
         FakeEngine engine = world.kubelet().engine(NS, TARGET).orElseThrow();
@@ -101,46 +81,23 @@ class OperatorRestartIT {
 
         Specs.scale(client, NS, "qwen", "server", 1);
         await().atMost(Duration.ofSeconds(30)).until(() -> retirement().filter(r -> "Busy".equals(r.reason())).isPresent());
-        first.stop();
+        first.close();
 
         // while no operator runs, nothing happens to the target
         request.join();
         assertThat(client.pods().inNamespace(NS).withName(TARGET).get().getMetadata().getDeletionTimestamp()).isNull();
 
-        Operator second = operator();
+        SimOperator second = new SimOperator(client, exec, routers);
         try {
             await().atMost(Duration.ofSeconds(30)).until(() -> client.pods().inNamespace(NS).withName(TARGET).get() == null);
             await().atMost(Duration.ofSeconds(10)).until(() -> retirement().isEmpty());
         } finally {
-            second.stop();
+            second.close();
         }
         assertThat(request.join().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
         List<String> starts = client.v1().events().inNamespace(NS).list().getItems().stream()
                 .filter(e -> "RetirementStarted".equals(e.getReason())).map(e -> e.getMessage()).toList();
         assertThat(starts).as("one operation, resumed, not a second one").hasSize(1);
         assertThat(client.v1().events().inNamespace(NS).list().getItems()).anyMatch(e -> "Completed".equals(e.getReason()));
-    }
-
-    /** The settings a deployed operator would read from its configuration, at their defaults. */
-    private static final class Settings implements EbbConfig {
-        @Override
-        public Images images() {
-            return new Images() {
-                @Override
-                public String vllm() {
-                    return "vllm/vllm-openai:test";
-                }
-
-                @Override
-                public String sglang() {
-                    return "lmsysorg/sglang:test";
-                }
-            };
-        }
-
-        @Override
-        public Retirement retirement() {
-            return () -> Duration.ofMinutes(5);
-        }
     }
 }

@@ -12,6 +12,7 @@ import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.drain.InFlightGauges;
+import dev.ebb.operator.observe.Metrics;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
@@ -24,6 +25,7 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -32,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,6 +57,8 @@ class RetirementIT {
     SimClock clock;
     @Inject
     SimRouterProbe routers;
+    @Inject
+    MeterRegistry registry;
 
     private SimWorld world;
     private FakeRouter router;
@@ -156,6 +161,10 @@ class RetirementIT {
         assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThan(10);
         assertThat(pod("qwen-server-r0-m0")).isNotNull();
         assertThat(eventReasons()).contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed");
+        assertThat(registry.find(Metrics.RETIREMENTS).tag(Metrics.OUTCOME, "completed").counter())
+                .isNotNull().satisfies(c -> assertThat(c.count()).isGreaterThanOrEqualTo(2));
+        assertThat(registry.find(Metrics.RETIREMENT_DURATION).tag(Metrics.OUTCOME, "completed").timer())
+                .isNotNull().satisfies(t -> assertThat(t.max(TimeUnit.SECONDS)).isBetween(1.0, 60.0));
         ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
         assertThat(Conditions.find(md.getStatus().conditions(), Conditions.RETIREMENT_PROGRESSING)).hasValueSatisfying(c -> {
             assertThat(c.getStatus()).isEqualTo("False");

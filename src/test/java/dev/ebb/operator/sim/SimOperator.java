@@ -1,0 +1,67 @@
+package dev.ebb.operator.sim;
+
+import dev.ebb.operator.config.EbbConfig;
+import dev.ebb.operator.observe.EventRecorder;
+import dev.ebb.operator.read.MemberReader;
+import dev.ebb.operator.reconcile.ModelDeploymentReconciler;
+import dev.ebb.operator.reconcile.ReadLedger;
+import dev.ebb.operator.reconcile.RetirementRunner;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.Operator;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+
+/**
+ * One operator process in the test world, outside Quarkus: its own reconciler, member reads and metrics, and nothing
+ * shared with an operator started before it, as after a restart. Member reads go through the local exec.
+ */
+public final class SimOperator implements AutoCloseable {
+    private final Operator operator;
+    private final MeterRegistry registry = new SimpleMeterRegistry();
+
+    public SimOperator(KubernetesClient client, LocalExec exec, SimRouterProbe routers) {
+        EventRecorder events = new EventRecorder(client);
+        ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
+        EbbConfig config = new Defaults();
+        RetirementRunner runner = new RetirementRunner(client, reads, routers, events, registry, config);
+        operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
+                // the mock API server has no server-side apply
+                .withUseSSAToPatchPrimaryResource(false));
+        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, Clock.systemUTC()));
+        operator.start();
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    @Override
+    public void close() {
+        operator.stop();
+    }
+
+    /** The operator's settings at their defaults, as a deployed operator with no configuration reads them. */
+    private static final class Defaults implements EbbConfig {
+        @Override
+        public Images images() {
+            return new Images() {
+                @Override
+                public String vllm() {
+                    return "vllm/vllm-openai:sim";
+                }
+
+                @Override
+                public String sglang() {
+                    return "lmsysorg/sglang:sim";
+                }
+            };
+        }
+
+        @Override
+        public Retirement retirement() {
+            return () -> Duration.ofMinutes(5);
+        }
+    }
+}
