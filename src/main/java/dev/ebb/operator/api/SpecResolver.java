@@ -178,6 +178,8 @@ public final class SpecResolver {
             errors.add(new FieldError(field, "longer than " + RoleSpec.MAX_NAME_LENGTH + " characters"));
         } else if (!DNS_LABEL.matcher(roleName).matches()) {
             errors.add(new FieldError(field, "must be a DNS label (lower-case letters, digits and '-', starting with a letter)"));
+        } else if (RoleSpec.RESERVED_NAME.equals(roleName)) {
+            errors.add(new FieldError(field, "must not be '" + RoleSpec.RESERVED_NAME + "': the router's objects take that name"));
         } else if (RESERVED_SUFFIX.matcher(roleName).find()) {
             errors.add(new FieldError(field, "must not end in -r<digits>: that is how replica Services are named"));
         } else if (mdName != null && mdName.length() + roleName.length() > ModelDeployment.MAX_NAME_BUDGET) {

@@ -4,11 +4,13 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
  * Reads a Prometheus text exposition into a {@link Reading} for a list of gauges: every series of each gauge is
- * summed, whatever its labels. Pure, and it never throws: a body it cannot trust is a {@code Failed} reading.
+ * summed, whatever its labels; and, for a router's page, one metric's series by a label. Pure, and it never throws:
+ * a body it cannot trust is a {@code Failed} reading or nothing.
  */
 public final class PrometheusText {
     private PrometheusText() {
@@ -67,6 +69,69 @@ public final class PrometheusText {
         return total == 0 ? new Reading.Idle() : new Reading.Busy(total);
     }
 
+    /**
+     * For one metric, the sum of its series grouped by the value of one label; series without that label are left
+     * out. Empty when the body is not a metrics page at all. Never throws.
+     */
+    public static Optional<Map<String, Double>> byLabel(String body, String metric, String label) {
+        try {
+            if (body == null) {
+                return Optional.empty();
+            }
+            Map<String, Double> sums = new LinkedHashMap<>();
+            int samples = 0;
+            for (String raw : body.split("\n", -1)) {
+                String line = raw.strip();
+                if (line.isEmpty() || line.startsWith("#")) {
+                    continue;
+                }
+                Sample sample = Sample.parse(line);
+                if (sample == null) {
+                    continue;
+                }
+                samples++;
+                String value = sample.name.equals(metric) ? labelValue(sample.labels, label) : null;
+                if (value != null && !Double.isNaN(sample.value)) {
+                    sums.merge(value, sample.value, Double::sum);
+                }
+            }
+            return samples == 0 ? Optional.empty() : Optional.of(sums);
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The unescaped value of one label in the text between a sample's braces, or null. */
+    static String labelValue(String labels, String wanted) {
+        int i = 0;
+        while (i < labels.length()) {
+            while (i < labels.length() && (labels.charAt(i) == ',' || labels.charAt(i) == ' ')) {
+                i++;
+            }
+            int eq = labels.indexOf('=', i);
+            if (eq < 0 || eq + 1 >= labels.length() || labels.charAt(eq + 1) != '"') {
+                return null;
+            }
+            String key = labels.substring(i, eq).trim();
+            StringBuilder value = new StringBuilder();
+            int j = eq + 2;
+            for (; j < labels.length() && labels.charAt(j) != '"'; j++) {
+                char c = labels.charAt(j);
+                if (c == '\\' && j + 1 < labels.length()) {
+                    char next = labels.charAt(++j);
+                    value.append(next == 'n' ? '\n' : next);
+                } else {
+                    value.append(c);
+                }
+            }
+            if (key.equals(wanted)) {
+                return value.toString();
+            }
+            i = j + 1;
+        }
+        return null;
+    }
+
     private static String leadingName(String line) {
         int end = 0;
         while (end < line.length() && isNameChar(line.charAt(end))) {
@@ -80,7 +145,7 @@ public final class PrometheusText {
     }
 
     /** One sample line: a metric name, optional labels, a value, an optional timestamp. */
-    private record Sample(String name, double value) {
+    private record Sample(String name, String labels, double value) {
         static Sample parse(String line) {
             int i = 0;
             while (i < line.length() && isNameChar(line.charAt(i))) {
@@ -90,11 +155,14 @@ public final class PrometheusText {
                 return null;
             }
             String name = line.substring(0, i);
+            String labels = "";
             if (i < line.length() && line.charAt(i) == '{') {
+                int open = i;
                 i = endOfLabels(line, i + 1);
                 if (i < 0) {
                     return null;
                 }
+                labels = line.substring(open + 1, i - 1);
             }
             String[] rest = line.substring(i).trim().split("[ \t]+");
             if (rest.length < 1 || rest.length > 2 || rest[0].isEmpty()) {
@@ -104,7 +172,7 @@ public final class PrometheusText {
             if (value == null || rest.length == 2 && number(rest[1]) == null) {
                 return null;
             }
-            return new Sample(name, value);
+            return new Sample(name, labels, value);
         }
 
         /** Index just past the closing brace, honouring quoted values with escapes; -1 when it never closes. */

@@ -156,12 +156,12 @@ public class RetirementRunner {
             }
         }
         Observation.Withdrawal withdrawal = current.state() == RetirementState.Withdrawing
-                ? withdrawal(md, current, slices)
+                ? withdrawal(md, current, pods, slices)
                 : new Observation.Withdrawal(true, true, Optional.of(false), false);
         return new Observation(now, present, withdrawal, reads.collect(operation(md, current)));
     }
 
-    private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<EndpointSlice> slices) {
+    private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices) {
         Set<String> targets = current.targets().stream().map(Member::name).collect(Collectors.toSet());
         String service = Names.roleService(md.getMetadata().getName(), current.role());
         boolean listed = slices.stream()
@@ -169,7 +169,8 @@ public class RetirementRunner {
                 .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
                 .anyMatch(endpoint -> endpoint.getTargetRef() != null && targets.contains(endpoint.getTargetRef().getName()));
         boolean routed = md.getSpec().router() != null;
-        RouterView view = routed ? router.view(md, targets, current.phaseStartedAt()) : RouterView.unavailable();
+        List<Pod> members = pods.stream().filter(p -> targets.contains(p.getMetadata().getName())).toList();
+        RouterView view = routed ? router.view(md, members, current.phaseStartedAt()) : RouterView.unavailable();
         return new Observation.Withdrawal(routed, !listed, view.selects(), view.dispatchedSince());
     }
 

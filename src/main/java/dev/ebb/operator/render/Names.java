@@ -1,5 +1,7 @@
 package dev.ebb.operator.render;
 
+import dev.ebb.operator.api.v1alpha1.RoleSpec;
+
 /** How the operator names what it creates; admission keeps every result within a 63-character DNS label. */
 public final class Names {
     private Names() {
@@ -12,6 +14,11 @@ public final class Names {
     /** Also the name of the headless Service through which a multi-Pod replica's members find each other. */
     public static String replica(String deployment, String role, int ordinal) {
         return roleService(deployment, role) + "-r" + ordinal;
+    }
+
+    /** The router's Deployment, Service and account; admission keeps roles from taking the same name. */
+    public static String router(String deployment) {
+        return deployment + "-" + RoleSpec.RESERVED_NAME;
     }
 
     public static String roleService(String deployment, String role) {

@@ -1,13 +1,14 @@
 package dev.ebb.operator.route;
 
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import io.fabric8.kubernetes.api.model.Pod;
 import java.time.Instant;
-import java.util.Set;
+import java.util.List;
 
 /**
  * Asks the router in front of a deployment whether it still sends work to some members. Called only for deployments
  * with {@code spec.router}; an answer it cannot get is {@link RouterView#unavailable()}, never an exception.
  */
 public interface RouterProbe {
-    RouterView view(ModelDeployment deployment, Set<String> members, Instant withdrawnAt);
+    RouterView view(ModelDeployment deployment, List<Pod> members, Instant withdrawnAt);
 }

@@ -3,6 +3,7 @@ package dev.ebb.operator.bench;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.HookFixtures;
@@ -14,7 +15,7 @@ import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimOperator;
-import dev.ebb.operator.sim.SimRouterProbe;
+import dev.ebb.operator.sim.SimRouterAddress;
 import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -132,7 +133,7 @@ public final class Benchmarks {
     private static void idleScaleDown() {
         KubernetesMockServer server = SimApiServer.startServer();
         KubernetesClient client = server.createClient();
-        SimRouterProbe routers = new SimRouterProbe();
+        SimRouterAddress routers = new SimRouterAddress();
         List<FakeRouter> fakeRouters = new ArrayList<>();
         List<Double> toDelete = new ArrayList<>();
         List<Double> toGone = new ArrayList<>();
@@ -142,7 +143,7 @@ public final class Benchmarks {
                 FakeRouter router = new FakeRouter(client, ns, Map.of(Labels.DEPLOYMENT, "qwen"),
                         Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES));
                 fakeRouters.add(router);
-                routers.put(ns, "qwen", router);
+                routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
                 client.resource(Specs.deployment("qwen", "vLLM").namespace(ns).router("llm-d-router")
                         .role(Specs.role("server").replicas(2)).build()).create();
             }

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.sim.FakeEngine;
@@ -16,7 +17,7 @@ import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimOperator;
-import dev.ebb.operator.sim.SimRouterProbe;
+import dev.ebb.operator.sim.SimRouterAddress;
 import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -42,7 +43,7 @@ class OperatorRestartIT {
     private SimWorld world;
     private FakeRouter router;
     private LocalExec exec;
-    private final SimRouterProbe routers = new SimRouterProbe();
+    private final SimRouterAddress routers = new SimRouterAddress();
 
     @BeforeEach
     void start() {
@@ -52,7 +53,7 @@ class OperatorRestartIT {
         exec = new LocalExec();
         router = new FakeRouter(client, NS, Map.of(Labels.DEPLOYMENT, "qwen"),
                 Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
-        routers.put(NS, "qwen", router);
+        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
     }
 
     @AfterEach

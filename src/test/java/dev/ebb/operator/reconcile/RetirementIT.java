@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
@@ -19,7 +20,7 @@ import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimClock;
-import dev.ebb.operator.sim.SimRouterProbe;
+import dev.ebb.operator.sim.SimRouterAddress;
 import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -56,7 +57,7 @@ class RetirementIT {
     @Inject
     SimClock clock;
     @Inject
-    SimRouterProbe routers;
+    SimRouterAddress routers;
     @Inject
     MeterRegistry registry;
 
@@ -85,7 +86,7 @@ class RetirementIT {
     private void deployRouted(Specs.Deployment spec) {
         router = new FakeRouter(client, ns, Map.of(Labels.DEPLOYMENT, "qwen"),
                 Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
-        routers.put(ns, "qwen", router);
+        routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
         client.resource(spec.router("llm-d-router").namespace(ns).build()).create();
     }
 

@@ -1,10 +1,17 @@
 package dev.ebb.operator.sim;
 
 import dev.ebb.operator.api.Annotations;
+import com.sun.net.httpserver.HttpServer;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.route.RouterAdmin;
+import dev.ebb.operator.route.RouterAnswers;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
@@ -12,6 +19,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 
 /**
  * A router in front of a deployment's Pods, as llm-d's scheduler, vLLM's router and SGLang's gateway behave:
@@ -28,6 +36,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     private final List<Dispatch> dispatches = new CopyOnWriteArrayList<>();
     private final AtomicLong turn = new AtomicLong();
     private volatile boolean up = true;
+    private HttpServer admin;
 
     /**
      * @param watch the labels of the Pods the router learns about (its discovery)
@@ -93,8 +102,62 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
                 && pod.getStatus().getConditions().stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
     }
 
+    /**
+     * Starts answering on loopback as the given real router answers the operator's question: SGLang's gateway lists
+     * its workers with their request counts, vLLM's router lists its engines by id, llm-d's endpoint picker shows a
+     * queue gauge per endpoint it holds and a count of scheduling decisions per endpoint. A router that is down
+     * answers 503. Returns the address of that answer.
+     */
+    public URI serveAdmin(RouterKind kind) throws IOException {
+        RouterAdmin route = RouterAdmin.of(kind);
+        admin = HttpServer.create(new InetSocketAddress(new LoopbackAddresses().next(), 0), 0);
+        admin.createContext(route.path(), exchange -> {
+            byte[] body = (up ? answer(kind) : "router unavailable").getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(up ? 200 : 503, body.length);
+            try (var out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        admin.start();
+        return URI.create("http://" + admin.getAddress().getHostString() + ":" + admin.getAddress().getPort() + route.path());
+    }
+
+    private String answer(RouterKind kind) {
+        List<Pod> selected = selected();
+        Map<String, Long> sent = dispatches.stream().collect(Collectors.groupingBy(Dispatch::pod, Collectors.counting()));
+        return switch (kind) {
+            case SGLANG_GATEWAY -> "{\"workers\":[" + selected.stream()
+                    .map(p -> "{\"url\":\"" + base(p) + "\",\"healthy\":true,\"model\":\"m\",\"requests_total\":"
+                            + sent.getOrDefault(p.getMetadata().getName(), 0L) + "}")
+                    .collect(Collectors.joining(",")) + "],\"total\":" + selected.size() + ",\"healthy\":" + selected.size() + "}";
+            case VLLM_ROUTER -> "[" + selected.stream()
+                    .map(p -> "{\"engine_id\":\"" + RouterAnswers.vllmEngineId(p.getMetadata().getName())
+                            + "\",\"serving_models\":[\"m\"],\"created\":1764000000}")
+                    .collect(Collectors.joining(",")) + "]";
+            case LLM_D_ROUTER -> {
+                StringBuilder page = new StringBuilder("# HELP llm_d_router_epp_per_endpoint_queue_size Waiting queue per endpoint.\n"
+                        + "# TYPE llm_d_router_epp_per_endpoint_queue_size gauge\n");
+                selected.forEach(p -> page.append("llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint=\"")
+                        .append(p.getMetadata().getName()).append("\",name=\"pool\"} 0\n"));
+                page.append("# HELP llm_d_router_epp_scheduler_attempts_total Scheduling decisions.\n"
+                        + "# TYPE llm_d_router_epp_scheduler_attempts_total counter\n");
+                sent.forEach((pod, count) -> page.append("llm_d_router_epp_scheduler_attempts_total{endpoint_name=\"").append(pod)
+                        .append("\",namespace=\"ns\",port=\"8000\",status=\"success\",target_model_name=\"m\"} ").append(count).append("\n"));
+                yield page.toString();
+            }
+        };
+    }
+
+    /** A dispatch the router reports as made now, whatever the selection says: a late decision in flight. */
+    public void reportDispatch(String pod) {
+        dispatches.add(new Dispatch(pod, Instant.now()));
+    }
+
     @Override
     public void close() {
         pods.close();
+        if (admin != null) {
+            admin.stop(0);
+        }
     }
 }

@@ -6,6 +6,7 @@ import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.reconcile.ModelDeploymentReconciler;
 import dev.ebb.operator.reconcile.ReadLedger;
 import dev.ebb.operator.reconcile.RetirementRunner;
+import dev.ebb.operator.route.HttpRouterProbe;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -21,11 +22,11 @@ public final class SimOperator implements AutoCloseable {
     private final Operator operator;
     private final MeterRegistry registry = new SimpleMeterRegistry();
 
-    public SimOperator(KubernetesClient client, LocalExec exec, SimRouterProbe routers) {
+    public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers) {
         EventRecorder events = new EventRecorder(client);
         ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
         EbbConfig config = new Defaults();
-        RetirementRunner runner = new RetirementRunner(client, reads, routers, events, registry, config);
+        RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config);
         operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
                 // the mock API server has no server-side apply
                 .withUseSSAToPatchPrimaryResource(false));

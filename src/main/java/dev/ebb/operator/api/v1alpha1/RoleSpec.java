@@ -16,6 +16,10 @@ import java.util.Map;
 
 /** A set of identical replicas; each replica is {@code size} Pods, member 0 being the leader. */
 @ValidationRule(
+        value = "self.name != '" + RoleSpec.RESERVED_NAME + "'",
+        message = "spec.roles[].name must not be '" + RoleSpec.RESERVED_NAME + "': the router's objects take that name",
+        fieldPath = ".name")
+@ValidationRule(
         value = "!self.name.matches('" + RoleSpec.RESERVED_SUFFIX + "')",
         message = "spec.roles[].name must not end in -r<digits>: that is how replica Services are named",
         fieldPath = ".name")
@@ -54,6 +58,8 @@ public record RoleSpec(
 
     public static final String NAME_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
     /** Role names ending like this would collide with the headless Service of another role's replica. */
+    /** A role may not take this name: the router's Deployment and Service are named after it. */
+    public static final String RESERVED_NAME = "router";
     public static final String RESERVED_SUFFIX = "-r[0-9]+$";
     /** Leaves room for the deployment name and "-r1023-m63" inside a 63-character DNS label. */
     public static final int MAX_NAME_LENGTH = 20;

@@ -1,0 +1,25 @@
+package dev.ebb.operator.route;
+
+import dev.ebb.operator.api.v1alpha1.RouterKind;
+
+/**
+ * Where each router answers what it routes to: the port of its Service and the path. One home for these, shared by
+ * the probe that asks and the renderer that exposes them.
+ *
+ * @param port the router Service's port that serves the answer
+ * @param path what to GET there
+ */
+public record RouterAdmin(int port, String path) {
+    /**
+     * llm-d's endpoint picker exposes nothing but metrics per endpoint (its debug routes answer only on loopback),
+     * on its metrics port; vLLM's router lists its engines at {@code /engines} on its API port; SGLang's gateway
+     * lists its workers at {@code /workers} on its API port.
+     */
+    public static RouterAdmin of(RouterKind kind) {
+        return switch (kind) {
+            case LLM_D_ROUTER -> new RouterAdmin(9090, "/metrics");
+            case VLLM_ROUTER -> new RouterAdmin(8001, "/engines");
+            case SGLANG_GATEWAY -> new RouterAdmin(30000, "/workers");
+        };
+    }
+}
