@@ -35,11 +35,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The retirement protocol end to end in the test world: the operator, the simulated kubelet and endpoints, fake
@@ -84,10 +88,14 @@ class RetirementIT {
 
     /** A deployment with a router the operator can ask, and the fake router itself in front of its serving Pods. */
     private void deployRouted(Specs.Deployment spec) {
+        deployRouted(spec, RouterKind.LLM_D_ROUTER);
+    }
+
+    private void deployRouted(Specs.Deployment spec, RouterKind kind) {
         router = new FakeRouter(client, ns, Map.of(Labels.DEPLOYMENT, "qwen"),
                 Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
-        routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
-        client.resource(spec.router("llm-d-router").namespace(ns).build()).create();
+        routers.put(ns, "qwen", kind, router);
+        client.resource(spec.router(kind.wireName()).namespace(ns).build()).create();
     }
 
     private void awaitServing(String... pods) {
@@ -145,6 +153,7 @@ class RetirementIT {
         return client.v1().events().inNamespace(ns).list().getItems().stream().map(Event::getReason).toList();
     }
 
+    /** The load keeps the router dispatching to the replica that stays, which never holds the one that leaves. */
     @Test
     void scaleDownUnderStreamingLoadRetiresBothReplicasAndCutsNothing() throws Exception {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(3).grace(30)));
@@ -171,6 +180,56 @@ class RetirementIT {
             assertThat(c.getStatus()).isEqualTo("False");
             assertThat(c.getReason()).isEqualTo(StatusAggregator.REASON_NO_RETIREMENT);
         });
+    }
+
+    static Stream<Arguments> routers() {
+        return Stream.of(Arguments.of(RouterKind.LLM_D_ROUTER, "vLLM"), Arguments.of(RouterKind.LLM_D_ROUTER, "SGLang"),
+                Arguments.of(RouterKind.VLLM_ROUTER, "vLLM"), Arguments.of(RouterKind.SGLANG_GATEWAY, "SGLang"));
+    }
+
+    @ParameterizedTest(name = "{0} in front of {1}")
+    @MethodSource("routers")
+    void eachRouterConfirmsTheWithdrawalInItsOwnWords(RouterKind kind, String engine) {
+        deployRouted(deployment("qwen", engine).role(role("server").replicas(2)), kind);
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+
+        scale("server", 1);
+
+        await().atMost(CONVERGE).until(() -> pod("qwen-server-r1-m0") == null || !uid.equals(pod("qwen-server-r1-m0").getMetadata().getUid()));
+        assertThat(eventReasons()).contains("Withdrawn", "Completed").doesNotContain("RouterUnavailable");
+    }
+
+    @Test
+    void aRouterThatKeepsSelectingTheTargetHoldsItAndTheWithdrawalAborts() {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)), RouterKind.VLLM_ROUTER);
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+        router.pin("qwen-server-r1-m0", true);
+
+        scale("server", 1);
+        awaitRetirement("Withdrawing", "RouterStillSelects");
+        clock.advance(Duration.ofSeconds(30));
+
+        awaitRetirement("Aborted", "RouterStillSelects");
+        assertKeptAndServing("qwen-server-r1-m0", uid);
+    }
+
+    @Test
+    void aDispatchToTheTargetAfterItsWithdrawalHoldsIt() {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        router.pin("qwen-server-r1-m0", true);
+        scale("server", 1);
+        awaitRetirement("Withdrawing", "RouterStillSelects");
+
+        router.reportDispatch("qwen-server-r0-m0");
+        router.reportDispatch("qwen-server-r1-m0");
+        router.pin("qwen-server-r1-m0", false);
+
+        awaitRetirement("Withdrawing", "RecentDispatch");
+        clock.advance(Duration.ofSeconds(30));
+        awaitRetirement("Aborted", "RecentDispatch");
     }
 
     @Test

@@ -17,6 +17,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
@@ -37,6 +39,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     private final AtomicLong turn = new AtomicLong();
     private volatile boolean up = true;
     private HttpServer admin;
+    private final Set<String> pinned = ConcurrentHashMap.newKeySet();
 
     /**
      * @param watch the labels of the Pods the router learns about (its discovery)
@@ -54,7 +57,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         }
         return pods.getStore().list().stream()
                 .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-                .filter(p -> SimEndpoints.selects(selector, p.getMetadata().getLabels()))
+                .filter(p -> pinned.contains(p.getMetadata().getName()) || SimEndpoints.selects(selector, p.getMetadata().getLabels()))
                 .filter(FakeRouter::ready)
                 .sorted(Comparator.comparing(p -> p.getMetadata().getName()))
                 .toList();
@@ -146,6 +149,15 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
                 yield page.toString();
             }
         };
+    }
+
+    /** The router keeps selecting this Pod whatever its labels say, as a router whose discovery lags would. */
+    public void pin(String pod, boolean value) {
+        if (value) {
+            pinned.add(pod);
+        } else {
+            pinned.remove(pod);
+        }
     }
 
     /** A dispatch the router reports as made now, whatever the selection says: a late decision in flight. */
