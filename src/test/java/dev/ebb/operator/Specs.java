@@ -23,7 +23,8 @@ import org.awaitility.Awaitility;
 
 /** Builders for ModelDeployments in tests: every field starts unset, as a user would leave it. */
 public final class Specs {
-    public static final SpecResolver RESOLVER = new SpecResolver(engine -> "default/" + engine.wireName() + ":test");
+    public static final SpecResolver RESOLVER = new SpecResolver(engine -> "default/" + engine.wireName() + ":test",
+            router -> "default/" + router.wireName() + ":test");
 
     private Specs() {
     }

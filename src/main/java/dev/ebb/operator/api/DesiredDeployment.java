@@ -1,7 +1,6 @@
 package dev.ebb.operator.api;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
-import dev.ebb.operator.api.v1alpha1.RouterKind;
 import java.util.List;
 import java.util.Optional;
 
@@ -11,7 +10,7 @@ public record DesiredDeployment(
         Engine engine,
         String modelName,
         Optional<String> modelPath,
-        Optional<RouterKind> router,
+        Optional<DesiredRouter> router,
         List<DesiredRole> roles) {
 
     /** The identity every rendered object points back to. */

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
@@ -34,10 +35,15 @@ public final class SpecResolver {
     private static final int MAX_IMAGE = 512;
 
     private final Function<Engine, String> defaultImages;
+    private final Function<RouterKind, String> routerImages;
 
-    /** @param defaultImages the operator's image for each engine, used when neither role nor engine names one */
-    public SpecResolver(Function<Engine, String> defaultImages) {
+    /**
+     * @param defaultImages the operator's image for each engine, used when neither role nor engine names one
+     * @param routerImages the operator's image for each router, used when spec.router names none
+     */
+    public SpecResolver(Function<Engine, String> defaultImages, Function<RouterKind, String> routerImages) {
         this.defaultImages = defaultImages;
+        this.routerImages = routerImages;
     }
 
     public Resolution resolve(ModelDeployment md) {
@@ -56,7 +62,7 @@ public final class SpecResolver {
         modelPath.filter(p -> p.length() > MAX_MODEL_PATH)
                 .ifPresent(p -> errors.add(new FieldError("spec.model.path", "longer than " + MAX_MODEL_PATH + " characters")));
         Optional<Engine> engine = engine(spec.engine(), errors);
-        Optional<RouterKind> router = router(spec.router(), engine, errors);
+        Optional<DesiredRouter> router = router(spec.router(), engine, errors);
         List<DesiredRole> roles = roles(name, spec, engine, errors);
         if (!errors.isEmpty() || engine.isEmpty() || modelName.isEmpty()) {
             return new Resolution.Rejected(List.copyOf(errors));
@@ -94,7 +100,7 @@ public final class SpecResolver {
         return known;
     }
 
-    private static Optional<RouterKind> router(RouterSpec router, Optional<Engine> engine, List<FieldError> errors) {
+    private Optional<DesiredRouter> router(RouterSpec router, Optional<Engine> engine, List<FieldError> errors) {
         if (router == null) {
             return Optional.empty();
         }
@@ -107,7 +113,10 @@ public final class SpecResolver {
         }
         checkRange("spec.router.replicas", router.replicas(), 0, RouterSpec.MAX_REPLICAS, errors);
         checkImage("spec.router.image", router.image(), errors);
-        return kind;
+        checkCount("spec.router.extraArgs", router.extraArgs(), errors);
+        return kind.map(k -> new DesiredRouter(k, router.replicas() == null ? 1 : router.replicas(),
+                router.image() == null || router.image().isEmpty() ? routerImages.apply(k) : router.image(),
+                listOrEmpty(router.extraArgs()).stream().filter(Objects::nonNull).toList()));
     }
 
     private List<DesiredRole> roles(String mdName, ModelDeploymentSpec spec, Optional<Engine> engine, List<FieldError> errors) {

@@ -1,8 +1,10 @@
 package dev.ebb.operator.config;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
+import io.smallrye.config.WithName;
 import java.time.Duration;
 
 /** Operator-wide settings, under the {@code ebb.} prefix. */
@@ -26,6 +28,29 @@ public interface EbbConfig {
 
         @WithDefault("lmsysorg/sglang:v0.5.4")
         String sglang();
+
+        /** llm-d's endpoint picker. No release could be checked from where this was built: pin the one you run. */
+        @WithName("llm-d-router")
+        @WithDefault("ghcr.io/llm-d/llm-d-router-endpoint-picker:latest")
+        String llmDRouter();
+
+        /** vLLM's production-stack router, the image its Helm chart uses. */
+        @WithName("vllm-router")
+        @WithDefault("lmcache/lmstack-router:latest")
+        String vllmRouter();
+
+        /** SGLang's model gateway. */
+        @WithName("sglang-gateway")
+        @WithDefault("lmsysorg/sgl-model-gateway:latest")
+        String sglangGateway();
+
+        default String of(RouterKind kind) {
+            return switch (kind) {
+                case LLM_D_ROUTER -> llmDRouter();
+                case VLLM_ROUTER -> vllmRouter();
+                case SGLANG_GATEWAY -> sglangGateway();
+            };
+        }
 
         default String of(Engine engine) {
             return switch (engine) {

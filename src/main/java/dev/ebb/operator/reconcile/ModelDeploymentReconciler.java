@@ -7,15 +7,18 @@ import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.SpecResolver;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -59,6 +62,10 @@ import org.jboss.logging.Logger;
 @RBACRule(apiGroups = "", resources = "pods/exec", verbs = {"get", "create"})
 // withdrawal is proven by a member's absence from every EndpointSlice of its role
 @RBACRule(apiGroups = "discovery.k8s.io", resources = "endpointslices", verbs = {"get", "list", "watch"})
+// the router in front of a deployment: its Deployment, account, Pod-discovery role and configuration
+@RBACRule(apiGroups = "apps", resources = "deployments", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
+@RBACRule(apiGroups = "", resources = {"serviceaccounts", "configmaps"}, verbs = {"get", "create", "delete", "patch", "update"})
+@RBACRule(apiGroups = "rbac.authorization.k8s.io", resources = {"roles", "rolebindings"}, verbs = {"get", "create", "delete", "patch", "update"})
 public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
     public static final String NAME = "modeldeployment";
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
@@ -69,12 +76,14 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final RetirementRunner retirements;
     private final ReadLedger reads;
     private final Clock clock;
+    private final RouterObjects routers;
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
-            ReadLedger reads, Clock clock) {
+            ReadLedger reads, RouterObjects routers, Clock clock) {
+        this.routers = routers;
         this.client = client;
         this.events = events;
-        this.resolver = new SpecResolver(config.images()::of);
+        this.resolver = new SpecResolver(config.images()::of, config.images()::of);
         this.retirements = retirements;
         this.reads = reads;
         this.clock = clock;
@@ -87,6 +96,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                         .withLabelSelector(Labels.DEPLOYMENT).build(), context),
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(Service.class, ModelDeployment.class)
                         .withLabelSelector(Labels.DEPLOYMENT).build(), context),
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(Deployment.class, ModelDeployment.class)
+                        .withLabelSelector(RouterRenderer.COMPONENT + "=" + RouterRenderer.COMPONENT_ROUTER).build(), context),
                 // Kubernetes copies a Service's labels onto its EndpointSlices, whose owner is the Service, not us
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class)
                         .withLabelSelector(Labels.DEPLOYMENT)
@@ -108,8 +119,9 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         if (resolution instanceof Resolution.Accepted accepted) {
             Map<String, String> hashes = hashes(accepted.deployment());
             List<NextRetirement.Candidate> candidates = converge(md, accepted.deployment(), hashes, inventory, context);
+            Optional<RouterStatus> router = routers.converge(md, accepted.deployment(), context.getSecondaryResource(Deployment.class));
             pass = retirements.plan(md, inventory, pods, candidates, context.getSecondaryResources(EndpointSlice.class), now);
-            status = StatusAggregator.accepted(generation, accepted.deployment(), hashes, inventory, pass.record(), previous, now);
+            status = StatusAggregator.accepted(generation, accepted.deployment(), hashes, inventory, router, pass.record(), previous, now);
         } else {
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
             pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class), now);

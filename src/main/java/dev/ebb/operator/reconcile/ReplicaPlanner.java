@@ -66,6 +66,8 @@ public final class ReplicaPlanner {
             }
         });
         services.forEach(s -> wanted.add(s.getMetadata().getName()));
+        // the router's Service is the router's to keep
+        deployment.router().ifPresent(r -> wanted.add(Names.router(deployment.owner().name())));
         stillNeededByLeavingPods(deployment.owner().name(), inventory, wanted);
 
         List<String> obsolete = existingServices.stream().filter(name -> !wanted.contains(name)).sorted().toList();

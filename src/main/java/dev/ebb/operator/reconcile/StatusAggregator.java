@@ -7,6 +7,7 @@ import dev.ebb.operator.api.v1alpha1.DrainStatus;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RoleStatus;
+import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.drain.DrainTimeline;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.RetirementState;
@@ -35,7 +36,8 @@ public final class StatusAggregator {
     }
 
     public static ModelDeploymentStatus accepted(long generation, DesiredDeployment deployment, Map<String, String> hashes,
-            Inventory inventory, Optional<RetirementStatus> retirement, List<Condition> previous, Instant now) {
+            Inventory inventory, Optional<RouterStatus> router, Optional<RetirementStatus> retirement, List<Condition> previous,
+            Instant now) {
         List<RoleStatus> roles = deployment.roles().stream()
                 .map(role -> roleStatus(deployment, role, hashes.get(role.name()), inventory.replicas(role.name())))
                 .toList();
@@ -48,9 +50,11 @@ public final class StatusAggregator {
                 generation, now);
         Condition upToDate = upToDate(roles, generation, previous, now);
 
+        List<Condition> conditions = new ArrayList<>(List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
+        router.ifPresent(r -> conditions.add(routerReady(r, generation, previous, now)));
         return new ModelDeploymentStatus(generation,
                 notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
-                summary(roles), roles, retirement.orElse(null), List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
+                summary(roles), roles, router.orElse(null), retirement.orElse(null), List.copyOf(conditions));
     }
 
     /** A rejected spec changes nothing that exists; status says which fields are wrong. */
@@ -59,8 +63,17 @@ public final class StatusAggregator {
         Condition ready = Conditions.next(previous, Conditions.READY, false, REASON_INVALID_SPEC, rejection.summary(), generation, now);
         Condition upToDate = Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_INVALID_SPEC,
                 "nothing is created or changed until the spec is fixed", generation, now);
-        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), retirement.orElse(null),
+        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirement.orElse(null),
                 List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
+    }
+
+    /** Whether the router has a replica ready; while it has none, no withdrawal can be confirmed through it. */
+    private static Condition routerReady(RouterStatus router, long generation, List<Condition> previous, Instant now) {
+        boolean ready = Boolean.TRUE.equals(router.ready());
+        return Conditions.next(previous, Conditions.ROUTER_READY, ready, ready ? "RouterAvailable" : "RouterNotReady",
+                ready ? router.name() + " has " + router.readyReplicas() + " replica(s) ready"
+                        : router.name() + " has no replica ready: clients reach no role through it, and retirements hold until it answers",
+                generation, now);
     }
 
     /** True while a retirement is under way; an aborted one stays on record, False, with its reason. */

@@ -3,6 +3,7 @@ package dev.ebb.operator.route;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.render.Names;
+import dev.ebb.operator.render.RouterAdmin;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.net.URI;
 

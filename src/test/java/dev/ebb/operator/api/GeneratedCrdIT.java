@@ -171,6 +171,8 @@ class GeneratedCrdIT {
                 .endsWith("spec.roles: Invalid value: \"object\": spec.roles[].name must be unique");
         assertThat(refusal(deployment("f", "vLLM").namespace("adm").role(role("server-r1")).build()))
                 .contains("spec.roles[0].name: Invalid value: \"object\": spec.roles[].name must not end in -r<digits>");
+        assertThat(refusal(deployment("i", "vLLM").namespace("adm").role(role("router")).build()))
+                .contains("spec.roles[0].name: Invalid value: \"object\": spec.roles[].name must not be 'router'");
         assertThat(refusal(deployment("g".repeat(40), "vLLM").namespace("adm").role(role("r".repeat(13))).build()))
                 .contains("spec.roles: Invalid value: \"object\": metadata.name and spec.roles[].name together exceed 52");
         assertThat(refusal(deployment("h", "vLLM").namespace("adm").build()))

@@ -44,10 +44,18 @@ class SpecResolverTest {
     }
 
     @Test
+    void aRoleMayNotTakeTheRoutersName() {
+        Resolution resolution = Specs.RESOLVER.resolve(deployment("qwen", "vLLM").role(role("router")).build());
+
+        assertThat(resolution).isInstanceOfSatisfying(Resolution.Rejected.class, r -> assertThat(r.summary())
+                .contains("spec.roles[0].name").contains("'router'"));
+    }
+
+    @Test
     void routerThatFitsTheEngineIsAccepted() {
         assertThat(deployment("qwen", "SGLang").router("sglang-gateway").role(role("s")).desired().router())
-                .contains(RouterKind.SGLANG_GATEWAY);
-        assertThat(deployment("qwen", "vLLM").router("llm-d-router").role(role("s")).desired().router())
+                .contains(new DesiredRouter(RouterKind.SGLANG_GATEWAY, 1, "default/sglang-gateway:test", List.of()));
+        assertThat(deployment("qwen", "vLLM").router("llm-d-router").role(role("s")).desired().router().map(DesiredRouter::kind))
                 .contains(RouterKind.LLM_D_ROUTER);
     }
 

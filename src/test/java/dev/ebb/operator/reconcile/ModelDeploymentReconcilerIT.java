@@ -9,13 +9,14 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
-import dev.ebb.operator.api.v1alpha1.RoleSpec;
+import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import jakarta.inject.Inject;
@@ -119,6 +120,43 @@ class ModelDeploymentReconcilerIT {
         assertThat(podNames("shrink", "qwen")).hasSize(3);
         assertThat(client.pods().inNamespace("shrink").withName("qwen-server-r2-m0").get().getMetadata().getLabels())
                 .containsEntry(Labels.SERVING, "false");
+    }
+
+    @Test
+    void aRouterIsDeployedInFrontReportedUntilReadyAndRemovedWithTheSpecsRouter() {
+        client.resource(deployment("qwen", "vLLM").namespace("routed").router("vllm-router").role(role("server")).build()).create();
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(client.apps().deployments().inNamespace("routed").withName("qwen-router").get()).isNotNull();
+            assertThat(client.services().inNamespace("routed").withName("qwen-router").get()).isNotNull();
+            assertThat(client.serviceAccounts().inNamespace("routed").withName("qwen-router").get()).isNotNull();
+            assertThat(client.rbac().roles().inNamespace("routed").withName("qwen-router").get()).isNotNull();
+            assertThat(client.rbac().roleBindings().inNamespace("routed").withName("qwen-router").get()).isNotNull();
+            Condition routerReady = condition("routed", "qwen", Conditions.ROUTER_READY).orElseThrow();
+            assertThat(routerReady.getStatus()).isEqualTo("False");
+            assertThat(fetch("routed", "qwen").getStatus().router()).isEqualTo(new RouterStatus("vllm-router", false, 0));
+            assertThat(events("routed", "qwen", "RouterNotReady")).singleElement().satisfies(e -> assertThat(e.getType()).isEqualTo("Warning"));
+        });
+
+        // what the Deployment controller would report once the router's Pod is ready
+        Deployment router = client.apps().deployments().inNamespace("routed").withName("qwen-router").get();
+        router.setStatus(new DeploymentStatusBuilder().withReplicas(1).withReadyReplicas(1).build());
+        client.apps().deployments().resource(router).updateStatus();
+        await().atMost(PATIENCE).untilAsserted(() ->
+                assertThat(condition("routed", "qwen", Conditions.ROUTER_READY).orElseThrow().getStatus()).isEqualTo("True"));
+
+        client.resources(ModelDeployment.class).inNamespace("routed").withName("qwen").edit(md -> {
+            ModelDeploymentSpec s = md.getSpec();
+            md.setSpec(new ModelDeploymentSpec(s.model(), s.engine(), null, s.roles()));
+            return md;
+        });
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(client.apps().deployments().inNamespace("routed").withName("qwen-router").get()).isNull();
+            assertThat(client.services().inNamespace("routed").withName("qwen-router").get()).isNull();
+            assertThat(client.rbac().roles().inNamespace("routed").withName("qwen-router").get()).isNull();
+            assertThat(condition("routed", "qwen", Conditions.ROUTER_READY)).isEmpty();
+            assertThat(fetch("routed", "qwen").getStatus().router()).isNull();
+        });
     }
 
     @Test

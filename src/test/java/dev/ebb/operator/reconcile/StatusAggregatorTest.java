@@ -10,6 +10,7 @@ import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.api.v1alpha1.DrainStatus;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.Retirement;
@@ -36,7 +37,7 @@ class StatusAggregatorTest {
             .collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
 
     private ModelDeploymentStatus status(List<Pod> pods, List<Condition> previous, Instant now) {
-        return StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), previous, now);
+        return StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), Optional.empty(), previous, now);
     }
 
     private List<Pod> server(int... ordinals) {
@@ -87,7 +88,7 @@ class StatusAggregatorTest {
 
         RetirementStatus draining = RetirementRecords.toStatus(RetirementMachineTest.draining(), null);
 
-        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.of(draining), List.of(), T0);
+        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), Optional.of(draining), List.of(), T0);
 
         Condition upToDate = Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow();
         assertThat(upToDate.getStatus()).isEqualTo("False");
@@ -105,12 +106,36 @@ class StatusAggregatorTest {
     void anAbortedRetirementIsNotProgressingAndKeepsItsReason() {
         Retirement aborted = RetirementMachine.cancel(RetirementMachineTest.draining(), T0).retirement();
 
-        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
+        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(),
                 Optional.of(RetirementRecords.toStatus(aborted, null)), List.of(), T0);
 
         Condition retiring = Conditions.find(status.conditions(), Conditions.RETIREMENT_PROGRESSING).orElseThrow();
         assertThat(retiring.getStatus()).isEqualTo("False");
         assertThat(retiring.getReason()).isEqualTo("NoLongerWanted");
+    }
+
+    @Test
+    void aRouterWithNoReplicaReadyIsReportedAndOneReadyIsAvailable() {
+        ModelDeploymentStatus down = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
+                Optional.of(new RouterStatus("llm-d-router", false, 0)), Optional.empty(), List.of(), T0);
+        ModelDeploymentStatus up = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
+                Optional.of(new RouterStatus("llm-d-router", true, 2)), Optional.empty(), down.conditions(), T1);
+
+        assertThat(down.router()).isEqualTo(new RouterStatus("llm-d-router", false, 0));
+        assertThat(Conditions.find(down.conditions(), Conditions.ROUTER_READY)).hasValueSatisfying(c -> {
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getReason()).isEqualTo("RouterNotReady");
+        });
+        assertThat(Conditions.find(up.conditions(), Conditions.ROUTER_READY)).hasValueSatisfying(c -> {
+            assertThat(c.getStatus()).isEqualTo("True");
+            assertThat(c.getMessage()).contains("2 replica(s) ready");
+            assertThat(c.getLastTransitionTime()).isEqualTo(T1.toString());
+        });
+        assertThat(StatusNews.between(down, up)).anySatisfy(n -> assertThat(n.reason()).isEqualTo("RouterAvailable"));
+        assertThat(StatusNews.between(up, down)).anySatisfy(n -> {
+            assertThat(n.reason()).isEqualTo("RouterNotReady");
+            assertThat(n.warning()).isTrue();
+        });
     }
 
     @Test

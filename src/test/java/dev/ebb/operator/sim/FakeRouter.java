@@ -3,7 +3,7 @@ package dev.ebb.operator.sim;
 import dev.ebb.operator.api.Annotations;
 import com.sun.net.httpserver.HttpServer;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
-import dev.ebb.operator.route.RouterAdmin;
+import dev.ebb.operator.render.RouterAdmin;
 import dev.ebb.operator.route.RouterAnswers;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;

@@ -6,6 +6,7 @@ import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.reconcile.ModelDeploymentReconciler;
 import dev.ebb.operator.reconcile.ReadLedger;
 import dev.ebb.operator.reconcile.RetirementRunner;
+import dev.ebb.operator.reconcile.RouterObjects;
 import dev.ebb.operator.route.HttpRouterProbe;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
@@ -30,7 +31,7 @@ public final class SimOperator implements AutoCloseable {
         operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
                 // the mock API server has no server-side apply
                 .withUseSSAToPatchPrimaryResource(false));
-        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, Clock.systemUTC()));
+        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new RouterObjects(client), Clock.systemUTC()));
         operator.start();
     }
 
@@ -56,6 +57,21 @@ public final class SimOperator implements AutoCloseable {
                 @Override
                 public String sglang() {
                     return "lmsysorg/sglang:sim";
+                }
+
+                @Override
+                public String llmDRouter() {
+                    return "llm-d/router:sim";
+                }
+
+                @Override
+                public String vllmRouter() {
+                    return "vllm/router:sim";
+                }
+
+                @Override
+                public String sglangGateway() {
+                    return "sglang/gateway:sim";
                 }
             };
         }

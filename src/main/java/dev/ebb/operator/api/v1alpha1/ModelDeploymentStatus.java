@@ -8,6 +8,7 @@ public record ModelDeploymentStatus(
         String phase,
         String rolesSummary,
         List<RoleStatus> roles,
+        RouterStatus router,
         RetirementStatus retirement,
         List<Condition> conditions) {
 }

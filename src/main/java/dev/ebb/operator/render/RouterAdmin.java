@@ -1,4 +1,4 @@
-package dev.ebb.operator.route;
+package dev.ebb.operator.render;
 
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 

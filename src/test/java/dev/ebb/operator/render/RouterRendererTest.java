@@ -1,0 +1,115 @@
+package dev.ebb.operator.render;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
+import dev.ebb.operator.api.v1alpha1.RouterSpec;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** What each router needs in front of a deployment, with the flags its own documentation gives. */
+class RouterRendererTest {
+    private static DesiredDeployment with(String engine, String router) {
+        return deployment("qwen", engine).namespace("team-a").router(router).role(role("server").port(8100)).desired();
+    }
+
+    private static <T extends HasMetadata> T only(List<HasMetadata> objects, Class<T> kind) {
+        return objects.stream().filter(kind::isInstance).map(kind::cast).reduce((a, b) -> {
+            throw new AssertionError("two " + kind.getSimpleName());
+        }).orElseThrow();
+    }
+
+    private static Container router(List<HasMetadata> objects) {
+        return only(objects, Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0);
+    }
+
+    @Test
+    void noRouterRendersNothing() {
+        assertThat(RouterRenderer.render(deployment("qwen", "vLLM").role(role("server")).desired())).isEmpty();
+    }
+
+    @Test
+    void everyRouterGetsAnAccountThatMayOnlyReadPodsAndEverythingIsOwnedByTheDeployment() {
+        for (String[] pair : new String[][] {{"vLLM", "llm-d-router"}, {"vLLM", "vllm-router"}, {"SGLang", "sglang-gateway"}}) {
+            List<HasMetadata> objects = RouterRenderer.render(with(pair[0], pair[1]));
+
+            assertThat(objects).allSatisfy(o -> {
+                assertThat(o.getMetadata().getName()).isEqualTo("qwen-router");
+                assertThat(o.getMetadata().getNamespace()).isEqualTo("team-a");
+                assertThat(o.getMetadata().getOwnerReferences()).singleElement().satisfies(r -> assertThat(r.getKind()).isEqualTo("ModelDeployment"));
+            });
+            assertThat(only(objects, Role.class).getRules()).singleElement().satisfies(rule -> {
+                assertThat(rule.getResources()).containsExactly("pods");
+                assertThat(rule.getVerbs()).containsExactlyInAnyOrder("get", "list", "watch");
+            });
+            assertThat(only(objects, RoleBinding.class).getSubjects()).singleElement()
+                    .satisfies(s -> assertThat(s.getName()).isEqualTo("qwen-router"));
+            Deployment deployment = only(objects, Deployment.class);
+            assertThat(deployment.getSpec().getTemplate().getSpec().getServiceAccountName()).isEqualTo("qwen-router");
+            assertThat(router(objects).getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
+            assertThat(router(objects).getImage()).isEqualTo("default/" + pair[1] + ":test");
+        }
+    }
+
+    @Test
+    void llmDsPickerDiscoversOnlyServingLeadersOnItsOwnAndReadsItsConfigFile() {
+        List<HasMetadata> objects = RouterRenderer.render(with("SGLang", "llm-d-router"));
+
+        assertThat(router(objects).getArgs()).contains(
+                "--endpoint-selector=serving.ebb.dev/deployment=qwen,serving.ebb.dev/serving=true,serving.ebb.dev/member-index=0",
+                "--endpoint-target-ports=8100", "--config-file=/etc/ebb-router/epp-config.yaml", "--metrics-port=9090");
+        assertThat(only(objects, ConfigMap.class).getData()).containsKey("epp-config.yaml");
+        assertThat(only(objects, Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(9002, 9090);
+    }
+
+    @Test
+    void vllmsRouterDiscoversPodsByLabelInTheDeploymentsNamespace() {
+        List<HasMetadata> objects = RouterRenderer.render(with("vLLM", "vllm-router"));
+
+        assertThat(router(objects).getArgs()).containsSubsequence("--service-discovery", "k8s")
+                .containsSubsequence("--k8s-namespace", "team-a")
+                .containsSubsequence("--k8s-label-selector", "serving.ebb.dev/deployment=qwen,serving.ebb.dev/serving=true,serving.ebb.dev/member-index=0")
+                .containsSubsequence("--k8s-port", "8100");
+        assertThat(only(objects, Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(8001);
+    }
+
+    @Test
+    void sglangsGatewaySetsItsPortAndNamespaceWhichOtherwiseDefaultTo80AndEverywhere() {
+        List<HasMetadata> objects = RouterRenderer.render(with("SGLang", "sglang-gateway"));
+
+        assertThat(router(objects).getCommand()).containsExactly("sglang-router");
+        assertThat(router(objects).getArgs()).containsSubsequence("--service-discovery", "--selector", Labels.DEPLOYMENT + "=qwen",
+                        Labels.SERVING + "=true", Labels.MEMBER_INDEX + "=0")
+                .containsSubsequence("--service-discovery-port", "8100")
+                .containsSubsequence("--service-discovery-namespace", "team-a");
+    }
+
+    @Test
+    void theUsersImageReplicasAndExtraArgsAreTaken() {
+        ModelDeployment md = deployment("qwen", "vLLM").router("vllm-router").role(role("server")).build();
+        ModelDeploymentSpec s = md.getSpec();
+        md.setSpec(new ModelDeploymentSpec(s.model(), s.engine(),
+                new RouterSpec("vllm-router", 3, "registry.local/router:1.2", List.of("--log-level", "debug")), s.roles()));
+        DesiredDeployment desired = ((Resolution.Accepted) Specs.RESOLVER.resolve(md)).deployment();
+
+        List<HasMetadata> objects = RouterRenderer.render(desired);
+
+        assertThat(only(objects, Deployment.class).getSpec().getReplicas()).isEqualTo(3);
+        assertThat(router(objects).getImage()).isEqualTo("registry.local/router:1.2");
+        assertThat(router(objects).getArgs()).endsWith("--log-level", "debug");
+    }
+}
