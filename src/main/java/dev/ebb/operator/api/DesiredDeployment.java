@@ -11,7 +11,13 @@ public record DesiredDeployment(
         String modelName,
         Optional<String> modelPath,
         Optional<DesiredRouter> router,
-        List<DesiredRole> roles) {
+        List<DesiredRole> roles,
+        Platform platform) {
+
+    /** The same deployment, rendered for a cluster that supports this. */
+    public DesiredDeployment on(Platform cluster) {
+        return new DesiredDeployment(owner, engine, modelName, modelPath, router, roles, cluster);
+    }
 
     /** The identity every rendered object points back to. */
     public record Owner(String apiVersion, String kind, String name, String namespace, String uid) {

@@ -68,7 +68,7 @@ public final class SpecResolver {
             return new Resolution.Rejected(List.copyOf(errors));
         }
         return new Resolution.Accepted(new DesiredDeployment(
-                owner(md), engine.get(), modelName.get(), modelPath, router, roles));
+                owner(md), engine.get(), modelName.get(), modelPath, router, roles, Platform.CURRENT));
     }
 
     private static DesiredDeployment.Owner owner(HasMetadata md) {

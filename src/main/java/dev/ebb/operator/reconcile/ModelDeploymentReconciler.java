@@ -8,6 +8,7 @@ import dev.ebb.operator.api.SpecResolver;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
+import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.render.PodRenderer;
@@ -77,10 +78,12 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final ReadLedger reads;
     private final Clock clock;
     private final RouterObjects routers;
+    private final ClusterPlatform platform;
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
-            ReadLedger reads, RouterObjects routers, Clock clock) {
+            ReadLedger reads, RouterObjects routers, ClusterPlatform platform, Clock clock) {
         this.routers = routers;
+        this.platform = platform;
         this.client = client;
         this.events = events;
         this.resolver = new SpecResolver(config.images()::of, config.images()::of);
@@ -117,11 +120,12 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         ModelDeploymentStatus status;
         RetirementRunner.Pass pass;
         if (resolution instanceof Resolution.Accepted accepted) {
-            Map<String, String> hashes = hashes(accepted.deployment());
-            List<NextRetirement.Candidate> candidates = converge(md, accepted.deployment(), hashes, inventory, context);
-            Optional<RouterStatus> router = routers.converge(md, accepted.deployment(), context.getSecondaryResource(Deployment.class));
+            DesiredDeployment deployment = accepted.deployment().on(platform.current());
+            Map<String, String> hashes = hashes(deployment);
+            List<NextRetirement.Candidate> candidates = converge(md, deployment, hashes, inventory, context);
+            Optional<RouterStatus> router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
             pass = retirements.plan(md, inventory, pods, candidates, context.getSecondaryResources(EndpointSlice.class), now);
-            status = StatusAggregator.accepted(generation, accepted.deployment(), hashes, inventory, router, pass.record(), previous, now);
+            status = StatusAggregator.accepted(generation, deployment, hashes, inventory, router, pass.record(), previous, now);
         } else {
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
             pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class), now);

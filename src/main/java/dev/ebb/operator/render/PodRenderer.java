@@ -75,21 +75,22 @@ public final class PodRenderer {
         boolean operatorBuilt = !role.takeOver();
         List<String> command = operatorBuilt ? profile.command(slot) : role.command();
         boolean tls = operatorBuilt && usesAny(command, profile.tlsFlags());
+        int enginePort = RoutingProxy.enginePort(slot);
 
         ContainerBuilder main = new ContainerBuilder()
                 .withName(ENGINE_CONTAINER)
                 .withImage(role.image())
                 .withCommand(command)
-                .addNewPort().withName(PORT_NAME).withContainerPort(role.port()).withProtocol("TCP").endPort()
+                .addNewPort().withName(PORT_NAME).withContainerPort(enginePort).withProtocol("TCP").endPort()
                 .withEnv(role.env());
         role.resources().ifPresent(main::withResources);
         if (operatorBuilt && slot.leader()) {
-            main.withReadinessProbe(readiness(profile, role, tls));
+            main.withReadinessProbe(readiness(profile, enginePort, tls));
         }
         DrainTimeline timeline = drainTimeline(deployment, role);
         if (timeline.hooked()) {
             main.withNewLifecycle().withNewPreStop().withNewExec()
-                    .withCommand(DrainHook.command(timeline, tls ? "https" : "http", role.port(), METRICS_PATH,
+                    .withCommand(DrainHook.command(timeline, tls ? "https" : "http", enginePort, METRICS_PATH,
                             InFlightGauges.of(deployment.engine())))
                     .endExec().endPreStop().endLifecycle();
         }
@@ -99,7 +100,7 @@ public final class PodRenderer {
                     .withName(slot.podName())
                     .withNamespace(deployment.owner().namespace())
                     .withLabels(labels(slot))
-                    .withAnnotations(annotations(role, tls, operatorBuilt))
+                    .withAnnotations(annotations(role, enginePort, tls, operatorBuilt))
                     .withOwnerReferences(ownerReference(deployment.owner()))
                 .endMetadata()
                 .withNewSpec()
@@ -110,7 +111,10 @@ public final class PodRenderer {
                     .withTerminationGracePeriodSeconds(timeline.grace().map(Integer::longValue).orElse(null))
                     .withNodeSelector(role.nodeSelector().isEmpty() ? null : role.nodeSelector())
                     .withTolerations(role.tolerations())
-                    .withContainers(main.build())
+                    .withInitContainers(RoutingProxy.fronts(slot) && deployment.platform().nativeSidecars()
+                            ? List.of(RoutingProxy.container(slot, deployment.platform())) : List.of())
+                    .withContainers(RoutingProxy.fronts(slot) && !deployment.platform().nativeSidecars()
+                            ? List.of(main.build(), RoutingProxy.container(slot, deployment.platform())) : List.of(main.build()))
                 .endSpec()
                 .build();
     }
@@ -130,23 +134,23 @@ public final class PodRenderer {
         return labels;
     }
 
-    private static Map<String, String> annotations(DesiredRole role, boolean tls, boolean operatorBuilt) {
+    private static Map<String, String> annotations(DesiredRole role, int enginePort, boolean tls, boolean operatorBuilt) {
         Map<String, String> annotations = new LinkedHashMap<>();
         annotations.put(Annotations.REPLICA_SIZE, Integer.toString(role.size()));
         if (operatorBuilt) {
             annotations.put(Annotations.SCRAPE, "true");
-            annotations.put(Annotations.SCRAPE_PORT, Integer.toString(role.port()));
+            annotations.put(Annotations.SCRAPE_PORT, Integer.toString(enginePort));
             annotations.put(Annotations.SCRAPE_PATH, METRICS_PATH);
             annotations.put(Annotations.SCRAPE_SCHEME, tls ? "https" : "http");
         }
         return annotations;
     }
 
-    private static Probe readiness(EngineProfile profile, DesiredRole role, boolean tls) {
+    private static Probe readiness(EngineProfile profile, int enginePort, boolean tls) {
         return new ProbeBuilder()
                 .withNewHttpGet()
                     .withPath(profile.healthPath())
-                    .withPort(new IntOrString(role.port()))
+                    .withPort(new IntOrString(enginePort))
                     .withScheme(tls ? "HTTPS" : "HTTP")
                 .endHttpGet()
                 .withPeriodSeconds(5)

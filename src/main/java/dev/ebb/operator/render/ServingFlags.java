@@ -13,6 +13,6 @@ final class ServingFlags {
     static List<String> of(MemberSlot slot) {
         return List.of("--served-model-name", slot.deployment().modelName(),
                 "--host", ALL_INTERFACES,
-                "--port", Integer.toString(slot.role().port()));
+                "--port", Integer.toString(RoutingProxy.enginePort(slot)));
     }
 }

@@ -1,5 +1,6 @@
 package dev.ebb.operator.sim;
 
+import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.read.MemberReader;
@@ -31,7 +32,8 @@ public final class SimOperator implements AutoCloseable {
         operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
                 // the mock API server has no server-side apply
                 .withUseSSAToPatchPrimaryResource(false));
-        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new RouterObjects(client), Clock.systemUTC()));
+        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new RouterObjects(client),
+                new ClusterPlatform(client), Clock.systemUTC()));
         operator.start();
     }
 

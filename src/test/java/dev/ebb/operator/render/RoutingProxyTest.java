@@ -1,0 +1,79 @@
+package dev.ebb.operator.render;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.Platform;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Pod;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** Decode replicas under llm-d's router get the routing proxy in front, as a native sidecar where the cluster has them. */
+class RoutingProxyTest {
+    private static Pod decodeLeader(String engine, String router, Platform platform) {
+        DesiredDeployment d = deployment("qwen", engine).router(router)
+                .role(role("prefill").kind("Prefill")).role(role("decode").kind("Decode").port(8000)).desired().on(platform);
+        DesiredRole decode = d.roles().get(1);
+        return PodRenderer.render(new MemberSlot(d, decode, 0, 0), "h");
+    }
+
+    private static Container engine(Pod pod) {
+        return pod.getSpec().getContainers().stream().filter(c -> c.getName().equals(PodRenderer.ENGINE_CONTAINER)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void onAClusterWithNativeSidecarsTheProxyIsARestartingInitContainer() {
+        Pod pod = decodeLeader("vLLM", "llm-d-router", Platform.CURRENT);
+
+        assertThat(pod.getSpec().getInitContainers()).singleElement().satisfies(proxy -> {
+            assertThat(proxy.getName()).isEqualTo(RoutingProxy.CONTAINER);
+            assertThat(proxy.getRestartPolicy()).isEqualTo("Always");
+            assertThat(proxy.getArgs()).containsExactly("--port=8000", "--vllm-port=8200", "--connector=nixlv2");
+        });
+        assertThat(pod.getSpec().getContainers()).extracting(Container::getName).containsExactly(PodRenderer.ENGINE_CONTAINER);
+    }
+
+    @Test
+    void onAnOlderClusterTheProxyIsAPlainSecondContainer() {
+        Pod pod = decodeLeader("SGLang", "llm-d-router", Platform.BEFORE_NATIVE_SIDECARS);
+
+        assertThat(pod.getSpec().getInitContainers()).isEmpty();
+        assertThat(pod.getSpec().getContainers()).extracting(Container::getName).containsExactly(PodRenderer.ENGINE_CONTAINER, RoutingProxy.CONTAINER);
+        assertThat(pod.getSpec().getContainers().get(1).getRestartPolicy()).isNull();
+        assertThat(pod.getSpec().getContainers().get(1).getArgs()).contains("--connector=sglang");
+    }
+
+    @Test
+    void behindTheProxyTheEngineItsProbeItsHookAndItsScrapeAnnotationMoveToTheEnginesOwnPort() {
+        Pod pod = decodeLeader("vLLM", "llm-d-router", Platform.CURRENT);
+        Container engine = engine(pod);
+
+        assertThat(engine.getCommand()).containsSubsequence("--port", "8200");
+        assertThat(engine.getPorts()).singleElement().satisfies(p -> assertThat(p.getContainerPort()).isEqualTo(8200));
+        assertThat(engine.getReadinessProbe().getHttpGet().getPort().getIntVal()).isEqualTo(8200);
+        assertThat(engine.getLifecycle().getPreStop().getExec().getCommand()).containsSubsequence("--port", "8200");
+        assertThat(pod.getMetadata().getAnnotations()).containsEntry(Annotations.SCRAPE_PORT, "8200");
+    }
+
+    @Test
+    void noProxyForDecodeUnderAnotherRouterNorForOtherRoles() {
+        DesiredDeployment d = deployment("qwen", "vLLM").router("llm-d-router").role(role("server")).desired();
+        Pod server = PodRenderer.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h");
+
+        assertThat(server.getSpec().getInitContainers()).isEmpty();
+        assertThat(server.getSpec().getContainers()).hasSize(1);
+        assertThat(server.getMetadata().getAnnotations()).containsEntry(Annotations.SCRAPE_PORT, "8000");
+    }
+
+    @ParameterizedTest(name = "Kubernetes {0}.{1}: native sidecars {2}")
+    @CsvSource({"1,29,true", "1,33,true", "1,28,false", "1,27+,false", "1,30+,true", "2,0,true", "'',29,false", "x,y,false"})
+    void theClustersVersionSaysWhichSidecarsItRuns(String major, String minor, boolean native_) {
+        assertThat(Platform.of(major, minor).nativeSidecars()).isEqualTo(native_);
+    }
+}
