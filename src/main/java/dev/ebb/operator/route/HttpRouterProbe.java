@@ -13,17 +13,15 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.jboss.logging.Logger;
 
 /**
- * Asks the router itself, over HTTP, what it routes to: SGLang's gateway and vLLM's router list their endpoints;
- * llm-d's endpoint picker only counts per endpoint on its metrics page, so its dispatches are told by a count that
- * moved after the withdrawal began. Any answer it cannot get or read is "cannot tell", never "withdrawn".
+ * Asks the router itself, over HTTP at its admin path, what it routes to, and reads the answer in that router's
+ * dialect. Any answer it cannot get or read is "cannot tell", never "withdrawn".
  */
 @ApplicationScoped
 public class HttpRouterProbe implements RouterProbe {
@@ -33,8 +31,10 @@ public class HttpRouterProbe implements RouterProbe {
 
     private final RouterAddress address;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
-    /** The picker's count for a member as first seen after its withdrawal began: later counts compare to it. */
-    private final Map<String, Double> baselines = new ConcurrentHashMap<>();
+    private final Map<RouterKind, RouterDialect> dialects = new EnumMap<>(Map.of(
+            RouterKind.LLM_D_ROUTER, new LlmDRouterDialect(),
+            RouterKind.VLLM_ROUTER, new VllmRouterDialect(),
+            RouterKind.SGLANG_GATEWAY, new SglangGatewayDialect()));
 
     public HttpRouterProbe(RouterAddress address) {
         this.address = address;
@@ -50,34 +50,7 @@ public class HttpRouterProbe implements RouterProbe {
         if (body.isEmpty()) {
             return RouterView.unavailable();
         }
-        return switch (kind.get()) {
-            case SGLANG_GATEWAY -> RouterAnswers.sglangWorkers(body.get())
-                    .map(hosts -> new RouterView(Optional.of(members.stream().anyMatch(m -> hosts.containsKey(ip(m)))), false))
-                    .orElse(RouterView.unavailable());
-            case VLLM_ROUTER -> RouterAnswers.vllmEngines(body.get())
-                    .map(ids -> new RouterView(Optional.of(members.stream()
-                            .anyMatch(m -> ids.contains(RouterAnswers.vllmEngineId(m.getMetadata().getName())))), false))
-                    .orElse(RouterView.unavailable());
-            case LLM_D_ROUTER -> picker(deployment, members, withdrawnAt, body.get());
-        };
-    }
-
-    private RouterView picker(ModelDeployment deployment, List<Pod> members, Instant withdrawnAt, String metrics) {
-        Optional<Set<String>> endpoints = RouterAnswers.eppEndpoints(metrics);
-        Optional<Map<String, Double>> attempts = RouterAnswers.eppAttempts(metrics);
-        if (endpoints.isEmpty() || attempts.isEmpty()) {
-            return RouterView.unavailable();
-        }
-        boolean selects = members.stream().anyMatch(m -> endpoints.get().stream().anyMatch(e -> RouterAnswers.namesPod(e, m.getMetadata().getName())));
-        boolean dispatched = false;
-        for (Pod member : members) {
-            String name = member.getMetadata().getName();
-            double count = attempts.get().entrySet().stream().filter(e -> RouterAnswers.namesPod(e.getKey(), name))
-                    .mapToDouble(Map.Entry::getValue).sum();
-            double baseline = baselines.computeIfAbsent(deployment.getMetadata().getUid() + "/" + withdrawnAt + "/" + name, k -> count);
-            dispatched |= count > baseline;
-        }
-        return new RouterView(Optional.of(selects), dispatched);
+        return dialects.get(kind.get()).read(body.get(), members, deployment.getMetadata().getUid() + "/" + withdrawnAt);
     }
 
     private Optional<String> get(URI uri) {
@@ -99,9 +72,5 @@ public class HttpRouterProbe implements RouterProbe {
             Thread.currentThread().interrupt();
             return Optional.empty();
         }
-    }
-
-    private static String ip(Pod pod) {
-        return pod.getStatus() == null ? null : pod.getStatus().getPodIP();
     }
 }

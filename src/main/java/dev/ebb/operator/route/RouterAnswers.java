@@ -9,6 +9,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -82,8 +83,18 @@ public final class RouterAnswers {
         }
     }
 
-    /** llm-d's endpoint picker, its {@code /metrics}: the endpoints it holds, by the label naming them. */
+    /** Prefixes only the endpoint picker's own metrics carry: a page without any is some other server's. */
+    private static final List<String> PICKER_PREFIXES = List.of("llm_d_router_epp_", "inference_pool_", "inference_extension_",
+            "inference_objective_");
+
+    /**
+     * llm-d's endpoint picker, its {@code /metrics}: the endpoints it holds, by the label naming them. Empty when
+     * the page is not the picker's, so that another server's metrics never read as "holds nothing".
+     */
     public static Optional<Set<String>> eppEndpoints(String metrics) {
+        if (!isPickerPage(metrics)) {
+            return Optional.empty();
+        }
         Optional<Map<String, Double>> current = PrometheusText.byLabel(metrics, EPP_ENDPOINT_GAUGE, EPP_ENDPOINT_GAUGE_LABEL);
         Optional<Map<String, Double>> upstream = PrometheusText.byLabel(metrics, GIE_ENDPOINT_GAUGE, GIE_ENDPOINT_GAUGE_LABEL);
         if (current.isEmpty()) {
@@ -96,6 +107,9 @@ public final class RouterAnswers {
 
     /** llm-d's endpoint picker, its {@code /metrics}: scheduling decisions so far, by the endpoint picked. */
     public static Optional<Map<String, Double>> eppAttempts(String metrics) {
+        if (!isPickerPage(metrics)) {
+            return Optional.empty();
+        }
         Optional<Map<String, Double>> current = PrometheusText.byLabel(metrics, EPP_ATTEMPTS, EPP_ATTEMPTS_LABEL);
         Optional<Map<String, Double>> upstream = PrometheusText.byLabel(metrics, GIE_ATTEMPTS, GIE_ATTEMPTS_LABEL);
         if (current.isEmpty()) {
@@ -104,6 +118,11 @@ public final class RouterAnswers {
         Map<String, Double> attempts = new HashMap<>(current.get());
         upstream.ifPresent(u -> u.forEach((endpoint, count) -> attempts.merge(endpoint, count, Math::max)));
         return Optional.of(attempts);
+    }
+
+    private static boolean isPickerPage(String metrics) {
+        return metrics != null && metrics.lines().map(String::strip).filter(line -> !line.startsWith("#"))
+                .anyMatch(line -> PICKER_PREFIXES.stream().anyMatch(line::startsWith));
     }
 
     /** Whether an endpoint name the picker reports is this Pod: the Pod itself, or one of its data-parallel ranks. */

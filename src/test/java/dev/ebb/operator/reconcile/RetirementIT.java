@@ -196,8 +196,8 @@ class RetirementIT {
 
         scale("server", 1);
 
-        await().atMost(CONVERGE).until(() -> pod("qwen-server-r1-m0") == null || !uid.equals(pod("qwen-server-r1-m0").getMetadata().getUid()));
-        assertThat(eventReasons()).contains("Withdrawn", "Completed").doesNotContain("RouterUnavailable");
+        await().atMost(CONVERGE).until(() -> Optional.ofNullable(pod("qwen-server-r1-m0")).filter(p -> uid.equals(p.getMetadata().getUid())).isEmpty());
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(eventReasons()).contains("Withdrawn", "Completed").doesNotContain("RouterUnavailable"));
     }
 
     @Test

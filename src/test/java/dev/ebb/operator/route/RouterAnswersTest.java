@@ -54,8 +54,10 @@ class RouterAnswersTest {
     }
 
     @Test
-    void aPickerPageWithoutItsEndpointGaugeCannotSayWhatItSelects() {
-        assertThat(RouterAnswers.eppEndpoints("process_cpu_seconds_total 4\n")).contains(Set.of());
+    void aPageThatIsNotThePickersCannotSayWhatItSelects() {
+        assertThat(RouterAnswers.eppEndpoints("process_cpu_seconds_total 4\n")).isEmpty();
+        assertThat(RouterAnswers.eppAttempts("process_cpu_seconds_total 4\n")).isEmpty();
+        assertThat(RouterAnswers.eppEndpoints("llm_d_router_epp_ready_endpoints 0\n")).contains(Set.of());
         assertThat(RouterAnswers.eppEndpoints("<html>502 Bad Gateway</html>")).isEmpty();
     }
 

@@ -1,0 +1,50 @@
+package dev.ebb.operator.route;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** Each router's answer turned into "still selects" and "dispatched since the withdrawal", for the target only. */
+class RouterDialectsTest {
+    private static final Pod TARGET = new PodBuilder().withNewMetadata().withName("qwen-server-r1-m0").endMetadata()
+            .withNewStatus().withPodIP("10.0.0.8").endStatus().build();
+
+    private static String picker(double targetQueue, double targetAttempts, double otherAttempts) {
+        return "llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0\"} 0\n"
+                + (targetQueue >= 0 ? "llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r1-m0\"} " + targetQueue + "\n" : "")
+                + "llm_d_router_epp_scheduler_attempts_total{endpoint_name=\"qwen-server-r0-m0\"} " + otherAttempts + "\n"
+                + "llm_d_router_epp_scheduler_attempts_total{endpoint_name=\"qwen-server-r1-m0\"} " + targetAttempts + "\n";
+    }
+
+    @Test
+    void thePickerHoldsOnANewDispatchToTheTargetAndNeverOnOneToAnotherMember() {
+        LlmDRouterDialect dialect = new LlmDRouterDialect();
+
+        assertThat(dialect.read(picker(0, 7, 100), List.of(TARGET), "op1")).isEqualTo(new RouterView(Optional.of(true), false));
+        assertThat(dialect.read(picker(-1, 7, 150), List.of(TARGET), "op1")).isEqualTo(new RouterView(Optional.of(false), false));
+        assertThat(dialect.read(picker(-1, 8, 150), List.of(TARGET), "op1")).isEqualTo(new RouterView(Optional.of(false), true));
+        // another withdrawal starts from its own first count
+        assertThat(dialect.read(picker(-1, 8, 150), List.of(TARGET), "op2")).isEqualTo(new RouterView(Optional.of(false), false));
+    }
+
+    @Test
+    void aPickerPageWithoutItsCountsCannotTell() {
+        assertThat(new LlmDRouterDialect().read("up 1\n", List.of(TARGET), "op")).isEqualTo(RouterView.unavailable());
+    }
+
+    @Test
+    void theGatewaySelectsByPodAddressAndTheRouterByEngineId() {
+        String workers = "{\"workers\":[{\"url\":\"http://10.0.0.8:8000\"}]}";
+        String engines = "[{\"engine_id\":\"" + RouterAnswers.vllmEngineId("qwen-server-r1-m0") + "\"}]";
+
+        assertThat(new SglangGatewayDialect().read(workers, List.of(TARGET), "op").selects()).contains(true);
+        assertThat(new SglangGatewayDialect().read("{\"workers\":[]}", List.of(TARGET), "op").selects()).contains(false);
+        assertThat(new VllmRouterDialect().read(engines, List.of(TARGET), "op").selects()).contains(true);
+        assertThat(new VllmRouterDialect().read("[]", List.of(TARGET), "op").selects()).contains(false);
+        assertThat(new VllmRouterDialect().read("<html>", List.of(TARGET), "op")).isEqualTo(RouterView.unavailable());
+    }
+}
