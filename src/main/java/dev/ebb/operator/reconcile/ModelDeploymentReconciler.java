@@ -170,6 +170,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         plan.services().forEach(desired -> applyService(desired, services.get(desired.getMetadata().getName())));
         plan.create().forEach(pod -> createPod(md, pod));
         plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
+        plan.replaced().forEach(replica -> replace(md, replica, hashes.get(replica.role())));
         plan.obsoleteServices().forEach(name -> client.services().inNamespace(md.getMetadata().getNamespace()).withName(name).delete());
         return plan.retirements();
     }
@@ -205,6 +206,13 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         client.resource(pod).delete();
         events.normal(md, "NeverRanReplicaRemoved", "deleted " + pod.getMetadata().getName()
                 + ": surplus, and none of its containers ever started");
+    }
+
+    /** One step of a rollout: the replica goes as any deleted Pod does, through its own hook and grace. */
+    private void replace(ModelDeployment md, ObservedReplica replica, String hash) {
+        replica.members().forEach(pod -> client.resource(pod).delete());
+        events.normal(md, "RolloutStep", "replacing replica " + replica.ordinal() + " of role " + replica.role() + " (configuration "
+                + replica.configHash().orElse("mixed") + " -> " + hash + "): its Pods drain and exit, then the replacement is created");
     }
 
     /** Owned objects are deleted explicitly: the Pods still drain through their own hooks as they go. */

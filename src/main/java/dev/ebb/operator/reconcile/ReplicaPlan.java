@@ -14,7 +14,9 @@ import dev.ebb.operator.retire.NextRetirement;
  * @param obsoleteServices names of owned Services nothing needs any more
  * @param neverRan Pods of surplus replicas none of whose containers ever started: they hold no work and go directly
  * @param retirements per role the spec shrinks or dropped, the replica to retire next, dropped roles first
+ * @param replaced per role being rolled out, the replica at an older configuration to delete now; its Pods drain
+ *     through their own hooks and its replacement is created at the new configuration once they are gone
  */
 public record ReplicaPlan(List<Pod> create, List<Service> services, List<String> obsoleteServices, List<Pod> neverRan,
-        List<NextRetirement.Candidate> retirements) {
+        List<NextRetirement.Candidate> retirements, List<ObservedReplica> replaced) {
 }

@@ -31,6 +31,7 @@ public final class ReplicaPlanner {
         List<NextRetirement.Candidate> retirements = new ArrayList<>();
         List<NextRetirement.Candidate> dropped = new ArrayList<>();
         List<Pod> neverRan = new ArrayList<>();
+        List<ObservedReplica> replaced = new ArrayList<>();
         Set<String> wanted = new HashSet<>();
 
         for (DesiredRole role : deployment.roles()) {
@@ -54,6 +55,7 @@ public final class ReplicaPlanner {
             if (missing < 0) {
                 shed(existing, role.replicas(), true, neverRan, retirements);
             }
+            RolloutStep.next(existing, role.replicas(), hash).ifPresent(replaced::add);
 
             services.add(ServiceRenderer.roleService(deployment, role));
             if (role.size() > 1) {
@@ -73,7 +75,8 @@ public final class ReplicaPlanner {
         List<String> obsolete = existingServices.stream().filter(name -> !wanted.contains(name)).sorted().toList();
         // a dropped role gives back everything it has, so it goes before roles that only shrink
         dropped.addAll(retirements);
-        return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, List.copyOf(neverRan), List.copyOf(dropped));
+        return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, List.copyOf(neverRan), List.copyOf(dropped),
+                List.copyOf(replaced));
     }
 
     /** Replicas that never ran go at once; the next one that ran becomes the role's candidate for retirement. */

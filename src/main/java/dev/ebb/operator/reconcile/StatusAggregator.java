@@ -29,7 +29,7 @@ public final class StatusAggregator {
     public static final String REASON_INVALID_SPEC = "InvalidSpec";
     public static final String REASON_SCALING_DOWN = "ScalingDown";
     public static final String REASON_NO_RETIREMENT = "NoRetirement";
-    public static final String REASON_ROLLOUT_PENDING = "RolloutPending";
+    public static final String REASON_ROLLOUT = "RolloutInProgress";
     public static final String REASON_CREATING = "ReplicasCreating";
 
     private StatusAggregator() {
@@ -114,7 +114,8 @@ public final class StatusAggregator {
                         + " replica(s) beyond spec, leaving one at a time through the retirement protocol");
             }
             if (r.updated() < r.current()) {
-                outdated.add("role " + r.name() + " has " + (r.current() - r.updated()) + " replica(s) at an older configuration");
+                outdated.add("role " + r.name() + " has " + (r.current() - r.updated())
+                        + " replica(s) at an older configuration, replaced one at a time");
             }
             if (r.current() < r.desired()) {
                 creating.add("role " + r.name() + " has " + r.current() + "/" + r.desired() + " replicas");
@@ -125,7 +126,7 @@ public final class StatusAggregator {
                     String.join("; ", surplus), generation, now);
         }
         if (!outdated.isEmpty()) {
-            return Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_ROLLOUT_PENDING,
+            return Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_ROLLOUT,
                     String.join("; ", outdated), generation, now);
         }
         if (!creating.isEmpty()) {

@@ -155,7 +155,7 @@ class StatusAggregatorTest {
         ModelDeploymentStatus status = status(pods, List.of(), T0);
 
         assertThat(status.roles().get(0).updated()).isEqualTo(1);
-        assertThat(Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow().getReason()).isEqualTo("RolloutPending");
+        assertThat(Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow().getReason()).isEqualTo(StatusAggregator.REASON_ROLLOUT);
     }
 
     @Test

@@ -1,0 +1,183 @@
+package dev.ebb.operator.reconcile;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
+import dev.ebb.operator.api.v1alpha1.RoleSpec;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.sim.FakeRouter;
+import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimRouterAddress;
+import dev.ebb.operator.sim.SimWorld;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Rollouts end to end in the test world: one replica at a time, each old one draining through its own hook. */
+@QuarkusTest
+@WithTestResource(SimApiServer.class)
+class RolloutIT {
+    private static final AtomicInteger NAMESPACES = new AtomicInteger();
+    private static final Duration ROLLOUT = Duration.ofSeconds(90);
+    private static final List<String> SERVERS = List.of("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
+
+    @Inject
+    KubernetesClient client;
+    @Inject
+    SimRouterAddress routers;
+
+    private SimWorld world;
+    private FakeRouter router;
+    private String ns;
+    private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+
+    @BeforeEach
+    void start() {
+        world = new SimWorld(client);
+        ns = "rollout-" + NAMESPACES.incrementAndGet();
+        router = new FakeRouter(client, ns, Map.of(Labels.DEPLOYMENT, "qwen"),
+                Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+        routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
+    }
+
+    @AfterEach
+    void stop() {
+        sampler.shutdownNow();
+        routers.remove(ns, "qwen");
+        router.close();
+        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").delete();
+        world.close();
+    }
+
+    private void deployThreeServers(Specs.Role server) {
+        client.resource(deployment("qwen", "vLLM").router("llm-d-router").namespace(ns).role(server.replicas(3)).build()).create();
+        await().atMost(Duration.ofSeconds(30)).until(() -> SERVERS.stream().allMatch(router::selects));
+    }
+
+    private void editServer(UnaryOperator<RoleSpec> change) {
+        await().atMost(Duration.ofSeconds(20)).ignoreExceptionsInstanceOf(KubernetesClientException.class)
+                .until(() -> client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").edit(md -> {
+                    ModelDeploymentSpec s = md.getSpec();
+                    md.setSpec(new ModelDeploymentSpec(s.model(), s.engine(), s.router(), s.roles().stream().map(change).toList()));
+                    return md;
+                }) != null);
+    }
+
+    private static RoleSpec withImage(RoleSpec r, String image) {
+        return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), image, r.port(), r.resources(), r.extraArgs(), r.env(),
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations());
+    }
+
+    private static RoleSpec withGrace(RoleSpec r, Integer grace) {
+        return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
+                r.command(), grace, r.nodeSelector(), r.tolerations());
+    }
+
+    private List<Pod> servers() {
+        return client.pods().inNamespace(ns).withLabel(Labels.ROLE, "server").list().getItems();
+    }
+
+    /** Every server Pod exists at the new configuration, none leaving, and the router selects all three again. */
+    private boolean rolledOut(String oldHash) {
+        List<Pod> pods = servers();
+        return pods.size() == 3 && pods.stream().noneMatch(p -> oldHash.equals(p.getMetadata().getLabels().get(Labels.CONFIG_HASH)))
+                && pods.stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null)
+                && SERVERS.stream().allMatch(router::selects);
+    }
+
+    private String hashOfServers() {
+        return servers().get(0).getMetadata().getLabels().get(Labels.CONFIG_HASH);
+    }
+
+    private List<Event> rolloutSteps() {
+        return client.v1().events().inNamespace(ns).list().getItems().stream().filter(e -> "RolloutStep".equals(e.getReason())).toList();
+    }
+
+    @Test
+    void anImageChangeUnderStreamingLoadCutsNothingAndNeverMissesMoreThanOneReplica() throws Exception {
+        deployThreeServers(role("server"));
+        String oldHash = hashOfServers();
+        LoadGenerator load = new LoadGenerator(router, 3, 20, Duration.ofMillis(50)).start(Duration.ofMinutes(3));
+        await().atMost(Duration.ofSeconds(5)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 3);
+        AtomicInteger fewestServing = new AtomicInteger(3);
+        sampler.scheduleAtFixedRate(() -> fewestServing.accumulateAndGet(router.selected().size(), Math::min), 0, 50, TimeUnit.MILLISECONDS);
+
+        Instant edited = Instant.now();
+        editServer(r -> withImage(r, "vllm/vllm-openai:v0.12.0"));
+        await().atMost(ROLLOUT).until(() -> rolledOut(oldHash));
+        Duration took = Duration.between(edited, Instant.now());
+        load.stop(Duration.ofSeconds(10));
+
+        System.out.printf("rollout of 3 busy replicas took %.1f s%n", took.toMillis() / 1000.0);
+        assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
+        assertThat(fewestServing.get()).as("replicas serving at the worst moment").isGreaterThanOrEqualTo(2);
+        assertThat(servers()).allSatisfy(p -> assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo("vllm/vllm-openai:v0.12.0"));
+        assertThat(rolloutSteps()).hasSize(3);
+        assertThat(world.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("qwen-server"))
+                .hasSize(3).allSatisfy(t -> assertThat(t.killed()).isFalse());
+    }
+
+    @Test
+    void aGraceChangeTurnsReplicasOverAndEachOldOneLeavesWithTheGraceItWasCreatedWith() {
+        deployThreeServers(role("server"));
+        String oldHash = hashOfServers();
+        Map<String, Long> graceByUid = new ConcurrentHashMap<>();
+        sampler.scheduleAtFixedRate(() -> servers().forEach(p ->
+                graceByUid.merge(p.getMetadata().getUid(), p.getSpec().getTerminationGracePeriodSeconds(), (a, b) -> a.equals(b) ? a : -1L)),
+                0, 100, TimeUnit.MILLISECONDS);
+        List<String> oldUids = servers().stream().map(p -> p.getMetadata().getUid()).toList();
+
+        Instant edited = Instant.now();
+        editServer(r -> withGrace(r, 45));
+        await().atMost(ROLLOUT).until(() -> rolledOut(oldHash));
+        Duration took = Duration.between(edited, Instant.now());
+
+        System.out.printf("rollout of 3 idle replicas took %.1f s%n", took.toMillis() / 1000.0);
+        assertThat(oldUids).allSatisfy(uid -> assertThat(graceByUid.get(uid)).isEqualTo(30L));
+        assertThat(servers()).allSatisfy(p -> assertThat(p.getSpec().getTerminationGracePeriodSeconds()).isEqualTo(45L));
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        assertThat(md.getStatus().roles().get(0).updated()).isEqualTo(3);
+    }
+
+    @Test
+    void aRolloutAndAScaleDownAtOnceNeverActOnTheSameReplica() {
+        deployThreeServers(role("server"));
+        String oldHash = hashOfServers();
+
+        editServer(r -> new RoleSpec(r.name(), r.kind(), 2, r.size(), "vllm/vllm-openai:v0.12.0", r.port(), r.resources(),
+                r.extraArgs(), r.env(), r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations()));
+
+        await().atMost(ROLLOUT).until(() -> {
+            List<Pod> pods = servers();
+            return pods.size() == 2 && pods.stream().noneMatch(p -> oldHash.equals(p.getMetadata().getLabels().get(Labels.CONFIG_HASH)))
+                    && pods.stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null);
+        });
+        assertThat(client.v1().events().inNamespace(ns).list().getItems()).anyMatch(e -> "Completed".equals(e.getReason()));
+        // replica 2 left through the retirement protocol, so the rollout replaced only the two that stay
+        assertThat(rolloutSteps()).hasSize(2).noneMatch(e -> e.getMessage().startsWith("replacing replica 2 "));
+    }
+}
