@@ -69,7 +69,7 @@ class DrainWindowIT {
         Instant lastEnd = before.stream().map(LoadGenerator.Request::end).max(Instant::compareTo).orElseThrow();
         assertThat(lastEnd).isAfter(deleted);
 
-        Termination termination = world.kubelet().terminations().stream().filter(t -> t.pod().equals(POD)).findFirst().orElseThrow();
+        Termination termination = world.kubelet().terminations().stream().filter(t -> t.namespace().equals(NS) && t.pod().equals(POD)).findFirst().orElseThrow();
         assertThat(termination.hook()).hasValueSatisfying(d -> assertThat(d).isBetween(Duration.ofMillis(5500), Duration.ofMillis(8000)));
         assertThat(termination.hookOutput()).contains("idle on two consecutive reads");
         assertThat(termination.killed()).isFalse();

@@ -137,7 +137,7 @@ class RolloutIT {
         assertThat(fewestServing.get()).as("replicas serving at the worst moment").isGreaterThanOrEqualTo(2);
         assertThat(servers()).allSatisfy(p -> assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo("vllm/vllm-openai:v0.12.0"));
         assertThat(rolloutSteps()).hasSize(3);
-        assertThat(world.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("qwen-server"))
+        assertThat(world.kubelet().terminations()).filteredOn(t -> t.namespace().equals(ns) && t.pod().startsWith("qwen-server"))
                 .hasSize(3).allSatisfy(t -> assertThat(t.killed()).isFalse());
     }
 

@@ -214,7 +214,7 @@ public final class SimKubelet implements AutoCloseable {
                 killed = true;
             }
         }
-        terminations.add(new Termination(pod.getMetadata().getName(), seen, hookTook, hookOutput, sigterm, since(start), killed));
+        terminations.add(new Termination(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), seen, hookTook, hookOutput, sigterm, since(start), killed));
         releaseFinalizer(pod);
     }
 

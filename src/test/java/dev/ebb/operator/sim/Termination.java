@@ -7,12 +7,13 @@ import java.util.Optional;
 /**
  * What the simulated kubelet did while a Pod went away, measured from the moment it saw the deletion.
  *
+ * @param namespace and pod name the Pod that went
  * @param hook how long the preStop hook ran, when there was one
  * @param hookOutput what the hook wrote to stderr, one line per read for the drain hook
  * @param sigterm when the engine was sent SIGTERM, from the deletion
  * @param exited when the engine was gone (exited or killed), from the deletion
  * @param killed whether it had to be killed at the grace deadline
  */
-public record Termination(String pod, Instant deletionSeen, Optional<Duration> hook, String hookOutput,
+public record Termination(String namespace, String pod, Instant deletionSeen, Optional<Duration> hook, String hookOutput,
         Duration sigterm, Duration exited, boolean killed) {
 }
