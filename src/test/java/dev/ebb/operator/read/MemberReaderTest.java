@@ -27,14 +27,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The real read script under python3, run through the test world's exec against fake engines. One test at a
- * time: every read is a python3 process on this machine's two cores, and the bounds are what is tested.
+ * time, and no other test class beside it: every read is a python3 process on this machine's two cores, and the
+ * bounds are what is tested.
  */
+@Isolated
 class MemberReaderTest {
     private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     private final LocalExec exec = new LocalExec();
