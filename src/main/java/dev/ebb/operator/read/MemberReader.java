@@ -9,23 +9,38 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.smallrye.mutiny.Uni;
+import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Reads members' in-flight gauges: one bounded exec per member into its own engine container, all members of a
  * call at once. Every read ends in a {@link Reading}; nothing is thrown at the caller.
  */
 @ApplicationScoped
+// created with the application, so its meters are scraped before it is first used
+@Startup
 public class MemberReader {
     private final PodExec exec;
-    private final MeterRegistry registry;
+    private final Map<String, Counter> reads = new HashMap<>();
+    private final Timer duration;
 
+    /** Every verdict's counter exists from the start, at zero, so a scrape sees the series before the first read. */
     public MemberReader(PodExec exec, MeterRegistry registry) {
         this.exec = exec;
-        this.registry = registry;
+        for (Class<?> verdict : Reading.class.getPermittedSubclasses()) {
+            reads.put(verdictOf(verdict), Counter.builder(Metrics.MEMBER_READS).description("Member reads by what they established")
+                    .tag(Metrics.VERDICT, verdictOf(verdict)).register(registry));
+        }
+        this.duration = Timer.builder(Metrics.MEMBER_READ_DURATION).description("Member reads, exec included").register(registry);
+    }
+
+    private static String verdictOf(Class<?> reading) {
+        return reading.getSimpleName().toLowerCase(Locale.ROOT);
     }
 
     public Uni<Reading> read(Pod member, Engine engine) {
@@ -51,11 +66,8 @@ public class MemberReader {
     }
 
     private Reading record(Reading reading, Duration took) {
-        String verdict = reading.getClass().getSimpleName().toLowerCase(Locale.ROOT);
-        Counter.builder(Metrics.MEMBER_READS).description("Member reads by what they established")
-                .tag(Metrics.VERDICT, verdict).register(registry).increment();
-        Timer.builder(Metrics.MEMBER_READ_DURATION).description("Member reads, exec included")
-                .register(registry).record(took);
+        reads.get(verdictOf(reading.getClass())).increment();
+        duration.record(took);
         return reading;
     }
 }

@@ -32,12 +32,15 @@ import io.fabric8.kubernetes.client.utils.URLUtils;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -52,6 +55,8 @@ import org.jboss.logging.Logger;
  * {@link NextRetirement}'s.
  */
 @ApplicationScoped
+// created with the application, so its meters are scraped before it is first used
+@Startup
 public class RetirementRunner {
     /**
      * Members are read once a second while a retirement drains; a retirement that just ended gets one more pass too,
@@ -80,7 +85,8 @@ public class RetirementRunner {
     private final ReadLedger reads;
     private final RouterProbe router;
     private final EventRecorder events;
-    private final MeterRegistry registry;
+    private final Map<RetirementState, Counter> outcomes = new EnumMap<>(RetirementState.class);
+    private final Map<RetirementState, Timer> durations = new EnumMap<>(RetirementState.class);
     private final Duration coolDown;
 
     public RetirementRunner(KubernetesClient client, ReadLedger reads, RouterProbe router, EventRecorder events, MeterRegistry registry,
@@ -89,8 +95,15 @@ public class RetirementRunner {
         this.reads = reads;
         this.router = router;
         this.events = events;
-        this.registry = registry;
         this.coolDown = config.retirement().coolDown();
+        // both outcomes exist from the start, at zero, so a scrape sees the series before the first retirement ends
+        for (RetirementState end : List.of(RetirementState.Completed, RetirementState.Aborted)) {
+            String outcome = end.name().toLowerCase(Locale.ROOT);
+            outcomes.put(end, Counter.builder(Metrics.RETIREMENTS).tag(Metrics.OUTCOME, outcome)
+                    .description("retirements that ended, by outcome").register(registry));
+            durations.put(end, Timer.builder(Metrics.RETIREMENT_DURATION).tag(Metrics.OUTCOME, outcome)
+                    .description("time from the start of a retirement to its end").register(registry));
+        }
     }
 
     public Pass plan(ModelDeployment md, Inventory inventory, Collection<Pod> pods, List<NextRetirement.Candidate> candidates,
@@ -216,12 +229,8 @@ public class RetirementRunner {
     }
 
     private void count(Retirement ended) {
-        String outcome = ended.state() == RetirementState.Completed ? "completed" : "aborted";
-        Counter.builder(Metrics.RETIREMENTS).tag(Metrics.OUTCOME, outcome)
-                .description("retirements that ended, by outcome").register(registry).increment();
-        Timer.builder(Metrics.RETIREMENT_DURATION).tag(Metrics.OUTCOME, outcome)
-                .description("time from the start of a retirement to its end").register(registry)
-                .record(Duration.between(ended.startedAt(), ended.phaseStartedAt()));
+        outcomes.get(ended.state()).increment();
+        durations.get(ended.state()).record(Duration.between(ended.startedAt(), ended.phaseStartedAt()));
     }
 
     private void setServing(ModelDeployment md, Member member, boolean serving) {
