@@ -12,6 +12,12 @@ public final class Metrics {
     /** ebb_retirement_duration_seconds: from the start of a retirement to its end. */
     public static final String RETIREMENT_DURATION = "ebb.retirement.duration";
     public static final String OUTCOME = "outcome";
+    /** ebb_replicas{namespace,deployment,role,state}: replicas of each role by state (desired, current, ready, updated). */
+    public static final String REPLICAS = "ebb.replicas";
+    public static final String NAMESPACE = "namespace";
+    public static final String DEPLOYMENT = "deployment";
+    public static final String ROLE = "role";
+    public static final String STATE = "state";
 
     private Metrics() {
     }

@@ -11,6 +11,7 @@ import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
+import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.retire.NextRetirement;
@@ -79,9 +80,11 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final Clock clock;
     private final RouterObjects routers;
     private final ClusterPlatform platform;
+    private final ReplicaGauges gauges;
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
-            ReadLedger reads, RouterObjects routers, ClusterPlatform platform, Clock clock) {
+            ReadLedger reads, RouterObjects routers, ClusterPlatform platform, ReplicaGauges gauges, Clock clock) {
+        this.gauges = gauges;
         this.routers = routers;
         this.platform = platform;
         this.client = client;
@@ -131,6 +134,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class), now);
             status = StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.record(), previous, now);
         }
+        gauges.record(md.getMetadata().getNamespace(), md.getMetadata().getName(), status.roles());
         for (StatusNews.News news : StatusNews.between(md.getStatus(), status)) {
             if (news.warning()) {
                 events.warning(md, news.reason(), news.message());
@@ -219,6 +223,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     @Override
     public DeleteControl cleanup(ModelDeployment md, Context<ModelDeployment> context) {
         reads.forget(md.getMetadata().getUid());
+        gauges.forget(md.getMetadata().getNamespace(), md.getMetadata().getName());
         deleteAll(context.getSecondaryResources(Pod.class));
         deleteAll(context.getSecondaryResources(Service.class));
         return DeleteControl.defaultDelete();

@@ -1,15 +1,22 @@
 package dev.ebb.operator.observe;
 
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.sim.SimApiServer;
+import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -19,6 +26,8 @@ import org.junit.jupiter.api.Test;
 class MetricsIT {
     @TestHTTPResource("/q/metrics")
     URI metrics;
+    @Inject
+    KubernetesClient client;
 
     private List<String> scrape() throws Exception {
         HttpResponse<String> response = HttpClient.newHttpClient().send(HttpRequest.newBuilder(metrics).GET().build(),
@@ -44,5 +53,17 @@ class MetricsIT {
         // the Java Operator SDK's own, per controller
         assertThat(page).contains("# TYPE reconciliations_execution_duration_seconds histogram")
                 .anyMatch(line -> line.startsWith("reconciliations_execution_duration_seconds_count{controller_name=\"modeldeployment\"}"));
+    }
+
+    @Test
+    void eachRolesReplicasAreGaugedByState() {
+        client.resource(deployment("qwen", "vLLM").namespace("metrics").role(role("server").replicas(2)).build()).create();
+
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(scrape()).contains("# TYPE ebb_replicas gauge")
+                .contains("ebb_replicas{deployment=\"qwen\",namespace=\"metrics\",role=\"server\",state=\"desired\"} 2.0")
+                .contains("ebb_replicas{deployment=\"qwen\",namespace=\"metrics\",role=\"server\",state=\"current\"} 2.0"));
+
+        client.resources(ModelDeployment.class).inNamespace("metrics").withName("qwen").delete();
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(scrape()).noneMatch(l -> l.contains("namespace=\"metrics\"")));
     }
 }

@@ -3,6 +3,7 @@ package dev.ebb.operator.sim;
 import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
+import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.reconcile.ModelDeploymentReconciler;
 import dev.ebb.operator.reconcile.ReadLedger;
@@ -33,7 +34,7 @@ public final class SimOperator implements AutoCloseable {
                 // the mock API server has no server-side apply
                 .withUseSSAToPatchPrimaryResource(false));
         operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new RouterObjects(client),
-                new ClusterPlatform(client), Clock.systemUTC()));
+                new ClusterPlatform(client), new ReplicaGauges(registry), Clock.systemUTC()));
         operator.start();
     }
 
