@@ -1,15 +1,11 @@
-package dev.ebb.operator.reconcile;
+package dev.ebb.operator.packaging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.KubernetesList;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.Role;
-import io.fabric8.kubernetes.client.utils.Serialization;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -20,8 +16,7 @@ import org.junit.jupiter.api.Test;
  * The RBAC the build packages from the controller's rules grants exactly what the operator needs and nothing more:
  * any verb or resource beyond this list fails the build. It reads what `package` wrote, so it runs after it.
  */
-class GeneratedRbacIT {
-    private static final Path MANIFESTS = Path.of("target", "kubernetes", "kubernetes.json");
+class PackagedRbacIT {
     private static final Set<String> READ = Set.of("get", "list", "watch");
     private static final Set<String> OWN = Set.of("get", "list", "watch", "create", "delete", "patch", "update");
     /** apiGroup/resource -> the verbs it may have. */
@@ -45,9 +40,7 @@ class GeneratedRbacIT {
             Map.entry("coordination.k8s.io/leases", Set.of("get", "create", "update")));
 
     private static List<PolicyRule> rules() throws Exception {
-        // the build writes a bare JSON array of objects: read it as the List kind it stands for
-        String list = "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":" + Files.readString(MANIFESTS) + "}";
-        List<HasMetadata> items = Serialization.unmarshal(list, KubernetesList.class).getItems();
+        List<HasMetadata> items = PackagedManifests.read();
         List<PolicyRule> rules = new ArrayList<>();
         items.stream().filter(ClusterRole.class::isInstance).map(ClusterRole.class::cast).forEach(r -> rules.addAll(r.getRules()));
         items.stream().filter(Role.class::isInstance).map(Role.class::cast).forEach(r -> rules.addAll(r.getRules()));
