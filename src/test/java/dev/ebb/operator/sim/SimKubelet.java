@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.io.IOException;
+import java.net.BindException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,6 +25,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.jboss.logging.Logger;
 
 /**
@@ -34,6 +36,7 @@ import org.jboss.logging.Logger;
  */
 public final class SimKubelet implements AutoCloseable {
     public static final String FINALIZER = "sim.ebb.dev/kubelet";
+    private static final Duration RESTART_PATIENCE = Duration.ofSeconds(5);
     /** Extra time the kubelet grants after a preStop hook that used up the whole grace period. */
     static final Duration HOOK_OVERRUN_GRACE = Duration.ofSeconds(2);
     static final Duration DEFAULT_GRACE = Duration.ofSeconds(30);
@@ -107,7 +110,7 @@ public final class SimKubelet implements AutoCloseable {
             node.engine.kill();
         }
         node.restarts++;
-        node.engine = startEngine(pod, node.address);
+        node.engine = restartEngine(pod, node.address);
         node.containerId = newContainerId();
         reportRunning(pod, node);
     }
@@ -257,6 +260,24 @@ public final class SimKubelet implements AutoCloseable {
             });
         } catch (KubernetesClientException e) {
             LOG.debugf("pod %s already gone: %s", key(pod), e.getMessage());
+        }
+    }
+
+    /**
+     * The new container binds the address the old one just released; the operating system may hold it a moment
+     * longer, so it tries again for a while, as a kubelet's restart back-off would give it time to.
+     */
+    private static FakeEngine restartEngine(Pod pod, String address) throws IOException {
+        long giveUp = System.nanoTime() + RESTART_PATIENCE.toNanos();
+        while (true) {
+            try {
+                return startEngine(pod, address);
+            } catch (BindException e) {
+                if (System.nanoTime() > giveUp) {
+                    throw e;
+                }
+                LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+            }
         }
     }
 
