@@ -1,6 +1,7 @@
 package dev.ebb.operator.read;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,11 +32,7 @@ public final class PrometheusText {
         Set<String> wanted = Set.copyOf(gauges);
         Map<String, Double> sums = new LinkedHashMap<>();
         int samples = 0;
-        for (String raw : body.split("\n", -1)) {
-            String line = raw.strip();
-            if (line.isEmpty() || line.startsWith("#")) {
-                continue;
-            }
+        for (String line : sampleLines(body)) {
             Sample sample = Sample.parse(line);
             if (sample == null) {
                 String name = leadingName(line);
@@ -80,11 +77,7 @@ public final class PrometheusText {
             }
             Map<String, Double> sums = new LinkedHashMap<>();
             int samples = 0;
-            for (String raw : body.split("\n", -1)) {
-                String line = raw.strip();
-                if (line.isEmpty() || line.startsWith("#")) {
-                    continue;
-                }
+            for (String line : sampleLines(body)) {
                 Sample sample = Sample.parse(line);
                 if (sample == null) {
                     continue;
@@ -99,6 +92,26 @@ public final class PrometheusText {
         } catch (RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /** The names of the metrics the body has well-formed samples of; empty for a body that is no metrics page. */
+    public static Set<String> names(String body) {
+        if (body == null) {
+            return Set.of();
+        }
+        Set<String> names = new HashSet<>();
+        for (String line : sampleLines(body)) {
+            Sample sample = Sample.parse(line);
+            if (sample != null) {
+                names.add(sample.name);
+            }
+        }
+        return names;
+    }
+
+    /** The lines that may hold a sample: not blank, not a HELP or TYPE comment; Windows line ends tolerated. */
+    private static List<String> sampleLines(String body) {
+        return body.lines().map(String::strip).filter(line -> !line.isEmpty() && !line.startsWith("#")).toList();
     }
 
     /** The unescaped value of one label in the text between a sample's braces, or null. */

@@ -121,8 +121,7 @@ public final class RouterAnswers {
     }
 
     private static boolean isPickerPage(String metrics) {
-        return metrics != null && metrics.lines().map(String::strip).filter(line -> !line.startsWith("#"))
-                .anyMatch(line -> PICKER_PREFIXES.stream().anyMatch(line::startsWith));
+        return PrometheusText.names(metrics).stream().anyMatch(name -> PICKER_PREFIXES.stream().anyMatch(name::startsWith));
     }
 
     /** Whether an endpoint name the picker reports is this Pod: the Pod itself, or one of its data-parallel ranks. */

@@ -14,6 +14,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.drain.InFlightGauges;
 import dev.ebb.operator.observe.Metrics;
+import dev.ebb.operator.retire.Budgets;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
@@ -118,6 +119,13 @@ class RetirementIT {
         }));
     }
 
+    /** Held for this reason until the phase's budget is spent, then aborted for it. */
+    private void holdsThenAbortsAtBudget(String state, String reason, Duration budget) {
+        awaitRetirement(state, reason);
+        clock.advance(budget);
+        awaitRetirement("Aborted", reason);
+    }
+
     private Pod pod(String name) {
         return client.pods().inNamespace(ns).withName(name).get();
     }
@@ -208,10 +216,7 @@ class RetirementIT {
         router.pin("qwen-server-r1-m0", true);
 
         scale("server", 1);
-        awaitRetirement("Withdrawing", "RouterStillSelects");
-        clock.advance(Duration.ofSeconds(30));
-
-        awaitRetirement("Aborted", "RouterStillSelects");
+        holdsThenAbortsAtBudget("Withdrawing", "RouterStillSelects", Budgets.WITHDRAWING);
         assertKeptAndServing("qwen-server-r1-m0", uid);
     }
 
@@ -227,9 +232,7 @@ class RetirementIT {
         router.reportDispatch("qwen-server-r1-m0");
         router.pin("qwen-server-r1-m0", false);
 
-        awaitRetirement("Withdrawing", "RecentDispatch");
-        clock.advance(Duration.ofSeconds(30));
-        awaitRetirement("Aborted", "RecentDispatch");
+        holdsThenAbortsAtBudget("Withdrawing", "RecentDispatch", Budgets.WITHDRAWING);
     }
 
     @Test
@@ -254,10 +257,7 @@ class RetirementIT {
         longRequestTo("qwen-server-r1-m0", 400);
 
         scale("server", 1);
-        awaitRetirement("Draining", "Busy");
-        clock.advance(Duration.ofSeconds(240));
-
-        awaitRetirement("Aborted", "Busy");
+        holdsThenAbortsAtBudget("Draining", "Busy", Budgets.DRAINING);
         assertKeptAndServing("qwen-server-r1-m0", uid);
         assertThat(eventReasons()).contains("Busy");
 
@@ -281,9 +281,7 @@ class RetirementIT {
         router.setUp(false);
 
         scale("server", 1);
-        awaitRetirement("Withdrawing", "RouterUnavailable");
-        clock.advance(Duration.ofSeconds(30));
-        awaitRetirement("Aborted", "RouterUnavailable");
+        holdsThenAbortsAtBudget("Withdrawing", "RouterUnavailable", Budgets.WITHDRAWING);
         router.setUp(true);
         clock.advance(Duration.ofMinutes(5));
 
@@ -301,9 +299,7 @@ class RetirementIT {
 
         world.kubelet().restartContainer(ns, "qwen-server-r1-m0");
 
-        awaitRetirement("Draining", "ContainerRestarted");
-        clock.advance(Duration.ofSeconds(240));
-        awaitRetirement("Aborted", "ContainerRestarted");
+        holdsThenAbortsAtBudget("Draining", "ContainerRestarted", Budgets.DRAINING);
         assertKeptAndServing("qwen-server-r1-m0", uid);
     }
 
@@ -343,10 +339,7 @@ class RetirementIT {
         String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
 
         scale("server", 1);
-        awaitRetirement("Withdrawing", "DirectServiceConnections");
-        clock.advance(Duration.ofSeconds(30));
-
-        awaitRetirement("Aborted", "DirectServiceConnections");
+        holdsThenAbortsAtBudget("Withdrawing", "DirectServiceConnections", Budgets.WITHDRAWING);
         assertKeptAndServing("qwen-server-r1-m0", uid);
     }
 
@@ -357,9 +350,7 @@ class RetirementIT {
 
         scale("server", 1);
 
-        awaitRetirement("Draining", "TakeOver");
-        clock.advance(Duration.ofSeconds(240));
-        awaitRetirement("Aborted", "TakeOver");
+        holdsThenAbortsAtBudget("Draining", "TakeOver", Budgets.DRAINING);
         assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp()).isNull();
     }
 
