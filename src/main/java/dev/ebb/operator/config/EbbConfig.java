@@ -6,6 +6,7 @@ import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
 import io.smallrye.config.WithName;
 import java.time.Duration;
+import java.util.Optional;
 
 /** Operator-wide settings, under the {@code ebb.} prefix. */
 @ConfigMapping(prefix = "ebb")
@@ -15,6 +16,20 @@ public interface EbbConfig {
     Images images();
 
     Retirement retirement();
+
+    LeaderElection leaderElection();
+
+    /** The Lease that lets one operator Pod act at a time; only in the profiles QOSDK elects in (prod). */
+    interface LeaderElection {
+        @WithDefault("ebb-operator")
+        String leaseName();
+
+        /** Defaults to the namespace the operator's client is in: its own Pod's, in a cluster. */
+        Optional<String> namespace();
+
+        /** Defaults to the host name, which in a cluster is the Pod's name. */
+        Optional<String> identity();
+    }
 
     interface Retirement {
         /** How long an aborted retirement waits before it is retried by itself; refusals are never retried so. */

@@ -64,6 +64,8 @@ import org.jboss.logging.Logger;
 @RBACRule(apiGroups = "", resources = "pods/exec", verbs = {"get", "create"})
 // withdrawal is proven by a member's absence from every EndpointSlice of its role
 @RBACRule(apiGroups = "discovery.k8s.io", resources = "endpointslices", verbs = {"get", "list", "watch"})
+// leader election: the SDK checks exactly these verbs on Leases at start
+@RBACRule(apiGroups = "coordination.k8s.io", resources = "leases", verbs = {"get", "create", "update"})
 // the router in front of a deployment: its Deployment, account, Pod-discovery role and configuration
 @RBACRule(apiGroups = "apps", resources = "deployments", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
 @RBACRule(apiGroups = "", resources = {"serviceaccounts", "configmaps"}, verbs = {"get", "create", "delete", "patch", "update"})

@@ -70,5 +70,8 @@ class PackagedRbacIT {
         assertThat(rules).noneMatch(r -> r.getResources().contains("secrets") || r.getResources().contains("*") || r.getVerbs().contains("*"));
         assertThat(rules).anyMatch(r -> r.getResources().contains("pods/exec") && r.getVerbs().contains("create"));
         assertThat(rules).anyMatch(r -> r.getApiGroups().contains("discovery.k8s.io") && r.getResources().contains("endpointslices"));
+        // leader election refuses to start without exactly these
+        assertThat(rules).anyMatch(r -> r.getApiGroups().contains("coordination.k8s.io") && r.getResources().contains("leases")
+                && r.getVerbs().containsAll(List.of("get", "create", "update")));
     }
 }

@@ -4,8 +4,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
+import io.fabric8.kubernetes.api.model.authorization.v1.ResourceRule;
+import io.fabric8.kubernetes.api.model.authorization.v1.ResourceRuleBuilder;
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectRulesReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SubjectRulesReviewStatusBuilder;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.http.Buffer;
+import io.fabric8.mockwebserver.http.Headers;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.fabric8.zjsonpatch.JsonPatch;
@@ -15,12 +22,15 @@ import java.util.regex.Pattern;
 /**
  * The mock API server's CRUD store with admission in front of it for one custom resource: creates, updates and
  * patches of its objects are checked by {@link CrdAdmission} and refused with HTTP 422, as an API server would. A
- * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does.
+ * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does. A
+ * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told).
  */
 public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String RULES_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
     private final CrdAdmission admission;
     private final Pattern guarded;
+    private volatile List<ResourceRule> granted = List.of();
 
     /** @param plural the resource's plural; its status subresource is not checked, as with a real CRD */
     public AdmittingDispatcher(CrdAdmission admission, String group, String plural) {
@@ -28,8 +38,18 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         this.guarded = Pattern.compile("^/apis/" + Pattern.quote(group) + "/[^/]+/namespaces/[^/]+/" + Pattern.quote(plural) + "(/[^/?]+)?(\\?.*)?$");
     }
 
+    /** What the caller may do, as its RBAC would grant it: a rules review reports exactly these. */
+    public void grant(List<PolicyRule> rules) {
+        granted = rules.stream().map(rule -> new ResourceRuleBuilder().withApiGroups(rule.getApiGroups())
+                .withResources(rule.getResources()).withVerbs(rule.getVerbs()).withResourceNames(rule.getResourceNames()).build())
+                .toList();
+    }
+
     @Override
     public MockResponse handleCreate(RecordedRequest request) {
+        if (request.getPath().startsWith(RULES_REVIEWS)) {
+            return rulesReview(request);
+        }
         return guard(request, null).orElseGet(() -> super.handleCreate(request));
     }
 
@@ -40,7 +60,21 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
 
     @Override
     public MockResponse handlePatch(RecordedRequest request) {
-        return guard(request, request).orElseGet(() -> super.handlePatch(request));
+        RecordedRequest patch = applyAsMerge(request);
+        return guard(patch, patch).orElseGet(() -> super.handlePatch(patch));
+    }
+
+    /**
+     * Server-side apply, approximated by a merge of the applied fields: right for a single field manager, which is
+     * all a packaged operator (SSA on, as in production) talking to this server amounts to.
+     */
+    private static RecordedRequest applyAsMerge(RecordedRequest request) {
+        if (!String.valueOf(request.getHeader("Content-Type")).contains("apply-patch")) {
+            return request;
+        }
+        Headers headers = request.getHeaders().newBuilder().set("Content-Type", "application/merge-patch+json").build();
+        return new RecordedRequest(request.getRequestLine(), request.method(), request.getPath(), headers,
+                new Buffer(request.getBody().getBytes()));
     }
 
     @Override
@@ -52,6 +86,12 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             }
         }
         return super.dispatch(request);
+    }
+
+    private MockResponse rulesReview(RecordedRequest request) {
+        SelfSubjectRulesReview review = Serialization.unmarshal(request.getBody().readUtf8(), SelfSubjectRulesReview.class);
+        review.setStatus(new SubjectRulesReviewStatusBuilder().withResourceRules(granted).withIncomplete(false).build());
+        return new MockResponse().setResponseCode(201).setBody(Serialization.asJson(review));
     }
 
     private java.util.Optional<MockResponse> uidPreconditionFails(RecordedRequest request) {

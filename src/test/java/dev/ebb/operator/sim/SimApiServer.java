@@ -1,6 +1,7 @@
 package dev.ebb.operator.sim;
 
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -11,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -31,9 +33,15 @@ public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
     }
 
     public static KubernetesMockServer startServer() {
+        return startServer(List.of());
+    }
+
+    /** @param granted the RBAC rules the server's clients hold, as a rules review reports them */
+    public static KubernetesMockServer startServer(List<PolicyRule> granted) {
         CustomResourceDefinition crd = generatedCrd();
         AdmittingDispatcher dispatcher = new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(),
                 crd.getSpec().getNames().getPlural());
+        dispatcher.grant(granted);
         KubernetesMockServer server = new KubernetesMockServer(new io.fabric8.mockwebserver.Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
         server.init();
         return server;

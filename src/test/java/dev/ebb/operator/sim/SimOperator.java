@@ -14,6 +14,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.quarkus.runtime.configuration.DurationConverter;
+import io.smallrye.config.SmallRyeConfigBuilder;
 import java.time.Clock;
 import java.time.Duration;
 
@@ -28,7 +30,7 @@ public final class SimOperator implements AutoCloseable {
     public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers) {
         EventRecorder events = new EventRecorder(client);
         ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
-        EbbConfig config = new Defaults();
+        EbbConfig config = defaults();
         RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config);
         operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
                 // the mock API server has no server-side apply
@@ -47,41 +49,10 @@ public final class SimOperator implements AutoCloseable {
         operator.stop();
     }
 
-    /** The operator's settings at their defaults, as a deployed operator with no configuration reads them. */
-    private static final class Defaults implements EbbConfig {
-        @Override
-        public Images images() {
-            return new Images() {
-                @Override
-                public String vllm() {
-                    return "vllm/vllm-openai:sim";
-                }
-
-                @Override
-                public String sglang() {
-                    return "lmsysorg/sglang:sim";
-                }
-
-                @Override
-                public String llmDRouter() {
-                    return "llm-d/router:sim";
-                }
-
-                @Override
-                public String vllmRouter() {
-                    return "vllm/router:sim";
-                }
-
-                @Override
-                public String sglangGateway() {
-                    return "sglang/gateway:sim";
-                }
-            };
-        }
-
-        @Override
-        public Retirement retirement() {
-            return () -> Duration.ofMinutes(5);
-        }
+    /** The operator's settings at their defaults, read by the same mapping a deployed operator with no configuration uses. */
+    private static EbbConfig defaults() {
+        // with Quarkus' reading of durations ("5m"), which plain SmallRye Config lacks
+        return new SmallRyeConfigBuilder().withConverter(Duration.class, 200, new DurationConverter()).withMapping(EbbConfig.class)
+                .build().getConfigMapping(EbbConfig.class);
     }
 }

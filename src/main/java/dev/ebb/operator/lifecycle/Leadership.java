@@ -1,0 +1,116 @@
+package dev.ebb.operator.lifecycle;
+
+import dev.ebb.operator.config.EbbConfig;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
+import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaderElectionRecord;
+import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfigurationBuilder;
+import io.quarkus.runtime.ShutdownEvent;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Singleton;
+import jakarta.interceptor.Interceptor;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jboss.logging.Logger;
+
+/**
+ * One operator Pod acts at a time, the holder of a Lease. QOSDK asks for this configuration only in the profiles it
+ * elects in (prod), so elsewhere nothing here runs.
+ *
+ * <p>Two things the SDK leaves undone are done here. A leader that loses its Lease while running stops at once,
+ * since another Pod may already act. And on shutdown, once the SDK has stopped reconciling, the Lease is handed back
+ * so a standby takes over within its retry period instead of waiting for the Lease to expire.
+ */
+@ApplicationScoped
+public class Leadership {
+    private static final Logger LOG = Logger.getLogger(Leadership.class);
+    /** What an API server's leader election also writes on release: the Lease is free, and soon stale. */
+    private static final Duration RELEASED_LEASE = Duration.ofSeconds(1);
+
+    private final KubernetesClient client;
+    private final String leaseName;
+    private final Optional<String> namespace;
+    private final String identity;
+    private final AtomicBoolean electing = new AtomicBoolean();
+    private final AtomicBoolean stopping = new AtomicBoolean();
+
+    public Leadership(KubernetesClient client, EbbConfig config) {
+        this.client = client;
+        this.leaseName = config.leaderElection().leaseName();
+        this.namespace = config.leaderElection().namespace();
+        this.identity = config.leaderElection().identity()
+                .or(() -> Optional.ofNullable(System.getenv("HOSTNAME")).filter(h -> !h.isBlank()))
+                .orElseGet(() -> UUID.randomUUID().toString());
+    }
+
+    @Produces
+    @Singleton
+    LeaderElectionConfiguration leaderElection() {
+        electing.set(true);
+        LOG.infof("leader election by Lease %s/%s as %s", leaseNamespace(), leaseName, identity);
+        return LeaderElectionConfigurationBuilder.aLeaderElectionConfiguration(leaseName)
+                .withLeaseNamespace(leaseNamespace())
+                .withIdentity(identity)
+                .withLeaderCallbacks(new LeaderCallbacks(
+                        () -> LOG.infof("%s leads", identity),
+                        this::stoppedLeading,
+                        leader -> LOG.infof("the leader is %s", leader)))
+                .build();
+    }
+
+    /** Before the SDK stops: from here on, the end of leading is this Pod's own doing. */
+    void onShutdownStarted(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE) ShutdownEvent event) {
+        stopping.set(true);
+    }
+
+    /** After the SDK has stopped and its reconciliations have finished or timed out. */
+    void onOperatorStopped(@Observes @Priority(Interceptor.Priority.LIBRARY_AFTER) ShutdownEvent event) {
+        if (electing.get()) {
+            release();
+        }
+    }
+
+    private void stoppedLeading() {
+        if (stopping.get()) {
+            return;
+        }
+        // Another Pod may already hold the Lease: acting on for the few seconds an orderly exit takes could delete
+        // a replica twice or undo the new leader's work, so the process ends now and Kubernetes restarts it.
+        LOG.errorf("%s lost the Lease %s/%s; stopping at once", identity, leaseNamespace(), leaseName);
+        Runtime.getRuntime().halt(1);
+    }
+
+    private void release() {
+        LeaseLock lock = new LeaseLock(leaseNamespace(), leaseName, identity);
+        try {
+            LeaderElectionRecord held = lock.get(client);
+            if (held == null || !identity.equals(held.getHolderIdentity())) {
+                return;
+            }
+            ZonedDateTime now = ZonedDateTime.now();
+            // an empty holder, not an absent one: an update leaves out absent fields, and the old holder would stay
+            lock.update(client, new LeaderElectionRecord("", RELEASED_LEASE, now, now, held.getLeaderTransitions()));
+            LOG.infof("%s released the Lease %s/%s", identity, leaseNamespace(), leaseName);
+        } catch (KubernetesClientException e) {
+            LOG.warnf("the Lease %s/%s could not be released (%s); a standby takes over when it expires", leaseNamespace(),
+                    leaseName, e.getMessage());
+        }
+    }
+
+    private String leaseNamespace() {
+        return namespace.orElseGet(client::getNamespace);
+    }
+
+    public String identity() {
+        return identity;
+    }
+}
