@@ -18,6 +18,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 import java.util.Map;
 import org.awaitility.Awaitility;
 
@@ -37,21 +38,38 @@ public final class Specs {
         return new Role(name);
     }
 
-    /**
-     * Sets one role's replicas as `kubectl scale` would: an operator status write in between makes the edit conflict,
-     * and it is tried again.
-     */
+    /** Sets one role's replicas, as `kubectl scale` would. */
     public static void scale(KubernetesClient client, String namespace, String name, String role, int replicas) {
+        editRole(client, namespace, name, role, r -> withReplicas(r, replicas));
+    }
+
+    /**
+     * Changes one role as `kubectl edit` would: an operator status write in between makes the edit conflict, and it is
+     * tried again.
+     */
+    public static void editRole(KubernetesClient client, String namespace, String name, String role, UnaryOperator<RoleSpec> change) {
         Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreExceptionsInstanceOf(KubernetesClientException.class)
                 .until(() -> client.resources(ModelDeployment.class).inNamespace(namespace).withName(name).edit(md -> {
                     ModelDeploymentSpec s = md.getSpec();
-                    List<RoleSpec> roles = s.roles().stream().map(r -> r.name().equals(role)
-                            ? new RoleSpec(r.name(), r.kind(), replicas, r.size(), r.image(), r.port(), r.resources(), r.extraArgs(),
-                                    r.env(), r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations())
-                            : r).toList();
+                    List<RoleSpec> roles = s.roles().stream().map(r -> r.name().equals(role) ? change.apply(r) : r).toList();
                     md.setSpec(new ModelDeploymentSpec(s.model(), s.engine(), s.router(), roles));
                     return md;
                 }) != null);
+    }
+
+    public static RoleSpec withReplicas(RoleSpec r, Integer replicas) {
+        return new RoleSpec(r.name(), r.kind(), replicas, r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations());
+    }
+
+    public static RoleSpec withImage(RoleSpec r, String image) {
+        return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), image, r.port(), r.resources(), r.extraArgs(), r.env(),
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations());
+    }
+
+    public static RoleSpec withGrace(RoleSpec r, Integer grace) {
+        return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
+                r.command(), grace, r.nodeSelector(), r.tolerations());
     }
 
     public static final class Deployment {

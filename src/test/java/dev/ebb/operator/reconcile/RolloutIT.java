@@ -8,7 +8,6 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
-import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.sim.FakeRouter;
@@ -19,7 +18,6 @@ import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -79,22 +77,7 @@ class RolloutIT {
     }
 
     private void editServer(UnaryOperator<RoleSpec> change) {
-        await().atMost(Duration.ofSeconds(20)).ignoreExceptionsInstanceOf(KubernetesClientException.class)
-                .until(() -> client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").edit(md -> {
-                    ModelDeploymentSpec s = md.getSpec();
-                    md.setSpec(new ModelDeploymentSpec(s.model(), s.engine(), s.router(), s.roles().stream().map(change).toList()));
-                    return md;
-                }) != null);
-    }
-
-    private static RoleSpec withImage(RoleSpec r, String image) {
-        return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), image, r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations());
-    }
-
-    private static RoleSpec withGrace(RoleSpec r, Integer grace) {
-        return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), grace, r.nodeSelector(), r.tolerations());
+        Specs.editRole(client, ns, "qwen", "server", change);
     }
 
     private List<Pod> servers() {
@@ -127,7 +110,7 @@ class RolloutIT {
         sampler.scheduleAtFixedRate(() -> fewestServing.accumulateAndGet(router.selected().size(), Math::min), 0, 50, TimeUnit.MILLISECONDS);
 
         Instant edited = Instant.now();
-        editServer(r -> withImage(r, "vllm/vllm-openai:v0.12.0"));
+        editServer(r -> Specs.withImage(r, "vllm/vllm-openai:v0.12.0"));
         await().atMost(ROLLOUT).until(() -> rolledOut(oldHash));
         Duration took = Duration.between(edited, Instant.now());
         load.stop(Duration.ofSeconds(10));
@@ -152,7 +135,7 @@ class RolloutIT {
         List<String> oldUids = servers().stream().map(p -> p.getMetadata().getUid()).toList();
 
         Instant edited = Instant.now();
-        editServer(r -> withGrace(r, 45));
+        editServer(r -> Specs.withGrace(r, 45));
         await().atMost(ROLLOUT).until(() -> rolledOut(oldHash));
         Duration took = Duration.between(edited, Instant.now());
 
