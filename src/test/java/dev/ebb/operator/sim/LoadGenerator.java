@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
 import java.util.stream.Stream;
 
 /**
@@ -40,7 +41,7 @@ public final class LoadGenerator implements AutoCloseable {
 
     private final Target target;
     private final int concurrency;
-    private final int tokens;
+    private final IntSupplier tokens;
     private final Duration tokenInterval;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final List<Request> requests = new CopyOnWriteArrayList<>();
@@ -54,6 +55,11 @@ public final class LoadGenerator implements AutoCloseable {
      * @param tokenInterval time the engine takes per token, so a request lasts about tokens × interval
      */
     public LoadGenerator(Target target, int concurrency, int tokens, Duration tokenInterval) {
+        this(target, concurrency, () -> tokens, tokenInterval);
+    }
+
+    /** @param tokens drawn anew for each request, for generations of mixed lengths */
+    public LoadGenerator(Target target, int concurrency, IntSupplier tokens, Duration tokenInterval) {
         this.target = target;
         this.concurrency = concurrency;
         this.tokens = tokens;
@@ -90,7 +96,8 @@ public final class LoadGenerator implements AutoCloseable {
         if (to.isEmpty()) {
             return record(new Request(id, null, start, Instant.now(), Outcome.REJECTED, "no endpoint"));
         }
-        String body = "{\"model\":\"m\",\"prompt\":\"hello\",\"stream\":true,\"max_tokens\":" + tokens
+        int length = tokens.getAsInt();
+        String body = "{\"model\":\"m\",\"prompt\":\"hello\",\"stream\":true,\"max_tokens\":" + length
                 + ",\"token_interval_ms\":" + tokenInterval.toMillis() + "}";
         HttpRequest request = HttpRequest.newBuilder(to.get().base().resolve("/v1/completions"))
                 .header("Content-Type", "application/json")
@@ -116,7 +123,7 @@ public final class LoadGenerator implements AutoCloseable {
             }
             return record(done
                     ? new Request(id, to.get().pod(), start, Instant.now(), Outcome.COMPLETED, received + " tokens")
-                    : new Request(id, to.get().pod(), start, Instant.now(), Outcome.CUT, "stream ended after " + received + " of " + tokens + " tokens"));
+                    : new Request(id, to.get().pod(), start, Instant.now(), Outcome.CUT, "stream ended after " + received + " of " + length + " tokens"));
         } catch (UncheckedIOException e) {
             return record(new Request(id, to.get().pod(), start, Instant.now(), Outcome.CUT, "connection lost: " + e.getCause().getMessage()));
         } catch (java.io.IOException e) {

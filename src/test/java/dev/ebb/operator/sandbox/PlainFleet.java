@@ -1,0 +1,129 @@
+package dev.ebb.operator.sandbox;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.render.MemberSlot;
+import dev.ebb.operator.render.PodRenderer;
+import io.fabric8.kubernetes.api.model.LifecycleBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * The comparison: the same engine Pods owned by a plain controller that acts as a StatefulSet does. Fewer replicas
+ * means the highest ordinals are deleted at once; a new image replaces one Pod at a time, highest first, each deleted
+ * as soon as the others are ready; a Pod deleted by hand is created again. The Pods carry no drain hook
+ * ({@link Removal#NAIVE}) or a fixed sleep ({@link Removal#FIXED_SLEEP}); nothing asks whether an engine is busy.
+ */
+final class PlainFleet implements Fleet {
+    static final List<String> FIXED_SLEEP_HOOK = List.of("sleep", "15");
+    private final KubernetesClient client;
+    private final String namespace;
+    private final Removal removal;
+    private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "plain-controller");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile int replicas;
+    private volatile int grace;
+    private volatile String image = "vllm/vllm-openai:v0.11.0";
+
+    PlainFleet(KubernetesClient client, String namespace, Removal removal) {
+        this.client = client;
+        this.namespace = namespace;
+        this.removal = removal;
+    }
+
+    @Override
+    public void deploy(int replicas, int grace) {
+        this.replicas = replicas;
+        this.grace = grace;
+        loop.scheduleWithFixedDelay(this::reconcile, 0, 100, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void scaleTo(int replicas) {
+        this.replicas = replicas;
+    }
+
+    @Override
+    public void rollout(String image) {
+        this.image = image;
+    }
+
+    @Override
+    public boolean settled() {
+        List<Pod> pods = pods();
+        return pods.size() == replicas && pods.stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null && ready(p) && current(p));
+    }
+
+    private void reconcile() {
+        try {
+            Map<Integer, Pod> byOrdinal = pods().stream().collect(Collectors.toMap(PlainFleet::ordinal, Function.identity(), (a, b) -> a));
+            for (int ordinal = 0; ordinal < replicas; ordinal++) {
+                if (!byOrdinal.containsKey(ordinal)) {
+                    client.resource(render(ordinal)).create();
+                }
+            }
+            byOrdinal.forEach((ordinal, pod) -> {
+                if (ordinal >= replicas && pod.getMetadata().getDeletionTimestamp() == null) {
+                    client.resource(pod).delete();
+                }
+            });
+            boolean allReady = byOrdinal.size() == replicas && byOrdinal.values().stream()
+                    .allMatch(p -> p.getMetadata().getDeletionTimestamp() == null && ready(p));
+            if (allReady) {
+                byOrdinal.values().stream().filter(p -> !current(p)).max(Comparator.comparingInt(PlainFleet::ordinal))
+                        .ifPresent(outdated -> client.resource(outdated).delete());
+            }
+        } catch (KubernetesClientException e) {
+            // a conflict with a Pod going away: the next pass sees the outcome
+        }
+    }
+
+    private Pod render(int ordinal) {
+        DesiredDeployment deployment = Specs.deployment(OperatorFleet.NAME, "vLLM").namespace(namespace)
+                .role(Specs.role(OperatorFleet.ROLE).replicas(replicas).grace(grace).image(image)).desired();
+        DesiredRole role = deployment.roles().get(0);
+        Pod pod = PodRenderer.render(new MemberSlot(deployment, role, ordinal, 0), PodRenderer.configHash(deployment, role));
+        pod.getMetadata().setOwnerReferences(List.of());
+        pod.getSpec().getContainers().get(0).setLifecycle(removal == Removal.FIXED_SLEEP
+                ? new LifecycleBuilder().withNewPreStop().withNewExec().withCommand(FIXED_SLEEP_HOOK).endExec().endPreStop().build()
+                : null);
+        return pod;
+    }
+
+    private List<Pod> pods() {
+        return client.pods().inNamespace(namespace).withLabel(Labels.DEPLOYMENT, OperatorFleet.NAME).list().getItems();
+    }
+
+    private boolean current(Pod pod) {
+        return image.equals(pod.getSpec().getContainers().get(0).getImage());
+    }
+
+    private static int ordinal(Pod pod) {
+        return Integer.parseInt(pod.getMetadata().getLabels().get(Labels.REPLICA));
+    }
+
+    static boolean ready(Pod pod) {
+        return Optional.ofNullable(pod.getStatus()).map(s -> s.getConditions()).orElse(List.of()).stream()
+                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+
+    @Override
+    public void close() {
+        loop.shutdownNow();
+    }
+}

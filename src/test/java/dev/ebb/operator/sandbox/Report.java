@@ -1,0 +1,179 @@
+package dev.ebb.operator.sandbox;
+
+import dev.ebb.operator.sandbox.Timeline.Kind;
+import dev.ebb.operator.sandbox.Timeline.Mark;
+import dev.ebb.operator.sim.LoadGenerator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.function.ToLongFunction;
+import java.util.stream.Collectors;
+
+/** Runs as a person reads them: a timeline per replica, a table side by side, and the same as an HTML page. */
+public final class Report {
+    private static final int WIDTH = 960;
+    private static final int LABEL = 170;
+    private static final int ROW = 26;
+
+    private Report() {
+    }
+
+    /** Per replica, in order: what happened when; runs of reads folded into one line. */
+    public static String timeline(Run run) {
+        StringBuilder out = new StringBuilder();
+        out.append(String.format(Locale.ROOT, "%s — %s (%s)%n", run.removal().label(), run.choreography().title(), run.removal().description()));
+        run.marks().stream().filter(m -> m.kind() == Kind.STEP)
+                .forEach(m -> out.append(String.format(Locale.ROOT, "  %6.1f s  %s%n", m.at(), m.detail())));
+        for (String pod : run.pods()) {
+            out.append(String.format(Locale.ROOT, "  %s%n", pod));
+            List<Mark> marks = run.marks().stream().filter(m -> m.pod().equals(pod) && m.kind() != Kind.CUT).toList();
+            for (int i = 0; i < marks.size(); ) {
+                Mark first = marks.get(i);
+                int j = i;
+                while (j + 1 < marks.size() && folded(first.kind()) && marks.get(j + 1).kind() == first.kind()) {
+                    j++;
+                }
+                List<Mark> group = marks.subList(i, j + 1);
+                String when = group.size() == 1 ? String.format(Locale.ROOT, "%6.1f s        ", first.at())
+                        : String.format(Locale.ROOT, "%6.1f-%-6.1f s ", first.at(), group.get(group.size() - 1).at());
+                out.append(String.format(Locale.ROOT, "    %s %-15s %s%n", when, label(first.kind()), group.size() == 1 ? first.detail() : tally(group)));
+                i = j + 1;
+            }
+            long done = run.requests().stream().filter(r -> pod.equals(r.pod()) && r.outcome() == LoadGenerator.Outcome.COMPLETED).count();
+            long cut = run.requests().stream().filter(r -> pod.equals(r.pod()) && r.outcome() == LoadGenerator.Outcome.CUT).count();
+            out.append(String.format(Locale.ROOT, "    %-22s %d completed, %d cut%n", "requests served", done, cut));
+        }
+        return out.toString();
+    }
+
+    /** The runs side by side, one column each. */
+    public static String table(List<Run> runs) {
+        StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "  %-28s", ""));
+        runs.forEach(r -> out.append(String.format(Locale.ROOT, "%12s", r.removal().label())));
+        out.append(System.lineSeparator());
+        row(out, runs, "requests completed", Run::completed);
+        row(out, runs, "requests cut", Run::cut);
+        row(out, runs, "refused before streaming", Run::rejected);
+        out.append(String.format(Locale.ROOT, "  %-28s", "run took (s)"));
+        runs.forEach(r -> out.append(String.format(Locale.ROOT, "%12.1f", r.seconds())));
+        out.append(System.lineSeparator());
+        return out.toString();
+    }
+
+    private static void row(StringBuilder out, List<Run> runs, String label, ToLongFunction<Run> value) {
+        out.append(String.format(Locale.ROOT, "  %-28s", label));
+        runs.forEach(r -> out.append(String.format(Locale.ROOT, "%12d", value.applyAsLong(r))));
+        out.append(System.lineSeparator());
+    }
+
+    private static boolean folded(Kind kind) {
+        return kind == Kind.OPERATOR_READ || kind == Kind.HOOK_READ;
+    }
+
+    private static String tally(List<Mark> reads) {
+        Map<String, Long> counts = reads.stream().map(m -> m.detail().split("[ (]", 2)[0])
+                .collect(Collectors.groupingBy(Function.identity(), LinkedHashMap::new, Collectors.counting()));
+        return reads.size() + " reads: " + counts.entrySet().stream().map(e -> e.getKey() + " x" + e.getValue()).collect(Collectors.joining(", "))
+                + "; last: " + reads.get(reads.size() - 1).detail();
+    }
+
+    private static String label(Kind kind) {
+        return switch (kind) {
+            case OPERATOR_READ -> "operator read";
+            case HOOK_READ -> "hook read";
+            case HOOK_RETURNED -> "hook returned";
+            default -> kind.name().toLowerCase(Locale.ROOT);
+        };
+    }
+
+    /** A page with one chart per run: a row per replica, coloured by state, a red cross for each cut request. */
+    public static String html(List<Run> runs) {
+        StringBuilder page = new StringBuilder("""
+                <!DOCTYPE html>
+                <html><head><meta charset="utf-8"><title>Ebb sandbox</title>
+                <style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse}
+                td,th{padding:4px 12px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}
+                .key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 14px}</style></head><body>
+                <h1>Ebb sandbox</h1>
+                <p class="key"><span style="background:#bbb"></span>starting<span style="background:#3a3"></span>serving
+                <span style="background:#e9b400"></span>withdrawn, operator reading<span style="background:#f80"></span>deleted, preStop hook
+                <span style="background:#c33"></span>SIGTERM to exit &nbsp; <b style="color:#c00">&#x2715;</b> request cut</p>
+                """);
+        page.append("<table><tr><th></th>");
+        runs.forEach(r -> page.append("<th>").append(escape(r.removal().label())).append("</th>"));
+        page.append("</tr>");
+        htmlRow(page, runs, "requests completed", Run::completed);
+        htmlRow(page, runs, "requests cut", Run::cut);
+        htmlRow(page, runs, "refused before streaming", Run::rejected);
+        page.append("</table>");
+        double span = runs.stream().mapToDouble(Run::seconds).max().orElse(1);
+        for (Run run : runs) {
+            page.append("<h2>").append(escape(run.removal().label() + ": " + run.choreography().title())).append("</h2><p>")
+                    .append(escape(run.removal().description())).append("</p>");
+            page.append(chart(run, span));
+        }
+        return page.append("</body></html>\n").toString();
+    }
+
+    private static void htmlRow(StringBuilder page, List<Run> runs, String label, ToLongFunction<Run> value) {
+        page.append("<tr><td>").append(escape(label)).append("</td>");
+        runs.forEach(r -> page.append("<td>").append(value.applyAsLong(r)).append("</td>"));
+        page.append("</tr>");
+    }
+
+    private static String chart(Run run, double span) {
+        List<String> pods = run.pods();
+        int height = 30 + ROW * pods.size();
+        Function<Double, Double> x = t -> LABEL + Math.max(0, t) / span * (WIDTH - LABEL - 10);
+        StringBuilder svg = new StringBuilder(String.format(Locale.ROOT,
+                "<svg width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\">", WIDTH, height));
+        for (int s = 0; s <= span; s += 10) {
+            svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"16\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"12\">%d s</text>",
+                    x.apply((double) s), x.apply((double) s), height, x.apply((double) s) - 8, s));
+        }
+        for (Mark step : run.marks().stream().filter(m -> m.kind() == Kind.STEP).toList()) {
+            svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"16\" y2=\"%d\" stroke=\"#36c\" stroke-dasharray=\"3,3\"><title>%s</title></line>",
+                    x.apply(step.at()), x.apply(step.at()), height, escape(step.detail())));
+        }
+        for (int i = 0; i < pods.size(); i++) {
+            String pod = pods.get(i);
+            int y = 22 + i * ROW;
+            svg.append(String.format(Locale.ROOT, "<text x=\"0\" y=\"%d\">%s</text>", y + 13, escape(pod)));
+            List<Mark> marks = run.marks().stream().filter(m -> m.pod().equals(pod)).toList();
+            double end = first(marks, Kind.GONE).orElse(run.seconds());
+            double created = first(marks, Kind.CREATED).orElse(0.0);
+            double serving = first(marks, Kind.SERVING).orElse(end);
+            double deleted = first(marks, Kind.DELETED).orElse(end);
+            double withdrawn = Math.min(first(marks, Kind.WITHDRAWN).orElse(deleted), deleted);
+            double sigterm = first(marks, Kind.SIGTERM).orElse(deleted);
+            bar(svg, x, y, created, serving, "#bbb", "starting");
+            bar(svg, x, y, serving, withdrawn, "#3a3", "serving");
+            bar(svg, x, y, withdrawn, deleted, "#e9b400", "withdrawn; the operator reads the engine until it is idle twice");
+            bar(svg, x, y, deleted, sigterm, "#f80", "deleted; preStop hook running");
+            bar(svg, x, y, sigterm, end, "#c33", "SIGTERM until the Pod is gone");
+            for (Mark cut : marks.stream().filter(m -> m.kind() == Kind.CUT).toList()) {
+                svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" fill=\"#c00\" font-weight=\"bold\">&#x2715;<title>%s</title></text>",
+                        x.apply(cut.at()) - 4, y + 14, escape("cut at " + cut.at() + " s: " + cut.detail())));
+            }
+        }
+        return svg.append("</svg>").toString();
+    }
+
+    private static void bar(StringBuilder svg, Function<Double, Double> x, int y, double from, double to, String colour, String title) {
+        if (to > from) {
+            svg.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s %.1f-%.1f s</title></rect>",
+                    x.apply(from), y, x.apply(to) - x.apply(from), colour, escape(title), from, to));
+        }
+    }
+
+    private static Optional<Double> first(List<Mark> marks, Kind kind) {
+        return marks.stream().filter(m -> m.kind() == kind).map(Mark::at).findFirst();
+    }
+
+    private static String escape(String text) {
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    }
+}

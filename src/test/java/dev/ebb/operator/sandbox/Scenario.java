@@ -1,0 +1,107 @@
+package dev.ebb.operator.sandbox;
+
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.render.Names;
+import dev.ebb.operator.sim.FakeRouter;
+import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.LocalExec;
+import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimRouterAddress;
+import dev.ebb.operator.sim.SimWorld;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.awaitility.Awaitility;
+
+/**
+ * Plays a choreography in a fresh test world: its own API server, kubelet, endpoints, router in front of the role and
+ * streaming clients, with Ebb or a plain controller owning the replicas. Ends once the role has settled and the last
+ * request has ended.
+ */
+public final class Scenario {
+    private static final String NAMESPACE = "sandbox";
+    private static final Duration SETTLE_LIMIT = Duration.ofMinutes(5);
+    private static final Duration SETTLED_FOR = Duration.ofSeconds(3);
+
+    private Scenario() {
+    }
+
+    /** @param progress receives a one-line summary a few times a second */
+    public static Run play(Removal removal, Choreography choreography, Consumer<String> progress) throws InterruptedException {
+        KubernetesMockServer server = SimApiServer.startServer();
+        KubernetesClient client = server.createClient();
+        SimRouterAddress routers = new SimRouterAddress();
+        Instant origin = Instant.now();
+        Timeline timeline = new Timeline(origin);
+        ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "scenario-progress");
+            t.setDaemon(true);
+            return t;
+        });
+        String[] step = {"deploying"};
+        try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec();
+                FakeRouter router = new FakeRouter(client, NAMESPACE, Map.of(Labels.DEPLOYMENT, OperatorFleet.NAME),
+                        Map.of(Labels.DEPLOYMENT, OperatorFleet.NAME, Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+                Fleet fleet = removal == Removal.EBB ? new OperatorFleet(client, NAMESPACE, exec, routers) : new PlainFleet(client, NAMESPACE, removal);
+                LoadGenerator load = new LoadGenerator(router, choreography.load().clients(), choreography.load().lengths(),
+                        choreography.load().tokenInterval())) {
+            routers.put(NAMESPACE, OperatorFleet.NAME, RouterKind.LLM_D_ROUTER, router);
+            SharedIndexInformer<Pod> pods = client.pods().inNamespace(NAMESPACE).inform(timeline);
+            watch.scheduleAtFixedRate(() -> {
+                timeline.observe(client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName(OperatorFleet.NAME).get());
+                progress.accept(String.format(Locale.ROOT, "%-10s %5.1f s  %-24s serving %d   completed %d   cut %d", removal.label(),
+                        timeline.since(Instant.now()), step[0], router.selected().size(), load.count(LoadGenerator.Outcome.COMPLETED),
+                        load.count(LoadGenerator.Outcome.CUT)));
+            }, 0, 250, TimeUnit.MILLISECONDS);
+
+            fleet.deploy(choreography.replicas(), choreography.grace());
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> router.selected().size() == choreography.replicas());
+            step[0] = "load";
+            timeline.step("load starts: " + choreography.load());
+            load.start(Duration.ofMinutes(30));
+            Thread.sleep(choreography.warmUp().toMillis());
+            for (Choreography.Step next : choreography.steps()) {
+                step[0] = next.toString();
+                if (!(next instanceof Choreography.Pause)) {
+                    timeline.step(next.toString());
+                }
+                if (next instanceof Choreography.ScaleTo scale) {
+                    fleet.scaleTo(scale.replicas());
+                } else if (next instanceof Choreography.Rollout rollout) {
+                    fleet.rollout(rollout.image());
+                } else if (next instanceof Choreography.DeleteByHand delete) {
+                    client.pods().inNamespace(NAMESPACE).withName(Names.pod(OperatorFleet.NAME, OperatorFleet.ROLE, delete.ordinal(), 0)).delete();
+                } else if (next instanceof Choreography.Pause pause) {
+                    Thread.sleep(pause.time().toMillis());
+                }
+            }
+            step[0] = "settling";
+            // held for a while: a role can look settled for a moment between two decisions of its owner
+            Awaitility.await().atMost(SETTLE_LIMIT).during(SETTLED_FOR).pollInterval(Duration.ofMillis(250)).until(fleet::settled);
+            step[0] = "last requests";
+            timeline.step("settled; load stops");
+            load.stop(choreography.load().longest().plusSeconds(10));
+            watch.shutdown();
+            watch.awaitTermination(1, TimeUnit.SECONDS);
+            pods.close();
+            world.kubelet().terminations().stream().filter(t -> NAMESPACE.equals(t.namespace())).forEach(timeline::terminated);
+            load.requests().stream().filter(r -> r.outcome() == LoadGenerator.Outcome.CUT).forEach(timeline::cut);
+            return new Run(removal, choreography, timeline.since(Instant.now()), load.requests(), timeline.marks());
+        } finally {
+            watch.shutdownNow();
+            client.close();
+            server.destroy();
+        }
+    }
+}
