@@ -7,7 +7,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
@@ -143,17 +142,18 @@ public final class Report {
             int y = 22 + i * ROW;
             svg.append(String.format(Locale.ROOT, "<text x=\"0\" y=\"%d\">%s</text>", y + 13, escape(pod)));
             List<Mark> marks = run.marks().stream().filter(m -> m.pod().equals(pod)).toList();
-            double end = first(marks, Kind.GONE).orElse(run.seconds());
-            double created = first(marks, Kind.CREATED).orElse(0.0);
-            double serving = first(marks, Kind.SERVING).orElse(end);
-            double deleted = first(marks, Kind.DELETED).orElse(end);
-            double withdrawn = Math.min(first(marks, Kind.WITHDRAWN).orElse(deleted), deleted);
-            double sigterm = first(marks, Kind.SIGTERM).orElse(deleted);
-            bar(svg, x, y, created, serving, "#bbb", "starting");
-            bar(svg, x, y, serving, withdrawn, "#3a3", "serving");
-            bar(svg, x, y, withdrawn, deleted, "#e9b400", "withdrawn; the operator reads the engine until it is idle twice");
-            bar(svg, x, y, deleted, sigterm, "#f80", "deleted; preStop hook running");
-            bar(svg, x, y, sigterm, end, "#c33", "SIGTERM until the Pod is gone");
+            State state = State.GONE;
+            double since = 0;
+            for (Mark mark : marks) {
+                State next = STATES.get(mark.kind());
+                if (next == null) {
+                    continue;
+                }
+                bar(svg, x, y, since, mark.at(), state);
+                state = next;
+                since = mark.at();
+            }
+            bar(svg, x, y, since, run.seconds(), state);
             for (Mark cut : marks.stream().filter(m -> m.kind() == Kind.CUT).toList()) {
                 svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" fill=\"#c00\" font-weight=\"bold\">&#x2715;<title>%s</title></text>",
                         x.apply(cut.at()) - 4, y + 14, escape("cut at " + cut.at() + " s: " + cut.detail())));
@@ -162,16 +162,25 @@ public final class Report {
         return svg.append("</svg>").toString();
     }
 
-    private static void bar(StringBuilder svg, Function<Double, Double> x, int y, double from, double to, String colour, String title) {
-        if (to > from) {
+    private static void bar(StringBuilder svg, Function<Double, Double> x, int y, double from, double to, State state) {
+        if (state.colour() != null && to > from) {
             svg.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s %.1f-%.1f s</title></rect>",
-                    x.apply(from), y, x.apply(to) - x.apply(from), colour, escape(title), from, to));
+                    x.apply(from), y, x.apply(to) - x.apply(from), state.colour(), escape(state.meaning()), from, to));
         }
     }
 
-    private static Optional<Double> first(List<Mark> marks, Kind kind) {
-        return marks.stream().filter(m -> m.kind() == kind).map(Mark::at).findFirst();
+    /** A stretch of a replica's life in the chart; a Pod gone has none. */
+    private record State(String colour, String meaning) {
+        static final State GONE = new State(null, null);
     }
+
+    private static final Map<Kind, State> STATES = Map.of(
+            Kind.CREATED, new State("#bbb", "starting"),
+            Kind.SERVING, new State("#3a3", "serving"),
+            Kind.WITHDRAWN, new State("#e9b400", "withdrawn; the operator reads the engine until it is idle twice"),
+            Kind.DELETED, new State("#f80", "deleted; preStop hook running"),
+            Kind.SIGTERM, new State("#c33", "SIGTERM until the Pod is gone"),
+            Kind.GONE, State.GONE);
 
     private static String escape(String text) {
         return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");

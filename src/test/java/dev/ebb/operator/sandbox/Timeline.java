@@ -71,15 +71,15 @@ public final class Timeline implements ResourceEventHandler<Pod> {
 
     @Override
     public void onUpdate(Pod old, Pod pod) {
-        String key = uid(pod);
-        if (ready(pod) && serving(pod)) {
-            once(key + "/serving", Instant.now(), name(pod), Kind.SERVING, "ready, routed to");
+        boolean wasServing = old != null && ready(old) && serving(old);
+        if (ready(pod) && serving(pod) && !wasServing) {
+            add(Instant.now(), name(pod), Kind.SERVING, old != null && !serving(old) ? "serving again" : "ready, routed to");
         }
-        if (!serving(pod)) {
-            once(key + "/withdrawn", Instant.now(), name(pod), Kind.WITHDRAWN, "serving=false: out of the router and the Service");
+        if (!serving(pod) && (old == null || serving(old))) {
+            add(Instant.now(), name(pod), Kind.WITHDRAWN, "serving=false: out of the router and the Service");
         }
         if (pod.getMetadata().getDeletionTimestamp() != null) {
-            once(key + "/deleted", Instant.now(), name(pod), Kind.DELETED, "deletion timestamp set");
+            once(uid(pod) + "/deleted", Instant.now(), name(pod), Kind.DELETED, "deletion timestamp set");
         }
     }
 
