@@ -2,7 +2,7 @@
 MVNW := ./mvnw -B
 MANIFESTS := target/kubernetes
 
-.PHONY: run dev test build deploy bench clean
+.PHONY: run dev test build image image-native deploy bench clean
 
 ## Run the operator in dev mode against the cluster of the current kubeconfig.
 run:
@@ -23,6 +23,28 @@ test:
 ## Build the JVM application (target/quarkus-app) and the manifests (target/kubernetes).
 build:
 	$(MVNW) package -DskipTests
+
+## The operator's container image on the JVM, tagged as the generated Deployment names it.
+image:
+	$(call container-build,src/main/docker/Dockerfile.jvm)
+
+## The same with the native executable (as `make native`, so GraalVM or Mandrel, or a container engine, is needed).
+image-native:
+	$(call container-build,src/main/docker/Dockerfile.native,-Dquarkus.native.enabled=true)
+
+# $(1) the Dockerfile, $(2) what the package step adds. The engine is looked for before the build, which takes a minute.
+# The image name comes from the generated Deployment, so the image built is the one `make deploy` runs.
+define container-build
+	@command -v docker >/dev/null 2>&1 || command -v podman >/dev/null 2>&1 || { \
+		echo "'make $@' needs docker or podman on PATH; neither was found."; \
+		exit 2; \
+	}
+	$(MVNW) package -DskipTests $(2)
+	@engine=$$(command -v docker || command -v podman); \
+	image=$$(sed -n 's/^ *image: //p' $(MANIFESTS)/kubernetes.yml | head -n 1); \
+	echo "$$engine build -f $(1) -t $$image ."; \
+	"$$engine" build -f $(1) -t "$$image" .
+endef
 
 ## Install the CRD, RBAC and the operator's Deployment into the current cluster.
 deploy: build
