@@ -2,7 +2,7 @@
 MVNW := ./mvnw -B
 MANIFESTS := target/kubernetes
 
-.PHONY: run dev test build image image-native deploy bench clean
+.PHONY: run dev test build native native-sources image image-native deploy bench clean
 
 ## Run the operator in dev mode against the cluster of the current kubeconfig.
 run:
@@ -16,13 +16,23 @@ run:
 ## The same as run: Quarkus dev mode, with live reload, applying the generated CRD.
 dev: run
 
-## The whole test suite: unit tests, then the operator against the mock API server.
-test:
+## The whole test suite: the native-image sources first (checked with the packaged manifests), then unit tests, the
+## operator against the mock API server, and the packaged manifests and Dockerfiles.
+test: native-sources
 	$(MVNW) verify
 
 ## Build the JVM application (target/quarkus-app) and the manifests (target/kubernetes).
 build:
 	$(MVNW) package -DskipTests
+
+## A native executable (target/*-runner); needs GraalVM or Mandrel, or a container engine to build in.
+native:
+	$(MVNW) package -DskipTests -Dquarkus.native.enabled=true
+
+## Everything a native build needs but the compiler itself (target/native-sources): shows the code is native-ready
+## on a machine without GraalVM.
+native-sources:
+	$(MVNW) package -DskipTests -Dquarkus.native.enabled=true -Dquarkus.native.sources-only=true
 
 ## The operator's container image on the JVM, tagged as the generated Deployment names it.
 image:
