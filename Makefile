@@ -2,7 +2,7 @@
 MVNW := ./mvnw -B
 MANIFESTS := target/kubernetes
 
-.PHONY: run dev test build native native-sources image image-native deploy bench clean
+.PHONY: run dev test build native native-sources bundle image image-native deploy bench clean
 
 ## Run the operator in dev mode against the cluster of the current kubeconfig.
 run:
@@ -17,7 +17,7 @@ run:
 dev: run
 
 ## The whole test suite: the native-image sources first (checked with the packaged manifests), then unit tests, the
-## operator against the mock API server, and the packaged manifests and Dockerfiles.
+## operator against the mock API server, and the packaged manifests and OLM bundle.
 test: native-sources
 	$(MVNW) verify
 
@@ -34,6 +34,10 @@ native:
 native-sources:
 	$(MVNW) package -DskipTests -Dquarkus.native.enabled=true -Dquarkus.native.sources-only=true
 
+## The OLM bundle under bundle/, from the CRD, RBAC and Deployment the build generates and the samples.
+bundle:
+	$(MVNW) -q package -DskipTests exec:java@bundle
+
 ## The operator's container image on the JVM, tagged as the generated Deployment names it.
 image:
 	$(call container-build,src/main/docker/Dockerfile.jvm)
@@ -43,7 +47,7 @@ image-native:
 	$(call container-build,src/main/docker/Dockerfile.native,-Dquarkus.native.enabled=true)
 
 # $(1) the Dockerfile, $(2) what the package step adds. The engine is looked for before the build, which takes a minute.
-# The image name comes from the generated Deployment, so the image built is the one `make deploy` runs.
+# The image name comes from the generated Deployment, so the image built is the one `make deploy` and the bundle run.
 define container-build
 	@command -v docker >/dev/null 2>&1 || command -v podman >/dev/null 2>&1 || { \
 		echo "'make $@' needs docker or podman on PATH; neither was found."; \
