@@ -17,7 +17,7 @@ run:
 dev: run
 
 ## The whole test suite: the native-image sources first (checked with the packaged manifests), then unit tests, the
-## operator against the mock API server, and the packaged manifests and OLM bundle.
+## operator against the mock API server, and the packaged manifests, samples and OLM bundle.
 test: native-sources
 	$(MVNW) verify
 

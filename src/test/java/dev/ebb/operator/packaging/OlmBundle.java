@@ -125,7 +125,7 @@ final class OlmBundle {
         spec.put("displayName", "Ebb");
         spec.put("description", DESCRIPTION);
         spec.put("version", version);
-        spec.put("maturity", CHANNEL);
+        spec.put("maturity", "alpha");
         spec.put("minKubeVersion", MIN_KUBE_VERSION);
         spec.putArray("keywords").add("llm").add("inference").add("vllm").add("sglang");
         spec.putObject("provider").put("name", "Ebb");
