@@ -61,8 +61,11 @@ define container-build
 endef
 
 ## Install the CRD, RBAC and the operator's Deployment into the current cluster.
+## The namespace is the one the generated manifests name (quarkus.kubernetes.namespace), created when missing.
 deploy: build
 	kubectl apply -f $(MANIFESTS)/modeldeployments.serving.ebb.dev-v1.yml
+	namespace=$$(sed -n 's/^  namespace: //p' $(MANIFESTS)/kubernetes.yml | head -n 1); \
+	kubectl create namespace "$$namespace" --dry-run=client -o yaml | kubectl apply -f -
 	kubectl apply -f $(MANIFESTS)/kubernetes.yml
 
 ## Print the benchmark figures the README quotes (takes about a minute).
