@@ -2,7 +2,7 @@
 MVNW := ./mvnw -B
 MANIFESTS := target/kubernetes
 
-.PHONY: run sandbox dev test build deploy bench clean
+.PHONY: run sandbox dev test build native native-sources bundle image image-native deploy bench clean
 
 ## With a kubeconfig: the operator in dev mode against that cluster. Without one (or with SANDBOX=1): the sandbox,
 ## the operator and a scale-down under load in the test world, beside naive deletion (about 2 minutes).
@@ -26,17 +26,56 @@ dev:
 	fi
 	$(MVNW) quarkus:dev
 
-## The whole test suite: unit tests, then the operator against the mock API server.
-test:
+## The whole test suite: the native-image sources first (checked with the packaged manifests), then unit tests, the
+## operator against the mock API server, the sandbox's smoke run, and the packaged manifests, samples and OLM bundle.
+test: native-sources
 	$(MVNW) verify
 
 ## Build the JVM application (target/quarkus-app) and the manifests (target/kubernetes).
 build:
 	$(MVNW) package -DskipTests
 
+## A native executable (target/*-runner); needs GraalVM or Mandrel, or a container engine to build in.
+native:
+	$(MVNW) package -DskipTests -Dquarkus.native.enabled=true
+
+## Everything a native build needs but the compiler itself (target/native-sources): shows the code is native-ready
+## on a machine without GraalVM.
+native-sources:
+	$(MVNW) package -DskipTests -Dquarkus.native.enabled=true -Dquarkus.native.sources-only=true
+
+## The OLM bundle under bundle/, from the CRD, RBAC and Deployment the build generates and the samples.
+bundle:
+	$(MVNW) -q package -DskipTests exec:java@bundle
+
+## The operator's container image on the JVM, tagged as the generated Deployment names it.
+image:
+	$(call container-build,src/main/docker/Dockerfile.jvm)
+
+## The same with the native executable (as `make native`, so GraalVM or Mandrel, or a container engine, is needed).
+image-native:
+	$(call container-build,src/main/docker/Dockerfile.native,-Dquarkus.native.enabled=true)
+
+# $(1) the Dockerfile, $(2) what the package step adds. The engine is looked for before the build, which takes a minute.
+# The image name comes from the generated Deployment, so the image built is the one `make deploy` and the bundle run.
+define container-build
+	@command -v docker >/dev/null 2>&1 || command -v podman >/dev/null 2>&1 || { \
+		echo "'make $@' needs docker or podman on PATH; neither was found."; \
+		exit 2; \
+	}
+	$(MVNW) package -DskipTests $(2)
+	@engine=$$(command -v docker || command -v podman); \
+	image=$$(sed -n 's/^ *image: //p' $(MANIFESTS)/kubernetes.yml | head -n 1); \
+	echo "$$engine build -f $(1) -t $$image ."; \
+	"$$engine" build -f $(1) -t "$$image" .
+endef
+
 ## Install the CRD, RBAC and the operator's Deployment into the current cluster.
+## The namespace is the one the generated manifests name (quarkus.kubernetes.namespace), created when missing.
 deploy: build
 	kubectl apply -f $(MANIFESTS)/modeldeployments.serving.ebb.dev-v1.yml
+	namespace=$$(sed -n 's/^  namespace: //p' $(MANIFESTS)/kubernetes.yml | head -n 1); \
+	kubectl create namespace "$$namespace" --dry-run=client -o yaml | kubectl apply -f -
 	kubectl apply -f $(MANIFESTS)/kubernetes.yml
 
 ## Print the benchmark figures the README quotes, Ebb beside naive deletion and a fixed preStop sleep.

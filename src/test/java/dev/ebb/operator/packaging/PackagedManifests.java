@@ -10,7 +10,7 @@ import java.util.List;
 
 /** The manifests `package` writes for installing the operator, as objects. */
 final class PackagedManifests {
-    private static final Path MANIFESTS = Path.of("target", "kubernetes", "kubernetes.json");
+    static final Path MANIFESTS = Path.of("target", "kubernetes", "kubernetes.json");
 
     private PackagedManifests() {
     }

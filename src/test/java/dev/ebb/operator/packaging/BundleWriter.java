@@ -1,0 +1,78 @@
+package dev.ebb.operator.packaging;
+
+import dev.ebb.operator.sim.SimApiServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * `make bundle`: writes the OLM bundle under bundle/ from what `package` generated and the samples, and removes any
+ * file the bundle no longer has (bundle/README.md stays). Run from the project's root.
+ */
+public final class BundleWriter {
+    static final Path BUNDLE = Path.of("bundle");
+    static final Path README = BUNDLE.resolve("README.md");
+    static final Path SAMPLES = Path.of("src", "main", "kubernetes", "samples");
+
+    private BundleWriter() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        Map<String, String> files = OlmBundle.render(inputs());
+        for (Path stale : checkedIn()) {
+            if (!files.containsKey(relative(stale))) {
+                Files.delete(stale);
+            }
+        }
+        for (Map.Entry<String, String> file : files.entrySet()) {
+            Path path = BUNDLE.resolve(file.getKey());
+            Files.createDirectories(path.getParent());
+            Files.writeString(path, file.getValue());
+        }
+        System.out.println("wrote " + files.size() + " files under " + BUNDLE + "/: " + String.join(", ", files.keySet()));
+    }
+
+    /** What the bundle is made from, as the last `package` left it. */
+    static OlmBundle.Inputs inputs() throws IOException {
+        return new OlmBundle.Inputs(read(PackagedManifests.MANIFESTS), read(SimApiServer.CRD), samples());
+    }
+
+    /** The sample ModelDeployments, by file name. */
+    static List<OlmBundle.Source> samples() throws IOException {
+        try (Stream<Path> files = Files.list(SAMPLES)) {
+            List<Path> yaml = files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList();
+            List<OlmBundle.Source> samples = new ArrayList<>();
+            for (Path file : yaml) {
+                samples.add(read(file));
+            }
+            return samples;
+        }
+    }
+
+    /** The bundle's files now under bundle/, except its README. */
+    static List<Path> checkedIn() throws IOException {
+        if (!Files.isDirectory(BUNDLE)) {
+            return List.of();
+        }
+        try (Stream<Path> files = Files.walk(BUNDLE)) {
+            return files.filter(Files::isRegularFile).filter(f -> !f.equals(README)).sorted().toList();
+        }
+    }
+
+    static String relative(Path checkedIn) {
+        return BUNDLE.relativize(checkedIn).toString().replace('\\', '/');
+    }
+
+    private static OlmBundle.Source read(Path file) throws IOException {
+        try {
+            return new OlmBundle.Source(file.toString(), Files.readString(file));
+        } catch (NoSuchFileException e) {
+            throw new NoSuchFileException(file + " is missing; `./mvnw package` writes the build's part of the bundle's inputs");
+        }
+    }
+}

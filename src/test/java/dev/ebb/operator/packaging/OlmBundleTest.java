@@ -1,0 +1,171 @@
+package dev.ebb.operator.packaging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.ebb.operator.packaging.OlmBundle.Inputs;
+import dev.ebb.operator.packaging.OlmBundle.Source;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+class OlmBundleTest {
+    private static final ObjectMapper YAML = new YAMLMapper();
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static final String CRD = """
+            apiVersion: apiextensions.k8s.io/v1
+            kind: CustomResourceDefinition
+            metadata:
+              name: modeldeployments.serving.ebb.dev
+            spec:
+              group: serving.ebb.dev
+              names: {kind: ModelDeployment, plural: modeldeployments}
+              scope: Namespaced
+              versions:
+              - {name: v1alpha1, served: true, storage: true}
+            """;
+    private static final String SAMPLE = """
+            apiVersion: serving.ebb.dev/v1alpha1
+            kind: ModelDeployment
+            metadata: {name: qwen}
+            spec:
+              model: {name: Qwen/Qwen3-8B}
+              engine: {name: vLLM}
+              roles: [{name: server, replicas: 2}]
+            """;
+    private static final String OPERATOR_RULE = """
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "create", "delete"]}""";
+    private static final String CRD_CHECK_RULE = """
+            {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": ["get", "list"]}""";
+    private static final String UNBOUND_RULE = """
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}""";
+    private static final String NAMESPACED_RULE = """
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}""";
+
+    private static String manifests(String deploymentLabels) {
+        return "[" + String.join(",",
+                """
+                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "ebb-operator"}}""",
+                clusterRole("operator", OPERATOR_RULE),
+                clusterRole("crd-check", CRD_CHECK_RULE),
+                clusterRole("unbound", UNBOUND_RULE),
+                """
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "leader"},
+                 "rules": [%s]}""".formatted(NAMESPACED_RULE),
+                binding("ClusterRoleBinding", "ClusterRole", "operator", "ebb-operator"),
+                binding("ClusterRoleBinding", "ClusterRole", "crd-check", "ebb-operator"),
+                binding("ClusterRoleBinding", "ClusterRole", "unbound", "someone-else"),
+                binding("RoleBinding", "Role", "leader", "ebb-operator"),
+                binding("RoleBinding", "ClusterRole", "view", "ebb-operator"),
+                """
+                {"apiVersion": "apps/v1", "kind": "Deployment",
+                 "metadata": {"name": "ebb-operator", "labels": {%s}},
+                 "spec": {"replicas": 1, "template": {"spec": {"serviceAccountName": "ebb-operator",
+                   "containers": [{"name": "ebb-operator", "image": "ghcr.io/ebb-dev/ebb-operator:1.2.3"}]}}}}"""
+                        .formatted(deploymentLabels))
+                + "]";
+    }
+
+    private static final String LABELS = "\"app.kubernetes.io/name\": \"ebb-operator\", \"app.kubernetes.io/version\": \"1.2.3\"";
+
+    private static String clusterRole(String name, String rule) {
+        return """
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "%s"},
+                 "rules": [%s]}""".formatted(name, rule);
+    }
+
+    private static String binding(String kind, String roleKind, String role, String serviceAccount) {
+        return """
+                {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "%s", "metadata": {"name": "%s-binding"},
+                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "%s", "name": "%s"},
+                 "subjects": [{"kind": "ServiceAccount", "name": "%s"}]}""".formatted(kind, role, roleKind, role, serviceAccount);
+    }
+
+    private static Inputs inputs(String manifests, String crd, String... samples) {
+        return new Inputs(new Source("kubernetes.json", manifests), new Source("crd.yml", crd),
+                IntStream.range(0, samples.length)
+                        .mapToObj(i -> new Source("sample-" + i + ".yaml", samples[i])).toList());
+    }
+
+    private static JsonNode csv(Inputs inputs) throws Exception {
+        return YAML.readTree(OlmBundle.render(inputs).get(OlmBundle.CSV_FILE));
+    }
+
+    @Test
+    void theCsvNamesTheVersionTheImageAndTheOwnedCrd() throws Exception {
+        JsonNode csv = csv(inputs(manifests(LABELS), CRD, SAMPLE));
+
+        assertThat(csv.at("/metadata/name").asText()).isEqualTo("ebb-operator.v1.2.3");
+        assertThat(csv.at("/spec/version").asText()).isEqualTo("1.2.3");
+        assertThat(csv.at("/metadata/annotations/containerImage").asText()).isEqualTo("ghcr.io/ebb-dev/ebb-operator:1.2.3");
+        assertThat(csv.at("/spec/customresourcedefinitions/owned/0/name").asText()).isEqualTo("modeldeployments.serving.ebb.dev");
+        assertThat(csv.at("/spec/customresourcedefinitions/owned/0/version").asText()).isEqualTo("v1alpha1");
+        assertThat(csv.at("/spec/customresourcedefinitions/owned/0/kind").asText()).isEqualTo("ModelDeployment");
+        assertThat(csv.at("/spec/install/spec/deployments/0/name").asText()).isEqualTo("ebb-operator");
+        assertThat(csv.at("/spec/install/spec/deployments/0/spec/template/spec/serviceAccountName").asText()).isEqualTo("ebb-operator");
+    }
+
+    @Test
+    void theOperatorGetsTheRulesOfTheRolesBoundToItsServiceAccountAndNoOthers() throws Exception {
+        JsonNode strategy = csv(inputs(manifests(LABELS), CRD, SAMPLE)).at("/spec/install/spec");
+
+        assertThat(strategy.at("/clusterPermissions/0/serviceAccountName").asText()).isEqualTo("ebb-operator");
+        assertThat(strategy.at("/clusterPermissions/0/rules")).containsExactly(JSON.readTree(OPERATOR_RULE), JSON.readTree(CRD_CHECK_RULE));
+        assertThat(strategy.at("/permissions/0/serviceAccountName").asText()).isEqualTo("ebb-operator");
+        assertThat(strategy.at("/permissions/0/rules")).containsExactly(JSON.readTree(NAMESPACED_RULE));
+        assertThat(strategy.toString()).doesNotContain("secrets");
+    }
+
+    @Test
+    void almExamplesAreTheSamplesAsJson() throws Exception {
+        String other = SAMPLE.replace("qwen", "other");
+        JsonNode csv = csv(inputs(manifests(LABELS), CRD, SAMPLE, other));
+
+        JsonNode examples = JSON.readTree(csv.at("/metadata/annotations/alm-examples").asText());
+        assertThat(examples).containsExactly(YAML.readTree(SAMPLE), YAML.readTree(other));
+    }
+
+    @Test
+    void theBundleIsAnnotatedTheSameInItsMetadataAndItsImage() throws Exception {
+        Map<String, String> files = OlmBundle.render(inputs(manifests(LABELS), CRD, SAMPLE));
+        JsonNode annotations = YAML.readTree(files.get(OlmBundle.ANNOTATIONS_FILE)).get("annotations");
+        String dockerfile = files.get(OlmBundle.DOCKERFILE);
+
+        assertThat(annotations.get("operators.operatorframework.io.bundle.package.v1").asText()).isEqualTo(OlmBundle.PACKAGE);
+        assertThat(annotations.get("operators.operatorframework.io.bundle.channel.default.v1").asText()).isEqualTo(OlmBundle.CHANNEL);
+        annotations.properties().forEach(a ->
+                assertThat(dockerfile).contains("LABEL " + a.getKey() + "=" + a.getValue().asText() + "\n"));
+        assertThat(dockerfile).startsWith("# ").contains("FROM scratch\n", "COPY manifests /manifests/\n", "COPY metadata /metadata/\n");
+        assertThat(files).containsEntry("manifests/modeldeployments.serving.ebb.dev.crd.yaml", CRD);
+    }
+
+    @Test
+    void theSameInputsGiveTheSameBytesWhateverOrderTheGeneratorWroteMapsIn() {
+        String reordered = "\"app.kubernetes.io/version\": \"1.2.3\", \"app.kubernetes.io/name\": \"ebb-operator\"";
+
+        assertThat(OlmBundle.render(inputs(manifests(reordered), CRD, SAMPLE)))
+                .isEqualTo(OlmBundle.render(inputs(manifests(LABELS), CRD, SAMPLE)));
+    }
+
+    @Test
+    void anInputItCannotUseIsNamedInTheError() {
+        assertThatThrownBy(() -> OlmBundle.render(inputs("[{\"kind\": \"Service\"", CRD, SAMPLE)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("kubernetes.json cannot be parsed");
+        assertThatThrownBy(() -> OlmBundle.render(inputs("[]", CRD, SAMPLE)))
+                .hasMessage("kubernetes.json holds 0 Deployments; the bundle installs exactly one, the operator's");
+        assertThatThrownBy(() -> OlmBundle.render(inputs(manifests(LABELS).replace("\"serviceAccountName\": \"ebb-operator\",", ""), CRD, SAMPLE)))
+                .hasMessage("kubernetes.json has no spec.template.spec.serviceAccountName");
+        assertThatThrownBy(() -> OlmBundle.render(inputs(manifests(LABELS), CRD.replace("storage: true", "storage: false"), SAMPLE)))
+                .hasMessage("crd.yml has no storage version under spec.versions");
+        assertThatThrownBy(() -> OlmBundle.render(inputs(manifests(LABELS), CRD, SAMPLE, "kind: [unclosed")))
+                .hasMessageStartingWith("sample-1.yaml cannot be parsed");
+        assertThatThrownBy(() -> OlmBundle.render(inputs(manifests(LABELS), CRD, SAMPLE.replace("kind: ModelDeployment", "kind: Pod"))))
+                .hasMessage("sample-0.yaml is not a ModelDeployment of serving.ebb.dev/v1alpha1");
+        assertThatThrownBy(() -> OlmBundle.render(inputs(manifests(LABELS), "", SAMPLE)))
+                .hasMessage("crd.yml is empty");
+    }
+}
