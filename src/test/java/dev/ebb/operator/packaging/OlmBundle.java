@@ -33,6 +33,7 @@ final class OlmBundle {
     static final String CHANNEL = "alpha";
     static final String CSV_FILE = "manifests/" + PACKAGE + ".clusterserviceversion.yaml";
     static final String ANNOTATIONS_FILE = "metadata/annotations.yaml";
+    static final String BUILD_COMMIT_ANNOTATION = "app.quarkus.io/commit-id";
     static final String DOCKERFILE = "bundle.Dockerfile";
     private static final String GENERATED = "# Written by `make bundle` from the build's manifests and the samples; edits are overwritten.\n";
     /** The bundle's identity, both as metadata/annotations.yaml and as the labels of its image. */
@@ -139,9 +140,15 @@ final class OlmBundle {
         ObjectNode install = spec.putObject("install");
         install.put("strategy", "deployment");
         ObjectNode strategy = install.putObject("spec");
+        JsonNode deploymentSpec = canonical(deployment.get("spec"));
+        // the commit a build came from names a build, not the release the bundle is: every clone would make it stale
+        JsonNode podAnnotations = deploymentSpec.at("/template/metadata/annotations");
+        if (podAnnotations instanceof ObjectNode perBuild) {
+            perBuild.remove(BUILD_COMMIT_ANNOTATION);
+        }
         strategy.putArray("deployments").addObject()
                 .put("name", text(deployment, "/metadata/name", manifestsSource))
-                .set("spec", canonical(deployment.get("spec")));
+                .set("spec", deploymentSpec);
         strategy.putArray("clusterPermissions").add(permission(serviceAccount, grants.cluster()));
         if (!grants.namespaced().isEmpty()) {
             strategy.putArray("permissions").add(permission(serviceAccount, grants.namespaced()));

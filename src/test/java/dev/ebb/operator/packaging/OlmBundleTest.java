@@ -64,7 +64,9 @@ class OlmBundleTest {
                 """
                 {"apiVersion": "apps/v1", "kind": "Deployment",
                  "metadata": {"name": "ebb-operator", "labels": {%s}},
-                 "spec": {"replicas": 1, "template": {"spec": {"serviceAccountName": "ebb-operator",
+                 "spec": {"replicas": 1, "template": {
+                   "metadata": {"annotations": {"app.quarkus.io/commit-id": "0123abcd", "prometheus.io/scrape": "true"}},
+                   "spec": {"serviceAccountName": "ebb-operator",
                    "containers": [{"name": "ebb-operator", "image": "ghcr.io/ebb-dev/ebb-operator:1.2.3"}]}}}}"""
                         .formatted(deploymentLabels))
                 + "]";
@@ -107,6 +109,14 @@ class OlmBundleTest {
         assertThat(csv.at("/spec/customresourcedefinitions/owned/0/kind").asText()).isEqualTo("ModelDeployment");
         assertThat(csv.at("/spec/install/spec/deployments/0/name").asText()).isEqualTo("ebb-operator");
         assertThat(csv.at("/spec/install/spec/deployments/0/spec/template/spec/serviceAccountName").asText()).isEqualTo("ebb-operator");
+    }
+
+    @Test
+    void theBundleDoesNotCarryTheCommitTheBuildCameFrom() throws Exception {
+        JsonNode annotations = csv(inputs(manifests(LABELS), CRD, SAMPLE)).at("/spec/install/spec/deployments/0/spec/template/metadata/annotations");
+
+        assertThat(annotations.has(OlmBundle.BUILD_COMMIT_ANNOTATION)).isFalse();
+        assertThat(annotations.get("prometheus.io/scrape").asText()).isEqualTo("true");
     }
 
     @Test
