@@ -9,6 +9,7 @@ import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.HookFixtures;
 import dev.ebb.operator.drain.HookRun;
 import dev.ebb.operator.read.MemberReader;
+import dev.ebb.operator.sandbox.Scenario;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LocalExec;
@@ -31,8 +32,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import org.awaitility.Awaitility;
 
 /**
@@ -43,19 +42,18 @@ public final class Benchmarks {
     private static final int IDLE_HOOK_RUNS = 20;
     private static final int IDLE_HOOK_AT_ONCE = 4;
     private static final int IDLE_SCALE_DOWNS = 10;
-    /** Held here so the level sticks: the mock API server logs every request, which would bury the figures. */
-    private static final Logger MOCK_SERVER_LOG = Logger.getLogger("io.fabric8.mockwebserver");
 
     private Benchmarks() {
     }
 
     public static void main(String[] args) throws Exception {
-        MOCK_SERVER_LOG.setLevel(Level.WARNING);
+        Scenario.quietLogs();
         System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s%n%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"));
         idleHookReturn();
         memberReads();
         idleScaleDown();
+        RemovalComparison.run();
         System.exit(0);
     }
 

@@ -6,8 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * {@code make run} without a cluster: the whole story in the test world. A vLLM role of 4 replicas behind a router
@@ -16,15 +14,12 @@ import java.util.logging.Logger;
  */
 public final class Sandbox {
     public static final Path PAGE = Path.of("target", "sandbox", "timeline.html");
-    /** Held so the levels stick: the mock API server and the SDK log every request, which would bury the story. */
-    private static final List<Logger> QUIET = List.of(Logger.getLogger("io.fabric8"), Logger.getLogger("io.javaoperatorsdk"),
-            Logger.getLogger("dev.ebb"));
 
     private Sandbox() {
     }
 
     public static void main(String[] args) throws Exception {
-        QUIET.forEach(l -> l.setLevel(Level.SEVERE));
+        Scenario.quietLogs();
         PrintStream out = System.out;
         Choreography choreography = Choreography.sandbox();
         out.printf(Locale.ROOT, "Ebb sandbox: no cluster, the test world instead (API server, kubelet, endpoints, router and engines%n"

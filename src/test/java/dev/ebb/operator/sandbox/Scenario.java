@@ -16,12 +16,15 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.awaitility.Awaitility;
 
 /**
@@ -34,7 +37,16 @@ public final class Scenario {
     private static final Duration SETTLE_LIMIT = Duration.ofMinutes(5);
     private static final Duration SETTLED_FOR = Duration.ofSeconds(3);
 
+    /** Held here so the levels stick. */
+    private static final List<Logger> CHATTY = List.of(Logger.getLogger("io.fabric8"), Logger.getLogger("io.javaoperatorsdk"),
+            Logger.getLogger("dev.ebb"));
+
     private Scenario() {
+    }
+
+    /** The mock API server, the SDK and the operator log every request and decision, which would bury what is printed. */
+    public static void quietLogs() {
+        CHATTY.forEach(l -> l.setLevel(Level.SEVERE));
     }
 
     /** @param progress receives a one-line summary a few times a second */
