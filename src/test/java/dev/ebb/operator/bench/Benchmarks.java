@@ -54,6 +54,7 @@ public final class Benchmarks {
         memberReads();
         idleScaleDown();
         RemovalComparison.run();
+        OperatorProcess.run();
         System.exit(0);
     }
 

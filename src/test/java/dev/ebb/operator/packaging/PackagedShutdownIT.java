@@ -16,23 +16,11 @@ import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimOperator;
 import dev.ebb.operator.sim.SimRouterAddress;
 import dev.ebb.operator.sim.SimWorld;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
-import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
-import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import java.io.File;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -47,10 +35,8 @@ import org.junit.jupiter.api.Test;
  * shutdown budget, hands its Lease back, and leaves the retirement recorded so that the next leader finishes it.
  */
 class PackagedShutdownIT {
-    private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
     private static final Path LOG = Path.of("target", "packaged-shutdown-operator.log");
     private static final String NS = "team-a";
-    private static final String OPERATOR_NS = "ebb-system";
     private static final String IDENTITY = "ebb-operator-7d9f-x2x4q";
     private static final String TARGET = "qwen-server-r1-m0";
     /** The shutdown delay plus the termination timeout the package configures, and start-up slack. */
@@ -59,62 +45,27 @@ class PackagedShutdownIT {
     private KubernetesMockServer server;
     private KubernetesClient client;
     private SimWorld world;
-    private Process operator;
-    private int httpPort;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    private PackagedOperator operator;
 
     @BeforeEach
     void start() throws Exception {
-        server = SimApiServer.startServer(packagedRules());
+        server = SimApiServer.startServer(PackagedOperator.packagedRules());
         client = server.createClient();
         client.resource(SimApiServer.generatedCrd()).create();
-        client.resource(new NamespaceBuilder().withNewMetadata().withName(OPERATOR_NS).endMetadata().build()).create();
         world = new SimWorld(client);
-        try (ServerSocket free = new ServerSocket(0)) {
-            httpPort = free.getLocalPort();
-        }
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                // the client's own settings, as a kubeconfig or a Pod's service account would give them
-                "-Dkubernetes.master=" + client.getConfiguration().getMasterUrl(),
-                "-Dkubernetes.namespace=" + OPERATOR_NS,
-                "-Dquarkus.http.port=" + httpPort,
-                "-Debb.leader-election.identity=" + IDENTITY,
-                "-jar", JAR.toString()));
-        operator = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(LOG.toFile()).start();
+        operator = PackagedOperator.start(client, IDENTITY, LOG);
     }
 
     @AfterEach
     void stop() {
-        if (operator != null && operator.isAlive()) {
-            operator.destroyForcibly();
-        }
+        operator.close();
         world.close();
         client.close();
         server.destroy();
     }
 
-    /** The rules the packaged ClusterRoles grant: the start-up check of the Lease verbs reads them. */
-    private static List<PolicyRule> packagedRules() throws Exception {
-        List<PolicyRule> rules = new ArrayList<>();
-        for (HasMetadata item : PackagedManifests.read()) {
-            if (item instanceof ClusterRole role) {
-                rules.addAll(role.getRules());
-            }
-        }
-        return rules;
-    }
-
-    private int status(String path) {
-        try {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + path)).timeout(Duration.ofSeconds(1)).build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (Exception e) {
-            return -1;
-        }
-    }
-
     private Optional<String> leaseHolder() {
-        Lease lease = client.leases().inNamespace(OPERATOR_NS).withName("ebb-operator").get();
+        Lease lease = client.leases().inNamespace(PackagedOperator.NAMESPACE).withName("ebb-operator").get();
         // no holder and an empty one both mean free, to the API server's leader election as to fabric8's
         return Optional.ofNullable(lease).map(l -> l.getSpec().getHolderIdentity()).filter(holder -> !holder.isBlank());
     }
@@ -132,7 +83,7 @@ class PackagedShutdownIT {
 
     @Test
     void sigtermStopsReadinessKeepsLivenessReleasesTheLeaseAndLeavesTheRetirementToTheNextLeader() throws Exception {
-        await("the operator ready").atMost(Duration.ofSeconds(60)).until(() -> status("/q/health/ready") == 200);
+        await("the operator ready").atMost(Duration.ofSeconds(60)).until(() -> operator.status("/q/health/ready") == 200);
         assertThat(leaseHolder()).contains(IDENTITY);
         client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
         await("both replicas ready").atMost(Duration.ofSeconds(60)).until(() -> readyReplicas() == 2);
@@ -142,18 +93,18 @@ class PackagedShutdownIT {
                 .until(this::retirement, Optional::isPresent).orElseThrow();
 
         long signalled = System.nanoTime();
-        operator.destroy();
+        operator.process().destroy();
         await("readiness DOWN").atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(50))
-                .until(() -> status("/q/health/ready") == 503);
+                .until(() -> operator.status("/q/health/ready") == 503);
         double readinessDownAfter = (System.nanoTime() - signalled) / 1e9;
-        assertThat(status("/q/health/live")).as("liveness while the operator drains itself").isEqualTo(200);
-        assertThat(operator.waitFor(SHUTDOWN_BUDGET.toSeconds(), TimeUnit.SECONDS)).as("exited within its budget").isTrue();
+        assertThat(operator.status("/q/health/live")).as("liveness while the operator drains itself").isEqualTo(200);
+        assertThat(operator.process().waitFor(SHUTDOWN_BUDGET.toSeconds(), TimeUnit.SECONDS)).as("exited within its budget").isTrue();
         double exitedAfter = (System.nanoTime() - signalled) / 1e9;
 
-        String log = Files.readString(LOG);
-        assertThat(leaseHolder()).as("the Lease handed back: %s", client.leases().inNamespace(OPERATOR_NS).withName("ebb-operator").get())
+        String log = operator.log();
+        assertThat(leaseHolder()).as("the Lease handed back: %s", client.leases().inNamespace(PackagedOperator.NAMESPACE).withName("ebb-operator").get())
                 .isEmpty();
-        assertThat(log).contains(IDENTITY + " released the Lease " + OPERATOR_NS + "/ebb-operator");
+        assertThat(log).contains(IDENTITY + " released the Lease " + PackagedOperator.NAMESPACE + "/ebb-operator");
         assertThat(retirement()).as("the retirement left recorded").hasValueSatisfying(r -> {
             assertThat(r.replicaOrdinal()).isEqualTo(begun.replicaOrdinal());
             assertThat(r.startedAt()).isEqualTo(begun.startedAt());

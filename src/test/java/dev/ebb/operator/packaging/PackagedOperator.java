@@ -1,0 +1,108 @@
+package dev.ebb.operator.packaging;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+
+/**
+ * The operator `package` built (target/quarkus-app), run as its own process in the prod profile, as its Deployment's
+ * container runs it, against an API server of the test world. Leader election is on, as in production.
+ */
+public final class PackagedOperator implements AutoCloseable {
+    public static final String NAMESPACE = "ebb-system";
+    private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
+    private final Process process;
+    private final int port;
+    private final Path log;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+
+    private PackagedOperator(Process process, int port, Path log) {
+        this.process = process;
+        this.port = port;
+        this.log = log;
+    }
+
+    /** The rules the packaged ClusterRoles grant: the API server's rules review answers with these. */
+    public static List<PolicyRule> packagedRules() throws IOException {
+        List<PolicyRule> rules = new ArrayList<>();
+        for (HasMetadata item : PackagedManifests.read()) {
+            if (item instanceof ClusterRole role) {
+                rules.addAll(role.getRules());
+            }
+        }
+        return rules;
+    }
+
+    /**
+     * Starts it against the API server the client talks to, in its own namespace (created here), with the given
+     * identity for the Lease; its output goes to {@code log}.
+     */
+    public static PackagedOperator start(KubernetesClient client, String identity, Path log) throws IOException {
+        client.resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build()).createOr(c -> c.update());
+        int port;
+        try (ServerSocket free = new ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                // the client's own settings, as a kubeconfig or a Pod's service account would give them
+                "-Dkubernetes.master=" + client.getConfiguration().getMasterUrl(),
+                "-Dkubernetes.namespace=" + NAMESPACE,
+                "-Dquarkus.http.port=" + port,
+                "-Debb.leader-election.identity=" + identity,
+                "-jar", JAR.toString());
+        Files.createDirectories(log.toAbsolutePath().getParent());
+        return new PackagedOperator(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start(), port, log);
+    }
+
+    /** The HTTP status of one of its endpoints, or -1 when it does not answer. */
+    public int status(String path) {
+        try {
+            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(1)).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    /** Its resident set as the kernel counts it, where /proc exists. */
+    public OptionalLong residentKiB() {
+        try {
+            return Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status")).stream()
+                    .filter(line -> line.startsWith("VmRSS:")).mapToLong(line -> Long.parseLong(line.replaceAll("[^0-9]", ""))).findFirst();
+        } catch (IOException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    public Process process() {
+        return process;
+    }
+
+    public String log() throws IOException {
+        return Files.readString(log);
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            process.destroyForcibly();
+        }
+    }
+}
