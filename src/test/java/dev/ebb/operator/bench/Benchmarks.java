@@ -48,14 +48,19 @@ public final class Benchmarks {
     }
 
     public static void main(String[] args) throws Exception {
-        MOCK_SERVER_LOG.setLevel(Level.WARNING);
+        quietMockServer();
         System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s%n%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"));
         idleHookReturn();
         memberReads();
         idleScaleDown();
         ConcurrentReads.measure().print();
+        ReconcileThroughput.measure().print();
         System.exit(0);
+    }
+
+    static void quietMockServer() {
+        MOCK_SERVER_LOG.setLevel(Level.WARNING);
     }
 
     /** The drain hook of an idle engine, as the kubelet would run it, against its floor of settle + one interval. */
