@@ -29,7 +29,7 @@ deploy: build
 	kubectl apply -f $(MANIFESTS)/modeldeployments.serving.ebb.dev-v1.yml
 	kubectl apply -f $(MANIFESTS)/kubernetes.yml
 
-## Print the benchmark figures (about six minutes on 2 cores, half of it the 500-deployment run).
+## Print the benchmark figures (six to eight minutes on 2 cores, most of it the 500-deployment and 200-read runs).
 ## One alone: ./mvnw -q test-compile exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads
 bench:
 	$(MVNW) -q test-compile exec:java
