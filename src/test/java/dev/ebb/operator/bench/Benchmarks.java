@@ -1,7 +1,6 @@
 package dev.ebb.operator.bench;
 
 import dev.ebb.operator.Specs;
-import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.Engine;
@@ -19,7 +18,6 @@ import dev.ebb.operator.sim.SimOperator;
 import dev.ebb.operator.sim.SimRouterAddress;
 import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -53,6 +51,8 @@ public final class Benchmarks {
         idleHookReturn();
         memberReads();
         idleScaleDown();
+        ConcurrentReads.measure().print();
+        ReconcileThroughput.measure().print();
         RemovalComparison.run();
         OperatorProcess.run();
         System.exit(0);
@@ -83,25 +83,16 @@ public final class Benchmarks {
         double floor = DrainTimelines.SETTLE + DrainTimelines.INTERVAL;
         System.out.printf(Locale.ROOT, "Idle drain hook return, %d runs (%d at a time), floor %.1f s (settle %d s + one read interval)%n",
                 IDLE_HOOK_RUNS, IDLE_HOOK_AT_ONCE, floor, DrainTimelines.SETTLE);
-        System.out.printf(Locale.ROOT, "  %-34s %8s %8s %8s%n", "", "min", "median", "max");
-        row("hook's own clock (s)", ownClock);
-        row("process start to exit (s)", wall);
+        Columns.header();
+        Columns.row("hook's own clock (s)", ownClock);
+        Columns.row("process start to exit (s)", wall);
         System.out.println();
     }
 
     /** Member reads through the test world's exec (a local python3 per read): one at a time, then fifty at once. */
     private static void memberReads() throws Exception {
-        LoopbackAddresses addresses = new LoopbackAddresses();
-        List<FakeEngine> engines = new ArrayList<>();
-        List<Pod> members = new ArrayList<>();
-        for (int i = 0; i < 50; i++) {
-            FakeEngine engine = FakeEngine.start(Engine.VLLM, addresses.next(), 8000, "m");
-            engines.add(engine);
-            members.add(new PodBuilder().withNewMetadata().withName("m" + i).withNamespace("bench")
-                    .addToAnnotations(Annotations.SCRAPE_PORT, "8000").endMetadata()
-                    .withNewStatus().withPodIP(engine.host()).endStatus().build());
-        }
-        try (LocalExec exec = new LocalExec()) {
+        try (FakeMembers fakeMembers = new FakeMembers(50); LocalExec exec = new LocalExec()) {
+            List<Pod> members = fakeMembers.pods();
             MemberReader reader = new MemberReader(exec, new SimpleMeterRegistry());
             List<Double> one = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
@@ -116,12 +107,10 @@ public final class Benchmarks {
                 fifty.add((System.nanoTime() - start) / 1e6);
             }
             System.out.println("Member reads through the local exec (real read script, python3 per read), bound 5000 ms");
-            System.out.printf(Locale.ROOT, "  %-34s %8s %8s %8s%n", "", "min", "median", "max");
-            row("one read at a time, 20 (ms)", one);
-            row("50 at once, all done, 3 rounds (ms)", fifty);
+            Columns.header();
+            Columns.row("one read at a time, 20 (ms)", one);
+            Columns.row("50 at once, all done, 3 rounds (ms)", fifty);
             System.out.println();
-        } finally {
-            engines.forEach(FakeEngine::close);
         }
     }
 
@@ -167,16 +156,9 @@ public final class Benchmarks {
             server.destroy();
         }
         System.out.printf(Locale.ROOT, "Idle replica, replicas 2 -> 1 under the retirement protocol, %d runs%n", IDLE_SCALE_DOWNS);
-        System.out.printf(Locale.ROOT, "  %-34s %8s %8s %8s%n", "", "min", "median", "max");
-        row("reduction to delete issued (s)", toDelete);
-        row("reduction to Pod gone (s)", toGone);
+        Columns.header();
+        Columns.row("reduction to delete issued (s)", toDelete);
+        Columns.row("reduction to Pod gone (s)", toGone);
         System.out.println();
-    }
-
-    private static void row(String label, List<Double> values) {
-        List<Double> sorted = values.stream().sorted().toList();
-        double median = sorted.size() % 2 == 1 ? sorted.get(sorted.size() / 2)
-                : (sorted.get(sorted.size() / 2 - 1) + sorted.get(sorted.size() / 2)) / 2;
-        System.out.printf(Locale.ROOT, "  %-34s %8.2f %8.2f %8.2f%n", label, sorted.get(0), median, sorted.get(sorted.size() - 1));
     }
 }

@@ -14,16 +14,19 @@ import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jboss.logging.Logger;
 
 /**
  * The endpoints controller the mock API server lacks: one EndpointSlice per Service with a selector, listing the
  * selected Pods that have an address, with the conditions Kubernetes sets. A terminating Pod stays listed with
- * {@code ready=false}, {@code serving} = its readiness and {@code terminating=true}.
+ * {@code ready=false}, {@code serving} = its readiness and {@code terminating=true}. Like the real controller, it
+ * writes a slice only when its content changes, and a burst of events waits for one pass over the caches.
  */
 public final class SimEndpoints implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(SimEndpoints.class);
@@ -31,6 +34,9 @@ public final class SimEndpoints implements AutoCloseable {
     private final KubernetesClient client;
     private final SharedIndexInformer<Pod> pods;
     private final SharedIndexInformer<Service> services;
+    /** What each Service's slice was last written as, by namespace/name; only the worker touches it. */
+    private final Map<String, EndpointSlice> written = new HashMap<>();
+    private final AtomicBoolean passPending = new AtomicBoolean();
     private final ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(r, "sim-endpoints");
         t.setDaemon(true);
@@ -64,18 +70,28 @@ public final class SimEndpoints implements AutoCloseable {
         return (ResourceEventHandler<T>) (ResourceEventHandler<?>) handler;
     }
 
+    /** A pass reads the caches as they are when it runs, so one that has not started yet covers every later event. */
     private void schedule() {
-        worker.submit(this::syncAll);
+        if (passPending.compareAndSet(false, true)) {
+            worker.submit(this::syncAll);
+        }
     }
 
     private void syncAll() {
+        passPending.set(false);
         for (Service service : services.getStore().list()) {
             Map<String, String> selector = service.getSpec().getSelector();
             if (selector == null || selector.isEmpty()) {
                 continue;
             }
+            String key = service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
+            EndpointSlice slice = sliceFor(service, selector);
+            if (slice.equals(written.get(key))) {
+                continue;
+            }
             try {
-                client.resource(sliceFor(service, selector)).createOr(NonDeletingOperation::update);
+                client.resource(slice).createOr(NonDeletingOperation::update);
+                written.put(key, slice);
             } catch (KubernetesClientException e) {
                 LOG.debugf("endpoint slice for %s: %s", service.getMetadata().getName(), e.getMessage());
             }

@@ -12,6 +12,7 @@ import dev.ebb.operator.reconcile.RouterObjects;
 import dev.ebb.operator.route.HttpRouterProbe;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetricsV2;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.quarkus.runtime.configuration.DurationConverter;
@@ -33,6 +34,8 @@ public final class SimOperator implements AutoCloseable {
         EbbConfig config = defaults();
         RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config);
         operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
+                // the SDK's own meters, as the deployed operator serves them
+                .withMetrics(MicrometerMetricsV2.newBuilder(registry).build())
                 // the mock API server has no server-side apply
                 .withUseSSAToPatchPrimaryResource(false));
         operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new RouterObjects(client),
