@@ -5,6 +5,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.reconcile.StatusAggregator;
 import dev.ebb.operator.sandbox.Scenario;
+import dev.ebb.operator.sim.DaemonThreads;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimOperator;
@@ -122,11 +123,7 @@ public final class ReconcileThroughput {
         double baseline = liveHeapMiB();
         MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
         AtomicLong peakBytes = new AtomicLong();
-        ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "heap-sampler");
-            t.setDaemon(true);
-            return t;
-        });
+        ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("heap-sampler"));
         sampler.scheduleAtFixedRate(() -> peakBytes.accumulateAndGet(memory.getHeapMemoryUsage().getUsed(), Math::max),
                 0, HEAP_SAMPLE_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
         KubernetesMockServer server = SimApiServer.startServer();

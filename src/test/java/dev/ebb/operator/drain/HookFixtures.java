@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.sim.DaemonThreads;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LocalProcesses;
@@ -21,11 +22,7 @@ import java.util.concurrent.Executors;
 public final class HookFixtures {
     static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     static final int PORT = 8000;
-    private static final ExecutorService CLIENTS = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "hook-test-client");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final ExecutorService CLIENTS = Executors.newCachedThreadPool(DaemonThreads.named("hook-test-client"));
 
     private HookFixtures() {
     }

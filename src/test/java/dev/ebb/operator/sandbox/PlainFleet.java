@@ -6,6 +6,7 @@ import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.sim.DaemonThreads;
 import io.fabric8.kubernetes.api.model.LifecycleBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -31,11 +32,7 @@ final class PlainFleet implements Fleet {
     private final KubernetesClient client;
     private final String namespace;
     private final Removal removal;
-    private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "plain-controller");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("plain-controller"));
     private volatile int replicas;
     private volatile int grace;
     private volatile String image = "vllm/vllm-openai:v0.11.0";

@@ -4,6 +4,7 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.render.Names;
+import dev.ebb.operator.sim.DaemonThreads;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LocalExec;
@@ -56,11 +57,7 @@ public final class Scenario {
         SimRouterAddress routers = new SimRouterAddress();
         Instant origin = Instant.now();
         Timeline timeline = new Timeline(origin);
-        ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "scenario-progress");
-            t.setDaemon(true);
-            return t;
-        });
+        ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("scenario-progress"));
         String[] step = {"deploying"};
         try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec();
                 FakeRouter router = new FakeRouter(client, NAMESPACE, Map.of(Labels.DEPLOYMENT, OperatorFleet.NAME),

@@ -37,11 +37,7 @@ public final class FakeEngine implements AutoCloseable {
     private final String model;
     private final EngineFaults faults;
     private final HttpServer server;
-    private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "fake-engine");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService threads = Executors.newCachedThreadPool(DaemonThreads.named("fake-engine"));
     private final Map<Long, HttpExchange> running = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
     private final AtomicLong arrived = new AtomicLong();

@@ -64,11 +64,7 @@ public final class LoadGenerator implements AutoCloseable {
         this.concurrency = concurrency;
         this.tokens = tokens;
         this.tokenInterval = tokenInterval;
-        this.clients = Executors.newFixedThreadPool(concurrency, r -> {
-            Thread t = new Thread(r, "load-client");
-            t.setDaemon(true);
-            return t;
-        });
+        this.clients = Executors.newFixedThreadPool(concurrency, DaemonThreads.named("load-client"));
     }
 
     /** Starts the clients; each sends requests back to back until {@link #stop} or the time limit. */

@@ -22,11 +22,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * rendered loopback host swapped for the Pod's own address and nothing else changed. Faults can be switched on.
  */
 public final class LocalExec implements PodExec, AutoCloseable {
-    private final ExecutorService processes = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "local-exec");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService processes = Executors.newCachedThreadPool(DaemonThreads.named("local-exec"));
     private volatile String failure;
     private volatile boolean hang;
     private volatile int extraOutputBytes;

@@ -37,11 +37,7 @@ public final class SimEndpoints implements AutoCloseable {
     /** What each Service's slice was last written as, by namespace/name; only the worker touches it. */
     private final Map<String, EndpointSlice> written = new HashMap<>();
     private final AtomicBoolean passPending = new AtomicBoolean();
-    private final ExecutorService worker = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "sim-endpoints");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService worker = Executors.newSingleThreadExecutor(DaemonThreads.named("sim-endpoints"));
 
     public SimEndpoints(KubernetesClient client) {
         this.client = client;

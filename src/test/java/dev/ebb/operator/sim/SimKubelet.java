@@ -46,11 +46,7 @@ public final class SimKubelet implements AutoCloseable {
     private final LoopbackAddresses addresses;
     private final Map<String, Node> pods = new ConcurrentHashMap<>();
     private final List<Termination> terminations = new CopyOnWriteArrayList<>();
-    private final ExecutorService workers = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "sim-kubelet");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService workers = Executors.newCachedThreadPool(DaemonThreads.named("sim-kubelet"));
     private final SharedIndexInformer<Pod> informer;
     private volatile boolean closed;
 
