@@ -41,9 +41,10 @@ public final class OperatorProcess {
                 Awaitility.await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(50))
                         .until(() -> operator.status("/q/health/ready") == 200);
                 double ready = (System.nanoTime() - launched) / 1e9;
+                Thread.sleep(IDLE.toMillis());
+                // logged once start-up is complete, a little after the HTTP server answers
                 Matcher started = STARTED.matcher(operator.log());
                 String ownFigure = started.find() ? started.group(1) + " s" : "not logged";
-                Thread.sleep(IDLE.toMillis());
                 OptionalLong rss = operator.residentKiB();
                 long signalled = System.nanoTime();
                 operator.process().destroy();

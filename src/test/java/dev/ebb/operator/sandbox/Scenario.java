@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -58,7 +59,7 @@ public final class Scenario {
         Instant origin = Instant.now();
         Timeline timeline = new Timeline(origin);
         ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("scenario-progress"));
-        String[] step = {"deploying"};
+        AtomicReference<String> step = new AtomicReference<>("deploying");
         try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec();
                 FakeRouter router = new FakeRouter(client, NAMESPACE, Map.of(Labels.DEPLOYMENT, OperatorFleet.NAME),
                         Map.of(Labels.DEPLOYMENT, OperatorFleet.NAME, Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
@@ -70,18 +71,18 @@ public final class Scenario {
             watch.scheduleAtFixedRate(() -> {
                 timeline.observe(client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName(OperatorFleet.NAME).get());
                 progress.accept(String.format(Locale.ROOT, "%-10s %5.1f s  %-24s serving %d   completed %d   cut %d", removal.label(),
-                        timeline.since(Instant.now()), step[0], router.selected().size(), load.count(LoadGenerator.Outcome.COMPLETED),
+                        timeline.since(Instant.now()), step.get(), router.selected().size(), load.count(LoadGenerator.Outcome.COMPLETED),
                         load.count(LoadGenerator.Outcome.CUT)));
             }, 0, 250, TimeUnit.MILLISECONDS);
 
             fleet.deploy(choreography.replicas(), choreography.grace());
             Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> router.selected().size() == choreography.replicas());
-            step[0] = "load";
+            step.set("load");
             timeline.step("load starts: " + choreography.load());
             load.start(Duration.ofMinutes(30));
             Thread.sleep(choreography.warmUp().toMillis());
             for (Choreography.Step next : choreography.steps()) {
-                step[0] = next.toString();
+                step.set(next.toString());
                 if (!(next instanceof Choreography.Pause)) {
                     timeline.step(next.toString());
                 }
@@ -95,10 +96,10 @@ public final class Scenario {
                     Thread.sleep(pause.time().toMillis());
                 }
             }
-            step[0] = "settling";
+            step.set("settling");
             // held for a while: a role can look settled for a moment between two decisions of its owner
             Awaitility.await().atMost(SETTLE_LIMIT).during(SETTLED_FOR).pollInterval(Duration.ofMillis(250)).until(fleet::settled);
-            step[0] = "last requests";
+            step.set("last requests");
             timeline.step("settled; load stops");
             load.stop(choreography.load().longest().plusSeconds(10));
             watch.shutdown();
