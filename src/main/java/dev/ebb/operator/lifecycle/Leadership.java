@@ -13,6 +13,7 @@ import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import jakarta.interceptor.Interceptor;
 import java.time.Duration;
@@ -42,9 +43,17 @@ public class Leadership {
     private final String identity;
     private final AtomicBoolean electing = new AtomicBoolean();
     private final AtomicBoolean stopping = new AtomicBoolean();
+    private final Runnable haltProcess;
 
+    @Inject
     public Leadership(KubernetesClient client, EbbConfig config) {
+        this(client, config, () -> Runtime.getRuntime().halt(1));
+    }
+
+    /** @param haltProcess ends the process at once, skipping the orderly shutdown */
+    Leadership(KubernetesClient client, EbbConfig config, Runnable haltProcess) {
         this.client = client;
+        this.haltProcess = haltProcess;
         this.leaseName = config.leaderElection().leaseName();
         this.namespace = config.leaderElection().namespace();
         this.identity = config.leaderElection().identity()
@@ -86,7 +95,7 @@ public class Leadership {
         // Another Pod may already hold the Lease: acting on for the few seconds an orderly exit takes could delete
         // a replica twice or undo the new leader's work, so the process ends now and Kubernetes restarts it.
         LOG.errorf("%s lost the Lease %s/%s; stopping at once", identity, leaseNamespace(), leaseName);
-        Runtime.getRuntime().halt(1);
+        haltProcess.run();
     }
 
     private void release() {
