@@ -78,8 +78,8 @@ deploy: build
 	kubectl create namespace "$$namespace" --dry-run=client -o yaml | kubectl apply -f -
 	kubectl apply -f $(MANIFESTS)/kubernetes.yml
 
-## Print the benchmark figures the README quotes, Ebb beside naive deletion and a fixed preStop sleep (about ten minutes
-## on 2 cores). One alone, after a package: ./mvnw -q exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads
+## Print the benchmark figures the README quotes, Ebb beside naive deletion and a fixed preStop sleep (about a quarter
+## of an hour on 2 cores). One alone, after a package: ./mvnw -q exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads
 bench:
 	$(MVNW) -q package -DskipTests
 	$(MVNW) -q exec:java

@@ -81,14 +81,14 @@ public record Choreography(String title, int replicas, int grace, Load load, Dur
     }
 
     /** Generations long enough that a fixed 15 s sleep is not always enough; grace to cover the longest. */
-    private static final Load LONG_MIXED = new Load(8, 20, 250, Duration.ofMillis(100));
+    private static final Load LONG_MIXED = new Load(8, 50, 400, Duration.ofMillis(100));
 
     public static Choreography scaleDownBench() {
-        return new Choreography("scale-down 4 -> 2 under load", 4, 45, LONG_MIXED, Duration.ofSeconds(10), List.of(new ScaleTo(2)));
+        return new Choreography("scale-down 4 -> 2 under load", 4, 60, LONG_MIXED, Duration.ofSeconds(15), List.of(new ScaleTo(2)));
     }
 
     public static Choreography rolloutBench() {
-        return new Choreography("rollout of 3 replicas under load", 3, 45, LONG_MIXED, Duration.ofSeconds(10), List.of(new Rollout(NEW_IMAGE)));
+        return new Choreography("rollout of 3 replicas under load", 3, 60, LONG_MIXED, Duration.ofSeconds(15), List.of(new Rollout(NEW_IMAGE)));
     }
 
     public int finalReplicas() {
