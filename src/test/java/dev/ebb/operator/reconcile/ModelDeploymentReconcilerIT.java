@@ -108,10 +108,10 @@ class ModelDeploymentReconcilerIT {
 
         // without a router the withdrawal cannot be proven, so the replica is held and nothing is deleted
         await().atMost(PATIENCE).untilAsserted(() -> {
-            Condition upToDate = condition("shrink", "qwen", "ReplicasUpToDate").orElseThrow();
+            Condition upToDate = condition("shrink", "qwen", "ReplicasUpToDate").orElseThrow(AssertionError::new);
             assertThat(upToDate.getStatus()).isEqualTo("False");
             assertThat(upToDate.getReason()).isEqualTo(StatusAggregator.REASON_SCALING_DOWN);
-            Condition retiring = condition("shrink", "qwen", Conditions.RETIREMENT_PROGRESSING).orElseThrow();
+            Condition retiring = condition("shrink", "qwen", Conditions.RETIREMENT_PROGRESSING).orElseThrow(AssertionError::new);
             assertThat(retiring.getStatus()).isEqualTo("True");
             assertThat(retiring.getReason()).isEqualTo("DirectServiceConnections");
             assertThat(retiring.getMessage()).contains("replica 2 of role server (ScaleDown, Withdrawing)");
@@ -132,7 +132,7 @@ class ModelDeploymentReconcilerIT {
             assertThat(client.serviceAccounts().inNamespace("routed").withName("qwen-router").get()).isNotNull();
             assertThat(client.rbac().roles().inNamespace("routed").withName("qwen-router").get()).isNotNull();
             assertThat(client.rbac().roleBindings().inNamespace("routed").withName("qwen-router").get()).isNotNull();
-            Condition routerReady = condition("routed", "qwen", Conditions.ROUTER_READY).orElseThrow();
+            Condition routerReady = condition("routed", "qwen", Conditions.ROUTER_READY).orElseThrow(AssertionError::new);
             assertThat(routerReady.getStatus()).isEqualTo("False");
             assertThat(fetch("routed", "qwen").getStatus().router()).isEqualTo(new RouterStatus("vllm-router", false, 0));
             assertThat(events("routed", "qwen", "RouterNotReady")).singleElement().satisfies(e -> assertThat(e.getType()).isEqualTo("Warning"));
@@ -143,7 +143,7 @@ class ModelDeploymentReconcilerIT {
         router.setStatus(new DeploymentStatusBuilder().withReplicas(1).withReadyReplicas(1).build());
         client.apps().deployments().resource(router).updateStatus();
         await().atMost(PATIENCE).untilAsserted(() ->
-                assertThat(condition("routed", "qwen", Conditions.ROUTER_READY).orElseThrow().getStatus()).isEqualTo("True"));
+                assertThat(condition("routed", "qwen", Conditions.ROUTER_READY).orElseThrow(AssertionError::new).getStatus()).isEqualTo("True"));
 
         client.resources(ModelDeployment.class).inNamespace("routed").withName("qwen").edit(md -> {
             ModelDeploymentSpec s = md.getSpec();
@@ -206,7 +206,7 @@ class ModelDeploymentReconcilerIT {
             ModelDeployment md = fetch("refuse", "bad");
             assertThat(md.getStatus()).isNotNull();
             assertThat(md.getStatus().phase()).isEqualTo("Degraded");
-            Condition ready = Conditions.find(md.getStatus().conditions(), "Ready").orElseThrow();
+            Condition ready = Conditions.find(md.getStatus().conditions(), "Ready").orElseThrow(AssertionError::new);
             assertThat(ready.getReason()).isEqualTo("InvalidSpec");
             assertThat(ready.getMessage()).contains("spec.engine.name: unsupported value \"TGI\"").contains("spec.roles[0].size");
             assertThat(events("refuse", "bad", "InvalidSpec")).singleElement()
