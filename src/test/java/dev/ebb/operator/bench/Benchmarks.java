@@ -1,7 +1,6 @@
 package dev.ebb.operator.bench;
 
 import dev.ebb.operator.Specs;
-import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.DrainTimelines;
@@ -26,7 +25,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -128,8 +126,7 @@ public final class Benchmarks {
         try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec(); SimOperator operator = new SimOperator(client, exec, routers)) {
             for (int i = 0; i < IDLE_SCALE_DOWNS; i++) {
                 String ns = "bench-" + i;
-                FakeRouter router = new FakeRouter(client, ns, Map.of(Labels.DEPLOYMENT, "qwen"),
-                        Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES));
+                FakeRouter router = FakeRouter.inFrontOf(client, ns, "qwen");
                 fakeRouters.add(router);
                 routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
                 client.resource(Specs.deployment("qwen", "vLLM").namespace(ns).router("llm-d-router")

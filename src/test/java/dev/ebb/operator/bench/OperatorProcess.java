@@ -54,7 +54,8 @@ public final class OperatorProcess {
                 System.out.printf(Locale.ROOT, "  %-46s %8.2f s (Quarkus' own figure: %s)%n", "launch to readiness UP", ready, ownFigure);
                 System.out.printf(Locale.ROOT, "  %-46s %8s%n", "resident set after " + IDLE.toSeconds() + " s idle",
                         rss.isPresent() ? String.format(Locale.ROOT, "%.0f MiB", rss.getAsLong() / 1024.0) : "unknown (no /proc)");
-                System.out.printf(Locale.ROOT, "  %-46s %8s%n", "SIGTERM to exit (shutdown delay 3 s included)",
+                System.out.printf(Locale.ROOT, "  %-46s %8s%n", "SIGTERM to exit (shutdown delay "
+                        + PackagedOperator.packagedDuration(PackagedOperator.SHUTDOWN_DELAY).toSeconds() + " s included)",
                         exited ? String.format(Locale.ROOT, "%.2f s", stopped) : "did not exit in 60 s");
                 System.out.println();
             }

@@ -5,7 +5,6 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.SimApiServer;
@@ -19,7 +18,6 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -39,8 +37,7 @@ class DrainWindowIT {
     @BeforeEach
     void start() {
         world = new SimWorld(client);
-        router = new FakeRouter(client, NS, Map.of(Labels.DEPLOYMENT, "qwen"),
-                Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+        router = FakeRouter.inFrontOf(client, NS, "qwen");
     }
 
     @AfterEach

@@ -3,16 +3,13 @@ package dev.ebb.operator.lifecycle;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.config.EbbConfig;
+import dev.ebb.operator.config.EbbSettings;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.configuration.DurationConverter;
-import io.smallrye.config.PropertiesConfigSource;
-import io.smallrye.config.SmallRyeConfigBuilder;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -21,9 +18,7 @@ class LeadershipTest {
     private final AtomicInteger halts = new AtomicInteger();
 
     private Leadership leadership(Map<String, String> settings) {
-        EbbConfig config = new SmallRyeConfigBuilder().withConverter(Duration.class, 200, new DurationConverter())
-                .withSources(new PropertiesConfigSource(settings, "test", 100)).withMapping(EbbConfig.class).build()
-                .getConfigMapping(EbbConfig.class);
+        EbbConfig config = EbbSettings.of(settings);
         // a client that is never connected: these paths only ask it for its namespace
         KubernetesClient client = new KubernetesClientBuilder().withConfig(new ConfigBuilder().withNamespace("operators").build()).build();
         return new Leadership(client, config, halts::incrementAndGet);

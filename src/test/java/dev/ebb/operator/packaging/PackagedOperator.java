@@ -5,7 +5,9 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.runtime.configuration.DurationConverter;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.Properties;
 
 /**
  * The operator `package` built (target/quarkus-app), run as its own process in the prod profile, as its Deployment's
@@ -25,6 +28,9 @@ import java.util.OptionalLong;
 public final class PackagedOperator implements AutoCloseable {
     public static final String NAMESPACE = "ebb-system";
     private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
+    private static final Path PACKAGED_SETTINGS = Path.of("target", "classes", "application.properties");
+    public static final String SHUTDOWN_DELAY = "quarkus.shutdown.delay";
+    public static final String TERMINATION_TIMEOUT = "quarkus.operator-sdk.termination-timeout";
     private final Process process;
     private final int port;
     private final Path log;
@@ -34,6 +40,19 @@ public final class PackagedOperator implements AutoCloseable {
         this.process = process;
         this.port = port;
         this.log = log;
+    }
+
+    /** A duration the package configures (prod profile), e.g. how long a SIGTERM may take. */
+    public static Duration packagedDuration(String key) throws IOException {
+        Properties settings = new Properties();
+        try (InputStream in = Files.newInputStream(PACKAGED_SETTINGS)) {
+            settings.load(in);
+        }
+        String value = settings.getProperty(key);
+        if (value == null) {
+            throw new IllegalStateException(key + " is not set in " + PACKAGED_SETTINGS);
+        }
+        return new DurationConverter().convert(value);
     }
 
     /** The rules the packaged ClusterRoles grant: the API server's rules review answers with these. */

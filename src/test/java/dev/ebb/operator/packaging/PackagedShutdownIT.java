@@ -6,10 +6,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.Specs;
-import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.SimApiServer;
@@ -39,8 +39,9 @@ class PackagedShutdownIT {
     private static final String NS = "team-a";
     private static final String IDENTITY = "ebb-operator-7d9f-x2x4q";
     private static final String TARGET = "qwen-server-r1-m0";
-    /** The shutdown delay plus the termination timeout the package configures, and start-up slack. */
-    private static final Duration SHUTDOWN_BUDGET = Duration.ofSeconds(3 + 15 + 7);
+    /** Beyond the shutdown delay and termination timeout: the JVM's own exit. */
+    private static final Duration EXIT_SLACK = Duration.ofSeconds(7);
+    private static final String LEASE = EbbSettings.of(Map.of()).leaderElection().leaseName();
 
     private KubernetesMockServer server;
     private KubernetesClient client;
@@ -65,7 +66,7 @@ class PackagedShutdownIT {
     }
 
     private Optional<String> leaseHolder() {
-        Lease lease = client.leases().inNamespace(PackagedOperator.NAMESPACE).withName("ebb-operator").get();
+        Lease lease = client.leases().inNamespace(PackagedOperator.NAMESPACE).withName(LEASE).get();
         // no holder and an empty one both mean free, to the API server's leader election as to fabric8's
         return Optional.ofNullable(lease).map(l -> l.getSpec().getHolderIdentity()).filter(holder -> !holder.isBlank());
     }
@@ -98,13 +99,15 @@ class PackagedShutdownIT {
                 .until(() -> operator.status("/q/health/ready") == 503);
         double readinessDownAfter = (System.nanoTime() - signalled) / 1e9;
         assertThat(operator.status("/q/health/live")).as("liveness while the operator drains itself").isEqualTo(200);
-        assertThat(operator.process().waitFor(SHUTDOWN_BUDGET.toSeconds(), TimeUnit.SECONDS)).as("exited within its budget").isTrue();
+        Duration budget = PackagedOperator.packagedDuration(PackagedOperator.SHUTDOWN_DELAY)
+                .plus(PackagedOperator.packagedDuration(PackagedOperator.TERMINATION_TIMEOUT)).plus(EXIT_SLACK);
+        assertThat(operator.process().waitFor(budget.toMillis(), TimeUnit.MILLISECONDS)).as("exited within %s", budget).isTrue();
         double exitedAfter = (System.nanoTime() - signalled) / 1e9;
 
         String log = operator.log();
-        assertThat(leaseHolder()).as("the Lease handed back: %s", client.leases().inNamespace(PackagedOperator.NAMESPACE).withName("ebb-operator").get())
+        assertThat(leaseHolder()).as("the Lease handed back: %s", client.leases().inNamespace(PackagedOperator.NAMESPACE).withName(LEASE).get())
                 .isEmpty();
-        assertThat(log).contains(IDENTITY + " released the Lease " + PackagedOperator.NAMESPACE + "/ebb-operator");
+        assertThat(log).contains(IDENTITY + " released the Lease " + PackagedOperator.NAMESPACE + "/" + LEASE);
         assertThat(retirement()).as("the retirement left recorded").hasValueSatisfying(r -> {
             assertThat(r.replicaOrdinal()).isEqualTo(begun.replicaOrdinal());
             assertThat(r.startedAt()).isEqualTo(begun.startedAt());
@@ -113,8 +116,7 @@ class PackagedShutdownIT {
         System.out.printf("readiness DOWN %.2f s after SIGTERM, exited after %.2f s%n", readinessDownAfter, exitedAfter);
 
         SimRouterAddress routers = new SimRouterAddress();
-        try (FakeRouter router = new FakeRouter(client, NS, Map.of(Labels.DEPLOYMENT, "qwen"),
-                Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+        try (FakeRouter router = FakeRouter.inFrontOf(client, NS, "qwen");
                 LocalExec exec = new LocalExec()) {
             routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
             try (SimOperator next = new SimOperator(client, exec, routers)) {

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.Specs;
-import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
@@ -23,7 +22,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
@@ -51,8 +49,7 @@ class OperatorRestartIT {
         client = server.createClient();
         world = new SimWorld(client);
         exec = new LocalExec();
-        router = new FakeRouter(client, NS, Map.of(Labels.DEPLOYMENT, "qwen"),
-                Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+        router = FakeRouter.inFrontOf(client, NS, "qwen");
         routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
     }
 

@@ -93,8 +93,7 @@ class RetirementIT {
     }
 
     private void deployRouted(Specs.Deployment spec, RouterKind kind) {
-        router = new FakeRouter(client, ns, Map.of(Labels.DEPLOYMENT, "qwen"),
-                Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+        router = FakeRouter.inFrontOf(client, ns, "qwen");
         routers.put(ns, "qwen", kind, router);
         client.resource(spec.router(kind.wireName()).namespace(ns).build()).create();
     }

@@ -57,8 +57,7 @@ class RolloutIT {
     void start() {
         world = new SimWorld(client);
         ns = "rollout-" + NAMESPACES.incrementAndGet();
-        router = new FakeRouter(client, ns, Map.of(Labels.DEPLOYMENT, "qwen"),
-                Map.of(Labels.DEPLOYMENT, "qwen", Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+        router = FakeRouter.inFrontOf(client, ns, "qwen");
         routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
     }
 

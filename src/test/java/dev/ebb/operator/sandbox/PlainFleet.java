@@ -11,10 +11,10 @@ import io.fabric8.kubernetes.api.model.LifecycleBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -63,7 +63,7 @@ final class PlainFleet implements Fleet {
     @Override
     public boolean settled() {
         List<Pod> pods = pods();
-        return pods.size() == replicas && pods.stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null && ready(p) && current(p));
+        return pods.size() == replicas && pods.stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null && Readiness.isPodReady(p) && current(p));
     }
 
     private void reconcile() {
@@ -80,7 +80,7 @@ final class PlainFleet implements Fleet {
                 }
             });
             boolean allReady = byOrdinal.size() == replicas && byOrdinal.values().stream()
-                    .allMatch(p -> p.getMetadata().getDeletionTimestamp() == null && ready(p));
+                    .allMatch(p -> p.getMetadata().getDeletionTimestamp() == null && Readiness.isPodReady(p));
             if (allReady) {
                 byOrdinal.values().stream().filter(p -> !current(p)).max(Comparator.comparingInt(PlainFleet::ordinal))
                         .ifPresent(outdated -> client.resource(outdated).delete());
@@ -112,11 +112,6 @@ final class PlainFleet implements Fleet {
 
     private static int ordinal(Pod pod) {
         return Integer.parseInt(pod.getMetadata().getLabels().get(Labels.REPLICA));
-    }
-
-    static boolean ready(Pod pod) {
-        return Optional.ofNullable(pod.getStatus()).map(s -> s.getConditions()).orElse(List.of()).stream()
-                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
     }
 
     @Override

@@ -1,6 +1,5 @@
 package dev.ebb.operator.sandbox;
 
-import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.render.Names;
@@ -19,7 +18,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -61,8 +59,7 @@ public final class Scenario {
         ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("scenario-progress"));
         AtomicReference<String> step = new AtomicReference<>("deploying");
         try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec();
-                FakeRouter router = new FakeRouter(client, NAMESPACE, Map.of(Labels.DEPLOYMENT, OperatorFleet.NAME),
-                        Map.of(Labels.DEPLOYMENT, OperatorFleet.NAME, Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+                FakeRouter router = FakeRouter.inFrontOf(client, NAMESPACE, OperatorFleet.NAME);
                 Fleet fleet = removal == Removal.EBB ? new OperatorFleet(client, NAMESPACE, exec, routers) : new PlainFleet(client, NAMESPACE, removal);
                 LoadGenerator load = new LoadGenerator(router, choreography.load().clients(), choreography.load().lengths(),
                         choreography.load().tokenInterval())) {

@@ -7,6 +7,7 @@ import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.Termination;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -71,8 +72,8 @@ public final class Timeline implements ResourceEventHandler<Pod> {
 
     @Override
     public void onUpdate(Pod old, Pod pod) {
-        boolean wasServing = old != null && ready(old) && serving(old);
-        if (ready(pod) && serving(pod) && !wasServing) {
+        boolean wasServing = old != null && Readiness.isPodReady(old) && serving(old);
+        if (Readiness.isPodReady(pod) && serving(pod) && !wasServing) {
             add(Instant.now(), name(pod), Kind.SERVING, old != null && !serving(old) ? "serving again" : "ready, routed to");
         }
         if (!serving(pod) && (old == null || serving(old))) {
@@ -149,9 +150,5 @@ public final class Timeline implements ResourceEventHandler<Pod> {
 
     private static boolean serving(Pod pod) {
         return Labels.SERVING_YES.equals(pod.getMetadata().getLabels().get(Labels.SERVING));
-    }
-
-    private static boolean ready(Pod pod) {
-        return PlainFleet.ready(pod);
     }
 }

@@ -2,12 +2,14 @@ package dev.ebb.operator.sim;
 
 import dev.ebb.operator.api.Annotations;
 import com.sun.net.httpserver.HttpServer;
+import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.render.RouterAdmin;
 import dev.ebb.operator.route.RouterAnswers;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -48,6 +50,15 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     public FakeRouter(KubernetesClient client, String namespace, Map<String, String> watch, Map<String, String> selector) {
         this.selector = Map.copyOf(selector);
         this.pods = client.pods().inNamespace(namespace).withLabels(watch).inform();
+    }
+
+    /**
+     * A router in front of a deployment as the operator labels it: it learns of every Pod of the deployment and
+     * routes to the serving leaders, the labels its role Service selects on.
+     */
+    public static FakeRouter inFrontOf(KubernetesClient client, String namespace, String deployment) {
+        return new FakeRouter(client, namespace, Map.of(Labels.DEPLOYMENT, deployment),
+                Map.of(Labels.DEPLOYMENT, deployment, Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
     }
 
     /** The Pods the router would route to now. Empty while the router is down. */
@@ -101,8 +112,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     }
 
     private static boolean ready(Pod pod) {
-        return pod.getStatus() != null && pod.getStatus().getPodIP() != null && pod.getStatus().getConditions() != null
-                && pod.getStatus().getConditions().stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+        return Readiness.isPodReady(pod) && pod.getStatus().getPodIP() != null;
     }
 
     /**

@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -125,8 +126,7 @@ public final class SimEndpoints implements AutoCloseable {
 
     private static Endpoint endpoint(Pod pod) {
         boolean terminating = pod.getMetadata().getDeletionTimestamp() != null;
-        boolean podReady = pod.getStatus().getConditions().stream()
-                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+        boolean podReady = Readiness.isPodReady(pod);
         return new EndpointBuilder()
                 .withAddresses(pod.getStatus().getPodIP())
                 .withNewConditions().withReady(podReady && !terminating).withServing(podReady).withTerminating(terminating).endConditions()

@@ -2,6 +2,7 @@ package dev.ebb.operator.sim;
 
 import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
+import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.read.MemberReader;
@@ -15,10 +16,8 @@ import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetricsV2;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.quarkus.runtime.configuration.DurationConverter;
-import io.smallrye.config.SmallRyeConfigBuilder;
 import java.time.Clock;
-import java.time.Duration;
+import java.util.Map;
 
 /**
  * One operator process in the test world, outside Quarkus: its own reconciler, member reads and metrics, and nothing
@@ -31,7 +30,7 @@ public final class SimOperator implements AutoCloseable {
     public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers) {
         EventRecorder events = new EventRecorder(client);
         ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
-        EbbConfig config = defaults();
+        EbbConfig config = EbbSettings.of(Map.of());
         RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config);
         operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
                 // the SDK's own meters, as the deployed operator serves them
@@ -50,12 +49,5 @@ public final class SimOperator implements AutoCloseable {
     @Override
     public void close() {
         operator.stop();
-    }
-
-    /** The operator's settings at their defaults, read by the same mapping a deployed operator with no configuration uses. */
-    private static EbbConfig defaults() {
-        // with Quarkus' reading of durations ("5m"), which plain SmallRye Config lacks
-        return new SmallRyeConfigBuilder().withConverter(Duration.class, 200, new DurationConverter()).withMapping(EbbConfig.class)
-                .build().getConfigMapping(EbbConfig.class);
     }
 }
