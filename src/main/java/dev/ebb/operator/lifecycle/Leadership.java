@@ -118,8 +118,4 @@ public class Leadership {
     private String leaseNamespace() {
         return namespace.orElseGet(client::getNamespace);
     }
-
-    public String identity() {
-        return identity;
-    }
 }

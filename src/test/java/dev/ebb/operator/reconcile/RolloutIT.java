@@ -141,8 +141,9 @@ class RolloutIT {
         System.out.printf("rollout of 3 idle replicas took %.1f s%n", took.toMillis() / 1000.0);
         assertThat(oldUids).allSatisfy(uid -> assertThat(graceByUid.get(uid)).isEqualTo(30L));
         assertThat(servers()).allSatisfy(p -> assertThat(p.getSpec().getTerminationGracePeriodSeconds()).isEqualTo(45L));
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
-        assertThat(md.getStatus().roles().get(0).updated()).isEqualTo(3);
+        // status follows the Pods by one reconciliation
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(
+                client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get().getStatus().roles().get(0).updated()).isEqualTo(3));
     }
 
     @Test

@@ -10,7 +10,7 @@ import java.util.function.IntSupplier;
  * order. The same choreography is played for each {@link Removal}, so their counts compare.
  */
 public record Choreography(String title, int replicas, int grace, Load load, Duration warmUp, List<Step> steps) {
-    public static final String NEW_IMAGE = "vllm/vllm-openai:v0.12.0";
+    private static final String NEW_IMAGE = "vllm/vllm-openai:v0.12.0";
 
     /** @param clients each sends one request after another; lengths are drawn from minTokens..maxTokens */
     public record Load(int clients, int minTokens, int maxTokens, Duration tokenInterval) {

@@ -4,6 +4,7 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.sim.DaemonThreads;
@@ -35,7 +36,8 @@ final class PlainFleet implements Fleet {
     private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("plain-controller"));
     private volatile int replicas;
     private volatile int grace;
-    private volatile String image = "vllm/vllm-openai:v0.11.0";
+    /** The image the operator would run when the spec names none, so both fleets start alike. */
+    private volatile String image = EbbSettings.of(Map.of()).images().vllm();
 
     PlainFleet(KubernetesClient client, String namespace, Removal removal) {
         this.client = client;

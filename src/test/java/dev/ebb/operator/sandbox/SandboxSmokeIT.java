@@ -2,6 +2,7 @@ package dev.ebb.operator.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.render.Names;
 import dev.ebb.operator.sandbox.Timeline.Kind;
 import dev.ebb.operator.sim.LoadGenerator;
 import java.util.List;
@@ -12,6 +13,9 @@ import org.junit.jupiter.api.Test;
  * by hand), Ebb cuts no request and naive deletion cuts some.
  */
 class SandboxSmokeIT {
+    /** The Pod the choreography deletes by hand, and the highest ordinal, which the scale-down takes first. */
+    private static final String BY_HAND = Names.pod(OperatorFleet.NAME, OperatorFleet.ROLE, 0, 0);
+    private static final String SCALED_DOWN = Names.pod(OperatorFleet.NAME, OperatorFleet.ROLE, 3, 0);
 
     private static double at(Run run, String pod, Kind kind) {
         return run.marks().stream().filter(m -> m.pod().equals(pod) && m.kind() == kind).mapToDouble(Timeline.Mark::at).findFirst()
@@ -33,17 +37,17 @@ class SandboxSmokeIT {
         // last surplus one is kept when the Pod deleted by hand is gone first: the role is back at 2 without it)
         assertThat(naive.marks()).filteredOn(m -> m.kind() == Kind.GONE).hasSize(3);
         assertThat(ebb.marks()).filteredOn(m -> m.kind() == Kind.GONE).extracting(Timeline.Mark::pod)
-                .contains("qwen-server-r0-m0", "qwen-server-r3-m0");
+                .contains(BY_HAND, SCALED_DOWN);
         // the Pod deleted by hand drained through its hook before SIGTERM
-        assertThat(ebb.marks()).anyMatch(m -> m.kind() == Kind.HOOK_RETURNED && m.pod().equals("qwen-server-r0-m0"));
+        assertThat(ebb.marks()).anyMatch(m -> m.kind() == Kind.HOOK_RETURNED && m.pod().equals(BY_HAND));
         // Ebb withdrew the scaled-down replica and read it idle before deleting it; nothing was killed at its deadline
-        double deleted = at(ebb, "qwen-server-r3-m0", Kind.DELETED);
-        assertThat(at(ebb, "qwen-server-r3-m0", Kind.WITHDRAWN)).isLessThan(deleted);
-        assertThat(ebb.marks()).anyMatch(m -> m.pod().equals("qwen-server-r3-m0") && m.kind() == Kind.OPERATOR_READ
+        double deleted = at(ebb, SCALED_DOWN, Kind.DELETED);
+        assertThat(at(ebb, SCALED_DOWN, Kind.WITHDRAWN)).isLessThan(deleted);
+        assertThat(ebb.marks()).anyMatch(m -> m.pod().equals(SCALED_DOWN) && m.kind() == Kind.OPERATOR_READ
                 && m.detail().startsWith("Idle") && m.at() <= deleted);
         assertThat(ebb.marks()).noneMatch(m -> m.kind() == Kind.KILLED);
         String page = Report.html(List.of(ebb, naive));
-        assertThat(page).contains("<svg", "qwen-server-r3-m0", "requests cut");
+        assertThat(page).contains("<svg", SCALED_DOWN, "requests cut");
         assertThat(Report.table(List.of(ebb, naive))).contains("Ebb", "naive");
     }
 }
