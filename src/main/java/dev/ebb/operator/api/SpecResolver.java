@@ -160,6 +160,9 @@ public final class SpecResolver {
                 RoleSpec.MIN_GRACE_SECONDS, RoleSpec.MAX_GRACE_SECONDS, errors);
         checkCount(field + ".extraArgs", role.extraArgs(), errors);
         checkCount(field + ".command", role.command(), errors);
+        if (!listOrEmpty(role.command()).isEmpty() && !listOrEmpty(role.extraArgs()).isEmpty()) {
+            errors.add(new FieldError(field + ".extraArgs", RoleSpec.EXTRA_ARGS_WITH_COMMAND));
+        }
         checkImage(field + ".image", role.image(), errors);
         if (errors.size() > before || kind.isEmpty() || engine.isEmpty()) {
             return Optional.empty();

@@ -16,7 +16,6 @@ import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Condition;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
@@ -39,6 +38,7 @@ import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEven
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.quarkiverse.operatorsdk.annotations.RBACRule;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,6 +73,7 @@ import org.jboss.logging.Logger;
 public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
     public static final String NAME = "modeldeployment";
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
+    private static final Duration PODS_GONE_RECHECK = Duration.ofSeconds(5);
 
     private final KubernetesClient client;
     private final EventRecorder events;
@@ -221,18 +222,36 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 + replica.configHash().orElse("mixed") + " -> " + hash + "): its Pods drain and exit, then the replacement is created");
     }
 
-    /** Owned objects are deleted explicitly: the Pods still drain through their own hooks as they go. */
+    /**
+     * The engine Pods go first, each draining through its own hook; the ModelDeployment stays, in phase Deleting,
+     * until they are gone, because its Services and its router carry the streams they are finishing. Everything is
+     * deleted explicitly rather than left to the garbage collector, so that this order holds.
+     */
     @Override
     public DeleteControl cleanup(ModelDeployment md, Context<ModelDeployment> context) {
+        Set<Pod> pods = context.getSecondaryResources(Pod.class);
+        if (!pods.isEmpty()) {
+            pods.stream().filter(pod -> pod.getMetadata().getDeletionTimestamp() == null).forEach(pod -> client.resource(pod).delete());
+            long generation = Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
+            ModelDeploymentStatus status = StatusAggregator.deleting(md.getStatus(), generation, pods.size(), clock.instant());
+            if (md.getStatus() == null || !StatusAggregator.PHASE_DELETING.equals(md.getStatus().phase())) {
+                events.normal(md, StatusAggregator.REASON_DELETING, "deleting " + pods.size()
+                        + " Pod(s); each finishes its requests through its own hook, then the router and the Services go");
+            }
+            if (!Objects.equals(status, md.getStatus())) {
+                PrimaryUpdateAndCacheUtils.patchStatusAndCacheResource(md, context, latest -> {
+                    latest.setStatus(status);
+                    return latest;
+                });
+            }
+            // Pod events bring the next pass sooner; this is the bound if one is missed
+            return DeleteControl.noFinalizerRemoval().rescheduleAfter(PODS_GONE_RECHECK);
+        }
         reads.forget(md.getMetadata().getUid());
         gauges.forget(md.getMetadata().getNamespace(), md.getMetadata().getName());
-        deleteAll(context.getSecondaryResources(Pod.class));
-        deleteAll(context.getSecondaryResources(Service.class));
+        context.getSecondaryResources(Service.class).forEach(service -> client.resource(service).delete());
+        routers.remove(md);
         return DeleteControl.defaultDelete();
-    }
-
-    private void deleteAll(Set<? extends HasMetadata> owned) {
-        owned.forEach(resource -> client.resource(resource).delete());
     }
 
     private static List<Condition> previousConditions(ModelDeployment md) {

@@ -55,7 +55,8 @@ public class RouterObjects {
         return Optional.of(new RouterStatus(deployment.router().get().kind().wireName(), ready > 0, ready));
     }
 
-    private void remove(ModelDeployment md) {
+    /** Removes every object of the deployment's router, whatever the spec says now. */
+    void remove(ModelDeployment md) {
         String name = Names.router(md.getMetadata().getName());
         String namespace = md.getMetadata().getNamespace();
         client.apps().deployments().inNamespace(namespace).withName(name).delete();

@@ -25,12 +25,14 @@ public final class StatusAggregator {
     public static final String PHASE_STARTING = "Starting";
     public static final String PHASE_READY = "Ready";
     public static final String PHASE_DEGRADED = "Degraded";
+    public static final String PHASE_DELETING = "Deleting";
 
     public static final String REASON_INVALID_SPEC = "InvalidSpec";
     public static final String REASON_SCALING_DOWN = "ScalingDown";
     public static final String REASON_NO_RETIREMENT = "NoRetirement";
     public static final String REASON_ROLLOUT = "RolloutInProgress";
     public static final String REASON_CREATING = "ReplicasCreating";
+    public static final String REASON_DELETING = "Deleting";
 
     private StatusAggregator() {
     }
@@ -65,6 +67,23 @@ public final class StatusAggregator {
                 "nothing is created or changed until the spec is fixed", generation, now);
         return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirement.orElse(null),
                 List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
+    }
+
+    /**
+     * While a deleted ModelDeployment's Pods drain on their way out. The rest of the last status is kept as it was:
+     * it is the last word on what the deployment was doing.
+     */
+    public static ModelDeploymentStatus deleting(ModelDeploymentStatus last, long generation, int podsLeft, Instant now) {
+        List<Condition> previous = last == null || last.conditions() == null ? List.of() : last.conditions();
+        Condition ready = Conditions.next(previous, Conditions.READY, false, REASON_DELETING,
+                podsLeft + " Pod(s) still draining their requests; the router and the Services stay until they are gone",
+                generation, now);
+        List<Condition> conditions = new ArrayList<>(previous.stream().filter(c -> !Conditions.READY.equals(c.getType())).toList());
+        conditions.add(0, ready);
+        return last == null
+                ? new ModelDeploymentStatus(generation, PHASE_DELETING, null, List.of(), null, null, List.copyOf(conditions))
+                : new ModelDeploymentStatus(generation, PHASE_DELETING, last.rolesSummary(), last.roles(), last.router(),
+                        last.retirement(), List.copyOf(conditions));
     }
 
     /** Whether the router has a replica ready; while it has none, no withdrawal can be confirmed through it. */

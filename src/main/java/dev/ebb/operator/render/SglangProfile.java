@@ -40,11 +40,13 @@ final class SglangProfile implements EngineProfile {
         return List.copyOf(argv);
     }
 
+    /** The readiness probe's path: https://docs.sglang.ai/basic_usage/native_api.html (health check). */
     @Override
     public String healthPath() {
         return "/health";
     }
 
+    /** Serving over TLS: https://docs.sglang.ai/advanced_features/server_arguments.html (--ssl-certfile). */
     @Override
     public List<String> tlsFlags() {
         return List.of("--ssl-certfile");

@@ -14,6 +14,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import dev.ebb.operator.api.v1alpha1.EngineSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.common.WithTestResource;
@@ -131,6 +132,15 @@ class GeneratedCrdIT {
         ValidationRule length = rule(version.getSchema().getOpenAPIV3Schema().getXKubernetesValidations(), "size(self.metadata.name)");
         assertThat(length.getRule()).contains("<= 52");
         assertThat(length.getMessage()).contains("metadata.name and spec.roles[].name");
+    }
+
+    @Test
+    void takeOverRoleTakesNoExtraArgs() {
+        ValidationRule exclusive = rule(role.getXKubernetesValidations(), "self.extraArgs");
+        assertThat(exclusive.getFieldPath()).isEqualTo(".extraArgs");
+        assertThat(refusal(deployment("x", "vLLM").namespace("adm").role(role("s").command("/bin/engine").extraArgs(List.of("--x"))).build()))
+                .endsWith("spec.roles[0].extraArgs: Invalid value: \"object\": " + RoleSpec.EXTRA_ARGS_WITH_COMMAND);
+        client.resource(deployment("y", "vLLM").namespace("adm").role(role("s").command("/bin/engine")).build()).create();
     }
 
     private static List<String> enumOf(JSONSchemaProps props) {

@@ -93,6 +93,8 @@ class SpecResolverTest {
                 Arguments.of("oversized model name", deployment("qwen", "vLLM").model("x".repeat(257)).role(role("s")), "spec.model.name", "longer than 256"),
                 Arguments.of("too many extra args", deployment("qwen", "vLLM").role(role("s").extraArgs(Collections.nCopies(257, "--x"))),
                         "spec.roles[0].extraArgs", "at most 256"),
+                Arguments.of("extra args on a take-over role", deployment("qwen", "vLLM").role(role("s").command("/bin/engine").extraArgs(List.of("--x"))),
+                        "spec.roles[0].extraArgs", "cannot be combined with spec.roles[].command"),
                 Arguments.of("eleven roles", elevenRoles(), "spec.roles", "at most 10"));
     }
 

@@ -6,15 +6,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.render.Names;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.ServiceTarget;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.readiness.Readiness;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.Optional;
+import java.util.stream.IntStream;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -55,5 +61,47 @@ class ReconcilerInSimWorldIT {
         assertThat(load.send().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
         assertThat(load.requests()).extracting(LoadGenerator.Request::pod)
                 .containsExactlyInAnyOrder("qwen-server-r0-m0", "qwen-server-r1-m0");
+    }
+
+    @Test
+    void deletionDrainsThePodsFirstInPhaseDeletingThenRemovesTheRouterAndServices() throws Exception {
+        client.resource(deployment("bye", "vLLM").namespace("leaving").router("vllm-router").role(role("server").replicas(2)).build()).create();
+        ServiceTarget service = new ServiceTarget(world.endpoints(), "leaving", "bye-server");
+        await().atMost(Duration.ofSeconds(20)).until(() -> service.pick().isPresent() && readyPods("leaving") == 2);
+
+        // a generation of about 8 s is streaming when the ModelDeployment is deleted
+        LoadGenerator load = new LoadGenerator(service, 1, 160, Duration.ofMillis(50));
+        CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(load::send);
+        await().atMost(Duration.ofSeconds(5)).until(() -> IntStream.range(0, 2)
+                .mapToObj(ordinal -> world.kubelet().engine("leaving", Names.pod("bye", "server", ordinal, 0)))
+                .flatMap(Optional::stream).anyMatch(engine -> engine.inFlight() > 0));
+        client.resources(ModelDeployment.class).inNamespace("leaving").withName("bye").delete();
+
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            ModelDeployment md = client.resources(ModelDeployment.class).inNamespace("leaving").withName("bye").get();
+            assertThat(md.getStatus().phase()).isEqualTo("Deleting");
+            assertThat(client.pods().inNamespace("leaving").list().getItems()).isNotEmpty()
+                    .allSatisfy(pod -> assertThat(pod.getMetadata().getDeletionTimestamp()).isNotNull());
+        });
+        // while a Pod still finishes its stream, what carries the stream to it is still there
+        assertThat(client.apps().deployments().inNamespace("leaving").withName("bye-router").get()).isNotNull();
+        assertThat(client.services().inNamespace("leaving").withName("bye-server").get()).isNotNull();
+        assertThat(client.v1().events().inNamespace("leaving").list().getItems())
+                .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("Deleting"));
+
+        assertThat(stream.get(30, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            assertThat(client.resources(ModelDeployment.class).inNamespace("leaving").withName("bye").get()).isNull();
+            assertThat(client.pods().inNamespace("leaving").list().getItems()).isEmpty();
+            assertThat(client.services().inNamespace("leaving").list().getItems()).isEmpty();
+            assertThat(client.apps().deployments().inNamespace("leaving").list().getItems()).isEmpty();
+            assertThat(client.serviceAccounts().inNamespace("leaving").withName("bye-router").get()).isNull();
+            assertThat(client.rbac().roles().inNamespace("leaving").withName("bye-router").get()).isNull();
+            assertThat(client.rbac().roleBindings().inNamespace("leaving").withName("bye-router").get()).isNull();
+        });
+    }
+
+    private long readyPods(String namespace) {
+        return client.pods().inNamespace(namespace).list().getItems().stream().filter(Readiness::isPodReady).count();
     }
 }

@@ -182,6 +182,34 @@ class StatusAggregatorTest {
     }
 
     @Test
+    void deletingKeepsTheLastWordOnTheRolesAndSaysHowManyPodsAreStillDraining() {
+        List<Pod> pods = server(0, 1);
+        pods.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
+        ModelDeploymentStatus last = status(pods, List.of(), T0);
+        assertThat(last.phase()).isEqualTo("Ready");
+
+        ModelDeploymentStatus deleting = StatusAggregator.deleting(last, 7, 2, T1);
+
+        assertThat(deleting.phase()).isEqualTo("Deleting");
+        assertThat(deleting.roles()).isEqualTo(last.roles());
+        Condition ready = Conditions.find(deleting.conditions(), "Ready").orElseThrow();
+        assertThat(List.of(ready.getStatus(), ready.getReason(), ready.getLastTransitionTime())).containsExactly("False", "Deleting", T1.toString());
+        assertThat(ready.getMessage()).startsWith("2 Pod(s) still draining");
+        assertThat(deleting.conditions()).extracting(Condition::getType).containsExactlyInAnyOrder("Ready", "ReplicasUpToDate", "RetirementProgressing");
+        assertThat(StatusAggregator.deleting(deleting, 7, 1, T1.plusSeconds(9)).conditions().get(0).getLastTransitionTime())
+                .as("one Pod fewer is the same condition, not a new transition").isEqualTo(T1.toString());
+    }
+
+    @Test
+    void deletingBeforeAnyStatusWasWrittenStillSaysDeleting() {
+        ModelDeploymentStatus deleting = StatusAggregator.deleting(null, 1, 3, T0);
+
+        assertThat(deleting.phase()).isEqualTo("Deleting");
+        assertThat(deleting.roles()).isEmpty();
+        assertThat(deleting.conditions()).extracting(Condition::getReason).containsExactly("Deleting");
+    }
+
+    @Test
     void rejectedSpecIsDegradedAndNamesTheField() {
         Resolution.Rejected rejected = (Resolution.Rejected) Specs.RESOLVER.resolve(
                 deployment("qwen", "TGI").role(role("s")).build());

@@ -23,6 +23,10 @@ import java.util.Map;
         value = "!self.name.matches('" + RoleSpec.RESERVED_SUFFIX + "')",
         message = "spec.roles[].name must not end in -r<digits>: that is how replica Services are named",
         fieldPath = ".name")
+@ValidationRule(
+        value = "!(has(self.command) && size(self.command) > 0 && has(self.extraArgs) && size(self.extraArgs) > 0)",
+        message = RoleSpec.EXTRA_ARGS_WITH_COMMAND,
+        fieldPath = ".extraArgs")
 public record RoleSpec(
         @Required @Size(min = 1, max = RoleSpec.MAX_NAME_LENGTH) @Pattern(RoleSpec.NAME_PATTERN)
         @JsonPropertyDescription("DNS label naming the role; part of every Pod and Service name.")
@@ -56,6 +60,9 @@ public record RoleSpec(
         Map<String, String> nodeSelector,
         List<Toleration> tolerations) {
 
+    /** Said by admission and by the operator alike: arguments that would be dropped are refused, not ignored. */
+    public static final String EXTRA_ARGS_WITH_COMMAND =
+            "spec.roles[].extraArgs cannot be combined with spec.roles[].command, which replaces the whole command line";
     public static final String NAME_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
     /** Role names ending like this would collide with the headless Service of another role's replica. */
     /** A role may not take this name: the router's Deployment and Service are named after it. */
