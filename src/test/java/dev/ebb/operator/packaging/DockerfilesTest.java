@@ -37,4 +37,18 @@ class DockerfilesTest {
                 .noneMatch(l -> l.contains("--chown"));
         assertThat(instructions(dockerfile)).noneMatch(l -> l.startsWith("RUN ") && l.contains("chown"));
     }
+
+    /** Each image's build context holds only what its Dockerfile copies: no sources, no build cache, no secrets. */
+    @ParameterizedTest
+    @ValueSource(strings = {"Dockerfile.jvm", "Dockerfile.native"})
+    void theBuildContextIsOnlyWhatTheImageCopies(String dockerfile) throws Exception {
+        List<String> ignore = Files.readString(Path.of("src", "main", "docker", dockerfile + ".dockerignore")).lines()
+                .map(String::strip).filter(l -> !l.isEmpty() && !l.startsWith("#")).toList();
+        List<String> copied = instructions(dockerfile).stream().filter(l -> l.startsWith("COPY "))
+                .map(l -> l.split("\\s+")).map(words -> words[words.length - 2]).toList();
+
+        assertThat(ignore.get(0)).as("everything is left out first").isEqualTo("*");
+        assertThat(ignore.subList(1, ignore.size())).allMatch(l -> l.startsWith("!"));
+        assertThat(copied).allSatisfy(source -> assertThat(ignore).anyMatch(l -> source.startsWith(l.substring(1))));
+    }
 }
