@@ -3,18 +3,31 @@ package dev.ebb.operator.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import io.fabric8.kubernetes.api.model.DeleteOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.URLUtils;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The test world's API server honours a delete's uid precondition, as the operator's deletions rely on it. */
+/**
+ * The test world's API server refuses a bad ModelDeployment whichever way it is written (create, update, merge patch,
+ * server-side apply) with the API server's own wording, lets the status of a good one be written, and honours a
+ * delete's uid precondition, as the operator's deletions rely on it.
+ */
 class AdmittingDispatcherTest {
     private KubernetesMockServer server;
     private KubernetesClient client;
@@ -49,5 +62,96 @@ class AdmittingDispatcherTest {
 
         deleteWithUid("p", pod.getMetadata().getUid());
         assertThat(client.pods().inNamespace("ns").withName("p").get()).isNull();
+    }
+
+    private static final String NS = "adm";
+    private static final String INVALID = "ModelDeployment.serving.ebb.dev \"good\" is invalid: ";
+
+    private ModelDeployment createGood() {
+        return client.resource(Specs.deployment("good", "vLLM").namespace(NS).role(Specs.role("server")).build()).create();
+    }
+
+    private ModelDeployment stored() {
+        return client.resources(ModelDeployment.class).inNamespace(NS).withName("good").get();
+    }
+
+    private static String refusal(ThrowingCallable write) {
+        KubernetesClientException refused = catchThrowableOfType(KubernetesClientException.class, write);
+        assertThat(refused).as("the API server should refuse it").isNotNull();
+        assertThat(refused.getCode()).isEqualTo(422);
+        return refused.getStatus().getMessage();
+    }
+
+    @Test
+    void aPlainUpdateOfABadChangeIsRefusedAndNothingChanges() {
+        ModelDeployment md = createGood();
+        ModelDeploymentSpec spec = md.getSpec();
+        md.setSpec(new ModelDeploymentSpec(spec.model(), spec.engine(), spec.router(),
+                List.of(Specs.role("server").size(0).build())));
+
+        assertThat(refusal(() -> client.resource(md).update()))
+                .isEqualTo(INVALID + "spec.roles[0].size: Invalid value: 0: spec.roles[0].size in body should be greater than or equal to 1");
+        assertThat(stored().getSpec().roles().get(0).size()).isNull();
+    }
+
+    @Test
+    void aMergePatchIsRefusedWithTheCrdsMessage() {
+        createGood();
+
+        assertThat(refusal(() -> client.resources(ModelDeployment.class).inNamespace(NS).withName("good")
+                .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"engine\":{\"name\":\"SGLang\"}}}")))
+                .isEqualTo(INVALID + "spec.engine.name: Invalid value: \"object\": spec.engine.name is immutable; "
+                        + "create a new ModelDeployment to change engines");
+        assertThat(stored().getSpec().engine().name()).isEqualTo("vLLM");
+    }
+
+    @Test
+    void aServerSideApplyIsRefusedWithTheCrdsMessage() {
+        createGood();
+        ModelDeployment applied = Specs.deployment("good", "vLLM").namespace(NS).router("sglang-gateway").role(Specs.role("server")).build();
+        applied.getMetadata().setUid(null);
+
+        assertThat(refusal(() -> client.resource(applied).fieldManager("kubectl").forceConflicts().serverSideApply()))
+                .isEqualTo(INVALID + "spec.router.name: Invalid value: \"object\": spec.router.name does not fit spec.engine.name: "
+                        + "vllm-router serves only vLLM, sglang-gateway only SGLang, llm-d-router either");
+        assertThat(stored().getSpec().router()).isNull();
+    }
+
+    @Test
+    void severalErrorsAreListedTogetherInBrackets() {
+        String message = refusal(() -> client.resource(Specs.deployment("good", "vLLM").namespace(NS)
+                .role(Specs.role("server").size(0).grace(3601)).build()).create());
+
+        assertThat(message).startsWith(INVALID + "[").endsWith("]")
+                .contains("spec.roles[0].size: Invalid value: 0: spec.roles[0].size in body should be greater than or equal to 1")
+                .contains("spec.roles[0].terminationGracePeriodSeconds: Invalid value: 3601: "
+                        + "spec.roles[0].terminationGracePeriodSeconds in body should be less than or equal to 3600")
+                .contains(", ");
+    }
+
+    @Test
+    void replicasAndRoleCountsBeyondTheirBoundsAreRefusedOnCreate() {
+        assertThat(refusal(() -> client.resource(Specs.deployment("good", "vLLM").namespace(NS)
+                .role(Specs.role("server").replicas(1025)).build()).create()))
+                .isEqualTo(INVALID + "spec.roles[0].replicas: Invalid value: 1025: spec.roles[0].replicas in body should be less than or equal to 1024");
+
+        Specs.Deployment eleven = Specs.deployment("good", "vLLM").namespace(NS);
+        IntStream.range(0, 11).forEach(i -> eleven.role(Specs.role("r" + (char) ('a' + i))));
+        assertThat(refusal(() -> client.resource(eleven.build()).create()))
+                .isEqualTo(INVALID + "spec.roles: Too many: 11: must have at most 10 items");
+        assertThat(stored()).isNull();
+    }
+
+    @Test
+    void aGoodResourcesStatusIsWrittenAndReadBack() {
+        ModelDeployment md = createGood();
+        md.setStatus(new ModelDeploymentStatus(1L, "Ready", "server 1/1", null, null, null, null));
+
+        client.resource(md).patchStatus();
+
+        ModelDeployment read = stored();
+        assertThat(read.getStatus().phase()).isEqualTo("Ready");
+        assertThat(read.getStatus().rolesSummary()).isEqualTo("server 1/1");
+        assertThat(read.getSpec()).isEqualTo(md.getSpec());
     }
 }

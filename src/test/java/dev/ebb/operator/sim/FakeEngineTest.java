@@ -156,6 +156,12 @@ class FakeEngineTest {
         engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), 8443, "m", new EngineFaults(), SelfSignedTls.serverContext());
 
         assertThat(engine.uri("/metrics").getScheme()).isEqualTo("https");
+        HttpClient trusting = HttpClient.newBuilder().sslContext(SelfSignedTls.trustingClientContext()).build();
+        HttpResponse<String> page = trusting.send(HttpRequest.newBuilder(engine.uri("/metrics")).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body()).contains("# TYPE sglang:num_running_reqs gauge");
+        assertThat(inFlightOnPage(page.body())).isZero();
         HttpRequest plain = HttpRequest.newBuilder(URI.create("http://" + engine.host() + ":8443/metrics"))
                 .timeout(Duration.ofSeconds(2)).build();
         assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> http.send(plain, HttpResponse.BodyHandlers.ofString())))

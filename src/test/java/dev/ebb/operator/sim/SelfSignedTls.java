@@ -2,18 +2,78 @@ package dev.ebb.operator.sim;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.security.cert.X509Certificate;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509ExtendedTrustManager;
 
 /** A throw-away certificate for a fake engine that serves TLS, made with the JDK's own keytool. */
 public final class SelfSignedTls {
     private static final char[] PASSWORD = "changeit".toCharArray();
+    private static SSLContext shared;
 
     private SelfSignedTls() {
+    }
+
+    /** One certificate for every TLS engine the kubelet starts: keytool takes a second or more per certificate. */
+    public static synchronized SSLContext shared() throws IOException {
+        if (shared == null) {
+            try {
+                shared = serverContext();
+            } catch (GeneralSecurityException e) {
+                throw new IOException("cannot make a certificate", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while making a certificate", e);
+            }
+        }
+        return shared;
+    }
+
+    /** A client context that trusts any certificate and any host name, as the engine's own hook does on loopback. */
+    public static SSLContext trustingClientContext() throws GeneralSecurityException {
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(null, new TrustManager[] {new TrustingManager()}, null);
+        return context;
+    }
+
+    /** An extended trust manager takes over the host name check too, which it skips along with the chain's. */
+    private static final class TrustingManager extends X509ExtendedTrustManager {
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) {
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) {
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {
+        }
+
+        @Override
+        public void checkClientTrusted(X509Certificate[] chain, String authType) {
+        }
+
+        @Override
+        public void checkServerTrusted(X509Certificate[] chain, String authType) {
+        }
+
+        @Override
+        public X509Certificate[] getAcceptedIssuers() {
+            return new X509Certificate[0];
+        }
     }
 
     public static SSLContext serverContext() throws IOException, GeneralSecurityException, InterruptedException {

@@ -89,4 +89,21 @@ class SimEndpointsTest {
 
         await().atMost(Duration.ofSeconds(5)).until(() -> endpoints().isEmpty());
     }
+
+    @Test
+    void podThatIsNotReadyIsListedNeitherReadyNorServing() {
+        pod("a", "true");
+        await().atMost(Duration.ofSeconds(5)).until(() -> endpoints().size() == 1 && endpoints().get(0).getConditions().getReady());
+
+        client.pods().inNamespace(NS).withName("a").editStatus(p -> {
+            p.getStatus().getConditions().stream().filter(c -> c.getType().equals("Ready")).forEach(c -> c.setStatus("False"));
+            return p;
+        });
+
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(endpoints()).singleElement().satisfies(e -> {
+            assertThat(e.getConditions().getReady()).isFalse();
+            assertThat(e.getConditions().getServing()).isFalse();
+            assertThat(e.getConditions().getTerminating()).isFalse();
+        }));
+    }
 }

@@ -26,6 +26,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import javax.net.ssl.SSLContext;
 import org.jboss.logging.Logger;
 
 /**
@@ -37,8 +38,11 @@ import org.jboss.logging.Logger;
 public final class SimKubelet implements AutoCloseable {
     public static final String FINALIZER = "sim.ebb.dev/kubelet";
     private static final Duration RESTART_PATIENCE = Duration.ofSeconds(5);
-    /** Extra time the kubelet grants after a preStop hook that used up the whole grace period. */
-    static final Duration HOOK_OVERRUN_GRACE = Duration.ofSeconds(2);
+    /**
+     * The least time the kubelet leaves a container between SIGTERM and the kill, however much of the grace the preStop
+     * hook used (kuberuntime's killContainer, minimumGracePeriodInSeconds).
+     */
+    static final Duration MINIMUM_GRACE = Duration.ofSeconds(2);
     static final Duration DEFAULT_GRACE = Duration.ofSeconds(30);
     private static final Logger LOG = Logger.getLogger(SimKubelet.class);
 
@@ -189,18 +193,17 @@ public final class SimKubelet implements AutoCloseable {
                 .map(l -> l.getPreStop())
                 .map(h -> h.getExec())
                 .map(e -> e.getCommand());
-        Duration deadline = grace;
         Optional<Duration> hookTook = Optional.empty();
         String hookOutput = "";
         if (hook.isPresent()) {
             HookRun run = runHook(hook.get(), node.address, grace);
             hookTook = Optional.of(run.took);
             hookOutput = run.stderr;
-            if (run.overran) {
-                deadline = grace.plus(HOOK_OVERRUN_GRACE);
-            }
         }
         Duration sigterm = since(start);
+        // the container gets what is left of the grace after the hook, and never less than the minimum
+        Duration left = grace.minus(sigterm);
+        Duration deadline = sigterm.plus(left.compareTo(MINIMUM_GRACE) < 0 ? MINIMUM_GRACE : left);
         FakeEngine engine = node.engine;
         boolean killed = false;
         if (engine != null) {
@@ -217,7 +220,7 @@ public final class SimKubelet implements AutoCloseable {
         releaseFinalizer(pod);
     }
 
-    private record HookRun(Duration took, String stderr, boolean overran) {
+    private record HookRun(Duration took, String stderr) {
     }
 
     /** Runs the hook's argv as given, except the loopback host the operator renders, which becomes this Pod's. */
@@ -239,12 +242,12 @@ public final class SimKubelet implements AutoCloseable {
                 process.destroyForcibly();
             }
             drain.join(1000);
-            return new HookRun(since(start), stderr.toString(), !done);
+            return new HookRun(since(start), stderr.toString());
         } catch (IOException e) {
-            return new HookRun(since(start), "hook failed to start: " + e.getMessage(), false);
+            return new HookRun(since(start), "hook failed to start: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return new HookRun(since(start), "interrupted", false);
+            return new HookRun(since(start), "interrupted");
         }
     }
 
@@ -283,10 +286,13 @@ public final class SimKubelet implements AutoCloseable {
         if (engine.isEmpty()) {
             return null;
         }
-        int port = Optional.ofNullable(pod.getMetadata().getAnnotations()).map(a -> a.get(Annotations.SCRAPE_PORT))
-                .map(Integer::parseInt)
+        Map<String, String> annotations = Optional.ofNullable(pod.getMetadata().getAnnotations()).orElse(Map.of());
+        int port = Optional.ofNullable(annotations.get(Annotations.SCRAPE_PORT)).map(Integer::parseInt)
                 .orElse(main.getPorts().get(0).getContainerPort());
-        return FakeEngine.start(engine.get(), address, port, argAfter(main.getCommand(), "--served-model-name").orElse("model"));
+        // the operator says https exactly when the engine's command turns TLS on
+        SSLContext tls = "https".equals(annotations.get(Annotations.SCRAPE_SCHEME)) ? SelfSignedTls.shared() : null;
+        return FakeEngine.start(engine.get(), address, port, argAfter(main.getCommand(), "--served-model-name").orElse("model"),
+                new EngineFaults(), tls);
     }
 
     /**

@@ -3,12 +3,21 @@ package dev.ebb.operator.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.render.MemberSlot;
+import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -30,12 +39,23 @@ class SimKubeletTest {
     }
 
     static Pod enginePod(String name, Long grace, List<String> preStop) {
+        return pod(name, "vllm", List.of("vllm", "serve", "m", "--served-model-name", "m", "--host", "0.0.0.0", "--port", "8000"),
+                grace, preStop);
+    }
+
+    /** An SGLang Pod: on SIGTERM its engine keeps generating what it holds, so only the kill ends a long stream. */
+    static Pod sglangPod(String name, Long grace, List<String> preStop) {
+        return pod(name, "sglang", List.of("python3", "-m", "sglang.launch_server", "--model-path", "m", "--served-model-name", "m",
+                "--host", "0.0.0.0", "--port", "8000", "--enable-metrics"), grace, preStop);
+    }
+
+    private static Pod pod(String name, String image, List<String> command, Long grace, List<String> preStop) {
         PodBuilder pod = new PodBuilder()
                 .withNewMetadata().withName(name).withNamespace(NS).endMetadata()
                 .withNewSpec()
                     .withTerminationGracePeriodSeconds(grace)
-                    .addNewContainer().withName("main").withImage("vllm")
-                        .withCommand("vllm", "serve", "m", "--served-model-name", "m", "--host", "0.0.0.0", "--port", "8000")
+                    .addNewContainer().withName("main").withImage(image)
+                        .withCommand(command)
                         .addNewPort().withContainerPort(8000).endPort()
                     .endContainer()
                 .endSpec();
@@ -44,6 +64,26 @@ class SimKubeletTest {
                     .endExec().endPreStop().endLifecycle().endContainer().endSpec();
         }
         return pod.build();
+    }
+
+    /** A Pod the operator's renderer builds for the only role of the given deployment. */
+    private static Pod rendered(Specs.Deployment spec) {
+        DesiredDeployment desired = spec.namespace(NS).desired();
+        DesiredRole role = desired.roles().get(0);
+        return PodRenderer.render(new MemberSlot(desired, role, 0, 0), PodRenderer.configHash(desired, role));
+    }
+
+    /** Starts one stream far longer than any test here lasts and returns once the Pod's engine holds it. */
+    private CompletableFuture<LoadGenerator.Request> holdStream(String name) {
+        FakeEngine engine = kubelet.engine(NS, name).orElseThrow();
+        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(name, engine.uri(""))), 1, 1000, Duration.ofMillis(20));
+        CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(load::send);
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
+        return held;
+    }
+
+    private static LoadGenerator.Outcome outcome(CompletableFuture<LoadGenerator.Request> request) throws Exception {
+        return request.get(5, TimeUnit.SECONDS).outcome();
     }
 
     private Pod fetch(String name) {
@@ -98,16 +138,53 @@ class SimKubeletTest {
     }
 
     @Test
-    void hookThatOverrunsTheGraceIsCutAndTheEngineKilledTwoSecondsLater() {
-        client.resource(enginePod("c", 3L, List.of("python3", "-c", "import time; time.sleep(30)"))).create();
+    void engineStillDrainingAtTheGraceIsKilledAndItsStreamCut() throws Exception {
+        client.resource(sglangPod("g", 2L, null)).create();
+        awaitRunning("g");
+        CompletableFuture<LoadGenerator.Request> held = holdStream("g");
+
+        client.pods().inNamespace(NS).withName("g").delete();
+
+        await().atMost(Duration.ofSeconds(8)).until(() -> fetch("g") == null);
+        Termination t = terminationOf("g");
+        assertThat(t.sigterm()).isLessThan(Duration.ofMillis(500));
+        assertThat(t.killed()).isTrue();
+        assertThat(t.exited()).isBetween(Duration.ofMillis(1900), Duration.ofMillis(2800));
+        assertThat(outcome(held)).isEqualTo(LoadGenerator.Outcome.CUT);
+    }
+
+    @Test
+    void hookThatOverrunsTheGraceIsCutAndTheEngineKilledTwoSecondsLater() throws Exception {
+        client.resource(sglangPod("c", 3L, List.of("python3", "-c", "import time; time.sleep(30)"))).create();
         awaitRunning("c");
+        CompletableFuture<LoadGenerator.Request> held = holdStream("c");
 
         client.pods().inNamespace(NS).withName("c").delete();
 
         await().atMost(Duration.ofSeconds(10)).until(() -> fetch("c") == null);
         Termination t = terminationOf("c");
-        assertThat(t.hook()).hasValueSatisfying(d -> assertThat(d).isBetween(Duration.ofMillis(2900), Duration.ofMillis(3800)));
-        assertThat(t.exited()).isLessThan(Duration.ofMillis(5800));
+        Duration hook = t.hook().orElseThrow();
+        assertThat(hook).isBetween(Duration.ofMillis(2900), Duration.ofMillis(3800));
+        assertThat(t.killed()).isTrue();
+        assertThat(t.exited().minus(hook)).isBetween(Duration.ofMillis(1900), Duration.ofMillis(2600));
+        assertThat(outcome(held)).isEqualTo(LoadGenerator.Outcome.CUT);
+    }
+
+    @Test
+    void hookThatEndsJustBeforeTheGraceStillLeavesTheEngineTwoSeconds() throws Exception {
+        client.resource(sglangPod("h", 3L, List.of("python3", "-c", "import time; time.sleep(2.5)"))).create();
+        awaitRunning("h");
+        CompletableFuture<LoadGenerator.Request> held = holdStream("h");
+
+        client.pods().inNamespace(NS).withName("h").delete();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> fetch("h") == null);
+        Termination t = terminationOf("h");
+        Duration hook = t.hook().orElseThrow();
+        assertThat(hook).as("the hook ended on its own, inside the grace").isBetween(Duration.ofMillis(2500), Duration.ofMillis(2990));
+        assertThat(t.killed()).isTrue();
+        assertThat(t.exited().minus(hook)).isBetween(Duration.ofMillis(1900), Duration.ofMillis(2600));
+        assertThat(outcome(held)).isEqualTo(LoadGenerator.Outcome.CUT);
     }
 
     @Test
@@ -149,6 +226,55 @@ class SimKubeletTest {
             assertThat(status.getRestartCount()).isEqualTo(1);
             assertThat(status.getContainerID()).isNotEqualTo(before).startsWith("sim://");
         });
+    }
+
+    @Test
+    void restartCutsTheStreamsTheEngineHeld() throws Exception {
+        client.resource(sglangPod("i", null, null)).create();
+        awaitRunning("i");
+        CompletableFuture<LoadGenerator.Request> held = holdStream("i");
+
+        kubelet.restartContainer(NS, "i");
+
+        assertThat(outcome(held)).isEqualTo(LoadGenerator.Outcome.CUT);
+        FakeEngine restarted = kubelet.engine(NS, "i").orElseThrow();
+        assertThat(restarted.inFlight()).isZero();
+        assertThat(restarted.state()).isEqualTo(FakeEngine.State.SERVING);
+    }
+
+    @Test
+    void renderedHookReadsTheEngineOnThePortItsAnnotationsName() {
+        // behind llm-d's routing proxy the engine, and so the scrape annotation, moves off the role's port
+        Pod pod = rendered(Specs.deployment("qwen", "vLLM").router("llm-d-router").role(Specs.role("decode").kind("Decode").port(8000)));
+        String scrapePort = pod.getMetadata().getAnnotations().get(Annotations.SCRAPE_PORT);
+        assertThat(scrapePort).isNotEqualTo("8000");
+        String name = pod.getMetadata().getName();
+        client.resource(pod).create();
+        awaitRunning(name);
+        assertThat(kubelet.engine(NS, name)).hasValueSatisfying(e -> assertThat(e.port()).isEqualTo(Integer.parseInt(scrapePort)));
+
+        client.pods().inNamespace(NS).withName(name).delete();
+
+        await().atMost(Duration.ofSeconds(15)).until(() -> fetch(name) == null);
+        Termination t = terminationOf(name);
+        assertThat(t.hookOutput()).contains("read: idle (sum 0), 2 in a row").contains("idle on two consecutive reads");
+        assertThat(t.killed()).isFalse();
+    }
+
+    @Test
+    void podWhoseAnnotationsSayHttpsGetsATlsEngineThatTheRenderedHookReads() {
+        Pod pod = rendered(Specs.deployment("secure", "vLLM")
+                .role(Specs.role("server").extraArgs("--ssl-certfile", "/tls/tls.crt", "--ssl-keyfile", "/tls/tls.key")));
+        assertThat(pod.getMetadata().getAnnotations()).containsEntry(Annotations.SCRAPE_SCHEME, "https");
+        String name = pod.getMetadata().getName();
+        client.resource(pod).create();
+        awaitRunning(name);
+        assertThat(kubelet.engine(NS, name)).hasValueSatisfying(e -> assertThat(e.uri("/metrics").getScheme()).isEqualTo("https"));
+
+        client.pods().inNamespace(NS).withName(name).delete();
+
+        await().atMost(Duration.ofSeconds(15)).until(() -> fetch(name) == null);
+        assertThat(terminationOf(name).hookOutput()).contains("idle on two consecutive reads").doesNotContain("TLS handshake failed");
     }
 
     @Test
