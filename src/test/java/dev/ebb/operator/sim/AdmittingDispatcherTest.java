@@ -64,6 +64,23 @@ class AdmittingDispatcherTest {
         assertThat(client.pods().inNamespace("ns").withName("p").get()).isNull();
     }
 
+    /** A real API server answers the write that removes the last finalizer with the object as it was deleted. */
+    @Test
+    void removingTheLastFinalizerOfADeletedObjectAnswersWithTheObjectAndDeletesIt() {
+        client.pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withName("held").addToFinalizers("test/hold").endMetadata()
+                .withNewSpec().addNewContainer().withName("main").withImage("x").endContainer().endSpec().build()).create();
+        client.pods().inNamespace("ns").withName("held").delete();
+        assertThat(client.pods().inNamespace("ns").withName("held").get().getMetadata().getDeletionTimestamp()).isNotNull();
+
+        Pod answer = client.pods().inNamespace("ns").withName("held")
+                .patch(PatchContext.of(PatchType.JSON), "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]");
+
+        assertThat(answer).isNotNull();
+        assertThat(answer.getMetadata().getName()).isEqualTo("held");
+        assertThat(answer.getMetadata().getFinalizers()).isEmpty();
+        assertThat(client.pods().inNamespace("ns").withName("held").get()).isNull();
+    }
+
     private static final String NS = "adm";
     private static final String INVALID = "ModelDeployment.serving.ebb.dev \"good\" is invalid: ";
 
