@@ -26,6 +26,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -205,28 +206,17 @@ class Fabric8PodExecTest {
         assertThat(run(LIMITS)).isEqualTo(new ExecResult.Failed("the exec ended without a readable exit status"));
     }
 
-    @Test
-    void cancellingWhileTheSocketIsSilentClosesItAtTheServer() throws Exception {
-        CountDownLatch opened = new CountDownLatch(1);
-        CountDownLatch closedByClient = new CountDownLatch(1);
+    /**
+     * A server of its own, which serves the Pod and answers the exec request as the test says: the expectation DSL
+     * keeps its websocket sessions to itself, and answers an upgrade at once whatever delay it is given.
+     */
+    private KubernetesMockServer serverAnsweringExecWith(Supplier<MockResponse> execAnswer) {
         String podJson = client.getKubernetesSerialization().asJson(pod);
-        // a server of its own: the expectation DSL keeps its websocket sessions to itself, this one reports the close
-        KubernetesMockServer silent = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new Dispatcher() {
+        KubernetesMockServer own = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new Dispatcher() {
             @Override
             public MockResponse dispatch(RecordedRequest request) {
                 if (request.getPath().equals(PATH)) {
-                    return new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
-                        @Override
-                        public void onOpen(WebSocket webSocket, Response response) {
-                            opened.countDown();
-                        }
-
-                        @Override
-                        public void onClosing(WebSocket webSocket, int code, String reason) {
-                            closedByClient.countDown();
-                            webSocket.close(code, reason);
-                        }
-                    });
+                    return execAnswer.get();
                 }
                 if (request.getPath().equals(POD_PATH)) {
                     return new MockResponse().setResponseCode(200).setBody(podJson);
@@ -234,7 +224,53 @@ class Fabric8PodExecTest {
                 return new MockResponse().setResponseCode(404).setBody(status(404, "NotFound"));
             }
         }, false);
-        silent.init();
+        own.init();
+        return own;
+    }
+
+    @Test
+    void deadlineCoversTheUpgrade() {
+        CountDownLatch testOver = new CountDownLatch(1);
+        KubernetesMockServer slow = serverAnsweringExecWith(() -> {
+            // the upgrade is answered only once the test is over, long after the read's deadline
+            try {
+                testOver.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
+            });
+        });
+        try (KubernetesClient slowClient = slow.createClient()) {
+            long start = System.nanoTime();
+
+            ExecResult result = new Fabric8PodExec(slowClient).exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofMillis(800)))
+                    .await().atMost(Duration.ofSeconds(10));
+
+            assertThat(result).isEqualTo(new ExecResult.TimedOut(Duration.ofMillis(800)));
+            assertThat(since(start)).isBetween(Duration.ofMillis(700), Duration.ofMillis(1800));
+        } finally {
+            testOver.countDown();
+            slow.destroy();
+        }
+    }
+
+    @Test
+    void cancellingWhileTheSocketIsSilentClosesItAtTheServer() throws Exception {
+        CountDownLatch opened = new CountDownLatch(1);
+        CountDownLatch closedByClient = new CountDownLatch(1);
+        KubernetesMockServer silent = serverAnsweringExecWith(() -> new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
+            @Override
+            public void onOpen(WebSocket webSocket, Response response) {
+                opened.countDown();
+            }
+
+            @Override
+            public void onClosing(WebSocket webSocket, int code, String reason) {
+                closedByClient.countDown();
+                webSocket.close(code, reason);
+            }
+        }));
         try (KubernetesClient silentClient = silent.createClient()) {
             CountDownLatch openAtTheClient = new CountDownLatch(1);
             Fabric8PodExec.Opener throughServer = Fabric8PodExec.throughApiServer(silentClient);
