@@ -56,7 +56,7 @@ def check_args(args):
 def is_loopback(host):
     # by hand: inet_aton would take "127.0.0.1 anything", and the host goes into the request's Host line
     parts = host.split(".")
-    return (len(parts) == 4 and all(p.isascii() and p.isdigit() and len(p) <= 3 and int(p) <= 255 for p in parts)
+    return (len(parts) == 4 and all(0 < len(p) <= 3 and all("0" <= c <= "9" for c in p) and int(p) <= 255 for p in parts)
             and int(parts[0]) == 127)
 
 
