@@ -6,7 +6,8 @@ Run by the operator through pods/exec, with the engine image's own python3, ever
 
 It prints the body to stdout and exits 0, or exits with a code that says what went wrong:
 2 connection refused, 3 HTTP error status, 4 TLS failure, 5 no answer within --timeout,
-6 body larger than --max-bytes, 7 anything else. It reads nothing else and changes nothing.
+6 answer larger than --max-bytes (plus room for the headers), 7 anything else: bad arguments, an answer
+that is not HTTP, not 200, or shorter than its Content-Length. It reads nothing else and changes nothing.
 """
 import argparse
 import socket
@@ -14,6 +15,7 @@ import sys
 import time
 
 OK, REFUSED, HTTP_ERROR, TLS_FAILURE, TIMEOUT, TOO_LARGE, OTHER = 0, 2, 3, 4, 5, 6, 7
+HEADER_ROOM = 65536
 
 
 class Done(Exception):
@@ -30,7 +32,32 @@ def parse_args(argv):
     p.add_argument("--path", default="/metrics")
     p.add_argument("--max-bytes", type=int, default=1048576, help="largest body accepted (default: %(default)s)")
     p.add_argument("--timeout", type=float, default=2.0, help="seconds the engine has to answer (default: %(default)s)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    check_args(args)
+    return args
+
+
+def check_args(args):
+    """The arguments come from a Pod's annotations: each is checked here too, not only by the caller."""
+    # getaddrinfo takes the port modulo 65536, so 65616 would read port 80
+    if not 1 <= args.port <= 65535:
+        raise Done(OTHER, "bad arguments: --port must be 1..65535")
+    if not is_loopback(args.host):
+        raise Done(OTHER, "bad arguments: --host must be an IPv4 loopback address")
+    # anything else in the path would end the request line and start a header of the path's choosing
+    if not args.path.startswith("/") or len(args.path) > 2048 or any(c <= " " or c >= "\x7f" for c in args.path):
+        raise Done(OTHER, "bad arguments: --path must start with / and hold only printable ASCII")
+    if args.max_bytes < 1:
+        raise Done(OTHER, "bad arguments: --max-bytes must be positive")
+    if not 0 < args.timeout <= 60:
+        raise Done(OTHER, "bad arguments: --timeout must be over 0 and at most 60 seconds")
+
+
+def is_loopback(host):
+    # by hand: inet_aton would take "127.0.0.1 anything", and the host goes into the request's Host line
+    parts = host.split(".")
+    return (len(parts) == 4 and all(0 < len(p) <= 3 and all("0" <= c <= "9" for c in p) and int(p) <= 255 for p in parts)
+            and int(parts[0]) == 127)
 
 
 def fetch(args):
@@ -67,7 +94,7 @@ def fetch(args):
             args.path, args.host, args.port)
         sock.settimeout(remaining())
         sock.sendall(request.encode("ascii"))
-        limit = args.max_bytes + 65536  # room for the headers
+        limit = args.max_bytes + HEADER_ROOM
         chunks, size = [], 0
         while True:
             sock.settimeout(remaining())
@@ -77,7 +104,8 @@ def fetch(args):
             chunks.append(chunk)
             size += len(chunk)
             if size > limit:
-                break
+                # what was read is a cut answer, whichever part of it the cut fell in
+                raise Done(TOO_LARGE, "answer larger than %d bytes" % limit)
     except socket.timeout:
         raise Done(TIMEOUT, "no answer within %gs" % args.timeout)
     except ConnectionResetError as e:
@@ -99,8 +127,23 @@ def fetch(args):
         raise Done(OTHER, "HTTP %s instead of 200" % status[1].decode("ascii"))
     if len(body) > args.max_bytes:
         raise Done(TOO_LARGE, "body larger than %d bytes" % args.max_bytes)
+    length = content_length(head)
+    if length is not None and len(body) < length:
+        raise Done(OTHER, "body of %d bytes, %d announced" % (len(body), length))
     sys.stdout.buffer.write(body)
     sys.stdout.flush()
+
+
+def content_length(head):
+    """The Content-Length the answer announced, or None if it announced none."""
+    for line in head.split(b"\r\n")[1:]:
+        name, sep, value = line.partition(b":")
+        if sep and name.strip().lower() == b"content-length":
+            value = value.strip()
+            if not value.isdigit():
+                raise Done(OTHER, "the answer's Content-Length is not a number")
+            return int(value)
+    return None
 
 
 def main(argv):

@@ -8,11 +8,13 @@ import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * pods/exec over the API server's websocket, wrapped in a Uni that completes on the command's exit code, on the
@@ -20,10 +22,30 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 @ApplicationScoped
 public class Fabric8PodExec implements PodExec {
-    private final KubernetesClient client;
+    private final Opener opener;
 
+    /** Opens the exec stream: a Pod lookup and the websocket handshake. Blocks until the stream is open. */
+    interface Opener {
+        ExecWatch open(Pod pod, String container, List<String> argv, OutputStream stdout, ExecListener listener);
+    }
+
+    @Inject
     public Fabric8PodExec(KubernetesClient client) {
-        this.client = client;
+        this(throughApiServer(client));
+    }
+
+    Fabric8PodExec(Opener opener) {
+        this.opener = opener;
+    }
+
+    static Opener throughApiServer(KubernetesClient client) {
+        return (pod, container, argv, stdout, listener) -> client.pods().inNamespace(pod.getMetadata().getNamespace())
+                .withName(pod.getMetadata().getName())
+                .inContainer(container)
+                .writingOutput(stdout)
+                .writingError(OutputStream.nullOutputStream())
+                .usingListener(listener)
+                .exec(argv.toArray(String[]::new));
     }
 
     @Override
@@ -40,40 +62,40 @@ public class Fabric8PodExec implements PodExec {
         CappedStream stdout = new CappedStream(limits.maxStdoutBytes(),
                 () -> emitter.complete(new ExecResult.Overflowed(limits.maxStdoutBytes())));
         AtomicBoolean ended = new AtomicBoolean();
-        emitter.onTermination(() -> {
-            ended.set(true);
-            ExecWatch w = watch.get();
-            if (w != null) {
+        AtomicBoolean closed = new AtomicBoolean();
+        // the read can end while the stream is still opening: whichever side comes second closes it, once
+        Consumer<ExecWatch> closeOnce = w -> {
+            if (w != null && closed.compareAndSet(false, true)) {
                 w.close();
             }
+        };
+        emitter.onTermination(() -> {
+            ended.set(true);
+            closeOnce.accept(watch.get());
         });
         try {
-            ExecWatch started = client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
-                    .inContainer(container)
-                    .writingOutput(stdout)
-                    .writingError(OutputStream.nullOutputStream())
-                    .usingListener(new ExecListener() {
-                        @Override
-                        public void onFailure(Throwable t, Response response) {
-                            emitter.complete(new ExecResult.Failed(describe(t, response)));
-                        }
+            ExecWatch started = opener.open(pod, container, argv, stdout, new ExecListener() {
+                @Override
+                public void onFailure(Throwable t, Response response) {
+                    emitter.complete(new ExecResult.Failed(describe(t, response)));
+                }
 
-                        @Override
-                        public void onClose(int code, String reason) {
-                            // the exit code, or the lack of one, completes the read
-                        }
-                    })
-                    .exec(argv.toArray(String[]::new));
+                @Override
+                public void onClose(int code, String reason) {
+                    // the exit code, or the lack of one, completes the read
+                }
+            });
             watch.set(started);
             if (ended.get()) {
-                started.close();
+                closeOnce.accept(started);
                 return;
             }
-            started.exitCode().whenComplete((code, error) -> emitter.complete(error != null || code == null
-                    ? new ExecResult.Failed(error == null ? "no exit code" : error.getMessage())
+            // the client reports a status frame it cannot read as code -1: that is no exit code of the command's
+            started.exitCode().whenComplete((code, error) -> emitter.complete(error != null ? new ExecResult.Failed(String.valueOf(error.getMessage()))
+                    : code == null || code < 0 ? new ExecResult.Failed("the exec ended without a readable exit status")
                     : new ExecResult.Exited(code, stdout.bytes())));
         } catch (RuntimeException e) {
-            emitter.complete(new ExecResult.Failed(e.getMessage()));
+            emitter.complete(new ExecResult.Failed(String.valueOf(e.getMessage())));
         }
     }
 

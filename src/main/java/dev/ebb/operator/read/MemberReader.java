@@ -43,7 +43,12 @@ public class MemberReader {
         return reading.getSimpleName().toLowerCase(Locale.ROOT);
     }
 
+    /** Nothing happens, and nothing is counted, until the Uni is subscribed to. */
     public Uni<Reading> read(Pod member, Engine engine) {
+        return Uni.createFrom().deferred(() -> readNow(member, engine));
+    }
+
+    private Uni<Reading> readNow(Pod member, Engine engine) {
         ReadCommand.Built command = ReadCommand.forMember(member, ExecLimits.MEMBER_READ.maxStdoutBytes());
         if (command.argv().isEmpty()) {
             return Uni.createFrom().item(record(new Reading.Failed(command.refusal()), Duration.ZERO));

@@ -5,22 +5,41 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.ExecWatch;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.server.mock.OutputStreamMessage;
 import io.fabric8.kubernetes.client.server.mock.StatusStreamMessage;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.fabric8.mockwebserver.http.Response;
+import io.fabric8.mockwebserver.http.WebSocket;
+import io.fabric8.mockwebserver.http.WebSocketListener;
+import io.fabric8.mockwebserver.internal.WebSocketMessage;
+import io.smallrye.mutiny.subscription.Cancellable;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The fabric8 exec wrapper against the mock API server's websocket. */
-@EnableKubernetesMockClient
+/**
+ * The fabric8 exec wrapper against the mock API server in mixed mode: Pods live in its store, the exec websocket
+ * and API errors are expectations, which the server answers before it looks at the store.
+ */
+@EnableKubernetesMockClient(crud = true)
 class Fabric8PodExecTest {
     private static final List<String> ARGV = List.of("python3", "-c", "print(1)");
     private static final String PATH = "/api/v1/namespaces/ns/pods/p/exec?command=python3&command=-c&command=print%281%29"
             + "&container=main&stdout=true&stderr=true";
+    private static final String POD_PATH = "/api/v1/namespaces/ns/pods/p";
     private static final ExecLimits LIMITS = new ExecLimits(64, Duration.ofSeconds(2));
 
     KubernetesMockServer server;
@@ -34,7 +53,7 @@ class Fabric8PodExecTest {
     void setUp() {
         exec = new Fabric8PodExec(client);
         // the client looks the Pod up before it opens the exec websocket
-        server.expect().get().withPath("/api/v1/namespaces/ns/pods/p").andReturn(200, pod).always();
+        client.resource(pod).create();
     }
 
     private ExecResult run(ExecLimits limits) {
@@ -46,7 +65,7 @@ class Fabric8PodExecTest {
         // the API server sends the status after the output; the mock then leaves the socket open (it waits for a
         // message the client never sends), since a close from the server can overtake the status frame in the client,
         // and the reader must end the read on the exit code, not on a close
-        server.expect().withPath(PATH).andUpgradeToWebSocket().open(new OutputStreamMessage("metrics body\n"))
+        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open(new OutputStreamMessage("metrics body\n"))
                 .waitFor(200).andEmit(new StatusStreamMessage(0))
                 .expect("a message the client never sends").andEmit(new StatusStreamMessage(1)).once()
                 .done().once();
@@ -61,14 +80,14 @@ class Fabric8PodExecTest {
 
     @Test
     void nonZeroExitIsReported() {
-        server.expect().withPath(PATH).andUpgradeToWebSocket().open(new StatusStreamMessage(5)).done().once();
+        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open(new StatusStreamMessage(5)).done().once();
 
         assertThat(run(LIMITS)).isInstanceOfSatisfying(ExecResult.Exited.class, exited -> assertThat(exited.code()).isEqualTo(5));
     }
 
     @Test
     void outputOverTheCapEndsTheRead() {
-        server.expect().withPath(PATH).andUpgradeToWebSocket()
+        server.expect().get().withPath(PATH).andUpgradeToWebSocket()
                 .open(new OutputStreamMessage("x".repeat(100)), new StatusStreamMessage(0)).done().once();
 
         assertThat(run(LIMITS)).isEqualTo(new ExecResult.Overflowed(64));
@@ -77,7 +96,7 @@ class Fabric8PodExecTest {
     @Test
     void noAnswerEndsAtTheDeadline() {
         // the session answers only a client message that never comes, so the socket stays open and silent
-        server.expect().withPath(PATH).andUpgradeToWebSocket().open()
+        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open()
                 .expect("a message the client never sends").andEmit(new StatusStreamMessage(0)).once()
                 .done().once();
         long start = System.nanoTime();
@@ -93,7 +112,7 @@ class Fabric8PodExecTest {
         Pod sidecarOnly = new PodBuilder().withNewMetadata().withName("q").withNamespace("ns").endMetadata()
                 .withNewSpec().addNewContainer().withName("proxy").endContainer().endSpec()
                 .withNewStatus().withPhase("Running").endStatus().build();
-        server.expect().get().withPath("/api/v1/namespaces/ns/pods/q").andReturn(200, sidecarOnly).always();
+        client.resource(sidecarOnly).create();
 
         ExecResult result = exec.exec(sidecarOnly, "main", ARGV, LIMITS).await().atMost(Duration.ofSeconds(10));
 
@@ -102,10 +121,173 @@ class Fabric8PodExecTest {
 
     @Test
     void refusedUpgradeIsAFailedExec() {
-        server.expect().withPath(PATH).andReturn(403,
+        server.expect().get().withPath(PATH).andReturn(403,
                 "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"forbidden\",\"code\":403}")
                 .once();
 
         assertThat(run(LIMITS)).isInstanceOf(ExecResult.Failed.class);
+    }
+
+    private static String status(int code, String reason) {
+        return "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"" + reason
+                + "\",\"message\":\"" + reason + "\",\"code\":" + code + "}";
+    }
+
+    private static Duration since(long start) {
+        return Duration.ofNanos(System.nanoTime() - start);
+    }
+
+    @Test
+    void outputOverTheCapEndsTheReadLongBeforeTheDeadlineWhileTheSocketStaysOpen() {
+        // more than the cap, then silence: nothing but the cap can end this read before the deadline
+        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open(new OutputStreamMessage("x".repeat(100)))
+                .expect("a message the client never sends").andEmit(new StatusStreamMessage(0)).once()
+                .done().once();
+        long start = System.nanoTime();
+
+        ExecResult result = run(new ExecLimits(64, Duration.ofSeconds(5)));
+
+        assertThat(result).isEqualTo(new ExecResult.Overflowed(64));
+        assertThat(since(start)).isLessThan(Duration.ofMillis(2500));
+    }
+
+    @Test
+    void deadlineCoversThePodLookup() {
+        server.expect().get().delay(3, TimeUnit.SECONDS).withPath(POD_PATH).andReturn(200, pod).once();
+        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open(new StatusStreamMessage(0)).done().once();
+        long start = System.nanoTime();
+
+        ExecResult result = run(new ExecLimits(64, Duration.ofMillis(800)));
+
+        assertThat(result).isEqualTo(new ExecResult.TimedOut(Duration.ofMillis(800)));
+        assertThat(since(start)).isBetween(Duration.ofMillis(700), Duration.ofMillis(1800));
+    }
+
+    @Test
+    void podDeletedBeforeTheLookupIsAFailedExec() {
+        client.resource(pod).delete();
+
+        assertThat(run(LIMITS)).isInstanceOf(ExecResult.Failed.class);
+    }
+
+    @Test
+    void podDeletedBetweenLookupAndUpgradeIsAFailedExec() {
+        server.expect().get().withPath(PATH).andReturn(404, status(404, "NotFound")).once();
+
+        assertThat(run(LIMITS)).isInstanceOf(ExecResult.Failed.class);
+    }
+
+    @Test
+    void serverErrorOnThePodLookupIsRetriedOnlyUntilTheDeadline() {
+        // the client retries a 5xx with backoff; the read's own deadline is what bounds that
+        server.expect().get().withPath(POD_PATH).andReturn(500, status(500, "InternalError")).always();
+        long start = System.nanoTime();
+
+        ExecResult result = run(new ExecLimits(64, Duration.ofMillis(800)));
+
+        assertThat(result).isIn(new ExecResult.TimedOut(Duration.ofMillis(800)), new ExecResult.Failed("500"));
+        assertThat(since(start)).isLessThan(Duration.ofMillis(1800));
+    }
+
+    @Test
+    void serverErrorOnTheUpgradeIsAFailedExec() {
+        server.expect().get().withPath(PATH).andReturn(500, status(500, "InternalError")).once();
+
+        assertThat(run(LIMITS)).isInstanceOf(ExecResult.Failed.class);
+    }
+
+    @Test
+    void malformedStatusFrameIsAFailedExecAtOnce() {
+        byte[] frame = "\u0003{not a status".getBytes(StandardCharsets.UTF_8);
+        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open(new OutputStreamMessage("partial\n"), new WebSocketMessage(0L, frame, true, true))
+                .expect("a message the client never sends").andEmit(new StatusStreamMessage(0)).once()
+                .done().once();
+
+        assertThat(run(LIMITS)).isEqualTo(new ExecResult.Failed("the exec ended without a readable exit status"));
+    }
+
+    /**
+     * A server of its own, which serves the Pod and answers the exec request as the test says: the expectation DSL
+     * keeps its websocket sessions to itself, and answers an upgrade at once whatever delay it is given.
+     */
+    private KubernetesMockServer serverAnsweringExecWith(Supplier<MockResponse> execAnswer) {
+        String podJson = client.getKubernetesSerialization().asJson(pod);
+        KubernetesMockServer own = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new Dispatcher() {
+            @Override
+            public MockResponse dispatch(RecordedRequest request) {
+                if (request.getPath().equals(PATH)) {
+                    return execAnswer.get();
+                }
+                if (request.getPath().equals(POD_PATH)) {
+                    return new MockResponse().setResponseCode(200).setBody(podJson);
+                }
+                return new MockResponse().setResponseCode(404).setBody(status(404, "NotFound"));
+            }
+        }, false);
+        own.init();
+        return own;
+    }
+
+    @Test
+    void deadlineCoversTheUpgrade() {
+        CountDownLatch testOver = new CountDownLatch(1);
+        KubernetesMockServer slow = serverAnsweringExecWith(() -> {
+            // the upgrade is answered only once the test is over, long after the read's deadline
+            try {
+                testOver.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
+            });
+        });
+        try (KubernetesClient slowClient = slow.createClient()) {
+            long start = System.nanoTime();
+
+            ExecResult result = new Fabric8PodExec(slowClient).exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofMillis(800)))
+                    .await().atMost(Duration.ofSeconds(10));
+
+            assertThat(result).isEqualTo(new ExecResult.TimedOut(Duration.ofMillis(800)));
+            assertThat(since(start)).isBetween(Duration.ofMillis(700), Duration.ofMillis(1800));
+        } finally {
+            testOver.countDown();
+            slow.destroy();
+        }
+    }
+
+    @Test
+    void cancellingWhileTheSocketIsSilentClosesItAtTheServer() throws Exception {
+        CountDownLatch opened = new CountDownLatch(1);
+        CountDownLatch closedByClient = new CountDownLatch(1);
+        KubernetesMockServer silent = serverAnsweringExecWith(() -> new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
+            @Override
+            public void onOpen(WebSocket webSocket, Response response) {
+                opened.countDown();
+            }
+
+            @Override
+            public void onClosing(WebSocket webSocket, int code, String reason) {
+                closedByClient.countDown();
+                webSocket.close(code, reason);
+            }
+        }));
+        try (KubernetesClient silentClient = silent.createClient()) {
+            CountDownLatch openAtTheClient = new CountDownLatch(1);
+            Fabric8PodExec.Opener throughServer = Fabric8PodExec.throughApiServer(silentClient);
+            Fabric8PodExec silentExec = new Fabric8PodExec((p, container, argv, stdout, listener) -> {
+                ExecWatch watch = throughServer.open(p, container, argv, stdout, listener);
+                openAtTheClient.countDown();
+                return watch;
+            });
+            Cancellable read = silentExec.exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofSeconds(30))).subscribe().with(r -> { });
+            assertThat(opened.await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(openAtTheClient.await(5, TimeUnit.SECONDS)).isTrue();
+
+            read.cancel();
+
+            assertThat(closedByClient.await(5, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            silent.destroy();
+        }
     }
 }

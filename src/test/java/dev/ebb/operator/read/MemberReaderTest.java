@@ -111,6 +111,7 @@ class MemberReaderTest {
         assertThat(read(pod, Engine.VLLM)).isEqualTo(new Reading.Failed("the engine did not answer within 2 s"));
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(4000));
         assertThat(registry.counter(Metrics.MEMBER_READS, Metrics.VERDICT, "failed").count()).isEqualTo(4);
+        assertThat(registry.counter(Metrics.MEMBER_READS, Metrics.VERDICT, "partial").count()).isEqualTo(1);
     }
 
     @Test
@@ -180,6 +181,32 @@ class MemberReaderTest {
 
         assertThat(reading).isInstanceOfSatisfying(Reading.Failed.class, f -> assertThat(f.why()).contains(named));
         assertThat(execs).hasValue(0);
+    }
+
+    @Test
+    void readIsCountedWhenSubscribedNotWhenBuilt() {
+        AtomicInteger execs = new AtomicInteger();
+        MemberReader counting = new MemberReader((pod, container, argv, limits) -> {
+            execs.incrementAndGet();
+            return Uni.createFrom().item(new ExecResult.Exited(0, new byte[0]));
+        }, registry);
+        Pod refused = member("127.0.0.1", Map.of());
+        Pod readable = member("127.0.0.1", Map.of(Annotations.SCRAPE_PORT, "8000"));
+
+        Uni<Reading> refusedRead = counting.read(refused, Engine.VLLM);
+        Uni<Reading> plainRead = counting.read(readable, Engine.VLLM);
+
+        assertThat(registry.find(Metrics.MEMBER_READS).counters()).allMatch(c -> c.count() == 0);
+        assertThat(registry.timer(Metrics.MEMBER_READ_DURATION).count()).isZero();
+        assertThat(execs).hasValue(0);
+
+        refusedRead.await().indefinitely();
+        refusedRead.await().indefinitely();
+        plainRead.await().indefinitely();
+
+        assertThat(registry.counter(Metrics.MEMBER_READS, Metrics.VERDICT, "failed").count()).isEqualTo(3);
+        assertThat(registry.timer(Metrics.MEMBER_READ_DURATION).count()).isEqualTo(3);
+        assertThat(execs).hasValue(1);
     }
 
     @Test

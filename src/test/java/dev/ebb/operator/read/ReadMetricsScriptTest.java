@@ -1,0 +1,220 @@
+package dev.ebb.operator.read;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ebb.operator.sim.LocalProcesses;
+import dev.ebb.operator.sim.LoopbackAddresses;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The real read script under python3, against a listener that answers whatever bytes a test gives it: the
+ * script's own checks and exit codes, including the ones the operator's argv never provokes.
+ */
+class ReadMetricsScriptTest {
+    private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
+    private static final int OK = 0;
+    private static final int HTTP_ERROR = 3;
+    private static final int TLS_FAILURE = 4;
+    private static final int TOO_LARGE = 6;
+    private static final int OTHER = 7;
+    private static final byte[] METRICS = "vllm:num_requests_running 0\n".getBytes(StandardCharsets.US_ASCII);
+
+    private final List<Listener> listeners = new ArrayList<>();
+
+    @AfterEach
+    void stop() throws IOException {
+        for (Listener listener : listeners) {
+            listener.close();
+        }
+    }
+
+    private record Run(int exit, byte[] stdout) {
+    }
+
+    /** Answers every connection with the same bytes once it has read a request (or a TLS hello), then closes it. */
+    private static final class Listener implements AutoCloseable {
+        private final ServerSocket socket;
+        private final List<String> requests = new CopyOnWriteArrayList<>();
+
+        Listener(byte[] answer) throws IOException {
+            socket = new ServerSocket(0, 50, InetAddress.getByName(ADDRESSES.next()));
+            Thread thread = new Thread(() -> serve(answer), "raw-listener");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private void serve(byte[] answer) {
+            while (!socket.isClosed()) {
+                try (Socket connection = socket.accept()) {
+                    requests.add(readRequest(connection.getInputStream()));
+                    connection.getOutputStream().write(answer);
+                } catch (IOException e) {
+                    // closed by the test, or the script hung up first: the next connection is served all the same
+                }
+            }
+        }
+
+        private static String readRequest(InputStream in) throws IOException {
+            ByteArrayOutputStream request = new ByteArrayOutputStream();
+            byte[] buffer = new byte[4096];
+            int n;
+            while ((n = in.read(buffer)) > 0) {
+                request.write(buffer, 0, n);
+                String text = request.toString(StandardCharsets.ISO_8859_1);
+                // a TLS record starts with 0x16 and never holds an empty line to wait for
+                if (text.contains("\r\n\r\n") || text.charAt(0) == 0x16) {
+                    break;
+                }
+            }
+            return request.toString(StandardCharsets.ISO_8859_1);
+        }
+
+        String host() {
+            return socket.getInetAddress().getHostAddress();
+        }
+
+        int port() {
+            return socket.getLocalPort();
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
+
+    private Listener answering(String head, byte[] body) throws IOException {
+        ByteArrayOutputStream answer = new ByteArrayOutputStream();
+        answer.writeBytes(head.getBytes(StandardCharsets.ISO_8859_1));
+        answer.writeBytes(body);
+        Listener listener = new Listener(answer.toByteArray());
+        listeners.add(listener);
+        return listener;
+    }
+
+    private static Run run(String... args) throws Exception {
+        List<String> argv = new ArrayList<>(List.of("python3", "-c", ReadCommand.SCRIPT));
+        argv.addAll(List.of(args));
+        Process process = LocalProcesses.builder(argv).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        byte[] stdout = process.getInputStream().readAllBytes();
+        assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        return new Run(process.exitValue(), stdout);
+    }
+
+    private static Run read(Listener listener, String scheme, String path) throws Exception {
+        return run("--scheme", scheme, "--host", listener.host(), "--port", Integer.toString(listener.port()), "--path", path);
+    }
+
+    @Test
+    void plainAnswerIsPrintedWithExitZero() throws Exception {
+        Listener engine = answering("HTTP/1.0 200 OK\r\nContent-Length: " + METRICS.length + "\r\n\r\n", METRICS);
+
+        Run run = read(engine, "http", "/metrics");
+
+        assertThat(run.exit()).isEqualTo(OK);
+        assertThat(run.stdout()).isEqualTo(METRICS);
+        assertThat(engine.requests).singleElement().asString().startsWith("GET /metrics HTTP/1.0\r\n");
+    }
+
+    @Test
+    void portOutsideOneTo65535IsBadArgumentsNotAnotherPort() throws Exception {
+        Listener engine = answering("HTTP/1.0 200 OK\r\n\r\n", METRICS);
+
+        // the resolver takes a port modulo 65536: unchecked, this would read the listener's port
+        Run wrapped = run("--host", engine.host(), "--port", Integer.toString(65536 + engine.port()));
+        Run zero = run("--host", engine.host(), "--port", "0");
+
+        assertThat(wrapped.exit()).isEqualTo(OTHER);
+        assertThat(zero.exit()).isEqualTo(OTHER);
+        assertThat(wrapped.stdout()).isEmpty();
+        assertThat(engine.requests).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"/a b", "/a\r\nX-Injected: yes", "/a\nb", "/a\tb", "/a\u007fb", "metrics", ""})
+    void pathThatCouldBreakTheRequestLineIsBadArguments(String path) throws Exception {
+        Listener engine = answering("HTTP/1.0 200 OK\r\n\r\n", METRICS);
+
+        Run run = read(engine, "http", path);
+
+        assertThat(run.exit()).isEqualTo(OTHER);
+        assertThat(run.stdout()).isEmpty();
+        assertThat(engine.requests).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"10.0.0.1", "localhost", "127.0.0.1 x", "127.0.0.1\r\nX-Injected: yes", "127.1", "::1", "example.com"})
+    void hostThatIsNotAnIpv4LoopbackLiteralIsBadArguments(String host) throws Exception {
+        assertThat(run("--host", host, "--port", "8000").exit()).isEqualTo(OTHER);
+    }
+
+    @Test
+    void answerOverTheCapIsTooLargeEvenWhenTheHeadersTookTheRoom() throws Exception {
+        // 200 KiB of headers and a 1 MiB body: a cut at the cap leaves a body under it, which must not pass as the page
+        String headers = "HTTP/1.0 200 OK\r\n" + ("X-Padding: " + "p".repeat(1000) + "\r\n").repeat(200) + "\r\n";
+        Listener engine = answering(headers, "#".repeat(1024 * 1024).getBytes(StandardCharsets.US_ASCII));
+
+        Run run = read(engine, "http", "/metrics");
+
+        assertThat(run.exit()).isEqualTo(TOO_LARGE);
+        assertThat(run.stdout()).isEmpty();
+    }
+
+    @Test
+    void bodyShorterThanItsContentLengthIsABrokenAnswer() throws Exception {
+        Listener engine = answering("HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\n", METRICS);
+
+        Run run = read(engine, "http", "/metrics");
+
+        assertThat(run.exit()).isEqualTo(OTHER);
+        assertThat(run.stdout()).isEmpty();
+    }
+
+    @Test
+    void plainTextAnswerToATlsHelloIsATlsFailure() throws Exception {
+        Listener plain = answering("HTTP/1.0 400 Bad Request\r\n\r\n", new byte[0]);
+
+        Run run = read(plain, "https", "/metrics");
+
+        assertThat(run.exit()).isEqualTo(TLS_FAILURE);
+        assertThat(plain.requests).singleElement().satisfies(hello -> assertThat(hello.charAt(0)).isEqualTo((char) 0x16));
+    }
+
+    @Test
+    void errorStatusIsAnHttpError() throws Exception {
+        assertThat(read(answering("HTTP/1.0 503 Service Unavailable\r\n\r\n", METRICS), "http", "/metrics").exit()).isEqualTo(HTTP_ERROR);
+    }
+
+    @Test
+    void redirectIsAnUnexpectedAnswer() throws Exception {
+        Run run = read(answering("HTTP/1.0 302 Found\r\nLocation: http://example.com/\r\n\r\n", METRICS), "http", "/metrics");
+
+        assertThat(run.exit()).isEqualTo(OTHER);
+        assertThat(run.stdout()).isEmpty();
+    }
+
+    @Test
+    void answerThatIsNotHttpIsAnUnexpectedAnswer() throws Exception {
+        Run run = read(answering("SSH-2.0-OpenSSH_9.6\r\n\r\n", METRICS), "http", "/metrics");
+        Run garbage = read(answering("", new byte[] {0, 1, 2, (byte) 0xff, '\r', '\n', '\r', '\n', 3}), "http", "/metrics");
+
+        assertThat(run.exit()).isEqualTo(OTHER);
+        assertThat(garbage.exit()).isEqualTo(OTHER);
+        assertThat(run.stdout()).isEmpty();
+        assertThat(garbage.stdout()).isEmpty();
+    }
+}
