@@ -264,7 +264,7 @@ def drain(args, log):
         except Ended as e:
             log("t=%.1fs read ended the drain: %s" % (began, e))
             return "nothing to measure: %s" % e
-        except (Busy, Overdue) as e:
+        except (Busy, Overdue) as e:  # the alarm can land just after the read returned: it was still too slow
             idle_reads = 0
             log("t=%.1fs read: busy (%s)" % (began, e if isinstance(e, Busy) else "no answer in time"))
         else:
