@@ -7,24 +7,39 @@ Run as the engine container's preStop hook, with the engine image's own python3:
 
 Timeline, in seconds from the delete: the engine serves on undisturbed for --settle; then the hook reads the
 in-flight gauges every --interval and returns on the second consecutive idle read. No read starts later than
---grace minus --last-read-margin, so the kubelet's SIGTERM still leaves the engine a few seconds. A listener that
-refuses, answers an HTTP error or fails the TLS handshake ends the hook at once: there is nothing to measure. A
-read that times out, a body that cannot be parsed and a gauge that is missing all count as busy. The hook always
-exits 0, and writes one line per read, and a last line saying why it returned, to stderr.
+--grace minus --last-read-margin, and no read, connect to last byte, lasts longer than --read-timeout, so the hook
+returns by their sum (grace minus 3 at the defaults) and the kubelet's SIGTERM still leaves the engine a few seconds. A listener that refuses, answers an HTTP error or fails the TLS handshake ends the
+hook at once: there is nothing to measure; so do arguments it cannot use. A read that times out, an answer that is
+not HTTP, a body that cannot be parsed and a gauge that is missing all count as busy. The hook always exits 0, and
+writes one line per read, and a last line saying why it returned, to stderr.
 """
 import time
 
 STARTED = time.monotonic()  # before the other imports: the timeline counts from the hook's start
 
-import argparse  # noqa: E402
-import math  # noqa: E402
-import socket  # noqa: E402
-import ssl  # noqa: E402
 import sys  # noqa: E402
-import urllib.error  # noqa: E402
-import urllib.request  # noqa: E402
 
 MAX_BODY = 1024 * 1024
+# a sleep may wake a little late; a read planned for the last start time still counts as starting then
+LATE_START = 0.05
+METRIC_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*\Z"
+
+
+def load_modules():
+    """Imports what the hook needs under main's guard, so a slim python3 still lets the hook exit 0."""
+    global argparse, http, math, re, signal, socket, ssl, urllib
+    import argparse
+    import http.client
+    import math
+    import re
+    import signal
+    import socket
+    import urllib.error
+    import urllib.request
+    try:
+        import ssl
+    except ImportError:  # a python3 built without OpenSSL still reads a plain-http listener
+        ssl = None
 
 
 class Ended(Exception):
@@ -35,18 +50,76 @@ class Busy(Exception):
     """The read does not prove the engine idle."""
 
 
+class BadArguments(Exception):
+    """Arguments the hook cannot measure with."""
+
+
+class Overdue(BaseException):
+    """The read's deadline passed. A BaseException, so that no handler inside urllib or ssl swallows it."""
+
+
+def number(low, strictly=False):
+    """An argparse type: a finite number at least (or, strictly, above) low."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r is not a number" % text)
+        if not math.isfinite(value) or value < low or (strictly and value == low):
+            raise argparse.ArgumentTypeError("%s must be a finite number %s %g" % (text, ">" if strictly else ">=", low))
+        return value
+    return parse
+
+
+def port(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not a port" % text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError("%s is not a port (1-65535)" % text)
+    return value
+
+
+def host(text):
+    if not re.match(r"[A-Za-z0-9.:-]+\Z", text):
+        raise argparse.ArgumentTypeError("%r is not a host name or address" % text)
+    return text
+
+
+def path(text):
+    # printable ASCII without spaces, so the hook asks for exactly this path
+    if not re.match(r"/[!-~]*\Z", text):
+        raise argparse.ArgumentTypeError("%r is not a path starting with /" % text)
+    return text
+
+
+def gauges(text):
+    names = text.split(",")
+    for name in names:
+        if not re.match(METRIC_NAME, name):
+            raise argparse.ArgumentTypeError("%r is not a metric name" % name)
+    return names
+
+
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="drain-hook", description="Wait until an inference engine holds no requests.")
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            raise BadArguments(message)
+
+    p = Parser(prog="drain-hook", description="Wait until an inference engine holds no requests.")
     p.add_argument("--scheme", choices=["http", "https"], default="http")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, required=True)
-    p.add_argument("--path", default="/metrics")
-    p.add_argument("--grace", type=float, required=True, help="the Pod's terminationGracePeriodSeconds")
-    p.add_argument("--gauges", required=True, help="comma-separated gauges whose sum is the work in flight")
-    p.add_argument("--settle", type=float, default=5.0, help="seconds before the first read (default: %(default)s)")
-    p.add_argument("--interval", type=float, default=1.0, help="seconds between read starts (default: %(default)s)")
-    p.add_argument("--read-timeout", type=float, default=2.0, help="a slower read is busy (default: %(default)s)")
-    p.add_argument("--last-read-margin", type=float, default=5.0,
+    p.add_argument("--host", type=host, default="127.0.0.1")
+    p.add_argument("--port", type=port, required=True)
+    p.add_argument("--path", type=path, default="/metrics")
+    p.add_argument("--grace", type=number(0, strictly=True), required=True, help="the Pod's terminationGracePeriodSeconds")
+    p.add_argument("--gauges", type=gauges, required=True, help="comma-separated gauges whose sum is the work in flight")
+    p.add_argument("--settle", type=number(0), default=5.0, help="seconds before the first read (default: %(default)s)")
+    # below a tenth of a second the hook would only load the engine's metrics endpoint
+    p.add_argument("--interval", type=number(0.1), default=1.0, help="seconds between read starts (default: %(default)s)")
+    p.add_argument("--read-timeout", type=number(0, strictly=True), default=2.0,
+                   help="a slower read is busy (default: %(default)s)")
+    p.add_argument("--last-read-margin", type=number(0), default=5.0,
                    help="no read starts later than grace minus this (default: %(default)s)")
     return p.parse_args(argv)
 
@@ -81,9 +154,9 @@ def split_sample(line):
     return name, fields[0]
 
 
-def in_flight(body, gauges):
+def in_flight(body, names):
     """Sums every series of every gauge; any gauge absent or any value unusable means the engine may be busy."""
-    sums = dict.fromkeys(gauges, 0.0)
+    sums = dict.fromkeys(names, 0.0)
     seen = set()
     for raw in body.splitlines():
         line = raw.strip()
@@ -92,77 +165,108 @@ def in_flight(body, gauges):
         name, value = split_sample(line)
         if name in sums:
             try:
-                number = float(value)
+                count = float(value)
             except ValueError:
                 raise Busy("value %r of %s is not a number" % (value[:32], name))
-            if math.isnan(number) or math.isinf(number) or number < 0:
+            if math.isnan(count) or math.isinf(count) or count < 0:
                 raise Busy("value %s of %s cannot be a count" % (value[:32], name))
-            sums[name] += number
+            sums[name] += count
             seen.add(name)
-    missing = [g for g in gauges if g not in seen]
+    missing = [g for g in names if g not in seen]
     if missing:
         raise Busy("gauge %s missing" % ",".join(missing))
     return sum(sums.values())
 
 
-def read(args, gauges, context):
-    url = "%s://%s:%d%s" % (args.scheme, args.host, args.port, args.path)
+def overdue(signum, frame):
+    raise Overdue()
+
+
+def fetch(url, budget, context):
+    """The whole read, connect to last byte, within budget seconds: a socket timeout bounds only each call."""
+    signal.setitimer(signal.ITIMER_REAL, budget)
     try:
-        with urllib.request.urlopen(url, timeout=args.read_timeout, context=context) as response:
-            body = response.read(MAX_BODY + 1)
+        with urllib.request.urlopen(url, timeout=budget, context=context) as response:
+            return response.read(MAX_BODY + 1)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def read(args, url, budget, context):
+    if args.scheme == "https" and context is None:
+        raise Ended("this python3 has no TLS support")
+    tls_error = ssl.SSLError if ssl else ()
+    try:
+        body = fetch(url, budget, context)
+    except Overdue:
+        raise Busy("no answer within %gs" % round(budget, 1))
     except urllib.error.HTTPError as e:
         raise Ended("HTTP %d" % e.code)
     except urllib.error.URLError as e:
         reason = e.reason
         if isinstance(reason, ConnectionRefusedError):
             raise Ended("connection refused")
-        if isinstance(reason, ssl.SSLError):
+        if isinstance(reason, tls_error):
             raise Ended("TLS handshake failed: %s" % reason)
         if isinstance(reason, socket.timeout):
-            raise Busy("no answer within %gs" % args.read_timeout)
+            raise Busy("no answer within %gs" % round(budget, 1))
         raise Busy("read failed: %s" % reason)
-    except ssl.SSLError as e:
+    except tls_error as e:
         raise Ended("TLS handshake failed: %s" % e)
     except socket.timeout:
-        raise Busy("no answer within %gs" % args.read_timeout)
+        raise Busy("no answer within %gs" % round(budget, 1))
     except ConnectionRefusedError:
         raise Ended("connection refused")
+    except http.client.HTTPException as e:
+        raise Busy("not an HTTP answer: %s: %s" % (type(e).__name__, str(e)[:64]))
     except OSError as e:
         raise Busy("read failed: %s" % e)
+    except Exception as e:  # a read that fails in any other way proves nothing either
+        raise Busy("read failed: %s: %s" % (type(e).__name__, e))
     if len(body) > MAX_BODY:
         raise Busy("body larger than %d bytes" % MAX_BODY)
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         raise Busy("body is not text")
-    return in_flight(text, gauges)
+    return in_flight(text, args.gauges)
 
 
 def drain(args, log):
     elapsed = lambda: time.monotonic() - STARTED
-    gauges = [g for g in args.gauges.split(",") if g]
     last_read_start = args.grace - args.last_read_margin
+    # the kubelet's SIGTERM comes once the hook returns; the timeline promises it by the last read's end at the latest
+    sigterm_by = last_read_start + args.read_timeout
+    address = "[%s]" % args.host if ":" in args.host else args.host
+    url = "%s://%s:%d%s" % (args.scheme, address, args.port, args.path)
     context = None
-    if args.scheme == "https":
+    if args.scheme == "https" and ssl is not None:
         # loopback to the engine's own listener: its certificate names the Service, not 127.0.0.1
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    time.sleep(max(0.0, args.settle - elapsed()))
-    idle_reads = 0
+    signal.signal(signal.SIGALRM, overdue)
+    no_more = "no read may start after %gs (grace %g minus %g)" % (last_read_start, args.grace, args.last_read_margin)
     next_read = args.settle
+    if next_read > last_read_start + LATE_START:
+        # too short a grace for any read: serve on undisturbed as long as the SIGTERM point allows
+        time.sleep(max(0.0, min(args.settle, sigterm_by) - elapsed()))
+        return no_more
+    idle_reads = 0
     while True:
-        if elapsed() > last_read_start:
-            return "no read may start after %gs (grace %g minus %g)" % (last_read_start, args.grace, args.last_read_margin)
+        time.sleep(max(0.0, next_read - elapsed()))
         began = elapsed()
+        budget = min(args.read_timeout, sigterm_by - began)
+        if began > last_read_start + LATE_START or budget <= 0:
+            return no_more
         try:
-            total = read(args, gauges, context)
+            total = read(args, url, budget, context)
         except Ended as e:
             log("t=%.1fs read ended the drain: %s" % (began, e))
             return "nothing to measure: %s" % e
-        except Busy as e:
+        except (Busy, Overdue) as e:  # the alarm can land just after the read returned: it was still too slow
             idle_reads = 0
-            log("t=%.1fs read: busy (%s)" % (began, e))
+            log("t=%.1fs read: busy (%s)" % (began, e if isinstance(e, Busy) else "no answer in time"))
         else:
             if total == 0:
                 idle_reads += 1
@@ -172,16 +276,21 @@ def drain(args, log):
             else:
                 idle_reads = 0
                 log("t=%.1fs read: busy (sum %g)" % (began, total))
-        next_read += args.interval
-        time.sleep(max(0.0, next_read - elapsed()))
+        # after a slow read the schedule restarts from now: reads that fell behind must not run back to back
+        next_read = max(next_read + args.interval, elapsed())
+        if next_read > last_read_start + LATE_START:
+            return no_more
 
 
 def main(argv):
     log = lambda line: sys.stderr.write(line + "\n") or sys.stderr.flush()
     try:
+        load_modules()
         why = drain(parse_args(argv), log)
-    except SystemExit:
-        why = "bad arguments"
+    except BadArguments as e:
+        why = "bad arguments, nothing measured: %s" % e
+    except SystemExit:  # --help
+        why = "asked for help, nothing measured"
     except BaseException as e:  # the hook must never fail the Pod's termination
         why = "stopped by %s: %s" % (type(e).__name__, e)
     log("returning at %.1fs: %s" % (time.monotonic() - STARTED, why))

@@ -16,7 +16,8 @@ import java.util.Optional;
  * @param sigtermBy the latest moment the hook returns and the engine gets SIGTERM
  * @param idleReturn when the hook of an idle replica returns: its second idle read
  * @param exitAfterSigterm how long the engine needs after SIGTERM even when idle, when that is known to matter
- * @param latestCleanHookReturn a hook returning later than this leaves the engine too little time and it is killed
+ * @param latestCleanHookReturn a hook returning later than this leaves the engine too little time and it is killed;
+ *     0 when the grace is too short for any hook, and below {@code idleReturn} even an idle replica is killed
  */
 public record DrainTimeline(
         Optional<Integer> grace,

@@ -13,6 +13,8 @@ public final class DrainTimelines {
     public static final int INTERVAL = 1;
     public static final int READ_TIMEOUT = 2;
     public static final int LAST_READ_MARGIN = 5;
+    /** An idle replica's hook returns on its second idle read, one interval after the first. */
+    public static final int IDLE_RETURN = SETTLE + INTERVAL;
     /** SGLang's split-role engines wait a fixed 15 s for their scheduler after SIGTERM, then exit: about 20 s in all. */
     public static final int SGLANG_SPLIT_EXIT = 20;
     /** The grace that leaves a split-role SGLang engine its exit time after a busy drain. */
@@ -39,12 +41,16 @@ public final class DrainTimelines {
         Optional<Integer> latestClean = Optional.empty();
         if (engine == Engine.SGLANG && kind != RoleKind.Server) {
             exitAfterSigterm = Optional.of(SGLANG_SPLIT_EXIT);
-            latestClean = Optional.of(g - SGLANG_SPLIT_EXIT);
+            // no hook returns before the delete, so a grace under 20 s leaves no clean return at all
+            int latest = Math.max(0, g - SGLANG_SPLIT_EXIT);
+            latestClean = Optional.of(latest);
             if (g < SGLANG_SPLIT_MIN_GRACE) {
+                String killed = latest < IDLE_RETURN
+                        ? "even an idle replica, whose hook returns after " + IDLE_RETURN + " s, is killed at " + g + " s"
+                        : "a hook returning after " + latest + " s leaves too little and the engine is killed at " + g + " s";
                 warnings.add(new DrainWarning(DrainWarning.GRACE_TOO_SHORT,
                         "an SGLang " + kind + " engine needs about " + SGLANG_SPLIT_EXIT + " s after SIGTERM even when idle; with a grace of "
-                                + g + " s a hook returning after " + (g - SGLANG_SPLIT_EXIT) + " s leaves too little and the engine is killed at "
-                                + g + " s; set terminationGracePeriodSeconds to " + SGLANG_SPLIT_MIN_GRACE + " or more"));
+                                + g + " s " + killed + "; set terminationGracePeriodSeconds to " + SGLANG_SPLIT_MIN_GRACE + " or more"));
             }
         }
         if (size > 1) {
@@ -53,7 +59,7 @@ public final class DrainTimelines {
                             + SETTLE + " s and they get SIGTERM while the leader may still be draining"));
         }
         return new DrainTimeline(Optional.of(g), true, SETTLE, INTERVAL, READ_TIMEOUT, LAST_READ_MARGIN,
-                g - LAST_READ_MARGIN, g - LAST_READ_MARGIN + READ_TIMEOUT, SETTLE + INTERVAL,
+                g - LAST_READ_MARGIN, g - LAST_READ_MARGIN + READ_TIMEOUT, IDLE_RETURN,
                 exitAfterSigterm, latestClean, List.copyOf(warnings));
     }
 }

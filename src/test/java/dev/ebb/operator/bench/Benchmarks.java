@@ -3,15 +3,10 @@ package dev.ebb.operator.bench;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.Engine;
-import dev.ebb.operator.drain.DrainTimelines;
-import dev.ebb.operator.drain.HookFixtures;
-import dev.ebb.operator.drain.HookRun;
 import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.sandbox.Scenario;
-import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LocalExec;
-import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimOperator;
 import dev.ebb.operator.sim.SimRouterAddress;
@@ -25,9 +20,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import org.awaitility.Awaitility;
 
 /**
@@ -35,8 +27,6 @@ import org.awaitility.Awaitility;
  * the numbers are the output.
  */
 public final class Benchmarks {
-    private static final int IDLE_HOOK_RUNS = 20;
-    private static final int IDLE_HOOK_AT_ONCE = 4;
     private static final int IDLE_SCALE_DOWNS = 10;
 
     private Benchmarks() {
@@ -46,7 +36,7 @@ public final class Benchmarks {
         Scenario.quietLogs();
         System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s%n%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"));
-        idleHookReturn();
+        IdleHookReturn.measure().print();
         memberReads();
         idleScaleDown();
         ConcurrentReads.measure().print();
@@ -54,37 +44,6 @@ public final class Benchmarks {
         RemovalComparison.run();
         OperatorProcess.run();
         System.exit(0);
-    }
-
-    /** The drain hook of an idle engine, as the kubelet would run it, against its floor of settle + one interval. */
-    private static void idleHookReturn() throws Exception {
-        HookFixtures.warmUp();
-        LoopbackAddresses addresses = new LoopbackAddresses();
-        List<Double> ownClock = new ArrayList<>();
-        List<Double> wall = new ArrayList<>();
-        ExecutorService pool = Executors.newFixedThreadPool(IDLE_HOOK_AT_ONCE);
-        for (int batch = 0; batch < IDLE_HOOK_RUNS / IDLE_HOOK_AT_ONCE; batch++) {
-            List<FakeEngine> engines = new ArrayList<>();
-            List<Future<HookRun>> runs = new ArrayList<>();
-            for (int i = 0; i < IDLE_HOOK_AT_ONCE; i++) {
-                FakeEngine engine = FakeEngine.start(i % 2 == 0 ? Engine.VLLM : Engine.SGLANG, addresses.next(), 8000, "m");
-                engines.add(engine);
-                runs.add(pool.submit(() -> HookRun.run(HookFixtures.hook(engine.engine(), 30, "http"), engine.host())));
-            }
-            for (Future<HookRun> run : runs) {
-                ownClock.add(run.get().returnedAt());
-                wall.add(run.get().seconds());
-            }
-            engines.forEach(FakeEngine::close);
-        }
-        pool.shutdown();
-        double floor = DrainTimelines.SETTLE + DrainTimelines.INTERVAL;
-        System.out.printf(Locale.ROOT, "Idle drain hook return, %d runs (%d at a time), floor %.1f s (settle %d s + one read interval)%n",
-                IDLE_HOOK_RUNS, IDLE_HOOK_AT_ONCE, floor, DrainTimelines.SETTLE);
-        Columns.header();
-        Columns.row("hook's own clock (s)", ownClock);
-        Columns.row("process start to exit (s)", wall);
-        System.out.println();
     }
 
     /** Member reads through the test world's exec (a local python3 per read): one at a time, then fifty at once. */

@@ -6,15 +6,25 @@ import static dev.ebb.operator.drain.HookFixtures.drain;
 import static dev.ebb.operator.drain.HookFixtures.drainAsync;
 import static dev.ebb.operator.drain.HookFixtures.hold;
 import static dev.ebb.operator.drain.HookFixtures.hook;
+import static dev.ebb.operator.drain.HookFixtures.withOption;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.drain.HookFixtures.CannedListener;
 import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.FakeEngine;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 
@@ -72,6 +82,72 @@ class DrainHookScriptTest {
 
         assertThat(run.exitCode()).isZero();
         assertThat(run.last()).contains("bad arguments");
+    }
+
+    @Test
+    void answerThatIsNotHttpCountsBusy() throws Exception {
+        String address = ADDRESSES.next();
+        try (CannedListener ssh = new CannedListener(address, PORT, "SSH-2.0-OpenSSH_9.6\r\n")) {
+            HookRun run = HookRun.run(hook(Engine.VLLM, 15, "http"), address);
+
+            assertThat(run.exitCode()).isZero();
+            assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(5);
+            assertThat(run.lines()).filteredOn(l -> l.startsWith("t=")).allMatch(l -> l.contains("busy (not an HTTP answer"));
+            assertThat(run.last()).contains("no read may start");
+        }
+    }
+
+    static Stream<Arguments> badArguments() {
+        return Stream.of(
+                Arguments.of("--grace", "nan"), Arguments.of("--grace", "inf"), Arguments.of("--grace", "0"),
+                Arguments.of("--grace", "-30"), Arguments.of("--port", "-1"), Arguments.of("--port", "0"),
+                Arguments.of("--port", "70000"), Arguments.of("--port", "8000x"), Arguments.of("--path", "metrics"),
+                Arguments.of("--path", "/met rics"), Arguments.of("--interval", "0"), Arguments.of("--interval", "nan"),
+                Arguments.of("--read-timeout", "-1"), Arguments.of("--read-timeout", "0"), Arguments.of("--settle", "-5"),
+                Arguments.of("--settle", "inf"), Arguments.of("--last-read-margin", "nan"), Arguments.of("--gauges", ""),
+                Arguments.of("--gauges", ","), Arguments.of("--gauges", "vllm:num_requests_running,"),
+                Arguments.of("--gauges", "vllm:num_requests_running vllm:num_requests_waiting"),
+                Arguments.of("--gauges", "vllm:num_requests_running{engine=\"0\"}"),
+                Arguments.of("--gauges", "vllm:num_requests_running,,vllm:num_requests_waiting"),
+                Arguments.of("--gauges", "1vllm:num_requests_running"));
+    }
+
+    @ParameterizedTest(name = "{0} \"{1}\"")
+    @MethodSource("badArguments")
+    void badArgumentsEndTheHookAtOnceWithoutReadingTheEngineIdle(String option, String value) throws Exception {
+        try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
+            HookRun run = HookRun.run(withOption(hook(Engine.VLLM, 30, "http"), option, value), engine.host());
+
+            assertThat(run.exitCode()).isZero();
+            assertThat(run.lines()).as(String.join(" / ", run.lines())).singleElement()
+                    .satisfies(l -> assertThat(l).contains("bad arguments, nothing measured: argument " + option).doesNotContain("idle"));
+            assertThat(run.returnedAt()).isLessThan(1.0);
+            assertThat(engine.metricsReads()).isZero();
+        }
+    }
+
+    @Test
+    void pythonWithoutTlsSupportStillDrainsAPlainHttpEngineAndEndsOverHttps(@TempDir Path modules) throws Exception {
+        Files.writeString(modules.resolve("ssl.py"), "raise ImportError('this interpreter was built without OpenSSL')\n");
+        try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
+            Map<String, String> withoutSsl = Map.of("PYTHONPATH", modules.toString());
+            CompletableFuture<HookRun> overTls = drainAsync(hook(Engine.VLLM, 30, "https"), engine.host(), withoutSsl);
+            HookRun run = HookRun.run(hook(Engine.VLLM, 30, "http"), engine.host(), withoutSsl);
+
+            assertThat(run.exitCode()).isZero();
+            assertThat(run.last()).contains("idle on two consecutive reads");
+            assertThat(overTls.get().exitCode()).isZero();
+            assertThat(overTls.get().last()).contains("nothing to measure: this python3 has no TLS support");
+        }
+    }
+
+    @Test
+    void pythonMissingAModuleTheHookNeedsStillExitsZero(@TempDir Path modules) throws Exception {
+        Files.writeString(modules.resolve("argparse.py"), "raise ImportError('no argparse here')\n");
+        HookRun run = HookRun.run(hook(Engine.VLLM, 30, "http"), "127.0.0.1", Map.of("PYTHONPATH", modules.toString()));
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.last()).contains("stopped by ImportError: no argparse here");
     }
 
     @Test

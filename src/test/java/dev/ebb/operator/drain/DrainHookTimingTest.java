@@ -3,20 +3,20 @@ package dev.ebb.operator.drain;
 import static dev.ebb.operator.drain.HookFixtures.ADDRESSES;
 import static dev.ebb.operator.drain.HookFixtures.PORT;
 import static dev.ebb.operator.drain.HookFixtures.drain;
+import static dev.ebb.operator.drain.HookFixtures.drainAsync;
 import static dev.ebb.operator.drain.HookFixtures.hold;
 import static dev.ebb.operator.drain.HookFixtures.hook;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.drain.HookFixtures.CannedListener;
 import dev.ebb.operator.sim.EngineFaults;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.SelfSignedTls;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -54,30 +54,42 @@ class DrainHookTimingTest {
     }
 
     @Test
-    void busyForEightSecondsReturnsAboutTwoSecondsAfterItGoesIdle() throws Exception {
+    void busyForEightSecondsReturnsOneToTwoSecondsAfterTheLastRequestEnds() throws Exception {
         try (FakeEngine engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m")) {
             hold(engine, 2, 8);
-            HookRun run = drain(engine, 30);
+            CompletableFuture<HookRun> hook = drainAsync(hook(Engine.SGLANG, 30, "http"), engine.host());
+            await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(10)).until(() -> engine.inFlight() == 0);
+            long idleAt = System.nanoTime();
+            HookRun run = hook.get();
+            double afterIdle = (System.nanoTime() - idleAt) / 1e9;
 
             assertThat(run.lines()).anyMatch(l -> l.contains("busy (sum 2)"));
-            // the two requests may end a read apart; the run of idle reads starts after the last busy one
-            double lastBusy = run.lines().stream().filter(l -> l.contains("busy (sum ")).map(l -> l.substring(2, l.indexOf('s')))
-                    .mapToDouble(Double::parseDouble).max().orElseThrow();
-            assertThat(lastBusy).isBetween(6.0, 8.0);
-            assertThat(run.returnedAt() - lastBusy).as(String.join(" / ", run.lines())).isBetween(1.9, 2.3);
             assertThat(run.last()).contains("idle on two consecutive reads");
+            // the first read after the engine empties comes within an interval, and the second one more later
+            assertThat(afterIdle).as(String.join(" / ", run.lines())).isBetween(0.95, 2.3);
         }
     }
 
     @Test
-    void alwaysBusyWithGrace15StartsNoReadAfterTenSeconds() throws Exception {
+    void alwaysBusyWithGrace15ReadsUntilTenSecondsAndStartsNoReadAfter() throws Exception {
         try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
             hold(engine, 1, 30);
             HookRun run = drain(engine, 15);
 
-            assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(5).allSatisfy(t -> assertThat(t).isBetween(5.0, 10.0));
-            returnedAround(run, 10.5, 0.5);
+            assertThat(run.readStarts()).as(String.join(" / ", run.lines())).containsExactly(5.0, 6.0, 7.0, 8.0, 9.0, 10.0);
+            returnedAround(run, 10.1, 0.15);
             assertThat(run.last()).contains("no read may start after 10s");
+        }
+    }
+
+    @Test
+    void graceShorterThanTheSettleReturnsAtItsSigtermPointWithoutReading() throws Exception {
+        try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
+            HookRun run = drain(engine, 6);
+
+            assertThat(run.readStarts()).isEmpty();
+            returnedAround(run, 3.0, 0.2);
+            assertThat(run.last()).contains("no read may start after 1s");
         }
     }
 
@@ -114,10 +126,42 @@ class DrainHookTimingTest {
     }
 
     @Test
+    void readThatTricklesIsCutAtTwoSecondsAndCountsBusy() throws Exception {
+        try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
+            engine.faults().trickleMetrics(Duration.ofMillis(300));
+            HookRun run = drain(engine, 15);
+
+            assertThat(run.lines()).filteredOn(l -> l.startsWith("t=")).hasSize(3).allMatch(l -> l.contains("busy (no answer within 2s)"));
+            assertThat(run.readStarts()).containsExactly(5.0, 7.0, 9.0);
+            returnedAround(run, 11.0, 0.3);
+            assertThat(run.returnedAt()).isLessThanOrEqualTo(15 - 3);
+        }
+    }
+
+    @Test
+    void readsAfterSlowOnesKeepTheirIntervalSoTheSecondIdleReadIsASecondAfterTheFirst() throws Exception {
+        try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
+            engine.faults().slowMetrics(Duration.ofSeconds(3));
+            CompletableFuture<HookRun> hook = drainAsync(hook(Engine.VLLM, 30, "http"), engine.host());
+            await().atMost(Duration.ofSeconds(15)).until(() -> engine.metricsReads() >= 3);
+            engine.faults().slowMetrics(Duration.ZERO);
+            HookRun run = hook.get();
+
+            List<Double> starts = run.readStarts();
+            assertThat(starts).as(String.join(" / ", run.lines())).startsWith(5.0, 7.0, 9.0);
+            for (int i = 1; i < starts.size(); i++) {
+                assertThat(starts.get(i) - starts.get(i - 1)).as(String.join(" / ", run.lines())).isGreaterThanOrEqualTo(0.95);
+            }
+            assertThat(run.lines()).filteredOn(l -> l.contains("idle (sum 0)")).hasSize(2);
+            returnedAround(run, 12.0, 0.3);
+        }
+    }
+
+    @Test
     void tlsEngineIsReadOverHttpsAndAFailedHandshakeEndsTheHook() throws Exception {
         String plainAddress = ADDRESSES.next();
         try (FakeEngine tls = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m", new EngineFaults(), SelfSignedTls.serverContext());
-                PlainTextListener plain = new PlainTextListener(plainAddress, PORT)) {
+                CannedListener plain = new CannedListener(plainAddress, PORT, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")) {
             HookRun overTls = HookRun.run(hook(Engine.VLLM, 30, "https"), tls.host());
             HookRun handshakeFails = HookRun.run(hook(Engine.VLLM, 30, "https"), plainAddress);
 
@@ -125,32 +169,6 @@ class DrainHookTimingTest {
             assertThat(overTls.last()).contains("idle on two consecutive reads");
             returnedAround(handshakeFails, 5.2, 0.2);
             assertThat(handshakeFails.last()).contains("TLS handshake failed");
-        }
-    }
-
-    /** A listener that answers anything, a TLS hello included, with a plain-text HTTP error, as web servers do. */
-    private static final class PlainTextListener implements AutoCloseable {
-        private final ServerSocket socket;
-
-        PlainTextListener(String address, int port) throws IOException {
-            socket = new ServerSocket(port, 8, InetAddress.getByName(address));
-            Thread accept = new Thread(() -> {
-                while (!socket.isClosed()) {
-                    try (Socket client = socket.accept()) {
-                        client.getInputStream().read(new byte[512]);
-                        client.getOutputStream().write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-                    } catch (IOException e) {
-                        // closed
-                    }
-                }
-            }, "plain-text-listener");
-            accept.setDaemon(true);
-            accept.start();
-        }
-
-        @Override
-        public void close() throws IOException {
-            socket.close();
         }
     }
 }

@@ -16,7 +16,7 @@ class DrainTimelinesTest {
 
     static Stream<Arguments> windows() {
         Stream.Builder<Arguments> rows = Stream.builder();
-        for (int g : new int[] {15, 30, 45, 3600}) {
+        for (int g : new int[] {15, 25, 26, 30, 44, 45, 3600}) {
             for (Engine engine : Engine.values()) {
                 for (RoleKind kind : RoleKind.values()) {
                     rows.add(Arguments.of(g, engine, kind));
@@ -35,13 +35,14 @@ class DrainTimelinesTest {
         assertThat(t.grace()).contains(g);
         assertThat(t.settle()).isEqualTo(5);
         assertThat(t.interval()).isEqualTo(1);
+        assertThat(t.lastReadMargin()).isEqualTo(5);
         assertThat(t.readTimeout()).isEqualTo(2);
         assertThat(t.idleReturn()).isEqualTo(6);
         assertThat(t.lastReadStartsBy()).isEqualTo(g - 5);
         assertThat(t.sigtermBy()).isEqualTo(g - 3);
         boolean split = engine == Engine.SGLANG && kind != RoleKind.Server;
         assertThat(t.exitAfterSigterm()).isEqualTo(split ? Optional.of(20) : Optional.empty());
-        assertThat(t.latestCleanHookReturn()).isEqualTo(split ? Optional.of(g - 20) : Optional.empty());
+        assertThat(t.latestCleanHookReturn()).isEqualTo(split ? Optional.of(Math.max(0, g - 20)) : Optional.empty());
         assertThat(t.warnings()).extracting(DrainWarning::reason)
                 .isEqualTo(split && g < 45 ? List.of("GraceTooShortForSplitRole") : List.of());
     }
@@ -62,6 +63,27 @@ class DrainTimelinesTest {
         assertThat(t.latestCleanHookReturn()).contains(10);
         assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message())
                 .contains("after 10 s").contains("killed at 30 s").contains("set terminationGracePeriodSeconds to 45"));
+    }
+
+    @Test
+    void splitSglangRoleWhoseGraceCannotCoverEvenAnIdleHookIsToldSo() {
+        DrainTimeline t = DrainTimelines.of(Optional.of(15), Engine.SGLANG, RoleKind.Prefill, 1, false);
+        DrainTimeline boundary = DrainTimelines.of(Optional.of(26), Engine.SGLANG, RoleKind.Decode, 1, false);
+
+        assertThat(t.latestCleanHookReturn()).contains(0);
+        assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message())
+                .contains("even an idle replica, whose hook returns after 6 s, is killed at 15 s").doesNotContainPattern("-\\d"));
+        assertThat(boundary.latestCleanHookReturn()).contains(6);
+        assertThat(boundary.warnings()).singleElement().satisfies(w -> assertThat(w.message())
+                .contains("a hook returning after 6 s leaves too little").doesNotContain("even an idle replica"));
+    }
+
+    @Test
+    void splitSglangRoleAt44IsStillWarned() {
+        DrainTimeline t = DrainTimelines.of(Optional.of(44), Engine.SGLANG, RoleKind.Decode, 1, false);
+
+        assertThat(t.latestCleanHookReturn()).contains(24);
+        assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message()).contains("after 24 s").contains("killed at 44 s"));
     }
 
     @Test

@@ -5,6 +5,7 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.SimApiServer;
@@ -18,6 +19,7 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,7 +28,6 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @WithTestResource(SimApiServer.class)
 class DrainWindowIT {
-    private static final String NS = "drain";
     private static final String POD = "qwen-server-r0-m0";
 
     @Inject
@@ -37,26 +38,34 @@ class DrainWindowIT {
     @BeforeEach
     void start() {
         world = new SimWorld(client);
-        router = FakeRouter.inFrontOf(client, NS, "qwen");
     }
 
     @AfterEach
     void stop() {
-        router.close();
+        if (router != null) {
+            router.close();
+        }
         world.close();
+    }
+
+    /** One vLLM replica with grace 30 in its own namespace, behind a router that selects it; returns the Pod's UID. */
+    private String deploy(String namespace) {
+        client.resource(deployment("qwen", "vLLM").namespace(namespace).role(role("server").grace(30)).build()).create();
+        router = FakeRouter.inFrontOf(client, namespace, "qwen");
+        await().atMost(Duration.ofSeconds(20)).until(() -> router.selects(POD));
+        return client.pods().inNamespace(namespace).withName(POD).get().getMetadata().getUid();
     }
 
     @Test
     void deletedPodFinishesEveryRequestItHoldsAndLeavesSixSecondsAfterTheDelete() throws Exception {
-        client.resource(deployment("qwen", "vLLM").namespace(NS).role(role("server").grace(30)).build()).create();
-        await().atMost(Duration.ofSeconds(20)).until(() -> router.selects(POD));
-        String uid = client.pods().inNamespace(NS).withName(POD).get().getMetadata().getUid();
+        String ns = "drain";
+        String uid = deploy(ns);
         LoadGenerator load = new LoadGenerator(router, 3, 40, Duration.ofMillis(50)).start(Duration.ofSeconds(40));
         await().atMost(Duration.ofSeconds(5)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 3);
 
         Instant deleted = Instant.now();
-        client.pods().inNamespace(NS).withName(POD).delete();
-        await().atMost(Duration.ofSeconds(30)).until(() -> gone(uid));
+        client.pods().inNamespace(ns).withName(POD).delete();
+        await().atMost(Duration.ofSeconds(30)).until(() -> gone(ns, uid));
         Instant goneAt = Instant.now();
         load.stop(Duration.ofSeconds(10));
 
@@ -66,16 +75,49 @@ class DrainWindowIT {
         Instant lastEnd = before.stream().map(LoadGenerator.Request::end).max(Instant::compareTo).orElseThrow();
         assertThat(lastEnd).isAfter(deleted);
 
-        Termination termination = world.kubelet().terminations().stream().filter(t -> t.namespace().equals(NS) && t.pod().equals(POD)).findFirst().orElseThrow();
+        Termination termination = world.kubelet().terminations().stream().filter(t -> t.namespace().equals(ns) && t.pod().equals(POD)).findFirst().orElseThrow();
         assertThat(termination.hook()).hasValueSatisfying(d -> assertThat(d).isBetween(Duration.ofMillis(5500), Duration.ofMillis(8000)));
         assertThat(termination.hookOutput()).contains("idle on two consecutive reads");
         assertThat(termination.killed()).isFalse();
         assertThat(Duration.between(deleted, goneAt)).isBetween(Duration.ofMillis(5500), Duration.ofMillis(9000));
-        assertThat(Duration.between(lastEnd, goneAt)).isLessThan(Duration.ofSeconds(7));
+        // the last 2 s stream ends within about 2 s of the delete, and the Pod stays until the hook's idle return at 6 s
+        assertThat(Duration.between(lastEnd, goneAt)).isBetween(Duration.ofMillis(2500), Duration.ofSeconds(7));
     }
 
-    private boolean gone(String uid) {
-        Pod pod = client.pods().inNamespace(NS).withName(POD).get();
+    @Test
+    void deletedPodHoldingLongStreamsWaitsForThemAndLeavesOneToTwoSecondsAfterTheLastEnds() throws Exception {
+        String ns = "drain-long";
+        String uid = deploy(ns);
+        FakeEngine engine = world.kubelet().engine(ns, POD).orElseThrow();
+        // streams of 10, 12.5 and 15 s at 50 ms a token; each client sends one, since its time limit has passed by its end
+        AtomicInteger sent = new AtomicInteger();
+        LoadGenerator load = new LoadGenerator(router, 3, () -> 200 + 50 * (sent.getAndIncrement() % 3), Duration.ofMillis(50))
+                .start(Duration.ofMillis(500));
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 3);
+
+        Instant deleted = Instant.now();
+        client.pods().inNamespace(ns).withName(POD).delete();
+        await().atMost(Duration.ofSeconds(30)).until(() -> gone(ns, uid));
+        Instant goneAt = Instant.now();
+        load.stop(Duration.ofSeconds(10));
+
+        List<LoadGenerator.Request> before = load.requests().stream().filter(r -> r.start().isBefore(deleted)).toList();
+        assertThat(before).hasSize(3).allSatisfy(r -> assertThat(r.outcome()).as(r.toString()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
+        Instant lastEnd = before.stream().map(LoadGenerator.Request::end).max(Instant::compareTo).orElseThrow();
+        assertThat(Duration.between(deleted, lastEnd)).isGreaterThan(Duration.ofSeconds(12));
+
+        Termination termination = world.kubelet().terminations().stream().filter(t -> t.namespace().equals(ns) && t.pod().equals(POD)).findFirst().orElseThrow();
+        assertThat(termination.hookOutput()).contains("t=5.0s read: busy (sum 3)").contains("idle on two consecutive reads");
+        assertThat(termination.killed()).isFalse();
+        Instant hookReturned = termination.deletionSeen().plus(termination.hook().orElseThrow());
+        // the first read after the last stream ends comes within an interval, and the second one a second later
+        assertThat(Duration.between(lastEnd, hookReturned)).as(termination.hookOutput()).isBetween(Duration.ofMillis(900), Duration.ofMillis(2500));
+        assertThat(Duration.between(hookReturned, goneAt)).isBetween(Duration.ZERO, Duration.ofSeconds(2));
+    }
+
+    private boolean gone(String namespace, String uid) {
+        Pod pod = client.pods().inNamespace(namespace).withName(POD).get();
         return pod == null || !uid.equals(pod.getMetadata().getUid());
     }
 }

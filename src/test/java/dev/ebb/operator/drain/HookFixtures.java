@@ -11,8 +11,14 @@ import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.RouteTarget;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -20,7 +26,8 @@ import java.util.concurrent.Executors;
 
 /** Fake engines and the hook as the renderer builds it, for the tests that run the real script. */
 public final class HookFixtures {
-    static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
+    /** The script tests run beside other test classes, a Quarkus test and its world among them. */
+    static final LoopbackAddresses ADDRESSES = LoopbackAddresses.besideOtherTests();
     static final int PORT = 8000;
     private static final ExecutorService CLIENTS = Executors.newCachedThreadPool(DaemonThreads.named("hook-test-client"));
 
@@ -37,13 +44,28 @@ public final class HookFixtures {
     }
 
     static CompletableFuture<HookRun> drainAsync(List<String> hook, String address) {
+        return drainAsync(hook, address, Map.of());
+    }
+
+    static CompletableFuture<HookRun> drainAsync(List<String> hook, String address, Map<String, String> environment) {
         return CompletableFuture.supplyAsync(() -> {
             try {
-                return HookRun.run(hook, address);
+                return HookRun.run(hook, address, environment);
             } catch (IOException | InterruptedException e) {
                 throw new IllegalStateException(e);
             }
         }, CLIENTS);
+    }
+
+    /** The same argv with one option's value replaced, as a hand-written manifest might get it wrong. */
+    static List<String> withOption(List<String> argv, String option, String value) {
+        List<String> out = new ArrayList<>(argv);
+        int at = out.indexOf(option);
+        if (at < 0) {
+            throw new IllegalArgumentException("the hook has no option " + option);
+        }
+        out.set(at + 1, value);
+        return out;
     }
 
     /** Starts requests that the engine holds for about {@code seconds}. */
@@ -54,6 +76,33 @@ public final class HookFixtures {
             CLIENTS.submit(load::send);
         }
         await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == requests);
+    }
+
+    /** A listener that answers every connection with the same bytes, whatever it is sent, and closes it. */
+    static final class CannedListener implements AutoCloseable {
+        private final ServerSocket socket;
+
+        CannedListener(String address, int port, String answer) throws IOException {
+            socket = new ServerSocket(port, 8, InetAddress.getByName(address));
+            byte[] bytes = answer.getBytes(StandardCharsets.US_ASCII);
+            Thread accept = new Thread(() -> {
+                while (!socket.isClosed()) {
+                    try (Socket client = socket.accept()) {
+                        client.getInputStream().read(new byte[512]);
+                        client.getOutputStream().write(bytes);
+                    } catch (IOException e) {
+                        // closed, or the client went away: the next connection gets the same answer
+                    }
+                }
+            }, "canned-listener");
+            accept.setDaemon(true);
+            accept.start();
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
     }
 
     /** The first interpreter a JVM starts is the slowest; the timed hooks should not pay for it. */

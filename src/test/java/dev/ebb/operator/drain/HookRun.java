@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -16,12 +17,19 @@ public record HookRun(Duration took, int exitCode, List<String> lines) {
     private static final Pattern READ_AT = Pattern.compile("^t=([0-9.]+)s read");
 
     public static HookRun run(List<String> argv, String podAddress) throws IOException, InterruptedException {
+        return run(argv, podAddress, Map.of());
+    }
+
+    /** @param environment added to the interpreter's environment */
+    public static HookRun run(List<String> argv, String podAddress, Map<String, String> environment)
+            throws IOException, InterruptedException {
         // stderr goes to a file, not a pipe: a pipe's end can leak into a process spawned at the same moment by
         // another test, and then its end of file waits for that process too
         Path log = Files.createTempFile("drain-hook", ".log");
         ProcessBuilder builder = LocalProcesses.builder(PodAddressing.onPodAddress(argv, podAddress))
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .redirectError(log.toFile());
+        builder.environment().putAll(environment);
         long start = System.nanoTime();
         int code = builder.start().waitFor();
         Duration took = Duration.ofNanos(System.nanoTime() - start);

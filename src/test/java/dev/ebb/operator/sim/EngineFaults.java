@@ -9,6 +9,7 @@ public final class EngineFaults {
     volatile String missingGauge;
     volatile int paddingBytes;
     volatile boolean notMetrics;
+    volatile Duration trickle = Duration.ZERO;
 
     public EngineFaults slowMetrics(Duration delay) { metricsDelay = delay; return this; }
     public EngineFaults metricsStatus(int status) { metricsStatus = status; return this; }
@@ -16,4 +17,6 @@ public final class EngineFaults {
     /** Pads the page with comment lines until it is at least this big. */
     public EngineFaults oversizedMetrics(int bytes) { paddingBytes = bytes; return this; }
     public EngineFaults notMetrics(boolean value) { notMetrics = value; return this; }
+    /** Sends the page one byte per {@code perByte}: every socket read gets data in time, the whole page never does. */
+    public EngineFaults trickleMetrics(Duration perByte) { trickle = perByte; return this; }
 }

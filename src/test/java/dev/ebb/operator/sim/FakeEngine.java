@@ -42,6 +42,7 @@ public final class FakeEngine implements AutoCloseable {
     private final AtomicLong ids = new AtomicLong();
     private final AtomicLong arrived = new AtomicLong();
     private final AtomicLong finished = new AtomicLong();
+    private final AtomicLong metricsReads = new AtomicLong();
     private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
     private volatile State state = State.SERVING;
 
@@ -81,6 +82,8 @@ public final class FakeEngine implements AutoCloseable {
     public EngineFaults faults() { return faults; }
     public State state() { return state; }
     public int inFlight() { return running.size(); }
+    /** Requests for /metrics received so far, answered or not. */
+    public long metricsReads() { return metricsReads.get(); }
 
     public URI uri(String path) {
         return URI.create((server instanceof HttpsServer ? "https" : "http") + "://" + host + ":" + port + path);
@@ -175,6 +178,7 @@ public final class FakeEngine implements AutoCloseable {
 
     private void metrics(HttpExchange exchange) throws IOException {
         exchange.getRequestBody().readAllBytes();
+        metricsReads.incrementAndGet();
         try {
             Thread.sleep(faults.metricsDelay.toMillis());
         } catch (InterruptedException e) {
@@ -192,7 +196,17 @@ public final class FakeEngine implements AutoCloseable {
         exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
         exchange.sendResponseHeaders(200, bytes.length);
         try (OutputStream out = exchange.getResponseBody()) {
-            out.write(bytes);
+            if (faults.trickle.isZero()) {
+                out.write(bytes);
+                return;
+            }
+            for (byte b : bytes) {
+                out.write(b);
+                out.flush();
+                Thread.sleep(faults.trickle.toMillis());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -5,10 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.InFlightGauges;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -149,6 +151,22 @@ class FakeEngineTest {
         long start = System.nanoTime();
         metrics();
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(700));
+    }
+
+    @Test
+    void trickledMetricsArriveAByteAtATimeAndEveryReadIsCounted() throws Exception {
+        engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), 8000, "m");
+        engine.faults().trickleMetrics(Duration.ofMillis(100));
+
+        long start = System.nanoTime();
+        HttpResponse<InputStream> response = http.send(HttpRequest.newBuilder(engine.uri("/metrics")).build(),
+                HttpResponse.BodyHandlers.ofInputStream());
+        try (InputStream body = response.body()) {
+            assertThat(new String(body.readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("# HELP");
+        }
+
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(500));
+        assertThat(engine.metricsReads()).isEqualTo(1);
     }
 
     @Test

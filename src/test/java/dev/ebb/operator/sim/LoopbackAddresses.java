@@ -9,13 +9,35 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (outside the {@code ebb.} prefix, whose names the operator's configuration owns).
  */
 public final class LoopbackAddresses {
-    private static final AtomicInteger NEXT = new AtomicInteger(Integer.getInteger("ebb-sim.loopback-start", 2));
+    private static final int START = Integer.getInteger("ebb-sim.loopback-start", 2);
+    private static final AtomicInteger NEXT = new AtomicInteger(START);
+    private static final AtomicInteger NEXT_BESIDE = new AtomicInteger(START);
+
+    private final AtomicInteger next;
+    private final int block;
+
+    public LoopbackAddresses() {
+        this(NEXT, 0);
+    }
+
+    private LoopbackAddresses(AtomicInteger next, int block) {
+        this.next = next;
+        this.block = block;
+    }
+
+    /**
+     * 127.1.x.y, for a test class that runs beside others. A Quarkus test loads this class again in its own class
+     * loader, with a counter of its own, so only a separate block keeps its world's engines off these addresses.
+     */
+    public static LoopbackAddresses besideOtherTests() {
+        return new LoopbackAddresses(NEXT_BESIDE, 1);
+    }
 
     public String next() {
-        int n = NEXT.getAndIncrement();
+        int n = next.getAndIncrement();
         if (n >= 256 * 254) {
             throw new IllegalStateException("out of loopback addresses");
         }
-        return "127.0." + (n / 254) + "." + (1 + n % 254);
+        return "127." + block + "." + (n / 254) + "." + (1 + n % 254);
     }
 }
