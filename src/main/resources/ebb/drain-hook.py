@@ -8,10 +8,11 @@ Run as the engine container's preStop hook, with the engine image's own python3:
 Timeline, in seconds from the delete: the engine serves on undisturbed for --settle; then the hook reads the
 in-flight gauges every --interval and returns on the second consecutive idle read. No read starts later than
 --grace minus --last-read-margin, and no read, connect to last byte, lasts longer than --read-timeout, so the hook
-returns by their sum (grace minus 3 at the defaults) and the kubelet's SIGTERM still leaves the engine a few seconds. A listener that refuses, answers an HTTP error or fails the TLS handshake ends the
-hook at once: there is nothing to measure; so do arguments it cannot use. A read that times out, an answer that is
-not HTTP, a body that cannot be parsed and a gauge that is missing all count as busy. The hook always exits 0, and
-writes one line per read, and a last line saying why it returned, to stderr.
+returns by their sum (grace minus 3 at the defaults) and the kubelet's SIGTERM still leaves the engine a few
+seconds. A listener that refuses, answers an HTTP error or fails the TLS handshake ends the hook at once: there is
+nothing to measure; so do arguments it cannot use. A read that times out, an answer that is not HTTP, a body that
+cannot be parsed and a gauge that is missing all count as busy. The hook always exits 0, and writes one line per
+read, and a last line saying why it returned, to stderr.
 """
 import time
 

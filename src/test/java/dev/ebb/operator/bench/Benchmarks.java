@@ -2,8 +2,6 @@ package dev.ebb.operator.bench;
 
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
-import dev.ebb.operator.api.v1alpha1.Engine;
-import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.sandbox.Scenario;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LocalExec;
@@ -14,7 +12,6 @@ import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -37,38 +34,13 @@ public final class Benchmarks {
         System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s%n%n", Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"));
         IdleHookReturn.measure().print();
-        memberReads();
+        MemberReads.run();
         idleScaleDown();
         ConcurrentReads.measure().print();
         ReconcileThroughput.measure().print();
         RemovalComparison.run();
         OperatorProcess.run();
         System.exit(0);
-    }
-
-    /** Member reads through the test world's exec (a local python3 per read): one at a time, then fifty at once. */
-    private static void memberReads() throws Exception {
-        try (FakeMembers fakeMembers = new FakeMembers(50); LocalExec exec = new LocalExec()) {
-            List<Pod> members = fakeMembers.pods();
-            MemberReader reader = new MemberReader(exec, new SimpleMeterRegistry());
-            List<Double> one = new ArrayList<>();
-            for (int i = 0; i < 20; i++) {
-                long start = System.nanoTime();
-                reader.read(members.get(i), Engine.VLLM).await().indefinitely();
-                one.add((System.nanoTime() - start) / 1e6);
-            }
-            List<Double> fifty = new ArrayList<>();
-            for (int round = 0; round < 3; round++) {
-                long start = System.nanoTime();
-                reader.readAll(members, Engine.VLLM).await().indefinitely();
-                fifty.add((System.nanoTime() - start) / 1e6);
-            }
-            System.out.println("Member reads through the local exec (real read script, python3 per read), bound 5000 ms");
-            Columns.header();
-            Columns.row("one read at a time, 20 (ms)", one);
-            Columns.row("50 at once, all done, 3 rounds (ms)", fifty);
-            System.out.println();
-        }
     }
 
     /**
