@@ -56,6 +56,23 @@ class DrainWindowIT {
         return client.pods().inNamespace(namespace).withName(POD).get().getMetadata().getUid();
     }
 
+    /** When the Pod was deleted and gone, and the requests that had started before the delete. */
+    private record Deletion(Instant deleted, Instant goneAt, List<LoadGenerator.Request> startedBefore) {
+    }
+
+    private Deletion deleteAndWaitUntilGone(String ns, String uid, LoadGenerator load) throws InterruptedException {
+        Instant deleted = Instant.now();
+        client.pods().inNamespace(ns).withName(POD).delete();
+        await().atMost(Duration.ofSeconds(30)).until(() -> gone(ns, uid));
+        Instant goneAt = Instant.now();
+        load.stop(Duration.ofSeconds(10));
+        return new Deletion(deleted, goneAt, load.requests().stream().filter(r -> r.start().isBefore(deleted)).toList());
+    }
+
+    private Termination termination(String ns) {
+        return world.kubelet().terminations().stream().filter(t -> t.namespace().equals(ns) && t.pod().equals(POD)).findFirst().orElseThrow();
+    }
+
     @Test
     void deletedPodFinishesEveryRequestItHoldsAndLeavesSixSecondsAfterTheDelete() throws Exception {
         String ns = "drain";
@@ -63,19 +80,16 @@ class DrainWindowIT {
         LoadGenerator load = new LoadGenerator(router, 3, 40, Duration.ofMillis(50)).start(Duration.ofSeconds(40));
         await().atMost(Duration.ofSeconds(5)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 3);
 
-        Instant deleted = Instant.now();
-        client.pods().inNamespace(ns).withName(POD).delete();
-        await().atMost(Duration.ofSeconds(30)).until(() -> gone(ns, uid));
-        Instant goneAt = Instant.now();
-        load.stop(Duration.ofSeconds(10));
-
-        List<LoadGenerator.Request> before = load.requests().stream().filter(r -> r.start().isBefore(deleted)).toList();
+        Deletion deletion = deleteAndWaitUntilGone(ns, uid, load);
+        Instant deleted = deletion.deleted();
+        Instant goneAt = deletion.goneAt();
+        List<LoadGenerator.Request> before = deletion.startedBefore();
         assertThat(before).isNotEmpty().allSatisfy(r -> assertThat(r.outcome()).as(r.toString()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
         assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
         Instant lastEnd = before.stream().map(LoadGenerator.Request::end).max(Instant::compareTo).orElseThrow();
         assertThat(lastEnd).isAfter(deleted);
 
-        Termination termination = world.kubelet().terminations().stream().filter(t -> t.namespace().equals(ns) && t.pod().equals(POD)).findFirst().orElseThrow();
+        Termination termination = termination(ns);
         assertThat(termination.hook()).hasValueSatisfying(d -> assertThat(d).isBetween(Duration.ofMillis(5500), Duration.ofMillis(8000)));
         assertThat(termination.hookOutput()).contains("idle on two consecutive reads");
         assertThat(termination.killed()).isFalse();
@@ -95,19 +109,16 @@ class DrainWindowIT {
                 .start(Duration.ofMillis(500));
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 3);
 
-        Instant deleted = Instant.now();
-        client.pods().inNamespace(ns).withName(POD).delete();
-        await().atMost(Duration.ofSeconds(30)).until(() -> gone(ns, uid));
-        Instant goneAt = Instant.now();
-        load.stop(Duration.ofSeconds(10));
-
-        List<LoadGenerator.Request> before = load.requests().stream().filter(r -> r.start().isBefore(deleted)).toList();
+        Deletion deletion = deleteAndWaitUntilGone(ns, uid, load);
+        Instant deleted = deletion.deleted();
+        Instant goneAt = deletion.goneAt();
+        List<LoadGenerator.Request> before = deletion.startedBefore();
         assertThat(before).hasSize(3).allSatisfy(r -> assertThat(r.outcome()).as(r.toString()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
         assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
         Instant lastEnd = before.stream().map(LoadGenerator.Request::end).max(Instant::compareTo).orElseThrow();
         assertThat(Duration.between(deleted, lastEnd)).isGreaterThan(Duration.ofSeconds(12));
 
-        Termination termination = world.kubelet().terminations().stream().filter(t -> t.namespace().equals(ns) && t.pod().equals(POD)).findFirst().orElseThrow();
+        Termination termination = termination(ns);
         assertThat(termination.hookOutput()).contains("t=5.0s read: busy (sum 3)").contains("idle on two consecutive reads");
         assertThat(termination.killed()).isFalse();
         Instant hookReturned = termination.deletionSeen().plus(termination.hook().orElseThrow());

@@ -48,10 +48,15 @@ class StatusAggregatorTest {
         return pods;
     }
 
-    @Test
-    void everyReplicaReadyMakesThePhaseReady() {
+    private List<Pod> everyReplicaReady() {
         List<Pod> pods = server(0, 1);
         pods.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
+        return pods;
+    }
+
+    @Test
+    void everyReplicaReadyMakesThePhaseReady() {
+        List<Pod> pods = everyReplicaReady();
 
         ModelDeploymentStatus status = status(pods, List.of(), T0);
 
@@ -183,8 +188,7 @@ class StatusAggregatorTest {
 
     @Test
     void deletingKeepsTheLastWordOnTheRolesAndSaysHowManyPodsAreStillDraining() {
-        List<Pod> pods = server(0, 1);
-        pods.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
+        List<Pod> pods = everyReplicaReady();
         ModelDeploymentStatus last = status(pods, List.of(), T0);
         assertThat(last.phase()).isEqualTo("Ready");
 
