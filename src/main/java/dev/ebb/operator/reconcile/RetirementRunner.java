@@ -217,15 +217,7 @@ public class RetirementRunner {
      * that failed) serves again: a replica is only ever out of traffic while an operation holds it.
      */
     public void restoreStrays(ModelDeployment md, Collection<Pod> pods, Optional<RetirementStatus> record) {
-        Set<String> held = record.flatMap(RetirementRecords::fromStatus)
-                .filter(r -> !r.state().ended())
-                .map(r -> r.targets().stream().map(Member::name).collect(Collectors.toSet()))
-                .orElse(Set.of());
-        pods.stream()
-                .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-                .filter(p -> !Labels.SERVING_YES.equals(labels(p).get(Labels.SERVING)))
-                .filter(p -> !held.contains(p.getMetadata().getName()))
-                .forEach(p -> setServing(md, new Member(p.getMetadata().getName(), p.getMetadata().getUid(), null), true));
+        StrayWithdrawals.among(pods, record.flatMap(RetirementRecords::fromStatus)).forEach(member -> setServing(md, member, true));
     }
 
     private void count(Retirement ended) {

@@ -1,0 +1,38 @@
+package dev.ebb.operator.reconcile;
+
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.retire.Member;
+import dev.ebb.operator.retire.Retirement;
+import io.fabric8.kubernetes.api.model.Pod;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Which withdrawn Pods no retirement holds: an operation that ended, was called off, or was lost with an operator
+ * that stopped between withdrawing and recording can leave a Pod out of its Service, serving nobody. Pure.
+ */
+public final class StrayWithdrawals {
+    private StrayWithdrawals() {
+    }
+
+    /** The members to put back in service: withdrawn, not leaving, and reserved by no retirement still under way. */
+    public static List<Member> among(Collection<Pod> pods, Optional<Retirement> record) {
+        Set<String> held = record.filter(r -> !r.state().ended())
+                .map(r -> r.targets().stream().map(Member::name).collect(Collectors.toSet()))
+                .orElse(Set.of());
+        return pods.stream()
+                .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+                .filter(p -> !Labels.SERVING_YES.equals(labels(p).get(Labels.SERVING)))
+                .filter(p -> !held.contains(p.getMetadata().getName()))
+                .map(p -> new Member(p.getMetadata().getName(), p.getMetadata().getUid(), null))
+                .toList();
+    }
+
+    private static Map<String, String> labels(Pod pod) {
+        return pod.getMetadata().getLabels() == null ? Map.of() : pod.getMetadata().getLabels();
+    }
+}
