@@ -6,7 +6,6 @@ import dev.ebb.operator.retire.Retirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -26,13 +25,9 @@ public final class StrayWithdrawals {
                 .orElse(Set.of());
         return pods.stream()
                 .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-                .filter(p -> !Labels.SERVING_YES.equals(labels(p).get(Labels.SERVING)))
+                .filter(p -> PodFacts.label(p, Labels.SERVING).filter(Labels.SERVING_YES::equals).isEmpty())
                 .filter(p -> !held.contains(p.getMetadata().getName()))
                 .map(p -> new Member(p.getMetadata().getName(), p.getMetadata().getUid(), null))
                 .toList();
-    }
-
-    private static Map<String, String> labels(Pod pod) {
-        return pod.getMetadata().getLabels() == null ? Map.of() : pod.getMetadata().getLabels();
     }
 }
