@@ -29,18 +29,34 @@ public final class Benchmarks {
     private Benchmarks() {
     }
 
-    public static void main(String[] args) throws Exception {
+    /** A measurement that prints its own figures. */
+    @FunctionalInterface
+    interface Benchmark {
+        void run() throws Exception;
+    }
+
+    /**
+     * What every benchmark's main does, {@code make bench} or one on its own ({@code -Dexec.mainClass=...}): quiet
+     * logs, so the figures stand out, and an exit that does not wait for the test world's non-daemon threads.
+     */
+    static void runAndExit(Benchmark benchmark) throws Exception {
         Scenario.quietLogs();
-        System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s%n%n", Runtime.getRuntime().availableProcessors(),
-                System.getProperty("java.version"));
-        IdleHookReturn.measure().print();
-        MemberReads.run();
-        idleScaleDown();
-        ConcurrentReads.measure().print();
-        ReconcileThroughput.measure().print();
-        RemovalComparison.run();
-        OperatorProcess.run();
+        benchmark.run();
         System.exit(0);
+    }
+
+    public static void main(String[] args) throws Exception {
+        runAndExit(() -> {
+            System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s%n%n", Runtime.getRuntime().availableProcessors(),
+                    System.getProperty("java.version"));
+            IdleHookReturn.measure().print();
+            MemberReads.run();
+            idleScaleDown();
+            ConcurrentReads.measure().print();
+            ReconcileThroughput.measure().print();
+            RemovalComparison.run();
+            OperatorProcess.run();
+        });
     }
 
     /**

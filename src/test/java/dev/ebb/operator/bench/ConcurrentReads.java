@@ -55,8 +55,7 @@ public final class ConcurrentReads {
     }
 
     public static void main(String[] args) throws Exception {
-        measure().print();
-        System.exit(0);
+        Benchmarks.runAndExit(() -> measure().print());
     }
 
     public static Figures measure() throws Exception {

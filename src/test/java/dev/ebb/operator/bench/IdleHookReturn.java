@@ -41,8 +41,7 @@ public final class IdleHookReturn {
     }
 
     public static void main(String[] args) throws Exception {
-        measure().print();
-        System.exit(0);
+        Benchmarks.runAndExit(() -> measure().print());
     }
 
     public static Figures measure() throws Exception {

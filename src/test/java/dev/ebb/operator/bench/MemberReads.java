@@ -19,8 +19,7 @@ public final class MemberReads {
     }
 
     public static void main(String[] args) throws Exception {
-        run();
-        System.exit(0);
+        Benchmarks.runAndExit(MemberReads::run);
     }
 
     public static void run() throws Exception {

@@ -1,7 +1,6 @@
 package dev.ebb.operator.bench;
 
 import dev.ebb.operator.packaging.PackagedOperator;
-import dev.ebb.operator.sandbox.Scenario;
 import dev.ebb.operator.sim.SimApiServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
@@ -27,9 +26,7 @@ public final class OperatorProcess {
     }
 
     public static void main(String[] args) throws Exception {
-        Scenario.quietLogs();
-        run();
-        System.exit(0);
+        Benchmarks.runAndExit(OperatorProcess::run);
     }
 
     static void run() throws Exception {

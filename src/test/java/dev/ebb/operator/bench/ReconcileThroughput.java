@@ -4,7 +4,6 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.reconcile.StatusAggregator;
-import dev.ebb.operator.sandbox.Scenario;
 import dev.ebb.operator.sim.DaemonThreads;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.SimApiServer;
@@ -113,10 +112,8 @@ public final class ReconcileThroughput {
     private ReconcileThroughput() {
     }
 
-    public static void main(String[] args) {
-        Scenario.quietLogs();
-        measure().print();
-        System.exit(0);
+    public static void main(String[] args) throws Exception {
+        Benchmarks.runAndExit(() -> measure().print());
     }
 
     public static Figures measure() {

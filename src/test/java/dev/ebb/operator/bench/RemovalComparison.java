@@ -18,9 +18,7 @@ public final class RemovalComparison {
     }
 
     public static void main(String[] args) throws Exception {
-        Scenario.quietLogs();
-        run();
-        System.exit(0);
+        Benchmarks.runAndExit(RemovalComparison::run);
     }
 
     static void run() throws InterruptedException {
