@@ -1,6 +1,5 @@
 package dev.ebb.operator.sim;
 
-import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
@@ -286,11 +285,10 @@ public final class SimKubelet implements AutoCloseable {
         if (engine.isEmpty()) {
             return null;
         }
-        Map<String, String> annotations = Optional.ofNullable(pod.getMetadata().getAnnotations()).orElse(Map.of());
-        int port = Optional.ofNullable(annotations.get(Annotations.SCRAPE_PORT)).map(Integer::parseInt)
-                .orElse(main.getPorts().get(0).getContainerPort());
-        // the operator says https exactly when the engine's command turns TLS on
-        SSLContext tls = "https".equals(annotations.get(Annotations.SCRAPE_SCHEME)) ? SelfSignedTls.shared() : null;
+        // as a real engine does, it listens where its own command line says, whatever the Pod's annotations claim:
+        // the hook and the reads, which follow the annotations, find it only if the operator rendered both alike
+        int port = argAfter(main.getCommand(), "--port").map(Integer::parseInt).orElse(main.getPorts().get(0).getContainerPort());
+        SSLContext tls = main.getCommand().contains("--ssl-certfile") ? SelfSignedTls.shared() : null;
         return FakeEngine.start(engine.get(), address, port, argAfter(main.getCommand(), "--served-model-name").orElse("model"),
                 new EngineFaults(), tls);
     }
