@@ -20,7 +20,7 @@ import java.util.concurrent.Future;
 public final class IdleHookReturn {
     private static final int RUNS = 20;
     private static final int AT_ONCE = 4;
-    private static final int GRACE = 30;
+    private static final int GRACE = DrainTimelines.DEFAULT_GRACE;
 
     /**
      * @param ownClock when each hook returned by its own clock, from the interpreter's start

@@ -30,10 +30,10 @@ class LeadershipTest {
 
     @Test
     void theLeaseNamesComeFromTheSettings() {
-        LeaderElectionConfiguration configuration = leadership(Map.of("ebb.leader-election.namespace", "ebb-system",
-                "ebb.leader-election.identity", "ebb-operator-7d9f")).leaderElection();
+        LeaderElectionConfiguration configuration = leadership(Map.of("ebb.leader-election.lease-name", "ebb-team-a",
+                "ebb.leader-election.namespace", "ebb-system", "ebb.leader-election.identity", "ebb-operator-7d9f")).leaderElection();
 
-        assertThat(configuration.getLeaseName()).isEqualTo("ebb-operator");
+        assertThat(configuration.getLeaseName()).isEqualTo("ebb-team-a");
         assertThat(configuration.getLeaseNamespace()).contains("ebb-system");
         assertThat(configuration.getIdentity()).contains("ebb-operator-7d9f");
     }

@@ -50,5 +50,7 @@ class DockerfilesTest {
         assertThat(ignore.get(0)).as("everything is left out first").isEqualTo("*");
         assertThat(ignore.subList(1, ignore.size())).allMatch(l -> l.startsWith("!"));
         assertThat(copied).allSatisfy(source -> assertThat(ignore).anyMatch(l -> source.startsWith(l.substring(1))));
+        assertThat(ignore.subList(1, ignore.size())).as("nothing let in that no COPY takes")
+                .allSatisfy(l -> assertThat(copied).anyMatch(source -> source.startsWith(l.substring(1))));
     }
 }

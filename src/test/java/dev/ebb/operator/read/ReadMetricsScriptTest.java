@@ -11,6 +11,8 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -42,7 +44,7 @@ class ReadMetricsScriptTest {
         }
     }
 
-    private record Run(int exit, byte[] stdout) {
+    private record Run(int exit, byte[] stdout, String stderr) {
     }
 
     /** Answers every connection with the same bytes once it has read a request (or a TLS hello), then closes it. */
@@ -109,10 +111,15 @@ class ReadMetricsScriptTest {
     private static Run run(String... args) throws Exception {
         List<String> argv = new ArrayList<>(List.of("python3", "-c", ReadCommand.SCRIPT));
         argv.addAll(List.of(args));
-        Process process = LocalProcesses.builder(argv).redirectError(ProcessBuilder.Redirect.DISCARD).start();
-        byte[] stdout = process.getInputStream().readAllBytes();
-        assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
-        return new Run(process.exitValue(), stdout);
+        Path stderr = Files.createTempFile("read-metrics", ".err");
+        try {
+            Process process = LocalProcesses.builder(argv).redirectError(stderr.toFile()).start();
+            byte[] stdout = process.getInputStream().readAllBytes();
+            assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            return new Run(process.exitValue(), stdout, Files.readString(stderr));
+        } finally {
+            Files.delete(stderr);
+        }
     }
 
     private static Run read(Listener listener, String scheme, String path) throws Exception {
@@ -159,7 +166,10 @@ class ReadMetricsScriptTest {
     @ParameterizedTest
     @ValueSource(strings = {"10.0.0.1", "localhost", "127.0.0.1 x", "127.0.0.1\r\nX-Injected: yes", "127.1", "::1", "example.com"})
     void hostThatIsNotAnIpv4LoopbackLiteralIsBadArguments(String host) throws Exception {
-        assertThat(run("--host", host, "--port", "8000").exit()).isEqualTo(OTHER);
+        Run run = run("--host", host, "--port", "8000");
+
+        assertThat(run.exit()).isEqualTo(OTHER);
+        assertThat(run.stderr()).as("refused before any connection is tried").contains("bad arguments: --host");
     }
 
     @Test

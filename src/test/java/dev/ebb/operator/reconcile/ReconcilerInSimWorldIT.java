@@ -66,7 +66,7 @@ class ReconcilerInSimWorldIT {
     @Test
     void deletionDrainsThePodsFirstInPhaseDeletingThenRemovesTheRouterAndServices() throws Exception {
         client.resource(deployment("bye", "vLLM").namespace("leaving").router("vllm-router").role(role("server").replicas(2)).build()).create();
-        ServiceTarget service = new ServiceTarget(world.endpoints(), "leaving", "bye-server");
+        ServiceTarget service = new ServiceTarget(world.endpoints(), "leaving", Names.roleService("bye", "server"));
         await().atMost(Duration.ofSeconds(20)).until(() -> service.pick().isPresent() && readyPods("leaving") == 2);
 
         // a generation of about 8 s is streaming when the ModelDeployment is deleted
@@ -84,8 +84,8 @@ class ReconcilerInSimWorldIT {
                     .allSatisfy(pod -> assertThat(pod.getMetadata().getDeletionTimestamp()).isNotNull());
         });
         // while a Pod still finishes its stream, what carries the stream to it is still there
-        assertThat(client.apps().deployments().inNamespace("leaving").withName("bye-router").get()).isNotNull();
-        assertThat(client.services().inNamespace("leaving").withName("bye-server").get()).isNotNull();
+        assertThat(client.apps().deployments().inNamespace("leaving").withName(Names.router("bye")).get()).isNotNull();
+        assertThat(client.services().inNamespace("leaving").withName(Names.roleService("bye", "server")).get()).isNotNull();
         assertThat(client.v1().events().inNamespace("leaving").list().getItems())
                 .anySatisfy(e -> assertThat(e.getReason()).isEqualTo("Deleting"));
 
@@ -95,9 +95,9 @@ class ReconcilerInSimWorldIT {
             assertThat(client.pods().inNamespace("leaving").list().getItems()).isEmpty();
             assertThat(client.services().inNamespace("leaving").list().getItems()).isEmpty();
             assertThat(client.apps().deployments().inNamespace("leaving").list().getItems()).isEmpty();
-            assertThat(client.serviceAccounts().inNamespace("leaving").withName("bye-router").get()).isNull();
-            assertThat(client.rbac().roles().inNamespace("leaving").withName("bye-router").get()).isNull();
-            assertThat(client.rbac().roleBindings().inNamespace("leaving").withName("bye-router").get()).isNull();
+            assertThat(client.serviceAccounts().inNamespace("leaving").withName(Names.router("bye")).get()).isNull();
+            assertThat(client.rbac().roles().inNamespace("leaving").withName(Names.router("bye")).get()).isNull();
+            assertThat(client.rbac().roleBindings().inNamespace("leaving").withName(Names.router("bye")).get()).isNull();
         });
     }
 

@@ -90,14 +90,4 @@ public record Choreography(String title, int replicas, int grace, Load load, Dur
     public static Choreography rolloutBench() {
         return new Choreography("rollout of 3 replicas under load", 3, 60, LONG_MIXED, Duration.ofSeconds(15), List.of(new Rollout(NEW_IMAGE)));
     }
-
-    public int finalReplicas() {
-        int n = replicas;
-        for (Step step : steps) {
-            if (step instanceof ScaleTo scale) {
-                n = scale.replicas();
-            }
-        }
-        return n;
-    }
 }
