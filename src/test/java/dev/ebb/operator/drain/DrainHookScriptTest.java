@@ -10,7 +10,7 @@ import static dev.ebb.operator.drain.HookFixtures.withOption;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
-import dev.ebb.operator.drain.HookFixtures.CannedListener;
+import dev.ebb.operator.sim.CannedListener;
 import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.FakeEngine;
 import java.nio.file.Files;

@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
-import dev.ebb.operator.drain.HookFixtures.CannedListener;
+import dev.ebb.operator.sim.CannedListener;
 import dev.ebb.operator.sim.EngineFaults;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.SelfSignedTls;

@@ -11,10 +11,6 @@ import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.RouteTarget;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -76,33 +72,6 @@ public final class HookFixtures {
             CLIENTS.submit(load::send);
         }
         await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == requests);
-    }
-
-    /** A listener that answers every connection with the same bytes, whatever it is sent, and closes it. */
-    static final class CannedListener implements AutoCloseable {
-        private final ServerSocket socket;
-
-        CannedListener(String address, int port, String answer) throws IOException {
-            socket = new ServerSocket(port, 8, InetAddress.getByName(address));
-            byte[] bytes = answer.getBytes(StandardCharsets.US_ASCII);
-            Thread accept = new Thread(() -> {
-                while (!socket.isClosed()) {
-                    try (Socket client = socket.accept()) {
-                        client.getInputStream().read(new byte[512]);
-                        client.getOutputStream().write(bytes);
-                    } catch (IOException e) {
-                        // closed, or the client went away: the next connection gets the same answer
-                    }
-                }
-            }, "canned-listener");
-            accept.setDaemon(true);
-            accept.start();
-        }
-
-        @Override
-        public void close() throws IOException {
-            socket.close();
-        }
     }
 
     /** The first interpreter a JVM starts is the slowest; the timed hooks should not pay for it. */

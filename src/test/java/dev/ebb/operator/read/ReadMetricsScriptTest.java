@@ -2,20 +2,17 @@ package dev.ebb.operator.read;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.sim.CannedListener;
 import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -35,11 +32,11 @@ class ReadMetricsScriptTest {
     private static final int OTHER = 7;
     private static final byte[] METRICS = "vllm:num_requests_running 0\n".getBytes(StandardCharsets.US_ASCII);
 
-    private final List<Listener> listeners = new ArrayList<>();
+    private final List<CannedListener> listeners = new ArrayList<>();
 
     @AfterEach
     void stop() throws IOException {
-        for (Listener listener : listeners) {
+        for (CannedListener listener : listeners) {
             listener.close();
         }
     }
@@ -47,63 +44,11 @@ class ReadMetricsScriptTest {
     private record Run(int exit, byte[] stdout, String stderr) {
     }
 
-    /** Answers every connection with the same bytes once it has read a request (or a TLS hello), then closes it. */
-    private static final class Listener implements AutoCloseable {
-        private final ServerSocket socket;
-        private final List<String> requests = new CopyOnWriteArrayList<>();
-
-        Listener(byte[] answer) throws IOException {
-            socket = new ServerSocket(0, 50, InetAddress.getByName(ADDRESSES.next()));
-            Thread thread = new Thread(() -> serve(answer), "raw-listener");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        private void serve(byte[] answer) {
-            while (!socket.isClosed()) {
-                try (Socket connection = socket.accept()) {
-                    requests.add(readRequest(connection.getInputStream()));
-                    connection.getOutputStream().write(answer);
-                } catch (IOException e) {
-                    // closed by the test, or the script hung up first: the next connection is served all the same
-                }
-            }
-        }
-
-        private static String readRequest(InputStream in) throws IOException {
-            ByteArrayOutputStream request = new ByteArrayOutputStream();
-            byte[] buffer = new byte[4096];
-            int n;
-            while ((n = in.read(buffer)) > 0) {
-                request.write(buffer, 0, n);
-                String text = request.toString(StandardCharsets.ISO_8859_1);
-                // a TLS record starts with 0x16 and never holds an empty line to wait for
-                if (text.contains("\r\n\r\n") || text.charAt(0) == 0x16) {
-                    break;
-                }
-            }
-            return request.toString(StandardCharsets.ISO_8859_1);
-        }
-
-        String host() {
-            return socket.getInetAddress().getHostAddress();
-        }
-
-        int port() {
-            return socket.getLocalPort();
-        }
-
-        @Override
-        public void close() throws IOException {
-            socket.close();
-        }
-    }
-
-    private Listener answering(String head, byte[] body) throws IOException {
+    private CannedListener answering(String head, byte[] body) throws IOException {
         ByteArrayOutputStream answer = new ByteArrayOutputStream();
         answer.writeBytes(head.getBytes(StandardCharsets.ISO_8859_1));
         answer.writeBytes(body);
-        Listener listener = new Listener(answer.toByteArray());
+        CannedListener listener = new CannedListener(ADDRESSES.next(), 0, answer.toByteArray());
         listeners.add(listener);
         return listener;
     }
@@ -122,24 +67,24 @@ class ReadMetricsScriptTest {
         }
     }
 
-    private static Run read(Listener listener, String scheme, String path) throws Exception {
+    private static Run read(CannedListener listener, String scheme, String path) throws Exception {
         return run("--scheme", scheme, "--host", listener.host(), "--port", Integer.toString(listener.port()), "--path", path);
     }
 
     @Test
     void plainAnswerIsPrintedWithExitZero() throws Exception {
-        Listener engine = answering("HTTP/1.0 200 OK\r\nContent-Length: " + METRICS.length + "\r\n\r\n", METRICS);
+        CannedListener engine = answering("HTTP/1.0 200 OK\r\nContent-Length: " + METRICS.length + "\r\n\r\n", METRICS);
 
         Run run = read(engine, "http", "/metrics");
 
         assertThat(run.exit()).isEqualTo(OK);
         assertThat(run.stdout()).isEqualTo(METRICS);
-        assertThat(engine.requests).singleElement().asString().startsWith("GET /metrics HTTP/1.0\r\n");
+        assertThat(engine.requests()).singleElement().asString().startsWith("GET /metrics HTTP/1.0\r\n");
     }
 
     @Test
     void portOutsideOneTo65535IsBadArgumentsNotAnotherPort() throws Exception {
-        Listener engine = answering("HTTP/1.0 200 OK\r\n\r\n", METRICS);
+        CannedListener engine = answering("HTTP/1.0 200 OK\r\n\r\n", METRICS);
 
         // the resolver takes a port modulo 65536: unchecked, this would read the listener's port
         Run wrapped = run("--host", engine.host(), "--port", Integer.toString(65536 + engine.port()));
@@ -148,19 +93,19 @@ class ReadMetricsScriptTest {
         assertThat(wrapped.exit()).isEqualTo(OTHER);
         assertThat(zero.exit()).isEqualTo(OTHER);
         assertThat(wrapped.stdout()).isEmpty();
-        assertThat(engine.requests).isEmpty();
+        assertThat(engine.requests()).isEmpty();
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"/a b", "/a\r\nX-Injected: yes", "/a\nb", "/a\tb", "/a\u007fb", "metrics", ""})
     void pathThatCouldBreakTheRequestLineIsBadArguments(String path) throws Exception {
-        Listener engine = answering("HTTP/1.0 200 OK\r\n\r\n", METRICS);
+        CannedListener engine = answering("HTTP/1.0 200 OK\r\n\r\n", METRICS);
 
         Run run = read(engine, "http", path);
 
         assertThat(run.exit()).isEqualTo(OTHER);
         assertThat(run.stdout()).isEmpty();
-        assertThat(engine.requests).isEmpty();
+        assertThat(engine.requests()).isEmpty();
     }
 
     @ParameterizedTest
@@ -176,7 +121,7 @@ class ReadMetricsScriptTest {
     void answerOverTheCapIsTooLargeEvenWhenTheHeadersTookTheRoom() throws Exception {
         // 200 KiB of headers and a 1 MiB body: a cut at the cap leaves a body under it, which must not pass as the page
         String headers = "HTTP/1.0 200 OK\r\n" + ("X-Padding: " + "p".repeat(1000) + "\r\n").repeat(200) + "\r\n";
-        Listener engine = answering(headers, "#".repeat(1024 * 1024).getBytes(StandardCharsets.US_ASCII));
+        CannedListener engine = answering(headers, "#".repeat(1024 * 1024).getBytes(StandardCharsets.US_ASCII));
 
         Run run = read(engine, "http", "/metrics");
 
@@ -186,7 +131,7 @@ class ReadMetricsScriptTest {
 
     @Test
     void bodyShorterThanItsContentLengthIsABrokenAnswer() throws Exception {
-        Listener engine = answering("HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\n", METRICS);
+        CannedListener engine = answering("HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\n", METRICS);
 
         Run run = read(engine, "http", "/metrics");
 
@@ -196,12 +141,12 @@ class ReadMetricsScriptTest {
 
     @Test
     void plainTextAnswerToATlsHelloIsATlsFailure() throws Exception {
-        Listener plain = answering("HTTP/1.0 400 Bad Request\r\n\r\n", new byte[0]);
+        CannedListener plain = answering("HTTP/1.0 400 Bad Request\r\n\r\n", new byte[0]);
 
         Run run = read(plain, "https", "/metrics");
 
         assertThat(run.exit()).isEqualTo(TLS_FAILURE);
-        assertThat(plain.requests).singleElement().satisfies(hello -> assertThat(hello.charAt(0)).isEqualTo((char) 0x16));
+        assertThat(plain.requests()).singleElement().satisfies(hello -> assertThat(hello.charAt(0)).isEqualTo((char) 0x16));
     }
 
     @Test

@@ -48,6 +48,11 @@ class ModelDeploymentReconcilerIT {
         return md == null || md.getStatus() == null ? Optional.empty() : Conditions.find(md.getStatus().conditions(), type);
     }
 
+    /** The condition as written; until it is, an AssertionError, so that untilAsserted waits for it. */
+    private Condition written(String namespace, String name, String type) {
+        return condition(namespace, name, type).orElseThrow(() -> new AssertionError("no " + type + " condition on " + name + " yet"));
+    }
+
     private List<Event> events(String namespace, String name, String reason) {
         return client.v1().events().inNamespace(namespace).list().getItems().stream()
                 .filter(e -> name.equals(e.getInvolvedObject().getName()) && reason.equals(e.getReason())).toList();
@@ -108,10 +113,10 @@ class ModelDeploymentReconcilerIT {
 
         // without a router the withdrawal cannot be proven, so the replica is held and nothing is deleted
         await().atMost(PATIENCE).untilAsserted(() -> {
-            Condition upToDate = condition("shrink", "qwen", "ReplicasUpToDate").orElseThrow(AssertionError::new);
+            Condition upToDate = written("shrink", "qwen", "ReplicasUpToDate");
             assertThat(upToDate.getStatus()).isEqualTo("False");
             assertThat(upToDate.getReason()).isEqualTo(StatusAggregator.REASON_SCALING_DOWN);
-            Condition retiring = condition("shrink", "qwen", Conditions.RETIREMENT_PROGRESSING).orElseThrow(AssertionError::new);
+            Condition retiring = written("shrink", "qwen", Conditions.RETIREMENT_PROGRESSING);
             assertThat(retiring.getStatus()).isEqualTo("True");
             assertThat(retiring.getReason()).isEqualTo("DirectServiceConnections");
             assertThat(retiring.getMessage()).contains("replica 2 of role server (ScaleDown, Withdrawing)");
@@ -132,7 +137,7 @@ class ModelDeploymentReconcilerIT {
             assertThat(client.serviceAccounts().inNamespace("routed").withName("qwen-router").get()).isNotNull();
             assertThat(client.rbac().roles().inNamespace("routed").withName("qwen-router").get()).isNotNull();
             assertThat(client.rbac().roleBindings().inNamespace("routed").withName("qwen-router").get()).isNotNull();
-            Condition routerReady = condition("routed", "qwen", Conditions.ROUTER_READY).orElseThrow(AssertionError::new);
+            Condition routerReady = written("routed", "qwen", Conditions.ROUTER_READY);
             assertThat(routerReady.getStatus()).isEqualTo("False");
             assertThat(fetch("routed", "qwen").getStatus().router()).isEqualTo(new RouterStatus("vllm-router", false, 0));
             assertThat(events("routed", "qwen", "RouterNotReady")).singleElement().satisfies(e -> assertThat(e.getType()).isEqualTo("Warning"));
@@ -143,7 +148,7 @@ class ModelDeploymentReconcilerIT {
         router.setStatus(new DeploymentStatusBuilder().withReplicas(1).withReadyReplicas(1).build());
         client.apps().deployments().resource(router).updateStatus();
         await().atMost(PATIENCE).untilAsserted(() ->
-                assertThat(condition("routed", "qwen", Conditions.ROUTER_READY).orElseThrow(AssertionError::new).getStatus()).isEqualTo("True"));
+                assertThat(written("routed", "qwen", Conditions.ROUTER_READY).getStatus()).isEqualTo("True"));
 
         client.resources(ModelDeployment.class).inNamespace("routed").withName("qwen").edit(md -> {
             ModelDeploymentSpec s = md.getSpec();
