@@ -155,10 +155,15 @@ class OlmBundleTest {
 
     @Test
     void theSameInputsGiveTheSameBytesWhateverOrderTheGeneratorWroteMapsIn() {
-        String reordered = "\"app.kubernetes.io/version\": \"1.2.3\", \"app.kubernetes.io/name\": \"ebb-operator\"";
+        String reorderedLabels = "\"app.kubernetes.io/version\": \"1.2.3\", \"app.kubernetes.io/name\": \"ebb-operator\"";
+        String container = "{\"name\": \"ebb-operator\", \"image\": \"ghcr.io/ebb-dev/ebb-operator:1.2.3\"}";
+        String reorderedContainer = "{\"image\": \"ghcr.io/ebb-dev/ebb-operator:1.2.3\", \"name\": \"ebb-operator\"}";
+        assertThat(manifests(LABELS)).contains(container);
 
-        assertThat(OlmBundle.render(inputs(manifests(reordered), CRD, SAMPLE)))
-                .isEqualTo(OlmBundle.render(inputs(manifests(LABELS), CRD, SAMPLE)));
+        Map<String, String> written = OlmBundle.render(inputs(manifests(LABELS), CRD, SAMPLE));
+        assertThat(OlmBundle.render(inputs(manifests(reorderedLabels), CRD, SAMPLE))).isEqualTo(written);
+        // the Deployment's spec is copied into the bundle, so the order of its keys must not reach the bytes
+        assertThat(OlmBundle.render(inputs(manifests(LABELS).replace(container, reorderedContainer), CRD, SAMPLE))).isEqualTo(written);
     }
 
     @Test

@@ -10,6 +10,8 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.config.EbbSettings;
+import dev.ebb.operator.render.Names;
+import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.SimApiServer;
@@ -38,7 +40,7 @@ class PackagedShutdownIT {
     private static final Path LOG = Path.of("target", "packaged-shutdown-operator.log");
     private static final String NS = "team-a";
     private static final String IDENTITY = "ebb-operator-7d9f-x2x4q";
-    private static final String TARGET = "qwen-server-r1-m0";
+    private static final String TARGET = Names.pod("qwen", "server", 1, 0);
     /** Beyond the shutdown delay and termination timeout: the JVM's own exit. */
     private static final Duration EXIT_SLACK = Duration.ofSeconds(7);
     private static final String LEASE = EbbSettings.of(Map.of()).leaderElection().leaseName();
@@ -125,7 +127,7 @@ class PackagedShutdownIT {
             }
         }
         List<String> starts = client.v1().events().inNamespace(NS).list().getItems().stream()
-                .filter(e -> "RetirementStarted".equals(e.getReason())).map(e -> e.getMessage()).toList();
+                .filter(e -> Reasons.STARTED.equals(e.getReason())).map(e -> e.getMessage()).toList();
         assertThat(starts).as("one operation, resumed, not a second one").hasSize(1);
     }
 }

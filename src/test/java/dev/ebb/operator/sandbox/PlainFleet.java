@@ -29,7 +29,8 @@ import java.util.stream.Collectors;
  * ({@link Removal#NAIVE}) or a fixed sleep ({@link Removal#FIXED_SLEEP}); nothing asks whether an engine is busy.
  */
 final class PlainFleet implements Fleet {
-    static final List<String> FIXED_SLEEP_HOOK = List.of("sleep", "15");
+    static final int FIXED_SLEEP_SECONDS = 15;
+    static final List<String> FIXED_SLEEP_HOOK = List.of("sleep", Integer.toString(FIXED_SLEEP_SECONDS));
     private final KubernetesClient client;
     private final String namespace;
     private final Removal removal;

@@ -4,7 +4,8 @@ package dev.ebb.operator.sandbox;
 public enum Removal {
     EBB("Ebb", "withdraw, read idle twice, delete; drain hook on every Pod"),
     NAIVE("naive", "delete at once, no hook: the engine gets SIGTERM straight away"),
-    FIXED_SLEEP("sleep 15 s", "delete at once with a fixed preStop sleep of 15 s, as some charts ship");
+    FIXED_SLEEP("sleep " + PlainFleet.FIXED_SLEEP_SECONDS + " s",
+            "delete at once with a fixed preStop sleep of " + PlainFleet.FIXED_SLEEP_SECONDS + " s, as some charts ship");
 
     private final String label;
     private final String description;

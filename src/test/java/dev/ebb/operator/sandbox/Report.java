@@ -48,14 +48,23 @@ public final class Report {
         return out.toString();
     }
 
+    /** The request counts both the text table and the page show, in this order. */
+    private static final Map<String, ToLongFunction<Run>> COUNTS = counts();
+
+    private static Map<String, ToLongFunction<Run>> counts() {
+        Map<String, ToLongFunction<Run>> counts = new LinkedHashMap<>();
+        counts.put("requests completed", Run::completed);
+        counts.put("requests cut", Run::cut);
+        counts.put("refused before streaming", Run::rejected);
+        return counts;
+    }
+
     /** The runs side by side, one column each. */
     public static String table(List<Run> runs) {
         StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "  %-28s", ""));
         runs.forEach(r -> out.append(String.format(Locale.ROOT, "%12s", r.removal().label())));
         out.append(System.lineSeparator());
-        row(out, runs, "requests completed", Run::completed);
-        row(out, runs, "requests cut", Run::cut);
-        row(out, runs, "refused before streaming", Run::rejected);
+        COUNTS.forEach((label, value) -> row(out, runs, label, value));
         out.append(String.format(Locale.ROOT, "  %-28s", "run took (s)"));
         runs.forEach(r -> out.append(String.format(Locale.ROOT, "%12.1f", r.seconds())));
         out.append(System.lineSeparator());
@@ -104,9 +113,7 @@ public final class Report {
         page.append("<table><tr><th></th>");
         runs.forEach(r -> page.append("<th>").append(escape(r.removal().label())).append("</th>"));
         page.append("</tr>");
-        htmlRow(page, runs, "requests completed", Run::completed);
-        htmlRow(page, runs, "requests cut", Run::cut);
-        htmlRow(page, runs, "refused before streaming", Run::rejected);
+        COUNTS.forEach((label, value) -> htmlRow(page, runs, label, value));
         page.append("</table>");
         double span = runs.stream().mapToDouble(Run::seconds).max().orElse(1);
         for (Run run : runs) {
