@@ -113,13 +113,12 @@ public final class RetirementMachine {
         Map<String, MemberReads> reads = new HashMap<>(current.reads());
         String holdReason = null;
         String holdMessage = null;
+        List<String> restarted = current.targets().stream().filter(m -> restarted(m, seen)).map(Member::name).toList();
         for (String name : current.answering()) {
             MemberReads before = reads.getOrDefault(name, MemberReads.NONE);
             Reading reading = seen.reads().get(name);
-            if (restarted(current, seen, name)) {
+            if (!restarted.isEmpty()) {
                 reads.put(name, new MemberReads("ContainerRestarted", 0, 0, seen.now()));
-                holdReason = Reasons.CONTAINER_RESTARTED;
-                holdMessage = "the engine container of " + name + " restarted since the retirement began; its gauges describe a new process";
                 continue;
             }
             if (reading == null) {
@@ -135,6 +134,12 @@ public final class RetirementMachine {
                 holdReason = reasonOf(reading);
                 holdMessage = messageOf(name, reading, after);
             }
+        }
+        if (!restarted.isEmpty()) {
+            // a restarted follower may have lost the leader's work in flight, or be running a new process the
+            // leader's gauges say nothing about: the replica as reserved is no longer what was read
+            holdReason = Reasons.CONTAINER_RESTARTED;
+            holdMessage = "the engine container of " + restarted.get(0) + " restarted since the retirement began; the replica runs a new process";
         }
         boolean proven = !current.answering().isEmpty() && current.answering().stream()
                 .allMatch(name -> reads.getOrDefault(name, MemberReads.NONE).consecutiveIdle() >= Budgets.IDLE_READS)
@@ -154,10 +159,10 @@ public final class RetirementMachine {
         return new Step(held.retirement(), List.copyOf(actions));
     }
 
-    private static boolean restarted(Retirement current, Observation seen, String name) {
-        Member reserved = current.targets().stream().filter(m -> m.name().equals(name)).findFirst().orElse(null);
-        Observation.Present now = seen.members().get(name);
-        return reserved != null && now != null && !Objects.equals(reserved.containerId(), now.containerId());
+    /** Any reserved member, answering or not: a follower's restart changes the replica as much as the leader's. */
+    private static boolean restarted(Member reserved, Observation seen) {
+        Observation.Present now = seen.members().get(reserved.name());
+        return now != null && !Objects.equals(reserved.containerId(), now.containerId());
     }
 
     private static MemberReads next(MemberReads before, Reading reading, Instant at) {

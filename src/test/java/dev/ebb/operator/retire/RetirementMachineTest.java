@@ -176,6 +176,27 @@ public class RetirementMachineTest {
     }
 
     @Test
+    void aFollowerRestartHoldsTheReplicaThoughTheLeaderReadsIdle() {
+        Map<String, Observation.Present> followerRestarted = Map.of(
+                LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()),
+                FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), "c-1-new"));
+
+        RetirementMachine.Step first = RetirementMachine.step(draining(),
+                new Observation(at(3), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step second = RetirementMachine.step(first.retirement(),
+                new Observation(at(4), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step end = RetirementMachine.step(second.retirement(),
+                new Observation(draining().phaseStartedAt().plus(Budgets.DRAINING), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+
+        assertThat(second.retirement().state()).isEqualTo(RetirementState.Draining);
+        assertThat(second.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
+        assertThat(second.retirement().message()).contains(FOLLOWER.name());
+        assertThat(List.of(first, second)).allSatisfy(step -> assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete));
+        assertThat(end.retirement().state()).isEqualTo(RetirementState.Aborted);
+        assertThat(end.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
+    }
+
+    @Test
     void memberDeletedBySomeoneElseAbortsTheOperation() {
         Map<String, Observation.Present> onlyLeader = Map.of(LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()));
 
