@@ -247,6 +247,7 @@ public class RetirementRunner {
         try {
             client.raw(url, "DELETE", new DeleteOptionsBuilder().withNewPreconditions().withUid(member.uid()).endPreconditions().build());
         } catch (KubernetesClientException e) {
+            // the machine asks again on the next pass for as long as the member is there and not being deleted
             LOG.infof("delete of %s (uid %s) not done: %s", member.name(), member.uid(), e.getMessage());
         }
     }

@@ -49,7 +49,7 @@ public final class RetirementMachine {
         return switch (current.state()) {
             case Withdrawing -> withdrawing(current, seen);
             case Draining -> draining(current, seen);
-            case Deleting -> settle(current, seen.now());
+            case Deleting -> settle(current, seen);
             case Settling -> settling(current, seen);
             default -> new Step(current, List.of());
         };
@@ -201,10 +201,23 @@ public final class RetirementMachine {
         return name + " could not be read: " + ((Reading.Failed) reading).why();
     }
 
-    /** The deletes went out: wait for the members to be gone. */
-    private static Step settle(Retirement current, Instant now) {
-        return new Step(current.with(RetirementState.Settling, Reasons.PROVEN_IDLE, "waiting for the members to be gone", now,
-                current.reads()), List.of());
+    /** The deletes went out, or were at least recorded as going out: wait for the members to be gone. */
+    private static Step settle(Retirement current, Observation seen) {
+        return new Step(current.with(RetirementState.Settling, Reasons.PROVEN_IDLE, "waiting for the members to be gone", seen.now(),
+                current.reads()), deleteAgain(current, seen));
+    }
+
+    /**
+     * A reserved member still there under its uid and not being deleted never got its delete: the API server refused
+     * it, or the operator stopped between recording Deleting and sending it. Sending it again is harmless, since it
+     * names the uid, and without it the replica would stay withdrawn for good.
+     */
+    private static List<Action> deleteAgain(Retirement current, Observation seen) {
+        List<Member> undeleted = current.targets().stream().filter(m -> {
+            Observation.Present now = seen.members().get(m.name());
+            return now != null && now.uid().equals(m.uid()) && !now.terminating();
+        }).toList();
+        return undeleted.isEmpty() ? List.of() : List.of(new Action.Delete(undeleted));
     }
 
     private static Step settling(Retirement current, Observation seen) {
@@ -217,12 +230,14 @@ public final class RetirementMachine {
             return new Step(current.with(RetirementState.Completed, Reasons.COMPLETED, message, seen.now(), current.reads()),
                     List.of(new Action.Announce(false, Reasons.COMPLETED, message)));
         }
+        List<Action> deletes = deleteAgain(current, seen);
         if (Budgets.exhausted(current.phaseStartedAt(), Budgets.SETTLING, seen.now()) && !Reasons.MEMBERS_GONE_SLOWLY.equals(current.reason())) {
             String message = "members still exist " + Budgets.SETTLING.toSeconds() + " s after their deletion; they are draining through their hooks";
-            return new Step(current.holding(Reasons.MEMBERS_GONE_SLOWLY, message, current.reads()),
-                    List.of(new Action.Announce(true, Reasons.MEMBERS_GONE_SLOWLY, message)));
+            List<Action> actions = new ArrayList<>(deletes);
+            actions.add(new Action.Announce(true, Reasons.MEMBERS_GONE_SLOWLY, message));
+            return new Step(current.holding(Reasons.MEMBERS_GONE_SLOWLY, message, current.reads()), List.copyOf(actions));
         }
-        return new Step(current, List.of());
+        return new Step(current, deletes);
     }
 
     private static Step hold(Retirement current, String reason, String message, Map<String, MemberReads> reads) {

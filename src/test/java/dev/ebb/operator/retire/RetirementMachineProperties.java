@@ -85,7 +85,12 @@ class RetirementMachineProperties {
             if (draining && !reads.isEmpty()) {
                 sinceDraining.add(reads.get(LEADER.name()));
             }
-            if (step.actions().stream().anyMatch(a -> a instanceof Action.Delete)) {
+            List<Member> deleted = step.actions().stream().filter(a -> a instanceof Action.Delete)
+                    .flatMap(a -> ((Action.Delete) a).members().stream()).toList();
+            if (before.pastDeletion()) {
+                assertThat(deleted).as("past the deletion, only reserved members still there undeleted are deleted again")
+                        .allMatch(m -> TARGETS.contains(m) && members.containsKey(m.name()) && !members.get(m.name()).terminating());
+            } else if (!deleted.isEmpty()) {
                 assertThat(draining).as("withdrawal was confirmed before the delete").isTrue();
                 assertThat(restarted).as("no restart before the delete").isFalse();
                 assertThat(followerGone).as("every reserved member still there").isFalse();

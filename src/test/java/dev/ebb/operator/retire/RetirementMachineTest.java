@@ -257,6 +257,33 @@ public class RetirementMachineTest {
     }
 
     @Test
+    void pastTheDeletionEveryReservedMemberStillThereUndeletedIsDeletedAgainOnEachPass() {
+        Retirement deleting = RetirementMachine.step(RetirementMachine.step(draining(), reads(at(3), new Reading.Idle())).retirement(),
+                reads(at(4), new Reading.Idle())).retirement();
+        Map<String, Observation.Present> untouched = Map.of(
+                LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()),
+                FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), FOLLOWER.containerId()));
+        Map<String, Observation.Present> followerTerminating = Map.of(
+                LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()),
+                FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), FOLLOWER.containerId(), true));
+        Map<String, Observation.Present> leaderReplaced = Map.of(
+                LEADER.name(), new Observation.Present("uid-new", "c-9"),
+                FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), FOLLOWER.containerId(), true));
+
+        RetirementMachine.Step lost = RetirementMachine.step(deleting, new Observation(at(5), untouched, CLEAR, Map.of()));
+        RetirementMachine.Step lostAgain = RetirementMachine.step(lost.retirement(), new Observation(at(6), untouched, CLEAR, Map.of()));
+        RetirementMachine.Step half = RetirementMachine.step(lostAgain.retirement(), new Observation(at(7), followerTerminating, CLEAR, Map.of()));
+        RetirementMachine.Step replaced = RetirementMachine.step(half.retirement(), new Observation(at(8), leaderReplaced, CLEAR, Map.of()));
+
+        assertThat(lost.retirement().state()).isEqualTo(RetirementState.Settling);
+        assertThat(lost.actions()).contains(new Action.Delete(TARGETS));
+        assertThat(lostAgain.retirement().state()).isEqualTo(RetirementState.Settling);
+        assertThat(lostAgain.actions()).contains(new Action.Delete(TARGETS));
+        assertThat(half.actions()).contains(new Action.Delete(List.of(LEADER)));
+        assertThat(replaced.actions()).as("a Pod recreated under the name is not the reserved one").noneMatch(a -> a instanceof Action.Delete);
+    }
+
+    @Test
     void nothingHappensAfterAnAbort() {
         Retirement aborted = RetirementMachine.step(started(), seen(at(30), new Observation.Withdrawal(false, true, Optional.empty(), false), Map.of()))
                 .retirement();

@@ -17,13 +17,16 @@ import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.fabric8.zjsonpatch.JsonPatch;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
 /**
  * The mock API server's CRUD store with admission in front of it for one custom resource: creates, updates and
  * patches of its objects are checked by {@link CrdAdmission} and refused with HTTP 422, as an API server would. A
  * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does. A
- * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told).
+ * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told). It can be
+ * made to {@link #fail fail} chosen requests, as a loaded or restarting API server does, until the fault is lifted.
  */
 public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -31,6 +34,15 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private final CrdAdmission admission;
     private final Pattern guarded;
     private volatile List<ResourceRule> granted = List.of();
+    private final List<Fault> faults = new CopyOnWriteArrayList<>();
+    private final AtomicInteger failed = new AtomicInteger();
+
+    /** Requests with this method on this object's path (the query aside) are answered with this status, and not acted on. */
+    private record Fault(String method, String path, int code) {
+        boolean matches(RecordedRequest request) {
+            return method.equals(request.getMethod()) && path.equals(request.getPath().replaceFirst("\\?.*$", ""));
+        }
+    }
 
     /** @param plural the resource's plural; its status subresource is not checked, as with a real CRD */
     public AdmittingDispatcher(CrdAdmission admission, String group, String plural) {
@@ -43,6 +55,23 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         granted = rules.stream().map(rule -> new ResourceRuleBuilder().withApiGroups(rule.getApiGroups())
                 .withResources(rule.getResources()).withVerbs(rule.getVerbs()).withResourceNames(rule.getResourceNames()).build())
                 .toList();
+    }
+
+    /**
+     * From now until {@link #lift}, every request with this method on this path fails with this status (a 5xx or 429,
+     * which clients may retry by themselves) and changes nothing.
+     */
+    public void fail(String method, String path, int code) {
+        faults.add(new Fault(method, path, code));
+    }
+
+    public void lift() {
+        faults.clear();
+    }
+
+    /** How many requests a fault has answered so far. */
+    public int failed() {
+        return failed.get();
     }
 
     @Override
@@ -113,6 +142,13 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
 
     @Override
     public MockResponse dispatch(RecordedRequest request) {
+        java.util.Optional<Fault> fault = faults.stream().filter(f -> f.matches(request)).findFirst();
+        if (fault.isPresent()) {
+            failed.incrementAndGet();
+            var status = new StatusBuilder().withStatus("Failure").withReason(fault.get().code() == 429 ? "TooManyRequests" : "ServiceUnavailable")
+                    .withCode(fault.get().code()).withMessage("the server is currently unable to handle the request").build();
+            return new MockResponse().setResponseCode(fault.get().code()).setBody(Serialization.asJson(status));
+        }
         if ("DELETE".equals(request.getMethod())) {
             java.util.Optional<MockResponse> refused = uidPreconditionFails(request);
             if (refused.isPresent()) {

@@ -64,6 +64,26 @@ class AdmittingDispatcherTest {
         assertThat(client.pods().inNamespace("ns").withName("p").get()).isNull();
     }
 
+    @Test
+    void aFailedRequestChangesNothingUntilTheFaultIsLifted() {
+        stop();
+        AdmittingDispatcher dispatcher = SimApiServer.dispatcher();
+        server = SimApiServer.startServer(dispatcher);
+        client = SimApiServer.clientWithoutRetries(server);
+        Pod pod = client.pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withName("p").endMetadata()
+                .withNewSpec().addNewContainer().withName("main").withImage("x").endContainer().endSpec().build()).create();
+        dispatcher.fail("DELETE", "/api/v1/namespaces/ns/pods/p", 503);
+
+        KubernetesClientException refused = catchThrowableOfType(KubernetesClientException.class, () -> deleteWithUid("p", pod.getMetadata().getUid()));
+
+        assertThat(refused.getCode()).isEqualTo(503);
+        assertThat(dispatcher.failed()).isPositive();
+        assertThat(client.pods().inNamespace("ns").withName("p").get()).isNotNull();
+        dispatcher.lift();
+        deleteWithUid("p", pod.getMetadata().getUid());
+        assertThat(client.pods().inNamespace("ns").withName("p").get()).isNull();
+    }
+
     /** A real API server answers the write that removes the last finalizer with the object as it was deleted. */
     @Test
     void removingTheLastFinalizerOfADeletedObjectAnswersWithTheObjectAndDeletesIt() {

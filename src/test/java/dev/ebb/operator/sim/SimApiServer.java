@@ -2,6 +2,9 @@ package dev.ebb.operator.sim;
 
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.MockWebServer;
@@ -38,13 +41,30 @@ public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
 
     /** @param granted the RBAC rules the server's clients hold, as a rules review reports them */
     public static KubernetesMockServer startServer(List<PolicyRule> granted) {
-        CustomResourceDefinition crd = generatedCrd();
-        AdmittingDispatcher dispatcher = new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(),
-                crd.getSpec().getNames().getPlural());
+        AdmittingDispatcher dispatcher = dispatcher();
         dispatcher.grant(granted);
+        return startServer(dispatcher);
+    }
+
+    /** The store and admission of a server, for a test that injects faults into it before starting it. */
+    public static AdmittingDispatcher dispatcher() {
+        CustomResourceDefinition crd = generatedCrd();
+        return new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(), crd.getSpec().getNames().getPlural());
+    }
+
+    public static KubernetesMockServer startServer(AdmittingDispatcher dispatcher) {
         KubernetesMockServer server = new KubernetesMockServer(new io.fabric8.mockwebserver.Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
         server.init();
         return server;
+    }
+
+    /**
+     * A client that reports a failed answer at once: fabric8 retries 5xx and 429 answers by itself, with a backoff
+     * that would let a test's fault outlast it only after tens of seconds.
+     */
+    public static KubernetesClient clientWithoutRetries(KubernetesMockServer server) {
+        return new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.createClient().getConfiguration())
+                .withRequestRetryBackoffLimit(0).build()).build();
     }
 
     @Override

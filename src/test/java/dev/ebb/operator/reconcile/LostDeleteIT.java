@@ -1,0 +1,127 @@
+package dev.ebb.operator.reconcile;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.sim.AdmittingDispatcher;
+import dev.ebb.operator.sim.FakeRouter;
+import dev.ebb.operator.sim.LocalExec;
+import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimOperator;
+import dev.ebb.operator.sim.SimRouterAddress;
+import dev.ebb.operator.sim.SimWorld;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A retirement recorded as deleting whose DELETE never took effect, because the API server failed it or the operator
+ * stopped before sending it: the next pass, or the next operator, sends it again and the retirement completes.
+ */
+class LostDeleteIT {
+    private static final String NS = "lost-delete";
+    private static final String TARGET = "qwen-server-r1-m0";
+    private static final String TARGET_PATH = "/api/v1/namespaces/" + NS + "/pods/" + TARGET;
+    private static final Duration CONVERGE = Duration.ofSeconds(30);
+
+    private final AdmittingDispatcher apiServer = SimApiServer.dispatcher();
+    private KubernetesMockServer server;
+    private KubernetesClient client;
+    private KubernetesClient operatorClient;
+    private SimWorld world;
+    private FakeRouter router;
+    private LocalExec exec;
+    private final SimRouterAddress routers = new SimRouterAddress();
+
+    @BeforeEach
+    void start() {
+        server = SimApiServer.startServer(apiServer);
+        client = server.createClient();
+        // the operator sees a failed DELETE at once rather than after its client's own retries
+        operatorClient = SimApiServer.clientWithoutRetries(server);
+        world = new SimWorld(client);
+        exec = new LocalExec();
+        router = FakeRouter.inFrontOf(client, NS, "qwen");
+        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
+    }
+
+    @AfterEach
+    void stop() {
+        router.close();
+        world.close();
+        exec.close();
+        operatorClient.close();
+        client.close();
+        server.destroy();
+    }
+
+    private Optional<RetirementStatus> retirement() {
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get();
+        return Optional.ofNullable(md).map(ModelDeployment::getStatus).map(s -> s.retirement());
+    }
+
+    private Pod target() {
+        return client.pods().inNamespace(NS).withName(TARGET).get();
+    }
+
+    private List<String> eventReasons() {
+        return client.v1().events().inNamespace(NS).list().getItems().stream().map(Event::getReason).toList();
+    }
+
+    /** Scales the role down with every DELETE of the target failing, until the retirement records the deletion. */
+    private void scaleDownUntilTheDeletionIsRecorded() {
+        client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
+        await().atMost(CONVERGE).until(() -> router.selects(TARGET));
+        apiServer.fail("DELETE", TARGET_PATH, 503);
+
+        Specs.scale(client, NS, "qwen", "server", 1);
+
+        await().atMost(CONVERGE).until(() -> retirement().filter(r -> List.of("Deleting", "Settling").contains(r.state())).isPresent());
+    }
+
+    private void assertRetired() {
+        await().atMost(CONVERGE).until(() -> target() == null);
+        await().atMost(Duration.ofSeconds(10)).until(() -> retirement().isEmpty());
+        assertThat(eventReasons()).contains("Completed");
+        assertThat(eventReasons().stream().filter("RetirementStarted"::equals)).as("one operation, not a second one").hasSize(1);
+    }
+
+    @Test
+    void aDeleteTheApiServerFailedIsSentAgainAndTheRetirementCompletes() {
+        try (SimOperator operator = new SimOperator(operatorClient, exec, routers)) {
+            scaleDownUntilTheDeletionIsRecorded();
+            await().atMost(CONVERGE).until(() -> apiServer.failed() > 0 && retirement().filter(r -> "Settling".equals(r.state())).isPresent());
+            assertThat(target().getMetadata().getDeletionTimestamp()).isNull();
+
+            apiServer.lift();
+
+            assertRetired();
+        }
+    }
+
+    @Test
+    void aDeleteLostWhenTheOperatorStoppedIsSentByTheNextOne() {
+        SimOperator first = new SimOperator(operatorClient, exec, routers);
+        scaleDownUntilTheDeletionIsRecorded();
+        first.close();
+        apiServer.lift();
+        assertThat(target().getMetadata().getDeletionTimestamp()).as("no DELETE took effect").isNull();
+
+        try (SimOperator second = new SimOperator(operatorClient, exec, routers)) {
+            assertRetired();
+        }
+    }
+}
