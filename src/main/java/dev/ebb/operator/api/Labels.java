@@ -13,6 +13,7 @@ public final class Labels {
     /** "true" while a Pod may receive new requests; withdrawal sets it to "false". */
     public static final String SERVING = PREFIX + "serving";
     public static final String SERVING_YES = "true";
+    public static final String SERVING_NO = "false";
     public static final String LEADER_INDEX = "0";
     /** Set by Kubernetes on every EndpointSlice: the Service it belongs to. */
     public static final String SERVICE_NAME = "kubernetes.io/service-name";

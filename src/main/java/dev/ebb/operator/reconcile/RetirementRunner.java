@@ -144,9 +144,29 @@ public class RetirementRunner {
         Classification classification = ReplicaClassifier.classify(members);
         List<Member> targets = members.stream()
                 .map(p -> new Member(p.getMetadata().getName(), p.getMetadata().getUid(), engineContainerId(p))).toList();
-        RetirementMachine.Step step = RetirementMachine.begin(candidate.role(), candidate.ordinal(), begin.cause(), targets, classification, now);
+        RetirementMachine.Step step = RetirementMachine.begin(candidate.role(), candidate.ordinal(), begin.cause(), targets, classification,
+                dispatchBaseline(md, members, classification), now);
         return new Pass(Optional.of(RetirementRecords.toStatus(step.retirement(), token.orElse(null))), step.actions(),
                 Optional.of(PASS_INTERVAL), step.retirement().state().ended() ? Optional.of(step.retirement()) : Optional.empty());
+    }
+
+    /**
+     * What the router has counted for the targets, read before their withdrawal is written (the machine withdraws
+     * only once this record is persisted), so that a dispatch made after it can never hide in the baseline. Every
+     * target gets a count, zero where the router reports none: a baseline taken is then never an empty list, which
+     * status does not keep apart from none.
+     */
+    private Optional<Map<String, Double>> dispatchBaseline(ModelDeployment md, List<Pod> members, Classification classification) {
+        if (md.getSpec().router() == null || classification instanceof Classification.Refused) {
+            return Optional.empty();
+        }
+        RouterView view = router.view(md, members);
+        if (view.selects().isEmpty()) {
+            return Optional.empty();
+        }
+        Map<String, Double> counts = new HashMap<>(view.dispatches());
+        members.forEach(member -> counts.putIfAbsent(member.getMetadata().getName(), 0.0));
+        return Optional.of(Map.copyOf(counts));
     }
 
     private Pass stepped(Retirement before, RetirementMachine.Step step, Optional<String> token) {
@@ -168,23 +188,29 @@ public class RetirementRunner {
                         pod.getMetadata().getDeletionTimestamp() != null));
             }
         }
-        Observation.Withdrawal withdrawal = current.state() == RetirementState.Withdrawing
-                ? withdrawal(md, current, pods, slices)
-                : new Observation.Withdrawal(true, true, Optional.of(false), false);
+        // past the deletion the withdrawal no longer matters, and nothing about it is claimed
+        Observation.Withdrawal withdrawal = current.state().pastDeletion()
+                ? new Observation.Withdrawal(md.getSpec().router() != null, Set.of(), Optional.empty(), Optional.empty(), Map.of())
+                : withdrawal(md, current, pods, slices);
         return new Observation(now, present, withdrawal, reads.collect(operation(md, current)));
     }
 
     private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices) {
-        Set<String> targets = current.targets().stream().map(Member::name).collect(Collectors.toSet());
+        Map<String, String> reservedUids = current.targets().stream().collect(Collectors.toMap(Member::name, Member::uid));
         String service = Names.roleService(md.getMetadata().getName(), current.role());
-        boolean listed = slices.stream()
-                .filter(slice -> service.equals(labels(slice).get(Labels.SERVICE_NAME)))
+        List<EndpointSlice> roleSlices = slices.stream().filter(slice -> service.equals(labels(slice).get(Labels.SERVICE_NAME))).toList();
+        // a Service always has a slice, if an empty one: none known means the cache cannot say, not that nothing lists the targets
+        Optional<Boolean> endpointsClear = roleSlices.isEmpty() ? Optional.empty() : Optional.of(roleSlices.stream()
                 .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
-                .anyMatch(endpoint -> endpoint.getTargetRef() != null && targets.contains(endpoint.getTargetRef().getName()));
+                .noneMatch(endpoint -> endpoint.getTargetRef() != null && reservedUids.containsKey(endpoint.getTargetRef().getName())));
+        List<Pod> members = pods.stream()
+                .filter(p -> p.getMetadata().getUid() != null && p.getMetadata().getUid().equals(reservedUids.get(p.getMetadata().getName())))
+                .toList();
+        Set<String> stillServing = members.stream().filter(p -> PodFacts.label(p, Labels.SERVING).filter(Labels.SERVING_NO::equals).isEmpty())
+                .map(p -> p.getMetadata().getName()).collect(Collectors.toSet());
         boolean routed = md.getSpec().router() != null;
-        List<Pod> members = pods.stream().filter(p -> targets.contains(p.getMetadata().getName())).toList();
-        RouterView view = routed ? router.view(md, members, current.phaseStartedAt()) : RouterView.unavailable();
-        return new Observation.Withdrawal(routed, !listed, view.selects(), view.dispatchedSince());
+        RouterView view = routed ? router.view(md, members) : RouterView.unavailable();
+        return new Observation.Withdrawal(routed, stillServing, endpointsClear, view.selects(), view.dispatches());
     }
 
     /** Carries out what the pass decided; called only after its record is persisted. */
@@ -226,7 +252,7 @@ public class RetirementRunner {
     }
 
     private void setServing(ModelDeployment md, Member member, boolean serving) {
-        String value = serving ? Labels.SERVING_YES : "false";
+        String value = serving ? Labels.SERVING_YES : Labels.SERVING_NO;
         try {
             client.pods().inNamespace(md.getMetadata().getNamespace()).withName(member.name()).edit(pod -> {
                 if (!pod.getMetadata().getUid().equals(member.uid())) {

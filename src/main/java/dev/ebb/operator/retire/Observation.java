@@ -4,6 +4,7 @@ import dev.ebb.operator.read.Reading;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * What the shell saw in one pass, handed to the machine as values.
@@ -21,13 +22,16 @@ public record Observation(Instant now, Map<String, Present> members, Withdrawal 
     }
 
     /**
-     * Whether the target has left every path that could give it new work.
+     * Whether the target has left every path that could give it new work, as seen in this pass.
      *
      * @param routed the deployment has a router; without one, connections through the Service cannot be observed
-     * @param endpointsClear no EndpointSlice of the role lists a target member
+     * @param stillServing the target members present whose serving label is anything but false
+     * @param endpointsClear whether no EndpointSlice of the role lists a target member; empty when no slice of the
+     *     role's Service is known, which says nothing
      * @param routerSelects whether the router still selects a target member; empty when the router cannot be asked
-     * @param dispatchedSinceWithdrawal a dispatch to a target member was reported after the withdrawal began
+     * @param dispatches the router's count of scheduling decisions per target member now, for routers that count them
      */
-    public record Withdrawal(boolean routed, boolean endpointsClear, Optional<Boolean> routerSelects, boolean dispatchedSinceWithdrawal) {
+    public record Withdrawal(boolean routed, Set<String> stillServing, Optional<Boolean> endpointsClear, Optional<Boolean> routerSelects,
+            Map<String, Double> dispatches) {
     }
 }

@@ -4,11 +4,15 @@ package dev.ebb.operator.retire;
 public final class Reasons {
     public static final String STARTED = "RetirementStarted";
     public static final String DIRECT_SERVICE_CONNECTIONS = "DirectServiceConnections";
+    public static final String STILL_LABELLED_SERVING = "StillLabelledServing";
+    public static final String ENDPOINTS_UNKNOWN = "EndpointsUnknown";
     public static final String ENDPOINTS_STILL_LIST = "EndpointsStillList";
     public static final String ROUTER_UNAVAILABLE = "RouterUnavailable";
     public static final String ROUTER_STILL_SELECTS = "RouterStillSelects";
     public static final String RECENT_DISPATCH = "RecentDispatch";
     public static final String WITHDRAWN = "Withdrawn";
+    /** A draining replica found back on a path to new work: its idle reads start over. */
+    public static final String WITHDRAWAL_LOST = "WithdrawalLost";
     public static final String BUSY = "Busy";
     public static final String PARTIAL_ENVELOPE = "PartialEnvelope";
     public static final String READ_FAILED = "ReadFailed";

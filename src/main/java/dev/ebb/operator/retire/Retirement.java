@@ -12,6 +12,8 @@ import java.util.Optional;
  * @param answering the members whose reads speak for the replica
  * @param standingHold a hold that comes from how the replica was deployed, which no read can lift
  * @param reads per answering member, its latest read and its run of idle reads
+ * @param dispatchBaseline the router's count of scheduling decisions per target member, read before the withdrawal
+ *     was written; empty when the router could not be read then
  */
 public record Retirement(
         String role,
@@ -25,7 +27,8 @@ public record Retirement(
         String message,
         Instant startedAt,
         Instant phaseStartedAt,
-        Map<String, MemberReads> reads) {
+        Map<String, MemberReads> reads,
+        Optional<Map<String, Double>> dispatchBaseline) {
 
     /** The moment the operation as a whole gives up if it has not reached the deletion. */
     public Instant deadline() {
@@ -35,7 +38,7 @@ public record Retirement(
     Retirement with(RetirementState nextState, String nextReason, String nextMessage, Instant nextPhaseStart,
             Map<String, MemberReads> nextReads) {
         return new Retirement(role, ordinal, cause, targets, answering, standingHold, nextState, nextReason, nextMessage,
-                startedAt, nextPhaseStart, Map.copyOf(nextReads));
+                startedAt, nextPhaseStart, Map.copyOf(nextReads), dispatchBaseline);
     }
 
     Retirement holding(String nextReason, String nextMessage, Map<String, MemberReads> nextReads) {

@@ -1,5 +1,6 @@
 package dev.ebb.operator.retire;
 
+import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.read.Reading;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -8,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeSet;
 
 /**
  * The retirement protocol as a pure function: (state, observation) → (next state, actions). It deletes a replica
@@ -22,17 +24,22 @@ public final class RetirementMachine {
     public record Step(Retirement retirement, List<Action> actions) {
     }
 
-    public static Step begin(String role, int ordinal, String cause, List<Member> targets, Classification classification, Instant now) {
+    /**
+     * @param dispatchBaseline the router's dispatch counts for the targets, read before anything is withdrawn; empty
+     *     when they could not be read, and then no withdrawal is ever confirmed
+     */
+    public static Step begin(String role, int ordinal, String cause, List<Member> targets, Classification classification,
+            Optional<Map<String, Double>> dispatchBaseline, Instant now) {
         if (classification instanceof Classification.Refused refused) {
             Retirement aborted = new Retirement(role, ordinal, cause, List.copyOf(targets), List.of(), Optional.empty(),
-                    RetirementState.Aborted, refused.reason(), refused.message(), now, now, Map.of());
+                    RetirementState.Aborted, refused.reason(), refused.message(), now, now, Map.of(), Optional.empty());
             return new Step(aborted, List.of(new Action.Announce(true, refused.reason(), refused.message())));
         }
         List<String> answering = classification instanceof Classification.Answerable a ? List.copyOf(a.answering()) : List.of();
         Optional<Classification.Held> held = classification instanceof Classification.Held h ? Optional.of(h) : Optional.empty();
         String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): withdrawing it from new work";
         Retirement started = new Retirement(role, ordinal, cause, List.copyOf(targets), answering, held,
-                RetirementState.Withdrawing, Reasons.STARTED, message, now, now, Map.of());
+                RetirementState.Withdrawing, Reasons.STARTED, message, now, now, Map.of(), dispatchBaseline.map(Map::copyOf));
         return new Step(started, List.of(new Action.Withdraw(started.targets()), new Action.Announce(false, Reasons.STARTED, message)));
     }
 
@@ -72,36 +79,72 @@ public final class RetirementMachine {
     }
 
     private static Step withdrawing(Retirement current, Observation seen) {
-        Optional<String[]> hold = withdrawalHold(seen.withdrawal());
+        Optional<Hold> hold = withdrawalHold(seen.withdrawal(), current.dispatchBaseline());
         if (hold.isPresent()) {
             if (Budgets.exhausted(current.phaseStartedAt(), Budgets.WITHDRAWING, seen.now())) {
-                return abort(current, seen.now(), hold.get()[0], "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: " + hold.get()[1]);
+                return abort(current, seen.now(), hold.get().reason(), "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: "
+                        + hold.get().message());
             }
-            return hold(current, hold.get()[0], hold.get()[1], current.reads());
+            return withdrawAgain(hold(current, hold.get().reason(), hold.get().message(), current.reads()), current, seen);
         }
         String message = "no path gives the replica new work; reading its answering members";
         Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), Map.of());
         return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message), new Action.ReadMembers(draining.answering())));
     }
 
-    private static Optional<String[]> withdrawalHold(Observation.Withdrawal w) {
+    private record Hold(String reason, String message) {
+    }
+
+    /** What, if anything, still gives the target new work; one home for the first confirmation and every re-check. */
+    private static Optional<Hold> withdrawalHold(Observation.Withdrawal w, Optional<Map<String, Double>> baseline) {
         if (!w.routed()) {
-            return Optional.of(new String[] {Reasons.DIRECT_SERVICE_CONNECTIONS,
-                    "without a router, connections made through the role's Service cannot be observed"});
+            return Optional.of(new Hold(Reasons.DIRECT_SERVICE_CONNECTIONS,
+                    "without a router, connections made through the role's Service cannot be observed"));
         }
-        if (!w.endpointsClear()) {
-            return Optional.of(new String[] {Reasons.ENDPOINTS_STILL_LIST, "an EndpointSlice of the role still lists a target member"});
+        if (!w.stillServing().isEmpty()) {
+            return Optional.of(new Hold(Reasons.STILL_LABELLED_SERVING,
+                    String.join(", ", new TreeSet<>(w.stillServing())) + " does not carry " + Labels.SERVING + "=false"));
+        }
+        if (w.endpointsClear().isEmpty()) {
+            return Optional.of(new Hold(Reasons.ENDPOINTS_UNKNOWN,
+                    "no EndpointSlice of the role's Service is known, so whether one lists a target member cannot be told"));
+        }
+        if (!w.endpointsClear().get()) {
+            return Optional.of(new Hold(Reasons.ENDPOINTS_STILL_LIST, "an EndpointSlice of the role still lists a target member"));
         }
         if (w.routerSelects().isEmpty()) {
-            return Optional.of(new String[] {Reasons.ROUTER_UNAVAILABLE, "the router cannot say whether it still selects the replica"});
+            return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE, "the router cannot say whether it still selects the replica"));
+        }
+        if (baseline.isEmpty()) {
+            return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE,
+                    "the router's dispatch counts could not be read before the withdrawal, so a dispatch since cannot be ruled out"));
         }
         if (w.routerSelects().get()) {
-            return Optional.of(new String[] {Reasons.ROUTER_STILL_SELECTS, "the router still selects a target member"});
+            return Optional.of(new Hold(Reasons.ROUTER_STILL_SELECTS, "the router still selects a target member"));
         }
-        if (w.dispatchedSinceWithdrawal()) {
-            return Optional.of(new String[] {Reasons.RECENT_DISPATCH, "the router reported a dispatch to a target member since the withdrawal"});
+        return lateDispatch(w.dispatches(), baseline.get())
+                .map(member -> new Hold(Reasons.RECENT_DISPATCH, "the router reported a dispatch to " + member + " since the withdrawal"));
+    }
+
+    /**
+     * A count that differs from the one read before the withdrawal is a dispatch since. One below it means the router
+     * restarted and counts from zero again, so only zero is still nothing; a count with no baseline started at zero.
+     */
+    private static Optional<String> lateDispatch(Map<String, Double> now, Map<String, Double> baseline) {
+        return now.entrySet().stream()
+                .filter(e -> e.getValue() > 0 && !e.getValue().equals(baseline.getOrDefault(e.getKey(), 0.0)))
+                .map(Map.Entry::getKey).sorted().findFirst();
+    }
+
+    /** The machine owns the serving label for as long as the operation holds the replica: a member found serving is withdrawn again. */
+    private static Step withdrawAgain(Step step, Retirement current, Observation seen) {
+        List<Member> serving = current.targets().stream().filter(m -> seen.withdrawal().stillServing().contains(m.name())).toList();
+        if (serving.isEmpty()) {
+            return step;
         }
-        return Optional.empty();
+        List<Action> actions = new ArrayList<>(step.actions());
+        actions.add(new Action.Withdraw(serving));
+        return new Step(step.retirement(), List.copyOf(actions));
     }
 
     private static Step draining(Retirement current, Observation seen) {
@@ -109,6 +152,21 @@ public final class RetirementMachine {
         if (current.standingHold().isPresent()) {
             Classification.Held held = current.standingHold().get();
             return outOfTime ? abort(current, seen.now(), held.reason(), held.message()) : hold(current, held.reason(), held.message(), current.reads());
+        }
+        Optional<Hold> lost = withdrawalHold(seen.withdrawal(), current.dispatchBaseline());
+        if (lost.isPresent()) {
+            // whatever was read while the replica could get new work proves nothing about it: the run starts over
+            Map<String, MemberReads> restarted = new HashMap<>();
+            current.reads().forEach((name, read) -> restarted.put(name, new MemberReads(read.verdict(), read.inFlight(), 0, read.at())));
+            String message = "the withdrawal no longer holds: " + lost.get().message();
+            if (outOfTime) {
+                return abort(current.holding(Reasons.WITHDRAWAL_LOST, message, restarted), seen.now(), Reasons.WITHDRAWAL_LOST,
+                        "not proven idle within " + Budgets.DRAINING.toSeconds() + " s: " + message);
+            }
+            Step held = withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, restarted), current, seen);
+            List<Action> actions = new ArrayList<>(held.actions());
+            actions.add(new Action.ReadMembers(current.answering()));
+            return new Step(held.retirement(), List.copyOf(actions));
         }
         Map<String, MemberReads> reads = new HashMap<>(current.reads());
         String holdReason = null;

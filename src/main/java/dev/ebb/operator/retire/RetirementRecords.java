@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /** Writes a retirement into status.retirement and reads it back, so that an operator restart resumes it. Pure. */
@@ -25,6 +26,8 @@ public final class RetirementRecords {
                         .map(e -> new RetirementStatus.MemberRead(e.getKey(), e.getValue().verdict(), e.getValue().inFlight(),
                                 e.getValue().consecutiveIdle(), e.getValue().at() == null ? null : e.getValue().at().toString()))
                         .toList(),
+                r.dispatchBaseline().map(counts -> counts.entrySet().stream().sorted(Map.Entry.comparingByKey())
+                        .map(e -> new RetirementStatus.DispatchCount(e.getKey(), e.getValue())).toList()).orElse(null),
                 retryToken);
     }
 
@@ -41,6 +44,12 @@ public final class RetirementRecords {
                             read.consecutiveIdle() == null ? 0 : read.consecutiveIdle(), read.time() == null ? null : Instant.parse(read.time())));
                 }
             }
+            Optional<Map<String, Double>> baseline = Optional.empty();
+            if (s.dispatchBaseline() != null) {
+                Map<String, Double> counts = new LinkedHashMap<>();
+                s.dispatchBaseline().forEach(c -> counts.put(require(c.member()), Objects.requireNonNull(c.count())));
+                baseline = Optional.of(Map.copyOf(counts));
+            }
             Optional<Classification.Held> hold = s.holdReason() == null ? Optional.empty()
                     : Optional.of(new Classification.Held(s.holdReason(), s.holdMessage()));
             return Optional.of(new Retirement(
@@ -48,7 +57,7 @@ public final class RetirementRecords {
                     s.targetMembers().stream().map(t -> new Member(require(t.name()), require(t.uid()), t.containerID())).toList(),
                     s.answering() == null ? List.of() : List.copyOf(s.answering()),
                     hold, RetirementState.valueOf(s.state()), s.reason(), s.message(),
-                    Instant.parse(s.startedAt()), Instant.parse(s.phaseStartedAt()), Map.copyOf(reads)));
+                    Instant.parse(s.startedAt()), Instant.parse(s.phaseStartedAt()), Map.copyOf(reads), baseline));
         } catch (RuntimeException e) {
             return Optional.empty();
         }

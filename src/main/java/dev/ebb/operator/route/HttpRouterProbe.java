@@ -12,7 +12,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -41,7 +40,7 @@ public class HttpRouterProbe implements RouterProbe {
     }
 
     @Override
-    public RouterView view(ModelDeployment deployment, List<Pod> members, Instant withdrawnAt) {
+    public RouterView view(ModelDeployment deployment, List<Pod> members) {
         Optional<RouterKind> kind = Optional.ofNullable(deployment.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()));
         if (kind.isEmpty()) {
             return RouterView.unavailable();
@@ -50,7 +49,7 @@ public class HttpRouterProbe implements RouterProbe {
         if (body.isEmpty()) {
             return RouterView.unavailable();
         }
-        return dialects.get(kind.get()).read(body.get(), members, deployment.getMetadata().getUid() + "/" + withdrawnAt);
+        return dialects.get(kind.get()).read(body.get(), members);
     }
 
     private Optional<String> get(URI uri) {

@@ -8,7 +8,6 @@ interface RouterDialect {
     /**
      * @param body what the router answered at its admin path
      * @param members the retirement's target members
-     * @param operation names the withdrawal, for dialects that compare counts across calls
      */
-    RouterView read(String body, List<Pod> members, String operation);
+    RouterView read(String body, List<Pod> members);
 }

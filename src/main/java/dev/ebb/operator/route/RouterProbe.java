@@ -2,7 +2,6 @@ package dev.ebb.operator.route;
 
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import io.fabric8.kubernetes.api.model.Pod;
-import java.time.Instant;
 import java.util.List;
 
 /**
@@ -10,5 +9,5 @@ import java.util.List;
  * with {@code spec.router}; an answer it cannot get is {@link RouterView#unavailable()}, never an exception.
  */
 public interface RouterProbe {
-    RouterView view(ModelDeployment deployment, List<Pod> members, Instant withdrawnAt);
+    RouterView view(ModelDeployment deployment, List<Pod> members);
 }

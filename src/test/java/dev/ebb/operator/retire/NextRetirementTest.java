@@ -29,13 +29,13 @@ class NextRetirementTest {
     private static Retirement abortedAt(Instant at, String reason) {
         Retirement r = inProgress();
         return new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), RetirementState.Aborted,
-                reason, "held", r.startedAt(), at, r.reads());
+                reason, "held", r.startedAt(), at, r.reads(), r.dispatchBaseline());
     }
 
     private static Retirement completed() {
         Retirement r = inProgress();
         return new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), RetirementState.Completed,
-                Reasons.COMPLETED, "done", r.startedAt(), T0.plusSeconds(10), r.reads());
+                Reasons.COMPLETED, "done", r.startedAt(), T0.plusSeconds(10), r.reads(), r.dispatchBaseline());
     }
 
     private static NextRetirement.RetryPolicy asked(String requested, String used) {
@@ -83,7 +83,7 @@ class NextRetirementTest {
     void pastTheDeletionNothingIsCancelled(RetirementState state) {
         Retirement r = inProgress();
         Retirement late = new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), state,
-                Reasons.PROVEN_IDLE, "deleting", r.startedAt(), T0.plusSeconds(5), r.reads());
+                Reasons.PROVEN_IDLE, "deleting", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline());
 
         assertThat(NextRetirement.decide(Optional.of(late), List.of(), NO_RETRY, T0.plusSeconds(6))).isInstanceOf(NextRetirement.Advance.class);
         assertThat(RetirementMachine.cancel(late, T0.plusSeconds(6)).actions()).isEmpty();
@@ -98,7 +98,7 @@ class NextRetirementTest {
     void cancelGivesTheReplicaBack(RetirementState state) {
         Retirement r = inProgress();
         Retirement current = new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), state,
-                Reasons.BUSY, "busy", r.startedAt(), T0.plusSeconds(5), r.reads());
+                Reasons.BUSY, "busy", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline());
 
         RetirementMachine.Step step = RetirementMachine.cancel(current, T0.plusSeconds(7));
 
@@ -117,7 +117,7 @@ class NextRetirementTest {
     void aTerminatingMemberAbortsBeforeTheDeletion(RetirementState state) {
         Retirement r = inProgress();
         Retirement current = new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), state,
-                Reasons.BUSY, "busy", r.startedAt(), T0.plusSeconds(5), r.reads());
+                Reasons.BUSY, "busy", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline());
         Observation seen = RetirementMachineTest.seen(T0.plusSeconds(6), RetirementMachineTest.CLEAR, Map.of());
         Map<String, Observation.Present> members = new HashMap<>(seen.members());
         Member leader = RetirementMachineTest.LEADER;

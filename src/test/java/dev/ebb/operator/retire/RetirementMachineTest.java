@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -21,7 +22,18 @@ public class RetirementMachineTest {
     static final Member LEADER = new Member("qwen-server-r2-m0", "uid-0", "c-0");
     static final Member FOLLOWER = new Member("qwen-server-r2-m1", "uid-1", "c-1");
     static final List<Member> TARGETS = List.of(LEADER, FOLLOWER);
-    static final Observation.Withdrawal CLEAR = new Observation.Withdrawal(true, true, Optional.of(false), false);
+    /** What the router had counted for the targets before their withdrawal. */
+    static final Optional<Map<String, Double>> BASELINE = Optional.of(Map.of(LEADER.name(), 7.0, FOLLOWER.name(), 0.0));
+    static final Observation.Withdrawal CLEAR = withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), Map.of(LEADER.name(), 7.0));
+
+    static Observation.Withdrawal withdrawal(boolean routed, Set<String> stillServing, Optional<Boolean> endpointsClear,
+            Optional<Boolean> routerSelects, Map<String, Double> dispatches) {
+        return new Observation.Withdrawal(routed, stillServing, endpointsClear, routerSelects, dispatches);
+    }
+
+    static Observation.Withdrawal dispatched(double toLeader) {
+        return withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), Map.of(LEADER.name(), toLeader));
+    }
 
     static Observation seen(Instant at, Observation.Withdrawal withdrawal, Map<String, Reading> reads) {
         Map<String, Observation.Present> members = new HashMap<>();
@@ -34,7 +46,7 @@ public class RetirementMachineTest {
     }
 
     static Retirement started() {
-        return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), T0).retirement();
+        return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, T0).retirement();
     }
 
     public static Retirement draining() {
@@ -48,7 +60,7 @@ public class RetirementMachineTest {
     @Test
     void beginWithdrawsEveryReservedMemberAndAnnouncesIt() {
         RetirementMachine.Step step = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), T0);
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(step.retirement().deadline()).isEqualTo(T0.plusSeconds(300));
@@ -65,7 +77,7 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("refusals")
     void refusedReplicaAbortsAtOnceWithNothingWithdrawnOrDeleted(String reason, String message) {
-        RetirementMachine.Step step = RetirementMachine.begin("d", 0, "ScaleDown", TARGETS, new Classification.Refused(reason, message), T0);
+        RetirementMachine.Step step = RetirementMachine.begin("d", 0, "ScaleDown", TARGETS, new Classification.Refused(reason, message), BASELINE, T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(step.retirement().reason()).isEqualTo(reason);
@@ -74,11 +86,13 @@ public class RetirementMachineTest {
 
     static Stream<Arguments> withdrawalHolds() {
         return Stream.of(
-                Arguments.of(new Observation.Withdrawal(false, true, Optional.of(false), false), Reasons.DIRECT_SERVICE_CONNECTIONS),
-                Arguments.of(new Observation.Withdrawal(true, false, Optional.of(false), false), Reasons.ENDPOINTS_STILL_LIST),
-                Arguments.of(new Observation.Withdrawal(true, true, Optional.empty(), false), Reasons.ROUTER_UNAVAILABLE),
-                Arguments.of(new Observation.Withdrawal(true, true, Optional.of(true), false), Reasons.ROUTER_STILL_SELECTS),
-                Arguments.of(new Observation.Withdrawal(true, true, Optional.of(false), true), Reasons.RECENT_DISPATCH));
+                Arguments.of(withdrawal(false, Set.of(), Optional.of(true), Optional.of(false), Map.of()), Reasons.DIRECT_SERVICE_CONNECTIONS),
+                Arguments.of(withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()), Reasons.STILL_LABELLED_SERVING),
+                Arguments.of(withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()), Reasons.ENDPOINTS_UNKNOWN),
+                Arguments.of(withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Reasons.ENDPOINTS_STILL_LIST),
+                Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Reasons.ROUTER_UNAVAILABLE),
+                Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()), Reasons.ROUTER_STILL_SELECTS),
+                Arguments.of(dispatched(8), Reasons.RECENT_DISPATCH));
     }
 
     @ParameterizedTest(name = "{1}")
@@ -89,10 +103,93 @@ public class RetirementMachineTest {
 
         assertThat(held.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(held.retirement().reason()).isEqualTo(reason);
-        assertThat(held.actions()).containsExactly(new Action.Announce(true, reason, held.retirement().message()));
+        assertThat(held.actions()).contains(new Action.Announce(true, reason, held.retirement().message())).noneMatch(a -> a instanceof Action.Delete);
         assertThat(aborted.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(aborted.retirement().reason()).isEqualTo(reason);
         assertThat(aborted.actions()).contains(new Action.Restore(TARGETS)).noneMatch(a -> a instanceof Action.Delete);
+    }
+
+    /** Counts per target member against those read before the withdrawal; one below it is a router that restarted. */
+    static Stream<Arguments> dispatchCounts() {
+        return Stream.of(
+                Arguments.of(Map.of(LEADER.name(), 7.0), false),
+                Arguments.of(Map.of(LEADER.name(), 7.0, FOLLOWER.name(), 0.0), false),
+                Arguments.of(Map.of(), false),
+                Arguments.of(Map.of(LEADER.name(), 8.0), true),
+                Arguments.of(Map.of(LEADER.name(), 0.0), false),
+                Arguments.of(Map.of(LEADER.name(), 3.0), true),
+                Arguments.of(Map.of(LEADER.name(), 7.0, FOLLOWER.name(), 1.0), true),
+                Arguments.of(Map.of(LEADER.name(), 7.0, "qwen-server-r2-m9", 1.0), true));
+    }
+
+    @ParameterizedTest(name = "{0} dispatched: {1}")
+    @MethodSource("dispatchCounts")
+    void aDispatchCountsOnlyWhenItDiffersFromTheCountReadBeforeTheWithdrawal(Map<String, Double> now, boolean dispatched) {
+        RetirementMachine.Step step = RetirementMachine.step(started(),
+                seen(at(2), withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), now), Map.of()));
+
+        assertThat(step.retirement().reason()).isEqualTo(dispatched ? Reasons.RECENT_DISPATCH : Reasons.WITHDRAWN);
+    }
+
+    @Test
+    void withoutDispatchCountsReadBeforeTheWithdrawalItIsNeverConfirmed() {
+        Retirement blind = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), T0).retirement();
+
+        RetirementMachine.Step held = RetirementMachine.step(blind, seen(at(2), CLEAR, Map.of()));
+        RetirementMachine.Step aborted = RetirementMachine.step(held.retirement(), seen(at(30), CLEAR, Map.of()));
+
+        assertThat(held.retirement().reason()).isEqualTo(Reasons.ROUTER_UNAVAILABLE);
+        assertThat(held.retirement().message()).contains("before the withdrawal");
+        assertThat(aborted.retirement().state()).isEqualTo(RetirementState.Aborted);
+    }
+
+    @Test
+    void aMemberFoundServingIsWithdrawnAgain() {
+        RetirementMachine.Step step = RetirementMachine.step(started(),
+                seen(at(1), withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()), Map.of()));
+
+        assertThat(step.actions()).contains(new Action.Withdraw(List.of(FOLLOWER)));
+    }
+
+    static Stream<Arguments> relapses() {
+        return Stream.of(
+                Arguments.of(withdrawal(true, Set.of(LEADER.name()), Optional.of(true), Optional.of(false), Map.of()), "does not carry"),
+                Arguments.of(withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()), "no EndpointSlice"),
+                Arguments.of(withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), "still lists"),
+                Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), "cannot say"),
+                Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()), "still selects"),
+                Arguments.of(dispatched(9), "dispatch"));
+    }
+
+    @ParameterizedTest(name = "{1}")
+    @MethodSource("relapses")
+    void aWithdrawalLostWhileDrainingHoldsAndTheIdleReadsStartOver(Observation.Withdrawal relapse, String message) {
+        Retirement idleOnce = RetirementMachine.step(draining(), reads(at(3), new Reading.Idle())).retirement();
+
+        RetirementMachine.Step lost = RetirementMachine.step(idleOnce, seen(at(4), relapse, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step back = RetirementMachine.step(lost.retirement(), reads(at(5), new Reading.Idle()));
+        RetirementMachine.Step proven = RetirementMachine.step(back.retirement(), reads(at(6), new Reading.Idle()));
+
+        assertThat(lost.retirement().state()).isEqualTo(RetirementState.Draining);
+        assertThat(lost.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(lost.retirement().message()).contains(message);
+        assertThat(lost.retirement().reads().get(LEADER.name()).consecutiveIdle()).isZero();
+        assertThat(lost.actions()).contains(new Action.ReadMembers(List.of(LEADER.name()))).noneMatch(a -> a instanceof Action.Delete);
+        assertThat(back.actions()).as("one idle read since the relapse is not two").noneMatch(a -> a instanceof Action.Delete);
+        assertThat(proven.actions()).contains(new Action.Delete(TARGETS));
+    }
+
+    @Test
+    void aWithdrawalStillLostAtTheDrainingBudgetAbortsAndRestores() {
+        Retirement draining = draining();
+        Observation.Withdrawal selected = withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of());
+
+        RetirementMachine.Step end = RetirementMachine.step(draining, seen(draining.phaseStartedAt().plus(Budgets.DRAINING), selected, Map.of()));
+
+        assertThat(end.retirement().state()).isEqualTo(RetirementState.Aborted);
+        assertThat(end.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(end.actions()).contains(new Action.Restore(TARGETS));
     }
 
     @Test
@@ -151,7 +248,7 @@ public class RetirementMachineTest {
 
     @Test
     void wholeOperationBudgetAbortsBeforeTheDrainingOne() {
-        RetirementMachine.Step held = RetirementMachine.step(started(), seen(at(29), new Observation.Withdrawal(true, false, Optional.of(false), false), Map.of()));
+        RetirementMachine.Step held = RetirementMachine.step(started(), seen(at(29), withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Map.of()));
         Retirement lateDraining = RetirementMachine.step(held.retirement(), seen(at(29.5), CLEAR, Map.of())).retirement();
 
         RetirementMachine.Step at300 = RetirementMachine.step(lateDraining, reads(at(300), new Reading.Busy(1)));
@@ -225,7 +322,7 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("standingHolds")
     void replicaThatCannotBeReadIsHeldWithItsReasonAndAbortsAtTheBudget(String reason) {
-        Retirement started = RetirementMachine.begin("s", 0, "ScaleDown", TARGETS, new Classification.Held(reason, "cannot read " + reason), T0)
+        Retirement started = RetirementMachine.begin("s", 0, "ScaleDown", TARGETS, new Classification.Held(reason, "cannot read " + reason), BASELINE, T0)
                 .retirement();
         Retirement draining = RetirementMachine.step(started, seen(at(1), CLEAR, Map.of())).retirement();
 
@@ -285,7 +382,7 @@ public class RetirementMachineTest {
 
     @Test
     void nothingHappensAfterAnAbort() {
-        Retirement aborted = RetirementMachine.step(started(), seen(at(30), new Observation.Withdrawal(false, true, Optional.empty(), false), Map.of()))
+        Retirement aborted = RetirementMachine.step(started(), seen(at(30), withdrawal(false, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Map.of()))
                 .retirement();
 
         RetirementMachine.Step after = RetirementMachine.step(aborted, reads(at(31), new Reading.Idle()));

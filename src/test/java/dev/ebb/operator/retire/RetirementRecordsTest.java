@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.read.Reading;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class RetirementRecordsTest {
@@ -29,7 +30,7 @@ class RetirementRecordsTest {
     @Test
     void aStandingHoldIsKept() {
         Retirement held = RetirementMachine.begin("s", 1, "Surplus", RetirementMachineTest.TARGETS,
-                new Classification.Held(Reasons.TAKE_OVER, "take-over"), RetirementMachineTest.T0).retirement();
+                new Classification.Held(Reasons.TAKE_OVER, "take-over"), Optional.empty(), RetirementMachineTest.T0).retirement();
 
         assertThat(RetirementRecords.fromStatus(RetirementRecords.toStatus(held, null))).contains(held);
     }
@@ -39,16 +40,16 @@ class RetirementRecordsTest {
         RetirementStatus good = RetirementRecords.toStatus(RetirementMachineTest.draining(), null);
         List<RetirementStatus> broken = List.of(
                 new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.targetMembers(), good.answering(),
-                        "Exploding", good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), null),
+                        "Exploding", good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null),
                 new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.targetMembers(), good.answering(),
-                        good.state(), good.reason(), good.message(), null, null, "yesterday", good.phaseStartedAt(), good.deadline(), good.reads(), null),
+                        good.state(), good.reason(), good.message(), null, null, "yesterday", good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null),
                 new RetirementStatus(null, good.replicaOrdinal(), good.cause(), good.targetMembers(), good.answering(),
-                        good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), null),
+                        good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null),
                 new RetirementStatus(good.roleName(), null, good.cause(), good.targetMembers(), good.answering(),
-                        good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), null),
+                        good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null),
                 new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(),
                         List.of(new RetirementStatus.TargetMember("m", null, "c")), good.answering(),
-                        good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), null));
+                        good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null));
 
         assertThat(broken).allSatisfy(b -> assertThat(RetirementRecords.fromStatus(b)).isEmpty());
     }

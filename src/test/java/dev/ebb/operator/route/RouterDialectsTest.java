@@ -5,10 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** Each router's answer turned into "still selects" and "dispatched since the withdrawal", for the target only. */
+/** Each router's answer turned into "still selects" and the dispatches it counted, for the target only. */
 class RouterDialectsTest {
     private static final Pod TARGET = new PodBuilder().withNewMetadata().withName("qwen-server-r1-m0").endMetadata()
             .withNewStatus().withPodIP("10.0.0.8").endStatus().build();
@@ -21,19 +22,16 @@ class RouterDialectsTest {
     }
 
     @Test
-    void thePickerHoldsOnANewDispatchToTheTargetAndNeverOnOneToAnotherMember() {
+    void thePickerCountsDispatchesToTheTargetAndNeverThoseToAnotherMember() {
         LlmDRouterDialect dialect = new LlmDRouterDialect();
 
-        assertThat(dialect.read(picker(0, 7, 100), List.of(TARGET), "op1")).isEqualTo(new RouterView(Optional.of(true), false));
-        assertThat(dialect.read(picker(-1, 7, 150), List.of(TARGET), "op1")).isEqualTo(new RouterView(Optional.of(false), false));
-        assertThat(dialect.read(picker(-1, 8, 150), List.of(TARGET), "op1")).isEqualTo(new RouterView(Optional.of(false), true));
-        // another withdrawal starts from its own first count
-        assertThat(dialect.read(picker(-1, 8, 150), List.of(TARGET), "op2")).isEqualTo(new RouterView(Optional.of(false), false));
+        assertThat(dialect.read(picker(0, 7, 100), List.of(TARGET))).isEqualTo(new RouterView(Optional.of(true), Map.of("qwen-server-r1-m0", 7.0)));
+        assertThat(dialect.read(picker(-1, 8, 150), List.of(TARGET))).isEqualTo(new RouterView(Optional.of(false), Map.of("qwen-server-r1-m0", 8.0)));
     }
 
     @Test
     void aPickerPageWithoutItsCountsCannotTell() {
-        assertThat(new LlmDRouterDialect().read("up 1\n", List.of(TARGET), "op")).isEqualTo(RouterView.unavailable());
+        assertThat(new LlmDRouterDialect().read("up 1\n", List.of(TARGET))).isEqualTo(RouterView.unavailable());
     }
 
     @Test
@@ -41,10 +39,10 @@ class RouterDialectsTest {
         String workers = "{\"workers\":[{\"url\":\"http://10.0.0.8:8000\"}]}";
         String engines = "[{\"engine_id\":\"" + RouterAnswers.vllmEngineId("qwen-server-r1-m0") + "\"}]";
 
-        assertThat(new SglangGatewayDialect().read(workers, List.of(TARGET), "op").selects()).contains(true);
-        assertThat(new SglangGatewayDialect().read("{\"workers\":[]}", List.of(TARGET), "op").selects()).contains(false);
-        assertThat(new VllmRouterDialect().read(engines, List.of(TARGET), "op").selects()).contains(true);
-        assertThat(new VllmRouterDialect().read("[]", List.of(TARGET), "op").selects()).contains(false);
-        assertThat(new VllmRouterDialect().read("<html>", List.of(TARGET), "op")).isEqualTo(RouterView.unavailable());
+        assertThat(new SglangGatewayDialect().read(workers, List.of(TARGET)).selects()).contains(true);
+        assertThat(new SglangGatewayDialect().read("{\"workers\":[]}", List.of(TARGET)).selects()).contains(false);
+        assertThat(new VllmRouterDialect().read(engines, List.of(TARGET)).selects()).contains(true);
+        assertThat(new VllmRouterDialect().read("[]", List.of(TARGET)).selects()).contains(false);
+        assertThat(new VllmRouterDialect().read("<html>", List.of(TARGET))).isEqualTo(RouterView.unavailable());
     }
 }

@@ -126,12 +126,12 @@ class FakeRouterTest {
         }).collect(Collectors.toSet());
     }
 
-    /** What the operator's own probe makes of the router's answer about one member; one probe per test, as it keeps counts. */
-    private RouterView probe(RouterKind kind, URI admin, String member, Instant withdrawnAt) {
+    /** What the operator's own probe makes of the router's answer about one member. */
+    private RouterView probe(RouterKind kind, URI admin, String member) {
         ModelDeployment md = Specs.deployment("md", kind == RouterKind.SGLANG_GATEWAY ? "SGLang" : "vLLM").namespace(NS)
                 .router(kind.wireName()).role(Specs.role("s")).build();
         routerAdmin = admin;
-        return operatorProbe.view(md, List.of(pod(member)), withdrawnAt);
+        return operatorProbe.view(md, List.of(pod(member)));
     }
 
     @ParameterizedTest
@@ -144,8 +144,8 @@ class FakeRouterTest {
         withdraw("b");
 
         assertThat(podsNamedIn(kind, get(admin, 200))).containsExactly("a");
-        assertThat(probe(kind, admin, "b", Instant.now()).selects()).contains(false);
-        assertThat(probe(kind, admin, "a", Instant.now()).selects()).contains(true);
+        assertThat(probe(kind, admin, "b").selects()).contains(false);
+        assertThat(probe(kind, admin, "a").selects()).contains(true);
     }
 
     @ParameterizedTest
@@ -156,9 +156,9 @@ class FakeRouterTest {
         router.setUp(false);
 
         get(admin, 503);
-        assertThat(probe(kind, admin, "a", Instant.now())).isEqualTo(RouterView.unavailable());
+        assertThat(probe(kind, admin, "a")).isEqualTo(RouterView.unavailable());
         router.setUp(true);
-        assertThat(probe(kind, admin, "a", Instant.now()).selects()).contains(true);
+        assertThat(probe(kind, admin, "a").selects()).contains(true);
     }
 
     @ParameterizedTest
@@ -171,10 +171,10 @@ class FakeRouterTest {
 
         assertThat(router.selects("b")).isTrue();
         assertThat(podsNamedIn(kind, get(admin, 200))).containsExactlyInAnyOrder("a", "b");
-        assertThat(probe(kind, admin, "b", Instant.now()).selects()).contains(true);
+        assertThat(probe(kind, admin, "b").selects()).contains(true);
         router.pin("b", false);
         assertThat(router.selects("b")).isFalse();
-        assertThat(probe(kind, admin, "b", Instant.now()).selects()).contains(false);
+        assertThat(probe(kind, admin, "b").selects()).contains(false);
     }
 
     /** Only llm-d's picker reports dispatches per endpoint; the other routers' answers hold no such record. */
@@ -184,17 +184,20 @@ class FakeRouterTest {
         URI admin = router.serveAdmin(kind);
         withdraw("b");
         Instant withdrawnAt = Instant.now();
-        assertThat(probe(kind, admin, "b", withdrawnAt).dispatchedSince()).isFalse();
+        Map<String, Double> before = probe(kind, admin, "b").dispatches();
 
         router.reportDispatch("b");
 
         assertThat(router.dispatchesTo("b", withdrawnAt)).hasSize(1);
         assertThat(router.selects("b")).isFalse();
-        RouterView view = probe(kind, admin, "b", withdrawnAt);
+        RouterView view = probe(kind, admin, "b");
         assertThat(view.selects()).contains(false);
-        assertThat(view.dispatchedSince()).isEqualTo(kind == RouterKind.LLM_D_ROUTER);
         if (kind == RouterKind.LLM_D_ROUTER) {
             assertThat(RouterAnswers.eppAttempts(get(admin, 200)).orElseThrow()).containsEntry("b", 1.0);
+            assertThat(before).containsEntry("b", 0.0);
+            assertThat(view.dispatches()).containsEntry("b", 1.0);
+        } else {
+            assertThat(view.dispatches()).isEmpty();
         }
     }
 }

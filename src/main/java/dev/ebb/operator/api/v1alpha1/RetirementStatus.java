@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * The retirement in progress, or the last one that aborted: everything an operator restart needs to resume it.
  * Times are RFC 3339. {@code retryToken} is the value of the retry annotation this operation answered, so that the
- * same value never starts a second one.
+ * same value never starts a second one. {@code dispatchBaseline} is what the router counted for each target member
+ * before the withdrawal; absent when it could not be read then.
  */
 public record RetirementStatus(
         String roleName,
@@ -22,10 +23,15 @@ public record RetirementStatus(
         String phaseStartedAt,
         String deadline,
         List<MemberRead> reads,
+        List<DispatchCount> dispatchBaseline,
         String retryToken) {
 
     /** A member bound at the start: the deletion covers exactly these, each only with this uid. */
     public record TargetMember(String name, String uid, String containerID) {
+    }
+
+    /** The router's count of scheduling decisions for one target member. */
+    public record DispatchCount(String member, Double count) {
     }
 
     /** The latest read of one answering member. */
