@@ -12,6 +12,8 @@ public final class Budgets {
     public static final Duration WHOLE = Duration.ofSeconds(300);
     /** Consecutive idle reads on complete envelopes that prove a member idle. */
     public static final int IDLE_READS = 2;
+    /** Idle reads closer together than this count as one: two reads of the same instant prove nothing about time passing. */
+    public static final Duration READ_SPACING = Duration.ofSeconds(1);
 
     private Budgets() {
     }

@@ -156,14 +156,14 @@ public final class RetirementMachine {
         Optional<Hold> lost = withdrawalHold(seen.withdrawal(), current.dispatchBaseline());
         if (lost.isPresent()) {
             // whatever was read while the replica could get new work proves nothing about it: the run starts over
-            Map<String, MemberReads> restarted = new HashMap<>();
-            current.reads().forEach((name, read) -> restarted.put(name, new MemberReads(read.verdict(), read.inFlight(), 0, read.at())));
+            Map<String, MemberReads> runsStartedOver = new HashMap<>();
+            current.reads().forEach((name, read) -> runsStartedOver.put(name, new MemberReads(read.verdict(), read.inFlight(), 0, read.at())));
             String message = "the withdrawal no longer holds: " + lost.get().message();
             if (outOfTime) {
-                return abort(current.holding(Reasons.WITHDRAWAL_LOST, message, restarted), seen.now(), Reasons.WITHDRAWAL_LOST,
+                return abort(current.holding(Reasons.WITHDRAWAL_LOST, message, runsStartedOver), seen.now(), Reasons.WITHDRAWAL_LOST,
                         "not proven idle within " + Budgets.DRAINING.toSeconds() + " s: " + message);
             }
-            Step held = withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, restarted), current, seen);
+            Step held = withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen);
             List<Action> actions = new ArrayList<>(held.actions());
             actions.add(new Action.ReadMembers(current.answering()));
             return new Step(held.retirement(), List.copyOf(actions));
@@ -225,6 +225,13 @@ public final class RetirementMachine {
 
     private static MemberReads next(MemberReads before, Reading reading, Instant at) {
         if (reading instanceof Reading.Idle) {
+            if (before.consecutiveIdle() > 0 && before.at() == null) {
+                // a run whose last read has no time cannot be spaced from: it starts over
+                return new MemberReads("Idle", 0, 1, at);
+            }
+            if (before.consecutiveIdle() > 0 && at.isBefore(before.at().plus(Budgets.READ_SPACING))) {
+                return before;
+            }
             return new MemberReads("Idle", 0, before.consecutiveIdle() + 1, at);
         }
         if (reading instanceof Reading.Busy busy) {

@@ -25,7 +25,8 @@ import net.jqwik.api.Tuple;
 import net.jqwik.api.statistics.Statistics;
 
 /**
- * Over random histories, the machine deletes only what it has proven idle since a withdrawal that still holds; it deletes nothing but its reserved members, gives everything back when it aborts, and
+ * Over random histories, the machine deletes only what it has proven idle, by idle reads at least a second apart, since
+ * a withdrawal that still holds; it deletes nothing but its reserved members, gives everything back when it aborts, and
  * is silent once it has aborted.
  */
 class RetirementMachineProperties {
@@ -119,6 +120,7 @@ class RetirementMachineProperties {
         Fate leaderFate = Fate.PRESENT;
         Fate followerFate = Fate.PRESENT;
         int idleRun = 0;
+        Instant lastCountedIdle = null;
         int provingDeletes = 0;
 
         for (Event e : history) {
@@ -146,8 +148,12 @@ class RetirementMachineProperties {
                 boolean holds = confirmed(e.withdrawal(), baselineRead);
                 if (!holds || restarted) {
                     idleRun = 0;
-                } else if (!reads.isEmpty()) {
-                    idleRun = reads.get(LEADER.name()) instanceof Reading.Idle ? idleRun + 1 : 0;
+                } else if (!reads.isEmpty() && !(reads.get(LEADER.name()) instanceof Reading.Idle)) {
+                    idleRun = 0;
+                } else if (!reads.isEmpty() && (idleRun == 0 || !now.isBefore(lastCountedIdle.plusSeconds(1)))) {
+                    // an idle read counts only a second or more after the last one that counted
+                    idleRun++;
+                    lastCountedIdle = now;
                 }
             }
             if (before == RetirementState.Aborted) {

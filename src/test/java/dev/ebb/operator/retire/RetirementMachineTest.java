@@ -212,6 +212,20 @@ public class RetirementMachineTest {
         assertThat(second.actions()).contains(new Action.Delete(TARGETS));
     }
 
+    @Test
+    void idleReadsLessThanASecondApartCountOnce() {
+        RetirementMachine.Step first = RetirementMachine.step(draining(), reads(at(3), new Reading.Idle()));
+        RetirementMachine.Step tooSoon = RetirementMachine.step(first.retirement(), reads(at(3.5), new Reading.Idle()));
+        RetirementMachine.Step backwards = RetirementMachine.step(tooSoon.retirement(), reads(at(2), new Reading.Idle()));
+        RetirementMachine.Step aSecondOn = RetirementMachine.step(backwards.retirement(), reads(at(4), new Reading.Idle()));
+
+        assertThat(List.of(tooSoon, backwards)).allSatisfy(step -> {
+            assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete);
+            assertThat(step.retirement().reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
+        });
+        assertThat(aSecondOn.actions()).contains(new Action.Delete(TARGETS));
+    }
+
     static Stream<Arguments> readingsThatHold() {
         return Stream.of(
                 Arguments.of(new Reading.Busy(3), Reasons.BUSY, "has 3 requests in flight"),
