@@ -303,6 +303,23 @@ class RetirementIT {
     }
 
     @Test
+    void aFollowerRestartDuringTheDrainHoldsTheReplicaThoughOnlyTheLeaderIsRead() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        String follower = pod("qwen-server-r1-m1").getMetadata().getUid();
+        longRequestTo("qwen-server-r1-m0", 400);
+        scale("server", 1);
+        awaitRetirement("Draining", "Busy");
+
+        world.kubelet().restartContainer(ns, "qwen-server-r1-m1");
+
+        holdsThenAbortsAtBudget("Draining", "ContainerRestarted", Budgets.DRAINING);
+        assertThat(retirement().orElseThrow().message()).contains("qwen-server-r1-m1");
+        assertThat(pod("qwen-server-r1-m1").getMetadata().getUid()).isEqualTo(follower);
+        assertThat(pod("qwen-server-r1-m1").getMetadata().getDeletionTimestamp()).isNull();
+    }
+
+    @Test
     void aPartialEnvelopeHoldsUntilEveryGaugeIsBack() {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
