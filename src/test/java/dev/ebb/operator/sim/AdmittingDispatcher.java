@@ -145,8 +145,11 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         java.util.Optional<Fault> fault = faults.stream().filter(f -> f.matches(request)).findFirst();
         if (fault.isPresent()) {
             failed.incrementAndGet();
-            var status = new StatusBuilder().withStatus("Failure").withReason(fault.get().code() == 429 ? "TooManyRequests" : "ServiceUnavailable")
-                    .withCode(fault.get().code()).withMessage("the server is currently unable to handle the request").build();
+            // reasons and messages as k8s.io/apimachinery's pkg/api/errors/errors.go (NewGenericServerResponse) words them
+            boolean tooMany = fault.get().code() == 429;
+            var status = new StatusBuilder().withStatus("Failure").withReason(tooMany ? "TooManyRequests" : "ServiceUnavailable")
+                    .withCode(fault.get().code()).withMessage(tooMany ? "the server has received too many requests and has asked us to try again later"
+                            : "the server is currently unable to handle the request").build();
             return new MockResponse().setResponseCode(fault.get().code()).setBody(Serialization.asJson(status));
         }
         if ("DELETE".equals(request.getMethod())) {
