@@ -4,12 +4,13 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.fabric8.kubernetes.api.model.Pod;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -17,6 +18,12 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
 
 /**
@@ -25,12 +32,16 @@ import org.jboss.logging.Logger;
  */
 @ApplicationScoped
 public class HttpRouterProbe implements RouterProbe {
-    static final Duration TIMEOUT = Duration.ofSeconds(2);
-    static final int MAX_BODY = 4 * 1024 * 1024;
+    /**
+     * A router's whole answer, connection, headers and body, must arrive within this time and size: the thread that
+     * waits for it reconciles every namespace, and a router that drips or floods must not hold it.
+     */
+    static final Duration ANSWER_TIME = Duration.ofSeconds(2);
+    static final int MAX_ANSWER_BYTES = 1024 * 1024;
     private static final Logger LOG = Logger.getLogger(HttpRouterProbe.class);
 
     private final RouterAddress address;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(ANSWER_TIME).build();
     private final Map<RouterKind, RouterDialect> dialects = new EnumMap<>(Map.of(
             RouterKind.LLM_D_ROUTER, new LlmDRouterDialect(),
             RouterKind.VLLM_ROUTER, new VllmRouterDialect(),
@@ -53,24 +64,94 @@ public class HttpRouterProbe implements RouterProbe {
         return dialects.get(kind.get()).read(body.get(), members, deployment.getMetadata().getUid() + "/" + withdrawnAt);
     }
 
+    /**
+     * The router's answer, or empty when it is not a 200 read whole within {@link #ANSWER_TIME} and
+     * {@link #MAX_ANSWER_BYTES}. The request's own timeout ends at the headers, so the whole exchange is bounded here.
+     */
     private Optional<String> get(URI uri) {
+        CappedBody body = new CappedBody(MAX_ANSWER_BYTES);
+        CompletableFuture<HttpResponse<byte[]>> exchange;
         try {
-            HttpResponse<InputStream> response = http.send(HttpRequest.newBuilder(uri).timeout(TIMEOUT).GET().build(),
-                    HttpResponse.BodyHandlers.ofInputStream());
-            try (InputStream in = response.body()) {
-                byte[] bytes = in.readNBytes(MAX_BODY + 1);
-                if (response.statusCode() != 200 || bytes.length > MAX_BODY) {
-                    LOG.debugf("router at %s answered %d with %d bytes", uri, response.statusCode(), bytes.length);
-                    return Optional.empty();
-                }
-                return Optional.of(new String(bytes, StandardCharsets.UTF_8));
-            }
-        } catch (IOException | IllegalArgumentException e) {
+            exchange = http.sendAsync(HttpRequest.newBuilder(uri).timeout(ANSWER_TIME).GET().build(), info -> body);
+        } catch (IllegalArgumentException e) {
             LOG.debugf("router at %s could not be asked: %s", uri, e.getMessage());
+            return Optional.empty();
+        }
+        try {
+            HttpResponse<byte[]> response = exchange.get(ANSWER_TIME.toMillis(), TimeUnit.MILLISECONDS);
+            if (response.statusCode() != 200) {
+                LOG.debugf("router at %s answered %d", uri, response.statusCode());
+                return Optional.empty();
+            }
+            return Optional.of(new String(response.body(), StandardCharsets.UTF_8));
+        } catch (TimeoutException e) {
+            LOG.debugf("router at %s did not answer whole within %s", uri, ANSWER_TIME);
+            return Optional.empty();
+        } catch (ExecutionException e) {
+            LOG.debugf("router at %s could not be asked: %s", uri, e.getCause().getMessage());
             return Optional.empty();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return Optional.empty();
+        } finally {
+            // stops reading a router that is still sending, so its connection is not held open
+            body.abandon();
+            exchange.cancel(true);
+        }
+    }
+
+    /** Collects an answer up to a cap; past it, or when abandoned, it stops reading and fails. */
+    private static final class CappedBody implements HttpResponse.BodySubscriber<byte[]> {
+        private final int cap;
+        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        private final CompletableFuture<byte[]> whole = new CompletableFuture<>();
+        private volatile Flow.Subscription subscription;
+
+        CappedBody(int cap) {
+            this.cap = cap;
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+            subscription = s;
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(List<ByteBuffer> buffers) {
+            for (ByteBuffer buffer : buffers) {
+                if (bytes.size() + buffer.remaining() > cap) {
+                    subscription.cancel();
+                    whole.completeExceptionally(new IOException("answer over " + cap + " bytes"));
+                    return;
+                }
+                byte[] chunk = new byte[buffer.remaining()];
+                buffer.get(chunk);
+                bytes.writeBytes(chunk);
+            }
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            whole.completeExceptionally(error);
+        }
+
+        @Override
+        public void onComplete() {
+            whole.complete(bytes.toByteArray());
+        }
+
+        @Override
+        public CompletionStage<byte[]> getBody() {
+            return whole;
+        }
+
+        void abandon() {
+            Flow.Subscription s = subscription;
+            if (s != null && !whole.isDone()) {
+                s.cancel();
+                whole.cancel(false);
+            }
         }
     }
 }
