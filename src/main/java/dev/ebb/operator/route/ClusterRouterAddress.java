@@ -1,19 +1,33 @@
 package dev.ebb.operator.route;
 
-import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
-import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterAdmin;
+import io.fabric8.kubernetes.api.model.Pod;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.Optional;
+import java.util.regex.Pattern;
 
-/** In a cluster the router is reached through its Service's DNS name. */
+/**
+ * In a cluster each router Pod is asked at its own IP, never through the router's Service, which would pick one
+ * replica and hide what the others route to. Only an IP literal is used: a Pod's status is not the operator's to
+ * trust with a host name to resolve.
+ */
 @ApplicationScoped
 public class ClusterRouterAddress implements RouterAddress {
+    private static final Pattern IP_LITERAL = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}|[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*");
+
     @Override
-    public URI of(ModelDeployment deployment, RouterKind kind) {
+    public Optional<URI> of(Pod routerPod, RouterKind kind) {
         RouterAdmin admin = RouterAdmin.of(kind);
-        return URI.create("http://" + Names.router(deployment.getMetadata().getName()) + "." + deployment.getMetadata().getNamespace()
-                + ".svc:" + admin.port() + admin.path());
+        return RouterReplicas.address(routerPod).filter(ip -> IP_LITERAL.matcher(ip).matches()).flatMap(ip -> {
+            try {
+                // this constructor brackets an IPv6 literal, as a URI needs
+                return Optional.of(new URI("http", null, ip, admin.port(), admin.path(), null, null));
+            } catch (URISyntaxException e) {
+                return Optional.empty();
+            }
+        });
     }
 }

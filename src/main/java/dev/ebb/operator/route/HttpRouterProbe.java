@@ -14,6 +14,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -27,8 +29,9 @@ import java.util.concurrent.TimeoutException;
 import org.jboss.logging.Logger;
 
 /**
- * Asks the router itself, over HTTP at its admin path, what it routes to, and reads the answer in that router's
- * dialect. Any answer it cannot get or read is "cannot tell", never "withdrawn".
+ * Asks each of the router's Pods itself, over HTTP at its admin path, what it routes to, and reads every answer in
+ * that router's dialect. The Pods are asked at once, under one deadline, so a router of many replicas takes no longer
+ * to ask than one. Any answer it cannot get or read is "cannot tell", never "withdrawn".
  */
 @ApplicationScoped
 public class HttpRouterProbe implements RouterProbe {
@@ -52,49 +55,83 @@ public class HttpRouterProbe implements RouterProbe {
     }
 
     @Override
-    public RouterView view(ModelDeployment deployment, List<Pod> members, Instant withdrawnAt) {
+    public RouterView view(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members, Instant withdrawnAt) {
         Optional<RouterKind> kind = Optional.ofNullable(deployment.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()));
         if (kind.isEmpty()) {
             return RouterView.unavailable();
         }
-        Optional<String> body = get(address.of(deployment, kind.get()));
-        if (body.isEmpty()) {
+        RouterReplicas.Decision decision = RouterReplicas.toAsk(routerPods);
+        if (decision instanceof RouterReplicas.CannotTell cannotTell) {
+            LOG.debugf("router of %s/%s cannot be asked: %s", deployment.getMetadata().getNamespace(), deployment.getMetadata().getName(),
+                    cannotTell.why());
             return RouterView.unavailable();
         }
-        return dialects.get(kind.get()).read(body.get(), members, deployment.getMetadata().getUid() + "/" + withdrawnAt);
+        List<Pod> replicas = ((RouterReplicas.Ask) decision).pods();
+        List<URI> uris = new ArrayList<>();
+        for (Pod replica : replicas) {
+            Optional<URI> uri = address.of(replica, kind.get());
+            if (uri.isEmpty()) {
+                LOG.debugf("router Pod %s has no address to ask", replica.getMetadata().getName());
+                return RouterView.unavailable();
+            }
+            uris.add(uri.get());
+        }
+        long deadline = System.nanoTime() + ANSWER_TIME.toNanos();
+        List<Asking> asked = uris.stream().map(this::ask).toList();
+        try {
+            List<RouterView> views = new ArrayList<>();
+            for (int i = 0; i < replicas.size(); i++) {
+                Optional<String> body = asked.get(i).answer(deadline);
+                if (body.isEmpty()) {
+                    return RouterView.unavailable();
+                }
+                // each replica counts its own dispatches, so its counts are compared only with its own
+                String operation = deployment.getMetadata().getUid() + "/" + withdrawnAt + "/" + replicas.get(i).getMetadata().getUid();
+                views.add(dialects.get(kind.get()).read(body.get(), members, operation));
+            }
+            return RouterView.allOf(views);
+        } finally {
+            asked.forEach(Asking::abandon);
+        }
     }
 
-    /**
-     * The router's answer, or empty when it is not a 200 read whole within {@link #ANSWER_TIME} and
-     * {@link #MAX_ANSWER_BYTES}. The request's own timeout ends at the headers, so the whole exchange is bounded here.
-     */
-    private Optional<String> get(URI uri) {
+    private Asking ask(URI uri) {
         CappedBody body = new CappedBody(MAX_ANSWER_BYTES);
-        CompletableFuture<HttpResponse<byte[]>> exchange;
         try {
-            exchange = http.sendAsync(HttpRequest.newBuilder(uri).timeout(ANSWER_TIME).GET().build(), info -> body);
+            return new Asking(uri, body, http.sendAsync(HttpRequest.newBuilder(uri).timeout(ANSWER_TIME).GET().build(), info -> body));
         } catch (IllegalArgumentException e) {
-            LOG.debugf("router at %s could not be asked: %s", uri, e.getMessage());
-            return Optional.empty();
+            return new Asking(uri, body, CompletableFuture.failedFuture(e));
         }
-        try {
-            HttpResponse<byte[]> response = exchange.get(ANSWER_TIME.toMillis(), TimeUnit.MILLISECONDS);
-            if (response.statusCode() != 200) {
-                LOG.debugf("router at %s answered %d", uri, response.statusCode());
+    }
+
+    /** One router Pod being asked. */
+    private record Asking(URI uri, CappedBody body, CompletableFuture<HttpResponse<byte[]>> exchange) {
+        /**
+         * The answer, or empty when it is not a 200 read whole by the deadline and within {@link #MAX_ANSWER_BYTES}.
+         * The request's own timeout ends at the headers, so the whole exchange is bounded here.
+         */
+        Optional<String> answer(long deadlineNanos) {
+            try {
+                HttpResponse<byte[]> response = exchange.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (response.statusCode() != 200) {
+                    LOG.debugf("router at %s answered %d", uri, response.statusCode());
+                    return Optional.empty();
+                }
+                return Optional.of(new String(response.body(), StandardCharsets.UTF_8));
+            } catch (TimeoutException e) {
+                LOG.debugf("router at %s did not answer whole within %s", uri, ANSWER_TIME);
+                return Optional.empty();
+            } catch (ExecutionException e) {
+                LOG.debugf("router at %s could not be asked: %s", uri, e.getCause().getMessage());
+                return Optional.empty();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
                 return Optional.empty();
             }
-            return Optional.of(new String(response.body(), StandardCharsets.UTF_8));
-        } catch (TimeoutException e) {
-            LOG.debugf("router at %s did not answer whole within %s", uri, ANSWER_TIME);
-            return Optional.empty();
-        } catch (ExecutionException e) {
-            LOG.debugf("router at %s could not be asked: %s", uri, e.getCause().getMessage());
-            return Optional.empty();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return Optional.empty();
-        } finally {
-            // stops reading a router that is still sending, so its connection is not held open
+        }
+
+        /** Stops reading a router that is still sending, so that its connection is not held open. */
+        void abandon() {
             body.abandon();
             exchange.cancel(true);
         }
