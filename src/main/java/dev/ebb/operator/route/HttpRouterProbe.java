@@ -156,6 +156,9 @@ public class HttpRouterProbe implements RouterProbe {
 
         @Override
         public void onNext(List<ByteBuffer> buffers) {
+            if (whole.isDone()) {
+                return;
+            }
             for (ByteBuffer buffer : buffers) {
                 if (bytes.size() + buffer.remaining() > cap) {
                     subscription.cancel();

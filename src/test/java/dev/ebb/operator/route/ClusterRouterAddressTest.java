@@ -27,6 +27,8 @@ class ClusterRouterAddressTest {
                 Arguments.of(RouterKind.VLLM_ROUTER, "metadata.google.internal", Optional.empty()),
                 Arguments.of(RouterKind.VLLM_ROUTER, "10.0.0.1/evil?x=", Optional.empty()),
                 Arguments.of(RouterKind.VLLM_ROUTER, "10.0.0.1:9", Optional.empty()),
+                Arguments.of(RouterKind.VLLM_ROUTER, "999.1.1.1", Optional.empty()),
+                Arguments.of(RouterKind.VLLM_ROUTER, "fd00::1%eth0", Optional.empty()),
                 Arguments.of(RouterKind.VLLM_ROUTER, "", Optional.empty()),
                 Arguments.of(RouterKind.VLLM_ROUTER, null, Optional.empty()));
     }
