@@ -12,8 +12,9 @@ import java.util.Set;
  * Which of a router's Pods must be asked whether it still routes to a replica. Every replica of a router keeps its
  * own view of the Pods it routes to, so one that has not let the replica go is enough to hold it: all are asked, and
  * one that cannot be asked leaves the answer unknown. vLLM's router, for one, keeps the engines its own watch thread
- * found and does not relist after that watch reconnects (production-stack src/vllm_router/service_discovery.py,
- * K8sPodIPServiceDiscovery), so one of its replicas can keep an engine the others have dropped. Pure.
+ * found, and one whose removal it missed while that watch reconnected stays (production-stack
+ * src/vllm_router/service_discovery.py, K8sPodIPServiceDiscovery), so one replica can keep an engine the others
+ * have dropped. Pure.
  */
 public final class RouterReplicas {
     /** Phases whose containers have all stopped: such a Pod routes nothing and has nothing to say. */
