@@ -130,11 +130,13 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             Map<String, String> hashes = hashes(deployment);
             List<NextRetirement.Candidate> candidates = converge(md, deployment, hashes, inventory, context);
             Optional<RouterStatus> router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
-            pass = retirements.plan(md, inventory, pods, candidates, context.getSecondaryResources(EndpointSlice.class), now);
+            pass = retirements.plan(md, inventory, pods, candidates, context.getSecondaryResources(EndpointSlice.class),
+                    routerPods(md, context), now);
             status = StatusAggregator.accepted(generation, deployment, hashes, inventory, router, pass.record(), previous, now);
         } else {
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
-            pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class), now);
+            pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class),
+                    routerPods(md, context), now);
             status = StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.record(), previous, now);
         }
         gauges.record(md.getMetadata().getNamespace(), md.getMetadata().getName(), status.roles());
@@ -157,6 +159,19 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         retirements.restoreStrays(md, pods, pass.record());
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
         return pass.lookAgainIn().map(control::rescheduleAfter).orElse(control);
+    }
+
+    /**
+     * The Pods of the deployment's router, by the labels its Deployment selects them with. They carry the deployment
+     * label, so the Pod informer holds them, but they belong to the router's ReplicaSet, not to the deployment, so
+     * they are looked up rather than handed over as secondary resources (which are the engine Pods).
+     */
+    private static List<Pod> routerPods(ModelDeployment md, Context<ModelDeployment> context) {
+        Map<String, String> labels = RouterRenderer.labels(md.getMetadata().getName());
+        InformerEventSource<Pod, ModelDeployment> cache = (InformerEventSource<Pod, ModelDeployment>) context.eventSourceRetriever()
+                .getEventSourceFor(Pod.class);
+        return cache.list(md.getMetadata().getNamespace(), pod -> pod.getMetadata().getLabels() != null
+                && pod.getMetadata().getLabels().entrySet().containsAll(labels.entrySet())).toList();
     }
 
     private static Map<String, String> hashes(DesiredDeployment deployment) {

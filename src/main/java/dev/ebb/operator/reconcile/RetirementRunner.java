@@ -106,8 +106,9 @@ public class RetirementRunner {
         }
     }
 
+    /** @param routerPods the Pods of the deployment's router, each of which is asked during a withdrawal */
     public Pass plan(ModelDeployment md, Inventory inventory, Collection<Pod> pods, List<NextRetirement.Candidate> candidates,
-            Collection<EndpointSlice> slices, Instant now) {
+            Collection<EndpointSlice> slices, Collection<Pod> routerPods, Instant now) {
         RetirementStatus persisted = md.getStatus() == null ? null : md.getStatus().retirement();
         Optional<Retirement> record = persisted == null ? Optional.empty() : RetirementRecords.fromStatus(persisted);
         if (persisted != null && record.isEmpty()) {
@@ -121,7 +122,7 @@ public class RetirementRunner {
                 new NextRetirement.RetryPolicy(requested, usedToken, coolDown), now);
 
         if (decision instanceof NextRetirement.Advance advance) {
-            return stepped(advance.current(), RetirementMachine.step(advance.current(), observe(md, advance.current(), pods, slices, now)),
+            return stepped(advance.current(), RetirementMachine.step(advance.current(), observe(md, advance.current(), pods, slices, routerPods, now)),
                     usedToken);
         }
         if (decision instanceof NextRetirement.Cancel cancel) {
@@ -158,7 +159,8 @@ public class RetirementRunner {
         return new Pass(record, step.actions(), Optional.of(PASS_INTERVAL), ended);
     }
 
-    private Observation observe(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices, Instant now) {
+    private Observation observe(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices,
+            Collection<Pod> routerPods, Instant now) {
         Map<String, Pod> byName = pods.stream().collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> p, (a, b) -> a));
         Map<String, Observation.Present> present = new HashMap<>();
         for (Member member : current.targets()) {
@@ -169,12 +171,13 @@ public class RetirementRunner {
             }
         }
         Observation.Withdrawal withdrawal = current.state() == RetirementState.Withdrawing
-                ? withdrawal(md, current, pods, slices)
+                ? withdrawal(md, current, pods, slices, routerPods)
                 : new Observation.Withdrawal(true, true, Optional.of(false), false);
         return new Observation(now, present, withdrawal, reads.collect(operation(md, current)));
     }
 
-    private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices) {
+    private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices,
+            Collection<Pod> routerPods) {
         Set<String> targets = current.targets().stream().map(Member::name).collect(Collectors.toSet());
         String service = Names.roleService(md.getMetadata().getName(), current.role());
         boolean listed = slices.stream()
@@ -183,7 +186,7 @@ public class RetirementRunner {
                 .anyMatch(endpoint -> endpoint.getTargetRef() != null && targets.contains(endpoint.getTargetRef().getName()));
         boolean routed = md.getSpec().router() != null;
         List<Pod> members = pods.stream().filter(p -> targets.contains(p.getMetadata().getName())).toList();
-        RouterView view = routed ? router.view(md, members, current.phaseStartedAt()) : RouterView.unavailable();
+        RouterView view = routed ? router.view(md, routerPods, members, current.phaseStartedAt()) : RouterView.unavailable();
         return new Observation.Withdrawal(routed, !listed, view.selects(), view.dispatchedSince());
     }
 

@@ -91,7 +91,7 @@ class PackagedShutdownIT {
         client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
         await("both replicas ready").atMost(Duration.ofSeconds(60)).until(() -> readyReplicas() == 2);
         Specs.scale(client, NS, "qwen", "server", 1);
-        // this process cannot reach the router it renders (no cluster DNS here), so its retirement stays held
+        // no router answers at the router Pod's address in the test world, so this process's retirement stays held
         RetirementStatus begun = await("a retirement under way").atMost(Duration.ofSeconds(30))
                 .until(this::retirement, Optional::isPresent).orElseThrow();
 

@@ -32,6 +32,7 @@ import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -68,6 +69,7 @@ class RetirementIT {
 
     private SimWorld world;
     private FakeRouter router;
+    private final List<FakeRouter> replicas = new ArrayList<>();
     private String ns;
 
     @BeforeEach
@@ -83,6 +85,7 @@ class RetirementIT {
         if (router != null) {
             router.close();
         }
+        replicas.forEach(FakeRouter::close);
         client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").delete();
         world.close();
     }
@@ -98,8 +101,18 @@ class RetirementIT {
         client.resource(spec.router(kind.wireName()).namespace(ns).build()).create();
     }
 
+    /** A deployment whose router runs as several replicas, each a fake router with its own view of the Pods. */
+    private void deployRoutedReplicas(Specs.Deployment spec, RouterKind kind, int count) {
+        for (int i = 0; i < count; i++) {
+            replicas.add(FakeRouter.inFrontOf(client, ns, "qwen"));
+        }
+        routers.put(ns, "qwen", kind, replicas.toArray(FakeRouter[]::new));
+        client.resource(spec.router(kind.wireName(), count).namespace(ns).build()).create();
+    }
+
     private void awaitServing(String... pods) {
-        await().atMost(CONVERGE).until(() -> List.of(pods).stream().allMatch(router::selects));
+        List<FakeRouter> inFront = replicas.isEmpty() ? List.of(router) : replicas;
+        await().atMost(CONVERGE).until(() -> inFront.stream().allMatch(r -> Stream.of(pods).allMatch(r::selects)));
     }
 
     private void scale(String role, int replicas) {
@@ -216,6 +229,22 @@ class RetirementIT {
 
         scale("server", 1);
         holdsThenAbortsAtBudget("Withdrawing", "RouterStillSelects", Budgets.WITHDRAWING);
+        assertKeptAndServing("qwen-server-r1-m0", uid);
+    }
+
+    @Test
+    void oneRouterReplicaStillSelectingTheTargetHoldsTheWithdrawalThoughTheOthersDroppedIt() {
+        deployRoutedReplicas(deployment("qwen", "vLLM").role(role("server").replicas(2)), RouterKind.VLLM_ROUTER, 3);
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+        // its discovery missed the label change, as vLLM's router can after a watch reconnect
+        replicas.get(2).pin("qwen-server-r1-m0", true);
+
+        scale("server", 1);
+        awaitRetirement("Withdrawing", "RouterStillSelects");
+        assertThat(replicas.subList(0, 2)).noneMatch(r -> r.selects("qwen-server-r1-m0"));
+        clock.advance(Budgets.WITHDRAWING);
+        awaitRetirement("Aborted", "RouterStillSelects");
         assertKeptAndServing("qwen-server-r1-m0", uid);
     }
 
