@@ -11,8 +11,9 @@ in-flight gauges every --interval and returns on the second consecutive idle rea
 returns by their sum (grace minus 3 at the defaults) and the kubelet's SIGTERM still leaves the engine a few
 seconds. A listener that refuses, answers an HTTP error or fails the TLS handshake ends the hook at once: there is
 nothing to measure; so do arguments it cannot use. A read that times out, an answer that is not HTTP, a body that
-cannot be parsed and a gauge that is missing all count as busy. The hook always exits 0, and writes one line per
-read, and a last line saying why it returned, to stderr.
+cannot be parsed and a gauge that is missing all count as busy. It connects directly, whatever proxy the
+environment names. The hook always exits 0, and writes one line per read, and a last line saying why it
+returned, to stderr.
 """
 import time
 
@@ -183,22 +184,31 @@ def overdue(signum, frame):
     raise Overdue()
 
 
-def fetch(url, budget, context):
+def direct_opener(context):
+    """An opener that ignores the proxy variables an engine container often carries for model downloads: the engine
+    is on this Pod's loopback, and NO_PROXY=localhost does not cover 127.0.0.1."""
+    handlers = [urllib.request.ProxyHandler({})]
+    if context is not None:
+        handlers.append(urllib.request.HTTPSHandler(context=context))
+    return urllib.request.build_opener(*handlers)
+
+
+def fetch(opener, url, budget):
     """The whole read, connect to last byte, within budget seconds: a socket timeout bounds only each call."""
     signal.setitimer(signal.ITIMER_REAL, budget)
     try:
-        with urllib.request.urlopen(url, timeout=budget, context=context) as response:
+        with opener.open(url, timeout=budget) as response:
             return response.read(MAX_BODY + 1)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def read(args, url, budget, context):
+def read(args, opener, url, budget, context):
     if args.scheme == "https" and context is None:
         raise Ended("this python3 has no TLS support")
     tls_error = ssl.SSLError if ssl else ()
     try:
-        body = fetch(url, budget, context)
+        body = fetch(opener, url, budget)
     except Overdue:
         raise Busy("no answer within %gs" % round(budget, 1))
     except urllib.error.HTTPError as e:
@@ -246,6 +256,7 @@ def drain(args, log):
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
+    opener = direct_opener(context)
     signal.signal(signal.SIGALRM, overdue)
     no_more = "no read may start after %gs (grace %g minus %g)" % (last_read_start, args.grace, args.last_read_margin)
     next_read = args.settle
@@ -261,7 +272,7 @@ def drain(args, log):
         if began > last_read_start + LATE_START or budget <= 0:
             return no_more
         try:
-            total = read(args, url, budget, context)
+            total = read(args, opener, url, budget, context)
         except Ended as e:
             log("t=%.1fs read ended the drain: %s" % (began, e))
             return "nothing to measure: %s" % e

@@ -77,6 +77,17 @@ class DrainHookScriptTest {
     }
 
     @Test
+    void proxyVariablesInTheEnvironmentDoNotTakeTheReadsAwayFromTheEngine() throws Exception {
+        try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
+            hold(engine, 3, 7);
+            HookRun run = HookRun.run(hook(Engine.VLLM, 30, "http"), engine.host(), HookFixtures.PROXIES);
+
+            assertThat(run.lines()).as(String.join(" / ", run.lines())).contains("t=5.0s read: busy (sum 3)");
+            assertThat(run.last()).contains("idle on two consecutive reads");
+        }
+    }
+
+    @Test
     void badArgumentsStillExitZero() throws Exception {
         HookRun run = HookRun.run(List.of("python3", "-c", DrainHook.SCRIPT, "--port", "not-a-port"), "127.0.0.1");
 

@@ -2,6 +2,7 @@ package dev.ebb.operator.read;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.drain.HookFixtures;
 import dev.ebb.operator.sim.CannedListener;
 import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.LoopbackAddresses;
@@ -13,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -54,11 +56,18 @@ class ReadMetricsScriptTest {
     }
 
     private static Run run(String... args) throws Exception {
+        return run(Map.of(), args);
+    }
+
+    /** @param environment added to the interpreter's environment */
+    private static Run run(Map<String, String> environment, String... args) throws Exception {
         List<String> argv = new ArrayList<>(List.of("python3", "-c", ReadCommand.SCRIPT));
         argv.addAll(List.of(args));
         Path stderr = Files.createTempFile("read-metrics", ".err");
         try {
-            Process process = LocalProcesses.builder(argv).redirectError(stderr.toFile()).start();
+            ProcessBuilder builder = LocalProcesses.builder(argv).redirectError(stderr.toFile());
+            builder.environment().putAll(environment);
+            Process process = builder.start();
             byte[] stdout = process.getInputStream().readAllBytes();
             assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
             return new Run(process.exitValue(), stdout, Files.readString(stderr));
@@ -152,6 +161,16 @@ class ReadMetricsScriptTest {
 
         assertThat(run.exit()).isEqualTo(OTHER);
         assertThat(run.stdout()).isEmpty();
+    }
+
+    @Test
+    void proxyVariablesInTheEnvironmentAreNotFollowed() throws Exception {
+        CannedListener engine = answering("HTTP/1.0 200 OK\r\nContent-Length: " + METRICS.length + "\r\n\r\n", METRICS);
+
+        Run run = run(HookFixtures.PROXIES, "--host", engine.host(), "--port", Integer.toString(engine.port()));
+
+        assertThat(run.exit()).as(run.stderr()).isEqualTo(OK);
+        assertThat(run.stdout()).isEqualTo(METRICS);
     }
 
     @Test
