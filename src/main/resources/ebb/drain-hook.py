@@ -10,10 +10,10 @@ in-flight gauges every --interval and returns on the second consecutive idle rea
 --grace minus --last-read-margin, and no read, connect to last byte, lasts longer than --read-timeout, so the hook
 returns by their sum (grace minus 3 at the defaults) and the kubelet's SIGTERM still leaves the engine a few
 seconds. A listener that refuses, answers an HTTP error or fails the TLS handshake ends the hook at once: there is
-nothing to measure; so do arguments it cannot use. A read that times out, an answer that is not HTTP, a body that
-cannot be parsed and a gauge that is missing all count as busy. It connects directly, whatever proxy the
-environment names. The hook always exits 0, and writes one line per read, and a last line saying why it
-returned, to stderr.
+nothing to measure; so do arguments it cannot use, though only after the settle (the given --settle if it can be
+read, else 5 s). A read that times out, an answer that is not HTTP, a body that cannot be parsed and a gauge that is
+missing all count as busy. Reads connect directly, whatever proxy the environment names. The hook always exits 0,
+and writes one line per read, and a last line saying why it returned, to stderr.
 """
 import time
 
@@ -22,6 +22,7 @@ STARTED = time.monotonic()  # before the other imports: the timeline counts from
 import sys  # noqa: E402
 
 MAX_BODY = 1024 * 1024
+SETTLE = 5.0
 # a sleep may wake a little late; a read planned for the last start time still counts as starting then
 LATE_START = 0.05
 METRIC_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*\Z"
@@ -116,7 +117,7 @@ def parse_args(argv):
     p.add_argument("--path", type=path, default="/metrics")
     p.add_argument("--grace", type=number(0, strictly=True), required=True, help="the Pod's terminationGracePeriodSeconds")
     p.add_argument("--gauges", type=gauges, required=True, help="comma-separated gauges whose sum is the work in flight")
-    p.add_argument("--settle", type=number(0), default=5.0, help="seconds before the first read (default: %(default)s)")
+    p.add_argument("--settle", type=number(0), default=SETTLE, help="seconds before the first read (default: %(default)s)")
     # below a tenth of a second the hook would only load the engine's metrics endpoint
     p.add_argument("--interval", type=number(0.1), default=1.0, help="seconds between read starts (default: %(default)s)")
     p.add_argument("--read-timeout", type=number(0, strictly=True), default=2.0,
@@ -124,6 +125,20 @@ def parse_args(argv):
     p.add_argument("--last-read-margin", type=number(0), default=5.0,
                    help="no read starts later than grace minus this (default: %(default)s)")
     return p.parse_args(argv)
+
+
+def settle_of(argv):
+    """The --settle among arguments that failed as a whole: the given one if it can be read, else the default."""
+    given = None
+    for i, arg in enumerate(argv):
+        if arg == "--settle" and i + 1 < len(argv):
+            given = argv[i + 1]
+        elif arg.startswith("--settle="):
+            given = arg[len("--settle="):]
+    try:
+        return SETTLE if given is None else number(0)(given)
+    except argparse.ArgumentTypeError:
+        return SETTLE
 
 
 def split_sample(line):
@@ -301,6 +316,8 @@ def main(argv):
         why = drain(parse_args(argv), log)
     except BadArguments as e:
         why = "bad arguments, nothing measured: %s" % e
+        # a typo in a hand-written manifest must not take the engine's settle away too: it still serves that long
+        time.sleep(max(0.0, settle_of(argv) - (time.monotonic() - STARTED)))
     except SystemExit:  # --help
         why = "asked for help, nothing measured"
     except BaseException as e:  # the hook must never fail the Pod's termination

@@ -15,6 +15,7 @@ import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.FakeEngine;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -93,6 +94,7 @@ class DrainHookScriptTest {
 
         assertThat(run.exitCode()).isZero();
         assertThat(run.last()).contains("bad arguments");
+        assertThat(run.returnedAt()).isBetween(DrainTimelines.SETTLE - 0.1, DrainTimelines.SETTLE + 1.0);
     }
 
     @Test
@@ -125,16 +127,33 @@ class DrainHookScriptTest {
 
     @ParameterizedTest(name = "{0} \"{1}\"")
     @MethodSource("badArguments")
-    void badArgumentsEndTheHookAtOnceWithoutReadingTheEngineIdle(String option, String value) throws Exception {
+    void badArgumentsEndTheHookAfterTheGivenSettleWithoutReadingTheEngine(String option, String value) throws Exception {
+        // a settle of 1 s keeps the many cases short; a bad settle itself falls back to the default 5 s
+        List<String> argv = withOption(withOption(hook(Engine.VLLM, 30, "http"), "--settle", "1"), option, value);
+        double settle = option.equals("--settle") ? DrainTimelines.SETTLE : 1.0;
         try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
-            HookRun run = HookRun.run(withOption(hook(Engine.VLLM, 30, "http"), option, value), engine.host());
+            HookRun run = HookRun.run(argv, engine.host());
 
             assertThat(run.exitCode()).isZero();
             assertThat(run.lines()).as(String.join(" / ", run.lines())).singleElement()
                     .satisfies(l -> assertThat(l).contains("bad arguments, nothing measured: argument " + option).doesNotContain("idle"));
-            assertThat(run.returnedAt()).isLessThan(1.0);
+            // the log's clock has a resolution of 0.1 s; the upper bound is the machine's lateness in waking
+            assertThat(run.returnedAt()).isBetween(settle - 0.1, settle + 1.0);
             assertThat(engine.metricsReads()).isZero();
         }
+    }
+
+    @Test
+    void badArgumentsGivenAsOptionEqualsValueStillWaitTheirSettle() throws Exception {
+        List<String> argv = new ArrayList<>(withOption(hook(Engine.VLLM, 30, "http"), "--port", "80000"));
+        int settle = argv.indexOf("--settle");
+        argv.remove(settle + 1);
+        argv.set(settle, "--settle=2");
+
+        HookRun run = HookRun.run(argv, "127.0.0.1");
+
+        assertThat(run.last()).contains("bad arguments, nothing measured: argument --port");
+        assertThat(run.returnedAt()).isBetween(2.0 - 0.1, 2.0 + 1.0);
     }
 
     @Test
