@@ -172,19 +172,24 @@ def split_sample(line):
 
 
 def in_flight(body, names):
-    """Sums every series of every gauge; any gauge absent or any value unusable means the engine may be busy."""
+    """Sums every series of every gauge; any gauge absent, any value unusable or any line that is neither a comment
+    nor a sample (a cut page hides the sample that matters) means the engine may be busy."""
     sums = dict.fromkeys(names, 0.0)
     seen = set()
-    for raw in body.splitlines():
+    for line_number, raw in enumerate(body.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         name, value = split_sample(line)
-        if name in sums:
-            try:
-                count = float(value)
-            except ValueError:
+        try:
+            count = float(value)
+        except ValueError:
+            if name in sums:
                 raise Busy("value %r of %s is not a number" % (value[:32], name))
+            raise Busy("line %d is neither a comment nor a sample" % line_number)
+        if not re.match(METRIC_NAME, name):
+            raise Busy("line %d is neither a comment nor a sample" % line_number)
+        if name in sums:
             if math.isnan(count) or math.isinf(count) or count < 0:
                 raise Busy("value %s of %s cannot be a count" % (value[:32], name))
             sums[name] += count

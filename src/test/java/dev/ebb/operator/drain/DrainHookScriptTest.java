@@ -53,6 +53,20 @@ class DrainHookScriptTest {
     }
 
     @Test
+    void aLineThatIsNeitherCommentNorSampleCountsBusyWhateverMetricItNames() throws Exception {
+        String address = ADDRESSES.next();
+        String page = "vllm:num_requests_running{engine=\"0\"} 0.0\nvllm:num_requests_waiting{engine=\"0\"} 0.0\n"
+                + "vllm:num_requests_runn ing{engine=\"1\"} 3.0\n";
+        try (CannedListener engine = new CannedListener(address, PORT, "HTTP/1.0 200 OK\r\n\r\n" + page)) {
+            HookRun run = HookRun.run(hook(Engine.VLLM, 15, "http"), address);
+
+            assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(5);
+            assertThat(run.lines()).filteredOn(l -> l.startsWith("t="))
+                    .allMatch(l -> l.endsWith("busy (line 3 is neither a comment nor a sample)"));
+        }
+    }
+
+    @Test
     void missingGaugeCountsBusy() throws Exception {
         try (FakeEngine engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m")) {
             engine.faults().missingGauge("sglang:num_decode_transfer_queue_reqs");
