@@ -90,7 +90,10 @@ public final class PrometheusText {
         }
     }
 
-    /** The names of the metrics the body has samples of; empty for a body that is no metrics page or has a line that cannot be read. */
+    /**
+     * The names of the metrics the body has samples of; empty for a body that is no metrics page or has a line that
+     * cannot be read.
+     */
     public static Set<String> names(String body) {
         if (body == null) {
             return Set.of();

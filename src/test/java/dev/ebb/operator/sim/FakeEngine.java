@@ -233,8 +233,9 @@ public final class FakeEngine implements AutoCloseable {
      * Where each chunk of a /metrics answer ends. uvicorn sends every ASGI body message as a chunk, with no
      * Content-Length from prometheus_client's app, whatever the request's version (uvicorn 0.17.6,
      * uvicorn/protocols/http/httptools_impl.py, RequestResponseCycle.send; prometheus_client 0.16.0,
-     * prometheus_client/asgi.py). Both engines mount that app at /metrics (vLLM's mount_metrics in
-     * vllm/entrypoints/openai/api_server.py, SGLang's add_prometheus_middleware in python/sglang/srt/utils.py).
+     * prometheus_client/asgi.py). Both engines mount that app at /metrics: vLLM's mount_metrics in
+     * vllm/entrypoints/openai/api_server.py, SGLang's add_prometheus_middleware in python/sglang/srt/utils.py (later
+     * python/sglang/srt/utils/common.py).
      * The app sends the page in one message, but a middleware or a proxy in front may split it anywhere, so the fake
      * always sends several: one ending inside the first in-flight gauge's sample line, the others where this read's
      * number puts them. A trickle sends one byte per chunk.
@@ -245,7 +246,8 @@ public final class FakeEngine implements AutoCloseable {
         }
         String gauge = InFlightGauges.of(engine).get(0);
         int line = page.indexOf("\n" + gauge + "{");
-        int insideGauge = line < 0 ? length / 2 : page.substring(0, line + 1 + gauge.length() + 3).getBytes(StandardCharsets.UTF_8).length;
+        int insideGauge = line < 0 ? length / 2
+                : page.substring(0, line + 1 + gauge.length() + 3).getBytes(StandardCharsets.UTF_8).length;
         Random cuts = new Random(metricsReads.get());
         return IntStream.concat(IntStream.of(insideGauge, length), cuts.ints(2, 1, Math.max(2, length)))
                 .filter(end -> end > 0 && end <= length).distinct().sorted().toArray();
