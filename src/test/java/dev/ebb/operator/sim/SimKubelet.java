@@ -15,6 +15,7 @@ import java.net.BindException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -195,7 +196,7 @@ public final class SimKubelet implements AutoCloseable {
         Optional<Duration> hookTook = Optional.empty();
         String hookOutput = "";
         if (hook.isPresent()) {
-            HookRun run = runHook(hook.get(), node.address, grace);
+            HookRun run = runHook(hook.get(), environment(main), node.address, grace);
             hookTook = Optional.of(run.took);
             hookOutput = run.stderr;
         }
@@ -222,11 +223,24 @@ public final class SimKubelet implements AutoCloseable {
     private record HookRun(Duration took, String stderr) {
     }
 
+    /**
+     * The container's own variables, which an exec hook runs with. Only literal values: one taken from a ConfigMap,
+     * Secret or field (valueFrom) is left out, since nothing in this world resolves it.
+     */
+    private static Map<String, String> environment(Container container) {
+        Map<String, String> env = new HashMap<>();
+        Optional.ofNullable(container.getEnv()).orElse(List.of()).stream().filter(v -> v.getValue() != null)
+                .forEach(v -> env.put(v.getName(), v.getValue()));
+        return env;
+    }
+
     /** Runs the hook's argv as given, except the loopback host the operator renders, which becomes this Pod's. */
-    private HookRun runHook(List<String> argv, String podAddress, Duration grace) {
+    private HookRun runHook(List<String> argv, Map<String, String> env, String podAddress, Duration grace) {
         long start = System.nanoTime();
         try {
-            Process process = LocalProcesses.builder(PodAddressing.onPodAddress(argv, podAddress)).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            ProcessBuilder builder = LocalProcesses.builder(PodAddressing.onPodAddress(argv, podAddress)).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+            builder.environment().putAll(env);
+            Process process = builder.start();
             StringBuilder stderr = new StringBuilder();
             Thread drain = new Thread(() -> {
                 try {
