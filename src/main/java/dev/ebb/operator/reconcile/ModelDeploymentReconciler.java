@@ -15,6 +15,8 @@ import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.retire.NextRetirement;
+import dev.ebb.operator.retire.Retirement;
+import dev.ebb.operator.retire.RetirementRecords;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
@@ -172,7 +174,9 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             Inventory inventory, Context<ModelDeployment> context) {
         Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
                 .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
-        ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet());
+        Optional<Retirement> record = Optional.ofNullable(md.getStatus()).map(ModelDeploymentStatus::retirement)
+                .flatMap(RetirementRecords::fromStatus);
+        ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet(), NextRetirement.held(record));
 
         plan.services().forEach(desired -> applyService(desired, services.get(desired.getMetadata().getName())));
         plan.create().forEach(pod -> createPod(md, pod));

@@ -16,7 +16,7 @@ public final class RolloutStep {
     }
 
     public static Optional<ObservedReplica> next(NavigableMap<Integer, ObservedReplica> replicas, int desired, String hash) {
-        if (replicas.size() != desired || replicas.values().stream().anyMatch(RolloutStep::leaving)) {
+        if (replicas.size() != desired || replicas.values().stream().anyMatch(ObservedReplica::terminating)) {
             return Optional.empty();
         }
         List<ObservedReplica> outdated = replicas.values().stream().filter(r -> r.configHash().filter(hash::equals).isEmpty()).toList();
@@ -28,9 +28,5 @@ public final class RolloutStep {
         Comparator<ObservedReplica> highestFirst = Comparator.comparingInt(ObservedReplica::ordinal).reversed();
         return outdated.stream().filter(r -> !r.ready()).min(highestFirst)
                 .or(() -> outdated.stream().min(highestFirst));
-    }
-
-    private static boolean leaving(ObservedReplica replica) {
-        return replica.members().stream().anyMatch(p -> p.getMetadata().getDeletionTimestamp() != null);
     }
 }

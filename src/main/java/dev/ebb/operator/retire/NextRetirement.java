@@ -3,8 +3,10 @@ package dev.ebb.operator.retire;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Which retirement a deployment works on this pass: the one in progress, a new one, a retry of an aborted one, or
@@ -80,6 +82,13 @@ public final class NextRetirement {
             return new Begin(first, causeOf(first, sameTarget));
         }
         return new Wait(aborted, Optional.of(retryAt));
+    }
+
+    /** Per role, the ordinals a retirement holds: they leave, and the planner puts nothing of them back. */
+    public static Map<String, Set<Integer>> held(Optional<Retirement> record) {
+        return record.filter(r -> !r.state().ended())
+                .map(r -> Map.of(r.role(), Set.of(r.ordinal())))
+                .orElse(Map.of());
     }
 
     private static boolean targets(Retirement retirement, Candidate candidate) {
