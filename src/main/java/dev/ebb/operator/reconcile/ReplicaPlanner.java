@@ -58,7 +58,7 @@ public final class ReplicaPlanner {
                 }
             }
             shed(split, true, neverRan, retirements);
-            RolloutStep.next(existing, role.replicas(), hash).ifPresent(replaced::add);
+            RolloutStep.next(existing, split.staying(), role.replicas(), hash).ifPresent(replaced::add);
 
             services.add(ServiceRenderer.roleService(deployment, role));
             if (role.size() > 1) {

@@ -84,9 +84,12 @@ public final class NextRetirement {
         return new Wait(aborted, Optional.of(retryAt));
     }
 
-    /** Per role, the ordinals a retirement holds: they leave, and the planner puts nothing of them back. */
+    /**
+     * Per role, the ordinals a retirement holds, under way or kept after an abort (a kept replica is still surplus):
+     * they leave, and the planner puts nothing of them back.
+     */
     public static Map<String, Set<Integer>> held(Optional<Retirement> record) {
-        return record.filter(r -> !r.state().ended())
+        return record.filter(r -> r.state() != RetirementState.Completed)
                 .map(r -> Map.of(r.role(), Set.of(r.ordinal())))
                 .orElse(Map.of());
     }

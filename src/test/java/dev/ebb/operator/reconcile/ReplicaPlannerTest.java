@@ -146,6 +146,49 @@ class ReplicaPlannerTest {
     }
 
     @Test
+    void aRolloutGoesOverTheReplicasThatStayAndLeavesAHeldOneToItsRetirement() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2)).desired();
+        List<Pod> pods = new ArrayList<>();
+        for (int ordinal = 0; ordinal < 3; ordinal++) {
+            pods.addAll(ObservedPods.replica(d, "server", ordinal, "old-hash", true));
+        }
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+
+        assertThat(plan.replaced()).extracting(ObservedReplica::ordinal).containsExactly(1);
+        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 2, true));
+        assertThat(plan.create()).isEmpty();
+    }
+
+    @Test
+    void onceTheReplacedReplicaIsGoneItsSuccessorIsCreatedAndTheHeldOneStillLeaves() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2)).desired();
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 0, "old-hash", true));
+        pods.addAll(ObservedPods.replica(d, "server", 2, "old-hash", true));
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+
+        assertThat(names(plan.create())).containsExactly("qwen-server-r1-m0");
+        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 2, true));
+        assertThat(plan.replaced()).isEmpty();
+    }
+
+    @Test
+    void aScaleUpKeepsAHeldReplica() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>();
+        for (int ordinal = 0; ordinal < 3; ordinal++) {
+            pods.addAll(ObservedPods.replica(d, "server", ordinal, hash, true));
+        }
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+
+        assertThat(plan.create()).isEmpty();
+        assertThat(plan.retirements()).isEmpty();
+    }
+
+    @Test
     void outdatedReplicaIsLeftForItsRolloutAndNotRefilled() {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("big").size(2)).desired();
         List<Pod> pods = ObservedPods.replica(d, "big", 0, "old-hash", true).subList(0, 1);
