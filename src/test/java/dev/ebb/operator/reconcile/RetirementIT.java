@@ -444,6 +444,28 @@ class RetirementIT {
         assertKeptAndServing("qwen-prefill-r1-m0", uid);
     }
 
+    /** A refusal is per replica: another role's scale-down goes ahead, and status names the refused replica. */
+    @Test
+    void aRefusedReplicaNeverBlocksAnotherRetirement() {
+        deployRouted(deployment("qwen", "vLLM").role(role("prefill").kind("Prefill").replicas(2)).role(role("server").replicas(2)));
+        awaitServing("qwen-prefill-r0-m0", "qwen-prefill-r1-m0", "qwen-server-r0-m0", "qwen-server-r1-m0");
+        String prefillUid = pod("qwen-prefill-r1-m0").getMetadata().getUid();
+        scale("prefill", 1);
+        awaitRetirement("Aborted", "Disaggregated");
+
+        scale("server", 1);
+
+        await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
+        assertKeptAndServing("qwen-prefill-r1-m0", prefillUid);
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        assertThat(md.getStatus().abortedRetirements()).singleElement().satisfies(aborted -> {
+            assertThat(aborted.roleName()).isEqualTo("prefill");
+            assertThat(aborted.replicaOrdinal()).isEqualTo(1);
+            assertThat(aborted.reason()).isEqualTo("Disaggregated");
+            assertThat(aborted.retryAt()).as("a refusal is retried only when asked").isNull();
+        });
+    }
+
     private void relabel(String pod, String key, String value) {
         client.pods().inNamespace(ns).withName(pod).edit(p -> new PodBuilder(p).editMetadata().addToLabels(key, value).endMetadata().build());
     }
