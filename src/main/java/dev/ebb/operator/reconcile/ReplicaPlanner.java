@@ -41,7 +41,7 @@ public final class ReplicaPlanner {
             NavigableMap<Integer, ObservedReplica> existing = inventory.replicas(role.name());
             Set<Integer> heldHere = held.getOrDefault(role.name(), Set.of());
             Set<Integer> ordinals = new HashSet<>(existing.keySet());
-            SurplusChoice.Split split = SurplusChoice.split(existing, role.replicas(), heldHere);
+            SurplusChoice.Split split = SurplusChoice.split(existing, role.replicas(), heldHere, hash);
 
             split.staying().values().stream()
                     .filter(r -> r.configHash().filter(hash::equals).isPresent())
@@ -67,7 +67,8 @@ public final class ReplicaPlanner {
         }
         inventory.byRole().forEach((role, existing) -> {
             if (deployment.roles().stream().noneMatch(r -> r.name().equals(role))) {
-                shed(SurplusChoice.split(existing, 0, held.getOrDefault(role, Set.of())), false, neverRan, dropped);
+                // nothing of a dropped role is desired, so no configuration of it matters
+                shed(SurplusChoice.split(existing, 0, held.getOrDefault(role, Set.of()), ""), false, neverRan, dropped);
             }
         });
         services.forEach(s -> wanted.add(s.getMetadata().getName()));

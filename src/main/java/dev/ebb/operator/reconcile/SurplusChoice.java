@@ -7,12 +7,11 @@ import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.stream.IntStream;
 
 /**
- * Which replicas of a role leave when the role has more than it should, and which stay. A replica that never ran (no
- * container of it ever started) goes first, directly: it holds no work. Otherwise the highest ordinal goes, through
- * the retirement protocol. Pure.
+ * Which replicas of a role leave when the role has more than it should, and which stay. A replica a retirement already
+ * holds stays chosen (see {@link #split}). Of the others, a replica that never ran (no container of it ever started)
+ * goes first, directly: it holds no work. Otherwise the highest ordinal goes, through the retirement protocol. Pure.
  */
 public final class SurplusChoice {
     /** The replica to remove, and whether it may be deleted without the protocol. */
@@ -41,13 +40,12 @@ public final class SurplusChoice {
     }
 
     /**
-     * Splits a role given the ordinals a retirement holds (one under way, or kept after an abort). Such a replica stays
-     * chosen to leave for as long as the role has its desired count without it: otherwise a rollout that takes one of
-     * the others away would make it wanted again, and it would be replaced instead of retired. An ordinal below it
-     * that no replica holds counts as a replica on its way back (the rollout's or a deleted one's replacement is due),
-     * so a scale-up is the only thing that keeps a held replica.
+     * Splits a role given the ordinals a retirement holds (one under way, or kept after an abort). Such a replica at an
+     * older configuration always leaves: keeping it would only mean replacing it later, and a rollout that frees an
+     * ordinal below it must never make it wanted again, or it would be replaced instead of retired. One at the role's
+     * configuration leaves while the role has its desired count without it, so a scale-up keeps it.
      */
-    public static Split split(NavigableMap<Integer, ObservedReplica> replicas, int desired, Set<Integer> held) {
+    public static Split split(NavigableMap<Integer, ObservedReplica> replicas, int desired, Set<Integer> held, String hash) {
         NavigableMap<Integer, ObservedReplica> free = new TreeMap<>(replicas);
         NavigableMap<Integer, ObservedReplica> holding = new TreeMap<>();
         held.stream().filter(replicas::containsKey).forEach(ordinal -> holding.put(ordinal, free.remove(ordinal)));
@@ -59,11 +57,10 @@ public final class SurplusChoice {
             free.remove(next.get().replica().ordinal());
             next = next(free, desired);
         }
-        int returning = holding.isEmpty() ? 0 : (int) IntStream.range(0, holding.lastKey())
-                .filter(ordinal -> !replicas.containsKey(ordinal)).count();
-        int stillNeeded = Math.max(0, desired - free.size() - returning);
+        int stillNeeded = Math.max(0, desired - free.size());
         NavigableMap<Integer, ObservedReplica> staying = new TreeMap<>(free);
-        holding.values().stream().limit(stillNeeded).forEach(r -> staying.put(r.ordinal(), r));
+        holding.values().stream().filter(r -> r.configHash().filter(hash::equals).isPresent()).limit(stillNeeded)
+                .forEach(r -> staying.put(r.ordinal(), r));
         List<Removal> heldLeaving = holding.descendingMap().values().stream().filter(r -> !staying.containsKey(r.ordinal()))
                 .map(r -> new Removal(r, false)).toList();
         List<Removal> all = new ArrayList<>(heldLeaving);

@@ -189,6 +189,19 @@ class ReplicaPlannerTest {
     }
 
     @Test
+    void aReplicaLostBesideAHeldOneAtTheCurrentConfigurationCallsTheRetirementOffInsteadOfStartingANewOne() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 1, hash, true));
+        pods.addAll(ObservedPods.replica(d, "server", 2, hash, true));
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+
+        assertThat(plan.create()).isEmpty();
+        assertThat(plan.retirements()).isEmpty();
+    }
+
+    @Test
     void outdatedReplicaIsLeftForItsRolloutAndNotRefilled() {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("big").size(2)).desired();
         List<Pod> pods = ObservedPods.replica(d, "big", 0, "old-hash", true).subList(0, 1);
