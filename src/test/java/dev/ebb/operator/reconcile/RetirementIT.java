@@ -466,6 +466,21 @@ class RetirementIT {
         });
     }
 
+    /** A cool-down is per replica too: while the busy one waits out its own, the next one the spec takes away goes. */
+    @Test
+    void aReplicaCoolingDownNeverBlocksTheNextOne() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(3)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
+        String busyUid = pod("qwen-server-r2-m0").getMetadata().getUid();
+        longRequestTo("qwen-server-r2-m0", 400);
+
+        scale("server", 1);
+        holdsThenAbortsAtBudget("Draining", "Busy", Budgets.DRAINING);
+
+        await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
+        assertKeptAndServing("qwen-server-r2-m0", busyUid);
+    }
+
     private void relabel(String pod, String key, String value) {
         client.pods().inNamespace(ns).withName(pod).edit(p -> new PodBuilder(p).editMetadata().addToLabels(key, value).endMetadata().build());
     }
