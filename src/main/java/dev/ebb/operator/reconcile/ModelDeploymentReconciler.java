@@ -142,7 +142,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         } else {
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
             pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class), now);
-            status = StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.record(), List.of(), previous, now);
+            status = StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.record(), previous, now);
         }
         gauges.record(md.getMetadata().getNamespace(), md.getMetadata().getName(), status.roles());
         for (StatusNews.News news : StatusNews.between(md.getStatus(), status)) {

@@ -60,13 +60,16 @@ public final class StatusAggregator {
                 summary(roles), roles, router.orElse(null), retirement.orElse(null), List.copyOf(aborted), List.copyOf(conditions));
     }
 
-    /** A rejected spec changes nothing that exists; status says which fields are wrong. */
+    /**
+     * A rejected spec changes nothing that exists; status says which fields are wrong. It takes nothing away either, so
+     * no aborted retirement holds a replica back.
+     */
     public static ModelDeploymentStatus rejected(long generation, Resolution.Rejected rejection, Optional<RetirementStatus> retirement,
-            List<AbortedRetirement> aborted, List<Condition> previous, Instant now) {
+            List<Condition> previous, Instant now) {
         Condition ready = Conditions.next(previous, Conditions.READY, false, REASON_INVALID_SPEC, rejection.summary(), generation, now);
         Condition upToDate = Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_INVALID_SPEC,
                 "nothing is created or changed until the spec is fixed", generation, now);
-        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirement.orElse(null), List.copyOf(aborted),
+        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirement.orElse(null), List.of(),
                 List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
     }
 

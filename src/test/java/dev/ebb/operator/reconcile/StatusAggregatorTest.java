@@ -218,7 +218,7 @@ class StatusAggregatorTest {
         Resolution.Rejected rejected = (Resolution.Rejected) Specs.RESOLVER.resolve(
                 deployment("qwen", "TGI").role(role("s")).build());
 
-        ModelDeploymentStatus status = StatusAggregator.rejected(3, rejected, Optional.empty(), List.of(), List.of(), T0);
+        ModelDeploymentStatus status = StatusAggregator.rejected(3, rejected, Optional.empty(), List.of(), T0);
 
         assertThat(status.phase()).isEqualTo("Degraded");
         Condition ready = Conditions.find(status.conditions(), "Ready").orElseThrow();

@@ -49,7 +49,7 @@ class StatusNewsTest {
     void aCauseSharedByTwoConditionsIsToldOnce() {
         Resolution.Rejected rejected = (Resolution.Rejected) Specs.RESOLVER.resolve(deployment("x", "TGI").role(role("s")).build());
 
-        List<StatusNews.News> news = StatusNews.between(null, StatusAggregator.rejected(1, rejected, Optional.empty(), List.of(), List.of(), T0));
+        List<StatusNews.News> news = StatusNews.between(null, StatusAggregator.rejected(1, rejected, Optional.empty(), List.of(), T0));
 
         assertThat(news).singleElement().satisfies(n -> {
             assertThat(n.reason()).isEqualTo("InvalidSpec");
