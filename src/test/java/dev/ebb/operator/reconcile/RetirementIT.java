@@ -475,10 +475,18 @@ class RetirementIT {
         longRequestTo("qwen-server-r2-m0", 400);
 
         scale("server", 1);
-        holdsThenAbortsAtBudget("Draining", "Busy", Budgets.DRAINING);
+        awaitRetirement("Draining", "Busy");
+        clock.advance(Budgets.DRAINING);
 
+        // the next retirement starts as soon as this one aborts, so the abort is read from the per-replica list
         await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
         assertKeptAndServing("qwen-server-r2-m0", busyUid);
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        assertThat(md.getStatus().abortedRetirements()).singleElement().satisfies(aborted -> {
+            assertThat(aborted.replicaOrdinal()).isEqualTo(2);
+            assertThat(aborted.reason()).isEqualTo("Busy");
+            assertThat(aborted.retryAt()).isNotNull();
+        });
     }
 
     private void relabel(String pod, String key, String value) {
