@@ -5,8 +5,10 @@ import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.SpecResolver;
+import dev.ebb.operator.api.v1alpha1.AbortedRetirement;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
@@ -15,6 +17,8 @@ import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.retire.NextRetirement;
+import dev.ebb.operator.retire.Retirement;
+import dev.ebb.operator.retire.RetirementRecords;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
@@ -84,6 +88,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final RouterObjects routers;
     private final ClusterPlatform platform;
     private final ReplicaGauges gauges;
+    private final Duration coolDown;
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
             ReadLedger reads, RouterObjects routers, ClusterPlatform platform, ReplicaGauges gauges, Clock clock) {
@@ -96,6 +101,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         this.retirements = retirements;
         this.reads = reads;
         this.clock = clock;
+        this.coolDown = config.retirement().coolDown();
     }
 
     @Override
@@ -132,7 +138,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             Optional<RouterStatus> router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
             pass = retirements.plan(md, inventory, pods, candidates, context.getSecondaryResources(EndpointSlice.class),
                     routerPods(md, context), now);
-            status = StatusAggregator.accepted(generation, deployment, hashes, inventory, router, pass.record(), previous, now);
+            status = StatusAggregator.accepted(generation, deployment, hashes, inventory, router, pass.record(),
+                    abortsAfter(md, pass, candidates), previous, now);
         } else {
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
             pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class),
@@ -174,6 +181,13 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 && pod.getMetadata().getLabels().entrySet().containsAll(labels.entrySet())).toList();
     }
 
+    /** Every replica still held back by an aborted retirement once this pass's record is written, for status. */
+    private List<AbortedRetirement> abortsAfter(ModelDeployment md, RetirementRunner.Pass pass, List<NextRetirement.Candidate> candidates) {
+        List<NextRetirement.Abort> kept = NextRetirement.outstanding(pass.record().flatMap(RetirementRecords::fromStatus),
+                pass.record().map(RetirementStatus::retryToken), RetirementRecords.aborts(md.getStatus()), candidates);
+        return RetirementRecords.toStatus(kept, coolDown);
+    }
+
     private static Map<String, String> hashes(DesiredDeployment deployment) {
         Map<String, String> hashes = new LinkedHashMap<>();
         for (DesiredRole role : deployment.roles()) {
@@ -187,7 +201,10 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             Inventory inventory, Context<ModelDeployment> context) {
         Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
                 .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
-        ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet());
+        Optional<Retirement> record = Optional.ofNullable(md.getStatus()).map(ModelDeploymentStatus::retirement)
+                .flatMap(RetirementRecords::fromStatus);
+        ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet(),
+                NextRetirement.held(record, RetirementRecords.aborts(md.getStatus())));
 
         plan.services().forEach(desired -> applyService(desired, services.get(desired.getMetadata().getName())));
         plan.create().forEach(pod -> createPod(md, pod));

@@ -118,7 +118,7 @@ public class RetirementRunner {
         Optional<String> usedToken = Optional.ofNullable(persisted).map(RetirementStatus::retryToken);
         Optional<String> requested = Optional.ofNullable(md.getMetadata().getAnnotations()).map(a -> a.get(Annotations.RETRY_RETIREMENT))
                 .filter(token -> !token.isEmpty());
-        NextRetirement.Decision decision = NextRetirement.decide(record, candidates,
+        NextRetirement.Decision decision = NextRetirement.decide(record, RetirementRecords.aborts(md.getStatus()), candidates,
                 new NextRetirement.RetryPolicy(requested, usedToken, coolDown), now);
 
         if (decision instanceof NextRetirement.Advance advance) {
@@ -133,7 +133,7 @@ public class RetirementRunner {
         }
         if (decision instanceof NextRetirement.Wait wait) {
             Duration untilRetry = wait.retryAt().map(at -> Duration.between(now, at).plus(PASS_INTERVAL)).orElse(WAITING_LOOK);
-            return new Pass(Optional.of(persisted), List.of(), Optional.of(untilRetry.compareTo(WAITING_LOOK) < 0 ? untilRetry : WAITING_LOOK),
+            return new Pass(record.map(r -> persisted), List.of(), Optional.of(untilRetry.compareTo(WAITING_LOOK) < 0 ? untilRetry : WAITING_LOOK),
                     Optional.empty());
         }
         return Pass.nothing();

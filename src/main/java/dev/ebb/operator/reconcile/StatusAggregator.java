@@ -3,6 +3,7 @@ package dev.ebb.operator.reconcile;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.v1alpha1.AbortedRetirement;
 import dev.ebb.operator.api.v1alpha1.DrainStatus;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
@@ -38,8 +39,8 @@ public final class StatusAggregator {
     }
 
     public static ModelDeploymentStatus accepted(long generation, DesiredDeployment deployment, Map<String, String> hashes,
-            Inventory inventory, Optional<RouterStatus> router, Optional<RetirementStatus> retirement, List<Condition> previous,
-            Instant now) {
+            Inventory inventory, Optional<RouterStatus> router, Optional<RetirementStatus> retirement, List<AbortedRetirement> aborted,
+            List<Condition> previous, Instant now) {
         List<RoleStatus> roles = deployment.roles().stream()
                 .map(role -> roleStatus(deployment, role, hashes.get(role.name()), inventory.replicas(role.name())))
                 .toList();
@@ -56,16 +57,19 @@ public final class StatusAggregator {
         router.ifPresent(r -> conditions.add(routerReady(r, generation, previous, now)));
         return new ModelDeploymentStatus(generation,
                 notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
-                summary(roles), roles, router.orElse(null), retirement.orElse(null), List.copyOf(conditions));
+                summary(roles), roles, router.orElse(null), retirement.orElse(null), List.copyOf(aborted), List.copyOf(conditions));
     }
 
-    /** A rejected spec changes nothing that exists; status says which fields are wrong. */
+    /**
+     * A rejected spec changes nothing that exists; status says which fields are wrong. It takes nothing away either, so
+     * no aborted retirement holds a replica back.
+     */
     public static ModelDeploymentStatus rejected(long generation, Resolution.Rejected rejection, Optional<RetirementStatus> retirement,
             List<Condition> previous, Instant now) {
         Condition ready = Conditions.next(previous, Conditions.READY, false, REASON_INVALID_SPEC, rejection.summary(), generation, now);
         Condition upToDate = Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_INVALID_SPEC,
                 "nothing is created or changed until the spec is fixed", generation, now);
-        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirement.orElse(null),
+        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirement.orElse(null), List.of(),
                 List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
     }
 
@@ -81,9 +85,9 @@ public final class StatusAggregator {
         List<Condition> conditions = new ArrayList<>(previous.stream().filter(c -> !Conditions.READY.equals(c.getType())).toList());
         conditions.add(0, ready);
         return last == null
-                ? new ModelDeploymentStatus(generation, PHASE_DELETING, null, List.of(), null, null, List.copyOf(conditions))
+                ? new ModelDeploymentStatus(generation, PHASE_DELETING, null, List.of(), null, null, List.of(), List.copyOf(conditions))
                 : new ModelDeploymentStatus(generation, PHASE_DELETING, last.rolesSummary(), last.roles(), last.router(),
-                        last.retirement(), List.copyOf(conditions));
+                        last.retirement(), last.abortedRetirements(), List.copyOf(conditions));
     }
 
     /** Whether the router has a replica ready; while it has none, no withdrawal can be confirmed through it. */

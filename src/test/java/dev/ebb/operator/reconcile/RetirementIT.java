@@ -27,6 +27,8 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -36,6 +38,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
 import java.util.concurrent.TimeUnit;
@@ -200,6 +204,47 @@ class RetirementIT {
             assertThat(c.getStatus()).isEqualTo("False");
             assertThat(c.getReason()).isEqualTo(StatusAggregator.REASON_NO_RETIREMENT);
         });
+    }
+
+    /**
+     * The follower's hook ends after 5 s, so its Pod goes before the leader's: nothing of a leaving replica is put
+     * back meanwhile, and once gone it stays gone.
+     */
+    @Test
+    void aMultiPodReplicaScaledAwayUnderLoadIsCreatedOnceAndStaysGone() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        List<String> leaving = List.of("qwen-server-r1-m0", "qwen-server-r1-m1");
+        Map<String, Set<String>> uidsSeen = new ConcurrentHashMap<>();
+        try (SharedIndexInformer<Pod> seen = client.pods().inNamespace(ns).inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Pod pod) {
+                uidsSeen.computeIfAbsent(pod.getMetadata().getName(), n -> ConcurrentHashMap.newKeySet()).add(pod.getMetadata().getUid());
+            }
+
+            @Override
+            public void onUpdate(Pod before, Pod pod) {
+                onAdd(pod);
+            }
+
+            @Override
+            public void onDelete(Pod pod, boolean finalStateUnknown) {
+            }
+        })) {
+            LoadGenerator load = new LoadGenerator(router, 2, 20, Duration.ofMillis(50)).start(Duration.ofSeconds(60));
+            await().atMost(Duration.ofSeconds(5)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 2);
+
+            scale("server", 1);
+
+            await().atMost(Duration.ofSeconds(60)).until(() -> leaving.stream().allMatch(this::gone));
+            await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(12)).until(() -> leaving.stream().allMatch(this::gone));
+            load.stop(Duration.ofSeconds(10));
+
+            assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
+            assertThat(leaving).allSatisfy(name -> assertThat(uidsSeen.get(name)).as("UIDs of " + name).hasSize(1));
+            assertThat(pod("qwen-server-r0-m0")).isNotNull();
+            assertThat(pod("qwen-server-r0-m1")).isNotNull();
+        }
     }
 
     static Stream<Arguments> routers() {
@@ -426,6 +471,51 @@ class RetirementIT {
         clock.advance(Duration.ofMinutes(10));
         assertThat(retirement()).hasValueSatisfying(r -> assertThat(r.reason()).isEqualTo("Disaggregated"));
         assertKeptAndServing("qwen-prefill-r1-m0", uid);
+    }
+
+    /** A refusal is per replica: another role's scale-down goes ahead, and status names the refused replica. */
+    @Test
+    void aRefusedReplicaNeverBlocksAnotherRetirement() {
+        deployRouted(deployment("qwen", "vLLM").role(role("prefill").kind("Prefill").replicas(2)).role(role("server").replicas(2)));
+        awaitServing("qwen-prefill-r0-m0", "qwen-prefill-r1-m0", "qwen-server-r0-m0", "qwen-server-r1-m0");
+        String prefillUid = pod("qwen-prefill-r1-m0").getMetadata().getUid();
+        scale("prefill", 1);
+        awaitRetirement("Aborted", "Disaggregated");
+
+        scale("server", 1);
+
+        await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
+        assertKeptAndServing("qwen-prefill-r1-m0", prefillUid);
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        assertThat(md.getStatus().abortedRetirements()).singleElement().satisfies(aborted -> {
+            assertThat(aborted.roleName()).isEqualTo("prefill");
+            assertThat(aborted.replicaOrdinal()).isEqualTo(1);
+            assertThat(aborted.reason()).isEqualTo("Disaggregated");
+            assertThat(aborted.retryAt()).as("a refusal is retried only when asked").isNull();
+        });
+    }
+
+    /** A cool-down is per replica too: while the busy one waits out its own, the next one the spec takes away goes. */
+    @Test
+    void aReplicaCoolingDownNeverBlocksTheNextOne() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(3)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
+        String busyUid = pod("qwen-server-r2-m0").getMetadata().getUid();
+        longRequestTo("qwen-server-r2-m0", 400);
+
+        scale("server", 1);
+        awaitRetirement("Draining", "Busy");
+        clock.advance(Budgets.DRAINING);
+
+        // the next retirement starts as soon as this one aborts, so the abort is read from the per-replica list
+        await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
+        assertKeptAndServing("qwen-server-r2-m0", busyUid);
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        assertThat(md.getStatus().abortedRetirements()).singleElement().satisfies(aborted -> {
+            assertThat(aborted.replicaOrdinal()).isEqualTo(2);
+            assertThat(aborted.reason()).isEqualTo("Busy");
+            assertThat(aborted.retryAt()).isNotNull();
+        });
     }
 
     private void relabel(String pod, String key, String value) {
