@@ -14,6 +14,7 @@ import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RouterRenderer;
+import dev.ebb.operator.render.RoutingProxy;
 import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -74,6 +75,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     public static final String NAME = "modeldeployment";
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
     private static final Duration PODS_GONE_RECHECK = Duration.ofSeconds(5);
+    private static final Duration PLATFORM_UNKNOWN_RECHECK = Duration.ofSeconds(5);
 
     private final KubernetesClient client;
     private final EventRecorder events;
@@ -126,7 +128,13 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         ModelDeploymentStatus status;
         RetirementRunner.Pass pass;
         if (resolution instanceof Resolution.Accepted accepted) {
-            DesiredDeployment deployment = accepted.deployment().on(platform.current());
+            Optional<DesiredDeployment> onThisCluster = onThisCluster(accepted.deployment());
+            if (onThisCluster.isEmpty()) {
+                LOG.infof("%s/%s waits for the API server's version before it renders its routing proxies",
+                        md.getMetadata().getNamespace(), md.getMetadata().getName());
+                return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(PLATFORM_UNKNOWN_RECHECK);
+            }
+            DesiredDeployment deployment = onThisCluster.get();
             Map<String, String> hashes = hashes(deployment);
             List<NextRetirement.Candidate> candidates = converge(md, deployment, hashes, inventory, context);
             Optional<RouterStatus> router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
@@ -157,6 +165,14 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         retirements.restoreStrays(md, pods, pass.record());
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
         return pass.lookAgainIn().map(control::rescheduleAfter).orElse(control);
+    }
+
+    /**
+     * The deployment as this cluster runs it; empty while that depends on a version the API server has not told, since
+     * Pods rendered on a guess would take a hash the known version later changes, and be turned over for it.
+     */
+    private Optional<DesiredDeployment> onThisCluster(DesiredDeployment deployment) {
+        return RoutingProxy.frontsAnyRole(deployment) ? platform.current().map(deployment::on) : Optional.of(deployment);
     }
 
     private static Map<String, String> hashes(DesiredDeployment deployment) {

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.authorization.v1.ResourceRuleBuilder;
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectRulesReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectRulesReviewStatusBuilder;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.client.VersionInfo;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.http.Buffer;
@@ -23,7 +24,8 @@ import java.util.regex.Pattern;
  * The mock API server's CRUD store with admission in front of it for one custom resource: creates, updates and
  * patches of its objects are checked by {@link CrdAdmission} and refused with HTTP 422, as an API server would. A
  * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does. A
- * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told).
+ * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told), and
+ * GET /version with the {@link #version release} it is told.
  */
 public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -31,6 +33,9 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private final CrdAdmission admission;
     private final Pattern guarded;
     private volatile List<ResourceRule> granted = List.of();
+    private volatile java.util.Optional<VersionInfo> version = java.util.Optional.of(new VersionInfo.Builder()
+            .withMajor("1").withMinor("33").withGitVersion("v1.33.1").build());
+    private final java.util.concurrent.atomic.AtomicInteger versionAnswers = new java.util.concurrent.atomic.AtomicInteger();
 
     /** @param plural the resource's plural; its status subresource is not checked, as with a real CRD */
     public AdmittingDispatcher(CrdAdmission admission, String group, String plural) {
@@ -111,8 +116,24 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
                 new Buffer(request.getBody().getBytes()));
     }
 
+    /** What GET /version answers, as an API server reports its release; empty makes it answer 503, as one starting up. */
+    public void version(java.util.Optional<VersionInfo> answer) {
+        version = answer;
+    }
+
+    /** How many times GET /version was answered, successfully or not. */
+    public int versionAnswers() {
+        return versionAnswers.get();
+    }
+
     @Override
     public MockResponse dispatch(RecordedRequest request) {
+        if ("GET".equals(request.getMethod()) && "/version".equals(request.getPath())) {
+            versionAnswers.incrementAndGet();
+            return version.map(v -> new MockResponse().setResponseCode(200).setBody(Serialization.asJson(v)))
+                    .orElseGet(() -> new MockResponse().setResponseCode(503).setBody(Serialization.asJson(new StatusBuilder()
+                            .withStatus("Failure").withReason("ServiceUnavailable").withCode(503).build())));
+        }
         if ("DELETE".equals(request.getMethod())) {
             java.util.Optional<MockResponse> refused = uidPreconditionFails(request);
             if (refused.isPresent()) {
