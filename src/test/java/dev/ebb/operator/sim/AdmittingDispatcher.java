@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.VersionInfo;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.dsl.HttpMethod;
 import io.fabric8.mockwebserver.http.Buffer;
 import io.fabric8.mockwebserver.http.Headers;
 import io.fabric8.mockwebserver.http.MockResponse;
@@ -30,6 +31,10 @@ import java.util.regex.Pattern;
 public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String RULES_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
+    private static final Pattern POD = Pattern.compile("^/api/v1/namespaces/[^/]+/pods/[^/?]+(\\?.*)?$");
+    private static final Pattern EVICTION = Pattern.compile("^/api/v1/namespaces/[^/]+/pods/[^/?]+/eviction$");
+    /** What the API server defaults a Pod's terminationGracePeriodSeconds to. */
+    private static final long DEFAULT_GRACE_SECONDS = 30;
     private final CrdAdmission admission;
     private final Pattern guarded;
     private volatile List<ResourceRule> granted = List.of();
@@ -134,13 +139,65 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
                     .orElseGet(() -> new MockResponse().setResponseCode(503).setBody(Serialization.asJson(new StatusBuilder()
                             .withStatus("Failure").withReason("ServiceUnavailable").withCode(503).build())));
         }
+        if ("POST".equals(request.getMethod()) && EVICTION.matcher(request.getPath()).matches()) {
+            return evict(request);
+        }
         if ("DELETE".equals(request.getMethod())) {
             java.util.Optional<MockResponse> refused = uidPreconditionFails(request);
             if (refused.isPresent()) {
                 return refused.get();
             }
+            if (POD.matcher(request.getPath()).matches()) {
+                recordDeletionGrace(request);
+            }
         }
         return super.dispatch(request);
+    }
+
+    /**
+     * The grace a Pod's deletion gives it, on the Pod as metadata.deletionGracePeriodSeconds, as the API server writes it
+     * (pkg/registry/core/pod/strategy.go CheckGracefulDelete and the apiserver's rest.BeforeDelete): the delete's own
+     * gracePeriodSeconds when it has one, the Pod's terminationGracePeriodSeconds otherwise, and a later delete may only
+     * shorten it. The kubelet then kills by that grace, whatever the spec says.
+     */
+    private void recordDeletionGrace(RecordedRequest request) {
+        try {
+            JsonNode pod = current(request.getPath());
+            if (pod == null || pod.path("metadata").path("finalizers").isEmpty()) {
+                return;
+            }
+            byte[] body = request.getBody().getBytes();
+            JsonNode asked = (body.length == 0 ? JSON.createObjectNode() : JSON.readTree(body)).path("gracePeriodSeconds");
+            long grace = asked.isNumber() ? asked.asLong() : pod.path("spec").path("terminationGracePeriodSeconds").asLong(DEFAULT_GRACE_SECONDS);
+            JsonNode before = pod.path("metadata").path("deletionGracePeriodSeconds");
+            if (before.isNumber() && before.asLong() <= grace) {
+                return;
+            }
+            String patch = "{\"metadata\":{\"deletionGracePeriodSeconds\":" + grace + "}}";
+            String itemPath = request.getPath().replaceFirst("\\?.*$", "");
+            super.handlePatch(new RecordedRequest("PATCH " + itemPath + " HTTP/1.1", HttpMethod.PATCH, itemPath,
+                    Headers.builder().add("Content-Type", "application/merge-patch+json").build(), new Buffer(patch.getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+        } catch (Exception e) {
+            throw new IllegalStateException("could not record the deletion grace of " + request.getPath(), e);
+        }
+    }
+
+    /** An eviction deletes the Pod with the eviction's own delete options, as the API server's eviction subresource does. */
+    private MockResponse evict(RecordedRequest request) {
+        try {
+            JsonNode options = JSON.readTree(request.getBody().getBytes()).path("deleteOptions");
+            String podPath = request.getPath().replaceFirst("/eviction$", "");
+            byte[] body = options.isMissingNode() ? new byte[0] : JSON.writeValueAsBytes(options);
+            MockResponse deleted = dispatch(new RecordedRequest("DELETE " + podPath + " HTTP/1.1", HttpMethod.DELETE, podPath,
+                    Headers.builder().add("Content-Type", "application/json").build(), new Buffer(body)));
+            if (deleted.code() / 100 != 2) {
+                return deleted;
+            }
+            return new MockResponse().setResponseCode(201).setBody(Serialization.asJson(new StatusBuilder().withStatus("Success").withCode(201).build()));
+        } catch (Exception e) {
+            var status = new StatusBuilder().withStatus("Failure").withReason("BadRequest").withCode(400).withMessage("unreadable eviction: " + e).build();
+            return new MockResponse().setResponseCode(400).setBody(Serialization.asJson(status));
+        }
     }
 
     private MockResponse rulesReview(RecordedRequest request) {
