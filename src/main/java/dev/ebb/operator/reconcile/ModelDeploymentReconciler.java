@@ -47,6 +47,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
 
@@ -87,6 +88,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final ClusterPlatform platform;
     private final ReplicaGauges gauges;
     private final OwnedObjects owned;
+    /** Per ModelDeployment UID, its Pods already reported as deleted with a shorter grace, so each is told once. */
+    private final Map<String, Set<String>> toldShortenedGraces = new ConcurrentHashMap<>();
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
             ReadLedger reads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges, Clock clock) {
@@ -124,6 +127,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         long generation = Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
         Instant now = clock.instant();
         Set<Pod> pods = context.getSecondaryResources(Pod.class);
+        tellShortenedGraces(md, pods);
         Inventory inventory = Inventory.of(pods);
         Resolution resolution = resolver.resolve(md);
 
@@ -178,6 +182,13 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      */
     private Optional<DesiredDeployment> onThisCluster(DesiredDeployment deployment) {
         return RoutingProxy.frontsAnyRole(deployment) ? platform.current().map(deployment::on) : Optional.of(deployment);
+    }
+
+    private void tellShortenedGraces(ModelDeployment md, Set<Pod> pods) {
+        List<ShortenedGraces.Shortened> shortened = ShortenedGraces.among(pods);
+        Set<String> told = toldShortenedGraces.computeIfAbsent(md.getMetadata().getUid(), uid -> ConcurrentHashMap.newKeySet());
+        told.retainAll(shortened.stream().map(ShortenedGraces.Shortened::uid).toList());
+        shortened.stream().filter(s -> told.add(s.uid())).forEach(s -> events.warning(md, ShortenedGraces.REASON, s.message()));
     }
 
     private static Map<String, String> hashes(DesiredDeployment deployment) {
@@ -253,6 +264,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     @Override
     public DeleteControl cleanup(ModelDeployment md, Context<ModelDeployment> context) {
         Set<Pod> pods = context.getSecondaryResources(Pod.class);
+        tellShortenedGraces(md, pods);
         if (!pods.isEmpty()) {
             pods.stream().filter(pod -> pod.getMetadata().getDeletionTimestamp() == null).forEach(pod -> owned.delete(md, pod));
             long generation = Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
@@ -271,6 +283,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(PODS_GONE_RECHECK);
         }
         reads.forget(md.getMetadata().getUid());
+        toldShortenedGraces.remove(md.getMetadata().getUid());
         gauges.forget(md.getMetadata().getNamespace(), md.getMetadata().getName());
         context.getSecondaryResources(Service.class).forEach(service -> owned.delete(md, service));
         routers.remove(md);
