@@ -9,7 +9,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -88,7 +87,7 @@ public class EventRecorder {
     private boolean counted(String namespace, Written before, String now) {
         try {
             client.v1().events().inNamespace(namespace).withName(before.name()).patch(PatchContext.of(PatchType.JSON_MERGE),
-                    Serialization.asJson(Map.of("count", before.count() + 1, "lastTimestamp", now)));
+                    client.getKubernetesSerialization().asJson(Map.of("count", before.count() + 1, "lastTimestamp", now)));
             return true;
         } catch (KubernetesClientException e) {
             if (e.getCode() == 404) {
