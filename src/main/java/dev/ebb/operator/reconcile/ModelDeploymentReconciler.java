@@ -77,6 +77,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
     private static final Duration PODS_GONE_RECHECK = Duration.ofSeconds(5);
     private static final Duration PLATFORM_UNKNOWN_RECHECK = Duration.ofSeconds(5);
+    static final String REASON_PLATFORM_UNKNOWN = "PlatformUnknown";
 
     private final KubernetesClient client;
     private final EventRecorder events;
@@ -136,8 +137,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         if (resolution instanceof Resolution.Accepted accepted) {
             Optional<DesiredDeployment> onThisCluster = onThisCluster(accepted.deployment());
             if (onThisCluster.isEmpty()) {
-                LOG.infof("%s/%s waits for the API server's version before it renders its routing proxies",
-                        md.getMetadata().getNamespace(), md.getMetadata().getName());
+                events.warning(md, REASON_PLATFORM_UNKNOWN, "the API server's version cannot be read; the routing proxy's form"
+                        + " depends on it, so no Pod is rendered or changed until it can");
                 return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(PLATFORM_UNKNOWN_RECHECK);
             }
             DesiredDeployment deployment = onThisCluster.get();

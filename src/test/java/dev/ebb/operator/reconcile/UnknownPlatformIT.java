@@ -50,6 +50,8 @@ class UnknownPlatformIT {
             await().atMost(Duration.ofSeconds(20)).until(() -> dispatcher.versionAnswers() > 0);
             await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
                     .until(() -> client.pods().inNamespace(NS).list().getItems().isEmpty());
+            assertThat(client.v1().events().inNamespace(NS).list().getItems())
+                    .anySatisfy(e -> assertThat(e.getReason()).isEqualTo(ModelDeploymentReconciler.REASON_PLATFORM_UNKNOWN));
 
             dispatcher.version(Optional.of(new VersionInfo.Builder().withMajor("1").withMinor("30").build()));
             await().atMost(Duration.ofSeconds(20)).until(() -> client.pods().inNamespace(NS).withName(Names.pod("pd", "decode", 0, 0)).get() != null);
