@@ -34,12 +34,14 @@ public final class StatusAggregator {
     public static final String REASON_ROLLOUT = "RolloutInProgress";
     public static final String REASON_CREATING = "ReplicasCreating";
     public static final String REASON_DELETING = "Deleting";
+    public static final String REASON_NAME_CONFLICT = "NameConflict";
 
     private StatusAggregator() {
     }
 
     public static ModelDeploymentStatus accepted(long generation, DesiredDeployment deployment, Map<String, String> hashes,
             Inventory inventory, Optional<RouterStatus> router, Optional<RetirementStatus> retirement, List<AbortedRetirement> aborted,
+            List<Ownership.Conflict> conflicts,
             List<Condition> previous, Instant now) {
         List<RoleStatus> roles = deployment.roles().stream()
                 .map(role -> roleStatus(deployment, role, hashes.get(role.name()), inventory.replicas(role.name())))
@@ -47,17 +49,30 @@ public final class StatusAggregator {
 
         List<String> notReady = roles.stream().filter(r -> r.ready() < r.desired())
                 .map(r -> "role " + r.name() + " has " + r.ready() + "/" + r.desired() + " replicas ready").toList();
-        Condition ready = Conditions.next(previous, Conditions.READY, notReady.isEmpty(),
-                notReady.isEmpty() ? "AllReplicasReady" : "ReplicasNotReady",
-                notReady.isEmpty() ? "every role has its desired replicas ready" : String.join("; ", notReady),
-                generation, now);
+        Condition ready = conflicts.isEmpty()
+                ? Conditions.next(previous, Conditions.READY, notReady.isEmpty(),
+                        notReady.isEmpty() ? "AllReplicasReady" : "ReplicasNotReady",
+                        notReady.isEmpty() ? "every role has its desired replicas ready" : String.join("; ", notReady),
+                        generation, now)
+                : nameConflict(conflicts, generation, previous, now);
         Condition upToDate = upToDate(roles, generation, previous, now);
 
         List<Condition> conditions = new ArrayList<>(List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
         router.ifPresent(r -> conditions.add(routerReady(r, generation, previous, now)));
         return new ModelDeploymentStatus(generation,
-                notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
+                !conflicts.isEmpty() ? PHASE_DEGRADED : notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
                 summary(roles), roles, router.orElse(null), retirement.orElse(null), List.copyOf(aborted), List.copyOf(conditions));
+    }
+
+    /**
+     * Names this deployment renders that another owner's objects hold: those objects are left alone, so what they
+     * stand for is missing here until one of the two is renamed.
+     */
+    private static Condition nameConflict(List<Ownership.Conflict> conflicts, long generation, List<Condition> previous, Instant now) {
+        String held = conflicts.stream().map(Ownership.Conflict::sentence).distinct().collect(Collectors.joining("; "));
+        return Conditions.next(previous, Conditions.READY, false, REASON_NAME_CONFLICT,
+                held + "; they are left as they are, and this ModelDeployment goes without them until it or a role is renamed",
+                generation, now);
     }
 
     /**

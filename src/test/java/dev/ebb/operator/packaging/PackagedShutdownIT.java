@@ -14,6 +14,7 @@ import dev.ebb.operator.render.Names;
 import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LocalExec;
+import dev.ebb.operator.sim.RecordedEvents;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimOperator;
 import dev.ebb.operator.sim.SimRouterAddress;
@@ -126,7 +127,7 @@ class PackagedShutdownIT {
                         .until(() -> client.pods().inNamespace(NS).withName(TARGET).get() == null && retirement().isEmpty());
             }
         }
-        List<String> starts = client.v1().events().inNamespace(NS).list().getItems().stream()
+        List<String> starts = RecordedEvents.occurrences(client, NS).stream()
                 .filter(e -> Reasons.STARTED.equals(e.getReason())).map(e -> e.getMessage()).toList();
         assertThat(starts).as("one operation, resumed, not a second one").hasSize(1);
     }

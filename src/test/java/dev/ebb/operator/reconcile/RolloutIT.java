@@ -14,6 +14,7 @@ import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.RecordedEvents;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimClock;
 import dev.ebb.operator.sim.SimRouterAddress;
@@ -103,7 +104,7 @@ class RolloutIT {
     }
 
     private List<Event> rolloutSteps() {
-        return client.v1().events().inNamespace(ns).list().getItems().stream().filter(e -> "RolloutStep".equals(e.getReason())).toList();
+        return RecordedEvents.occurrences(client, ns).stream().filter(e -> "RolloutStep".equals(e.getReason())).toList();
     }
 
     @Test

@@ -38,10 +38,18 @@ public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
 
     /** @param granted the RBAC rules the server's clients hold, as a rules review reports them */
     public static KubernetesMockServer startServer(List<PolicyRule> granted) {
-        CustomResourceDefinition crd = generatedCrd();
-        AdmittingDispatcher dispatcher = new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(),
-                crd.getSpec().getNames().getPlural());
+        AdmittingDispatcher dispatcher = admittingDispatcher();
         dispatcher.grant(granted);
+        return startServer(dispatcher);
+    }
+
+    /** A dispatcher admitting the generated CRD, for a test that changes how the server answers. */
+    public static AdmittingDispatcher admittingDispatcher() {
+        CustomResourceDefinition crd = generatedCrd();
+        return new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(), crd.getSpec().getNames().getPlural());
+    }
+
+    public static KubernetesMockServer startServer(AdmittingDispatcher dispatcher) {
         KubernetesMockServer server = new KubernetesMockServer(new io.fabric8.mockwebserver.Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
         server.init();
         return server;

@@ -186,7 +186,9 @@ public final class SimKubelet implements AutoCloseable {
     private void terminate(Pod pod, Node node) {
         Instant seen = Instant.now();
         long start = System.nanoTime();
-        Duration grace = Optional.ofNullable(pod.getSpec().getTerminationGracePeriodSeconds())
+        // the deletion's own grace wins over the spec's: kubelet's kuberuntime_container.go, killContainer, reads DeletionGracePeriodSeconds first
+        Duration grace = Optional.ofNullable(pod.getMetadata().getDeletionGracePeriodSeconds())
+                .or(() -> Optional.ofNullable(pod.getSpec().getTerminationGracePeriodSeconds()))
                 .map(Duration::ofSeconds).orElse(DEFAULT_GRACE);
         Container main = pod.getSpec().getContainers().get(0);
         Optional<List<String>> hook = Optional.ofNullable(main.getLifecycle())
