@@ -10,9 +10,10 @@ in-flight gauges every --interval and returns on the second consecutive idle rea
 --grace minus --last-read-margin, and no read, connect to last byte, lasts longer than --read-timeout, so the hook
 returns by their sum (grace minus 3 at the defaults) and the kubelet's SIGTERM still leaves the engine a few
 seconds. A listener that refuses, answers an HTTP error or fails the TLS handshake ends the hook at once: there is
-nothing to measure; so do arguments it cannot use. A read that times out, an answer that is not HTTP, a body that
-cannot be parsed and a gauge that is missing all count as busy. The hook always exits 0, and writes one line per
-read, and a last line saying why it returned, to stderr.
+nothing to measure; so do arguments it cannot use, though only after the settle (the given --settle if it can be
+read, else 5 s). A read that times out, an answer that is not HTTP, a body that cannot be parsed and a gauge that is
+missing all count as busy. Reads connect directly, whatever proxy the environment names. The hook always exits 0,
+and writes one line per read, and a last line saying why it returned, to stderr.
 """
 import time
 
@@ -21,6 +22,7 @@ STARTED = time.monotonic()  # before the other imports: the timeline counts from
 import sys  # noqa: E402
 
 MAX_BODY = 1024 * 1024
+SETTLE = 5.0
 # a sleep may wake a little late; a read planned for the last start time still counts as starting then
 LATE_START = 0.05
 METRIC_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*\Z"
@@ -115,7 +117,7 @@ def parse_args(argv):
     p.add_argument("--path", type=path, default="/metrics")
     p.add_argument("--grace", type=number(0, strictly=True), required=True, help="the Pod's terminationGracePeriodSeconds")
     p.add_argument("--gauges", type=gauges, required=True, help="comma-separated gauges whose sum is the work in flight")
-    p.add_argument("--settle", type=number(0), default=5.0, help="seconds before the first read (default: %(default)s)")
+    p.add_argument("--settle", type=number(0), default=SETTLE, help="seconds before the first read (default: %(default)s)")
     # below a tenth of a second the hook would only load the engine's metrics endpoint
     p.add_argument("--interval", type=number(0.1), default=1.0, help="seconds between read starts (default: %(default)s)")
     p.add_argument("--read-timeout", type=number(0, strictly=True), default=2.0,
@@ -123,6 +125,20 @@ def parse_args(argv):
     p.add_argument("--last-read-margin", type=number(0), default=5.0,
                    help="no read starts later than grace minus this (default: %(default)s)")
     return p.parse_args(argv)
+
+
+def settle_of(argv):
+    """The --settle among arguments that failed as a whole: the given one if it can be read, else the default."""
+    given = None
+    for i, arg in enumerate(argv):
+        if arg == "--settle" and i + 1 < len(argv):
+            given = argv[i + 1]
+        elif arg.startswith("--settle="):
+            given = arg[len("--settle="):]
+    try:
+        return SETTLE if given is None else number(0)(given)
+    except argparse.ArgumentTypeError:
+        return SETTLE
 
 
 def split_sample(line):
@@ -156,19 +172,24 @@ def split_sample(line):
 
 
 def in_flight(body, names):
-    """Sums every series of every gauge; any gauge absent or any value unusable means the engine may be busy."""
+    """Sums every series of every gauge; any gauge absent, any value unusable or any line that is neither a comment
+    nor a sample (a cut page hides the sample that matters) means the engine may be busy."""
     sums = dict.fromkeys(names, 0.0)
     seen = set()
-    for raw in body.splitlines():
+    for line_number, raw in enumerate(body.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         name, value = split_sample(line)
-        if name in sums:
-            try:
-                count = float(value)
-            except ValueError:
+        try:
+            count = float(value)
+        except ValueError:
+            if name in sums:
                 raise Busy("value %r of %s is not a number" % (value[:32], name))
+            raise Busy("line %d is neither a comment nor a sample" % line_number)
+        if not re.match(METRIC_NAME, name):
+            raise Busy("line %d is neither a comment nor a sample" % line_number)
+        if name in sums:
             if math.isnan(count) or math.isinf(count) or count < 0:
                 raise Busy("value %s of %s cannot be a count" % (value[:32], name))
             sums[name] += count
@@ -183,22 +204,31 @@ def overdue(signum, frame):
     raise Overdue()
 
 
-def fetch(url, budget, context):
+def direct_opener(context):
+    """An opener that ignores the proxy variables an engine container often carries for model downloads: the engine
+    is on this Pod's loopback, and NO_PROXY=localhost does not cover 127.0.0.1."""
+    handlers = [urllib.request.ProxyHandler({})]
+    if context is not None:
+        handlers.append(urllib.request.HTTPSHandler(context=context))
+    return urllib.request.build_opener(*handlers)
+
+
+def fetch(opener, url, budget):
     """The whole read, connect to last byte, within budget seconds: a socket timeout bounds only each call."""
     signal.setitimer(signal.ITIMER_REAL, budget)
     try:
-        with urllib.request.urlopen(url, timeout=budget, context=context) as response:
+        with opener.open(url, timeout=budget) as response:
             return response.read(MAX_BODY + 1)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def read(args, url, budget, context):
+def read(args, opener, url, budget, context):
     if args.scheme == "https" and context is None:
         raise Ended("this python3 has no TLS support")
     tls_error = ssl.SSLError if ssl else ()
     try:
-        body = fetch(url, budget, context)
+        body = fetch(opener, url, budget)
     except Overdue:
         raise Busy("no answer within %gs" % round(budget, 1))
     except urllib.error.HTTPError as e:
@@ -246,6 +276,7 @@ def drain(args, log):
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
+    opener = direct_opener(context)
     signal.signal(signal.SIGALRM, overdue)
     no_more = "no read may start after %gs (grace %g minus %g)" % (last_read_start, args.grace, args.last_read_margin)
     next_read = args.settle
@@ -261,7 +292,7 @@ def drain(args, log):
         if began > last_read_start + LATE_START or budget <= 0:
             return no_more
         try:
-            total = read(args, url, budget, context)
+            total = read(args, opener, url, budget, context)
         except Ended as e:
             log("t=%.1fs read ended the drain: %s" % (began, e))
             return "nothing to measure: %s" % e
@@ -290,6 +321,8 @@ def main(argv):
         why = drain(parse_args(argv), log)
     except BadArguments as e:
         why = "bad arguments, nothing measured: %s" % e
+        # a typo in a hand-written manifest must not take the engine's settle away too: it still serves that long
+        time.sleep(max(0.0, settle_of(argv) - (time.monotonic() - STARTED)))
     except SystemExit:  # --help
         why = "asked for help, nothing measured"
     except BaseException as e:  # the hook must never fail the Pod's termination

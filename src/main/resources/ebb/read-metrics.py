@@ -7,7 +7,9 @@ Run by the operator through pods/exec, with the engine image's own python3, ever
 It prints the body to stdout and exits 0, or exits with a code that says what went wrong:
 2 connection refused, 3 HTTP error status, 4 TLS failure, 5 no answer within --timeout,
 6 answer larger than --max-bytes (plus room for the headers), 7 anything else: bad arguments, an answer
-that is not HTTP, not 200, or shorter than its Content-Length. It reads nothing else and changes nothing.
+that is not HTTP, not 200, shorter than its Content-Length, cut inside its chunked framing or encoded. A chunked
+body is printed decoded. It connects directly, whatever proxy the environment names, and reads nothing else
+and changes nothing.
 """
 import argparse
 import socket
@@ -125,25 +127,56 @@ def fetch(args):
         raise Done(HTTP_ERROR, "HTTP %s" % status[1].decode("ascii"))
     if int(status[1]) != 200:
         raise Done(OTHER, "HTTP %s instead of 200" % status[1].decode("ascii"))
+    coding = header(head, b"content-encoding")
+    if coding is not None and coding.lower() != b"identity":
+        raise Done(OTHER, "the body is encoded (%s)" % coding[:32].decode("ascii", "replace"))
+    transfer = header(head, b"transfer-encoding")
+    if transfer is not None:
+        if transfer.lower() != b"chunked":
+            raise Done(OTHER, "transfer coding %s is not read" % transfer[:32].decode("ascii", "replace"))
+        body = dechunk(body)
     if len(body) > args.max_bytes:
         raise Done(TOO_LARGE, "body larger than %d bytes" % args.max_bytes)
-    length = content_length(head)
-    if length is not None and len(body) < length:
-        raise Done(OTHER, "body of %d bytes, %d announced" % (len(body), length))
+    if transfer is None:
+        length = header(head, b"content-length")
+        if length is not None and not length.isdigit():
+            raise Done(OTHER, "the answer's Content-Length is not a number")
+        if length is not None and len(body) < int(length):
+            raise Done(OTHER, "body of %d bytes, %s announced" % (len(body), length.decode("ascii")))
     sys.stdout.buffer.write(body)
     sys.stdout.flush()
 
 
-def content_length(head):
-    """The Content-Length the answer announced, or None if it announced none."""
+def header(head, wanted):
+    """The value of the answer's first header of this (lower-case) name, or None if it has none."""
     for line in head.split(b"\r\n")[1:]:
         name, sep, value = line.partition(b":")
-        if sep and name.strip().lower() == b"content-length":
-            value = value.strip()
-            if not value.isdigit():
-                raise Done(OTHER, "the answer's Content-Length is not a number")
-            return int(value)
+        if sep and name.strip().lower() == wanted:
+            return value.strip()
     return None
+
+
+def dechunk(framed):
+    """The payload of a chunked body. uvicorn chunks an answer without Content-Length even to HTTP/1.0, and its
+    framing left in would put size lines in the page, or split a sample in two where a chunk ends."""
+    payload, at = [], 0
+    while True:
+        end = framed.find(b"\r\n", at)
+        if end < 0:
+            raise Done(OTHER, "chunked body cut before its last chunk")
+        size = framed[at:end].split(b";", 1)[0].strip()
+        if not size or len(size) > 8 or any(c not in b"0123456789abcdefABCDEF" for c in size):
+            raise Done(OTHER, "chunked body with a malformed chunk size")
+        size, at = int(size, 16), end + 2
+        if size == 0:
+            # the last chunk is followed by optional trailers and an empty line; without it the answer was cut
+            if not framed.startswith(b"\r\n", at) and b"\r\n\r\n" not in framed[at:]:
+                raise Done(OTHER, "chunked body cut after its last chunk")
+            return b"".join(payload)
+        if len(framed) < at + size + 2 or framed[at + size:at + size + 2] != b"\r\n":
+            raise Done(OTHER, "chunked body cut inside a chunk")
+        payload.append(framed[at:at + size])
+        at += size + 2
 
 
 def main(argv):

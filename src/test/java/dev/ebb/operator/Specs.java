@@ -92,6 +92,7 @@ public final class Specs {
         public Deployment model(String value) { model = value; return this; }
         public Deployment modelPath(String value) { modelPath = value; return this; }
         public Deployment router(String routerName) { router = new RouterSpec(routerName, null, null, null); return this; }
+        public Deployment router(String routerName, int replicas) { router = new RouterSpec(routerName, replicas, null, null); return this; }
         public Deployment role(Role role) { roles.add(role.build()); return this; }
         public Deployment roles(List<RoleSpec> value) { roles = value; return this; }
 

@@ -5,9 +5,14 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.VersionInfo;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Optional;
 import org.jboss.logging.Logger;
 
-/** What the cluster the operator runs against supports, read once from the API server's version. */
+/**
+ * What the cluster the operator runs against supports, from the API server's version. Only a version that was read is
+ * kept: a failed read is asked again next time, since rendering on a guess would change what Pods render, and so
+ * their hash, until the next restart.
+ */
 @ApplicationScoped
 public class ClusterPlatform {
     private static final Logger LOG = Logger.getLogger(ClusterPlatform.class);
@@ -18,24 +23,25 @@ public class ClusterPlatform {
         this.client = client;
     }
 
-    public Platform current() {
+    /** The platform, or empty while the API server's version cannot be read. */
+    public Optional<Platform> current() {
         Platform known = platform;
         if (known == null) {
-            known = read();
+            known = read().orElse(null);
             platform = known;
         }
-        return known;
+        return Optional.ofNullable(known);
     }
 
-    private Platform read() {
+    private Optional<Platform> read() {
         try {
             VersionInfo version = client.getKubernetesVersion();
             Platform read = Platform.of(version.getMajor(), version.getMinor());
             LOG.infof("Kubernetes %s.%s: %s sidecars", version.getMajor(), version.getMinor(), read.nativeSidecars() ? "native" : "classic");
-            return read;
+            return Optional.of(read);
         } catch (KubernetesClientException | NullPointerException e) {
-            LOG.warnf("the API server's version cannot be read (%s); sidecars are rendered as plain containers", e.getMessage());
-            return Platform.BEFORE_NATIVE_SIDECARS;
+            LOG.warnf("the API server's version cannot be read (%s); Pods whose form depends on it wait until it can", e.getMessage());
+            return Optional.empty();
         }
     }
 }

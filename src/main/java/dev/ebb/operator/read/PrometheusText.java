@@ -1,6 +1,7 @@
 package dev.ebb.operator.read;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -10,8 +11,10 @@ import java.util.Set;
 
 /**
  * Reads a Prometheus text exposition into a {@link Reading} for a list of gauges: every series of each gauge is
- * summed, whatever its labels; and, for a router's page, one metric's series by a label. Pure, and it never throws:
- * a body it cannot trust is a {@code Failed} reading or nothing.
+ * summed, whatever its labels; and, for a router's page, one metric's series by a label. Every line must be blank, a
+ * comment or a sample: a line that is none of these (a cut, framing bytes of a transfer, anything unforeseen) makes
+ * the whole page unreadable, since the sample it hides may be the one that matters. Pure, and it never throws: a body
+ * it cannot trust is a {@code Failed} reading or nothing.
  */
 public final class PrometheusText {
     private PrometheusText() {
@@ -29,19 +32,16 @@ public final class PrometheusText {
         if (body == null) {
             return new Reading.Failed("no body");
         }
+        Page page = Page.of(body);
+        if (page.unreadableLine > 0) {
+            return new Reading.Failed("line " + page.unreadableLine + " is neither a comment nor a sample");
+        }
+        if (page.samples.isEmpty()) {
+            return new Reading.Failed("the body holds no metrics");
+        }
         Set<String> wanted = Set.copyOf(gauges);
         Map<String, Double> sums = new LinkedHashMap<>();
-        int samples = 0;
-        for (String line : sampleLines(body)) {
-            Sample sample = Sample.parse(line);
-            if (sample == null) {
-                String name = leadingName(line);
-                if (wanted.contains(name)) {
-                    return new Reading.Failed("malformed sample of " + name);
-                }
-                continue;
-            }
-            samples++;
+        for (Sample sample : page.samples) {
             if (!wanted.contains(sample.name)) {
                 continue;
             }
@@ -49,9 +49,6 @@ public final class PrometheusText {
                 return new Reading.Failed(sample.name + " has value " + sample.value + ", which is no count");
             }
             sums.merge(sample.name, sample.value, Double::sum);
-        }
-        if (samples == 0) {
-            return new Reading.Failed("the body holds no metrics");
         }
         List<String> missing = new ArrayList<>();
         for (String gauge : gauges) {
@@ -67,118 +64,106 @@ public final class PrometheusText {
     }
 
     /**
-     * For one metric, the sum of its series grouped by the value of one label; series without that label are left
-     * out. Empty when the body is not a metrics page at all. Never throws.
+     * For one metric, the sum of its series grouped by the value of one label, whatever the values (a NaN series is
+     * still a series); series without that label are left out. Empty when the body is not a metrics page at all or
+     * has a line that cannot be read. Never throws.
      */
     public static Optional<Map<String, Double>> byLabel(String body, String metric, String label) {
         try {
             if (body == null) {
                 return Optional.empty();
             }
+            Page page = Page.of(body);
+            if (page.unreadableLine > 0 || page.samples.isEmpty()) {
+                return Optional.empty();
+            }
             Map<String, Double> sums = new LinkedHashMap<>();
-            int samples = 0;
-            for (String line : sampleLines(body)) {
-                Sample sample = Sample.parse(line);
-                if (sample == null) {
-                    continue;
-                }
-                samples++;
-                String value = sample.name.equals(metric) ? labelValue(sample.labels, label) : null;
-                if (value != null && !Double.isNaN(sample.value)) {
+            for (Sample sample : page.samples) {
+                String value = sample.name.equals(metric) ? sample.labels.get(label) : null;
+                if (value != null) {
                     sums.merge(value, sample.value, Double::sum);
                 }
             }
-            return samples == 0 ? Optional.empty() : Optional.of(sums);
+            return Optional.of(sums);
         } catch (RuntimeException e) {
             return Optional.empty();
         }
     }
 
-    /** The names of the metrics the body has well-formed samples of; empty for a body that is no metrics page. */
+    /**
+     * The names of the metrics the body has samples of; empty for a body that is no metrics page or has a line that
+     * cannot be read.
+     */
     public static Set<String> names(String body) {
         if (body == null) {
             return Set.of();
         }
-        Set<String> names = new HashSet<>();
-        for (String line : sampleLines(body)) {
-            Sample sample = Sample.parse(line);
-            if (sample != null) {
-                names.add(sample.name);
-            }
+        Page page = Page.of(body);
+        if (page.unreadableLine > 0) {
+            return Set.of();
         }
+        Set<String> names = new HashSet<>();
+        page.samples.forEach(sample -> names.add(sample.name));
         return names;
     }
 
-    /** The lines that may hold a sample: not blank, not a HELP or TYPE comment; Windows line ends tolerated. */
-    private static List<String> sampleLines(String body) {
-        return body.lines().map(String::strip).filter(line -> !line.isEmpty() && !line.startsWith("#")).toList();
-    }
-
-    /** The unescaped value of one label in the text between a sample's braces, or null. */
-    static String labelValue(String labels, String wanted) {
-        int i = 0;
-        while (i < labels.length()) {
-            while (i < labels.length() && (labels.charAt(i) == ',' || labels.charAt(i) == ' ')) {
-                i++;
-            }
-            int eq = labels.indexOf('=', i);
-            if (eq < 0 || eq + 1 >= labels.length() || labels.charAt(eq + 1) != '"') {
-                return null;
-            }
-            String key = labels.substring(i, eq).trim();
-            StringBuilder value = new StringBuilder();
-            int j = eq + 2;
-            for (; j < labels.length() && labels.charAt(j) != '"'; j++) {
-                char c = labels.charAt(j);
-                if (c == '\\' && j + 1 < labels.length()) {
-                    char next = labels.charAt(++j);
-                    value.append(next == 'n' ? '\n' : next);
-                } else {
-                    value.append(c);
+    /** The samples of a page, or the number (from 1) of its first line that is neither blank, a comment nor a sample. */
+    private record Page(List<Sample> samples, int unreadableLine) {
+        /** Windows line ends and surrounding blanks are tolerated. */
+        static Page of(String body) {
+            List<Sample> samples = new ArrayList<>();
+            List<String> lines = body.lines().toList();
+            for (int n = 0; n < lines.size(); n++) {
+                String line = lines.get(n).strip();
+                if (line.isEmpty() || line.startsWith("#")) {
+                    continue;
                 }
+                Sample sample = Sample.parse(line);
+                if (sample == null) {
+                    return new Page(List.of(), n + 1);
+                }
+                samples.add(sample);
             }
-            if (key.equals(wanted)) {
-                return value.toString();
-            }
-            i = j + 1;
+            return new Page(samples, 0);
         }
-        return null;
     }
 
-    private static String leadingName(String line) {
-        int end = 0;
-        while (end < line.length() && isNameChar(line.charAt(end))) {
-            end++;
-        }
-        return line.substring(0, end);
+    private static boolean isNameStart(char c) {
+        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':';
     }
 
-    static boolean isNameChar(char c) {
-        return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == ':';
+    private static boolean isNameChar(char c) {
+        return isNameStart(c) || c >= '0' && c <= '9';
+    }
+
+    private static boolean isBlank(char c) {
+        return c == ' ' || c == '\t';
     }
 
     /** One sample line: a metric name, optional labels, a value, an optional timestamp. */
-    private record Sample(String name, String labels, double value) {
+    private record Sample(String name, Map<String, String> labels, double value) {
+        /** The sample, or null when the line is not one. */
         static Sample parse(String line) {
-            int i = 0;
+            if (line.isEmpty() || !isNameStart(line.charAt(0))) {
+                return null;
+            }
+            int i = 1;
             while (i < line.length() && isNameChar(line.charAt(i))) {
                 i++;
             }
-            if (i == 0) {
-                return null;
-            }
             String name = line.substring(0, i);
-            String labels = "";
+            Map<String, String> labels = new HashMap<>();
             if (i < line.length() && line.charAt(i) == '{') {
-                int open = i;
-                i = endOfLabels(line, i + 1);
+                i = readLabels(line, i + 1, labels);
                 if (i < 0) {
                     return null;
                 }
-                labels = line.substring(open + 1, i - 1);
             }
-            String[] rest = line.substring(i).trim().split("[ \t]+");
-            if (rest.length < 1 || rest.length > 2 || rest[0].isEmpty()) {
+            if (i == line.length() || !isBlank(line.charAt(i))) {
+                return null;
+            }
+            String[] rest = line.substring(i).strip().split("[ \t]+");
+            if (rest.length > 2) {
                 return null;
             }
             Double value = number(rest[0]);
@@ -188,20 +173,68 @@ public final class PrometheusText {
             return new Sample(name, labels, value);
         }
 
-        /** Index just past the closing brace, honouring quoted values with escapes; -1 when it never closes. */
-        private static int endOfLabels(String line, int from) {
-            boolean quoted = false;
-            for (int i = from; i < line.length(); i++) {
-                char c = line.charAt(i);
-                if (quoted && c == '\\') {
+        /**
+         * Reads {@code name="value"} pairs, comma-separated (a trailing comma allowed), up to the closing brace, into
+         * labels; returns the index just past the brace, or -1 when the text is not such a list.
+         */
+        private static int readLabels(String line, int from, Map<String, String> labels) {
+            int i = skipBlanks(line, from);
+            while (i < line.length() && line.charAt(i) != '}') {
+                int nameStart = i;
+                if (!isNameStart(line.charAt(i)) || line.charAt(i) == ':') {
+                    return -1;
+                }
+                while (i < line.length() && isNameChar(line.charAt(i)) && line.charAt(i) != ':') {
                     i++;
-                } else if (c == '"') {
-                    quoted = !quoted;
-                } else if (c == '}' && !quoted) {
-                    return i + 1;
+                }
+                String key = line.substring(nameStart, i);
+                i = skipBlanks(line, i);
+                if (i >= line.length() || line.charAt(i) != '=') {
+                    return -1;
+                }
+                i = skipBlanks(line, i + 1);
+                if (i >= line.length() || line.charAt(i) != '"') {
+                    return -1;
+                }
+                StringBuilder value = new StringBuilder();
+                for (i++; i < line.length() && line.charAt(i) != '"'; i++) {
+                    char c = line.charAt(i);
+                    if (c == '\\') {
+                        if (++i == line.length()) {
+                            return -1;
+                        }
+                        switch (line.charAt(i)) {
+                            case '\\' -> value.append('\\');
+                            case '"' -> value.append('"');
+                            case 'n' -> value.append('\n');
+                            default -> {
+                                return -1;
+                            }
+                        }
+                    } else {
+                        value.append(c);
+                    }
+                }
+                if (i >= line.length()) {
+                    return -1;
+                }
+                labels.put(key, value.toString());
+                i = skipBlanks(line, i + 1);
+                if (i < line.length() && line.charAt(i) == ',') {
+                    i = skipBlanks(line, i + 1);
+                } else if (i < line.length() && line.charAt(i) != '}') {
+                    return -1;
                 }
             }
-            return -1;
+            return i < line.length() ? i + 1 : -1;
+        }
+
+        private static int skipBlanks(String line, int from) {
+            int i = from;
+            while (i < line.length() && isBlank(line.charAt(i))) {
+                i++;
+            }
+            return i;
         }
 
         private static Double number(String text) {
@@ -214,7 +247,7 @@ public final class PrometheusText {
                 case "-Inf":
                     return Double.NEGATIVE_INFINITY;
                 default:
-                    if (!text.chars().allMatch(c -> c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) {
+                    if (text.isEmpty() || !text.chars().allMatch(c -> c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) {
                         return null;
                     }
                     try {

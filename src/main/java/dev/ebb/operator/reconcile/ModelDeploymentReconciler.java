@@ -5,8 +5,10 @@ import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.SpecResolver;
+import dev.ebb.operator.api.v1alpha1.AbortedRetirement;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
@@ -14,7 +16,10 @@ import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RouterRenderer;
+import dev.ebb.operator.render.RoutingProxy;
 import dev.ebb.operator.retire.NextRetirement;
+import dev.ebb.operator.retire.Retirement;
+import dev.ebb.operator.retire.RetirementRecords;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
@@ -22,7 +27,6 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -40,12 +44,14 @@ import io.quarkiverse.operatorsdk.annotations.RBACRule;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import org.jboss.logging.Logger;
 
@@ -74,6 +80,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     public static final String NAME = "modeldeployment";
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
     private static final Duration PODS_GONE_RECHECK = Duration.ofSeconds(5);
+    private static final Duration PLATFORM_UNKNOWN_RECHECK = Duration.ofSeconds(5);
+    static final String REASON_PLATFORM_UNKNOWN = "PlatformUnknown";
 
     private final KubernetesClient client;
     private final EventRecorder events;
@@ -84,10 +92,15 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final RouterObjects routers;
     private final ClusterPlatform platform;
     private final ReplicaGauges gauges;
+    private final Duration coolDown;
+    private final OwnedObjects owned;
+    /** Per ModelDeployment UID, its Pods already reported as deleted with a shorter grace, so each is told once. */
+    private final Map<String, Set<String>> toldShortenedGraces = new ConcurrentHashMap<>();
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
-            ReadLedger reads, RouterObjects routers, ClusterPlatform platform, ReplicaGauges gauges, Clock clock) {
+            ReadLedger reads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges, Clock clock) {
         this.gauges = gauges;
+        this.owned = owned;
         this.routers = routers;
         this.platform = platform;
         this.client = client;
@@ -96,6 +109,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         this.retirements = retirements;
         this.reads = reads;
         this.clock = clock;
+        this.coolDown = config.retirement().coolDown();
     }
 
     @Override
@@ -120,21 +134,33 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         long generation = Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
         Instant now = clock.instant();
         Set<Pod> pods = context.getSecondaryResources(Pod.class);
+        tellShortenedGraces(md, pods);
         Inventory inventory = Inventory.of(pods);
         Resolution resolution = resolver.resolve(md);
 
         ModelDeploymentStatus status;
         RetirementRunner.Pass pass;
         if (resolution instanceof Resolution.Accepted accepted) {
-            DesiredDeployment deployment = accepted.deployment().on(platform.current());
+            Optional<DesiredDeployment> onThisCluster = onThisCluster(accepted.deployment());
+            if (onThisCluster.isEmpty()) {
+                events.warning(md, REASON_PLATFORM_UNKNOWN, "the API server's version cannot be read; the routing proxy's form"
+                        + " depends on it, so no Pod is rendered or changed until it can");
+                return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(PLATFORM_UNKNOWN_RECHECK);
+            }
+            DesiredDeployment deployment = onThisCluster.get();
             Map<String, String> hashes = hashes(deployment);
-            List<NextRetirement.Candidate> candidates = converge(md, deployment, hashes, inventory, context);
-            Optional<RouterStatus> router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
-            pass = retirements.plan(md, inventory, pods, candidates, context.getSecondaryResources(EndpointSlice.class), now);
-            status = StatusAggregator.accepted(generation, deployment, hashes, inventory, router, pass.record(), previous, now);
+            List<Ownership.Conflict> conflicts = new ArrayList<>();
+            List<NextRetirement.Candidate> candidates = converge(md, deployment, hashes, inventory, context, conflicts);
+            RouterObjects.Outcome router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
+            conflicts.addAll(router.conflicts());
+            pass = retirements.plan(md, inventory, pods, candidates, context.getSecondaryResources(EndpointSlice.class),
+                    routerPods(md, context), now);
+            status = StatusAggregator.accepted(generation, deployment, hashes, inventory, router.status(), pass.record(),
+                    abortsAfter(md, pass, candidates), conflicts, previous, now);
         } else {
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
-            pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class), now);
+            pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class),
+                    routerPods(md, context), now);
             status = StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.record(), previous, now);
         }
         gauges.record(md.getMetadata().getNamespace(), md.getMetadata().getName(), status.roles());
@@ -159,6 +185,41 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         return pass.lookAgainIn().map(control::rescheduleAfter).orElse(control);
     }
 
+    /**
+     * The Pods of the deployment's router, by the labels its Deployment selects them with. They carry the deployment
+     * label, so the Pod informer holds them, but they belong to the router's ReplicaSet, not to the deployment, so
+     * they are looked up rather than handed over as secondary resources (which are the engine Pods).
+     */
+    private static List<Pod> routerPods(ModelDeployment md, Context<ModelDeployment> context) {
+        Map<String, String> labels = RouterRenderer.labels(md.getMetadata().getName());
+        InformerEventSource<Pod, ModelDeployment> cache = (InformerEventSource<Pod, ModelDeployment>) context.eventSourceRetriever()
+                .getEventSourceFor(Pod.class);
+        return cache.list(md.getMetadata().getNamespace(), pod -> pod.getMetadata().getLabels() != null
+                && pod.getMetadata().getLabels().entrySet().containsAll(labels.entrySet())).toList();
+    }
+
+    /** Every replica still held back by an aborted retirement once this pass's record is written, for status. */
+    private List<AbortedRetirement> abortsAfter(ModelDeployment md, RetirementRunner.Pass pass, List<NextRetirement.Candidate> candidates) {
+        List<NextRetirement.Abort> kept = NextRetirement.outstanding(pass.record().flatMap(RetirementRecords::fromStatus),
+                pass.record().map(RetirementStatus::retryToken), RetirementRecords.aborts(md.getStatus()), candidates);
+        return RetirementRecords.toStatus(kept, coolDown);
+    }
+
+    /**
+     * The deployment as this cluster runs it; empty while that depends on a version the API server has not told, since
+     * Pods rendered on a guess would take a hash the known version later changes, and be turned over for it.
+     */
+    private Optional<DesiredDeployment> onThisCluster(DesiredDeployment deployment) {
+        return RoutingProxy.frontsAnyRole(deployment) ? platform.current().map(deployment::on) : Optional.of(deployment);
+    }
+
+    private void tellShortenedGraces(ModelDeployment md, Set<Pod> pods) {
+        List<ShortenedGraces.Shortened> shortened = ShortenedGraces.among(pods);
+        Set<String> told = toldShortenedGraces.computeIfAbsent(md.getMetadata().getUid(), uid -> ConcurrentHashMap.newKeySet());
+        told.retainAll(shortened.stream().map(ShortenedGraces.Shortened::uid).toList());
+        shortened.stream().filter(s -> told.add(s.uid())).forEach(s -> events.warning(md, ShortenedGraces.REASON, s.message()));
+    }
+
     private static Map<String, String> hashes(DesiredDeployment deployment) {
         Map<String, String> hashes = new LinkedHashMap<>();
         for (DesiredRole role : deployment.roles()) {
@@ -167,57 +228,62 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         return hashes;
     }
 
-    /** Creates what the spec asks for and is missing; returns the replicas the retirement protocol should take away. */
+    /**
+     * Creates what the spec asks for and is missing, adding to the conflicts each name another owner holds; returns the
+     * replicas the retirement protocol should take away.
+     */
     private List<NextRetirement.Candidate> converge(ModelDeployment md, DesiredDeployment deployment, Map<String, String> hashes,
-            Inventory inventory, Context<ModelDeployment> context) {
+            Inventory inventory, Context<ModelDeployment> context, List<Ownership.Conflict> conflicts) {
         Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
                 .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
-        ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet());
+        Optional<Retirement> record = Optional.ofNullable(md.getStatus()).map(ModelDeploymentStatus::retirement)
+                .flatMap(RetirementRecords::fromStatus);
+        ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet(),
+                NextRetirement.held(record, RetirementRecords.aborts(md.getStatus())));
 
-        plan.services().forEach(desired -> applyService(desired, services.get(desired.getMetadata().getName())));
-        plan.create().forEach(pod -> createPod(md, pod));
+        plan.services().forEach(desired -> applyService(md, desired, services.get(desired.getMetadata().getName()))
+                .ifPresent(conflicts::add));
+        plan.create().forEach(pod -> createPod(md, pod).ifPresent(conflicts::add));
         plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
         plan.replaced().forEach(replica -> replace(md, replica, hashes.get(replica.role())));
-        plan.obsoleteServices().forEach(name -> client.services().inNamespace(md.getMetadata().getNamespace()).withName(name).delete());
+        plan.obsoleteServices().forEach(name -> owned.delete(md, services.get(name)));
         return plan.retirements();
     }
 
-    private void applyService(Service desired, Service existing) {
+    private Optional<Ownership.Conflict> applyService(ModelDeployment md, Service desired, Service existing) {
         if (existing == null) {
-            client.services().resource(desired).create();
-        } else if (!Objects.equals(existing.getSpec().getSelector(), desired.getSpec().getSelector())
-                || !Objects.equals(existing.getSpec().getPorts(), desired.getSpec().getPorts())) {
+            return owned.create(md, desired).conflict();
+        }
+        Optional<Ownership.Conflict> conflict = Ownership.conflict(existing, md.getMetadata().getUid());
+        if (conflict.isEmpty() && (!Objects.equals(existing.getSpec().getSelector(), desired.getSpec().getSelector())
+                || !Objects.equals(existing.getSpec().getPorts(), desired.getSpec().getPorts()))) {
             client.services().resource(existing).edit(s -> new ServiceBuilder(s).editSpec()
                     .withSelector(desired.getSpec().getSelector())
                     .withPorts(desired.getSpec().getPorts())
                     .endSpec().build());
         }
+        return conflict;
     }
 
-    private void createPod(ModelDeployment md, Pod pod) {
-        try {
-            client.pods().resource(pod).create();
+    private Optional<Ownership.Conflict> createPod(ModelDeployment md, Pod pod) {
+        OwnedObjects.Creation creation = owned.create(md, pod);
+        if (creation.created()) {
             events.normal(md, "PodCreated", "created " + pod.getMetadata().getName()
                     + " at configuration " + pod.getMetadata().getLabels().get(Labels.CONFIG_HASH));
-        } catch (KubernetesClientException e) {
-            if (e.getCode() != 409) {
-                throw e;
-            }
-            // The cache had not seen our own earlier create yet; the next pass sees the Pod.
-            LOG.debugf("pod %s already exists", pod.getMetadata().getName());
         }
+        return creation.conflict();
     }
 
     /** A replica that never ran holds no request, so it skips the retirement protocol. */
     private void removeNeverRan(ModelDeployment md, Pod pod) {
-        client.resource(pod).delete();
+        owned.delete(md, pod);
         events.normal(md, "NeverRanReplicaRemoved", "deleted " + pod.getMetadata().getName()
                 + ": surplus, and none of its containers ever started");
     }
 
     /** One step of a rollout: the replica goes as any deleted Pod does, through its own hook and grace. */
     private void replace(ModelDeployment md, ObservedReplica replica, String hash) {
-        replica.members().forEach(pod -> client.resource(pod).delete());
+        replica.members().forEach(pod -> owned.delete(md, pod));
         events.normal(md, "RolloutStep", "replacing replica " + replica.ordinal() + " of role " + replica.role() + " (configuration "
                 + replica.configHash().orElse("mixed") + " -> " + hash + "): its Pods drain and exit, then the replacement is created");
     }
@@ -230,8 +296,9 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     @Override
     public DeleteControl cleanup(ModelDeployment md, Context<ModelDeployment> context) {
         Set<Pod> pods = context.getSecondaryResources(Pod.class);
+        tellShortenedGraces(md, pods);
         if (!pods.isEmpty()) {
-            pods.stream().filter(pod -> pod.getMetadata().getDeletionTimestamp() == null).forEach(pod -> client.resource(pod).delete());
+            pods.stream().filter(pod -> pod.getMetadata().getDeletionTimestamp() == null).forEach(pod -> owned.delete(md, pod));
             long generation = Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
             ModelDeploymentStatus status = StatusAggregator.deleting(md.getStatus(), generation, pods.size(), clock.instant());
             if (md.getStatus() == null || !StatusAggregator.PHASE_DELETING.equals(md.getStatus().phase())) {
@@ -248,8 +315,9 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(PODS_GONE_RECHECK);
         }
         reads.forget(md.getMetadata().getUid());
+        toldShortenedGraces.remove(md.getMetadata().getUid());
         gauges.forget(md.getMetadata().getNamespace(), md.getMetadata().getName());
-        context.getSecondaryResources(Service.class).forEach(service -> client.resource(service).delete());
+        context.getSecondaryResources(Service.class).forEach(service -> owned.delete(md, service));
         routers.remove(md);
         return DeleteControl.defaultDelete();
     }

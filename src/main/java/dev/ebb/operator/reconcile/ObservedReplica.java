@@ -38,6 +38,11 @@ public record ObservedReplica(String role, int ordinal, List<Pod> members) {
         return members.stream().anyMatch(PodFacts::everStarted);
     }
 
+    /** Whether a member is on its way out: the replica is going, and nothing of it is put back meanwhile. */
+    public boolean terminating() {
+        return members.stream().anyMatch(p -> p.getMetadata().getDeletionTimestamp() != null);
+    }
+
     public boolean hasMember(int index) {
         return members.stream().anyMatch(p -> PodFacts.memberIndex(p).filter(i -> i == index).isPresent());
     }

@@ -13,7 +13,7 @@ import dev.ebb.operator.retire.NextRetirement;
  * @param services every Service that should exist, to create or bring up to date
  * @param obsoleteServices names of owned Services nothing needs any more
  * @param neverRan Pods of surplus replicas none of whose containers ever started: they hold no work and go directly
- * @param retirements per role the spec shrinks or dropped, the replica to retire next, dropped roles first
+ * @param retirements every replica the spec takes away that ran, in the order they go, dropped roles first
  * @param replaced per role being rolled out, the replica at an older configuration to delete now; its Pods drain
  *     through their own hooks and its replacement is created at the new configuration once they are gone
  */

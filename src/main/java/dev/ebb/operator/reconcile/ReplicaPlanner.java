@@ -15,17 +15,19 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 
 /** Decides which Pods and Services to create from the desired deployment and what exists. Pure. */
 public final class ReplicaPlanner {
     private ReplicaPlanner() {
     }
 
+    /**
+     * @param held per role, the ordinals a retirement holds (one under way, or kept after an abort): they leave, and
+     *     nothing of them is put back
+     */
     public static ReplicaPlan plan(DesiredDeployment deployment, Map<String, String> hashes, Inventory inventory,
-            Collection<String> existingServices) {
+            Collection<String> existingServices, Map<String, Set<Integer>> held) {
         List<Pod> create = new ArrayList<>();
         List<Service> services = new ArrayList<>();
         List<NextRetirement.Candidate> retirements = new ArrayList<>();
@@ -37,13 +39,16 @@ public final class ReplicaPlanner {
         for (DesiredRole role : deployment.roles()) {
             String hash = hashes.get(role.name());
             NavigableMap<Integer, ObservedReplica> existing = inventory.replicas(role.name());
+            Set<Integer> heldHere = held.getOrDefault(role.name(), Set.of());
             Set<Integer> ordinals = new HashSet<>(existing.keySet());
+            SurplusChoice.Split split = SurplusChoice.split(existing, role.replicas(), heldHere, hash);
 
-            existing.values().stream()
+            split.staying().values().stream()
                     .filter(r -> r.configHash().filter(hash::equals).isPresent())
+                    .filter(r -> !heldHere.contains(r.ordinal()) && !r.terminating())
                     .forEach(r -> addMissingMembers(deployment, role, r, hash, create));
 
-            int missing = role.replicas() - existing.size();
+            int missing = role.replicas() - split.staying().size();
             for (int ordinal = 0; missing > 0; ordinal++) {
                 if (ordinals.add(ordinal)) {
                     for (int member = 0; member < role.size(); member++) {
@@ -52,10 +57,8 @@ public final class ReplicaPlanner {
                     missing--;
                 }
             }
-            if (missing < 0) {
-                shed(existing, role.replicas(), true, neverRan, retirements);
-            }
-            RolloutStep.next(existing, role.replicas(), hash).ifPresent(replaced::add);
+            shed(split, true, neverRan, retirements);
+            RolloutStep.next(existing, split.staying(), role.replicas(), hash).ifPresent(replaced::add);
 
             services.add(ServiceRenderer.roleService(deployment, role));
             if (role.size() > 1) {
@@ -64,7 +67,8 @@ public final class ReplicaPlanner {
         }
         inventory.byRole().forEach((role, existing) -> {
             if (deployment.roles().stream().noneMatch(r -> r.name().equals(role))) {
-                shed(existing, 0, false, neverRan, dropped);
+                // nothing of a dropped role is desired, so no configuration of it matters
+                shed(SurplusChoice.split(existing, 0, held.getOrDefault(role, Set.of()), ""), false, neverRan, dropped);
             }
         });
         services.forEach(s -> wanted.add(s.getMetadata().getName()));
@@ -79,17 +83,15 @@ public final class ReplicaPlanner {
                 List.copyOf(replaced));
     }
 
-    /** Replicas that never ran go at once; the next one that ran becomes the role's candidate for retirement. */
-    private static void shed(NavigableMap<Integer, ObservedReplica> existing, int desired, boolean roleInSpec, List<Pod> neverRan,
-            List<NextRetirement.Candidate> retirements) {
-        NavigableMap<Integer, ObservedReplica> left = new TreeMap<>(existing);
-        Optional<SurplusChoice.Removal> next = SurplusChoice.next(left, desired);
-        while (next.isPresent() && next.get().direct()) {
-            neverRan.addAll(next.get().replica().members());
-            left.remove(next.get().replica().ordinal());
-            next = SurplusChoice.next(left, desired);
+    /** Replicas that never ran go at once; every other leaving one is a candidate for retirement, in the order it goes. */
+    private static void shed(SurplusChoice.Split split, boolean roleInSpec, List<Pod> neverRan, List<NextRetirement.Candidate> retirements) {
+        for (SurplusChoice.Removal removal : split.leaving()) {
+            if (removal.direct()) {
+                neverRan.addAll(removal.replica().members());
+            } else {
+                retirements.add(new NextRetirement.Candidate(removal.replica().role(), removal.replica().ordinal(), roleInSpec));
+            }
         }
-        next.ifPresent(removal -> retirements.add(new NextRetirement.Candidate(removal.replica().role(), removal.replica().ordinal(), roleInSpec)));
     }
 
     /** A replica whose role left the spec keeps its Services until its last Pod is gone. */

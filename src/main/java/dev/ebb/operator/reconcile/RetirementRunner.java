@@ -106,8 +106,9 @@ public class RetirementRunner {
         }
     }
 
+    /** @param routerPods the Pods of the deployment's router, each of which is asked during a withdrawal */
     public Pass plan(ModelDeployment md, Inventory inventory, Collection<Pod> pods, List<NextRetirement.Candidate> candidates,
-            Collection<EndpointSlice> slices, Instant now) {
+            Collection<EndpointSlice> slices, Collection<Pod> routerPods, Instant now) {
         RetirementStatus persisted = md.getStatus() == null ? null : md.getStatus().retirement();
         Optional<Retirement> record = persisted == null ? Optional.empty() : RetirementRecords.fromStatus(persisted);
         if (persisted != null && record.isEmpty()) {
@@ -117,50 +118,52 @@ public class RetirementRunner {
         Optional<String> usedToken = Optional.ofNullable(persisted).map(RetirementStatus::retryToken);
         Optional<String> requested = Optional.ofNullable(md.getMetadata().getAnnotations()).map(a -> a.get(Annotations.RETRY_RETIREMENT))
                 .filter(token -> !token.isEmpty());
-        NextRetirement.Decision decision = NextRetirement.decide(record, candidates,
+        NextRetirement.Decision decision = NextRetirement.decide(record, RetirementRecords.aborts(md.getStatus()), candidates,
                 new NextRetirement.RetryPolicy(requested, usedToken, coolDown), now);
 
         if (decision instanceof NextRetirement.Advance advance) {
-            return stepped(advance.current(), RetirementMachine.step(advance.current(), observe(md, advance.current(), pods, slices, now)),
+            return stepped(advance.current(), RetirementMachine.step(advance.current(), observe(md, advance.current(), pods, slices, routerPods, now)),
                     usedToken);
         }
         if (decision instanceof NextRetirement.Cancel cancel) {
             return stepped(cancel.current(), RetirementMachine.cancel(cancel.current(), now), usedToken);
         }
         if (decision instanceof NextRetirement.Begin begin) {
-            return begin(md, inventory, begin, requested.or(() -> usedToken), now);
+            return begin(md, inventory, begin, routerPods, requested.or(() -> usedToken), now);
         }
         if (decision instanceof NextRetirement.Wait wait) {
             Duration untilRetry = wait.retryAt().map(at -> Duration.between(now, at).plus(PASS_INTERVAL)).orElse(WAITING_LOOK);
-            return new Pass(Optional.of(persisted), List.of(), Optional.of(untilRetry.compareTo(WAITING_LOOK) < 0 ? untilRetry : WAITING_LOOK),
+            return new Pass(record.map(r -> persisted), List.of(), Optional.of(untilRetry.compareTo(WAITING_LOOK) < 0 ? untilRetry : WAITING_LOOK),
                     Optional.empty());
         }
         return Pass.nothing();
     }
 
-    private Pass begin(ModelDeployment md, Inventory inventory, NextRetirement.Begin begin, Optional<String> token, Instant now) {
+    private Pass begin(ModelDeployment md, Inventory inventory, NextRetirement.Begin begin, Collection<Pod> routerPods, Optional<String> token,
+            Instant now) {
         NextRetirement.Candidate candidate = begin.candidate();
         List<Pod> members = inventory.replicas(candidate.role()).get(candidate.ordinal()).members();
         Classification classification = ReplicaClassifier.classify(members);
         List<Member> targets = members.stream()
                 .map(p -> new Member(p.getMetadata().getName(), p.getMetadata().getUid(), engineContainerId(p))).toList();
         RetirementMachine.Step step = RetirementMachine.begin(candidate.role(), candidate.ordinal(), begin.cause(), targets, classification,
-                dispatchBaseline(md, members, classification), now);
+                dispatchBaseline(md, routerPods, members, classification), now);
         return new Pass(Optional.of(RetirementRecords.toStatus(step.retirement(), token.orElse(null))), step.actions(),
                 Optional.of(PASS_INTERVAL), step.retirement().state().ended() ? Optional.of(step.retirement()) : Optional.empty());
     }
 
     /**
      * What the router has counted for the targets, read before their withdrawal is written (the machine withdraws
-     * only once this record is persisted), so that a dispatch made after it can never hide in the baseline. Every
-     * target gets a count, zero where the router reports none: a baseline taken is then never an empty list, which
-     * status does not keep apart from none.
+     * only once this record is persisted), so that a dispatch made after it can never hide in the baseline. Besides the
+     * router replicas' own counts, every target gets a zero under its own name: a baseline taken is then never an empty
+     * list, which status does not keep apart from none.
      */
-    private Optional<Map<String, Double>> dispatchBaseline(ModelDeployment md, List<Pod> members, Classification classification) {
+    private Optional<Map<String, Double>> dispatchBaseline(ModelDeployment md, Collection<Pod> routerPods, List<Pod> members,
+            Classification classification) {
         if (md.getSpec().router() == null || classification instanceof Classification.Refused) {
             return Optional.empty();
         }
-        RouterView view = router.view(md, members);
+        RouterView view = router.view(md, routerPods, members);
         if (view.selects().isEmpty()) {
             return Optional.empty();
         }
@@ -178,7 +181,8 @@ public class RetirementRunner {
         return new Pass(record, step.actions(), Optional.of(PASS_INTERVAL), ended);
     }
 
-    private Observation observe(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices, Instant now) {
+    private Observation observe(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices,
+            Collection<Pod> routerPods, Instant now) {
         Map<String, Pod> byName = pods.stream().collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> p, (a, b) -> a));
         Map<String, Observation.Present> present = new HashMap<>();
         for (Member member : current.targets()) {
@@ -191,11 +195,12 @@ public class RetirementRunner {
         // past the deletion the withdrawal no longer matters, and nothing about it is claimed
         Observation.Withdrawal withdrawal = current.state().pastDeletion()
                 ? new Observation.Withdrawal(md.getSpec().router() != null, Set.of(), Optional.empty(), Optional.empty(), Map.of())
-                : withdrawal(md, current, pods, slices);
+                : withdrawal(md, current, pods, slices, routerPods);
         return new Observation(now, present, withdrawal, reads.collect(operation(md, current)));
     }
 
-    private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices) {
+    private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices,
+            Collection<Pod> routerPods) {
         Map<String, String> reservedUids = current.targets().stream().collect(Collectors.toMap(Member::name, Member::uid));
         String service = Names.roleService(md.getMetadata().getName(), current.role());
         List<EndpointSlice> roleSlices = slices.stream().filter(slice -> service.equals(labels(slice).get(Labels.SERVICE_NAME))).toList();
@@ -209,7 +214,7 @@ public class RetirementRunner {
         Set<String> stillServing = members.stream().filter(p -> PodFacts.label(p, Labels.SERVING).filter(Labels.SERVING_NO::equals).isEmpty())
                 .map(p -> p.getMetadata().getName()).collect(Collectors.toSet());
         boolean routed = md.getSpec().router() != null;
-        RouterView view = routed ? router.view(md, members) : RouterView.unavailable();
+        RouterView view = routed ? router.view(md, routerPods, members) : RouterView.unavailable();
         return new Observation.Withdrawal(routed, stillServing, endpointsClear, view.selects(), view.dispatches());
     }
 

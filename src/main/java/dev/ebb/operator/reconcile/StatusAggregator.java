@@ -3,6 +3,7 @@ package dev.ebb.operator.reconcile;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.v1alpha1.AbortedRetirement;
 import dev.ebb.operator.api.v1alpha1.DrainStatus;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
@@ -33,39 +34,57 @@ public final class StatusAggregator {
     public static final String REASON_ROLLOUT = "RolloutInProgress";
     public static final String REASON_CREATING = "ReplicasCreating";
     public static final String REASON_DELETING = "Deleting";
+    public static final String REASON_NAME_CONFLICT = "NameConflict";
 
     private StatusAggregator() {
     }
 
     public static ModelDeploymentStatus accepted(long generation, DesiredDeployment deployment, Map<String, String> hashes,
-            Inventory inventory, Optional<RouterStatus> router, Optional<RetirementStatus> retirement, List<Condition> previous,
-            Instant now) {
+            Inventory inventory, Optional<RouterStatus> router, Optional<RetirementStatus> retirement, List<AbortedRetirement> aborted,
+            List<Ownership.Conflict> conflicts,
+            List<Condition> previous, Instant now) {
         List<RoleStatus> roles = deployment.roles().stream()
                 .map(role -> roleStatus(deployment, role, hashes.get(role.name()), inventory.replicas(role.name())))
                 .toList();
 
         List<String> notReady = roles.stream().filter(r -> r.ready() < r.desired())
                 .map(r -> "role " + r.name() + " has " + r.ready() + "/" + r.desired() + " replicas ready").toList();
-        Condition ready = Conditions.next(previous, Conditions.READY, notReady.isEmpty(),
-                notReady.isEmpty() ? "AllReplicasReady" : "ReplicasNotReady",
-                notReady.isEmpty() ? "every role has its desired replicas ready" : String.join("; ", notReady),
-                generation, now);
+        Condition ready = conflicts.isEmpty()
+                ? Conditions.next(previous, Conditions.READY, notReady.isEmpty(),
+                        notReady.isEmpty() ? "AllReplicasReady" : "ReplicasNotReady",
+                        notReady.isEmpty() ? "every role has its desired replicas ready" : String.join("; ", notReady),
+                        generation, now)
+                : nameConflict(conflicts, generation, previous, now);
         Condition upToDate = upToDate(roles, generation, previous, now);
 
         List<Condition> conditions = new ArrayList<>(List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
         router.ifPresent(r -> conditions.add(routerReady(r, generation, previous, now)));
         return new ModelDeploymentStatus(generation,
-                notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
-                summary(roles), roles, router.orElse(null), retirement.orElse(null), List.copyOf(conditions));
+                !conflicts.isEmpty() ? PHASE_DEGRADED : notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
+                summary(roles), roles, router.orElse(null), retirement.orElse(null), List.copyOf(aborted), List.copyOf(conditions));
     }
 
-    /** A rejected spec changes nothing that exists; status says which fields are wrong. */
+    /**
+     * Names this deployment renders that another owner's objects hold: those objects are left alone, so what they
+     * stand for is missing here until one of the two is renamed.
+     */
+    private static Condition nameConflict(List<Ownership.Conflict> conflicts, long generation, List<Condition> previous, Instant now) {
+        String held = conflicts.stream().map(Ownership.Conflict::sentence).distinct().collect(Collectors.joining("; "));
+        return Conditions.next(previous, Conditions.READY, false, REASON_NAME_CONFLICT,
+                held + "; they are left as they are, and this ModelDeployment goes without them until it or a role is renamed",
+                generation, now);
+    }
+
+    /**
+     * A rejected spec changes nothing that exists; status says which fields are wrong. It takes nothing away either, so
+     * no aborted retirement holds a replica back.
+     */
     public static ModelDeploymentStatus rejected(long generation, Resolution.Rejected rejection, Optional<RetirementStatus> retirement,
             List<Condition> previous, Instant now) {
         Condition ready = Conditions.next(previous, Conditions.READY, false, REASON_INVALID_SPEC, rejection.summary(), generation, now);
         Condition upToDate = Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_INVALID_SPEC,
                 "nothing is created or changed until the spec is fixed", generation, now);
-        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirement.orElse(null),
+        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirement.orElse(null), List.of(),
                 List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
     }
 
@@ -81,9 +100,9 @@ public final class StatusAggregator {
         List<Condition> conditions = new ArrayList<>(previous.stream().filter(c -> !Conditions.READY.equals(c.getType())).toList());
         conditions.add(0, ready);
         return last == null
-                ? new ModelDeploymentStatus(generation, PHASE_DELETING, null, List.of(), null, null, List.copyOf(conditions))
+                ? new ModelDeploymentStatus(generation, PHASE_DELETING, null, List.of(), null, null, List.of(), List.copyOf(conditions))
                 : new ModelDeploymentStatus(generation, PHASE_DELETING, last.rolesSummary(), last.roles(), last.router(),
-                        last.retirement(), List.copyOf(conditions));
+                        last.retirement(), last.abortedRetirements(), List.copyOf(conditions));
     }
 
     /** Whether the router has a replica ready; while it has none, no withdrawal can be confirmed through it. */

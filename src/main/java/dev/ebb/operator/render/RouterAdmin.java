@@ -3,10 +3,10 @@ package dev.ebb.operator.render;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 
 /**
- * Where each router answers what it routes to: the port of its Service and the path. One home for these, shared by
- * the probe that asks and the renderer that exposes them.
+ * Where each router answers what it routes to: the port and the path. One home for these, shared by the probe that
+ * asks each router Pod and the renderer that exposes them.
  *
- * @param port the router Service's port that serves the answer
+ * @param port the port each router Pod serves the answer on; its Service exposes the same
  * @param path what to GET there
  */
 public record RouterAdmin(int port, String path) {

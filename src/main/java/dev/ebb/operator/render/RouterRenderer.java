@@ -103,7 +103,12 @@ public final class RouterRenderer {
     }
 
     private static Map<String, String> ownLabels(DesiredDeployment deployment) {
-        return Map.of(Labels.DEPLOYMENT, deployment.owner().name(), COMPONENT, COMPONENT_ROUTER);
+        return labels(deployment.owner().name());
+    }
+
+    /** The labels on every object of a deployment's router: its Deployment and its Service find its Pods by them. */
+    public static Map<String, String> labels(String deployment) {
+        return Map.of(Labels.DEPLOYMENT, deployment, COMPONENT, COMPONENT_ROUTER);
     }
 
     /** Pod discovery, read-only and only in the deployment's namespace. */

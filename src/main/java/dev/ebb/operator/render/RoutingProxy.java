@@ -1,5 +1,6 @@
 package dev.ebb.operator.render;
 
+import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Platform;
 import dev.ebb.operator.api.v1alpha1.Engine;
@@ -24,9 +25,17 @@ public final class RoutingProxy {
     }
 
     public static boolean fronts(MemberSlot slot) {
-        DesiredRole role = slot.role();
+        return fronts(slot.deployment(), slot.role());
+    }
+
+    private static boolean fronts(DesiredDeployment deployment, DesiredRole role) {
         return !role.takeOver() && role.kind() == RoleKind.Decode
-                && slot.deployment().router().filter(r -> r.kind() == RouterKind.LLM_D_ROUTER).isPresent();
+                && deployment.router().filter(r -> r.kind() == RouterKind.LLM_D_ROUTER).isPresent();
+    }
+
+    /** Whether any role's Pods carry the proxy, whose form (native sidecar or not) depends on the cluster's version. */
+    public static boolean frontsAnyRole(DesiredDeployment deployment) {
+        return deployment.roles().stream().anyMatch(role -> fronts(deployment, role));
     }
 
     /** The port the engine itself listens on. */

@@ -181,8 +181,11 @@ public final class RetirementMachine {
             }
             if (reading == null) {
                 if (before.consecutiveIdle() < Budgets.IDLE_READS && holdReason == null) {
-                    holdReason = Reasons.AWAITING_READS;
-                    holdMessage = "waiting for reads of " + name;
+                    // a read still under way tells nothing new: the last verdict stands, so the reason does not flip
+                    // between it and "awaiting" (and announce each flip) from one pass to the next
+                    boolean readBefore = !MemberReads.NONE.equals(before);
+                    holdReason = readBefore ? current.reason() : Reasons.AWAITING_READS;
+                    holdMessage = readBefore ? current.message() : "waiting for reads of " + name;
                 }
                 continue;
             }

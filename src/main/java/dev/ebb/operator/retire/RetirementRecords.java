@@ -1,7 +1,11 @@
 package dev.ebb.operator.retire;
 
+import dev.ebb.operator.api.v1alpha1.AbortedRetirement;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -61,6 +65,27 @@ public final class RetirementRecords {
         } catch (RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /** The aborts status.abortedRetirements keeps, with when each may be retried by itself. */
+    public static List<AbortedRetirement> toStatus(List<NextRetirement.Abort> aborts, Duration coolDown) {
+        return aborts.stream().map(a -> new AbortedRetirement(a.role(), a.ordinal(), a.reason(), a.message(), a.at().toString(),
+                a.retryAt(coolDown).map(Instant::toString).orElse(null), a.retryToken().orElse(null))).toList();
+    }
+
+    /** The aborts a status keeps; an entry someone edited into nonsense is dropped, and its replica is simply retried. */
+    public static List<NextRetirement.Abort> aborts(ModelDeploymentStatus status) {
+        List<NextRetirement.Abort> aborts = new ArrayList<>();
+        List<AbortedRetirement> entries = status == null || status.abortedRetirements() == null ? List.of() : status.abortedRetirements();
+        for (AbortedRetirement entry : entries) {
+            try {
+                aborts.add(new NextRetirement.Abort(require(entry.roleName()), entry.replicaOrdinal(), require(entry.reason()),
+                        entry.message(), Instant.parse(entry.abortedAt()), Optional.ofNullable(entry.retryToken())));
+            } catch (RuntimeException e) {
+                // nothing is deleted on the strength of this entry: its replica is proven idle again when retried
+            }
+        }
+        return List.copyOf(aborts);
     }
 
     private static String require(String value) {

@@ -105,7 +105,10 @@ public final class RouterAnswers {
         return Optional.of(endpoints);
     }
 
-    /** llm-d's endpoint picker, its {@code /metrics}: scheduling decisions so far, by the endpoint picked. */
+    /**
+     * llm-d's endpoint picker, its {@code /metrics}: scheduling decisions so far, by the endpoint picked. Empty when a
+     * count is no number, since no comparison with it could show a dispatch.
+     */
     public static Optional<Map<String, Double>> eppAttempts(String metrics) {
         if (!isPickerPage(metrics)) {
             return Optional.empty();
@@ -117,6 +120,9 @@ public final class RouterAnswers {
         }
         Map<String, Double> attempts = new HashMap<>(current.get());
         upstream.ifPresent(u -> u.forEach((endpoint, count) -> attempts.merge(endpoint, count, Math::max)));
+        if (attempts.values().stream().anyMatch(count -> !Double.isFinite(count))) {
+            return Optional.empty();
+        }
         return Optional.of(attempts);
     }
 

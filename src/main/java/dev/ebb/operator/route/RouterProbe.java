@@ -2,6 +2,7 @@ package dev.ebb.operator.route;
 
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import io.fabric8.kubernetes.api.model.Pod;
+import java.util.Collection;
 import java.util.List;
 
 /**
@@ -9,5 +10,6 @@ import java.util.List;
  * with {@code spec.router}; an answer it cannot get is {@link RouterView#unavailable()}, never an exception.
  */
 public interface RouterProbe {
-    RouterView view(ModelDeployment deployment, List<Pod> members);
+    /** @param routerPods the Pods of the deployment's router, as the caches hold them */
+    RouterView view(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members);
 }

@@ -1,5 +1,7 @@
 package dev.ebb.operator.route;
 
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -14,5 +16,22 @@ import java.util.Optional;
 public record RouterView(Optional<Boolean> selects, Map<String, Double> dispatches) {
     public static RouterView unavailable() {
         return new RouterView(Optional.empty(), Map.of());
+    }
+
+    /**
+     * What a router's replicas say together: each routes on its own view, so one that still selects speaks for the
+     * router, and one that cannot tell, or none at all, leaves the router's answer unknown. Each replica counts its own
+     * dispatches, so its counts are keyed by the replica's name ({@code <replica>/<member>}) and compared only with its
+     * own; a replica that appears later has no earlier count, which the retirement reads as zero.
+     *
+     * @param replicas each router replica's name with its own view
+     */
+    public static RouterView allOf(Map<String, RouterView> replicas) {
+        if (replicas.isEmpty() || replicas.values().stream().anyMatch(r -> r.selects().isEmpty())) {
+            return unavailable();
+        }
+        Map<String, Double> dispatches = new HashMap<>();
+        replicas.forEach((replica, view) -> view.dispatches().forEach((member, count) -> dispatches.put(replica + "/" + member, count)));
+        return new RouterView(Optional.of(replicas.values().stream().anyMatch(r -> r.selects().get())), Map.copyOf(dispatches));
     }
 }

@@ -15,6 +15,7 @@ import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.FakeEngine;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -52,6 +53,20 @@ class DrainHookScriptTest {
     }
 
     @Test
+    void aLineThatIsNeitherCommentNorSampleCountsBusyWhateverMetricItNames() throws Exception {
+        String address = ADDRESSES.next();
+        String page = "vllm:num_requests_running{engine=\"0\"} 0.0\nvllm:num_requests_waiting{engine=\"0\"} 0.0\n"
+                + "vllm:num_requests_runn ing{engine=\"1\"} 3.0\n";
+        try (CannedListener engine = new CannedListener(address, PORT, "HTTP/1.0 200 OK\r\n\r\n" + page)) {
+            HookRun run = HookRun.run(hook(Engine.VLLM, 15, "http"), address);
+
+            assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(5);
+            assertThat(run.lines()).filteredOn(l -> l.startsWith("t="))
+                    .allMatch(l -> l.endsWith("busy (line 3 is neither a comment nor a sample)"));
+        }
+    }
+
+    @Test
     void missingGaugeCountsBusy() throws Exception {
         try (FakeEngine engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m")) {
             engine.faults().missingGauge("sglang:num_decode_transfer_queue_reqs");
@@ -77,11 +92,23 @@ class DrainHookScriptTest {
     }
 
     @Test
+    void proxyVariablesInTheEnvironmentDoNotTakeTheReadsAwayFromTheEngine() throws Exception {
+        try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
+            hold(engine, 3, 7);
+            HookRun run = HookRun.run(hook(Engine.VLLM, 30, "http"), engine.host(), HookFixtures.PROXIES);
+
+            assertThat(run.lines()).as(String.join(" / ", run.lines())).first().asString().endsWith(" read: busy (sum 3)");
+            assertThat(run.last()).contains("idle on two consecutive reads");
+        }
+    }
+
+    @Test
     void badArgumentsStillExitZero() throws Exception {
         HookRun run = HookRun.run(List.of("python3", "-c", DrainHook.SCRIPT, "--port", "not-a-port"), "127.0.0.1");
 
         assertThat(run.exitCode()).isZero();
         assertThat(run.last()).contains("bad arguments");
+        assertThat(run.returnedAt()).isBetween(DrainTimelines.SETTLE - 0.1, DrainTimelines.SETTLE + 1.0);
     }
 
     @Test
@@ -114,16 +141,33 @@ class DrainHookScriptTest {
 
     @ParameterizedTest(name = "{0} \"{1}\"")
     @MethodSource("badArguments")
-    void badArgumentsEndTheHookAtOnceWithoutReadingTheEngineIdle(String option, String value) throws Exception {
+    void badArgumentsEndTheHookAfterTheGivenSettleWithoutReadingTheEngine(String option, String value) throws Exception {
+        // a settle of 1 s keeps the many cases short; a bad settle itself falls back to the default 5 s
+        List<String> argv = withOption(withOption(hook(Engine.VLLM, 30, "http"), "--settle", "1"), option, value);
+        double settle = option.equals("--settle") ? DrainTimelines.SETTLE : 1.0;
         try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
-            HookRun run = HookRun.run(withOption(hook(Engine.VLLM, 30, "http"), option, value), engine.host());
+            HookRun run = HookRun.run(argv, engine.host());
 
             assertThat(run.exitCode()).isZero();
             assertThat(run.lines()).as(String.join(" / ", run.lines())).singleElement()
                     .satisfies(l -> assertThat(l).contains("bad arguments, nothing measured: argument " + option).doesNotContain("idle"));
-            assertThat(run.returnedAt()).isLessThan(1.0);
+            // the log's clock has a resolution of 0.1 s; the upper bound is the machine's lateness in waking
+            assertThat(run.returnedAt()).isBetween(settle - 0.1, settle + 1.0);
             assertThat(engine.metricsReads()).isZero();
         }
+    }
+
+    @Test
+    void badArgumentsGivenAsOptionEqualsValueStillWaitTheirSettle() throws Exception {
+        List<String> argv = new ArrayList<>(withOption(hook(Engine.VLLM, 30, "http"), "--port", "80000"));
+        int settle = argv.indexOf("--settle");
+        argv.remove(settle + 1);
+        argv.set(settle, "--settle=2");
+
+        HookRun run = HookRun.run(argv, "127.0.0.1");
+
+        assertThat(run.last()).contains("bad arguments, nothing measured: argument --port");
+        assertThat(run.returnedAt()).isBetween(2.0 - 0.1, 2.0 + 1.0);
     }
 
     @Test

@@ -28,6 +28,10 @@ import org.junit.jupiter.api.Test;
 class DrainHookTimingTest {
     /** What starting the interpreter may add to the hook's own time on a loaded two-core machine. */
     private static final double STARTUP = 1.0;
+    /** The hook logs its times rounded to a tenth of a second: no bound on them can be finer. */
+    private static final double LOG_RESOLUTION = 0.1;
+    /** How late a read may start after its planned time, woken late by a loaded machine. */
+    private static final double LATE_WAKE = 0.1;
 
     @BeforeAll
     static void warmUp() throws Exception {
@@ -36,8 +40,24 @@ class DrainHookTimingTest {
 
     private static void returnedAround(HookRun run, double at, double tolerance) {
         assertThat(run.returnedAt()).as(String.join(" / ", run.lines())).isBetween(at - tolerance, at + tolerance);
-        assertThat(run.seconds()).isBetween(run.returnedAt(), run.returnedAt() + STARTUP);
+        // the process runs longer than the hook's own clock, which its rounding may put up to half a tenth later
+        assertThat(run.seconds()).isBetween(run.returnedAt() - LOG_RESOLUTION, run.returnedAt() + STARTUP);
         assertThat(run.exitCode()).isZero();
+    }
+
+    private static void readsStartedAt(HookRun run, Double... planned) {
+        assertThat(run.readStarts()).as(String.join(" / ", run.lines())).hasSameSizeAs(planned);
+        firstReadsStartedAt(run, planned);
+    }
+
+    /** Each read started at its planned time, or as much later as the log's rounding and a late wake allow. */
+    private static void firstReadsStartedAt(HookRun run, Double... planned) {
+        List<Double> starts = run.readStarts();
+        assertThat(starts).as(String.join(" / ", run.lines())).hasSizeGreaterThanOrEqualTo(planned.length);
+        for (int i = 0; i < planned.length; i++) {
+            assertThat(starts.get(i)).as(String.join(" / ", run.lines()))
+                    .isBetween(planned[i] - LOG_RESOLUTION / 2, planned[i] + LOG_RESOLUTION + LATE_WAKE);
+        }
     }
 
     @Test
@@ -46,10 +66,11 @@ class DrainHookTimingTest {
             HookRun run = drain(engine, 30);
 
             returnedAround(run, 6.0, 0.5);
-            assertThat(run.readStarts()).containsExactly(5.0, 6.0);
-            assertThat(run.lines()).containsExactly(
-                    "t=5.0s read: idle (sum 0), 1 in a row", "t=6.0s read: idle (sum 0), 2 in a row",
-                    "returning at 6.0s: idle on two consecutive reads");
+            readsStartedAt(run, 5.0, 6.0);
+            assertThat(run.lines()).hasSize(3);
+            assertThat(run.lines().get(0)).endsWith(" read: idle (sum 0), 1 in a row");
+            assertThat(run.lines().get(1)).endsWith(" read: idle (sum 0), 2 in a row");
+            assertThat(run.last()).endsWith(": idle on two consecutive reads");
         }
     }
 
@@ -65,8 +86,9 @@ class DrainHookTimingTest {
 
             assertThat(run.lines()).anyMatch(l -> l.contains("busy (sum 2)"));
             assertThat(run.last()).contains("idle on two consecutive reads");
-            // the first read after the engine empties comes within an interval, and the second one more later
-            assertThat(afterIdle).as(String.join(" / ", run.lines())).isBetween(0.95, 2.3);
+            // the first read after the engine empties comes within an interval, and the second one more later; the
+            // moment it empties is seen by polling, which a loaded machine may delay by a tenth of a second
+            assertThat(afterIdle).as(String.join(" / ", run.lines())).isBetween(1.0 - LATE_WAKE, 2.3);
         }
     }
 
@@ -76,8 +98,9 @@ class DrainHookTimingTest {
             hold(engine, 1, 30);
             HookRun run = drain(engine, 15);
 
-            assertThat(run.readStarts()).as(String.join(" / ", run.lines())).containsExactly(5.0, 6.0, 7.0, 8.0, 9.0, 10.0);
-            returnedAround(run, 10.1, 0.15);
+            readsStartedAt(run, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0);
+            // right after the read that started at 10 s: the log's rounding below, that read and a late wake above
+            returnedAround(run, 10.2, 0.3);
             assertThat(run.last()).contains("no read may start after 10s");
         }
     }
@@ -108,7 +131,7 @@ class DrainHookTimingTest {
             HookRun run = drain(engine, 30);
 
             returnedAround(run, 5.2, 0.2);
-            assertThat(run.readStarts()).containsExactly(5.0);
+            readsStartedAt(run, 5.0);
             assertThat(run.last()).contains("HTTP 500");
         }
     }
@@ -120,7 +143,7 @@ class DrainHookTimingTest {
             HookRun run = drain(engine, 15);
 
             assertThat(run.lines()).filteredOn(l -> l.startsWith("t=")).hasSize(3).allMatch(l -> l.contains("busy (no answer within 2s)"));
-            assertThat(run.readStarts()).containsExactly(5.0, 7.0, 9.0);
+            readsStartedAt(run, 5.0, 7.0, 9.0);
             returnedAround(run, 11.0, 0.3);
         }
     }
@@ -132,7 +155,7 @@ class DrainHookTimingTest {
             HookRun run = drain(engine, 15);
 
             assertThat(run.lines()).filteredOn(l -> l.startsWith("t=")).hasSize(3).allMatch(l -> l.contains("busy (no answer within 2s)"));
-            assertThat(run.readStarts()).containsExactly(5.0, 7.0, 9.0);
+            readsStartedAt(run, 5.0, 7.0, 9.0);
             returnedAround(run, 11.0, 0.3);
             assertThat(run.returnedAt()).isLessThanOrEqualTo(15 - 3);
         }
@@ -148,9 +171,11 @@ class DrainHookTimingTest {
             HookRun run = hook.get();
 
             List<Double> starts = run.readStarts();
-            assertThat(starts).as(String.join(" / ", run.lines())).startsWith(5.0, 7.0, 9.0);
+            firstReadsStartedAt(run, 5.0, 7.0, 9.0);
+            // reads planned an interval apart: rounding and one read's late wake may take a little from a gap
             for (int i = 1; i < starts.size(); i++) {
-                assertThat(starts.get(i) - starts.get(i - 1)).as(String.join(" / ", run.lines())).isGreaterThanOrEqualTo(0.95);
+                assertThat(starts.get(i) - starts.get(i - 1)).as(String.join(" / ", run.lines()))
+                        .isGreaterThanOrEqualTo(1.0 - LOG_RESOLUTION - LATE_WAKE);
             }
             assertThat(run.lines()).filteredOn(l -> l.contains("idle (sum 0)")).hasSize(2);
             returnedAround(run, 12.0, 0.3);

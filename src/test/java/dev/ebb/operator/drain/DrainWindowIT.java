@@ -11,6 +11,7 @@ import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimWorld;
 import dev.ebb.operator.sim.Termination;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.test.common.WithTestResource;
@@ -50,7 +51,11 @@ class DrainWindowIT {
 
     /** One vLLM replica with grace 30 in its own namespace, behind a router that selects it; returns the Pod's UID. */
     private String deploy(String namespace) {
-        client.resource(deployment("qwen", "vLLM").namespace(namespace).role(role("server").grace(30)).build()).create();
+        return deploy(namespace, null);
+    }
+
+    private String deploy(String namespace, List<EnvVar> env) {
+        client.resource(deployment("qwen", "vLLM").namespace(namespace).role(role("server").grace(30).env(env)).build()).create();
         router = FakeRouter.inFrontOf(client, namespace, "qwen");
         await().atMost(Duration.ofSeconds(20)).until(() -> router.selects(POD));
         return client.pods().inNamespace(namespace).withName(POD).get().getMetadata().getUid();
@@ -119,12 +124,31 @@ class DrainWindowIT {
         assertThat(Duration.between(deleted, lastEnd)).isGreaterThan(Duration.ofSeconds(12));
 
         Termination termination = termination(ns);
-        assertThat(termination.hookOutput()).contains("t=5.0s read: busy (sum 3)").contains("idle on two consecutive reads");
+        assertThat(termination.hookOutput()).contains(" read: busy (sum 3)").contains("idle on two consecutive reads");
         assertThat(termination.killed()).isFalse();
         Instant hookReturned = termination.deletionSeen().plus(termination.hook().orElseThrow());
         // the first read after the last stream ends comes within an interval, and the second one a second later
         assertThat(Duration.between(lastEnd, hookReturned)).as(termination.hookOutput()).isBetween(Duration.ofMillis(900), Duration.ofMillis(2500));
         assertThat(Duration.between(hookReturned, goneAt)).isBetween(Duration.ZERO, Duration.ofSeconds(2));
+    }
+
+    @Test
+    void proxyVariablesInTheEnginesEnvironmentDoNotKeepItsHookFromReadingIt() throws Exception {
+        String ns = "drain-proxied";
+        List<EnvVar> proxies = HookFixtures.PROXIES.entrySet().stream().map(e -> new EnvVar(e.getKey(), e.getValue(), null)).toList();
+        String uid = deploy(ns, proxies);
+        FakeEngine engine = world.kubelet().engine(ns, POD).orElseThrow();
+        LoadGenerator load = new LoadGenerator(router, 3, 160, Duration.ofMillis(50)).start(Duration.ofMillis(500));
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 3);
+
+        Deletion deletion = deleteAndWaitUntilGone(ns, uid, load);
+
+        assertThat(deletion.startedBefore()).hasSize(3)
+                .allSatisfy(r -> assertThat(r.outcome()).as(r.toString()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
+        Termination termination = termination(ns);
+        assertThat(termination.hookOutput()).contains(" read: busy (sum 3)").contains("idle on two consecutive reads");
+        assertThat(termination.killed()).isFalse();
     }
 
     private boolean gone(String namespace, String uid) {

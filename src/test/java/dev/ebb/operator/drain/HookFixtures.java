@@ -27,6 +27,15 @@ public final class HookFixtures {
     static final int PORT = 8000;
     private static final ExecutorService CLIENTS = Executors.newCachedThreadPool(DaemonThreads.named("hook-test-client"));
 
+    /**
+     * What an engine container often carries for its model downloads: proxies on a dead address, and a NO_PROXY that
+     * names localhost but not 127.0.0.1. A hook or read that honoured them would never reach the engine.
+     */
+    public static final Map<String, String> PROXIES = Map.of(
+            "http_proxy", "http://127.0.0.1:9", "HTTP_PROXY", "http://127.0.0.1:9",
+            "https_proxy", "http://127.0.0.1:9", "HTTPS_PROXY", "http://127.0.0.1:9",
+            "all_proxy", "http://127.0.0.1:9", "NO_PROXY", "localhost", "no_proxy", "localhost");
+
     private HookFixtures() {
     }
 

@@ -14,6 +14,7 @@ import dev.ebb.operator.render.Names;
 import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LocalExec;
+import dev.ebb.operator.sim.RecordedEvents;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimOperator;
 import dev.ebb.operator.sim.SimRouterAddress;
@@ -91,7 +92,7 @@ class PackagedShutdownIT {
         client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
         await("both replicas ready").atMost(Duration.ofSeconds(60)).until(() -> readyReplicas() == 2);
         Specs.scale(client, NS, "qwen", "server", 1);
-        // this process cannot reach the router it renders (no cluster DNS here), so its retirement stays held
+        // no router answers at the router Pod's address in the test world, so this process's retirement stays held
         RetirementStatus begun = await("a retirement under way").atMost(Duration.ofSeconds(30))
                 .until(this::retirement, Optional::isPresent).orElseThrow();
 
@@ -126,7 +127,7 @@ class PackagedShutdownIT {
                         .until(() -> client.pods().inNamespace(NS).withName(TARGET).get() == null && retirement().isEmpty());
             }
         }
-        List<String> starts = client.v1().events().inNamespace(NS).list().getItems().stream()
+        List<String> starts = RecordedEvents.occurrences(client, NS).stream()
                 .filter(e -> Reasons.STARTED.equals(e.getReason())).map(e -> e.getMessage()).toList();
         assertThat(starts).as("one operation, resumed, not a second one").hasSize(1);
     }

@@ -101,7 +101,7 @@ class MemberReaderTest {
         engine.faults().missingGauge("vllm:num_requests_waiting");
         assertThat(read(pod, Engine.VLLM)).isEqualTo(new Reading.Partial(List.of("vllm:num_requests_waiting")));
         engine.faults().missingGauge(null).notMetrics(true);
-        assertThat(read(pod, Engine.VLLM)).isEqualTo(new Reading.Failed("the body holds no metrics"));
+        assertThat(read(pod, Engine.VLLM)).isEqualTo(new Reading.Failed("line 1 is neither a comment nor a sample"));
         engine.faults().notMetrics(false).metricsStatus(500);
         assertThat(read(pod, Engine.VLLM)).isEqualTo(new Reading.Failed("the engine answered an HTTP error"));
         engine.faults().metricsStatus(200).oversizedMetrics(2 * 1024 * 1024);

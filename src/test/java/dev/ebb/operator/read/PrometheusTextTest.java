@@ -69,10 +69,26 @@ class PrometheusTextTest {
                 Arguments.of("NaN elsewhere is ignored", "other NaN\nvllm:num_requests_running 0\nvllm:num_requests_waiting 0\n", VLLM,
                         new Reading.Idle()),
                 Arguments.of("truncated last line of a gauge", "vllm:num_requests_waiting 0\nvllm:num_requests_running{engine=\"0", VLLM,
-                        new Reading.Failed("malformed sample of vllm:num_requests_running")),
+                        new Reading.Failed("line 2 is neither a comment nor a sample")),
                 Arguments.of("truncated inside a name", "vllm:num_requests_running 0\nvllm:num_requ", VLLM,
-                        new Reading.Partial(List.of("vllm:num_requests_waiting"))),
-                Arguments.of("not metrics", "<html><body>Welcome to nginx!</body></html>", VLLM, new Reading.Failed("the body holds no metrics")),
+                        new Reading.Failed("line 2 is neither a comment nor a sample")),
+                Arguments.of("a chunk boundary inside a busy gauge's line, framing left in",
+                        "vllm:num_requests_running{engine=\"0\"} 0.0\nvllm:num_requests_run\r\n1a\r\nning{engine=\"1\"} 3.0\n"
+                                + "vllm:num_requests_waiting{engine=\"0\"} 0.0\n", VLLM,
+                        new Reading.Failed("line 2 is neither a comment nor a sample")),
+                Arguments.of("chunk framing before the page", "1daa\r\n" + VLLM_BODY, VLLM,
+                        new Reading.Failed("line 1 is neither a comment nor a sample")),
+                Arguments.of("an unreadable line of another metric", "other{a=\"b\" 1\n" + VLLM_BODY, VLLM,
+                        new Reading.Failed("line 1 is neither a comment nor a sample")),
+                Arguments.of("a name starting with a digit", "1vllm 0\n" + VLLM_BODY, VLLM,
+                        new Reading.Failed("line 1 is neither a comment nor a sample")),
+                Arguments.of("a label without a quoted value", "vllm:num_requests_running{engine=0} 1\nvllm:num_requests_waiting 0\n", VLLM,
+                        new Reading.Failed("line 1 is neither a comment nor a sample")),
+                Arguments.of("a label list with a trailing comma and spaces",
+                        "vllm:num_requests_running{ engine=\"0\" , } 1\nvllm:num_requests_waiting 0\n", VLLM, new Reading.Busy(1)),
+                Arguments.of("not metrics", "<html><body>Welcome to nginx!</body></html>", VLLM,
+                        new Reading.Failed("line 1 is neither a comment nor a sample")),
+                Arguments.of("only comments", "# HELP vllm:num_requests_running Requests.\n", VLLM, new Reading.Failed("the body holds no metrics")),
                 Arguments.of("empty", "", VLLM, new Reading.Failed("the body holds no metrics")),
                 Arguments.of("negative count", "vllm:num_requests_running -1\nvllm:num_requests_waiting 0\n", VLLM,
                         new Reading.Failed("vllm:num_requests_running has value -1.0, which is no count")),
@@ -105,6 +121,24 @@ class PrometheusTextTest {
         if (reading instanceof Reading.Idle) {
             assertThat(body).contains("vllm:num_requests_running").contains("vllm:num_requests_waiting");
         }
+    }
+
+    /** A chunk-size line (framing a reader failed to remove) put anywhere in a busy page never lets it read idle. */
+    @Property(tries = 1000)
+    void chunkFramingAnywhereMakesTheReadFailed(@ForAll("offsetsInAPage") int at, @ForAll("chunkSizes") String size) {
+        String framed = VLLM_BODY.substring(0, at) + "\r\n" + size + "\r\n" + VLLM_BODY.substring(at);
+
+        assertThat(PrometheusText.read(framed, VLLM)).isInstanceOf(Reading.Failed.class);
+    }
+
+    @Provide
+    Arbitrary<Integer> offsetsInAPage() {
+        return Arbitraries.integers().between(0, VLLM_BODY.length());
+    }
+
+    @Provide
+    Arbitrary<String> chunkSizes() {
+        return Arbitraries.integers().between(1, 1 << 20).map(Integer::toHexString);
     }
 
     @Provide

@@ -2,6 +2,7 @@ package dev.ebb.operator.read;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.drain.HookFixtures;
 import dev.ebb.operator.sim.CannedListener;
 import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.LoopbackAddresses;
@@ -13,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -54,11 +56,18 @@ class ReadMetricsScriptTest {
     }
 
     private static Run run(String... args) throws Exception {
+        return run(Map.of(), args);
+    }
+
+    /** @param environment added to the interpreter's environment */
+    private static Run run(Map<String, String> environment, String... args) throws Exception {
         List<String> argv = new ArrayList<>(List.of("python3", "-c", ReadCommand.SCRIPT));
         argv.addAll(List.of(args));
         Path stderr = Files.createTempFile("read-metrics", ".err");
         try {
-            Process process = LocalProcesses.builder(argv).redirectError(stderr.toFile()).start();
+            ProcessBuilder builder = LocalProcesses.builder(argv).redirectError(stderr.toFile());
+            builder.environment().putAll(environment);
+            Process process = builder.start();
             byte[] stdout = process.getInputStream().readAllBytes();
             assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
             return new Run(process.exitValue(), stdout, Files.readString(stderr));
@@ -80,6 +89,88 @@ class ReadMetricsScriptTest {
         assertThat(run.exit()).isEqualTo(OK);
         assertThat(run.stdout()).isEqualTo(METRICS);
         assertThat(engine.requests()).singleElement().asString().startsWith("GET /metrics HTTP/1.0\r\n");
+    }
+
+    /** How uvicorn frames an answer without Content-Length, whatever the request's HTTP version. */
+    private static String chunked(String... chunks) {
+        StringBuilder framed = new StringBuilder();
+        for (String chunk : chunks) {
+            framed.append(Integer.toHexString(chunk.length())).append("\r\n").append(chunk).append("\r\n");
+        }
+        return framed.append("0\r\n\r\n").toString();
+    }
+
+    private static final String CHUNKED_HEAD = "HTTP/1.1 200 OK\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8\r\n"
+            + "Transfer-Encoding: chunked\r\n\r\n";
+
+    @Test
+    void chunkedAnswerIsPrintedDecodedWhereverItsChunksSplitALine() throws Exception {
+        String page = "vllm:num_requests_running{engine=\"0\"} 0.0\nvllm:num_requests_running{engine=\"1\"} 3.0\n";
+        int inside = page.indexOf("running{engine=\"1") + 3;
+        CannedListener engine = answering(CHUNKED_HEAD,
+                chunked(page.substring(0, 10), page.substring(10, inside), page.substring(inside)).getBytes(StandardCharsets.US_ASCII));
+
+        Run run = read(engine, "http", "/metrics");
+
+        assertThat(run.exit()).as(run.stderr()).isEqualTo(OK);
+        assertThat(new String(run.stdout(), StandardCharsets.US_ASCII)).isEqualTo(page);
+    }
+
+    @Test
+    void chunkExtensionsAndTrailersAreNotPartOfTheBody() throws Exception {
+        CannedListener engine = answering(CHUNKED_HEAD,
+                ("1c;name=value\r\nvllm:num_requests_running 0\n\r\n0\r\nX-Trailer: t\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+
+        Run run = read(engine, "http", "/metrics");
+
+        assertThat(run.exit()).as(run.stderr()).isEqualTo(OK);
+        assertThat(new String(run.stdout(), StandardCharsets.US_ASCII)).isEqualTo("vllm:num_requests_running 0\n");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "1c\r\nvllm:num_requests_running 0\n\r\n",
+        "1c\r\nvllm:num_requests_running 0\n\r\n0\r\n",
+        "1c\r\nvllm:num_requests_run",
+        "1c\r\nvllm:num_requests_running 0\nXX0\r\n\r\n",
+        "zz\r\nvllm:num_requests_running 0\n\r\n0\r\n\r\n",
+        "-1c\r\nvllm:num_requests_running 0\n\r\n0\r\n\r\n",
+        "\r\nvllm:num_requests_running 0\n\r\n0\r\n\r\n"})
+    void chunkedAnswerCutShortOrMisframedIsABrokenAnswer(String body) throws Exception {
+        Run run = read(answering(CHUNKED_HEAD, body.getBytes(StandardCharsets.US_ASCII)), "http", "/metrics");
+
+        assertThat(run.exit()).isEqualTo(OTHER);
+        assertThat(run.stdout()).isEmpty();
+    }
+
+    @Test
+    void chunkedBodyOverTheCapIsTooLarge() throws Exception {
+        String chunk = "#".repeat(60_000) + "\n";
+        CannedListener engine = answering(CHUNKED_HEAD, chunked(chunk, chunk).getBytes(StandardCharsets.US_ASCII));
+
+        Run run = run("--host", engine.host(), "--port", Integer.toString(engine.port()), "--max-bytes", "100000");
+
+        assertThat(run.exit()).isEqualTo(TOO_LARGE);
+        assertThat(run.stdout()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"Transfer-Encoding: gzip, chunked", "Content-Encoding: gzip"})
+    void anEncodedBodyIsNotPrintedAsThePage(String header) throws Exception {
+        Run run = read(answering("HTTP/1.1 200 OK\r\n" + header + "\r\n\r\n", METRICS), "http", "/metrics");
+
+        assertThat(run.exit()).isEqualTo(OTHER);
+        assertThat(run.stdout()).isEmpty();
+    }
+
+    @Test
+    void proxyVariablesInTheEnvironmentAreNotFollowed() throws Exception {
+        CannedListener engine = answering("HTTP/1.0 200 OK\r\nContent-Length: " + METRICS.length + "\r\n\r\n", METRICS);
+
+        Run run = run(HookFixtures.PROXIES, "--host", engine.host(), "--port", Integer.toString(engine.port()));
+
+        assertThat(run.exit()).as(run.stderr()).isEqualTo(OK);
+        assertThat(run.stdout()).isEqualTo(METRICS);
     }
 
     @Test

@@ -10,6 +10,7 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
+import dev.ebb.operator.sim.RecordedEvents;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -54,7 +55,7 @@ class ModelDeploymentReconcilerIT {
     }
 
     private List<Event> events(String namespace, String name, String reason) {
-        return client.v1().events().inNamespace(namespace).list().getItems().stream()
+        return RecordedEvents.occurrences(client, namespace).stream()
                 .filter(e -> name.equals(e.getInvolvedObject().getName()) && reason.equals(e.getReason())).toList();
     }
 

@@ -13,6 +13,7 @@ import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LocalExec;
+import dev.ebb.operator.sim.RecordedEvents;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimOperator;
@@ -93,7 +94,7 @@ class OperatorRestartIT {
             second.close();
         }
         assertThat(request.join().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
-        List<String> starts = client.v1().events().inNamespace(NS).list().getItems().stream()
+        List<String> starts = RecordedEvents.occurrences(client, NS).stream()
                 .filter(e -> "RetirementStarted".equals(e.getReason())).map(e -> e.getMessage()).toList();
         assertThat(starts).as("one operation, resumed, not a second one").hasSize(1);
         assertThat(client.v1().events().inNamespace(NS).list().getItems()).anyMatch(e -> "Completed".equals(e.getReason()));

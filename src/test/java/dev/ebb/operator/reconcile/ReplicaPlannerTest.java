@@ -15,6 +15,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -25,7 +26,7 @@ class ReplicaPlannerTest {
     }
 
     private static ReplicaPlan plan(DesiredDeployment d, List<Pod> pods, List<String> services) {
-        return ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), services);
+        return ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), services, Map.of());
     }
 
     private static List<String> names(List<Pod> pods) {
@@ -55,7 +56,7 @@ class ReplicaPlannerTest {
     }
 
     @Test
-    void theHighestOrdinalIsTheNextToRetireAndNothingIsDeletedDirectly() {
+    void everyReplicaTakenAwayIsACandidateHighestOrdinalFirstAndNothingIsDeletedDirectly() {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
         String hash = hashes(d).get("server");
         List<Pod> pods = new ArrayList<>();
@@ -67,7 +68,7 @@ class ReplicaPlannerTest {
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.neverRan()).isEmpty();
-        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 2, true));
+        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 2, true), new NextRetirement.Candidate("server", 1, true));
     }
 
     @Test
@@ -108,6 +109,99 @@ class ReplicaPlannerTest {
     }
 
     @Test
+    void aSurplusReplicaMissingAMemberIsNotRefilled() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("big").size(2).replicas(1)).desired();
+        String hash = hashes(d).get("big");
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "big", 0, hash, true));
+        pods.add(ObservedPods.replica(d, "big", 1, hash, true).get(0));
+
+        ReplicaPlan plan = plan(d, pods, List.of());
+
+        assertThat(plan.create()).isEmpty();
+        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("big", 1, true));
+    }
+
+    @Test
+    void aReplicaWithATerminatingMemberIsNotRefilled() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("big").size(2).replicas(2)).desired();
+        String hash = hashes(d).get("big");
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "big", 0, hash, true));
+        pods.add(new PodBuilder(ObservedPods.replica(d, "big", 1, hash, true).get(0))
+                .editMetadata().withDeletionTimestamp("2026-01-01T00:00:00Z").endMetadata().build());
+
+        assertThat(plan(d, pods, List.of()).create()).isEmpty();
+    }
+
+    @Test
+    void aReplicaARetirementHoldsIsNotRefilledEvenWhenTheRoleWantsItAgain() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("big").size(2).replicas(2)).desired();
+        String hash = hashes(d).get("big");
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "big", 0, hash, true));
+        pods.add(ObservedPods.replica(d, "big", 1, hash, true).get(0));
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of(), Map.of("big", Set.of(1)));
+
+        assertThat(plan.create()).isEmpty();
+        assertThat(plan.retirements()).isEmpty();
+    }
+
+    @Test
+    void aRolloutGoesOverTheReplicasThatStayAndLeavesAHeldOneToItsRetirement() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2)).desired();
+        List<Pod> pods = new ArrayList<>();
+        for (int ordinal = 0; ordinal < 3; ordinal++) {
+            pods.addAll(ObservedPods.replica(d, "server", ordinal, "old-hash", true));
+        }
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+
+        assertThat(plan.replaced()).extracting(ObservedReplica::ordinal).containsExactly(1);
+        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 2, true));
+        assertThat(plan.create()).isEmpty();
+    }
+
+    @Test
+    void onceTheReplacedReplicaIsGoneItsSuccessorIsCreatedAndTheHeldOneStillLeaves() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2)).desired();
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 0, "old-hash", true));
+        pods.addAll(ObservedPods.replica(d, "server", 2, "old-hash", true));
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+
+        assertThat(names(plan.create())).containsExactly("qwen-server-r1-m0");
+        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 2, true));
+        assertThat(plan.replaced()).isEmpty();
+    }
+
+    @Test
+    void aScaleUpKeepsAHeldReplica() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>();
+        for (int ordinal = 0; ordinal < 3; ordinal++) {
+            pods.addAll(ObservedPods.replica(d, "server", ordinal, hash, true));
+        }
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+
+        assertThat(plan.create()).isEmpty();
+        assertThat(plan.retirements()).isEmpty();
+    }
+
+    @Test
+    void aReplicaLostBesideAHeldOneAtTheCurrentConfigurationCallsTheRetirementOffInsteadOfStartingANewOne() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 1, hash, true));
+        pods.addAll(ObservedPods.replica(d, "server", 2, hash, true));
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+
+        assertThat(plan.create()).isEmpty();
+        assertThat(plan.retirements()).isEmpty();
+    }
+
+    @Test
     void outdatedReplicaIsLeftForItsRolloutAndNotRefilled() {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("big").size(2)).desired();
         List<Pod> pods = ObservedPods.replica(d, "big", 0, "old-hash", true).subList(0, 1);
@@ -139,7 +233,7 @@ class ReplicaPlannerTest {
 
         assertThat(inventory.strays()).hasSize(6);
         assertThat(inventory.byRole()).isEmpty();
-        assertThat(names(ReplicaPlanner.plan(d, hashes(d), inventory, List.of()).create())).containsExactly("qwen-server-r0-m0");
+        assertThat(names(ReplicaPlanner.plan(d, hashes(d), inventory, List.of(), Map.of()).create())).containsExactly("qwen-server-r0-m0");
     }
 
     @Test

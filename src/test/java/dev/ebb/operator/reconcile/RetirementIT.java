@@ -27,14 +27,19 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
 import java.util.concurrent.TimeUnit;
@@ -68,6 +73,7 @@ class RetirementIT {
 
     private SimWorld world;
     private FakeRouter router;
+    private final List<FakeRouter> replicas = new ArrayList<>();
     private String ns;
 
     @BeforeEach
@@ -83,6 +89,7 @@ class RetirementIT {
         if (router != null) {
             router.close();
         }
+        replicas.forEach(FakeRouter::close);
         client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").delete();
         world.close();
     }
@@ -98,8 +105,18 @@ class RetirementIT {
         client.resource(spec.router(kind.wireName()).namespace(ns).build()).create();
     }
 
+    /** A deployment whose router runs as several replicas, each a fake router with its own view of the Pods. */
+    private void deployRoutedReplicas(Specs.Deployment spec, RouterKind kind, int count) {
+        for (int i = 0; i < count; i++) {
+            replicas.add(FakeRouter.inFrontOf(client, ns, "qwen"));
+        }
+        routers.put(ns, "qwen", kind, replicas.toArray(FakeRouter[]::new));
+        client.resource(spec.router(kind.wireName(), count).namespace(ns).build()).create();
+    }
+
     private void awaitServing(String... pods) {
-        await().atMost(CONVERGE).until(() -> List.of(pods).stream().allMatch(router::selects));
+        List<FakeRouter> inFront = replicas.isEmpty() ? List.of(router) : replicas;
+        await().atMost(CONVERGE).until(() -> inFront.stream().allMatch(r -> Stream.of(pods).allMatch(r::selects)));
     }
 
     private void scale(String role, int replicas) {
@@ -189,6 +206,47 @@ class RetirementIT {
         });
     }
 
+    /**
+     * The follower's hook ends after 5 s, so its Pod goes before the leader's: nothing of a leaving replica is put
+     * back meanwhile, and once gone it stays gone.
+     */
+    @Test
+    void aMultiPodReplicaScaledAwayUnderLoadIsCreatedOnceAndStaysGone() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        List<String> leaving = List.of("qwen-server-r1-m0", "qwen-server-r1-m1");
+        Map<String, Set<String>> uidsSeen = new ConcurrentHashMap<>();
+        try (SharedIndexInformer<Pod> seen = client.pods().inNamespace(ns).inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Pod pod) {
+                uidsSeen.computeIfAbsent(pod.getMetadata().getName(), n -> ConcurrentHashMap.newKeySet()).add(pod.getMetadata().getUid());
+            }
+
+            @Override
+            public void onUpdate(Pod before, Pod pod) {
+                onAdd(pod);
+            }
+
+            @Override
+            public void onDelete(Pod pod, boolean finalStateUnknown) {
+            }
+        })) {
+            LoadGenerator load = new LoadGenerator(router, 2, 20, Duration.ofMillis(50)).start(Duration.ofSeconds(60));
+            await().atMost(Duration.ofSeconds(5)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 2);
+
+            scale("server", 1);
+
+            await().atMost(Duration.ofSeconds(60)).until(() -> leaving.stream().allMatch(this::gone));
+            await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(12)).until(() -> leaving.stream().allMatch(this::gone));
+            load.stop(Duration.ofSeconds(10));
+
+            assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
+            assertThat(leaving).allSatisfy(name -> assertThat(uidsSeen.get(name)).as("UIDs of " + name).hasSize(1));
+            assertThat(pod("qwen-server-r0-m0")).isNotNull();
+            assertThat(pod("qwen-server-r0-m1")).isNotNull();
+        }
+    }
+
     static Stream<Arguments> routers() {
         return Stream.of(Arguments.of(RouterKind.LLM_D_ROUTER, "vLLM"), Arguments.of(RouterKind.LLM_D_ROUTER, "SGLang"),
                 Arguments.of(RouterKind.VLLM_ROUTER, "vLLM"), Arguments.of(RouterKind.SGLANG_GATEWAY, "SGLang"));
@@ -216,6 +274,22 @@ class RetirementIT {
 
         scale("server", 1);
         holdsThenAbortsAtBudget("Withdrawing", "RouterStillSelects", Budgets.WITHDRAWING);
+        assertKeptAndServing("qwen-server-r1-m0", uid);
+    }
+
+    @Test
+    void oneRouterReplicaStillSelectingTheTargetHoldsTheWithdrawalThoughTheOthersDroppedIt() {
+        deployRoutedReplicas(deployment("qwen", "vLLM").role(role("server").replicas(2)), RouterKind.VLLM_ROUTER, 3);
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+        // its discovery missed the label change, as vLLM's router can after a watch reconnect
+        replicas.get(2).pin("qwen-server-r1-m0", true);
+
+        scale("server", 1);
+        awaitRetirement("Withdrawing", "RouterStillSelects");
+        assertThat(replicas.subList(0, 2)).noneMatch(r -> r.selects("qwen-server-r1-m0"));
+        clock.advance(Budgets.WITHDRAWING);
+        awaitRetirement("Aborted", "RouterStillSelects");
         assertKeptAndServing("qwen-server-r1-m0", uid);
     }
 
@@ -414,6 +488,51 @@ class RetirementIT {
         clock.advance(Duration.ofMinutes(10));
         assertThat(retirement()).hasValueSatisfying(r -> assertThat(r.reason()).isEqualTo("Disaggregated"));
         assertKeptAndServing("qwen-prefill-r1-m0", uid);
+    }
+
+    /** A refusal is per replica: another role's scale-down goes ahead, and status names the refused replica. */
+    @Test
+    void aRefusedReplicaNeverBlocksAnotherRetirement() {
+        deployRouted(deployment("qwen", "vLLM").role(role("prefill").kind("Prefill").replicas(2)).role(role("server").replicas(2)));
+        awaitServing("qwen-prefill-r0-m0", "qwen-prefill-r1-m0", "qwen-server-r0-m0", "qwen-server-r1-m0");
+        String prefillUid = pod("qwen-prefill-r1-m0").getMetadata().getUid();
+        scale("prefill", 1);
+        awaitRetirement("Aborted", "Disaggregated");
+
+        scale("server", 1);
+
+        await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
+        assertKeptAndServing("qwen-prefill-r1-m0", prefillUid);
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        assertThat(md.getStatus().abortedRetirements()).singleElement().satisfies(aborted -> {
+            assertThat(aborted.roleName()).isEqualTo("prefill");
+            assertThat(aborted.replicaOrdinal()).isEqualTo(1);
+            assertThat(aborted.reason()).isEqualTo("Disaggregated");
+            assertThat(aborted.retryAt()).as("a refusal is retried only when asked").isNull();
+        });
+    }
+
+    /** A cool-down is per replica too: while the busy one waits out its own, the next one the spec takes away goes. */
+    @Test
+    void aReplicaCoolingDownNeverBlocksTheNextOne() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(3)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
+        String busyUid = pod("qwen-server-r2-m0").getMetadata().getUid();
+        longRequestTo("qwen-server-r2-m0", 400);
+
+        scale("server", 1);
+        awaitRetirement("Draining", "Busy");
+        clock.advance(Budgets.DRAINING);
+
+        // the next retirement starts as soon as this one aborts, so the abort is read from the per-replica list
+        await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
+        assertKeptAndServing("qwen-server-r2-m0", busyUid);
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        assertThat(md.getStatus().abortedRetirements()).singleElement().satisfies(aborted -> {
+            assertThat(aborted.replicaOrdinal()).isEqualTo(2);
+            assertThat(aborted.reason()).isEqualTo("Busy");
+            assertThat(aborted.retryAt()).isNotNull();
+        });
     }
 
     private void relabel(String pod, String key, String value) {

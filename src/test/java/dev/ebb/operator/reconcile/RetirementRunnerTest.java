@@ -20,6 +20,7 @@ import dev.ebb.operator.retire.NextRetirement;
 import dev.ebb.operator.route.HttpRouterProbe;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimRouterPods;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
@@ -34,6 +35,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,6 +48,8 @@ class RetirementRunnerTest {
     private static final String NS = "runner";
     private static final String KEPT = "qwen-server-r0-m0";
     private static final String TARGET = "qwen-server-r1-m0";
+    /** The router's one Pod; the probe is pointed at the fake's admin address whatever it asks. */
+    private static final List<Pod> ROUTER_PODS = List.of(SimRouterPods.ready(NS, "qwen-router-0", "127.0.0.1"));
     private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
 
     private KubernetesMockServer server;
@@ -72,7 +76,7 @@ class RetirementRunnerTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         MemberReader unread = new MemberReader((pod, container, argv, limits) -> Uni.createFrom().item(new ExecResult.Failed("not read here")),
                 registry);
-        runner = new RetirementRunner(client, new ReadLedger(unread), new HttpRouterProbe((deployment, kind) -> admin),
+        runner = new RetirementRunner(client, new ReadLedger(unread), new HttpRouterProbe((routerPod, kind) -> Optional.of(admin)),
                 new EventRecorder(client), registry, EbbSettings.of(Map.of()));
         await().atMost(Duration.ofSeconds(10)).until(() -> router.selects(TARGET) && router.selects(KEPT));
     }
@@ -102,8 +106,8 @@ class RetirementRunnerTest {
     private RetirementStatus pass(List<EndpointSlice> slices) {
         List<Pod> pods = pods();
         RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, true)),
-                slices, now);
-        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, pass.record().orElse(null), List.of()));
+                slices, ROUTER_PODS, now);
+        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, pass.record().orElse(null), List.of(), List.of()));
         runner.carryOut(md, pass, pods);
         now = now.plusSeconds(1);
         return pass.record().orElseThrow();

@@ -6,13 +6,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.Specs;
+import dev.ebb.operator.retire.Budgets;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.RecordedEvents;
 import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimClock;
 import dev.ebb.operator.sim.SimRouterAddress;
 import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Event;
@@ -25,6 +29,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -47,6 +52,8 @@ class RolloutIT {
     KubernetesClient client;
     @Inject
     SimRouterAddress routers;
+    @Inject
+    SimClock clock;
 
     private SimWorld world;
     private FakeRouter router;
@@ -63,6 +70,7 @@ class RolloutIT {
 
     @AfterEach
     void stop() {
+        clock.reset();
         sampler.shutdownNow();
         routers.remove(ns, "qwen");
         router.close();
@@ -96,7 +104,7 @@ class RolloutIT {
     }
 
     private List<Event> rolloutSteps() {
-        return client.v1().events().inNamespace(ns).list().getItems().stream().filter(e -> "RolloutStep".equals(e.getReason())).toList();
+        return RecordedEvents.occurrences(client, ns).stream().filter(e -> "RolloutStep".equals(e.getReason())).toList();
     }
 
     @Test
@@ -162,5 +170,50 @@ class RolloutIT {
         assertThat(client.v1().events().inNamespace(ns).list().getItems()).anyMatch(e -> "Completed".equals(e.getReason()));
         // replica 2 left through the retirement protocol, so the rollout replaced only the two that stay
         assertThat(rolloutSteps()).hasSize(2).noneMatch(e -> e.getMessage().startsWith("replacing replica 2 "));
+    }
+
+    private Optional<RetirementStatus> retirement() {
+        return Optional.ofNullable(client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get())
+                .map(ModelDeployment::getStatus).map(s -> s.retirement());
+    }
+
+    private String uidOf(String pod) {
+        return client.pods().inNamespace(ns).withName(pod).get().getMetadata().getUid();
+    }
+
+    /**
+     * Without a router a scale-down cannot prove its withdrawal and aborts: the replica it kept stays surplus, the
+     * rollout turns over the two that stay, and the kept one is retried by the retirement protocol, never replaced.
+     */
+    @Test
+    void anAbortedScaleDownNeverStopsARolloutAndItsSurplusReplicaIsRetiredNotReplaced() {
+        client.resource(deployment("qwen", "vLLM").namespace(ns).role(role("server").replicas(3)).build()).create();
+        await().atMost(Duration.ofSeconds(30)).until(() -> servers().size() == 3
+                && servers().stream().allMatch(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase())));
+        String oldHash = hashOfServers();
+        String surplusUid = uidOf("qwen-server-r2-m0");
+        Specs.scale(client, ns, "qwen", "server", 2);
+        await().atMost(Duration.ofSeconds(30)).until(() -> retirement().filter(r -> "Withdrawing".equals(r.state())).isPresent());
+        clock.advance(Budgets.WITHDRAWING);
+        await().atMost(Duration.ofSeconds(30)).until(() -> retirement().filter(r -> "Aborted".equals(r.state())).isPresent());
+
+        editServer(r -> Specs.withImage(r, "vllm/vllm-openai:v0.12.0"));
+
+        await().atMost(ROLLOUT).until(() -> {
+            List<Pod> pods = servers();
+            return pods.size() == 3 && pods.stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null)
+                    && pods.stream().filter(p -> !oldHash.equals(p.getMetadata().getLabels().get(Labels.CONFIG_HASH))).count() == 2;
+        });
+        assertThat(uidOf("qwen-server-r2-m0")).isEqualTo(surplusUid);
+        assertThat(client.pods().inNamespace(ns).withName("qwen-server-r2-m0").get().getMetadata().getLabels())
+                .containsEntry(Labels.CONFIG_HASH, oldHash);
+        assertThat(rolloutSteps()).hasSize(2).noneMatch(e -> e.getMessage().startsWith("replacing replica 2 "));
+
+        clock.advance(Duration.ofMinutes(5));
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
+            assertThat(r.replicaOrdinal()).isEqualTo(2);
+            assertThat(r.cause()).isEqualTo("Surplus");
+            assertThat(r.state()).isEqualTo("Withdrawing");
+        }));
     }
 }

@@ -11,13 +11,15 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.NavigableMap;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** One replica at a time, never while one is leaving or its replacement is not Ready, never during a scale. */
+/** One replica at a time, never while one is leaving or its replacement is not Ready, only over the replicas that stay. */
 class RolloutStepTest {
     private static final DesiredDeployment D = deployment("q", "vLLM").role(role("s").size(2)).desired();
     private static final String NEW = "new";
@@ -47,7 +49,7 @@ class RolloutStepTest {
                 Arguments.of("the replacement is not Ready yet: wait", List.of(r(0, OLD), r(1, OLD), new R(2, NEW, false, false)), 3, null),
                 Arguments.of("the replacement is Ready: the next old one goes", List.of(r(0, OLD), r(1, OLD), r(2, NEW)), 3, 1),
                 Arguments.of("a replica short (its replacement not created yet): wait", List.of(r(0, OLD), r(1, OLD)), 3, null),
-                Arguments.of("more than the spec asks (a scale-down retires first): wait", List.of(r(0, OLD), r(1, OLD), r(2, OLD)), 2, null));
+                Arguments.of("more than the spec asks: the rollout goes over the replicas that stay", List.of(r(0, OLD), r(1, OLD), r(2, OLD)), 2, 1));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -56,7 +58,9 @@ class RolloutStepTest {
         List<Pod> pods = new ArrayList<>();
         replicas.forEach(r -> pods.addAll(r.pods()));
 
-        Optional<ObservedReplica> next = RolloutStep.next(Inventory.of(pods).replicas("s"), desired, NEW);
+        NavigableMap<Integer, ObservedReplica> all = Inventory.of(pods).replicas("s");
+
+        Optional<ObservedReplica> next = RolloutStep.next(all, SurplusChoice.split(all, desired, Set.of(), NEW).staying(), desired, NEW);
 
         assertThat(next.map(ObservedReplica::ordinal)).isEqualTo(Optional.ofNullable(expected));
     }

@@ -37,7 +37,7 @@ class StatusAggregatorTest {
             .collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
 
     private ModelDeploymentStatus status(List<Pod> pods, List<Condition> previous, Instant now) {
-        return StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), Optional.empty(), previous, now);
+        return StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), Optional.empty(), List.of(), List.of(), previous, now);
     }
 
     private List<Pod> server(int... ordinals) {
@@ -93,7 +93,7 @@ class StatusAggregatorTest {
 
         RetirementStatus draining = RetirementRecords.toStatus(RetirementMachineTest.draining(), null);
 
-        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), Optional.of(draining), List.of(), T0);
+        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), Optional.of(draining), List.of(), List.of(), List.of(), T0);
 
         Condition upToDate = Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow();
         assertThat(upToDate.getStatus()).isEqualTo("False");
@@ -112,7 +112,7 @@ class StatusAggregatorTest {
         Retirement aborted = RetirementMachine.cancel(RetirementMachineTest.draining(), T0).retirement();
 
         ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(),
-                Optional.of(RetirementRecords.toStatus(aborted, null)), List.of(), T0);
+                Optional.of(RetirementRecords.toStatus(aborted, null)), List.of(), List.of(), List.of(), T0);
 
         Condition retiring = Conditions.find(status.conditions(), Conditions.RETIREMENT_PROGRESSING).orElseThrow();
         assertThat(retiring.getStatus()).isEqualTo("False");
@@ -122,9 +122,9 @@ class StatusAggregatorTest {
     @Test
     void aRouterWithNoReplicaReadyIsReportedAndOneReadyIsAvailable() {
         ModelDeploymentStatus down = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
-                Optional.of(new RouterStatus("llm-d-router", false, 0)), Optional.empty(), List.of(), T0);
+                Optional.of(new RouterStatus("llm-d-router", false, 0)), Optional.empty(), List.of(), List.of(), List.of(), T0);
         ModelDeploymentStatus up = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
-                Optional.of(new RouterStatus("llm-d-router", true, 2)), Optional.empty(), down.conditions(), T1);
+                Optional.of(new RouterStatus("llm-d-router", true, 2)), Optional.empty(), List.of(), List.of(), down.conditions(), T1);
 
         assertThat(down.router()).isEqualTo(new RouterStatus("llm-d-router", false, 0));
         assertThat(Conditions.find(down.conditions(), Conditions.ROUTER_READY)).hasValueSatisfying(c -> {
@@ -224,5 +224,20 @@ class StatusAggregatorTest {
         Condition ready = Conditions.find(status.conditions(), "Ready").orElseThrow();
         assertThat(ready.getReason()).isEqualTo("InvalidSpec");
         assertThat(ready.getMessage()).startsWith("spec.engine.name: unsupported value \"TGI\"");
+    }
+
+    @Test
+    void namesAnotherOwnerHoldsMakeTheDeploymentDegradedNamingTheHolder() {
+        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(), Optional.empty(),
+                List.of(), List.of(new Ownership.Conflict("Service", "qwen-server", "ModelDeployment qwen-other"),
+                        new Ownership.Conflict("Pod", "qwen-server-r0-m0", "ModelDeployment qwen-other")), List.of(), T0);
+
+        assertThat(status.phase()).isEqualTo(StatusAggregator.PHASE_DEGRADED);
+        assertThat(Conditions.find(status.conditions(), Conditions.READY)).hasValueSatisfying(c -> {
+            assertThat(c.getStatus()).isEqualTo("False");
+            assertThat(c.getReason()).isEqualTo(StatusAggregator.REASON_NAME_CONFLICT);
+            assertThat(c.getMessage()).startsWith("Service qwen-server belongs to ModelDeployment qwen-other; "
+                    + "Pod qwen-server-r0-m0 belongs to ModelDeployment qwen-other");
+        });
     }
 }

@@ -22,7 +22,7 @@ class StatusNewsTest {
 
     private static ModelDeploymentStatus status(DesiredDeployment d, ModelDeploymentStatus before) {
         Map<String, String> hashes = d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
-        return StatusAggregator.accepted(1, d, hashes, Inventory.of(List.of()), Optional.empty(), Optional.empty(), before == null ? List.of() : before.conditions(), T0);
+        return StatusAggregator.accepted(1, d, hashes, Inventory.of(List.of()), Optional.empty(), Optional.empty(), List.of(), List.of(), before == null ? List.of() : before.conditions(), T0);
     }
 
     @Test

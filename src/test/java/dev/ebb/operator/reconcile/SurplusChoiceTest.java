@@ -10,7 +10,18 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 
 class SurplusChoiceTest {
@@ -72,5 +83,61 @@ class SurplusChoiceTest {
         pods.add(replica(1, false).get(1));
 
         assertThat(SurplusChoice.next(replicas(pods), 1)).hasValueSatisfying(r -> assertThat(r.direct()).isFalse());
+    }
+
+    /** A role as it may be found: some ordinals, each ran or not, and which of those that ran a retirement holds. */
+    record RoleState(Map<Integer, Boolean> ranByOrdinal, int desired, Set<Integer> held, boolean rollingOut) {
+        /** Every replica is created at "h": another hash makes them all outdated. */
+        String hash() {
+            return rollingOut ? "new" : "h";
+        }
+
+        NavigableMap<Integer, ObservedReplica> replicas(SurplusChoiceTest test) {
+            List<Pod> pods = new ArrayList<>();
+            ranByOrdinal.forEach((ordinal, ran) -> pods.addAll(test.replica(ordinal, ran)));
+            return test.replicas(pods);
+        }
+    }
+
+    @Provide
+    Arbitrary<RoleState> roles() {
+        return Arbitraries.maps(Arbitraries.integers().between(0, 7), Arbitraries.of(true, true, true, false)).ofMaxSize(8)
+                .flatMap(ran -> Combinators.combine(Arbitraries.integers().between(0, 6), Arbitraries.subsetOf(ran.keySet()),
+                                Arbitraries.of(true, false))
+                        .as((desired, held, rollingOut) -> new RoleState(ran, desired,
+                                held.stream().filter(o -> Boolean.TRUE.equals(ran.get(o))).collect(Collectors.toSet()), rollingOut)));
+    }
+
+    @Property(tries = 500)
+    void everyReplicaEitherStaysOrLeavesAndOnlyOnesThatNeverRanGoDirectly(@ForAll("roles") RoleState role) {
+        NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
+
+        SurplusChoice.Split split = SurplusChoice.split(replicas, role.desired(), role.held(), role.hash());
+
+        Set<Integer> leaving = split.leaving().stream().map(r -> r.replica().ordinal()).collect(Collectors.toSet());
+        assertThat(leaving).hasSize(split.leaving().size());
+        assertThat(split.staying().keySet()).noneMatch(leaving::contains);
+        assertThat(Stream.concat(leaving.stream(), split.staying().keySet().stream()).collect(Collectors.toSet())).isEqualTo(replicas.keySet());
+        assertThat(split.staying().size()).isLessThanOrEqualTo(role.desired());
+        assertThat(split.leaving()).allSatisfy(r -> assertThat(r.direct()).isEqualTo(!r.replica().everRan()));
+        if (role.held().isEmpty()) {
+            assertThat(split.staying()).hasSize(Math.min(role.desired(), replicas.size()));
+        }
+    }
+
+    /** What a rollout does to the role: one replica that stays is deleted and gone, before its successor exists. */
+    @Property(tries = 500)
+    void duringARolloutAHeldReplicaThatLeavesKeepsLeavingWhenAReplicaThatStaysIsGone(@ForAll("roles") RoleState role) {
+        NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
+        SurplusChoice.Split before = SurplusChoice.split(replicas, role.desired(), role.held(), "new");
+
+        for (int gone : before.staying().keySet()) {
+            NavigableMap<Integer, ObservedReplica> without = new TreeMap<>(replicas);
+            without.remove(gone);
+            SurplusChoice.Split after = SurplusChoice.split(without, role.desired(), role.held(), "new");
+
+            before.leaving().stream().map(r -> r.replica().ordinal()).filter(role.held()::contains).forEach(held ->
+                    assertThat(after.leaving()).anySatisfy(r -> assertThat(r.replica().ordinal()).isEqualTo(held)));
+        }
     }
 }

@@ -8,12 +8,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** Which operation a deployment works on: one at a time, retries only when asked or after the cool-down. */
+/** Which operation a deployment works on: one at a time, each aborted replica held back on its own until asked or cooled down. */
 class NextRetirementTest {
     private static final Instant T0 = RetirementMachineTest.T0;
     private static final Duration COOL_DOWN = Duration.ofMinutes(5);
@@ -66,7 +68,7 @@ class NextRetirementTest {
     @MethodSource("table")
     void decides(String row, Optional<Retirement> record, List<NextRetirement.Candidate> candidates, NextRetirement.RetryPolicy retry,
             Instant now, String expected, String cause) {
-        NextRetirement.Decision decision = NextRetirement.decide(record, candidates, retry, now);
+        NextRetirement.Decision decision = NextRetirement.decide(record, List.of(), candidates, retry, now);
 
         assertThat(decision.getClass().getSimpleName()).isEqualTo(expected);
         if (decision instanceof NextRetirement.Begin begin) {
@@ -78,6 +80,80 @@ class NextRetirementTest {
         }
     }
 
+    static Stream<Arguments> skips() {
+        Instant aborted = T0.plusSeconds(100);
+        return Stream.of(
+                Arguments.of("a refused replica never blocks the next candidate", abortedAt(aborted, Reasons.DISAGGREGATED), aborted.plusSeconds(1)),
+                Arguments.of("nor does one without a gauge list", abortedAt(aborted, Reasons.NO_GAUGE_LIST), aborted.plus(Duration.ofDays(1))),
+                Arguments.of("nor one cooling down", abortedAt(aborted, Reasons.BUSY), aborted.plusSeconds(299)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("skips")
+    void aHeldBackReplicaIsSkippedAndTheNextCandidateBegins(String row, Retirement abortedServer2, Instant now) {
+        NextRetirement.Decision decision = NextRetirement.decide(Optional.of(abortedServer2), List.of(), List.of(SERVER_2, SERVER_1), NO_RETRY, now);
+
+        assertThat(decision).isEqualTo(new NextRetirement.Begin(SERVER_1, NextRetirement.SCALE_DOWN));
+    }
+
+    private static NextRetirement.Abort abort(NextRetirement.Candidate replica, String reason, Instant at, String token) {
+        return new NextRetirement.Abort(replica.role(), replica.ordinal(), reason, "held", at, Optional.ofNullable(token));
+    }
+
+    static Stream<Arguments> heldBack() {
+        Instant t = T0.plusSeconds(100);
+        return Stream.of(
+                Arguments.of("an abort kept from before holds its replica back; the next candidate begins",
+                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, null)), NO_RETRY, t.plusSeconds(1), new NextRetirement.Begin(SERVER_1, "ScaleDown")),
+                Arguments.of("every candidate held back: wait for the soonest cool-down",
+                        List.of(abort(SERVER_2, Reasons.BUSY, t, null), abort(SERVER_1, Reasons.READ_FAILED, t.minusSeconds(50), null)),
+                        NO_RETRY, t.plusSeconds(1), new NextRetirement.Wait(Optional.of(t.minusSeconds(50).plus(COOL_DOWN)))),
+                Arguments.of("every candidate refused: nothing to wait for but a request",
+                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, null), abort(SERVER_1, Reasons.NO_GAUGE_LIST, t, null)),
+                        NO_RETRY, t.plus(Duration.ofDays(1)), new NextRetirement.Wait(Optional.empty())),
+                Arguments.of("a cooled-down replica comes back in its own order",
+                        List.of(abort(SERVER_2, Reasons.BUSY, t, null), abort(SERVER_1, Reasons.BUSY, t, null)),
+                        NO_RETRY, t.plus(COOL_DOWN), new NextRetirement.Begin(SERVER_2, "Surplus")),
+                Arguments.of("a new token retries a refused replica",
+                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, "t1"), abort(SERVER_1, Reasons.BUSY, t, "t1")),
+                        asked("t2", null), t.plusSeconds(1), new NextRetirement.Begin(SERVER_2, "Surplus")),
+                Arguments.of("the token an abort already answered retries nothing",
+                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, "t2"), abort(SERVER_1, Reasons.BUSY, t, "t1")),
+                        asked("t2", null), t.plusSeconds(1), new NextRetirement.Begin(SERVER_1, "Surplus")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("heldBack")
+    void eachReplicaIsHeldBackByItsOwnAbort(String row, List<NextRetirement.Abort> earlier, NextRetirement.RetryPolicy retry, Instant now,
+            NextRetirement.Decision expected) {
+        assertThat(NextRetirement.decide(Optional.empty(), earlier, List.of(SERVER_2, SERVER_1), retry, now)).isEqualTo(expected);
+    }
+
+    @Test
+    void theAbortsKeptAreOnePerReplicaTheLatestWinsAndOnlyWhileTheReplicaIsStillToLeave() {
+        Instant t = T0.plusSeconds(100);
+        NextRetirement.Abort olderOfServer2 = abort(SERVER_2, Reasons.BUSY, T0, null);
+        NextRetirement.Abort dropped = abort(DROPPED_0, Reasons.NO_GAUGE_LIST, T0, null);
+        Retirement latest = abortedAt(t, Reasons.READ_FAILED);
+
+        List<NextRetirement.Abort> kept = NextRetirement.outstanding(Optional.of(latest), Optional.of("t1"), List.of(olderOfServer2, dropped),
+                List.of(SERVER_2, SERVER_1));
+
+        assertThat(kept).containsExactly(new NextRetirement.Abort("server", 2, Reasons.READ_FAILED, "held", t, Optional.of("t1")));
+        assertThat(NextRetirement.outstanding(Optional.of(inProgress()), Optional.empty(), List.of(olderOfServer2), List.of(SERVER_2)))
+                .as("a retry under way ends the abort it retries").isEmpty();
+    }
+
+    @Test
+    void aReplicaIsHeldWhileARetirementIsUnderWayOrKeptItAfterAnAbort() {
+        NextRetirement.Abort refused = abort(new NextRetirement.Candidate("prefill", 1, true), Reasons.DISAGGREGATED, T0, null);
+
+        assertThat(NextRetirement.held(Optional.of(inProgress()), List.of(refused))).isEqualTo(Map.of("server", Set.of(2), "prefill", Set.of(1)));
+        assertThat(NextRetirement.held(Optional.of(completed()), List.of())).isEmpty();
+        assertThat(NextRetirement.held(Optional.of(abortedAt(T0, Reasons.NO_LONGER_WANTED)),
+                List.of(abort(SERVER_1, Reasons.NO_LONGER_WANTED, T0, null)))).as("given back: wanted again").isEmpty();
+    }
+
     @ParameterizedTest(name = "a retirement past its deletion runs to its end even when no longer wanted: {0}")
     @MethodSource("pastDeletion")
     void pastTheDeletionNothingIsCancelled(RetirementState state) {
@@ -85,7 +161,7 @@ class NextRetirementTest {
         Retirement late = new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), state,
                 Reasons.PROVEN_IDLE, "deleting", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline());
 
-        assertThat(NextRetirement.decide(Optional.of(late), List.of(), NO_RETRY, T0.plusSeconds(6))).isInstanceOf(NextRetirement.Advance.class);
+        assertThat(NextRetirement.decide(Optional.of(late), List.of(), List.of(), NO_RETRY, T0.plusSeconds(6))).isInstanceOf(NextRetirement.Advance.class);
         assertThat(RetirementMachine.cancel(late, T0.plusSeconds(6)).actions()).isEmpty();
     }
 

@@ -404,4 +404,27 @@ public class RetirementMachineTest {
         assertThat(after.retirement()).isEqualTo(aborted);
         assertThat(after.actions()).isEmpty();
     }
+
+    @Test
+    void aPassWhoseReadHasNotLandedKeepsTheLastVerdictSoABusyHoldIsAnnouncedOnce() {
+        Retirement current = draining();
+        List<Action.Announce> announced = new java.util.ArrayList<>();
+        for (int pass = 0; pass < 60; pass++) {
+            Observation seen = pass % 2 == 0 ? reads(at(3 + pass), new Reading.Busy(2)) : seen(at(3 + pass), CLEAR, Map.of());
+            RetirementMachine.Step step = RetirementMachine.step(current, seen);
+            step.actions().stream().filter(a -> a instanceof Action.Announce).map(a -> (Action.Announce) a).forEach(announced::add);
+            current = step.retirement();
+            assertThat(current.reason()).isEqualTo(Reasons.BUSY);
+            assertThat(current.message()).contains("has 2 requests in flight");
+        }
+
+        assertThat(announced).extracting(Action.Announce::reason).containsExactly(Reasons.BUSY);
+    }
+
+    @Test
+    void aMemberNeverReadYetIsAwaitingReads() {
+        RetirementMachine.Step step = RetirementMachine.step(draining(), seen(at(3), CLEAR, Map.of()));
+
+        assertThat(step.retirement().reason()).isEqualTo(Reasons.AWAITING_READS);
+    }
 }

@@ -61,6 +61,41 @@ class RouterAnswersTest {
         assertThat(RouterAnswers.eppEndpoints("<html>502 Bad Gateway</html>")).isEmpty();
     }
 
+    @Test
+    void anEndpointThePickerHoldsIsSelectedWhateverItsGaugeSays() {
+        String page = """
+                llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint="qwen-server-r0-m0"} NaN
+                llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint="qwen-server-r1-m0"} 0
+                llm_d_router_epp_scheduler_attempts_total{endpoint_name="qwen-server-r1-m0"} 4
+                """;
+
+        assertThat(RouterAnswers.eppEndpoints(page)).contains(Set.of("qwen-server-r0-m0", "qwen-server-r1-m0"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0\"} busy",
+        "llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0\"",
+        "llm_d_router_epp_per_endpoint_queue_s",
+        "1f4"})
+    void aPageWithALineThatCannotBeReadCannotSayWhatItSelects(String unreadable) {
+        String page = "llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r1-m0\"} 0\n" + unreadable + "\n"
+                + "llm_d_router_epp_scheduler_attempts_total{endpoint_name=\"qwen-server-r1-m0\"} 4\n";
+
+        assertThat(RouterAnswers.eppEndpoints(page)).isEmpty();
+        assertThat(RouterAnswers.eppAttempts(page)).isEmpty();
+    }
+
+    @Test
+    void aDispatchCountThatIsNoNumberCannotSayWhetherThePickerDispatched() {
+        String page = """
+                llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint="qwen-server-r1-m0"} 0
+                llm_d_router_epp_scheduler_attempts_total{endpoint_name="qwen-server-r0-m0"} NaN
+                """;
+
+        assertThat(RouterAnswers.eppAttempts(page)).isEmpty();
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"", "null", "{", "{\"workers\":{}}", "{\"workers\":\"x\"}", "[1,2", "<html></html>", "\u0000\u0001"})
     void malformedAnswersAreUnreadableNeverAnException(String body) {

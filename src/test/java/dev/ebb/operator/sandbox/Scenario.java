@@ -1,5 +1,6 @@
 package dev.ebb.operator.sandbox;
 
+import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.render.Names;
@@ -64,7 +65,8 @@ public final class Scenario {
                 LoadGenerator load = new LoadGenerator(router, choreography.load().clients(), choreography.load().lengths(),
                         choreography.load().tokenInterval())) {
             routers.put(NAMESPACE, OperatorFleet.NAME, RouterKind.LLM_D_ROUTER, router);
-            SharedIndexInformer<Pod> pods = client.pods().inNamespace(NAMESPACE).inform(timeline);
+            // the replicas' Pods, which carry their role; the router's own Pods are no replica's timeline
+            SharedIndexInformer<Pod> pods = client.pods().inNamespace(NAMESPACE).withLabel(Labels.ROLE).inform(timeline);
             watch.scheduleAtFixedRate(() -> {
                 timeline.observe(client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName(OperatorFleet.NAME).get());
                 progress.accept(String.format(Locale.ROOT, "%-10s %5.1f s  %-24s serving %d   completed %d   cut %d", removal.label(),

@@ -9,8 +9,10 @@ import io.fabric8.kubernetes.api.model.authorization.v1.ResourceRuleBuilder;
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectRulesReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SubjectRulesReviewStatusBuilder;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.client.VersionInfo;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.dsl.HttpMethod;
 import io.fabric8.mockwebserver.http.Buffer;
 import io.fabric8.mockwebserver.http.Headers;
 import io.fabric8.mockwebserver.http.MockResponse;
@@ -25,12 +27,17 @@ import java.util.regex.Pattern;
  * The mock API server's CRUD store with admission in front of it for one custom resource: creates, updates and
  * patches of its objects are checked by {@link CrdAdmission} and refused with HTTP 422, as an API server would. A
  * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does. A
- * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told). It can be
- * made to {@link #fail fail} chosen requests, as a loaded or restarting API server does, until the fault is lifted.
+ * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told), and
+ * GET /version with the {@link #version release} it is told. It can be made to {@link #fail fail} chosen requests, as
+ * a loaded or restarting API server does, until the fault is lifted.
  */
 public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String RULES_REVIEWS = "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews";
+    private static final Pattern POD = Pattern.compile("^/api/v1/namespaces/[^/]+/pods/[^/?]+(\\?.*)?$");
+    private static final Pattern EVICTION = Pattern.compile("^/api/v1/namespaces/[^/]+/pods/[^/?]+/eviction$");
+    /** What the API server defaults a Pod's terminationGracePeriodSeconds to. */
+    private static final long DEFAULT_GRACE_SECONDS = 30;
     private final CrdAdmission admission;
     private final Pattern guarded;
     private volatile List<ResourceRule> granted = List.of();
@@ -43,6 +50,9 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             return method.equals(request.getMethod()) && path.equals(request.getPath().replaceFirst("\\?.*$", ""));
         }
     }
+    private volatile java.util.Optional<VersionInfo> version = java.util.Optional.of(new VersionInfo.Builder()
+            .withMajor("1").withMinor("33").withGitVersion("v1.33.1").build());
+    private final java.util.concurrent.atomic.AtomicInteger versionAnswers = new java.util.concurrent.atomic.AtomicInteger();
 
     /** @param plural the resource's plural; its status subresource is not checked, as with a real CRD */
     public AdmittingDispatcher(CrdAdmission admission, String group, String plural) {
@@ -140,6 +150,16 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
                 new Buffer(request.getBody().getBytes()));
     }
 
+    /** What GET /version answers, as an API server reports its release; empty makes it answer 503, as one starting up. */
+    public void version(java.util.Optional<VersionInfo> answer) {
+        version = answer;
+    }
+
+    /** How many times GET /version was answered, successfully or not. */
+    public int versionAnswers() {
+        return versionAnswers.get();
+    }
+
     @Override
     public MockResponse dispatch(RecordedRequest request) {
         java.util.Optional<Fault> fault = faults.stream().filter(f -> f.matches(request)).findFirst();
@@ -152,13 +172,71 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
                             : "the server is currently unable to handle the request").build();
             return new MockResponse().setResponseCode(fault.get().code()).setBody(Serialization.asJson(status));
         }
+        if ("GET".equals(request.getMethod()) && "/version".equals(request.getPath())) {
+            versionAnswers.incrementAndGet();
+            return version.map(v -> new MockResponse().setResponseCode(200).setBody(Serialization.asJson(v)))
+                    .orElseGet(() -> new MockResponse().setResponseCode(503).setBody(Serialization.asJson(new StatusBuilder()
+                            .withStatus("Failure").withReason("ServiceUnavailable").withCode(503).build())));
+        }
+        if ("POST".equals(request.getMethod()) && EVICTION.matcher(request.getPath()).matches()) {
+            return evict(request);
+        }
         if ("DELETE".equals(request.getMethod())) {
             java.util.Optional<MockResponse> refused = uidPreconditionFails(request);
             if (refused.isPresent()) {
                 return refused.get();
             }
+            if (POD.matcher(request.getPath()).matches()) {
+                recordDeletionGrace(request);
+            }
         }
         return super.dispatch(request);
+    }
+
+    /**
+     * The grace a Pod's deletion gives it, on the Pod as metadata.deletionGracePeriodSeconds, as the API server writes it
+     * (pkg/registry/core/pod/strategy.go CheckGracefulDelete and the apiserver's rest.BeforeDelete): the delete's own
+     * gracePeriodSeconds when it has one, the Pod's terminationGracePeriodSeconds otherwise, and a later delete may only
+     * shorten it. The kubelet then kills by that grace, whatever the spec says.
+     */
+    private void recordDeletionGrace(RecordedRequest request) {
+        try {
+            JsonNode pod = current(request.getPath());
+            if (pod == null || pod.path("metadata").path("finalizers").isEmpty()) {
+                return;
+            }
+            byte[] body = request.getBody().getBytes();
+            JsonNode asked = (body.length == 0 ? JSON.createObjectNode() : JSON.readTree(body)).path("gracePeriodSeconds");
+            long grace = asked.isNumber() ? asked.asLong() : pod.path("spec").path("terminationGracePeriodSeconds").asLong(DEFAULT_GRACE_SECONDS);
+            JsonNode before = pod.path("metadata").path("deletionGracePeriodSeconds");
+            if (before.isNumber() && before.asLong() <= grace) {
+                return;
+            }
+            String patch = "{\"metadata\":{\"deletionGracePeriodSeconds\":" + grace + "}}";
+            String itemPath = request.getPath().replaceFirst("\\?.*$", "");
+            super.handlePatch(new RecordedRequest("PATCH " + itemPath + " HTTP/1.1", HttpMethod.PATCH, itemPath,
+                    Headers.builder().add("Content-Type", "application/merge-patch+json").build(), new Buffer(patch.getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+        } catch (Exception e) {
+            throw new IllegalStateException("could not record the deletion grace of " + request.getPath(), e);
+        }
+    }
+
+    /** An eviction deletes the Pod with the eviction's own delete options, as the API server's eviction subresource does. */
+    private MockResponse evict(RecordedRequest request) {
+        try {
+            JsonNode options = JSON.readTree(request.getBody().getBytes()).path("deleteOptions");
+            String podPath = request.getPath().replaceFirst("/eviction$", "");
+            byte[] body = options.isMissingNode() ? new byte[0] : JSON.writeValueAsBytes(options);
+            MockResponse deleted = dispatch(new RecordedRequest("DELETE " + podPath + " HTTP/1.1", HttpMethod.DELETE, podPath,
+                    Headers.builder().add("Content-Type", "application/json").build(), new Buffer(body)));
+            if (deleted.code() / 100 != 2) {
+                return deleted;
+            }
+            return new MockResponse().setResponseCode(201).setBody(Serialization.asJson(new StatusBuilder().withStatus("Success").withCode(201).build()));
+        } catch (Exception e) {
+            var status = new StatusBuilder().withStatus("Failure").withReason("BadRequest").withCode(400).withMessage("unreadable eviction: " + e).build();
+            return new MockResponse().setResponseCode(400).setBody(Serialization.asJson(status));
+        }
     }
 
     private MockResponse rulesReview(RecordedRequest request) {

@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -20,19 +21,39 @@ public final class CannedListener implements AutoCloseable {
 
     /** @param port 0 for any free port */
     public CannedListener(String address, int port, byte[] answer) throws IOException {
+        this(address, port, answer, new byte[0], Duration.ZERO);
+    }
+
+    private CannedListener(String address, int port, byte[] head, byte[] tail, Duration pausePerTailByte) throws IOException {
         socket = new ServerSocket(port, 50, InetAddress.getByName(address));
-        DaemonThreads.named("canned-listener").newThread(() -> serve(answer)).start();
+        DaemonThreads.named("canned-listener").newThread(() -> serve(head, tail, pausePerTailByte)).start();
     }
 
     public CannedListener(String address, int port, String answer) throws IOException {
         this(address, port, answer.getBytes(StandardCharsets.ISO_8859_1));
     }
 
-    private void serve(byte[] answer) {
+    /**
+     * Sends the head at once and then the tail a byte at a time with a pause before each, as a server that stalls
+     * halfway through its answer would.
+     */
+    public static CannedListener dripping(String address, String head, String tail, Duration pausePerTailByte) throws IOException {
+        return new CannedListener(address, 0, head.getBytes(StandardCharsets.ISO_8859_1), tail.getBytes(StandardCharsets.ISO_8859_1),
+                pausePerTailByte);
+    }
+
+    private void serve(byte[] head, byte[] tail, Duration pausePerTailByte) {
         while (!socket.isClosed()) {
             try (Socket connection = socket.accept()) {
                 requests.add(readRequest(connection.getInputStream()));
-                connection.getOutputStream().write(answer);
+                connection.getOutputStream().write(head);
+                for (byte b : tail) {
+                    Thread.sleep(pausePerTailByte.toMillis());
+                    connection.getOutputStream().write(b);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
             } catch (IOException e) {
                 // closed, or the client hung up first: the next connection gets the same answer
             }

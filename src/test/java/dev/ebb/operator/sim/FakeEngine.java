@@ -5,18 +5,21 @@ import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.drain.InFlightGauges;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 import javax.net.ssl.SSLContext;
 
 /**
@@ -194,20 +197,60 @@ public final class FakeEngine implements AutoCloseable {
                         createdEpochSeconds, faults.missingGauge, faults.paddingBytes);
         byte[] bytes = page.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-        exchange.sendResponseHeaders(200, bytes.length);
+        // The JDK server would answer HTTP/1.0 unframed; uvicorn with httptools chunks it all the same, so the fake
+        // frames it itself there, and leaves HTTP/1.1 to the JDK's chunked stream, one chunk per flush.
+        boolean frameByHand = "HTTP/1.0".equalsIgnoreCase(exchange.getProtocol());
+        if (frameByHand) {
+            exchange.getResponseHeaders().set("Transfer-Encoding", "chunked");
+        }
+        exchange.sendResponseHeaders(200, 0);
         try (OutputStream out = exchange.getResponseBody()) {
-            if (faults.trickle.isZero()) {
-                out.write(bytes);
-                return;
-            }
-            for (byte b : bytes) {
-                out.write(b);
+            int from = 0;
+            for (int end : chunkEnds(page, bytes.length)) {
+                if (frameByHand) {
+                    out.write((Integer.toHexString(end - from) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                }
+                out.write(bytes, from, end - from);
+                if (frameByHand) {
+                    out.write(CRLF);
+                }
                 out.flush();
+                from = end;
                 Thread.sleep(faults.trickle.toMillis());
+            }
+            if (frameByHand) {
+                out.write(LAST_CHUNK);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    private static final byte[] CRLF = {'\r', '\n'};
+    private static final byte[] LAST_CHUNK = "0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+
+    /**
+     * Where each chunk of a /metrics answer ends. uvicorn sends every ASGI body message as a chunk, with no
+     * Content-Length from prometheus_client's app, whatever the request's version (uvicorn 0.17.6,
+     * uvicorn/protocols/http/httptools_impl.py, RequestResponseCycle.send; prometheus_client 0.16.0,
+     * prometheus_client/asgi.py). Both engines mount that app at /metrics: vLLM's mount_metrics in
+     * vllm/entrypoints/openai/api_server.py, SGLang's add_prometheus_middleware in python/sglang/srt/utils.py (later
+     * python/sglang/srt/utils/common.py).
+     * The app sends the page in one message, but a middleware or a proxy in front may split it anywhere, so the fake
+     * always sends several: one ending inside the first in-flight gauge's sample line, the others where this read's
+     * number puts them. A trickle sends one byte per chunk.
+     */
+    private int[] chunkEnds(String page, int length) {
+        if (!faults.trickle.isZero()) {
+            return IntStream.rangeClosed(1, length).toArray();
+        }
+        String gauge = InFlightGauges.of(engine).get(0);
+        int line = page.indexOf("\n" + gauge + "{");
+        int insideGauge = line < 0 ? length / 2
+                : page.substring(0, line + 1 + gauge.length() + 3).getBytes(StandardCharsets.UTF_8).length;
+        Random cuts = new Random(metricsReads.get());
+        return IntStream.concat(IntStream.of(insideGauge, length), cuts.ints(2, 1, Math.max(2, length)))
+                .filter(end -> end > 0 && end <= length).distinct().sorted().toArray();
     }
 
     private static int intField(Pattern pattern, String body, int fallback) {

@@ -6,12 +6,16 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.InFlightGauges;
 import java.io.InputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
@@ -19,6 +23,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 class FakeEngineTest {
@@ -151,6 +156,50 @@ class FakeEngineTest {
         long start = System.nanoTime();
         metrics();
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(700));
+    }
+
+    /** The answer to a hand-made request, as bytes: the test must see the framing a client library would hide. */
+    private byte[] rawMetrics(String version) throws Exception {
+        try (Socket socket = new Socket(engine.host(), engine.port())) {
+            socket.setSoTimeout(5000);
+            socket.getOutputStream().write(("GET /metrics " + version + "\r\nHost: " + engine.host() + "\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            return socket.getInputStream().readAllBytes();
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource({"VLLM, HTTP/1.0", "VLLM, HTTP/1.1", "SGLANG, HTTP/1.0", "SGLANG, HTTP/1.1"})
+    void metricsComeChunkedInSeveralChunksOneEndingInsideAGaugeLine(Engine kind, String version) throws Exception {
+        engine = FakeEngine.start(kind, ADDRESSES.next(), 8000, "m");
+
+        String answer = new String(rawMetrics(version), StandardCharsets.ISO_8859_1);
+        String head = answer.substring(0, answer.indexOf("\r\n\r\n")).toLowerCase(Locale.ROOT);
+        assertThat(head).contains("transfer-encoding: chunked").doesNotContain("content-length");
+        String framed = answer.substring(head.length() + 4);
+        StringBuilder page = new StringBuilder();
+        List<Integer> ends = new ArrayList<>();
+        int at = 0;
+        while (true) {
+            int lineEnd = framed.indexOf("\r\n", at);
+            int size = Integer.parseInt(framed.substring(at, lineEnd), 16);
+            if (size == 0) {
+                assertThat(framed.substring(lineEnd)).isEqualTo("\r\n\r\n");
+                break;
+            }
+            page.append(framed, lineEnd + 2, lineEnd + 2 + size);
+            ends.add(page.length());
+            assertThat(framed.substring(lineEnd + 2 + size, lineEnd + 4 + size)).isEqualTo("\r\n");
+            at = lineEnd + 4 + size;
+        }
+
+        assertThat(ends).hasSizeGreaterThanOrEqualTo(3);
+        assertThat(page.toString()).contains("# TYPE " + InFlightGauges.of(kind).get(0) + " gauge");
+        assertThat(ends.subList(0, ends.size() - 1)).anySatisfy(end -> {
+            String line = page.substring(page.lastIndexOf("\n", end - 1) + 1, page.indexOf("\n", end));
+            assertThat(InFlightGauges.of(kind)).anyMatch(line::startsWith);
+            assertThat(page.charAt(end - 1)).isNotEqualTo('\n');
+        });
     }
 
     @Test

@@ -29,6 +29,12 @@ import java.util.stream.Collectors;
  * A router in front of a deployment's Pods, as llm-d's scheduler, vLLM's router and SGLang's gateway behave:
  * it watches the Pods, picks among the ready ones its selector matches, drops a Pod the moment the Pod has a
  * deletion timestamp or stops matching, and records every dispatch. It can be taken down.
+ *
+ * <p>One instance is one replica of the router: a router Deployment of several replicas is several instances, each
+ * with its own watch, its own view of the Pods, its own dispatch counts and its own answer. So do the released
+ * routers: vLLM's router keeps the engines it found in its own process, fed by its own watch thread
+ * (production-stack src/vllm_router/service_discovery.py, K8sPodIPServiceDiscovery), so one replica whose watch
+ * missed a change keeps an engine the others dropped.
  */
 public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     /** One request sent to one Pod. */

@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -38,7 +39,7 @@ class FakeRouterTest {
     private SimWorld world;
     private FakeRouter router;
     private volatile URI routerAdmin;
-    private final HttpRouterProbe operatorProbe = new HttpRouterProbe((deployment, kind) -> routerAdmin);
+    private final HttpRouterProbe operatorProbe = new HttpRouterProbe((routerPod, kind) -> Optional.of(routerAdmin));
 
     @BeforeEach
     void start() {
@@ -131,7 +132,7 @@ class FakeRouterTest {
         ModelDeployment md = Specs.deployment("md", kind == RouterKind.SGLANG_GATEWAY ? "SGLang" : "vLLM").namespace(NS)
                 .router(kind.wireName()).role(Specs.role("s")).build();
         routerAdmin = admin;
-        return operatorProbe.view(md, List.of(pod(member)));
+        return operatorProbe.view(md, List.of(SimRouterPods.ready(NS, "md-router-0", "127.0.0.1")), List.of(pod(member)));
     }
 
     @ParameterizedTest

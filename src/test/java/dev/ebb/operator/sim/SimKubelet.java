@@ -15,6 +15,7 @@ import java.net.BindException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -185,7 +186,9 @@ public final class SimKubelet implements AutoCloseable {
     private void terminate(Pod pod, Node node) {
         Instant seen = Instant.now();
         long start = System.nanoTime();
-        Duration grace = Optional.ofNullable(pod.getSpec().getTerminationGracePeriodSeconds())
+        // the deletion's own grace wins over the spec's: kubelet's kuberuntime_container.go, killContainer, reads DeletionGracePeriodSeconds first
+        Duration grace = Optional.ofNullable(pod.getMetadata().getDeletionGracePeriodSeconds())
+                .or(() -> Optional.ofNullable(pod.getSpec().getTerminationGracePeriodSeconds()))
                 .map(Duration::ofSeconds).orElse(DEFAULT_GRACE);
         Container main = pod.getSpec().getContainers().get(0);
         Optional<List<String>> hook = Optional.ofNullable(main.getLifecycle())
@@ -195,7 +198,7 @@ public final class SimKubelet implements AutoCloseable {
         Optional<Duration> hookTook = Optional.empty();
         String hookOutput = "";
         if (hook.isPresent()) {
-            HookRun run = runHook(hook.get(), node.address, grace);
+            HookRun run = runHook(hook.get(), environment(main), node.address, grace);
             hookTook = Optional.of(run.took);
             hookOutput = run.stderr;
         }
@@ -222,11 +225,24 @@ public final class SimKubelet implements AutoCloseable {
     private record HookRun(Duration took, String stderr) {
     }
 
+    /**
+     * The container's own variables, which an exec hook runs with. Only literal values: one taken from a ConfigMap,
+     * Secret or field (valueFrom) is left out, since nothing in this world resolves it.
+     */
+    private static Map<String, String> environment(Container container) {
+        Map<String, String> env = new HashMap<>();
+        Optional.ofNullable(container.getEnv()).orElse(List.of()).stream().filter(v -> v.getValue() != null)
+                .forEach(v -> env.put(v.getName(), v.getValue()));
+        return env;
+    }
+
     /** Runs the hook's argv as given, except the loopback host the operator renders, which becomes this Pod's. */
-    private HookRun runHook(List<String> argv, String podAddress, Duration grace) {
+    private HookRun runHook(List<String> argv, Map<String, String> env, String podAddress, Duration grace) {
         long start = System.nanoTime();
         try {
-            Process process = LocalProcesses.builder(PodAddressing.onPodAddress(argv, podAddress)).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            ProcessBuilder builder = LocalProcesses.builder(PodAddressing.onPodAddress(argv, podAddress)).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+            builder.environment().putAll(env);
+            Process process = builder.start();
             StringBuilder stderr = new StringBuilder();
             Thread drain = new Thread(() -> {
                 try {

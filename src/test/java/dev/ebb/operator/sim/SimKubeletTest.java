@@ -9,6 +9,8 @@ import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.PodRenderer;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -211,6 +213,23 @@ class SimKubeletTest {
 
         await().atMost(Duration.ofSeconds(5)).until(() -> fetch("e") == null);
         assertThat(terminationOf("e").hookOutput()).isEqualTo("--host | " + address + " | --note | 127.0.0.1 | $(x)");
+    }
+
+    @Test
+    void hookRunsWithTheContainersLiteralEnvironmentAndWithoutWhatComesFromElsewhere() {
+        List<String> hook = List.of("python3", "-c",
+                "import os, sys; sys.stderr.write(' | '.join(os.environ.get(n, '-') for n in ('http_proxy', 'FROM_SECRET')))");
+        Pod pod = enginePod("env", 15L, hook);
+        pod.getSpec().getContainers().get(0).setEnv(List.of(new EnvVar("http_proxy", "http://127.0.0.1:9", null),
+                new EnvVarBuilder().withName("FROM_SECRET").withNewValueFrom().withNewSecretKeyRef("key", "secret", false)
+                        .endValueFrom().build()));
+        client.resource(pod).create();
+        awaitRunning("env");
+
+        client.pods().inNamespace(NS).withName("env").delete();
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> fetch("env") == null);
+        assertThat(terminationOf("env").hookOutput()).isEqualTo("http://127.0.0.1:9 | -");
     }
 
     @Test

@@ -7,6 +7,7 @@ import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.reconcile.ModelDeploymentReconciler;
+import dev.ebb.operator.reconcile.OwnedObjects;
 import dev.ebb.operator.reconcile.ReadLedger;
 import dev.ebb.operator.reconcile.RetirementRunner;
 import dev.ebb.operator.reconcile.RouterObjects;
@@ -37,7 +38,8 @@ public final class SimOperator implements AutoCloseable {
                 .withMetrics(MicrometerMetricsV2.newBuilder(registry).build())
                 // the mock API server has no server-side apply
                 .withUseSSAToPatchPrimaryResource(false));
-        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new RouterObjects(client),
+        OwnedObjects owned = new OwnedObjects(client);
+        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new RouterObjects(owned), owned,
                 new ClusterPlatform(client), new ReplicaGauges(registry), Clock.systemUTC()));
         operator.start();
     }

@@ -1,45 +1,63 @@
 package dev.ebb.operator.sim;
 
-import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.render.Names;
 import dev.ebb.operator.route.RouterAddress;
+import io.fabric8.kubernetes.api.model.Pod;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Singleton;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Routers in the test world have no cluster DNS name: a test puts a fake router in front of a deployment, the fake
- * answers in that router's own dialect on loopback, and the operator's real probe asks it there. A deployment with
- * no fake router registered has a router nobody can reach.
+ * The router Pods of the test world run nothing: a test puts fake routers in front of a deployment, one behind each
+ * router Pod, each answering in that router's own dialect on its own loopback address, and the operator's real
+ * probe asks them there. A router Pod no fake router stands behind cannot be asked.
  */
 @Alternative
 @Priority(1)
 @Singleton
 public class SimRouterAddress implements RouterAddress {
-    /** Nothing listens here: asking it is refused at once. */
-    private static final URI NOWHERE = URI.create("http://127.0.0.1:9/");
-    private final Map<String, URI> routers = new ConcurrentHashMap<>();
+    private final Map<String, List<URI>> routers = new ConcurrentHashMap<>();
 
-    /** Serves the router's answer in the dialect of the deployment's router kind, and points the operator at it. */
-    public void put(String namespace, String deployment, RouterKind kind, FakeRouter router) {
+    /**
+     * Serves each replica's answer in the dialect of the deployment's router kind, and points the operator at them:
+     * the first replica answers for the router's first Pod, the second for its second, and so on.
+     */
+    public void put(String namespace, String deployment, RouterKind kind, FakeRouter... replicas) {
+        List<URI> admins = new ArrayList<>();
         try {
-            routers.put(namespace + "/" + deployment, router.serveAdmin(kind));
+            for (FakeRouter replica : replicas) {
+                admins.add(replica.serveAdmin(kind));
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        routers.put(namespace + "/" + deployment, List.copyOf(admins));
     }
 
     public void remove(String namespace, String deployment) {
         routers.remove(namespace + "/" + deployment);
     }
 
+    /** The replica put in front of this router Pod, by the Pod's ordinal; none for a Pod no test put one behind. */
     @Override
-    public URI of(ModelDeployment deployment, RouterKind kind) {
-        return routers.getOrDefault(deployment.getMetadata().getNamespace() + "/" + deployment.getMetadata().getName(), NOWHERE);
+    public Optional<URI> of(Pod routerPod, RouterKind kind) {
+        String deployment = Optional.ofNullable(routerPod.getMetadata().getLabels()).map(l -> l.get(Labels.DEPLOYMENT)).orElse("");
+        List<URI> replicas = routers.getOrDefault(routerPod.getMetadata().getNamespace() + "/" + deployment, List.of());
+        for (int ordinal = 0; ordinal < replicas.size(); ordinal++) {
+            if (routerPod.getMetadata().getName().equals(SimRouterPods.podName(Names.router(deployment), ordinal))) {
+                return Optional.of(replicas.get(ordinal));
+            }
+        }
+        return Optional.empty();
     }
 }

@@ -7,10 +7,12 @@ public final class SimWorld implements AutoCloseable {
     private final LoopbackAddresses addresses = new LoopbackAddresses();
     private final SimKubelet kubelet;
     private final SimEndpoints endpoints;
+    private final SimRouterPods routerPods;
 
     public SimWorld(KubernetesClient client) {
         this.kubelet = new SimKubelet(client, addresses);
         this.endpoints = new SimEndpoints(client);
+        this.routerPods = new SimRouterPods(client);
     }
 
     public SimKubelet kubelet() {
@@ -23,6 +25,7 @@ public final class SimWorld implements AutoCloseable {
 
     @Override
     public void close() {
+        routerPods.close();
         kubelet.close();
         endpoints.close();
     }

@@ -10,5 +10,6 @@ public record ModelDeploymentStatus(
         List<RoleStatus> roles,
         RouterStatus router,
         RetirementStatus retirement,
+        List<AbortedRetirement> abortedRetirements,
         List<Condition> conditions) {
 }

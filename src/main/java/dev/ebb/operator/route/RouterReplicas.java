@@ -1,0 +1,63 @@
+package dev.ebb.operator.route;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.readiness.Readiness;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Which of a router's Pods must be asked whether it still routes to a replica. Every replica of a router keeps its
+ * own view of the Pods it routes to, so one that has not let the replica go is enough to hold it: all are asked, and
+ * one that cannot be asked leaves the answer unknown. vLLM's router, for one, keeps the engines its own watch thread
+ * found, and one whose removal it missed while that watch reconnected stays (production-stack
+ * src/vllm_router/service_discovery.py, K8sPodIPServiceDiscovery), so one replica can keep an engine the others
+ * have dropped. Pure.
+ */
+public final class RouterReplicas {
+    /** Phases whose containers have all stopped: such a Pod routes nothing and has nothing to say. */
+    private static final Set<String> ENDED = Set.of("Succeeded", "Failed");
+
+    private RouterReplicas() {
+    }
+
+    /** What to do about a router's Pods. */
+    public sealed interface Decision {
+    }
+
+    /** Ask each of these, directly, at its own address. */
+    public record Ask(List<Pod> pods) implements Decision {
+    }
+
+    /** The router's answer cannot be known; says why. */
+    public record CannotTell(String why) implements Decision {
+    }
+
+    public static Decision toAsk(Collection<Pod> routerPods) {
+        List<Pod> running = routerPods.stream().filter(p -> !ENDED.contains(phase(p)))
+                .sorted(Comparator.comparing(p -> p.getMetadata().getName())).toList();
+        if (running.isEmpty()) {
+            return new CannotTell("the router has no Pod");
+        }
+        for (Pod pod : running) {
+            if (!Readiness.isPodReady(pod)) {
+                return new CannotTell("router Pod " + pod.getMetadata().getName() + " is not ready");
+            }
+            if (address(pod).isEmpty()) {
+                return new CannotTell("router Pod " + pod.getMetadata().getName() + " has no address");
+            }
+        }
+        return new Ask(running);
+    }
+
+    /** The address a router Pod answers at, when it has one. */
+    public static Optional<String> address(Pod pod) {
+        return Optional.ofNullable(pod.getStatus()).map(s -> s.getPodIP()).filter(ip -> !ip.isBlank());
+    }
+
+    private static String phase(Pod pod) {
+        return pod.getStatus() == null ? "" : String.valueOf(pod.getStatus().getPhase());
+    }
+}

@@ -1,0 +1,83 @@
+package dev.ebb.operator.reconcile;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.retire.Reasons;
+import dev.ebb.operator.sim.FakeEngine;
+import dev.ebb.operator.sim.FakeRouter;
+import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.RecordedEvents;
+import dev.ebb.operator.sim.RouteTarget;
+import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimRouterAddress;
+import dev.ebb.operator.sim.SimWorld;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** A replica held busy over many passes is told about once, not once a pass. */
+@QuarkusTest
+@WithTestResource(SimApiServer.class)
+class HeldRetirementEventsIT {
+    private static final String NS = "held-events";
+    private static final String TARGET = "qwen-server-r1-m0";
+
+    @Inject
+    KubernetesClient client;
+    @Inject
+    SimRouterAddress routers;
+
+    private final List<AutoCloseable> opened = new java.util.ArrayList<>();
+
+    @AfterEach
+    void stop() throws Exception {
+        routers.remove(NS, "qwen");
+        client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").delete();
+        for (AutoCloseable c : opened) {
+            c.close();
+        }
+    }
+
+    @Test
+    void aReplicaHeldBusyForManyPassesIsAnnouncedOnce() {
+        SimWorld world = new SimWorld(client);
+        opened.add(world);
+        FakeRouter router = FakeRouter.inFrontOf(client, NS, "qwen");
+        opened.add(router);
+        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
+        client.resource(deployment("qwen", "vLLM").router(RouterKind.LLM_D_ROUTER.wireName()).namespace(NS)
+                .role(role("server").replicas(2)).build()).create();
+        await().atMost(Duration.ofSeconds(30)).until(() -> router.selects("qwen-server-r0-m0") && router.selects(TARGET));
+        FakeEngine engine = world.kubelet().engine(NS, TARGET).orElseThrow();
+        // each read takes longer than the second between passes, as an exec into a loaded node can: about every other
+        // pass finds its read still under way
+        engine.faults().slowMetrics(Duration.ofMillis(1500));
+        // about 15 s of streaming: some fifteen draining passes, each with a read that may or may not have landed
+        LoadGenerator held = new LoadGenerator(() -> Optional.of(new RouteTarget(TARGET, engine.uri(""))), 1, 150, Duration.ofMillis(100));
+        CompletableFuture.runAsync(held::send);
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
+
+        Specs.scale(client, NS, "qwen", "server", 1);
+        await().atMost(Duration.ofSeconds(60)).until(() -> client.pods().inNamespace(NS).withName(TARGET).get() == null);
+
+        List<Event> told = RecordedEvents.occurrences(client, NS);
+        assertThat(told).filteredOn(e -> Reasons.BUSY.equals(e.getReason())).hasSize(1);
+        // awaiting the first read, then the first idle read of two: the hold's own changes, told once each
+        assertThat(told).filteredOn(e -> Reasons.AWAITING_READS.equals(e.getReason())).hasSizeLessThanOrEqualTo(2);
+        assertThat(held.requests()).singleElement().satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+    }
+}
