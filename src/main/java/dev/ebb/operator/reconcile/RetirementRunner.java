@@ -154,22 +154,16 @@ public class RetirementRunner {
 
     /**
      * What the router has counted for the targets, read before their withdrawal is written (the machine withdraws
-     * only once this record is persisted), so that a dispatch made after it can never hide in the baseline. Besides the
-     * router replicas' own counts, every target gets a zero under its own name: a baseline taken is then never an empty
-     * list, which status does not keep apart from none.
+     * only once this record is persisted), so that a dispatch made after it can never hide in the baseline. Without a
+     * router nothing is counted; a router that cannot be read gives none, and the machine waits for one.
      */
     private Optional<Map<String, Double>> dispatchBaseline(ModelDeployment md, Collection<Pod> routerPods, List<Pod> members,
             Classification classification) {
         if (md.getSpec().router() == null || classification instanceof Classification.Refused) {
-            return Optional.empty();
+            return Optional.of(Map.of());
         }
         RouterView view = router.view(md, routerPods, members);
-        if (view.selects().isEmpty()) {
-            return Optional.empty();
-        }
-        Map<String, Double> counts = new HashMap<>(view.dispatches());
-        members.forEach(member -> counts.putIfAbsent(member.getMetadata().getName(), 0.0));
-        return Optional.of(Map.copyOf(counts));
+        return view.selects().isPresent() ? Optional.of(view.dispatches()) : Optional.empty();
     }
 
     private Pass stepped(Retirement before, RetirementMachine.Step step, Optional<String> token) {

@@ -13,7 +13,7 @@ import java.util.Optional;
  * @param standingHold a hold that comes from how the replica was deployed, which no read can lift
  * @param reads per answering member, its latest read and its run of idle reads
  * @param dispatchBaseline the router's count of scheduling decisions per target member, read before the withdrawal
- *     was written; empty when the router could not be read then
+ *     was written; empty until the router could be read, and the withdrawal is written only once it is present
  */
 public record Retirement(
         String role,
@@ -39,6 +39,11 @@ public record Retirement(
             Map<String, MemberReads> nextReads) {
         return new Retirement(role, ordinal, cause, targets, answering, standingHold, nextState, nextReason, nextMessage,
                 startedAt, nextPhaseStart, Map.copyOf(nextReads), dispatchBaseline);
+    }
+
+    Retirement withBaseline(Map<String, Double> baseline, String nextReason, String nextMessage) {
+        return new Retirement(role, ordinal, cause, targets, answering, standingHold, state, nextReason, nextMessage,
+                startedAt, phaseStartedAt, reads, Optional.of(Map.copyOf(baseline)));
     }
 
     Retirement holding(String nextReason, String nextMessage, Map<String, MemberReads> nextReads) {

@@ -17,6 +17,9 @@ import java.util.TreeSet;
  * complete envelope, with no restart in between; anything it cannot prove holds the replica, within budgets.
  */
 public final class RetirementMachine {
+    private static final String AWAITING_BASELINE =
+            "the router cannot be read yet; its dispatch counts are taken before the withdrawal is written, so it waits for them";
+
     private RetirementMachine() {
     }
 
@@ -25,8 +28,8 @@ public final class RetirementMachine {
     }
 
     /**
-     * @param dispatchBaseline the router's dispatch counts for the targets, read before anything is withdrawn; empty
-     *     when they could not be read, and then no withdrawal is ever confirmed
+     * @param dispatchBaseline the router's dispatch counts for the targets, read before anything is withdrawn (none
+     *     counted without a router); empty when the router could not be read, and then the withdrawal waits for them
      */
     public static Step begin(String role, int ordinal, String cause, List<Member> targets, Classification classification,
             Optional<Map<String, Double>> dispatchBaseline, Instant now) {
@@ -37,10 +40,50 @@ public final class RetirementMachine {
         }
         List<String> answering = classification instanceof Classification.Answerable a ? List.copyOf(a.answering()) : List.of();
         Optional<Classification.Held> held = classification instanceof Classification.Held h ? Optional.of(h) : Optional.empty();
+        if (dispatchBaseline.isEmpty()) {
+            String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): " + AWAITING_BASELINE;
+            Retirement waiting = new Retirement(role, ordinal, cause, List.copyOf(targets), answering, held,
+                    RetirementState.Withdrawing, Reasons.ROUTER_UNAVAILABLE, message, now, now, Map.of(), Optional.empty());
+            return new Step(waiting, List.of(new Action.Announce(true, Reasons.ROUTER_UNAVAILABLE, message)));
+        }
         String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): withdrawing it from new work";
         Retirement started = new Retirement(role, ordinal, cause, List.copyOf(targets), answering, held,
-                RetirementState.Withdrawing, Reasons.STARTED, message, now, now, Map.of(), dispatchBaseline.map(Map::copyOf));
+                RetirementState.Withdrawing, Reasons.STARTED, message, now, now, Map.of(),
+                Optional.of(baselineFor(dispatchBaseline.get(), targets)));
         return new Step(started, List.of(new Action.Withdraw(started.targets()), new Action.Announce(false, Reasons.STARTED, message)));
+    }
+
+    /**
+     * The counts with a zero under each target's own name besides: a baseline taken is then never empty, which status
+     * could not keep apart from none taken.
+     */
+    private static Map<String, Double> baselineFor(Map<String, Double> counts, List<Member> targets) {
+        Map<String, Double> baseline = new HashMap<>(counts);
+        targets.forEach(member -> baseline.putIfAbsent(member.name(), 0.0));
+        return baseline;
+    }
+
+    /**
+     * A retirement whose dispatch counts could not be read at its start takes them at the first pass the router answers,
+     * and only then writes the withdrawal. Counts read once a member already carries serving=false (a record from before
+     * baselines were kept) could hide a dispatch made since, so such a record is held until its budget aborts it.
+     */
+    private static Step awaitingBaseline(Retirement current, Observation seen) {
+        Observation.Withdrawal w = seen.withdrawal();
+        boolean nothingWithdrawnYet = current.targets().stream().allMatch(m -> w.stillServing().contains(m.name()));
+        if (w.routerSelects().isPresent() && nothingWithdrawnYet) {
+            String message = "retiring replica " + current.ordinal() + " of role " + current.role() + " (" + current.cause()
+                    + "): the router's dispatch counts are read; withdrawing it from new work";
+            Retirement withdrawing = current.withBaseline(baselineFor(w.dispatches(), current.targets()), Reasons.STARTED, message);
+            return new Step(withdrawing, List.of(new Action.Withdraw(current.targets()), new Action.Announce(false, Reasons.STARTED, message)));
+        }
+        String message = nothingWithdrawnYet ? AWAITING_BASELINE
+                : "the router's dispatch counts were not read before the withdrawal, so a dispatch since cannot be ruled out";
+        if (Budgets.exhausted(current.phaseStartedAt(), Budgets.WITHDRAWING, seen.now())) {
+            return abort(current, seen.now(), Reasons.ROUTER_UNAVAILABLE,
+                    "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: " + message);
+        }
+        return hold(current, Reasons.ROUTER_UNAVAILABLE, message, current.reads());
     }
 
     public static Step step(Retirement current, Observation seen) {
@@ -79,6 +122,9 @@ public final class RetirementMachine {
     }
 
     private static Step withdrawing(Retirement current, Observation seen) {
+        if (current.dispatchBaseline().isEmpty()) {
+            return awaitingBaseline(current, seen);
+        }
         Optional<Hold> hold = withdrawalHold(seen.withdrawal(), current.dispatchBaseline());
         if (hold.isPresent()) {
             if (Budgets.exhausted(current.phaseStartedAt(), Budgets.WITHDRAWING, seen.now())) {
@@ -116,8 +162,7 @@ public final class RetirementMachine {
             return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE, "the router cannot say whether it still selects the replica"));
         }
         if (baseline.isEmpty()) {
-            return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE,
-                    "the router's dispatch counts could not be read before the withdrawal, so a dispatch since cannot be ruled out"));
+            return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE, "the router's dispatch counts were not read before the withdrawal"));
         }
         if (w.routerSelects().get()) {
             return Optional.of(new Hold(Reasons.ROUTER_STILL_SELECTS, "the router still selects a target member"));

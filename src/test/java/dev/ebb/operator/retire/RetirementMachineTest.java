@@ -145,6 +145,28 @@ public class RetirementMachineTest {
     }
 
     @Test
+    void aRouterThatCannotBeReadAtTheStartHasItsCountsTakenWhenItAnswersAndOnlyThenIsTheReplicaWithdrawn() {
+        Set<String> nothingWithdrawn = Set.of(LEADER.name(), FOLLOWER.name());
+        RetirementMachine.Step begun = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), T0);
+        RetirementMachine.Step stillDown = RetirementMachine.step(begun.retirement(),
+                seen(at(2), withdrawal(true, nothingWithdrawn, Optional.of(true), Optional.empty(), Map.of()), Map.of()));
+        RetirementMachine.Step counted = RetirementMachine.step(stillDown.retirement(),
+                seen(at(3), withdrawal(true, nothingWithdrawn, Optional.of(true), Optional.of(true), Map.of(LEADER.name(), 7.0)), Map.of()));
+
+        assertThat(begun.actions()).noneMatch(a -> a instanceof Action.Withdraw);
+        assertThat(begun.retirement().reason()).isEqualTo(Reasons.ROUTER_UNAVAILABLE);
+        assertThat(stillDown.actions()).noneMatch(a -> a instanceof Action.Withdraw);
+        assertThat(stillDown.retirement().state()).isEqualTo(RetirementState.Withdrawing);
+        assertThat(counted.retirement().dispatchBaseline()).contains(Map.of(LEADER.name(), 7.0, FOLLOWER.name(), 0.0));
+        assertThat(counted.actions()).contains(new Action.Withdraw(TARGETS));
+        assertThat(RetirementMachine.step(counted.retirement(), seen(at(4), CLEAR, Map.of())).retirement().state())
+                .isEqualTo(RetirementState.Draining);
+        assertThat(RetirementMachine.step(counted.retirement(), seen(at(4), dispatched(8.0), Map.of())).retirement().reason())
+                .isEqualTo(Reasons.RECENT_DISPATCH);
+    }
+
+    @Test
     void aMemberFoundServingIsWithdrawnAgain() {
         RetirementMachine.Step step = RetirementMachine.step(started(),
                 seen(at(1), withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()), Map.of()));
