@@ -131,7 +131,12 @@ public final class RetirementMachine {
                 return abort(current, seen.now(), hold.get().reason(), "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: "
                         + hold.get().message());
             }
-            return withdrawAgain(hold(current, hold.get().reason(), hold.get().message(), current.reads()), current, seen);
+            // a dispatch made while the router was still learning of the withdrawal is held for, and then the counts it
+            // left are what the next pass compares with: only a count still moving keeps the withdrawal unconfirmed
+            Retirement reference = Reasons.RECENT_DISPATCH.equals(hold.get().reason())
+                    ? current.withBaseline(baselineFor(seen.withdrawal().dispatches(), current.targets()), current.reason(), current.message())
+                    : current;
+            return withdrawAgain(hold(reference, hold.get().reason(), hold.get().message(), current.reads()), current, seen);
         }
         String message = "no path gives the replica new work; reading its answering members";
         Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), Map.of());

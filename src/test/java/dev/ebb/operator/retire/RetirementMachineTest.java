@@ -91,8 +91,7 @@ public class RetirementMachineTest {
                 Arguments.of(withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()), Reasons.ENDPOINTS_UNKNOWN),
                 Arguments.of(withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Reasons.ENDPOINTS_STILL_LIST),
                 Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Reasons.ROUTER_UNAVAILABLE),
-                Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()), Reasons.ROUTER_STILL_SELECTS),
-                Arguments.of(dispatched(8), Reasons.RECENT_DISPATCH));
+                Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()), Reasons.ROUTER_STILL_SELECTS));
     }
 
     @ParameterizedTest(name = "{1}")
@@ -164,6 +163,33 @@ public class RetirementMachineTest {
                 .isEqualTo(RetirementState.Draining);
         assertThat(RetirementMachine.step(counted.retirement(), seen(at(4), dispatched(8.0), Map.of())).retirement().reason())
                 .isEqualTo(Reasons.RECENT_DISPATCH);
+    }
+
+    @Test
+    void aDispatchMadeWhileTheRouterLearnsOfTheWithdrawalHoldsUntilTheCountsStopMoving() {
+        RetirementMachine.Step late = RetirementMachine.step(started(), seen(at(1), dispatched(8.0), Map.of()));
+        RetirementMachine.Step still = RetirementMachine.step(late.retirement(), seen(at(2), dispatched(9.0), Map.of()));
+        RetirementMachine.Step settled = RetirementMachine.step(still.retirement(), seen(at(3), dispatched(9.0), Map.of()));
+
+        assertThat(late.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+        assertThat(still.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+        assertThat(settled.retirement().state()).isEqualTo(RetirementState.Draining);
+        assertThat(RetirementMachine.step(settled.retirement(), seen(at(4), dispatched(10.0), Map.of())).retirement().reason())
+                .isEqualTo(Reasons.WITHDRAWAL_LOST);
+    }
+
+    @Test
+    void aRouterThatKeepsDispatchingToTheTargetHoldsItUntilTheBudgetAborts() {
+        Retirement current = started();
+        for (int second = 1; second < 30; second++) {
+            current = RetirementMachine.step(current, seen(at(second), dispatched(7.0 + second), Map.of())).retirement();
+            assertThat(current.reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+        }
+        RetirementMachine.Step aborted = RetirementMachine.step(current, seen(at(30), dispatched(40.0), Map.of()));
+
+        assertThat(aborted.retirement().state()).isEqualTo(RetirementState.Aborted);
+        assertThat(aborted.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+        assertThat(aborted.actions()).contains(new Action.Restore(TARGETS)).noneMatch(a -> a instanceof Action.Delete);
     }
 
     @Test
