@@ -34,7 +34,6 @@ public final class RouterAnswers {
     /** RFC 4122's namespace for DNS names, which vLLM's router hashes Pod names under. */
     private static final UUID NAMESPACE_DNS = UUID.fromString("6ba7b810-9dad-11d1-80b4-00c04fd430c8");
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final int MAX_BODY = 4 * 1024 * 1024;
 
     private RouterAnswers() {
     }
@@ -136,7 +135,8 @@ public final class RouterAnswers {
     }
 
     private static Optional<JsonNode> json(String body) {
-        if (body == null || body.length() > MAX_BODY) {
+        // the probe never hands over more than its cap; a longer text from elsewhere is not parsed either
+        if (body == null || body.length() > HttpRouterProbe.MAX_ANSWER_BYTES) {
             return Optional.empty();
         }
         try {
