@@ -2,6 +2,7 @@ package dev.ebb.operator;
 
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.RouterImages;
 import dev.ebb.operator.api.SpecResolver;
 import dev.ebb.operator.api.v1alpha1.EngineSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
@@ -25,7 +26,7 @@ import org.awaitility.Awaitility;
 /** Builders for ModelDeployments in tests: every field starts unset, as a user would leave it. */
 public final class Specs {
     public static final SpecResolver RESOLVER = new SpecResolver(engine -> "default/" + engine.wireName() + ":test",
-            router -> "default/" + router.wireName() + ":test");
+            router -> new RouterImages("default/" + router.wireName() + ":test", "default/router-proxy:test", "default/routing-proxy:test"));
 
     private Specs() {
     }

@@ -35,13 +35,13 @@ public final class SpecResolver {
     private static final int MAX_IMAGE = 512;
 
     private final Function<Engine, String> defaultImages;
-    private final Function<RouterKind, String> routerImages;
+    private final Function<RouterKind, RouterImages> routerImages;
 
     /**
      * @param defaultImages the operator's image for each engine, used when neither role nor engine names one
-     * @param routerImages the operator's image for each router, used when spec.router names none
+     * @param routerImages the operator's images for each router; spec.router.image replaces the router's own
      */
-    public SpecResolver(Function<Engine, String> defaultImages, Function<RouterKind, String> routerImages) {
+    public SpecResolver(Function<Engine, String> defaultImages, Function<RouterKind, RouterImages> routerImages) {
         this.defaultImages = defaultImages;
         this.routerImages = routerImages;
     }
@@ -115,7 +115,7 @@ public final class SpecResolver {
         checkImage("spec.router.image", router.image(), errors);
         checkCount("spec.router.extraArgs", router.extraArgs(), errors);
         return kind.map(k -> new DesiredRouter(k, router.replicas() == null ? 1 : router.replicas(),
-                router.image() == null || router.image().isEmpty() ? routerImages.apply(k) : router.image(),
+                router.image() == null || router.image().isEmpty() ? routerImages.apply(k) : routerImages.apply(k).withRouter(router.image()),
                 listOrEmpty(router.extraArgs()).stream().filter(Objects::nonNull).toList()));
     }
 

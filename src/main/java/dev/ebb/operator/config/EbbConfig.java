@@ -1,5 +1,6 @@
 package dev.ebb.operator.config;
 
+import dev.ebb.operator.api.RouterImages;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.smallrye.config.ConfigMapping;
@@ -44,27 +45,45 @@ public interface EbbConfig {
         @WithDefault("lmsysorg/sglang:v0.5.4")
         String sglang();
 
-        /** llm-d's endpoint picker. No release could be checked from where this was built: pin the one you run. */
+        /**
+         * llm-d's endpoint picker, as llm-d-router v0.10.0 publishes it
+         * (.github/ISSUE_TEMPLATE/new-release.md at v0.10.0 names the released images).
+         */
         @WithName("llm-d-router")
-        @WithDefault("ghcr.io/llm-d/llm-d-router-endpoint-picker:latest")
+        @WithDefault("ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0")
         String llmDRouter();
 
-        /** vLLM's production-stack router, the image its Helm chart uses. */
+        /**
+         * The Envoy that carries clients' requests beside the picker: the image llm-d-router v0.10.0's standalone
+         * chart runs (config/charts/llm-d-router-standalone/values.yaml, presets.envoy.image).
+         */
+        @WithName("llm-d-router-proxy")
+        @WithDefault("docker.io/envoyproxy/envoy:distroless-v1.33.2")
+        String llmDRouterProxy();
+
+        /** The routing proxy in front of direct decoders, released with the picker (same release notes). */
+        @WithName("routing-proxy")
+        @WithDefault("ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.10.0")
+        String routingProxy();
+
+        /** vLLM's production-stack router, the image its Helm chart runs (helm/values.yaml, routerSpec), at vllm-stack-0.1.12. */
         @WithName("vllm-router")
-        @WithDefault("lmcache/lmstack-router:latest")
+        @WithDefault("lmcache/lmstack-router:v0.1.12")
         String vllmRouter();
 
-        /** SGLang's model gateway. */
+        /** SGLang's model gateway (smg), at release 1.9.0 (docker/Dockerfile at v1.9.0 builds it). */
         @WithName("sglang-gateway")
-        @WithDefault("lmsysorg/sgl-model-gateway:latest")
+        @WithDefault("lightseekorg/smg:1.9.0")
         String sglangGateway();
 
-        default String of(RouterKind kind) {
-            return switch (kind) {
+        /** What a router of this kind runs; llm-d's router alone uses the proxy images. */
+        default RouterImages of(RouterKind kind) {
+            String router = switch (kind) {
                 case LLM_D_ROUTER -> llmDRouter();
                 case VLLM_ROUTER -> vllmRouter();
                 case SGLANG_GATEWAY -> sglangGateway();
             };
+            return new RouterImages(router, llmDRouterProxy(), routingProxy());
         }
 
         default String of(Engine engine) {

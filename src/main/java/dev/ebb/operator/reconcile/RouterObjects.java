@@ -74,7 +74,8 @@ public class RouterObjects {
             }
         }
         int ready = existing.map(d -> d.getStatus()).map(s -> s.getReadyReplicas()).orElse(0);
-        return new Outcome(Optional.of(new RouterStatus(deployment.router().get().kind().wireName(), ready > 0, ready)),
+        return new Outcome(Optional.of(new RouterStatus(deployment.router().get().kind().wireName(),
+                RouterRenderer.clientAddress(deployment), ready > 0, ready)),
                 List.copyOf(conflicts));
     }
 

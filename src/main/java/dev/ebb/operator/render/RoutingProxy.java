@@ -19,7 +19,6 @@ public final class RoutingProxy {
     public static final String CONTAINER = "routing-proxy";
     /** Where the engine listens behind the proxy, as llm-d's model-service chart places it. */
     public static final int ENGINE_PORT = 8200;
-    static final String IMAGE = "ghcr.io/llm-d/llm-d-routing-sidecar:latest";
 
     private RoutingProxy() {
     }
@@ -51,7 +50,7 @@ public final class RoutingProxy {
         String connector = slot.deployment().engine() == Engine.SGLANG ? "sglang" : "nixlv2";
         ContainerBuilder proxy = new ContainerBuilder()
                 .withName(CONTAINER)
-                .withImage(IMAGE)
+                .withImage(slot.deployment().router().orElseThrow().images().routingProxy())
                 .withArgs(List.of("--port=" + slot.role().port(), "--vllm-port=" + ENGINE_PORT, "--connector=" + connector))
                 .addNewPort().withName("proxy").withContainerPort(slot.role().port()).withProtocol("TCP").endPort()
                 .withNewSecurityContext().withAllowPrivilegeEscalation(false).withReadOnlyRootFilesystem(true)

@@ -54,7 +54,8 @@ class SpecResolverTest {
     @Test
     void routerThatFitsTheEngineIsAccepted() {
         assertThat(deployment("qwen", "SGLang").router("sglang-gateway").role(role("s")).desired().router())
-                .contains(new DesiredRouter(RouterKind.SGLANG_GATEWAY, 1, "default/sglang-gateway:test", List.of()));
+                .contains(new DesiredRouter(RouterKind.SGLANG_GATEWAY, 1,
+                        new RouterImages("default/sglang-gateway:test", "default/router-proxy:test", "default/routing-proxy:test"), List.of()));
         assertThat(deployment("qwen", "vLLM").router("llm-d-router").role(role("s")).desired().router().map(DesiredRouter::kind))
                 .contains(RouterKind.LLM_D_ROUTER);
     }

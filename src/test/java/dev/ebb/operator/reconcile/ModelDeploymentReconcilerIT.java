@@ -140,7 +140,7 @@ class ModelDeploymentReconcilerIT {
             assertThat(client.rbac().roleBindings().inNamespace("routed").withName("qwen-router").get()).isNotNull();
             Condition routerReady = written("routed", "qwen", Conditions.ROUTER_READY);
             assertThat(routerReady.getStatus()).isEqualTo("False");
-            assertThat(fetch("routed", "qwen").getStatus().router()).isEqualTo(new RouterStatus("vllm-router", false, 0));
+            assertThat(fetch("routed", "qwen").getStatus().router()).isEqualTo(new RouterStatus("vllm-router", "http://qwen-router.routed.svc:8001", false, 0));
             assertThat(events("routed", "qwen", "RouterNotReady")).singleElement().satisfies(e -> assertThat(e.getType()).isEqualTo("Warning"));
         });
 

@@ -122,11 +122,11 @@ class StatusAggregatorTest {
     @Test
     void aRouterWithNoReplicaReadyIsReportedAndOneReadyIsAvailable() {
         ModelDeploymentStatus down = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
-                Optional.of(new RouterStatus("llm-d-router", false, 0)), Optional.empty(), List.of(), List.of(), List.of(), T0);
+                Optional.of(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", false, 0)), Optional.empty(), List.of(), List.of(), List.of(), T0);
         ModelDeploymentStatus up = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
-                Optional.of(new RouterStatus("llm-d-router", true, 2)), Optional.empty(), List.of(), List.of(), down.conditions(), T1);
+                Optional.of(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", true, 2)), Optional.empty(), List.of(), List.of(), down.conditions(), T1);
 
-        assertThat(down.router()).isEqualTo(new RouterStatus("llm-d-router", false, 0));
+        assertThat(down.router()).isEqualTo(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", false, 0));
         assertThat(Conditions.find(down.conditions(), Conditions.ROUTER_READY)).hasValueSatisfying(c -> {
             assertThat(c.getStatus()).isEqualTo("False");
             assertThat(c.getReason()).isEqualTo("RouterNotReady");
