@@ -100,7 +100,7 @@ public final class PodRenderer {
                     .withName(slot.podName())
                     .withNamespace(deployment.owner().namespace())
                     .withLabels(labels(slot))
-                    .withAnnotations(annotations(role, enginePort, tls, operatorBuilt))
+                    .withAnnotations(annotations(slot, enginePort, tls, operatorBuilt))
                     .withOwnerReferences(ownerReference(deployment.owner()))
                 .endMetadata()
                 .withNewSpec()
@@ -131,10 +131,12 @@ public final class PodRenderer {
         labels.put(Labels.REPLICA, Integer.toString(slot.ordinal()));
         labels.put(Labels.MEMBER_INDEX, Integer.toString(slot.member()));
         labels.put(Labels.SERVING, Labels.SERVING_YES);
+        slot.deployment().router().ifPresent(r -> labels.putAll(RouterLayout.of(r.kind()).memberLabels(slot)));
         return labels;
     }
 
-    private static Map<String, String> annotations(DesiredRole role, int enginePort, boolean tls, boolean operatorBuilt) {
+    private static Map<String, String> annotations(MemberSlot slot, int enginePort, boolean tls, boolean operatorBuilt) {
+        DesiredRole role = slot.role();
         Map<String, String> annotations = new LinkedHashMap<>();
         annotations.put(Annotations.REPLICA_SIZE, Integer.toString(role.size()));
         if (operatorBuilt) {
@@ -143,6 +145,7 @@ public final class PodRenderer {
             annotations.put(Annotations.SCRAPE_PATH, METRICS_PATH);
             annotations.put(Annotations.SCRAPE_SCHEME, tls ? "https" : "http");
         }
+        slot.deployment().router().ifPresent(r -> annotations.putAll(RouterLayout.of(r.kind()).memberAnnotations(slot)));
         return annotations;
     }
 

@@ -45,4 +45,14 @@ public sealed interface RouterLayout permits LlmDRouterLayout, VllmRouterLayout,
 
     /** What the router's account may do in the deployment's namespace. */
     List<PolicyRule> rules();
+
+    /** Labels this router reads on each member Pod, beyond the ones every router selects on. */
+    default Map<String, String> memberLabels(MemberSlot slot) {
+        return Map.of();
+    }
+
+    /** Annotations this router reads on each member Pod. */
+    default Map<String, String> memberAnnotations(MemberSlot slot) {
+        return Map.of();
+    }
 }
