@@ -73,7 +73,7 @@ public final class Benchmarks {
         try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec(); SimOperator operator = new SimOperator(client, exec, routers)) {
             for (int i = 0; i < IDLE_SCALE_DOWNS; i++) {
                 String ns = "bench-" + i;
-                FakeRouter router = FakeRouter.inFrontOf(client, ns, "qwen");
+                FakeRouter router = FakeRouter.inFrontOf(client, ns, "qwen", RouterKind.LLM_D_ROUTER);
                 fakeRouters.add(router);
                 routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
                 client.resource(Specs.deployment("qwen", "vLLM").namespace(ns).router("llm-d-router")

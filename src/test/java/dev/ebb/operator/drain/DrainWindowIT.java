@@ -5,6 +5,7 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
@@ -56,7 +57,7 @@ class DrainWindowIT {
 
     private String deploy(String namespace, List<EnvVar> env) {
         client.resource(deployment("qwen", "vLLM").namespace(namespace).role(role("server").grace(30).env(env)).build()).create();
-        router = FakeRouter.inFrontOf(client, namespace, "qwen");
+        router = FakeRouter.inFrontOf(client, namespace, "qwen", RouterKind.LLM_D_ROUTER);
         await().atMost(Duration.ofSeconds(20)).until(() -> router.selects(POD));
         return client.pods().inNamespace(namespace).withName(POD).get().getMetadata().getUid();
     }

@@ -119,7 +119,7 @@ class PackagedShutdownIT {
         System.out.printf("readiness DOWN %.2f s after SIGTERM, exited after %.2f s%n", readinessDownAfter, exitedAfter);
 
         SimRouterAddress routers = new SimRouterAddress();
-        try (FakeRouter router = FakeRouter.inFrontOf(client, NS, "qwen");
+        try (FakeRouter router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
                 LocalExec exec = new LocalExec()) {
             routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
             try (SimOperator next = new SimOperator(client, exec, routers)) {

@@ -56,7 +56,7 @@ class HeldRetirementEventsIT {
     void aReplicaHeldBusyForManyPassesIsAnnouncedOnce() {
         SimWorld world = new SimWorld(client);
         opened.add(world);
-        FakeRouter router = FakeRouter.inFrontOf(client, NS, "qwen");
+        FakeRouter router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
         opened.add(router);
         routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
         client.resource(deployment("qwen", "vLLM").router(RouterKind.LLM_D_ROUTER.wireName()).namespace(NS)

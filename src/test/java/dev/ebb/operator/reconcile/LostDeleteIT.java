@@ -54,7 +54,7 @@ class LostDeleteIT {
         operatorClient = SimApiServer.clientWithoutRetries(server);
         world = new SimWorld(client);
         exec = new LocalExec();
-        router = FakeRouter.inFrontOf(client, NS, "qwen");
+        router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
         routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
     }
 

@@ -50,7 +50,7 @@ class OperatorRestartIT {
         client = server.createClient();
         world = new SimWorld(client);
         exec = new LocalExec();
-        router = FakeRouter.inFrontOf(client, NS, "qwen");
+        router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
         routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
     }
 

@@ -100,7 +100,7 @@ class RetirementIT {
     }
 
     private void deployRouted(Specs.Deployment spec, RouterKind kind) {
-        router = FakeRouter.inFrontOf(client, ns, "qwen");
+        router = FakeRouter.inFrontOf(client, ns, "qwen", kind);
         routers.put(ns, "qwen", kind, router);
         client.resource(spec.router(kind.wireName()).namespace(ns).build()).create();
     }
@@ -108,7 +108,7 @@ class RetirementIT {
     /** A deployment whose router runs as several replicas, each a fake router with its own view of the Pods. */
     private void deployRoutedReplicas(Specs.Deployment spec, RouterKind kind, int count) {
         for (int i = 0; i < count; i++) {
-            replicas.add(FakeRouter.inFrontOf(client, ns, "qwen"));
+            replicas.add(FakeRouter.inFrontOf(client, ns, "qwen", kind));
         }
         routers.put(ns, "qwen", kind, replicas.toArray(FakeRouter[]::new));
         client.resource(spec.router(kind.wireName(), count).namespace(ns).build()).create();

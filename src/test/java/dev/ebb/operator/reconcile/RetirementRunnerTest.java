@@ -71,8 +71,8 @@ class RetirementRunnerTest {
             }
         }
         md = deployment("qwen", "vLLM").namespace(NS).router(RouterKind.LLM_D_ROUTER.wireName()).role(role("server").replicas(1)).build();
-        router = FakeRouter.inFrontOf(client, NS, "qwen");
-        URI admin = router.serveAdmin(RouterKind.LLM_D_ROUTER);
+        router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
+        URI admin = router.adminUri();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         MemberReader unread = new MemberReader((pod, container, argv, limits) -> Uni.createFrom().item(new ExecResult.Failed("not read here")),
                 registry);

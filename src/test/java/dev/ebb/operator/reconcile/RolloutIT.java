@@ -64,7 +64,7 @@ class RolloutIT {
     void start() {
         world = new SimWorld(client);
         ns = "rollout-" + NAMESPACES.incrementAndGet();
-        router = FakeRouter.inFrontOf(client, ns, "qwen");
+        router = FakeRouter.inFrontOf(client, ns, "qwen", RouterKind.LLM_D_ROUTER);
         routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
     }
 

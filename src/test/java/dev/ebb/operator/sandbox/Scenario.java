@@ -60,7 +60,7 @@ public final class Scenario {
         ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("scenario-progress"));
         AtomicReference<String> step = new AtomicReference<>("deploying");
         try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec();
-                FakeRouter router = FakeRouter.inFrontOf(client, NAMESPACE, OperatorFleet.NAME);
+                FakeRouter router = FakeRouter.inFrontOf(client, NAMESPACE, OperatorFleet.NAME, RouterKind.LLM_D_ROUTER);
                 Fleet fleet = removal == Removal.EBB ? new OperatorFleet(client, NAMESPACE, exec, routers) : new PlainFleet(client, NAMESPACE, removal);
                 LoadGenerator load = new LoadGenerator(router, choreography.load().clients(), choreography.load().lengths(),
                         choreography.load().tokenInterval())) {

@@ -13,6 +13,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -46,6 +47,7 @@ public final class FakeEngine implements AutoCloseable {
     private final AtomicLong arrived = new AtomicLong();
     private final AtomicLong finished = new AtomicLong();
     private final AtomicLong metricsReads = new AtomicLong();
+    private final Set<InetSocketAddress> completionClients = ConcurrentHashMap.newKeySet();
     private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
     private volatile State state = State.SERVING;
 
@@ -87,6 +89,8 @@ public final class FakeEngine implements AutoCloseable {
     public int inFlight() { return running.size(); }
     /** Requests for /metrics received so far, answered or not. */
     public long metricsReads() { return metricsReads.get(); }
+    /** Distinct client connections completions arrived on so far: a caller that pools keep-alive connections reuses them. */
+    public int completionConnections() { return completionClients.size(); }
 
     public URI uri(String path) {
         return URI.create((server instanceof HttpsServer ? "https" : "http") + "://" + host + ":" + port + path);
@@ -129,6 +133,7 @@ public final class FakeEngine implements AutoCloseable {
 
     private void complete(HttpExchange exchange) throws IOException {
         String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+        completionClients.add(exchange.getRemoteAddress());
         if (state != State.SERVING) {
             exchange.sendResponseHeaders(503, -1);
             exchange.close();

@@ -1,98 +1,215 @@
 package dev.ebb.operator.sim;
 
-import dev.ebb.operator.api.Annotations;
+import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.render.RouterAdmin;
-import dev.ebb.operator.route.RouterAnswers;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
 /**
- * A router in front of a deployment's Pods, as llm-d's scheduler, vLLM's router and SGLang's gateway behave:
- * it watches the Pods, picks among the ready ones its selector matches, drops a Pod the moment the Pod has a
- * deletion timestamp or stops matching, and records every dispatch. It can be taken down.
+ * One replica of a router in front of a deployment's Pods, behaving as the released router of its kind does: it
+ * learns of the Pods through a watch with that router's own rules and lag ({@link RouterDiscovery}), serves clients
+ * on a loopback address of its own, picks an engine per request, streams the engine's answer back chunk by chunk
+ * over pooled keep-alive connections, and answers the operator's question in that router's own shape
+ * ({@link FakeRouterPages}). It can be taken down.
  *
- * <p>One instance is one replica of the router: a router Deployment of several replicas is several instances, each
- * with its own watch, its own view of the Pods, its own dispatch counts and its own answer. So do the released
- * routers: vLLM's router keeps the engines it found in its own process, fed by its own watch thread
- * (production-stack src/vllm_router/service_discovery.py, K8sPodIPServiceDiscovery), so one replica whose watch
- * missed a change keeps an engine the others dropped.
+ * <p>A router Deployment of several replicas is several instances, each with its own watch, view, dispatch counts
+ * and answer, as the released routers keep their endpoints in their own process.
  */
 public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
+    /**
+     * A response header naming the Pod that served the request: the test world's own bookkeeping. llm-d's Envoy
+     * routes on the request header x-gateway-destination-endpoint that the picker sets (llm-d-router v0.10.0
+     * pkg/epp/metadata/consts.go); none of the routers tells the client, so the fake adds this one.
+     */
+    public static final String SERVED_BY = "x-ebb-sim-served-by";
+    private static final String MODEL = "m";
+
     /** One request sent to one Pod. */
     public record Dispatch(String pod, Instant at) {
     }
 
+    /**
+     * How the router's discovery is timed.
+     *
+     * @param discoveryLag between a Pod's change and the router acting on it
+     * @param reconcileEvery smg's full relist; 60 s in the release (smg v1.9.0 model_gateway/src/main.rs sets
+     *     ServiceDiscoveryConfig.check_interval to 60 s, with no flag to change it)
+     * @param drainSettle how long smg keeps a removed worker listed as draining before it leaves (smg v1.9.0
+     *     model_gateway/src/main.rs, --drain-settle-secs, 5 by default)
+     */
+    public record Timing(Duration discoveryLag, Duration reconcileEvery, Duration drainSettle) {
+        public static Timing asReleased() {
+            return new Timing(Duration.ZERO, Duration.ofSeconds(60), Duration.ofSeconds(5));
+        }
+
+        public Timing withDiscoveryLag(Duration lag) {
+            return new Timing(lag, reconcileEvery, drainSettle);
+        }
+
+        public Timing withReconcileEvery(Duration period) {
+            return new Timing(discoveryLag, period, drainSettle);
+        }
+
+        public Timing withDrainSettle(Duration settle) {
+            return new Timing(discoveryLag, reconcileEvery, settle);
+        }
+    }
+
+    private final RouterKind kind;
+    private final String namespace;
     private final Map<String, String> selector;
+    private final Timing timing;
     private final SharedIndexInformer<Pod> pods;
+    private final ScheduledExecutorService discovery = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("fake-router-discovery"));
+    private final ExecutorService serving = Executors.newCachedThreadPool(DaemonThreads.named("fake-router-client"));
+    /**
+     * Pooled keep-alive HTTP/1.1 connections to the engines, as each router's upstream client keeps them: Envoy's
+     * per-cluster connection pool, production-stack's one aiohttp.ClientSession with an unlimited TCPConnector
+     * (vllm-stack-0.1.12 src/vllm_router/aiohttp_client.py), smg's reqwest Client with pool_max_idle_per_host(500)
+     * (v1.9.0 model_gateway/src/app_context.rs).
+     */
+    private final HttpClient upstream = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2)).build();
+    /** The endpoints the router holds, by Pod name. */
+    private final Map<String, RoutedEndpoint> held = new ConcurrentHashMap<>();
+    /** Each Pod as the router last saw it. Only the discovery thread touches it. */
+    private final Map<String, Pod> seen = new HashMap<>();
+    /** smg's discovery keeps its own set of the Pods it added, by name with their uid, apart from the worker registry. */
+    private final Map<String, String> tracked = new ConcurrentHashMap<>();
+    private final Map<String, Integer> ports = new ConcurrentHashMap<>();
     private final List<Dispatch> dispatches = new CopyOnWriteArrayList<>();
     private final AtomicLong turn = new AtomicLong();
-    private volatile boolean up = true;
-    private HttpServer admin;
     private final Set<String> pinned = ConcurrentHashMap.newKeySet();
+    private final HttpServer entry;
+    private final HttpServer admin;
+    private volatile boolean up = true;
+    private volatile boolean watching = true;
+    private volatile boolean everHeld;
 
     /**
-     * @param watch the labels of the Pods the router learns about (its discovery)
-     * @param selector the labels a Pod must carry, at the moment of a pick, to be chosen
+     * @param watch the labels of the Pods the test world's informer follows for the router
+     * @param selector the labels the router selects its endpoints by
      */
-    public FakeRouter(KubernetesClient client, String namespace, Map<String, String> watch, Map<String, String> selector) {
+    public FakeRouter(KubernetesClient client, String namespace, RouterKind kind, Map<String, String> watch, Map<String, String> selector,
+            Timing timing) {
+        this.kind = kind;
+        this.namespace = namespace;
         this.selector = Map.copyOf(selector);
-        this.pods = client.pods().inNamespace(namespace).withLabels(watch).inform();
+        this.timing = timing;
+        try {
+            String address = new LoopbackAddresses().next();
+            entry = HttpServer.create(new InetSocketAddress(address, 0), 64);
+            entry.setExecutor(serving);
+            entry.createContext("/v1/", this::serveClient);
+            // llm-d's picker answers on its own metrics port while Envoy takes clients; vLLM's router and smg
+            // serve both on their one API port (render/RouterAdmin)
+            admin = kind == RouterKind.LLM_D_ROUTER ? HttpServer.create(new InetSocketAddress(address, 0), 64) : entry;
+            admin.setExecutor(serving);
+            admin.createContext(RouterAdmin.of(kind).path(), this::serveAdmin);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        entry.start();
+        if (admin != entry) {
+            admin.start();
+        }
+        this.pods = client.pods().inNamespace(namespace).withLabels(watch).inform(new ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Pod pod) {
+                later(pod.getMetadata().getName(), pod);
+            }
+
+            @Override
+            public void onUpdate(Pod old, Pod pod) {
+                later(pod.getMetadata().getName(), pod);
+            }
+
+            @Override
+            public void onDelete(Pod pod, boolean unknown) {
+                later(pod.getMetadata().getName(), null);
+            }
+        });
+        if (kind == RouterKind.SGLANG_GATEWAY) {
+            // smg v1.9.0 service_discovery.rs: the first tick waits one interval, so the watcher fills the state first
+            long period = timing.reconcileEvery().toMillis();
+            discovery.scheduleAtFixedRate(this::reconcile, period, period, TimeUnit.MILLISECONDS);
+        }
     }
 
     /**
-     * A router in front of a deployment as the operator labels it: it learns of every Pod of the deployment and
-     * routes to the serving leaders, the labels its role Service selects on.
+     * A router of this kind in front of a deployment as the operator labels it: it learns of every Pod of the
+     * deployment and selects the serving leaders, the labels the operator renders as its selector
+     * (render/RouterRenderer.selects).
      */
-    public static FakeRouter inFrontOf(KubernetesClient client, String namespace, String deployment) {
-        return new FakeRouter(client, namespace, Map.of(Labels.DEPLOYMENT, deployment),
-                Map.of(Labels.DEPLOYMENT, deployment, Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+    public static FakeRouter inFrontOf(KubernetesClient client, String namespace, String deployment, RouterKind kind) {
+        return inFrontOf(client, namespace, deployment, kind, Timing.asReleased());
     }
 
-    /** The Pods the router would route to now. Empty while the router is down. */
-    public List<Pod> selected() {
-        if (!up) {
-            return List.of();
-        }
-        return pods.getStore().list().stream()
-                .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-                .filter(p -> pinned.contains(p.getMetadata().getName()) || SimEndpoints.selects(selector, p.getMetadata().getLabels()))
-                .filter(FakeRouter::ready)
-                .sorted(Comparator.comparing(p -> p.getMetadata().getName()))
-                .toList();
+    public static FakeRouter inFrontOf(KubernetesClient client, String namespace, String deployment, RouterKind kind, Timing timing) {
+        return new FakeRouter(client, namespace, kind, Map.of(Labels.DEPLOYMENT, deployment),
+                Map.of(Labels.DEPLOYMENT, deployment, Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX), timing);
+    }
+
+    public RouterKind kind() {
+        return kind;
+    }
+
+    /** Where clients send their requests: Envoy's listener for llm-d, the API port for vLLM's router and smg. */
+    public URI clientEntry() {
+        return URI.create("http://" + entry.getAddress().getHostString() + ":" + entry.getAddress().getPort());
+    }
+
+    /** Where the operator asks what the router routes to, in this router's own dialect. */
+    public URI adminUri() {
+        return URI.create("http://" + admin.getAddress().getHostString() + ":" + admin.getAddress().getPort() + RouterAdmin.of(kind).path());
+    }
+
+    /** Every request goes to the router's client entry; the router picks the engine when it arrives. */
+    @Override
+    public Optional<RouteTarget> pick() {
+        return Optional.of(new RouteTarget(null, clientEntry()));
+    }
+
+    /** The Pods the router would send a request to now, by name. Empty while the router is down. */
+    public List<String> selected() {
+        return routable().stream().map(RoutedEndpoint::pod).toList();
     }
 
     public boolean selects(String pod) {
-        return selected().stream().anyMatch(p -> p.getMetadata().getName().equals(pod));
-    }
-
-    @Override
-    public Optional<RouteTarget> pick() {
-        List<Pod> candidates = selected();
-        if (candidates.isEmpty()) {
-            return Optional.empty();
-        }
-        Pod pod = candidates.get((int) (turn.getAndIncrement() % candidates.size()));
-        dispatches.add(new Dispatch(pod.getMetadata().getName(), Instant.now()));
-        return Optional.of(new RouteTarget(pod.getMetadata().getName(), base(pod)));
+        return selected().contains(pod);
     }
 
     public List<Dispatch> dispatches() {
@@ -107,67 +224,12 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         return up;
     }
 
+    /** A router that is down answers 503 to clients and to the operator alike. */
     public void setUp(boolean value) {
         up = value;
     }
 
-    static URI base(Pod pod) {
-        String scheme = Optional.ofNullable(pod.getMetadata().getAnnotations()).map(a -> a.get(Annotations.SCRAPE_SCHEME)).orElse("http");
-        int port = pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort();
-        return URI.create(scheme + "://" + pod.getStatus().getPodIP() + ":" + port);
-    }
-
-    private static boolean ready(Pod pod) {
-        return Readiness.isPodReady(pod) && pod.getStatus().getPodIP() != null;
-    }
-
-    /**
-     * Starts answering on loopback as the given real router answers the operator's question: SGLang's gateway lists
-     * its workers with their request counts, vLLM's router lists its engines by id, llm-d's endpoint picker shows a
-     * queue gauge per endpoint it holds and a count of scheduling decisions per endpoint. A router that is down
-     * answers 503. Returns the address of that answer.
-     */
-    public URI serveAdmin(RouterKind kind) throws IOException {
-        RouterAdmin route = RouterAdmin.of(kind);
-        admin = HttpServer.create(new InetSocketAddress(new LoopbackAddresses().next(), 0), 0);
-        admin.createContext(route.path(), exchange -> {
-            byte[] body = (up ? answer(kind) : "router unavailable").getBytes(StandardCharsets.UTF_8);
-            exchange.sendResponseHeaders(up ? 200 : 503, body.length);
-            try (var out = exchange.getResponseBody()) {
-                out.write(body);
-            }
-        });
-        admin.start();
-        return URI.create("http://" + admin.getAddress().getHostString() + ":" + admin.getAddress().getPort() + route.path());
-    }
-
-    private String answer(RouterKind kind) {
-        List<Pod> selected = selected();
-        Map<String, Long> sent = dispatches.stream().collect(Collectors.groupingBy(Dispatch::pod, Collectors.counting()));
-        return switch (kind) {
-            case SGLANG_GATEWAY -> "{\"workers\":[" + selected.stream()
-                    .map(p -> "{\"url\":\"" + base(p) + "\",\"healthy\":true,\"model\":\"m\",\"requests_total\":"
-                            + sent.getOrDefault(p.getMetadata().getName(), 0L) + "}")
-                    .collect(Collectors.joining(",")) + "],\"total\":" + selected.size() + ",\"healthy\":" + selected.size() + "}";
-            case VLLM_ROUTER -> "[" + selected.stream()
-                    .map(p -> "{\"engine_id\":\"" + RouterAnswers.vllmEngineId(p.getMetadata().getName())
-                            + "\",\"serving_models\":[\"m\"],\"created\":1764000000}")
-                    .collect(Collectors.joining(",")) + "]";
-            case LLM_D_ROUTER -> {
-                StringBuilder page = new StringBuilder("# HELP llm_d_router_epp_per_endpoint_queue_size Waiting queue per endpoint.\n"
-                        + "# TYPE llm_d_router_epp_per_endpoint_queue_size gauge\n");
-                selected.forEach(p -> page.append("llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint=\"")
-                        .append(p.getMetadata().getName()).append("\",name=\"pool\"} 0\n"));
-                page.append("# HELP llm_d_router_epp_scheduler_attempts_total Scheduling decisions.\n"
-                        + "# TYPE llm_d_router_epp_scheduler_attempts_total counter\n");
-                sent.forEach((pod, count) -> page.append("llm_d_router_epp_scheduler_attempts_total{endpoint_name=\"").append(pod)
-                        .append("\",namespace=\"ns\",port=\"8000\",status=\"success\",target_model_name=\"m\"} ").append(count).append("\n"));
-                yield page.toString();
-            }
-        };
-    }
-
-    /** The router keeps selecting this Pod whatever its labels say, as a router whose discovery lags would. */
+    /** The router keeps selecting this Pod whatever its discovery says, as a router whose discovery lags would. */
     public void pin(String pod, boolean value) {
         if (value) {
             pinned.add(pod);
@@ -181,11 +243,283 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         dispatches.add(new Dispatch(pod, Instant.now()));
     }
 
+    /**
+     * vLLM's router loses its watch: every change until {@link #reconnectWatch} is never seen. Its watch loop catches
+     * the error and opens a new stream (production-stack vllm-stack-0.1.12 src/vllm_router/service_discovery.py,
+     * _watch_engines).
+     */
+    public void dropWatch() {
+        requireVllm();
+        onDiscovery(() -> watching = false);
+    }
+
+    /**
+     * vLLM's router opens a new watch without listing first: the new stream reports each Pod that matches now as
+     * ADDED, and an engine deleted or withdrawn while it was away is never removed (production-stack issue #1091,
+     * still so at vllm-stack-0.1.12).
+     */
+    public void reconnectWatch() {
+        requireVllm();
+        onDiscovery(() -> {
+            watching = true;
+            for (Pod pod : pods.getStore().list()) {
+                String name = pod.getMetadata().getName();
+                seen.remove(name);
+                apply(name, pod);
+            }
+        });
+    }
+
+    private void requireVllm() {
+        if (kind != RouterKind.VLLM_ROUTER) {
+            throw new IllegalStateException("only vLLM's router keeps its engines across a reconnect; " + kind + " lists again");
+        }
+    }
+
+    private void later(String name, Pod pod) {
+        discovery.schedule(() -> apply(name, pod), timing.discoveryLag().toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void onDiscovery(Runnable action) {
+        try {
+            discovery.submit(action).get(5, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("discovery did not run", e);
+        }
+    }
+
+    /** Runs on the discovery thread only. */
+    private void apply(String name, Pod after) {
+        if (!watching) {
+            return;
+        }
+        Pod before = seen.get(name);
+        if (after == null) {
+            seen.remove(name);
+        } else {
+            seen.put(name, after);
+        }
+        boolean known = kind == RouterKind.SGLANG_GATEWAY ? tracked.containsKey(name) : held.containsKey(name);
+        switch (RouterDiscovery.onEvent(kind, selector, before, after, known)) {
+            case ROUTE -> add(after);
+            case DROP -> remove(name);
+            case NONE -> { }
+        }
+    }
+
+    /** smg's periodic relist; runs on the discovery thread. */
+    private void reconcile() {
+        RouterDiscovery.Reconciled diff = RouterDiscovery.smgReconcile(selector, Map.copyOf(tracked), pods.getStore().list());
+        diff.stale().forEach(this::remove);
+        pods.getStore().list().stream().filter(p -> diff.missing().contains(p.getMetadata().getName())).forEach(this::add);
+    }
+
+    private void add(Pod pod) {
+        String name = pod.getMetadata().getName();
+        if (kind == RouterKind.SGLANG_GATEWAY) {
+            tracked.put(name, pod.getMetadata().getUid());
+        }
+        URI base = base(pod);
+        // smg v1.9.0 model_gateway/src/worker/registry.rs, WorkerId::new: a fresh UUID per worker (v7 there)
+        String workerId = kind == RouterKind.SGLANG_GATEWAY ? UUID.randomUUID().toString() : null;
+        held.put(name, new RoutedEndpoint(name, pod.getMetadata().getUid(), base, workerId, System.currentTimeMillis() / 1000, false));
+        ports.put(name, base.getPort());
+        everHeld = true;
+    }
+
+    private void remove(String name) {
+        if (kind == RouterKind.SGLANG_GATEWAY) {
+            tracked.remove(name);
+            removeWorker(name);
+        } else {
+            held.remove(name);
+        }
+    }
+
+    /**
+     * smg v1.9.0 RemoveWorker job: a Ready worker turns Draining, unroutable but still listed, for the drain settle,
+     * then leaves the registry; one that is not Ready leaves at once (model_gateway/src/workflow/steps/local/
+     * drain_workers.rs).
+     */
+    private void removeWorker(String name) {
+        RoutedEndpoint endpoint = held.get(name);
+        if (endpoint == null) {
+            return;
+        }
+        if (endpoint.draining() || timing.drainSettle().isZero()) {
+            held.remove(name, endpoint);
+            return;
+        }
+        RoutedEndpoint draining = endpoint.drained();
+        held.replace(name, endpoint, draining);
+        discovery.schedule(() -> held.remove(name, draining), timing.drainSettle().toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** The endpoints a request may go to now: those held and not draining, and the pinned Pods. */
+    private List<RoutedEndpoint> routable() {
+        if (!up) {
+            return List.of();
+        }
+        Map<String, RoutedEndpoint> out = new HashMap<>();
+        held.values().stream().filter(e -> !e.draining()).forEach(e -> out.put(e.pod(), e));
+        for (String name : pinned) {
+            if (!out.containsKey(name)) {
+                pods.getStore().list().stream()
+                        .filter(p -> p.getMetadata().getName().equals(name) && p.getStatus() != null && p.getStatus().getPodIP() != null)
+                        .findFirst()
+                        .ifPresent(p -> out.put(name, new RoutedEndpoint(name, p.getMetadata().getUid(), base(p), null, 0, false)));
+            }
+        }
+        return out.values().stream().sorted(Comparator.comparing(RoutedEndpoint::pod)).toList();
+    }
+
+    /**
+     * Round robin over the endpoints sorted by name, as vLLM's router does with --routing-logic roundrobin
+     * (src/vllm_router/routers/routing_logic.py, RoundRobinRouter, sorted by URL). llm-d's picker scores endpoints
+     * by queue, cache and prefix, and smg's cache_aware policy by prefix and load; with one prompt and idle fakes the
+     * fake spreads their load the same way.
+     */
+    private Optional<RoutedEndpoint> choose() {
+        List<RoutedEndpoint> candidates = routable();
+        if (candidates.isEmpty()) {
+            return Optional.empty();
+        }
+        RoutedEndpoint chosen = candidates.get((int) (turn.getAndIncrement() % candidates.size()));
+        dispatches.add(new Dispatch(chosen.pod(), Instant.now()));
+        return Optional.of(chosen);
+    }
+
+    private void serveClient(HttpExchange exchange) throws IOException {
+        byte[] request = exchange.getRequestBody().readAllBytes();
+        if (!up) {
+            answer(exchange, new FakeRouterPages.Answer(503, FakeRouterPages.TEXT, "router unavailable"));
+            return;
+        }
+        Optional<RoutedEndpoint> chosen = choose();
+        if (chosen.isEmpty()) {
+            boolean anyHeld = kind == RouterKind.SGLANG_GATEWAY ? !held.isEmpty() : everHeld;
+            answer(exchange, FakeRouterPages.noEndpoint(kind, MODEL, anyHeld));
+            return;
+        }
+        forward(exchange, chosen.get(), request);
+    }
+
+    /**
+     * Sends the request on to the engine and streams its answer back as it arrives. An engine stream that breaks
+     * breaks the client's the same way: the connection closes without the closing chunk, as Envoy resets the
+     * downstream stream, aiohttp's iter_any raises into Starlette's StreamingResponse and smg's relay task forwards the
+     * stream error (model_gateway/src/routers/http/router.rs).
+     */
+    private void forward(HttpExchange exchange, RoutedEndpoint endpoint, byte[] request) throws IOException {
+        URI target = endpoint.base().resolve(exchange.getRequestURI().getRawPath());
+        HttpRequest.Builder call = HttpRequest.newBuilder(target).POST(HttpRequest.BodyPublishers.ofByteArray(request));
+        Optional.ofNullable(exchange.getRequestHeaders().getFirst("Content-Type")).ifPresent(type -> call.header("Content-Type", type));
+        exchange.getResponseHeaders().set(SERVED_BY, endpoint.pod());
+        HttpResponse<InputStream> response;
+        try {
+            response = upstream.send(call.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (IOException e) {
+            answer(exchange, FakeRouterPages.unreachable(kind, target.toString()));
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            answer(exchange, FakeRouterPages.unreachable(kind, target.toString()));
+            return;
+        }
+        response.headers().firstValue("Content-Type").ifPresent(type -> exchange.getResponseHeaders().set("Content-Type", type));
+        try (InputStream in = response.body()) {
+            exchange.sendResponseHeaders(response.statusCode(), 0);
+            OutputStream out = exchange.getResponseBody();
+            byte[] chunk = new byte[8192];
+            for (int n = in.read(chunk); n >= 0; n = in.read(chunk)) {
+                out.write(chunk, 0, n);
+                out.flush();
+            }
+            out.close();
+        } catch (IOException e) {
+            // thrown out of the handler, the server drops the connection where it stands
+            throw new UncheckedIOException("stream from " + endpoint.pod() + " broke", e);
+        }
+    }
+
+    private void serveAdmin(HttpExchange exchange) throws IOException {
+        exchange.getRequestBody().readAllBytes();
+        if (!up) {
+            answer(exchange, new FakeRouterPages.Answer(503, FakeRouterPages.TEXT, "router unavailable"));
+            return;
+        }
+        String path = exchange.getRequestURI().getPath();
+        String method = exchange.getRequestMethod();
+        if (kind == RouterKind.SGLANG_GATEWAY && "DELETE".equals(method) && path.startsWith("/workers/")) {
+            answer(exchange, deleteWorker(path.substring("/workers/".length())));
+        } else if ("GET".equals(method) && path.equals(RouterAdmin.of(kind).path())) {
+            answer(exchange, page());
+        } else {
+            answer(exchange, new FakeRouterPages.Answer(404, FakeRouterPages.TEXT, "Not Found"));
+        }
+    }
+
+    private FakeRouterPages.Answer page() {
+        List<RoutedEndpoint> routable = routable();
+        return switch (kind) {
+            case LLM_D_ROUTER -> {
+                Map<String, Long> attempts = dispatches.stream().collect(Collectors.groupingBy(Dispatch::pod, Collectors.counting()));
+                yield FakeRouterPages.llmDMetrics(routable, attempts, ports, "pool", namespace, MODEL);
+            }
+            case VLLM_ROUTER -> FakeRouterPages.vllmEngines(routable, MODEL);
+            case SGLANG_GATEWAY -> {
+                // the registry lists its draining workers too; pinned Pods are listed as the workers they stand for
+                Map<String, RoutedEndpoint> listed = new HashMap<>();
+                routable.forEach(e -> listed.put(e.pod(), e.workerId() == null ? withPinnedId(e) : e));
+                held.values().stream().filter(RoutedEndpoint::draining).forEach(e -> listed.putIfAbsent(e.pod(), e));
+                yield FakeRouterPages.smgWorkers(listed.values().stream().sorted(Comparator.comparing(RoutedEndpoint::pod)).toList());
+            }
+        };
+    }
+
+    private static RoutedEndpoint withPinnedId(RoutedEndpoint e) {
+        return new RoutedEndpoint(e.pod(), e.uid(), e.base(), UUID.nameUUIDFromBytes(e.pod().getBytes(StandardCharsets.UTF_8)).toString(),
+                e.addedEpochSeconds(), false);
+    }
+
+    /** smg v1.9.0 model_gateway/src/worker/service.rs, delete_worker: parse the id, find its worker, queue its removal. */
+    private FakeRouterPages.Answer deleteWorker(String raw) {
+        try {
+            UUID.fromString(raw);
+        } catch (IllegalArgumentException e) {
+            return FakeRouterPages.smgInvalidWorkerId(raw, e.getMessage());
+        }
+        Optional<RoutedEndpoint> worker = held.values().stream().filter(e -> raw.equalsIgnoreCase(e.workerId())).findFirst();
+        if (worker.isEmpty()) {
+            return FakeRouterPages.smgWorkerNotFound(raw);
+        }
+        discovery.execute(() -> removeWorker(worker.get().pod()));
+        return FakeRouterPages.smgDeleteAccepted(worker.get().workerId());
+    }
+
+    private static void answer(HttpExchange exchange, FakeRouterPages.Answer answer) throws IOException {
+        byte[] body = answer.body().getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", answer.contentType());
+        exchange.sendResponseHeaders(answer.status(), body.length == 0 ? -1 : body.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+        }
+    }
+
+    static URI base(Pod pod) {
+        String scheme = Optional.ofNullable(pod.getMetadata().getAnnotations()).map(a -> a.get(Annotations.SCRAPE_SCHEME)).orElse("http");
+        int port = pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort();
+        return URI.create(scheme + "://" + pod.getStatus().getPodIP() + ":" + port);
+    }
+
     @Override
     public void close() {
         pods.close();
-        if (admin != null) {
+        discovery.shutdownNow();
+        entry.stop(0);
+        if (admin != entry) {
             admin.stop(0);
         }
+        serving.shutdownNow();
     }
 }

@@ -22,7 +22,11 @@ import java.util.stream.Stream;
  * that ends without its {@code [DONE]} line was cut: the tokens already sent cannot be taken back.
  */
 public final class LoadGenerator implements AutoCloseable {
-    /** Something that picks where the next request goes. */
+    /**
+     * Where the next request goes: a Pod's engine chosen here (a Service's endpoint, a Pod named by a test), or a
+     * router's client entry, with no Pod named, where the router chooses and names the Pod that served it in
+     * {@link FakeRouter#SERVED_BY}.
+     */
     public interface Target {
         Optional<RouteTarget> pick();
     }
@@ -36,6 +40,7 @@ public final class LoadGenerator implements AutoCloseable {
         REJECTED
     }
 
+    /** @param pod the Pod that served the request; null when a router refused it before choosing one */
     public record Request(long id, String pod, Instant start, Instant end, Outcome outcome, String why) {
     }
 
@@ -99,10 +104,13 @@ public final class LoadGenerator implements AutoCloseable {
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body))
                 .build();
+        String pod = to.get().pod();
         try {
             HttpResponse<Stream<String>> response = http.send(request, HttpResponse.BodyHandlers.ofLines());
+            pod = response.headers().firstValue(FakeRouter.SERVED_BY).orElse(pod);
             if (response.statusCode() != 200) {
-                return record(new Request(id, to.get().pod(), start, Instant.now(), Outcome.REJECTED, "HTTP " + response.statusCode()));
+                response.body().close();
+                return record(new Request(id, pod, start, Instant.now(), Outcome.REJECTED, "HTTP " + response.statusCode()));
             }
             int received = 0;
             boolean done = false;
@@ -118,15 +126,15 @@ public final class LoadGenerator implements AutoCloseable {
                 }
             }
             return record(done
-                    ? new Request(id, to.get().pod(), start, Instant.now(), Outcome.COMPLETED, received + " tokens")
-                    : new Request(id, to.get().pod(), start, Instant.now(), Outcome.CUT, "stream ended after " + received + " of " + length + " tokens"));
+                    ? new Request(id, pod, start, Instant.now(), Outcome.COMPLETED, received + " tokens")
+                    : new Request(id, pod, start, Instant.now(), Outcome.CUT, "stream ended after " + received + " of " + length + " tokens"));
         } catch (UncheckedIOException e) {
-            return record(new Request(id, to.get().pod(), start, Instant.now(), Outcome.CUT, "connection lost: " + e.getCause().getMessage()));
+            return record(new Request(id, pod, start, Instant.now(), Outcome.CUT, "connection lost: " + e.getCause().getMessage()));
         } catch (java.io.IOException e) {
-            return record(new Request(id, to.get().pod(), start, Instant.now(), Outcome.REJECTED, "connection failed: " + e.getMessage()));
+            return record(new Request(id, pod, start, Instant.now(), Outcome.REJECTED, "connection failed: " + e.getMessage()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return record(new Request(id, to.get().pod(), start, Instant.now(), Outcome.REJECTED, "interrupted"));
+            return record(new Request(id, pod, start, Instant.now(), Outcome.REJECTED, "interrupted"));
         }
     }
 

@@ -8,8 +8,6 @@ import io.fabric8.kubernetes.api.model.Pod;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.inject.Alternative;
 import jakarta.inject.Singleton;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,8 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The router Pods of the test world run nothing: a test puts fake routers in front of a deployment, one behind each
- * router Pod, each answering in that router's own dialect on its own loopback address, and the operator's real
- * probe asks them there. A router Pod no fake router stands behind cannot be asked.
+ * router Pod, each serving clients and answering in that router's own dialect on its own loopback address, and the
+ * operator's real probe asks them there. A router Pod no fake router stands behind cannot be asked.
  */
 @Alternative
 @Priority(1)
@@ -29,17 +27,16 @@ public class SimRouterAddress implements RouterAddress {
     private final Map<String, List<URI>> routers = new ConcurrentHashMap<>();
 
     /**
-     * Serves each replica's answer in the dialect of the deployment's router kind, and points the operator at them:
-     * the first replica answers for the router's first Pod, the second for its second, and so on.
+     * Points the operator at each replica's answer: the first replica answers for the router's first Pod, the second
+     * for its second, and so on. Each must be a router of the deployment's kind.
      */
     public void put(String namespace, String deployment, RouterKind kind, FakeRouter... replicas) {
         List<URI> admins = new ArrayList<>();
-        try {
-            for (FakeRouter replica : replicas) {
-                admins.add(replica.serveAdmin(kind));
+        for (FakeRouter replica : replicas) {
+            if (replica.kind() != kind) {
+                throw new IllegalArgumentException("a " + replica.kind() + " router cannot stand behind a " + kind + " Pod");
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+            admins.add(replica.adminUri());
         }
         routers.put(namespace + "/" + deployment, List.copyOf(admins));
     }
