@@ -23,7 +23,7 @@ public final class Sandbox {
         PrintStream out = System.out;
         Choreography choreography = Choreography.sandbox();
         out.printf(Locale.ROOT, "Ebb sandbox: no cluster, the test world instead (API server, kubelet, endpoints, router and engines%n"
-                + "in this process). %s, %s.%n%n", choreography.title(), choreography.load());
+                + "in this process; clients stream through the router's client entry). %s, %s.%n%n", choreography.title(), choreography.load());
         Run ebb = Scenario.play(Removal.EBB, choreography, Sandbox::progress);
         clearProgress();
         out.println(Report.timeline(ebb));

@@ -29,8 +29,8 @@ import java.util.logging.Logger;
 import org.awaitility.Awaitility;
 
 /**
- * Plays a choreography in a fresh test world: its own API server, kubelet, endpoints, router in front of the role and
- * streaming clients, with Ebb or a plain controller owning the replicas. Ends once the role has settled and the last
+ * Plays a choreography in a fresh test world: its own API server, kubelet, endpoints, an llm-d router in front of the
+ * role and clients streaming through that router's client entry, with Ebb or a plain controller owning the replicas. Ends once the role has settled and the last
  * request has ended.
  */
 public final class Scenario {
