@@ -16,6 +16,10 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -208,6 +212,38 @@ class FakeRouterTest {
         assertThat(request.outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
         assertThat(request.pod()).isEqualTo("a");
         assertThat(request.end()).isBefore(request.start().plusSeconds(4));
+    }
+
+    /** An engine connection that drops mid-chunk drops the client's too: no closing chunk makes the stream look whole. */
+    @ParameterizedTest
+    @EnumSource(RouterKind.class)
+    void anEngineConnectionDroppedMidStreamDropsTheClientsConnection(RouterKind kind) throws Exception {
+        FakeRouter router = router(kind);
+        String address = pod("a").getStatus().getPodIP();
+        engine("a").kill();
+        try (ServerSocket engine = new ServerSocket(8000, 1, InetAddress.getByName(address))) {
+            CompletableFuture<Void> dropsMidStream = CompletableFuture.runAsync(() -> {
+                try (Socket connection = engine.accept()) {
+                    connection.getInputStream().read(new byte[8192]);
+                    OutputStream out = connection.getOutputStream();
+                    String token = "data: {\"choices\":[{\"text\":\" t0\"}]}\n\n";
+                    out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            + Integer.toHexString(token.length()) + "\r\n" + token + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                    out.flush();
+                    Thread.sleep(200);
+                    connection.setSoLinger(true, 0);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+
+            LoadGenerator.Request request = new LoadGenerator(router, 1, 50, Duration.ofMillis(10)).send();
+
+            dropsMidStream.get(10, TimeUnit.SECONDS);
+            assertThat(request.pod()).isEqualTo("a");
+            assertThat(request.outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
+            assertThat(request.why()).startsWith("connection lost");
+        }
     }
 
     @ParameterizedTest
