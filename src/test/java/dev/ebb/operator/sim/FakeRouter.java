@@ -97,7 +97,9 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     private final ExecutorService serving = Executors.newCachedThreadPool(DaemonThreads.named("fake-router-client"));
     /**
      * Pooled keep-alive HTTP/1.1 connections to the engines, as each router's upstream client keeps them: Envoy's
-     * per-cluster connection pool, production-stack's one aiohttp.ClientSession with an unlimited TCPConnector
+     * HTTP/1.1 connection pool, which binds a request to a connection done with its previous one (Envoy's docs,
+     * intro/arch_overview/upstream/connection_pooling, read for v1.18 and not re-read for the v1.33 llm-d's chart
+     * runs), production-stack's one aiohttp.ClientSession with an unlimited TCPConnector
      * (vllm-stack-0.1.12 src/vllm_router/aiohttp_client.py), smg's reqwest Client with pool_max_idle_per_host(500)
      * (v1.9.0 model_gateway/src/app_context.rs).
      */
@@ -131,6 +133,10 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         this.timing = timing;
         try {
             String address = new LoopbackAddresses().next();
+            // Real routers take clients on llm-d's Envoy listener 8081 (llm-d-router v0.10.0
+            // config/charts/llm-d-router-standalone/values.yaml), vLLM's router's --port, 8001 by default
+            // (production-stack vllm-stack-0.1.12 src/vllm_router/parsers/parser.py), and smg's --port, 30000 by default
+            // (smg v1.9.0 model_gateway/src/main.rs); each fake has an address of its own, so any free port serves.
             entry = HttpServer.create(new InetSocketAddress(address, 0), 64);
             entry.setExecutor(serving);
             entry.createContext("/v1/", this::serveClient);
@@ -407,7 +413,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     /**
      * Sends the request on to the engine and streams its answer back as it arrives. An engine stream that breaks
      * breaks the client's the same way: the connection closes without the closing chunk, as Envoy resets the
-     * downstream stream, aiohttp's iter_any raises into Starlette's StreamingResponse and smg's relay task forwards the
+     * downstream request of a severed upstream connection (the same page of its docs), aiohttp's iter_any raises into Starlette's StreamingResponse and smg's relay task forwards the
      * stream error (model_gateway/src/routers/http/router.rs).
      */
     private void forward(HttpExchange exchange, RoutedEndpoint endpoint, byte[] request) throws IOException {
