@@ -315,9 +315,10 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
 
     /** smg's periodic relist; runs on the discovery thread. */
     private void reconcile() {
-        RouterDiscovery.Reconciled diff = RouterDiscovery.smgReconcile(selector, Map.copyOf(tracked), pods.getStore().list());
+        List<Pod> listed = pods.getStore().list();
+        RouterDiscovery.Reconciled diff = RouterDiscovery.smgReconcile(selector, Map.copyOf(tracked), listed);
         diff.stale().forEach(this::remove);
-        pods.getStore().list().stream().filter(p -> diff.missing().contains(p.getMetadata().getName())).forEach(this::add);
+        listed.stream().filter(p -> diff.missing().contains(p.getMetadata().getName())).forEach(this::add);
     }
 
     private void add(Pod pod) {
