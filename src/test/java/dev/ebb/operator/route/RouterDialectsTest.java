@@ -31,6 +31,15 @@ class RouterDialectsTest {
     }
 
     @Test
+    void aPickerWritingOnlyItsReleasedNamesIsReadAsFully() {
+        String released = picker(true).lines().filter(line -> !line.startsWith("inference_"))
+                .collect(Collectors.joining("\n", "", "\n"));
+
+        assertThat(new LlmDRouterDialect().read(released, List.of(TARGET)))
+                .isEqualTo(new RouterView(Optional.of(true), Map.of("qwen-server-r1-m0", 9.0)));
+    }
+
+    @Test
     void aTargetThePickerNeverScheduledCountsNoDispatch() {
         Pod fresh = new PodBuilder().withNewMetadata().withName("qwen-server-r2-m0").endMetadata().build();
 
