@@ -397,15 +397,22 @@ final class LlmDRouterLayout implements RouterLayout {
     }
 
     /**
-     * Why the picker could not serve this deployment, if it could not: it takes at most {@value #MAX_TARGET_PORTS}
-     * target ports. Pure, for admission to refuse such a spec rather than render a picker that exits at start.
+     * Why llm-d's router could not serve this deployment, if it could not: the picker takes at most
+     * {@value #MAX_TARGET_PORTS} target ports and exits at start with more; and a direct decoder whose role port is
+     * the engine's own port behind the routing proxy would have both bind one port. Pure, for admission to refuse
+     * such a spec rather than render Pods that cannot start.
      */
     @Override
     public Optional<String> unservable(DesiredDeployment deployment) {
         int ports = targetPorts(deployment).size();
-        return ports > MAX_TARGET_PORTS
-                ? Optional.of("llm-d-router's endpoint picker takes at most " + MAX_TARGET_PORTS + " distinct role ports, the roles use " + ports)
-                : Optional.empty();
+        if (ports > MAX_TARGET_PORTS) {
+            return Optional.of("llm-d-router's endpoint picker takes at most " + MAX_TARGET_PORTS + " distinct role ports, the roles use " + ports);
+        }
+        return deployment.roles().stream()
+                .filter(role -> role.port() == RoutingProxy.ENGINE_PORT && RoutingProxy.fronts(new MemberSlot(deployment, role, 0, 0)))
+                .findFirst()
+                .map(role -> "role " + role.name() + " cannot use port " + RoutingProxy.ENGINE_PORT
+                        + ": under llm-d-router its engine listens there, behind the routing proxy that takes the role's port");
     }
 
     /** Whether the deployment splits prefill from decode, which the picker then schedules in two profiles. */

@@ -340,6 +340,17 @@ class LlmDRouterLayoutTest {
         reason.ifPresent(r -> assertThat(r).contains("at most 8"));
     }
 
+    @ParameterizedTest(name = "prefill on {0}, decode on {1}")
+    @CsvSource({"8000, 8000, false", "8200, 8000, false", "8000, 8200, true"})
+    void aDirectDecoderCannotTakeThePortItsEngineMovesTo(int prefillPort, int decodePort, boolean unservable) {
+        DesiredDeployment deployment = disaggregated("vLLM", prefillPort, decodePort);
+
+        Optional<String> reason = RouterLayout.of(deployment.router().orElseThrow().kind()).unservable(deployment);
+
+        assertThat(reason.isPresent()).isEqualTo(unservable);
+        reason.ifPresent(r -> assertThat(r).contains("decode").contains("8200"));
+    }
+
     @Test
     void theRoutersAccountMayOnlyReadPods() {
         List<HasMetadata> objects = RouterRenderer.render(disaggregated("SGLang", 8000, 8000));
