@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * llm-d's router as its v0.10.0 standalone chart runs it (config/charts/llm-d-router-standalone/values.yaml with
@@ -62,7 +63,8 @@ final class LlmDRouterLayout implements RouterLayout {
     /**
      * The label the picker's core-metrics-extractor reads to pick an engine's metric names; unlabelled Pods are read as
      * vLLM (pkg/epp/framework/plugins/datalayer/extractor/metrics/mapping_registry.go DefaultEngineTypeLabelKey and
-     * factories.go defaultEngineName at v0.10.0), so SGLang Pods without it would show no queue.
+     * factories.go defaultEngineName at v0.10.0), so SGLang Pods without it would show no queue; "sglang" is the
+     * name of SGLang's built-in metric set there (factories.go defaultEngineConfigs).
      */
     static final String ENGINE_TYPE_LABEL = "llm-d.ai/engine-type";
     /**
@@ -391,7 +393,11 @@ final class LlmDRouterLayout implements RouterLayout {
                         .endValueFrom().build());
     }
 
-    /** Each role's own port, once: decode Pods behind the routing proxy are reached at the proxy, on the role's port. */
+    /**
+     * Each role's own port, once: decode Pods behind the routing proxy are reached at the proxy, on the role's port,
+     * which also passes the picker's metrics scrapes through to the engine (pkg/sidecar/proxy/proxy.go at v0.10.0
+     * routes every other path to the model server).
+     */
     static List<Integer> targetPorts(DesiredDeployment deployment) {
         return deployment.roles().stream().map(DesiredRole::port).distinct().toList();
     }
@@ -399,8 +405,10 @@ final class LlmDRouterLayout implements RouterLayout {
     /**
      * Why llm-d's router could not serve this deployment, if it could not: the picker takes at most
      * {@value #MAX_TARGET_PORTS} target ports and exits at start with more; and a direct decoder whose role port is
-     * the engine's own port behind the routing proxy would have both bind one port. Pure, for admission to refuse
-     * such a spec rather than render Pods that cannot start.
+     * the engine's own port behind the routing proxy would have both bind one port; and an engine serving TLS is
+     * reached by neither Envoy's original-destination cluster, which has no TLS socket, nor the picker's metrics
+     * source, whose scheme defaults to http (pkg/epp/framework/plugins/datalayer/source/metrics/datasource.go at
+     * v0.10.0). Pure, for admission to refuse such a spec rather than render Pods that cannot be served.
      */
     @Override
     public Optional<String> unservable(DesiredDeployment deployment) {
@@ -408,11 +416,20 @@ final class LlmDRouterLayout implements RouterLayout {
         if (ports > MAX_TARGET_PORTS) {
             return Optional.of("llm-d-router's endpoint picker takes at most " + MAX_TARGET_PORTS + " distinct role ports, the roles use " + ports);
         }
-        return deployment.roles().stream()
+        Optional<String> sharedPort = deployment.roles().stream()
                 .filter(role -> role.port() == RoutingProxy.ENGINE_PORT && RoutingProxy.fronts(new MemberSlot(deployment, role, 0, 0)))
                 .findFirst()
                 .map(role -> "role " + role.name() + " cannot use port " + RoutingProxy.ENGINE_PORT
                         + ": under llm-d-router its engine listens there, behind the routing proxy that takes the role's port");
+        if (sharedPort.isPresent()) {
+            return sharedPort;
+        }
+        List<String> tlsFlags = EngineProfile.of(deployment.engine()).tlsFlags();
+        return deployment.roles().stream()
+                .filter(role -> Stream.concat(role.extraArgs().stream(), role.command().stream())
+                        .anyMatch(arg -> tlsFlags.stream().anyMatch(flag -> arg.equals(flag) || arg.startsWith(flag + "="))))
+                .findFirst()
+                .map(role -> "role " + role.name() + " serves TLS, which llm-d-router's Envoy and endpoint picker do not speak to engines");
     }
 
     /** Whether the deployment splits prefill from decode, which the picker then schedules in two profiles. */

@@ -351,6 +351,17 @@ class LlmDRouterLayoutTest {
         reason.ifPresent(r -> assertThat(r).contains("decode").contains("8200"));
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"--ssl-certfile=/tls/tls.crt, true", "--ssl-certfile, true", "--ssl-certfile-x=1, false", "--max-model-len=4096, false"})
+    void anEngineServingTlsCannotBeReachedByTheRouter(String extraArg, boolean unservable) {
+        DesiredDeployment deployment = deployment("qwen", "vLLM").router("llm-d-router").role(role("server").extraArgs(extraArg)).desired();
+
+        Optional<String> reason = RouterLayout.of(deployment.router().orElseThrow().kind()).unservable(deployment);
+
+        assertThat(reason.isPresent()).isEqualTo(unservable);
+        reason.ifPresent(r -> assertThat(r).contains("server").contains("TLS"));
+    }
+
     @Test
     void theRoutersAccountMayOnlyReadPods() {
         List<HasMetadata> objects = RouterRenderer.render(disaggregated("SGLang", 8000, 8000));
