@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * How one router's release runs: the containers of its Pod, the files it reads, the ports its Service exposes and the
@@ -45,6 +46,14 @@ public sealed interface RouterLayout permits LlmDRouterLayout, VllmRouterLayout,
 
     /** What the router's account may do in the deployment's namespace. */
     List<PolicyRule> rules();
+
+    /**
+     * Why this router's release could not serve the deployment as resolved, if it could not; empty when it can. For
+     * admission to refuse a spec that would render a router which cannot start.
+     */
+    default Optional<String> unservable(DesiredDeployment deployment) {
+        return Optional.empty();
+    }
 
     /** Labels this router reads on each member Pod, beyond the ones every router selects on. */
     default Map<String, String> memberLabels(MemberSlot slot) {

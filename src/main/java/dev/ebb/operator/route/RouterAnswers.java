@@ -20,14 +20,25 @@ import java.util.UUID;
  * thrown; an answer that cannot be read is empty, which the probe reports as "cannot tell".
  */
 public final class RouterAnswers {
-    /** llm-d's endpoint picker: a queue gauge per endpoint it holds, under its current and its upstream name. */
-    static final String EPP_ENDPOINT_GAUGE = "llm_d_router_epp_per_endpoint_queue_size";
+    /**
+     * llm-d's endpoint picker: a queue gauge per endpoint it holds, labelled {@code <pod>-rank-<i>}, one per target port
+     * (pkg/epp/metrics/llm_d_router_metrics.go DescInferencePoolPerEndpointQueueSize, emitted for every endpoint of its
+     * datastore by pkg/epp/metrics/collectors/inference_pool.go, names from pkg/epp/datastore/datastore.go
+     * createEndpointNamespacedName, at llm-d-router v0.10.0).
+     */
+    static final String EPP_ENDPOINT_GAUGE = "llm_d_epp_per_endpoint_queue_size";
     static final String EPP_ENDPOINT_GAUGE_LABEL = "model_server_endpoint";
+    /** The same gauge under its deprecated name, still emitted beside it (collectors/inference_pool.go at v0.10.0). */
     static final String GIE_ENDPOINT_GAUGE = "inference_pool_per_pod_queue_size";
     static final String GIE_ENDPOINT_GAUGE_LABEL = "model_server_pod";
-    /** llm-d's endpoint picker: one count per scheduling decision, labelled with the endpoint it picked. */
-    static final String EPP_ATTEMPTS = "llm_d_router_epp_scheduler_attempts_total";
+    /**
+     * llm-d's endpoint picker: one count per scheduling decision, labelled with the Pod name of the endpoint it picked
+     * (pkg/epp/metrics/llm_d_router_metrics.go llmdSchedulerAttemptsTotal, recorded by pkg/epp/metrics/metrics.go
+     * RecordSchedulerAttempt at v0.10.0).
+     */
+    static final String EPP_ATTEMPTS = "llm_d_epp_scheduler_attempts_total";
     static final String EPP_ATTEMPTS_LABEL = "endpoint_name";
+    /** The same count under its deprecated name, still recorded beside it (metrics.go at v0.10.0). */
     static final String GIE_ATTEMPTS = "inference_extension_scheduler_attempts_total";
     static final String GIE_ATTEMPTS_LABEL = "pod_name";
 
@@ -82,13 +93,18 @@ public final class RouterAnswers {
         }
     }
 
-    /** Prefixes only the endpoint picker's own metrics carry: a page without any is some other server's. */
-    private static final List<String> PICKER_PREFIXES = List.of("llm_d_router_epp_", "inference_pool_", "inference_extension_",
+    /**
+     * Prefixes only the endpoint picker's own metrics carry: a page without any is some other server's. Every picker
+     * page has at least its build info under both generations, llm_d_epp_info and inference_extension_info
+     * (pkg/epp/metrics/metrics.go RecordInferenceExtensionInfo at v0.10.0).
+     */
+    private static final List<String> PICKER_PREFIXES = List.of("llm_d_epp_", "inference_pool_", "inference_extension_",
             "inference_objective_");
 
     /**
-     * llm-d's endpoint picker, its {@code /metrics}: the endpoints it holds, by the label naming them. Empty when
-     * the page is not the picker's, so that another server's metrics never read as "holds nothing".
+     * llm-d's endpoint picker, its {@code /metrics}: the endpoints it holds, by the label naming them, under either
+     * name. Empty when the page is not the picker's, so that another server's metrics never read as "holds nothing";
+     * a picker page without the gauge holds nothing, since the picker emits no series while its datastore is empty.
      */
     public static Optional<Set<String>> eppEndpoints(String metrics) {
         if (!isPickerPage(metrics)) {
@@ -105,8 +121,9 @@ public final class RouterAnswers {
     }
 
     /**
-     * llm-d's endpoint picker, its {@code /metrics}: scheduling decisions so far, by the endpoint picked. Empty when a
-     * count is no number, since no comparison with it could show a dispatch.
+     * llm-d's endpoint picker, its {@code /metrics}: scheduling decisions so far, by the Pod picked, summed over its
+     * other labels; where both names count the same decisions the larger is taken. Empty when a count is no number,
+     * since no comparison with it could show a dispatch.
      */
     public static Optional<Map<String, Double>> eppAttempts(String metrics) {
         if (!isPickerPage(metrics)) {
@@ -126,10 +143,17 @@ public final class RouterAnswers {
     }
 
     private static boolean isPickerPage(String metrics) {
+        // the probe never hands over more than its cap; a longer text from elsewhere is not read either
+        if (metrics == null || metrics.length() > HttpRouterProbe.MAX_ANSWER_BYTES) {
+            return false;
+        }
         return PrometheusText.names(metrics).stream().anyMatch(name -> PICKER_PREFIXES.stream().anyMatch(name::startsWith));
     }
 
-    /** Whether an endpoint name the picker reports is this Pod: the Pod itself, or one of its data-parallel ranks. */
+    /**
+     * Whether an endpoint name the picker reports is this Pod: the Pod itself, as its scheduling counts name it, or one
+     * of its endpoints, {@code <pod>-rank-<i>} for the i-th target port (pkg/epp/datastore/datastore.go at v0.10.0).
+     */
     public static boolean namesPod(String endpoint, String pod) {
         return endpoint.equals(pod) || endpoint.startsWith(pod + "-rank-");
     }
