@@ -6,6 +6,7 @@ import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import java.util.List;
 import java.util.Map;
@@ -49,6 +50,11 @@ public sealed interface RouterLayout permits LlmDRouterLayout, VllmRouterLayout,
     /** Labels this router reads on each member Pod, beyond the ones every router selects on. */
     default Map<String, String> memberLabels(MemberSlot slot) {
         return Map.of();
+    }
+
+    /** Volumes of each router Pod beyond the one holding its {@link #files}: scratch space for a router that writes. */
+    default List<Volume> volumes() {
+        return List.of();
     }
 
     /** Annotations this router reads on each member Pod. */
