@@ -179,7 +179,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 return latest;
             });
         }
-        retirements.carryOut(md, pass, pods);
+        retirements.carryOut(md, pass, pods, routerPods(md, context));
         retirements.restoreStrays(md, pods, pass.record());
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
         return pass.lookAgainIn().map(control::rescheduleAfter).orElse(control);

@@ -212,12 +212,21 @@ public class RetirementRunner {
         return new Observation.Withdrawal(routed, stillServing, endpointsClear, view.selects(), view.dispatches());
     }
 
-    /** Carries out what the pass decided; called only after its record is persisted. */
-    public void carryOut(ModelDeployment md, Pass pass, Collection<Pod> pods) {
+    /**
+     * Carries out what the pass decided; called only after its record is persisted.
+     *
+     * @param routerPods the Pods of the deployment's router, each of which is asked when the router must be told
+     */
+    public void carryOut(ModelDeployment md, Pass pass, Collection<Pod> pods, Collection<Pod> routerPods) {
         Map<String, Pod> byName = pods.stream().collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> p, (a, b) -> a));
         for (Action action : pass.actions()) {
             if (action instanceof Action.Withdraw withdraw) {
                 withdraw.members().forEach(m -> setServing(md, m, false));
+            } else if (action instanceof Action.Unroute unroute) {
+                // only the reserved Pods themselves: one recreated under a reserved name is none of the retirement's
+                router.withdraw(md, routerPods, unroute.members().stream()
+                        .filter(m -> byName.containsKey(m.name()) && m.uid().equals(byName.get(m.name()).getMetadata().getUid()))
+                        .map(m -> byName.get(m.name())).toList());
             } else if (action instanceof Action.Restore restore) {
                 restore.members().forEach(m -> setServing(md, m, true));
             } else if (action instanceof Action.Delete delete) {

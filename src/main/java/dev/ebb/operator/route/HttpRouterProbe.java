@@ -50,8 +50,20 @@ public class HttpRouterProbe implements RouterProbe {
             RouterKind.VLLM_ROUTER, new VllmRouterDialect(),
             RouterKind.SGLANG_GATEWAY, new SglangGatewayDialect()));
 
+    private final SglangWorkerRemoval sglangRemoval;
+
     public HttpRouterProbe(RouterAddress address) {
         this.address = address;
+        this.sglangRemoval = new SglangWorkerRemoval(address, http);
+    }
+
+    /** SGLang's gateway alone needs telling: it would see the withdrawal only at its next relist. */
+    @Override
+    public void withdraw(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
+        Optional<RouterKind> kind = Optional.ofNullable(deployment.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()));
+        if (kind.filter(RouterKind.SGLANG_GATEWAY::equals).isPresent()) {
+            sglangRemoval.remove(routerPods, members);
+        }
     }
 
     @Override
@@ -136,7 +148,7 @@ public class HttpRouterProbe implements RouterProbe {
     }
 
     /** Collects an answer up to a cap; past it, or when abandoned, it stops reading and fails. */
-    private static final class CappedBody implements HttpResponse.BodySubscriber<byte[]> {
+    static final class CappedBody implements HttpResponse.BodySubscriber<byte[]> {
         private final int cap;
         private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         private final CompletableFuture<byte[]> whole = new CompletableFuture<>();

@@ -12,4 +12,12 @@ import java.util.List;
 public interface RouterProbe {
     /** @param routerPods the Pods of the deployment's router, as the caches hold them */
     RouterView view(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members);
+
+    /**
+     * Asks the router to stop sending to members already labelled withdrawn, for a router that would otherwise learn
+     * of it late; nothing for one that follows the label by itself. Whether it worked is never told here: only
+     * {@link #view} says so.
+     */
+    default void withdraw(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
+    }
 }
