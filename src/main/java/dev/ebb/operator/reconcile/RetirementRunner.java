@@ -223,12 +223,11 @@ public class RetirementRunner {
             if (action instanceof Action.Withdraw withdraw) {
                 withdraw.members().forEach(m -> setServing(md, m, false));
             } else if (action instanceof Action.Unroute unroute) {
-                // only the reserved Pods themselves: one recreated under a reserved name is none of the retirement's
-                router.withdraw(md, routerPods, unroute.members().stream()
-                        .filter(m -> byName.containsKey(m.name()) && m.uid().equals(byName.get(m.name()).getMetadata().getUid()))
-                        .map(m -> byName.get(m.name())).toList());
+                router.withdraw(md, routerPods, reserved(unroute.members(), byName));
             } else if (action instanceof Action.Restore restore) {
                 restore.members().forEach(m -> setServing(md, m, true));
+                // a router told to drop them may not take them back by itself; those of the pods seen this pass, as reserved
+                router.restore(md, routerPods, reserved(restore.members(), byName));
             } else if (action instanceof Action.Delete delete) {
                 delete.members().forEach(m -> deleteExactly(md, m));
             } else if (action instanceof Action.ReadMembers read) {
@@ -244,6 +243,12 @@ public class RetirementRunner {
             }
         }
         pass.ended().ifPresent(this::count);
+    }
+
+    /** The reserved members' Pods among those seen; one recreated under a reserved name is none of the retirement's. */
+    private static List<Pod> reserved(List<Member> members, Map<String, Pod> byName) {
+        return members.stream().filter(m -> byName.containsKey(m.name()) && m.uid().equals(byName.get(m.name()).getMetadata().getUid()))
+                .map(m -> byName.get(m.name())).toList();
     }
 
     /**

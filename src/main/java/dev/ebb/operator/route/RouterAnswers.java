@@ -111,6 +111,18 @@ public final class RouterAnswers {
     }
 
     /**
+     * Which restored members to add back to a gateway Pod: those whose IP it lists no worker at, by the url to add,
+     * in a stable order.
+     *
+     * @param wanted each restored member's IP, as {@link #normalHost} spells it, with the url to add it under
+     */
+    public static List<String> sglangWorkersToAdd(List<SglangWorker> listed, Map<String, String> wanted) {
+        Set<String> hosts = new HashSet<>();
+        listed.forEach(worker -> hosts.add(worker.host()));
+        return wanted.entrySet().stream().filter(e -> !hosts.contains(e.getKey())).map(Map.Entry::getValue).sorted().toList();
+    }
+
+    /**
      * The host of a worker's url: with a scheme (as the gateway registers it) or bare {@code host:port} (as its
      * discovery submits it), with a rank suffix or not.
      */

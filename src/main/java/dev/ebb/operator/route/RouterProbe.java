@@ -20,4 +20,11 @@ public interface RouterProbe {
      */
     default void withdraw(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
     }
+
+    /**
+     * Tells the router that members given back their serving label serve again, for a router that might not take
+     * them back by itself after {@link #withdraw}; nothing for one that follows the label.
+     */
+    default void restore(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
+    }
 }

@@ -11,7 +11,7 @@ import java.util.Optional;
  * Pod IP is among them. How the gateway lets a replica go (model_gateway/src/service_discovery.rs): on the Pod's
  * deletion timestamp, never because the Pod turned NotReady, and on a label change only at its relist every 60 s. So
  * the operator removes the worker itself, through {@code DELETE /workers/{id}}, once the Pod is withdrawn
- * ({@link SglangWorkerRemoval}), and confirms it here, from what every router Pod lists.
+ * ({@link SglangWorkerApi}), and confirms it here, from what every router Pod lists.
  */
 final class SglangGatewayDialect implements RouterDialect {
     @Override

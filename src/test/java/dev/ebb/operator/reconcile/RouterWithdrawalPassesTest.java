@@ -43,6 +43,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -52,7 +53,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The retirement's passes against routers that lag as the released ones do, each router Pod a local server answering
  * in its release's words: SGLang's gateway, which would keep a withdrawn Pod until its next relist, is told to drop
- * it; vLLM's router, one of whose replicas missed the withdrawal, holds the retirement until that replica drops it.
+ * it, and to take it back when the replica is kept after all; vLLM's router, one of whose replicas missed the
+ * withdrawal, holds the retirement until that replica drops it.
  */
 class RouterWithdrawalPassesTest {
     private static final String NS = "passes";
@@ -94,7 +96,8 @@ class RouterWithdrawalPassesTest {
     private void routerPod(RouterKind kind, Handler handler) throws IOException {
         HttpServer router = HttpServer.create(new InetSocketAddress(ADDRESSES.next(), 0), 0);
         router.createContext(RouterAdmin.of(kind).path(), exchange -> {
-            Answer answer = handler.answer(exchange.getRequestMethod(), exchange.getRequestURI().getPath());
+            Answer answer = handler.answer(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
+                    new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
             reply(exchange, answer.status(), answer.body());
         });
         router.start();
@@ -106,7 +109,7 @@ class RouterWithdrawalPassesTest {
     }
 
     private interface Handler {
-        Answer answer(String method, String path);
+        Answer answer(String method, String path, String body);
     }
 
     private record Answer(int status, String body) {
@@ -139,9 +142,13 @@ class RouterWithdrawalPassesTest {
 
     /** One reconcile's worth: plan, persist the record, carry out; a second later. */
     private RetirementStatus pass(RetirementRunner runner, ModelDeployment md) {
+        return pass(runner, md, List.of(new NextRetirement.Candidate("server", 1, true)));
+    }
+
+    /** @param candidates what the spec asks to retire now: none once it is scaled back up */
+    private RetirementStatus pass(RetirementRunner runner, ModelDeployment md, List<NextRetirement.Candidate> candidates) {
         List<Pod> pods = client.pods().inNamespace(NS).list().getItems();
-        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, true)),
-                List.of(sliceListingKept()), routerPods, now);
+        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, candidates, List.of(sliceListingKept()), routerPods, now);
         md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, pass.record().orElse(null), List.of(), List.of()));
         runner.carryOut(md, pass, pods, routerPods);
         now = now.plusSeconds(1);
@@ -156,6 +163,7 @@ class RouterWithdrawalPassesTest {
     private static class Gateway implements Handler {
         final Map<String, String> workers = new LinkedHashMap<>();
         final List<String> deletes = new CopyOnWriteArrayList<>();
+        final List<String> posted = new CopyOnWriteArrayList<>();
 
         Gateway(String keptId, String targetId) {
             workers.put(keptId, "http://" + KEPT_IP + ":8000");
@@ -163,7 +171,15 @@ class RouterWithdrawalPassesTest {
         }
 
         @Override
-        public synchronized Answer answer(String method, String path) {
+        public synchronized Answer answer(String method, String path, String body) {
+            if (method.equals("POST")) {
+                posted.add(body);
+                String url = body.replaceAll(".*\"url\":\"([^\"]*)\".*", "$1");
+                String id = UUID.nameUUIDFromBytes(url.getBytes(StandardCharsets.UTF_8)).toString();
+                workers.put(id, url);
+                return new Answer(202, "{\"status\":\"accepted\",\"worker_id\":\"" + id + "\",\"url\":\"" + url + "\",\"location\":\"/workers/"
+                        + id + "\",\"message\":\"Worker addition queued for background processing\"}");
+            }
             if (method.equals("DELETE")) {
                 String id = path.substring("/workers/".length());
                 deletes.add(id);
@@ -207,15 +223,34 @@ class RouterWithdrawalPassesTest {
     }
 
     @Test
+    void aReplicaKeptAfterTheGatewayDroppedItIsAddedBackForTheGatewayWouldNotTakeItBackByItself() throws IOException {
+        Gateway gateway = new Gateway("0b7c5a2e-4f1d-4c8e-9a3b-6d2f8e1c7a90", "5e9d1f3a-2b7c-4e6d-8f0a-1c3b5d7e9f21");
+        routerPod(RouterKind.SGLANG_GATEWAY, gateway);
+        ModelDeployment md = deployment("qwen", "SGLang").namespace(NS).router(RouterKind.SGLANG_GATEWAY.wireName())
+                .role(role("server").replicas(1)).build();
+        RetirementRunner runner = runner();
+        pass(runner, md);
+        pass(runner, md);
+        assertThat(gateway.workers).doesNotContainValue("http://" + TARGET_IP + ":8000");
+
+        RetirementStatus kept = pass(runner, md, List.of());
+
+        assertThat(kept.state()).isEqualTo("Aborted");
+        assertThat(targetLabel()).isEqualTo(Labels.SERVING_YES);
+        assertThat(gateway.posted).containsExactly("{\"url\":\"http://" + TARGET_IP + ":8000\"}");
+        assertThat(gateway.workers).containsValue("http://" + TARGET_IP + ":8000");
+    }
+
+    @Test
     void aGatewayThatRefusesTheRemovalKeepsTheRetirementHeldAndIsAskedAgain() throws IOException {
         Gateway refusing = new Gateway("0b7c5a2e-4f1d-4c8e-9a3b-6d2f8e1c7a90", "5e9d1f3a-2b7c-4e6d-8f0a-1c3b5d7e9f21") {
             @Override
-            public synchronized Answer answer(String method, String path) {
+            public synchronized Answer answer(String method, String path, String body) {
                 if (method.equals("DELETE")) {
                     deletes.add(path);
                     return new Answer(401, "{\"error\":\"unauthorized\"}");
                 }
-                return super.answer(method, path);
+                return super.answer(method, path, body);
             }
         };
         routerPod(RouterKind.SGLANG_GATEWAY, refusing);
@@ -241,9 +276,9 @@ class RouterWithdrawalPassesTest {
         String stale = String.format(engines, RouterAnswers.vllmEngineId(KEPT), ",{\"engine_id\":\"" + RouterAnswers.vllmEngineId(TARGET)
                 + "\",\"serving_models\":[\"Qwen/Qwen3-8B\"],\"created\":1764490012}");
         boolean[] relisted = {false};
-        routerPod(RouterKind.VLLM_ROUTER, (method, path) -> new Answer(200, kept));
-        routerPod(RouterKind.VLLM_ROUTER, (method, path) -> new Answer(200, relisted[0] ? kept : stale));
-        routerPod(RouterKind.VLLM_ROUTER, (method, path) -> new Answer(200, kept));
+        routerPod(RouterKind.VLLM_ROUTER, (method, path, body) -> new Answer(200, kept));
+        routerPod(RouterKind.VLLM_ROUTER, (method, path, body) -> new Answer(200, relisted[0] ? kept : stale));
+        routerPod(RouterKind.VLLM_ROUTER, (method, path, body) -> new Answer(200, kept));
         ModelDeployment md = deployment("qwen", "vLLM").namespace(NS).router(RouterKind.VLLM_ROUTER.wireName())
                 .role(role("server").replicas(1)).build();
         RetirementRunner runner = runner();

@@ -106,6 +106,27 @@ class RouterAnswersTest {
         assertThat(RouterAnswers.sglangWorkersToRemove(listed, targets)).containsExactlyElementsOf(ids);
     }
 
+    static Stream<Arguments> additions() {
+        RouterAnswers.SglangWorker target = new RouterAnswers.SglangWorker(TARGET_ID, "10.0.0.2", 0);
+        RouterAnswers.SglangWorker other = new RouterAnswers.SglangWorker(OTHER_ID, "10.0.0.1", 3);
+        return Stream.of(
+                Arguments.of("a member the gateway no longer lists", List.of(other), Map.of("10.0.0.2", "http://10.0.0.2:8000"),
+                        List.of("http://10.0.0.2:8000")),
+                Arguments.of("nothing for one it still lists", List.of(other, target), Map.of("10.0.0.2", "http://10.0.0.2:8000"), List.of()),
+                Arguments.of("a listed rank is enough", List.of(new RouterAnswers.SglangWorker("", "10.0.0.2", 0)),
+                        Map.of("10.0.0.2", "http://10.0.0.2:8000"), List.of()),
+                Arguments.of("every missing one, in order", List.of(),
+                        Map.of("10.0.0.3", "http://10.0.0.3:8000", "10.0.0.2", "http://10.0.0.2:8000"),
+                        List.of("http://10.0.0.2:8000", "http://10.0.0.3:8000")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("additions")
+    void aRestoredMemberIsAddedBackOnlyWhereTheGatewayListsItNot(String title, List<RouterAnswers.SglangWorker> listed,
+            Map<String, String> wanted, List<String> urls) {
+        assertThat(RouterAnswers.sglangWorkersToAdd(listed, wanted)).containsExactlyElementsOf(urls);
+    }
+
     @Test
     void anIdThatIsNoUuidIsNeverTakenForOneToRemove() {
         String body = "{\"workers\":[{\"id\":\"../../flush_cache\",\"url\":\"http://10.0.0.2:8000\"}]}";

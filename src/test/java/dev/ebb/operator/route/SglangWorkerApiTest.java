@@ -2,6 +2,7 @@ package dev.ebb.operator.route;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.ebb.operator.sim.LoopbackAddresses;
@@ -20,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.stream.Collectors;
@@ -32,15 +34,17 @@ import org.junit.jupiter.api.Test;
  * is queued, 404 with WorkerServiceError's body for an id it does not know), and against servers that answer what no
  * gateway should: malformed, oversized, slow, refusing.
  */
-class SglangWorkerRemovalTest {
+class SglangWorkerApiTest {
     private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     /** Far above the two 2 s rounds, so only a slip of the bound itself fails the timing checks. */
     private static final Duration BOUND_WITH_MARGIN = Duration.ofSeconds(8);
     private static final String TARGET_IP = "10.0.0.2";
     private static final String TARGET_ID = "5e9d1f3a-2b7c-4e6d-8f0a-1c3b5d7e9f21";
     private static final String KEPT_ID = "0b7c5a2e-4f1d-4c8e-9a3b-6d2f8e1c7a90";
+    /** The target as the operator renders it: the engine container serving on its role's port; ready. */
     private static final Pod TARGET = new PodBuilder().withNewMetadata().withName("qwen-server-r1-m0").endMetadata()
-            .withNewStatus().withPodIP(TARGET_IP).endStatus().build();
+            .withNewSpec().addNewContainer().withName("main").addNewPort().withName("http").withContainerPort(8000).endPort().endContainer().endSpec()
+            .withNewStatus().withPodIP(TARGET_IP).addNewCondition().withType("Ready").withStatus("True").endCondition().endStatus().build();
 
     private final List<Gateway> gateways = new ArrayList<>();
 
@@ -54,6 +58,7 @@ class SglangWorkerRemovalTest {
         final HttpServer server;
         final Map<String, String> workers = new LinkedHashMap<>();
         final List<String> requests = new CopyOnWriteArrayList<>();
+        final List<String> posted = new CopyOnWriteArrayList<>();
         String listOverride;
         int listStatus = 200;
         int deleteStatus = 0;
@@ -92,6 +97,20 @@ class SglangWorkerRemovalTest {
                 answer(exchange, listStatus, listOverride != null ? listOverride : list());
                 return;
             }
+            if (exchange.getRequestMethod().equals("POST")) {
+                String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+                posted.add(body);
+                String url = new ObjectMapper().readTree(body).path("url").asText();
+                if (workers.containsValue(url)) {
+                    answer(exchange, 409, "{\"error\":\"Worker already exists at URL '" + url + "'\",\"code\":\"WORKER_ALREADY_EXISTS\"}");
+                    return;
+                }
+                String id = UUID.randomUUID().toString();
+                workers.put(id, url);
+                answer(exchange, 202, "{\"status\":\"accepted\",\"worker_id\":\"" + id + "\",\"url\":\"" + url + "\",\"location\":\"/workers/"
+                        + id + "\",\"message\":\"Worker addition queued for background processing\"}");
+                return;
+            }
             String id = exchange.getRequestURI().getPath().substring("/workers/".length());
             if (deleteStatus != 0) {
                 answer(exchange, deleteStatus, "{\"error\":\"refused\",\"code\":\"INTERNAL_SERVER_ERROR\"}");
@@ -124,14 +143,26 @@ class SglangWorkerRemovalTest {
         }
     }
 
-    private record Timed(List<SglangWorkerRemoval.Removal> removals, Duration took) {
+    private record Timed(List<SglangWorkerApi.Asked> removals, Duration took) {
+    }
+
+    private static List<SglangWorkerApi.Asked> restore(Pod member, Gateway... pods) {
+        Map<String, URI> addresses = new HashMap<>();
+        List<Pod> routerPods = new ArrayList<>();
+        for (int i = 0; i < pods.length; i++) {
+            Pod routerPod = SimRouterPods.ready("team-a", "qwen-router-" + i, pods[i].address().getHost());
+            routerPods.add(routerPod);
+            addresses.put(routerPod.getMetadata().getName(), pods[i].address());
+        }
+        return new SglangWorkerApi((pod, kind) -> Optional.ofNullable(addresses.get(pod.getMetadata().getName())), HttpClient.newHttpClient())
+                .restore(routerPods, List.of(member));
     }
 
     private static Timed remove(List<Pod> routerPods, Map<String, URI> addresses) {
-        SglangWorkerRemoval removal = new SglangWorkerRemoval((pod, kind) -> Optional.ofNullable(addresses.get(pod.getMetadata().getName())),
+        SglangWorkerApi removal = new SglangWorkerApi((pod, kind) -> Optional.ofNullable(addresses.get(pod.getMetadata().getName())),
                 HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build());
         long start = System.nanoTime();
-        List<SglangWorkerRemoval.Removal> removals = removal.remove(routerPods, List.of(TARGET));
+        List<SglangWorkerApi.Asked> removals = removal.remove(routerPods, List.of(TARGET));
         return new Timed(removals, Duration.ofNanos(System.nanoTime() - start));
     }
 
@@ -152,7 +183,7 @@ class SglangWorkerRemovalTest {
 
         Timed removed = remove(gateway);
 
-        assertThat(removed.removals()).containsExactly(new SglangWorkerRemoval.Removal("qwen-router-0", TARGET_ID, SglangWorkerRemoval.Outcome.QUEUED));
+        assertThat(removed.removals()).containsExactly(new SglangWorkerApi.Asked("qwen-router-0", TARGET_ID, SglangWorkerApi.Outcome.QUEUED));
         assertThat(gateway.requests).containsExactly("GET /workers", "DELETE /workers/" + TARGET_ID);
         assertThat(gateway.workers).containsOnlyKeys(KEPT_ID);
     }
@@ -217,8 +248,8 @@ class SglangWorkerRemovalTest {
 
         Timed removed = remove(refusing, gone, listsOnly);
 
-        assertThat(removed.removals()).extracting(SglangWorkerRemoval.Removal::outcome).containsExactly(
-                SglangWorkerRemoval.Outcome.REFUSED, SglangWorkerRemoval.Outcome.NOT_FOUND, SglangWorkerRemoval.Outcome.UNANSWERED);
+        assertThat(removed.removals()).extracting(SglangWorkerApi.Asked::outcome).containsExactly(
+                SglangWorkerApi.Outcome.REFUSED, SglangWorkerApi.Outcome.NOT_FOUND, SglangWorkerApi.Outcome.UNANSWERED);
         assertThat(removed.took()).isLessThan(BOUND_WITH_MARGIN);
     }
 
@@ -230,9 +261,42 @@ class SglangWorkerRemovalTest {
 
         assertThat(remove(List.of(notReady), Map.of("qwen-router-0", gateway.address())).removals()).isEmpty();
         assertThat(remove(List.of(SimRouterPods.ready("team-a", "qwen-router-0", "10.9.9.9")), Map.of()).removals()).isEmpty();
-        SglangWorkerRemoval removal = new SglangWorkerRemoval((pod, kind) -> Optional.of(gateway.address()), HttpClient.newHttpClient());
+        SglangWorkerApi removal = new SglangWorkerApi((pod, kind) -> Optional.of(gateway.address()), HttpClient.newHttpClient());
         assertThat(removal.remove(List.of(SimRouterPods.ready("team-a", "qwen-router-0", gateway.address().getHost())),
                 List.of(new PodBuilder().withNewMetadata().withName("unscheduled").endMetadata().build()))).isEmpty();
+        assertThat(gateway.requests).isEmpty();
+    }
+
+    @Test
+    void aRestoredMemberIsAddedBackWhereItIsNotListedAsTheGatewayRegistersIt() throws IOException {
+        Gateway forgot = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000");
+        Gateway kept = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000").with(TARGET_ID, "http://" + TARGET_IP + ":8000");
+
+        List<SglangWorkerApi.Asked> asked = restore(TARGET, forgot, kept);
+
+        assertThat(asked).containsExactly(new SglangWorkerApi.Asked("qwen-router-0", "http://" + TARGET_IP + ":8000", SglangWorkerApi.Outcome.QUEUED));
+        assertThat(forgot.posted).containsExactly("{\"url\":\"http://" + TARGET_IP + ":8000\"}");
+        assertThat(forgot.workers).containsValue("http://" + TARGET_IP + ":8000");
+        assertThat(kept.requests).containsExactly("GET /workers");
+    }
+
+    @Test
+    void aWorkerAddedMeanwhileByTheGatewaysOwnDiscoveryIsAlreadyThere() throws IOException {
+        Gateway racing = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000");
+        racing.listOverride = "{\"workers\":[],\"total\":0,\"stats\":{\"prefill_count\":0,\"decode_count\":0,\"regular_count\":0}}";
+        racing.workers.put(TARGET_ID, "http://" + TARGET_IP + ":8000");
+
+        assertThat(restore(TARGET, racing)).extracting(SglangWorkerApi.Asked::outcome).containsExactly(SglangWorkerApi.Outcome.ALREADY_THERE);
+    }
+
+    @Test
+    void aMemberNotReadyOrWithoutAnEnginePortIsNotAddedBack() throws IOException {
+        Gateway gateway = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000");
+        Pod notReady = new PodBuilder(TARGET).editStatus().editFirstCondition().withStatus("False").endCondition().endStatus().build();
+        Pod noPort = new PodBuilder(TARGET).editSpec().editFirstContainer().withPorts(List.of()).endContainer().endSpec().build();
+
+        assertThat(restore(notReady, gateway)).isEmpty();
+        assertThat(restore(noPort, gateway)).isEmpty();
         assertThat(gateway.requests).isEmpty();
     }
 }
