@@ -225,9 +225,13 @@ public class RetirementRunner {
             } else if (action instanceof Action.Unroute unroute) {
                 router.withdraw(md, routerPods, reserved(unroute.members(), byName));
             } else if (action instanceof Action.Restore restore) {
+                // only members whose withdrawal was written can have been dropped by the router on the operator's word
+                List<Pod> withdrawn = reserved(restore.members(), byName).stream()
+                        .filter(p -> PodFacts.label(p, Labels.SERVING).filter(Labels.SERVING_NO::equals).isPresent()).toList();
                 restore.members().forEach(m -> setServing(md, m, true));
-                // a router told to drop them may not take them back by itself; those of the pods seen this pass, as reserved
-                router.restore(md, routerPods, reserved(restore.members(), byName));
+                if (!withdrawn.isEmpty()) {
+                    router.restore(md, routerPods, withdrawn);
+                }
             } else if (action instanceof Action.Delete delete) {
                 delete.members().forEach(m -> deleteExactly(md, m));
             } else if (action instanceof Action.ReadMembers read) {

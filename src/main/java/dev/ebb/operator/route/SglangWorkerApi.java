@@ -1,6 +1,8 @@
 package dev.ebb.operator.route;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.ContainerPort;
@@ -92,14 +94,17 @@ final class SglangWorkerApi {
     /**
      * Adds the restored members back to every gateway Pod that does not list them, each at its engine's port, which is
      * the one port the gateway reaches every role on. Only a ready member is added, as the gateway's own discovery adds
-     * only ready Pods.
+     * only ready Pods, and only a Server one: that is what a worker added without a type is, and a prefill or decode
+     * replica is never withdrawn.
      */
     List<Asked> restore(Collection<Pod> routerPods, List<Pod> members) {
         Map<String, String> wanted = new LinkedHashMap<>();
         for (Pod member : members) {
             Optional<String> host = Optional.ofNullable(SglangGatewayDialect.ip(member)).flatMap(RouterAnswers::normalHost);
             Optional<Integer> port = enginePort(member);
-            if (Readiness.isPodReady(member) && host.isPresent() && port.isPresent()) {
+            boolean server = Optional.ofNullable(member.getMetadata().getLabels()).map(labels -> labels.get(Labels.ROLE_KIND))
+                    .filter(RoleKind.Server.name()::equals).isPresent();
+            if (server && Readiness.isPodReady(member) && host.isPresent() && port.isPresent()) {
                 // the url the gateway's discovery registers the Pod under, http://<Pod IP>:<engine port>
                 String bracketed = host.get().contains(":") ? "[" + host.get() + "]" : host.get();
                 wanted.put(host.get(), "http://" + bracketed + ":" + port.get());

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.SimRouterPods;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -42,7 +43,7 @@ class SglangWorkerApiTest {
     private static final String TARGET_ID = "5e9d1f3a-2b7c-4e6d-8f0a-1c3b5d7e9f21";
     private static final String KEPT_ID = "0b7c5a2e-4f1d-4c8e-9a3b-6d2f8e1c7a90";
     /** The target as the operator renders it: the engine container serving on its role's port; ready. */
-    private static final Pod TARGET = new PodBuilder().withNewMetadata().withName("qwen-server-r1-m0").endMetadata()
+    private static final Pod TARGET = new PodBuilder().withNewMetadata().withName("qwen-server-r1-m0").addToLabels(Labels.ROLE_KIND, "Server").endMetadata()
             .withNewSpec().addNewContainer().withName("main").addNewPort().withName("http").withContainerPort(8000).endPort().endContainer().endSpec()
             .withNewStatus().withPodIP(TARGET_IP).addNewCondition().withType("Ready").withStatus("True").endCondition().endStatus().build();
 
@@ -290,13 +291,15 @@ class SglangWorkerApiTest {
     }
 
     @Test
-    void aMemberNotReadyOrWithoutAnEnginePortIsNotAddedBack() throws IOException {
+    void aMemberNotReadyWithoutAnEnginePortOrOfASplitIsNotAddedBack() throws IOException {
         Gateway gateway = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000");
         Pod notReady = new PodBuilder(TARGET).editStatus().editFirstCondition().withStatus("False").endCondition().endStatus().build();
         Pod noPort = new PodBuilder(TARGET).editSpec().editFirstContainer().withPorts(List.of()).endContainer().endSpec().build();
+        Pod prefill = new PodBuilder(TARGET).editMetadata().addToLabels(Labels.ROLE_KIND, "Prefill").endMetadata().build();
 
         assertThat(restore(notReady, gateway)).isEmpty();
         assertThat(restore(noPort, gateway)).isEmpty();
+        assertThat(restore(prefill, gateway)).isEmpty();
         assertThat(gateway.requests).isEmpty();
     }
 }
