@@ -24,10 +24,12 @@ import java.util.Map;
  * SGLang's model gateway (smg v1.9.0). Its image's entrypoint is the launcher, {@code python3 -m smg.launch_router}
  * (docker/Dockerfile), so only arguments are given and the command is left alone.
  *
- * <p>How it lets a replica go (model_gateway/src/service_discovery.rs): its watch hands on only Pods that still match
- * its selector, and drops a worker when such a Pod carries a deletion timestamp; a Pod that turns NotReady is never
- * dropped; a Pod whose label no longer matches (serving=false) is dropped only by the full relist it runs every 60 s
- * (the interval bindings/python/src/lib.rs sets). So the operator removes the worker itself through the gateway's
+ * <p>How it lets a replica go (model_gateway/src/service_discovery.rs): its watch, filtered by its selector, hands on
+ * only applied objects (kube-runtime's applied_objects skips the DELETED event a Pod leaving the selector produces;
+ * smg pins kube 3.0.1 in model_gateway/Cargo.toml), and drops a worker when such a Pod carries a deletion timestamp; a
+ * Pod that turns NotReady is never dropped (handle_pod_event adds healthy Pods and removes nothing); a Pod whose label
+ * no longer matches (serving=false) is dropped only by the full relist, reconcile_pods, it runs every 60 s (the
+ * interval bindings/python/src/lib.rs sets). So the operator removes the worker itself through the gateway's
  * worker API once the Pod is withdrawn.
  */
 final class SglangGatewayLayout implements RouterLayout {
