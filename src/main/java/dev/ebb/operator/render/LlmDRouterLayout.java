@@ -3,6 +3,7 @@ package dev.ebb.operator.render;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.DesiredRouter;
+import dev.ebb.operator.api.FieldError;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
@@ -411,25 +412,27 @@ final class LlmDRouterLayout implements RouterLayout {
      * v0.10.0). Pure, for admission to refuse such a spec rather than render Pods that cannot be served.
      */
     @Override
-    public Optional<String> unservable(DesiredDeployment deployment) {
+    public List<FieldError> unservable(DesiredDeployment deployment) {
+        List<FieldError> errors = new ArrayList<>();
         int ports = targetPorts(deployment).size();
         if (ports > MAX_TARGET_PORTS) {
-            return Optional.of("llm-d-router's endpoint picker takes at most " + MAX_TARGET_PORTS + " distinct role ports, the roles use " + ports);
-        }
-        Optional<String> sharedPort = deployment.roles().stream()
-                .filter(role -> role.port() == RoutingProxy.ENGINE_PORT && RoutingProxy.fronts(new MemberSlot(deployment, role, 0, 0)))
-                .findFirst()
-                .map(role -> "role " + role.name() + " cannot use port " + RoutingProxy.ENGINE_PORT
-                        + ": under llm-d-router its engine listens there, behind the routing proxy that takes the role's port");
-        if (sharedPort.isPresent()) {
-            return sharedPort;
+            errors.add(new FieldError("spec.roles", "llm-d-router's endpoint picker takes at most " + MAX_TARGET_PORTS
+                    + " distinct role ports, the roles use " + ports));
         }
         List<String> tlsFlags = EngineProfile.of(deployment.engine()).tlsFlags();
-        return deployment.roles().stream()
-                .filter(role -> Stream.concat(role.extraArgs().stream(), role.command().stream())
-                        .anyMatch(arg -> tlsFlags.stream().anyMatch(flag -> arg.equals(flag) || arg.startsWith(flag + "="))))
-                .findFirst()
-                .map(role -> "role " + role.name() + " serves TLS, which llm-d-router's Envoy and endpoint picker do not speak to engines");
+        for (int i = 0; i < deployment.roles().size(); i++) {
+            DesiredRole role = deployment.roles().get(i);
+            if (role.port() == RoutingProxy.ENGINE_PORT && RoutingProxy.fronts(new MemberSlot(deployment, role, 0, 0))) {
+                errors.add(new FieldError("spec.roles[" + i + "].port", "cannot be " + RoutingProxy.ENGINE_PORT
+                        + " under llm-d-router: a Decode role's engine listens there, behind the routing proxy that takes the role's port"));
+            }
+            if (Stream.concat(role.extraArgs().stream(), role.command().stream())
+                    .anyMatch(arg -> tlsFlags.stream().anyMatch(flag -> arg.equals(flag) || arg.startsWith(flag + "=")))) {
+                errors.add(new FieldError("spec.roles[" + i + "].extraArgs",
+                        "serve TLS, which llm-d-router's Envoy and endpoint picker do not speak to engines"));
+            }
+        }
+        return List.copyOf(errors);
     }
 
     /** Whether the deployment splits prefill from decode, which the picker then schedules in two profiles. */

@@ -9,6 +9,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.FieldError;
+import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.DesiredRouter;
 import dev.ebb.operator.api.Platform;
@@ -327,39 +329,43 @@ class LlmDRouterLayoutTest {
         assertThat(leader(deployment, 1).getSpec().getInitContainers().get(0).getArgs()).contains("--port=" + decodePort);
     }
 
+    /** The errors admission gives the spec; empty when it accepts it. */
+    private static List<FieldError> refusals(Specs.Deployment spec) {
+        return Specs.RESOLVER.resolve(spec.build()) instanceof Resolution.Rejected rejected ? rejected.errors() : List.of();
+    }
+
     @ParameterizedTest(name = "{0} distinct ports")
     @CsvSource({"1, false", "8, false", "9, true", "10, true"})
-    void morePortsThanThePickerTakesCannotBeServed(int ports, boolean unservable) {
+    void morePortsThanThePickerTakesAreRefusedAtAdmission(int ports, boolean refused) {
         Specs.Deployment spec = deployment("qwen", "vLLM").router("llm-d-router");
         IntStream.range(0, ports).forEach(i -> spec.role(role("server" + i).port(8000 + i)));
-        DesiredDeployment deployment = spec.desired();
 
-        Optional<String> reason = RouterLayout.of(deployment.router().orElseThrow().kind()).unservable(deployment);
+        List<FieldError> errors = refusals(spec);
 
-        assertThat(reason.isPresent()).isEqualTo(unservable);
-        reason.ifPresent(r -> assertThat(r).contains("at most 8"));
+        assertThat(!errors.isEmpty()).isEqualTo(refused);
+        errors.forEach(e -> assertThat(e.field()).isEqualTo("spec.roles"));
+        errors.forEach(e -> assertThat(e.message()).contains("at most 8"));
     }
 
     @ParameterizedTest(name = "prefill on {0}, decode on {1}")
     @CsvSource({"8000, 8000, false", "8200, 8000, false", "8000, 8200, true"})
-    void aDirectDecoderCannotTakeThePortItsEngineMovesTo(int prefillPort, int decodePort, boolean unservable) {
-        DesiredDeployment deployment = disaggregated("vLLM", prefillPort, decodePort);
+    void aDirectDecoderOnThePortItsEngineMovesToIsRefusedAtAdmission(int prefillPort, int decodePort, boolean refused) {
+        List<FieldError> errors = refusals(deployment("qwen", "vLLM").router("llm-d-router")
+                .role(role("prefill").kind("Prefill").port(prefillPort)).role(role("decode").kind("Decode").port(decodePort)));
 
-        Optional<String> reason = RouterLayout.of(deployment.router().orElseThrow().kind()).unservable(deployment);
-
-        assertThat(reason.isPresent()).isEqualTo(unservable);
-        reason.ifPresent(r -> assertThat(r).contains("decode").contains("8200"));
+        assertThat(!errors.isEmpty()).isEqualTo(refused);
+        errors.forEach(e -> assertThat(e.field()).isEqualTo("spec.roles[1].port"));
+        errors.forEach(e -> assertThat(e.message()).contains("Decode").contains("8200"));
     }
 
     @ParameterizedTest(name = "{0}")
     @CsvSource({"--ssl-certfile=/tls/tls.crt, true", "--ssl-certfile, true", "--ssl-certfile-x=1, false", "--max-model-len=4096, false"})
-    void anEngineServingTlsCannotBeReachedByTheRouter(String extraArg, boolean unservable) {
-        DesiredDeployment deployment = deployment("qwen", "vLLM").router("llm-d-router").role(role("server").extraArgs(extraArg)).desired();
+    void anEngineServingTlsIsRefusedAtAdmission(String extraArg, boolean refused) {
+        List<FieldError> errors = refusals(deployment("qwen", "vLLM").router("llm-d-router").role(role("server").extraArgs(extraArg)));
 
-        Optional<String> reason = RouterLayout.of(deployment.router().orElseThrow().kind()).unservable(deployment);
-
-        assertThat(reason.isPresent()).isEqualTo(unservable);
-        reason.ifPresent(r -> assertThat(r).contains("server").contains("TLS"));
+        assertThat(!errors.isEmpty()).isEqualTo(refused);
+        errors.forEach(e -> assertThat(e.field()).isEqualTo("spec.roles[0].extraArgs"));
+        errors.forEach(e -> assertThat(e.message()).contains("TLS"));
     }
 
     @Test

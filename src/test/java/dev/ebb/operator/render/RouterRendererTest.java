@@ -88,10 +88,10 @@ class RouterRendererTest {
     }
 
     @Test
-    void sglangsGatewaySetsItsPortAndNamespaceWhichOtherwiseDefaultTo80AndEverywhere() {
+    void sglangsGatewayKeepsItsLauncherAndSetsItsPortAndNamespaceWhichOtherwiseDefaultTo80AndEverywhere() {
         List<HasMetadata> objects = RouterRenderer.render(with("SGLang", "sglang-gateway"));
 
-        assertThat(router(objects).getCommand()).containsExactly("sglang-router");
+        assertThat(router(objects).getCommand()).isEmpty();
         assertThat(router(objects).getArgs()).containsSubsequence("--service-discovery", "--selector", Labels.DEPLOYMENT + "=qwen",
                         Labels.SERVING + "=true", Labels.MEMBER_INDEX + "=0")
                 .containsSubsequence("--service-discovery-port", "8100")

@@ -64,4 +64,30 @@ class RouterDialectsTest {
         assertThat(new VllmRouterDialect().read("[]", List.of(TARGET)).selects()).contains(false);
         assertThat(new VllmRouterDialect().read("<html>", List.of(TARGET))).isEqualTo(RouterView.unavailable());
     }
+
+    private static Pod member(String name, String ip) {
+        return new PodBuilder().withNewMetadata().withName(name).endMetadata().withNewStatus().withPodIP(ip).endStatus().build();
+    }
+
+    @Test
+    void vllmsRouterSelectsTheEnginesItsReleasedAnswerLists() {
+        String engines = RouterFixtures.read("vllm-router/engines.json");
+        VllmRouterDialect dialect = new VllmRouterDialect();
+
+        assertThat(dialect.read(engines, List.of(member("qwen-server-r1-m0", "10.0.0.2"))).selects()).contains(true);
+        assertThat(dialect.read(engines, List.of(member("qwen-server-r2-m0", "10.0.0.3"))).selects()).contains(false);
+    }
+
+    @Test
+    void sglangsGatewaySelectsTheWorkersItsReleasedAnswerListsWhateverTheirConnection() {
+        SglangGatewayDialect dialect = new SglangGatewayDialect();
+        String regular = RouterFixtures.read("sglang-gateway/workers.json");
+        String split = RouterFixtures.read("sglang-gateway/workers-pd.json");
+
+        assertThat(dialect.read(regular, List.of(member("qwen-server-r1-m0", "10.0.0.2"))).selects()).contains(true);
+        assertThat(dialect.read(regular, List.of(member("qwen-server-r2-m0", "10.0.0.3"))).selects()).contains(false);
+        assertThat(dialect.read(split, List.of(member("qwen-decode-r0-m0", "10.0.0.5"))).selects()).contains(true);
+        assertThat(dialect.read(regular, List.of(new PodBuilder().withNewMetadata().withName("unscheduled").endMetadata().build())).selects())
+                .contains(false);
+    }
 }
