@@ -10,6 +10,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.ModelSpec;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RouterSpec;
+import dev.ebb.operator.render.RouterLayout;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
@@ -26,7 +27,8 @@ import org.awaitility.Awaitility;
 /** Builders for ModelDeployments in tests: every field starts unset, as a user would leave it. */
 public final class Specs {
     public static final SpecResolver RESOLVER = new SpecResolver(engine -> "default/" + engine.wireName() + ":test",
-            router -> new RouterImages("default/" + router.wireName() + ":test", "default/router-proxy:test", "default/routing-proxy:test"));
+            router -> new RouterImages("default/" + router.wireName() + ":test", "default/router-proxy:test", "default/routing-proxy:test"),
+            RouterLayout::unservableBy);
 
     private Specs() {
     }

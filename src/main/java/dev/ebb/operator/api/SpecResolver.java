@@ -12,6 +12,7 @@ import dev.ebb.operator.api.v1alpha1.RouterSpec;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -36,14 +37,18 @@ public final class SpecResolver {
 
     private final Function<Engine, String> defaultImages;
     private final Function<RouterKind, RouterImages> routerImages;
+    private final Function<DesiredDeployment, List<FieldError>> routerFit;
 
     /**
      * @param defaultImages the operator's image for each engine, used when neither role nor engine names one
      * @param routerImages the operator's images for each router; spec.router.image replaces the router's own
+     * @param routerFit why the deployment's router could not serve it as resolved (the router's own layout knows)
      */
-    public SpecResolver(Function<Engine, String> defaultImages, Function<RouterKind, RouterImages> routerImages) {
+    public SpecResolver(Function<Engine, String> defaultImages, Function<RouterKind, RouterImages> routerImages,
+            Function<DesiredDeployment, List<FieldError>> routerFit) {
         this.defaultImages = defaultImages;
         this.routerImages = routerImages;
+        this.routerFit = routerFit;
     }
 
     public Resolution resolve(ModelDeployment md) {
@@ -64,11 +69,13 @@ public final class SpecResolver {
         Optional<Engine> engine = engine(spec.engine(), errors);
         Optional<DesiredRouter> router = router(spec.router(), engine, errors);
         List<DesiredRole> roles = roles(name, spec, engine, errors);
+        router.ifPresent(r -> checkRolesFitRouter(r.kind(), spec.roles(), errors));
         if (!errors.isEmpty() || engine.isEmpty() || modelName.isEmpty()) {
             return new Resolution.Rejected(List.copyOf(errors));
         }
-        return new Resolution.Accepted(new DesiredDeployment(
-                owner(md), engine.get(), modelName.get(), modelPath, router, roles, Platform.CURRENT));
+        DesiredDeployment desired = new DesiredDeployment(owner(md), engine.get(), modelName.get(), modelPath, router, roles, Platform.CURRENT);
+        List<FieldError> unservable = routerFit.apply(desired);
+        return unservable.isEmpty() ? new Resolution.Accepted(desired) : new Resolution.Rejected(unservable);
     }
 
     private static DesiredDeployment.Owner owner(HasMetadata md) {
@@ -117,6 +124,51 @@ public final class SpecResolver {
         return kind.map(k -> new DesiredRouter(k, router.replicas() == null ? 1 : router.replicas(),
                 router.image() == null || router.image().isEmpty() ? routerImages.apply(k) : routerImages.apply(k).withRouter(router.image()),
                 listOrEmpty(router.extraArgs()).stream().filter(Objects::nonNull).toList()));
+    }
+
+    /**
+     * What vLLM's router and SGLang's gateway can reach. Each finds its engines by Pod IP and reaches all of them on
+     * one port (production-stack parser.py --k8s-port at vllm-stack-0.1.12; smg router_args.py
+     * --service-discovery-port at v1.9.0), so every role must serve on the first role's port. Each serves either whole
+     * requests or a prefill/decode split, never both: the split routes only to Pods it can tell as prefill or decode
+     * (vLLM's by the Pod's "model" label, which a Server Pod lacks and which its orchestrated routing cannot compare;
+     * smg's by its prefill and decode selectors alone), and it needs a role of each half to route any request.
+     */
+    private static void checkRolesFitRouter(RouterKind router, List<RoleSpec> roles, List<FieldError> errors) {
+        if (router == RouterKind.LLM_D_ROUTER || roles == null || roles.isEmpty() || roles.get(0) == null) {
+            return;
+        }
+        String portFlag = router == RouterKind.VLLM_ROUTER ? "--k8s-port" : "--service-discovery-port";
+        int firstPort = orDefault(roles.get(0).port(), DesiredRole.DEFAULT_PORT);
+        Set<RoleKind> kinds = EnumSet.noneOf(RoleKind.class);
+        for (int i = 0; i < roles.size(); i++) {
+            RoleSpec role = roles.get(i);
+            if (role == null) {
+                continue;
+            }
+            int port = orDefault(role.port(), DesiredRole.DEFAULT_PORT);
+            if (port != firstPort) {
+                errors.add(new FieldError("spec.roles[" + i + "].port", router.wireName() + " reaches every role on one port ("
+                        + portFlag + "), that of spec.roles[0], " + firstPort + "; got " + port));
+            }
+            (role.kind() == null ? Optional.of(RoleKind.Server) : RoleKind.fromWireName(role.kind())).ifPresent(kinds::add);
+        }
+        if (kinds.stream().allMatch(kind -> kind == RoleKind.Server)) {
+            return;
+        }
+        for (int i = 0; i < roles.size(); i++) {
+            RoleSpec role = roles.get(i);
+            if (role != null && (role.kind() == null || RoleKind.Server.name().equals(role.kind()))) {
+                errors.add(new FieldError("spec.roles[" + i + "].kind", router.wireName()
+                        + " serves either Server roles or a Prefill/Decode split, not both"));
+            }
+        }
+        for (RoleKind half : List.of(RoleKind.Prefill, RoleKind.Decode)) {
+            if (!kinds.contains(half)) {
+                errors.add(new FieldError("spec.roles", router.wireName() + " splitting prefill from decode needs a " + half.name()
+                        + " role; it routes no request without one"));
+            }
+        }
     }
 
     private List<DesiredRole> roles(String mdName, ModelDeploymentSpec spec, Optional<Engine> engine, List<FieldError> errors) {

@@ -15,6 +15,7 @@ import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.render.RouterLayout;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.render.RoutingProxy;
 import dev.ebb.operator.retire.NextRetirement;
@@ -105,7 +106,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         this.platform = platform;
         this.client = client;
         this.events = events;
-        this.resolver = new SpecResolver(config.images()::of, config.images()::of);
+        this.resolver = new SpecResolver(config.images()::of, config.images()::of, RouterLayout::unservableBy);
         this.retirements = retirements;
         this.reads = reads;
         this.clock = clock;
@@ -179,7 +180,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 return latest;
             });
         }
-        retirements.carryOut(md, pass, pods);
+        retirements.carryOut(md, pass, pods, routerPods(md, context));
         retirements.restoreStrays(md, pods, pass.record());
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
         return pass.lookAgainIn().map(control::rescheduleAfter).orElse(control);

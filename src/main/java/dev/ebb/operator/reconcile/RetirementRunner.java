@@ -212,14 +212,26 @@ public class RetirementRunner {
         return new Observation.Withdrawal(routed, stillServing, endpointsClear, view.selects(), view.dispatches());
     }
 
-    /** Carries out what the pass decided; called only after its record is persisted. */
-    public void carryOut(ModelDeployment md, Pass pass, Collection<Pod> pods) {
+    /**
+     * Carries out what the pass decided; called only after its record is persisted.
+     *
+     * @param routerPods the Pods of the deployment's router, each of which is asked when the router must be told
+     */
+    public void carryOut(ModelDeployment md, Pass pass, Collection<Pod> pods, Collection<Pod> routerPods) {
         Map<String, Pod> byName = pods.stream().collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> p, (a, b) -> a));
         for (Action action : pass.actions()) {
             if (action instanceof Action.Withdraw withdraw) {
                 withdraw.members().forEach(m -> setServing(md, m, false));
+            } else if (action instanceof Action.Unroute unroute) {
+                router.withdraw(md, routerPods, reserved(unroute.members(), byName));
             } else if (action instanceof Action.Restore restore) {
+                // only members whose withdrawal was written can have been dropped by the router on the operator's word
+                List<Pod> withdrawn = reserved(restore.members(), byName).stream()
+                        .filter(p -> PodFacts.label(p, Labels.SERVING).filter(Labels.SERVING_NO::equals).isPresent()).toList();
                 restore.members().forEach(m -> setServing(md, m, true));
+                if (!withdrawn.isEmpty()) {
+                    router.restore(md, routerPods, withdrawn);
+                }
             } else if (action instanceof Action.Delete delete) {
                 delete.members().forEach(m -> deleteExactly(md, m));
             } else if (action instanceof Action.ReadMembers read) {
@@ -235,6 +247,12 @@ public class RetirementRunner {
             }
         }
         pass.ended().ifPresent(this::count);
+    }
+
+    /** The reserved members' Pods among those seen; one recreated under a reserved name is none of the retirement's. */
+    private static List<Pod> reserved(List<Member> members, Map<String, Pod> byName) {
+        return members.stream().filter(m -> byName.containsKey(m.name()) && m.uid().equals(byName.get(m.name()).getMetadata().getUid()))
+                .map(m -> byName.get(m.name())).toList();
     }
 
     /**

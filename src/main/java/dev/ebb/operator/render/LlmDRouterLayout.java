@@ -1,83 +1,506 @@
 package dev.ebb.operator.render;
 
 import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.DesiredRouter;
+import dev.ebb.operator.api.FieldError;
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.ProbeBuilder;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
-/** llm-d's endpoint picker. */
+/**
+ * llm-d's router as its v0.10.0 standalone chart runs it (config/charts/llm-d-router-standalone/values.yaml with
+ * config/charts/routerlib/templates/_deployment.yaml at v0.10.0): one Pod holding the endpoint picker and, beside it,
+ * the Envoy that takes clients' requests, asks the picker over ext_proc on loopback and forwards each request to the
+ * endpoint the picker names. The picker discovers the deployment's Pods itself, by label, with no InferencePool.
+ */
 final class LlmDRouterLayout implements RouterLayout {
-    static final String CONFIG_FILE = "epp-config.yaml";
+    static final String PICKER = "epp";
+    static final String PROXY = "envoy-proxy";
+    static final String PICKER_CONFIG_FILE = "epp-config.yaml";
+    static final String PROXY_CONFIG_FILE = "envoy.yaml";
 
-    /** Score endpoints by their queue and pick the best, after the picker's documented default profile. */
-    static final String EPP_CONFIG = """
-            apiVersion: inference.networking.x-k8s.io/v1alpha1
+    /** The standalone chart's client listener (values.yaml, extraServicePorts "http" and the envoy listener). */
+    static final int CLIENT_PORT = 8081;
+    /** The picker's ext_proc port: pkg/epp/server/options.go DefaultGrpcPort at v0.10.0. */
+    static final int EXT_PROC_PORT = 9002;
+    /** The picker's gRPC health port: options.go GRPCHealthPort default at v0.10.0, probed by the chart. */
+    static final int HEALTH_PORT = 9003;
+    /** Envoy's readiness listener, serving /ready, as the chart's envoy.yaml has it (values.yaml at v0.10.0). */
+    static final int PROXY_READY_PORT = 19001;
+    /** Envoy's admin interface, loopback only, as the chart's envoy.yaml has it (values.yaml at v0.10.0). */
+    static final int PROXY_ADMIN_PORT = 19000;
+    /**
+     * The picker and the routing proxy run as 65532 (Dockerfile.epp and Dockerfile.sidecar at v0.10.0: USER
+     * 65532:65532); Envoy's distroless image is built on gcr.io/distroless/base-nossl-debian12:nonroot with no USER of
+     * its own (envoy distribution/docker/Dockerfile-envoy, envoy-distroless stage), whose nonroot user is 65532.
+     */
+    static final long NONROOT_USER = 65532L;
+
+    /**
+     * The label the picker's prefill-filter and decode-filter read (pkg/epp/framework/plugins/scheduling/filter/bylabel/
+     * roles.go at v0.10.0: RoleLabel, values "prefill" and "decode").
+     */
+    static final String ROLE_LABEL = "llm-d.ai/role";
+    /**
+     * The label the picker's core-metrics-extractor reads to pick an engine's metric names; unlabelled Pods are read as
+     * vLLM (pkg/epp/framework/plugins/datalayer/extractor/metrics/mapping_registry.go DefaultEngineTypeLabelKey and
+     * factories.go defaultEngineName at v0.10.0), so SGLang Pods without it would show no queue; "sglang" is the
+     * name of SGLang's built-in metric set there (factories.go defaultEngineConfigs).
+     */
+    static final String ENGINE_TYPE_LABEL = "llm-d.ai/engine-type";
+    /**
+     * The ports of a Pod the picker may send to, among its target ports (pkg/epp/datastore/datastore.go
+     * activePortsAnnotation and extractActivePorts at v0.10.0); without it every target port counts.
+     */
+    static final String ACTIVE_PORTS_ANNOTATION = "llm-d.ai/active-ports";
+    /** The picker refuses to start with more target ports (pkg/epp/server/options.go Validate at v0.10.0). */
+    static final int MAX_TARGET_PORTS = 8;
+
+    /**
+     * Every request scored by queue, cache use and prefix, the chart's default-plugins.yaml (config/charts/routerlib/
+     * templates/_config.yaml at v0.10.0) without the latency predictor; the picker adds its metrics source, picker and
+     * profile handler itself (pkg/epp/config/loader/defaults.go at v0.10.0).
+     */
+    static final String SERVING_CONFIG = """
+            apiVersion: llm-d.ai/v1alpha1
             kind: EndpointPickerConfig
             plugins:
             - type: queue-scorer
-            - type: max-score-picker
+            - type: kv-cache-utilization-scorer
+            - type: prefix-cache-scorer
             schedulingProfiles:
             - name: default
               plugins:
               - pluginRef: queue-scorer
-              - pluginRef: max-score-picker
+                weight: 2
+              - pluginRef: kv-cache-utilization-scorer
+                weight: 2
+              - pluginRef: prefix-cache-scorer
+                weight: 3
             """;
+
+    /**
+     * Prefill and decode picked separately, each among the Pods of its role label, as upstream's own P/D sample
+     * (deploy/config/pd-epp-config.yaml at v0.10.0); disagg-profile-handler, prefill-filter, decode-filter and
+     * prefix-based-pd-decider are registered under these names in cmd/epp/runner/runner.go at v0.10.0.
+     */
+    static final String DISAGGREGATED_CONFIG = """
+            apiVersion: llm-d.ai/v1alpha1
+            kind: EndpointPickerConfig
+            plugins:
+            - type: approx-prefix-cache-producer
+              parameters:
+                maxPrefixTokensToMatch: 16384
+                lruCapacityPerServer: 31250
+            - type: prefix-cache-scorer
+            - type: queue-scorer
+            - type: prefill-filter
+            - type: decode-filter
+            - type: max-score-picker
+            - type: disagg-profile-handler
+              parameters:
+                deciders:
+                  prefill: prefix-based-pd-decider
+            - type: prefix-based-pd-decider
+              parameters:
+                nonCachedTokens: 16
+            schedulingProfiles:
+            - name: prefill
+              plugins:
+              - pluginRef: prefill-filter
+              - pluginRef: max-score-picker
+              - pluginRef: prefix-cache-scorer
+                weight: 2
+              - pluginRef: queue-scorer
+                weight: 1
+            - name: decode
+              plugins:
+              - pluginRef: decode-filter
+              - pluginRef: max-score-picker
+              - pluginRef: prefix-cache-scorer
+                weight: 2
+              - pluginRef: queue-scorer
+                weight: 1
+            """;
+
+    /**
+     * The standalone chart's envoy.yaml (values.yaml presets.envoy at v0.10.0) in sidecar mode, with two choices of
+     * our own: ext_proc is plaintext, matching the picker's --secure-serving=false (the chart's TLS blocks are emitted
+     * only while secure serving is on: routerlib _helpers.tpl llm-d-router.proxy.eppSecureServing); and a request the
+     * picker cannot place fails rather than passing through unpicked (failure_mode_allow false, what the chart's
+     * helpers give a sidecar when failOpen is unset, though the standalone values set it true), so nothing reaches an
+     * endpoint the picker did not choose.
+     */
+    static final String PROXY_CONFIG = """
+            admin:
+              address:
+                socket_address:
+                  address: 127.0.0.1
+                  port_value: %2$d
+            static_resources:
+              listeners:
+              - name: envoy-proxy-ready-0.0.0.0-%3$d
+                address:
+                  socket_address:
+                    address: 0.0.0.0
+                    port_value: %3$d
+                additional_addresses:
+                - address:
+                    socket_address:
+                      address: "::"
+                      port_value: %3$d
+                filter_chains:
+                - filters:
+                  - name: envoy.filters.network.http_connection_manager
+                    typed_config:
+                      "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                      stat_prefix: envoy-ready-http
+                      route_config:
+                        name: local_route
+                        virtual_hosts:
+                        - name: prometheus_stats
+                          domains: ["*"]
+                          routes:
+                          - match:
+                              prefix: "/stats/prometheus"
+                            route:
+                              cluster: prometheus_stats
+                      http_filters:
+                      - name: envoy.filters.http.health_check
+                        typed_config:
+                          "@type": type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck
+                          pass_through_mode: false
+                          headers:
+                          - name: ":path"
+                            string_match:
+                              exact: "/ready"
+                      - name: envoy.filters.http.router
+                        typed_config:
+                          "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router
+              - name: vllm
+                address:
+                  socket_address:
+                    address: 0.0.0.0
+                    port_value: %1$d
+                additional_addresses:
+                - address:
+                    socket_address:
+                      address: "::"
+                      port_value: %1$d
+                per_connection_buffer_limit_bytes: 32768
+                filter_chains:
+                - name: vllm
+                  filters:
+                  - name: envoy.filters.network.http_connection_manager
+                    typed_config:
+                      "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+                      stat_prefix: http-%1$d
+                      route_config:
+                        name: vllm
+                        virtual_hosts:
+                        - name: vllm-default
+                          domains: ["*"]
+                          routes:
+                          - match:
+                              prefix: "/"
+                            route:
+                              cluster: original_destination_cluster
+                              timeout: 86400s
+                              idle_timeout: 86400s
+                              upgrade_configs:
+                              - upgrade_type: websocket
+                            typed_per_filter_config:
+                              envoy.filters.http.ext_proc:
+                                "@type": type.googleapis.com/envoy.config.route.v3.FilterConfig
+                                config: {}
+                      http_filters:
+                      - name: envoy.filters.http.ext_proc
+                        typed_config:
+                          "@type": type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor
+                          failure_mode_allow: false
+                          grpc_service:
+                            envoy_grpc:
+                              cluster_name: ext_proc
+                              authority: localhost:%4$d
+                            timeout: 10s
+                          processing_mode:
+                            request_header_mode: SEND
+                            response_header_mode: SEND
+                            request_body_mode: FULL_DUPLEX_STREAMED
+                            response_body_mode: FULL_DUPLEX_STREAMED
+                            request_trailer_mode: SEND
+                            response_trailer_mode: SEND
+                          message_timeout: 1000s
+                      - name: envoy.filters.http.router
+                        typed_config:
+                          "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router
+                          suppress_envoy_headers: true
+                      http2_protocol_options:
+                        max_concurrent_streams: 100
+                        initial_stream_window_size: 65536
+                        initial_connection_window_size: 1048576
+                      use_remote_address: true
+                      normalize_path: true
+                      merge_slashes: true
+                      server_header_transformation: PASS_THROUGH
+                      common_http_protocol_options:
+                        headers_with_underscores_action: REJECT_REQUEST
+                      path_with_escaped_slashes_action: UNESCAPE_AND_REDIRECT
+              clusters:
+              - name: prometheus_stats
+                type: STATIC
+                connect_timeout: 0.250s
+                load_assignment:
+                  cluster_name: prometheus_stats
+                  endpoints:
+                  - lb_endpoints:
+                    - endpoint:
+                        address:
+                          socket_address:
+                            address: 127.0.0.1
+                            port_value: %2$d
+              - name: original_destination_cluster
+                type: ORIGINAL_DST
+                connect_timeout: 1000s
+                lb_policy: CLUSTER_PROVIDED
+                circuit_breakers:
+                  thresholds:
+                  - max_connections: 40000
+                    max_pending_requests: 40000
+                    max_requests: 40000
+                original_dst_lb_config:
+                  use_http_header: true
+                  http_header_name: x-gateway-destination-endpoint
+              - name: ext_proc
+                type: STATIC
+                connect_timeout: 86400s
+                lb_policy: LEAST_REQUEST
+                circuit_breakers:
+                  thresholds:
+                  - max_connections: 40000
+                    max_pending_requests: 40000
+                    max_requests: 40000
+                    max_retries: 1024
+                health_checks:
+                - timeout: 2s
+                  interval: 10s
+                  unhealthy_threshold: 3
+                  healthy_threshold: 2
+                  reuse_connection: true
+                  grpc_health_check:
+                    service_name: "envoy.service.ext_proc.v3.ExternalProcessor"
+                typed_extension_protocol_options:
+                  envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
+                    "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+                    explicit_http_config:
+                      http2_protocol_options:
+                        initial_stream_window_size: 65536
+                        initial_connection_window_size: 1048576
+                load_assignment:
+                  cluster_name: ext_proc
+                  endpoints:
+                  - lb_endpoints:
+                    - endpoint:
+                        address:
+                          socket_address:
+                            address: 127.0.0.1
+                            port_value: %4$d
+            """.formatted(CLIENT_PORT, PROXY_ADMIN_PORT, PROXY_READY_PORT, EXT_PROC_PORT);
 
     @Override
     public List<Container> containers(DesiredDeployment deployment, DesiredRouter router) {
-        List<String> args = new ArrayList<>(args(deployment));
+        List<String> args = new ArrayList<>(pickerArgs(deployment));
         args.addAll(router.extraArgs());
-        return List.of(new ContainerBuilder()
-                .withName("router")
+        Container picker = new ContainerBuilder()
+                .withName(PICKER)
                 .withImage(router.images().router())
+                // the image's ENTRYPOINT is /app/epp (Dockerfile.epp at v0.10.0): flags only
                 .withArgs(args)
-                .withPorts(RouterParts.containerPorts(servicePorts()))
+                .withEnv(pickerEnv())
+                .withPorts(port("grpc", EXT_PROC_PORT), port("grpc-health", HEALTH_PORT), port("metrics", metricsPort()))
                 .withSecurityContext(RouterParts.locked())
-                // its gRPC health service, on its own port, as the picker's chart probes it
-                .withReadinessProbe(new ProbeBuilder().withNewGrpc().withPort(9003).withService("inference-extension").endGrpc().build())
+                // with leader election off any service name reports the picker's own health (cmd/epp/runner/health.go)
+                .withReadinessProbe(new ProbeBuilder().withNewGrpc().withPort(HEALTH_PORT).withService("inference-extension").endGrpc()
+                        .withPeriodSeconds(2).build())
+                .withLivenessProbe(new ProbeBuilder().withNewGrpc().withPort(HEALTH_PORT).withService("inference-extension").endGrpc()
+                        .withInitialDelaySeconds(5).withPeriodSeconds(10).build())
                 .addNewVolumeMount().withName("config").withMountPath(CONFIG_DIR).withReadOnly(true).endVolumeMount()
-                .build());
+                .build();
+        Container proxy = new ContainerBuilder()
+                .withName(PROXY)
+                .withImage(router.images().dataPlane())
+                // the distroless image's ENTRYPOINT is envoy itself; the chart's flags, its config read from our files
+                .withArgs("--service-node", PROXY, "--log-level", "warn", "--cpuset-threads", "--drain-strategy", "immediate",
+                        "--drain-time-s", "60", "-c", CONFIG_DIR + "/" + PROXY_CONFIG_FILE)
+                .withPorts(port("http", CLIENT_PORT), port("proxy-ready", PROXY_READY_PORT))
+                .withSecurityContext(RouterParts.locked())
+                .withReadinessProbe(new ProbeBuilder().withNewHttpGet().withPath("/ready").withPort(new IntOrString(PROXY_READY_PORT))
+                        .withScheme("HTTP").endHttpGet().withPeriodSeconds(5).withTimeoutSeconds(1).withFailureThreshold(1).build())
+                .addNewVolumeMount().withName("config").withMountPath(CONFIG_DIR).withReadOnly(true).endVolumeMount()
+                .build();
+        return List.of(picker, proxy);
     }
 
     /**
-     * llm-d-router pkg/epp/server/options.go: standalone discovery by --endpoint-selector and --endpoint-target-ports,
-     * no InferencePool needed; metrics without a token so the operator can read the per-endpoint counts.
+     * The picker's flags as pkg/epp/server/options.go defines them at v0.10.0: standalone discovery by
+     * --endpoint-selector and --endpoint-target-ports (no InferencePool, so no CRD watches); --secure-serving=false
+     * since it defaults to true and Envoy reaches it in plaintext over loopback; --metrics-endpoint-auth=false since it
+     * defaults to true and the operator reads the metrics without a token; --health-checking=true so that the
+     * ExternalProcessor health Envoy's ext_proc cluster checks is served on the ext_proc port
+     * (pkg/epp/server/runserver.go); --tracing=false as the chart passes it, there being no collector. No
+     * --ha-enable-leader-election, which the chart adds past one replica: each replica then routes on its own
+     * (active-active, the chart README's other mode), so every ready replica the operator asks is one that routes.
      */
-    static List<String> args(DesiredDeployment deployment) {
+    static List<String> pickerArgs(DesiredDeployment deployment) {
         String selector = RouterRenderer.selects(deployment).entrySet().stream()
                 .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(","));
-        return List.of("--endpoint-selector=" + selector, "--endpoint-target-ports=" + deployment.roles().get(0).port(),
-                "--config-file=" + CONFIG_DIR + "/" + CONFIG_FILE, "--grpc-port=9002", "--grpc-health-port=9003",
-                "--metrics-port=" + RouterAdmin.of(RouterKind.LLM_D_ROUTER).port(), "--metrics-endpoint-auth=false");
+        String ports = targetPorts(deployment).stream().map(String::valueOf).collect(Collectors.joining(","));
+        return List.of("--endpoint-selector=" + selector, "--endpoint-target-ports=" + ports,
+                "--config-file=" + CONFIG_DIR + "/" + PICKER_CONFIG_FILE, "--grpc-port=" + EXT_PROC_PORT,
+                "--grpc-health-port=" + HEALTH_PORT, "--metrics-port=" + metricsPort(), "--metrics-endpoint-auth=false",
+                "--secure-serving=false", "--health-checking=true", "--tracing=false");
+    }
+
+    /**
+     * The picker exits without POD_NAME in standalone mode and, without NAMESPACE, watches the namespace "default"
+     * (cmd/epp/runner/runner.go extractGKNN and resolvePoolNamespace at v0.10.0); the chart sets both from the
+     * downward API.
+     */
+    private static List<EnvVar> pickerEnv() {
+        return List.of(
+                new EnvVarBuilder().withName("NAMESPACE").withNewValueFrom().withNewFieldRef().withFieldPath("metadata.namespace").endFieldRef()
+                        .endValueFrom().build(),
+                new EnvVarBuilder().withName("POD_NAME").withNewValueFrom().withNewFieldRef().withFieldPath("metadata.name").endFieldRef()
+                        .endValueFrom().build());
+    }
+
+    /**
+     * Each role's own port, once: decode Pods behind the routing proxy are reached at the proxy, on the role's port,
+     * which also passes the picker's metrics scrapes through to the engine (pkg/sidecar/proxy/proxy.go at v0.10.0
+     * routes every other path to the model server).
+     */
+    static List<Integer> targetPorts(DesiredDeployment deployment) {
+        return deployment.roles().stream().map(DesiredRole::port).distinct().toList();
+    }
+
+    /**
+     * Why llm-d's router could not serve this deployment, if it could not: the picker takes at most
+     * {@value #MAX_TARGET_PORTS} target ports and exits at start with more; and a direct decoder whose role port is
+     * the engine's own port behind the routing proxy would have both bind one port; and an engine serving TLS is
+     * reached by neither Envoy's original-destination cluster, which has no TLS socket, nor the picker's metrics
+     * source, whose scheme defaults to http (pkg/epp/framework/plugins/datalayer/source/metrics/datasource.go at
+     * v0.10.0). Pure, for admission to refuse such a spec rather than render Pods that cannot be served.
+     */
+    @Override
+    public List<FieldError> unservable(DesiredDeployment deployment) {
+        List<FieldError> errors = new ArrayList<>();
+        int ports = targetPorts(deployment).size();
+        if (ports > MAX_TARGET_PORTS) {
+            errors.add(new FieldError("spec.roles", "llm-d-router's endpoint picker takes at most " + MAX_TARGET_PORTS
+                    + " distinct role ports, the roles use " + ports));
+        }
+        List<String> tlsFlags = EngineProfile.of(deployment.engine()).tlsFlags();
+        for (int i = 0; i < deployment.roles().size(); i++) {
+            DesiredRole role = deployment.roles().get(i);
+            if (role.port() == RoutingProxy.ENGINE_PORT && RoutingProxy.fronts(new MemberSlot(deployment, role, 0, 0))) {
+                errors.add(new FieldError("spec.roles[" + i + "].port", "cannot be " + RoutingProxy.ENGINE_PORT
+                        + " under llm-d-router: a Decode role's engine listens there, behind the routing proxy that takes the role's port"));
+            }
+            if (Stream.concat(role.extraArgs().stream(), role.command().stream())
+                    .anyMatch(arg -> tlsFlags.stream().anyMatch(flag -> arg.equals(flag) || arg.startsWith(flag + "=")))) {
+                errors.add(new FieldError("spec.roles[" + i + "].extraArgs",
+                        "serve TLS, which llm-d-router's Envoy and endpoint picker do not speak to engines"));
+            }
+        }
+        return List.copyOf(errors);
+    }
+
+    /** Whether the deployment splits prefill from decode, which the picker then schedules in two profiles. */
+    static boolean disaggregates(DesiredDeployment deployment) {
+        return deployment.roles().stream().anyMatch(r -> r.kind() == RoleKind.Prefill)
+                && deployment.roles().stream().anyMatch(r -> r.kind() == RoleKind.Decode);
     }
 
     @Override
     public Map<String, String> files(DesiredDeployment deployment) {
-        return Map.of(CONFIG_FILE, EPP_CONFIG);
+        return Map.of(PICKER_CONFIG_FILE, disaggregates(deployment) ? DISAGGREGATED_CONFIG : SERVING_CONFIG, PROXY_CONFIG_FILE, PROXY_CONFIG);
     }
 
+    /**
+     * Clients on the proxy's listener first, the one status.router.address names; then the picker's metrics, which
+     * the chart's Service exposes too. The picker's ext_proc port stays inside the Pod: only its own Envoy talks to it.
+     */
     @Override
     public List<ServicePort> servicePorts() {
-        return List.of(RouterParts.servicePort("grpc", 9002), RouterParts.servicePort("metrics", RouterAdmin.of(RouterKind.LLM_D_ROUTER).port()));
+        return List.of(RouterParts.servicePort("http", CLIENT_PORT), RouterParts.servicePort("metrics", metricsPort()));
     }
 
+    /** Both images run as a numbered non-root user; naming it lets the kubelet check runAsNonRoot. */
     @Override
     public PodSecurityContext podSecurity() {
-        return new PodSecurityContextBuilder().withRunAsNonRoot(true).build();
+        return new PodSecurityContextBuilder().withRunAsNonRoot(true).withRunAsUser(NONROOT_USER).withRunAsGroup(NONROOT_USER).build();
     }
 
+    /**
+     * Pods, read-only, in the deployment's namespace: the chart's Role for the picker (routerlib _rbac.yaml at
+     * v0.10.0). Standalone mode starts no InferencePool or objective watches, and with metrics auth off the picker
+     * makes no token reviews.
+     */
     @Override
     public List<PolicyRule> rules() {
         return List.of(RouterParts.podReader());
+    }
+
+    @Override
+    public Map<String, String> memberLabels(MemberSlot slot) {
+        Map<String, String> labels = new LinkedHashMap<>();
+        if (slot.role().kind() == RoleKind.Prefill) {
+            labels.put(ROLE_LABEL, "prefill");
+        } else if (slot.role().kind() == RoleKind.Decode) {
+            labels.put(ROLE_LABEL, "decode");
+        }
+        if (slot.deployment().engine() == Engine.SGLANG) {
+            labels.put(ENGINE_TYPE_LABEL, "sglang");
+        }
+        return labels;
+    }
+
+    /**
+     * When roles listen on different ports, each Pod names its own, so that the picker never sends to a port the Pod
+     * does not serve; with one port for all, Pods stay as they were.
+     */
+    @Override
+    public Map<String, String> memberAnnotations(MemberSlot slot) {
+        return targetPorts(slot.deployment()).size() > 1
+                ? Map.of(ACTIVE_PORTS_ANNOTATION, Integer.toString(slot.role().port()))
+                : Map.of();
+    }
+
+    private static int metricsPort() {
+        return RouterAdmin.of(RouterKind.LLM_D_ROUTER).port();
+    }
+
+    private static ContainerPort port(String name, int number) {
+        return new ContainerPortBuilder().withName(name).withContainerPort(number).withProtocol("TCP").build();
     }
 }

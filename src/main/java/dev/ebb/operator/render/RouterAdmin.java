@@ -12,7 +12,10 @@ import dev.ebb.operator.api.v1alpha1.RouterKind;
 public record RouterAdmin(int port, String path) {
     /**
      * llm-d's endpoint picker exposes nothing but metrics per endpoint (its debug routes answer only on loopback),
-     * on its metrics port; vLLM's router lists its engines at {@code /engines} on its API port; SGLang's gateway
+     * on its metrics port, 9090 by default and in the chart (pkg/epp/server/options.go MetricsPort and
+     * config/charts/routerlib/templates/_deployment.yaml at llm-d-router v0.10.0), served at /metrics by
+     * controller-runtime's metrics server, read without a token since the layout turns --metrics-endpoint-auth off;
+     * vLLM's router lists its engines at {@code /engines} on its API port; SGLang's gateway
      * lists its workers at {@code /workers} on its API port.
      */
     public static RouterAdmin of(RouterKind kind) {

@@ -2,13 +2,16 @@ package dev.ebb.operator.render;
 
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRouter;
+import dev.ebb.operator.api.FieldError;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * How one router's release runs: the containers of its Pod, the files it reads, the ports its Service exposes and the
@@ -24,6 +27,11 @@ public sealed interface RouterLayout permits LlmDRouterLayout, VllmRouterLayout,
             case VLLM_ROUTER -> new VllmRouterLayout();
             case SGLANG_GATEWAY -> new SglangGatewayLayout();
         };
+    }
+
+    /** Why the deployment's router, if it has one, could not serve it; see {@link #unservable}. */
+    static List<FieldError> unservableBy(DesiredDeployment deployment) {
+        return deployment.router().map(router -> of(router.kind()).unservable(deployment)).orElse(List.of());
     }
 
     /** The containers of each router Pod. */
@@ -46,9 +54,22 @@ public sealed interface RouterLayout permits LlmDRouterLayout, VllmRouterLayout,
     /** What the router's account may do in the deployment's namespace. */
     List<PolicyRule> rules();
 
+    /**
+     * Why this router's release could not serve the deployment as resolved, each naming the field to change; empty when
+     * it can. Admission refuses such a spec rather than render a router that cannot start or reach its roles.
+     */
+    default List<FieldError> unservable(DesiredDeployment deployment) {
+        return List.of();
+    }
+
     /** Labels this router reads on each member Pod, beyond the ones every router selects on. */
     default Map<String, String> memberLabels(MemberSlot slot) {
         return Map.of();
+    }
+
+    /** Volumes of each router Pod beyond the one holding its {@link #files}: scratch space for a router that writes. */
+    default List<Volume> volumes() {
+        return List.of();
     }
 
     /** Annotations this router reads on each member Pod. */

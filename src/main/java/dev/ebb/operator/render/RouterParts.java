@@ -2,11 +2,17 @@ package dev.ebb.operator.render;
 
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.ServicePortBuilder;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRuleBuilder;
 import java.util.List;
@@ -30,6 +36,28 @@ final class RouterParts {
     static SecurityContext locked() {
         return new SecurityContextBuilder().withAllowPrivilegeEscalation(false).withReadOnlyRootFilesystem(true)
                 .withNewCapabilities().withDrop("ALL").endCapabilities().build();
+    }
+
+    /** Where a router whose image is locked read-only may still write: its temporary files and its home. */
+    static final String SCRATCH_DIR = "/tmp";
+    private static final String SCRATCH_VOLUME = "scratch";
+
+    /** An empty directory that lives as long as the Pod, so that the root filesystem can stay read-only. */
+    static Volume scratchVolume() {
+        return new VolumeBuilder().withName(SCRATCH_VOLUME).withNewEmptyDir().endEmptyDir().build();
+    }
+
+    static VolumeMount scratchMount() {
+        return new VolumeMountBuilder().withName(SCRATCH_VOLUME).withMountPath(SCRATCH_DIR).build();
+    }
+
+    /**
+     * Points a process that runs under a user of no home of its own at the scratch directory: libraries that cache
+     * under ~ or write temporary files then find a place to do so.
+     */
+    static List<EnvVar> scratchEnv() {
+        return List.of(new EnvVarBuilder().withName("HOME").withValue(SCRATCH_DIR).build(),
+                new EnvVarBuilder().withName("TMPDIR").withValue(SCRATCH_DIR).build());
     }
 
     /** Pod discovery, read-only. */

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
+import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
@@ -98,6 +99,16 @@ public final class RouterRenderer {
                 .build();
     }
 
+    private static List<Volume> volumes(DesiredDeployment deployment, RouterLayout layout, boolean hasFiles) {
+        List<Volume> volumes = new ArrayList<>();
+        if (hasFiles) {
+            volumes.add(new VolumeBuilder().withName("config")
+                    .withNewConfigMap().withName(Names.router(deployment.owner().name())).endConfigMap().build());
+        }
+        volumes.addAll(layout.volumes());
+        return List.copyOf(volumes);
+    }
+
     private static Deployment deploymentOf(DesiredDeployment deployment, DesiredRouter router, RouterLayout layout, boolean hasFiles) {
         Map<String, String> podLabels = ownLabels(deployment);
         return new DeploymentBuilder().withMetadata(meta(deployment))
@@ -109,10 +120,7 @@ public final class RouterRenderer {
                         .withNewSpec()
                             .withServiceAccountName(Names.router(deployment.owner().name()))
                             .withContainers(layout.containers(deployment, router))
-                            .withVolumes(hasFiles
-                                    ? List.of(new VolumeBuilder().withName("config")
-                                            .withNewConfigMap().withName(Names.router(deployment.owner().name())).endConfigMap().build())
-                                    : List.of())
+                            .withVolumes(volumes(deployment, layout, hasFiles))
                             .withSecurityContext(layout.podSecurity())
                         .endSpec()
                     .endTemplate()

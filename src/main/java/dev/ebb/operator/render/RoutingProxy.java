@@ -17,8 +17,13 @@ import java.util.List;
  */
 public final class RoutingProxy {
     public static final String CONTAINER = "routing-proxy";
-    /** Where the engine listens behind the proxy, as llm-d's model-service chart places it. */
+    /**
+     * Where the engine listens behind the proxy: the proxy's own default for the model server's port
+     * (pkg/sidecar/proxy/options.go defaultVLLMPort "8200" at llm-d-router v0.10.0), given explicitly all the same.
+     */
     public static final int ENGINE_PORT = 8200;
+    /** The user the proxy's image runs as. */
+    private static final long NONROOT_USER = 65532L;
 
     private RoutingProxy() {
     }
@@ -43,17 +48,25 @@ public final class RoutingProxy {
     }
 
     /**
-     * The proxy's flags as llm-d's pd-sidecar reads them (cmd/pd-sidecar/main.go: --port, --vllm-port,
-     * --connector). As a native sidecar it starts before the engine and stops after it, so it outlives the drain.
+     * The proxy's flags as llm-d's pd-sidecar reads them at v0.10.0 (pkg/sidecar/proxy/options.go, parsed by
+     * cmd/pd-sidecar/main.go): --port, where it listens; --model-server-port, the engine behind it (--vllm-port is its
+     * deprecated alias, and --connector is no flag of this release); --kv-connector, "nixlv2"
+     * or "sglang" (pkg/sidecar/constants/constants.go); --secure-proxy=false, since it defaults to true and would then
+     * serve a self-signed TLS certificate to the router's Envoy, which connects in plaintext. As a native sidecar it
+     * starts before the engine and stops after it, so it outlives the drain.
      */
     static Container container(MemberSlot slot, Platform platform) {
         String connector = slot.deployment().engine() == Engine.SGLANG ? "sglang" : "nixlv2";
         ContainerBuilder proxy = new ContainerBuilder()
                 .withName(CONTAINER)
                 .withImage(slot.deployment().router().orElseThrow().images().routingProxy())
-                .withArgs(List.of("--port=" + slot.role().port(), "--vllm-port=" + ENGINE_PORT, "--connector=" + connector))
+                // the image's ENTRYPOINT is /app/pd-sidecar (Dockerfile.sidecar at v0.10.0): flags only
+                .withArgs(List.of("--port=" + slot.role().port(), "--model-server-port=" + ENGINE_PORT, "--kv-connector=" + connector,
+                        "--secure-proxy=false"))
                 .addNewPort().withName("proxy").withContainerPort(slot.role().port()).withProtocol("TCP").endPort()
-                .withNewSecurityContext().withAllowPrivilegeEscalation(false).withReadOnlyRootFilesystem(true)
+                // Dockerfile.sidecar at v0.10.0 runs it as USER 65532:65532; named, the kubelet can check runAsNonRoot
+                .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(NONROOT_USER).withRunAsGroup(NONROOT_USER)
+                    .withAllowPrivilegeEscalation(false).withReadOnlyRootFilesystem(true)
                     .withNewCapabilities().withDrop("ALL").endCapabilities().endSecurityContext();
         if (platform.nativeSidecars()) {
             proxy.withRestartPolicy("Always");

@@ -8,6 +8,13 @@ public sealed interface Action {
     record Withdraw(List<Member> members) implements Action {
     }
 
+    /**
+     * Ask the router itself to drop these members: their withdrawal is written, yet the router still lists them or
+     * cannot say. For a router that would see the label only later; one that follows it at once needs nothing.
+     */
+    record Unroute(List<Member> members) implements Action {
+    }
+
     /** Put serving=true back: the replica is kept. */
     record Restore(List<Member> members) implements Action {
     }

@@ -136,7 +136,7 @@ public final class RetirementMachine {
             Retirement reference = Reasons.RECENT_DISPATCH.equals(hold.get().reason())
                     ? current.withBaseline(baselineFor(seen.withdrawal().dispatches(), current.targets()), current.reason(), current.message())
                     : current;
-            return withdrawAgain(hold(reference, hold.get().reason(), hold.get().message(), current.reads()), current, seen);
+            return unroute(withdrawAgain(hold(reference, hold.get().reason(), hold.get().message(), current.reads()), current, seen), current, seen);
         }
         String message = "no path gives the replica new work; reading its answering members";
         Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), Map.of());
@@ -197,6 +197,22 @@ public final class RetirementMachine {
         return new Step(step.retirement(), List.copyOf(actions));
     }
 
+    /**
+     * Once every target carries serving=false, a router that still lists one, or cannot be asked, is asked on every
+     * such pass to drop them: asking again is harmless, and one request lost (a router Pod down, the operator
+     * restarted) is then made up on the next pass. Before the label is written the router is never asked, so that it
+     * drops nothing the label does not already take away.
+     */
+    private static Step unroute(Step step, Retirement current, Observation seen) {
+        Observation.Withdrawal w = seen.withdrawal();
+        if (!w.routed() || !w.stillServing().isEmpty() || w.routerSelects().equals(Optional.of(false))) {
+            return step;
+        }
+        List<Action> actions = new ArrayList<>(step.actions());
+        actions.add(new Action.Unroute(current.targets()));
+        return new Step(step.retirement(), List.copyOf(actions));
+    }
+
     private static Step draining(Retirement current, Observation seen) {
         boolean outOfTime = Budgets.exhausted(current.phaseStartedAt(), Budgets.DRAINING, seen.now());
         if (current.standingHold().isPresent()) {
@@ -213,7 +229,7 @@ public final class RetirementMachine {
                 return abort(current.holding(Reasons.WITHDRAWAL_LOST, message, runsStartedOver), seen.now(), Reasons.WITHDRAWAL_LOST,
                         "not proven idle within " + Budgets.DRAINING.toSeconds() + " s: " + message);
             }
-            Step held = withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen);
+            Step held = unroute(withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen), current, seen);
             List<Action> actions = new ArrayList<>(held.actions());
             actions.add(new Action.ReadMembers(current.answering()));
             return new Step(held.retirement(), List.copyOf(actions));

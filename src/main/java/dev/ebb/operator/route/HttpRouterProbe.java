@@ -50,8 +50,32 @@ public class HttpRouterProbe implements RouterProbe {
             RouterKind.VLLM_ROUTER, new VllmRouterDialect(),
             RouterKind.SGLANG_GATEWAY, new SglangGatewayDialect()));
 
+    private final SglangWorkerApi sglangWorkers;
+
     public HttpRouterProbe(RouterAddress address) {
         this.address = address;
+        this.sglangWorkers = new SglangWorkerApi(address, http);
+    }
+
+    /** SGLang's gateway alone needs telling: it would see the withdrawal only at its next relist. */
+    @Override
+    public void withdraw(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
+        if (isSglangGateway(deployment)) {
+            sglangWorkers.remove(routerPods, members);
+        }
+    }
+
+    /** SGLang's gateway alone needs telling: a worker removed before its relist would never come back by itself. */
+    @Override
+    public void restore(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
+        if (isSglangGateway(deployment)) {
+            sglangWorkers.restore(routerPods, members);
+        }
+    }
+
+    private static boolean isSglangGateway(ModelDeployment deployment) {
+        return Optional.ofNullable(deployment.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()))
+                .filter(RouterKind.SGLANG_GATEWAY::equals).isPresent();
     }
 
     @Override
@@ -136,7 +160,7 @@ public class HttpRouterProbe implements RouterProbe {
     }
 
     /** Collects an answer up to a cap; past it, or when abandoned, it stops reading and fails. */
-    private static final class CappedBody implements HttpResponse.BodySubscriber<byte[]> {
+    static final class CappedBody implements HttpResponse.BodySubscriber<byte[]> {
         private final int cap;
         private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         private final CompletableFuture<byte[]> whole = new CompletableFuture<>();

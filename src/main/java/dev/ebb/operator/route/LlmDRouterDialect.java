@@ -8,10 +8,11 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * llm-d's endpoint picker has no list to ask, only metrics per endpoint: a queue gauge for each endpoint it holds
- * (selection) and a count of scheduling decisions per endpoint (dispatch), summed here over the endpoints that name
- * each member. Whether a count moved since the withdrawal is the retirement's to decide, against the counts it read
- * before writing it.
+ * llm-d's endpoint picker has no list to ask, only metrics per endpoint on its metrics port: a queue gauge for each
+ * endpoint it holds (selection: any series naming a member, whatever its value) and a count of scheduling decisions
+ * per Pod (dispatch), summed here over the series that name each member, under the released names of llm-d-router
+ * v0.10.0 and their deprecated twins (see {@link RouterAnswers}). Whether a count moved since the withdrawal is the
+ * retirement's to decide, against the counts it read before writing it. A page that cannot be read says nothing.
  */
 final class LlmDRouterDialect implements RouterDialect {
     @Override

@@ -12,4 +12,19 @@ import java.util.List;
 public interface RouterProbe {
     /** @param routerPods the Pods of the deployment's router, as the caches hold them */
     RouterView view(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members);
+
+    /**
+     * Asks the router to stop sending to members already labelled withdrawn, for a router that would otherwise learn
+     * of it late; nothing for one that follows the label by itself. Whether it worked is never told here: only
+     * {@link #view} says so.
+     */
+    default void withdraw(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
+    }
+
+    /**
+     * Tells the router that members given back their serving label serve again, for a router that might not take
+     * them back by itself after {@link #withdraw}; nothing for one that follows the label.
+     */
+    default void restore(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
+    }
 }

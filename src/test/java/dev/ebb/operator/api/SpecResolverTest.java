@@ -60,6 +60,27 @@ class SpecResolverTest {
                 .contains(RouterKind.LLM_D_ROUTER);
     }
 
+    static Stream<Arguments> routedShapesThatFit() {
+        return Stream.of(
+                Arguments.of("vllm-router, one Server role on its own port",
+                        deployment("qwen", "vLLM").router("vllm-router").role(role("s").port(9000))),
+                Arguments.of("vllm-router, a split on one port",
+                        deployment("qwen", "vLLM").router("vllm-router").role(role("p").kind("Prefill")).role(role("d").kind("Decode"))),
+                Arguments.of("sglang-gateway, two Server roles on one port",
+                        deployment("qwen", "SGLang").router("sglang-gateway").role(role("a").port(30001)).role(role("b").port(30001))),
+                Arguments.of("sglang-gateway, a split with two decode roles",
+                        deployment("qwen", "SGLang").router("sglang-gateway").role(role("p").kind("Prefill")).role(role("d1").kind("Decode"))
+                                .role(role("d2").kind("Decode"))),
+                Arguments.of("no router, roles on two ports and a lone prefill role",
+                        deployment("qwen", "SGLang").role(role("p").kind("Prefill")).role(role("s").port(9000))));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("routedShapesThatFit")
+    void rolesARouterCanReachAreAccepted(String title, Specs.Deployment fits) {
+        assertThat(Specs.RESOLVER.resolve(fits.build())).isInstanceOf(Resolution.Accepted.class);
+    }
+
     static Stream<Arguments> badResources() {
         return Stream.of(
                 Arguments.of("unknown engine", deployment("qwen", "TGI").role(role("s")), "spec.engine.name", "unsupported value \"TGI\""),
@@ -96,7 +117,26 @@ class SpecResolverTest {
                         "spec.roles[0].extraArgs", "at most 256"),
                 Arguments.of("extra args on a take-over role", deployment("qwen", "vLLM").role(role("s").command("/bin/engine").extraArgs(List.of("--x"))),
                         "spec.roles[0].extraArgs", "cannot be combined with spec.roles[].command"),
-                Arguments.of("eleven roles", elevenRoles(), "spec.roles", "at most 10"));
+                Arguments.of("eleven roles", elevenRoles(), "spec.roles", "at most 10"),
+                Arguments.of("vllm-router in front of roles on two ports",
+                        deployment("qwen", "vLLM").router("vllm-router").role(role("a")).role(role("b").port(9000)),
+                        "spec.roles[1].port", "reaches every role on one port (--k8s-port), that of spec.roles[0], 8000; got 9000"),
+                Arguments.of("sglang-gateway in front of roles on two ports",
+                        deployment("qwen", "SGLang").router("sglang-gateway").role(role("a").port(30001)).role(role("b")),
+                        "spec.roles[1].port", "(--service-discovery-port), that of spec.roles[0], 30001; got 8000"),
+                Arguments.of("vllm-router with a Server role beside a split",
+                        deployment("qwen", "vLLM").router("vllm-router").role(role("s")).role(role("p").kind("Prefill")).role(role("d").kind("Decode")),
+                        "spec.roles[0].kind", "either Server roles or a Prefill/Decode split, not both"),
+                Arguments.of("sglang-gateway with an explicit Server role beside a split",
+                        deployment("qwen", "SGLang").router("sglang-gateway").role(role("p").kind("Prefill")).role(role("d").kind("Decode"))
+                                .role(role("s").kind("Server")),
+                        "spec.roles[2].kind", "not both"),
+                Arguments.of("sglang-gateway with prefill and no decode",
+                        deployment("qwen", "SGLang").router("sglang-gateway").role(role("p").kind("Prefill")),
+                        "spec.roles", "needs a Decode role"),
+                Arguments.of("vllm-router with decode and no prefill",
+                        deployment("qwen", "vLLM").router("vllm-router").role(role("d").kind("Decode")),
+                        "spec.roles", "needs a Prefill role"));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -108,7 +108,7 @@ class RetirementRunnerTest {
         RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, true)),
                 slices, ROUTER_PODS, now);
         md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, pass.record().orElse(null), List.of(), List.of()));
-        runner.carryOut(md, pass, pods);
+        runner.carryOut(md, pass, pods, ROUTER_PODS);
         now = now.plusSeconds(1);
         return pass.record().orElseThrow();
     }

@@ -73,7 +73,7 @@ class RouterRendererTest {
                 "--endpoint-selector=serving.ebb.dev/deployment=qwen,serving.ebb.dev/serving=true,serving.ebb.dev/member-index=0",
                 "--endpoint-target-ports=8100", "--config-file=/etc/ebb-router/epp-config.yaml", "--metrics-port=9090");
         assertThat(only(objects, ConfigMap.class).getData()).containsKey("epp-config.yaml");
-        assertThat(only(objects, Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(9002, 9090);
+        assertThat(only(objects, Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(8081, 9090);
     }
 
     @Test
@@ -88,10 +88,10 @@ class RouterRendererTest {
     }
 
     @Test
-    void sglangsGatewaySetsItsPortAndNamespaceWhichOtherwiseDefaultTo80AndEverywhere() {
+    void sglangsGatewayKeepsItsLauncherAndSetsItsPortAndNamespaceWhichOtherwiseDefaultTo80AndEverywhere() {
         List<HasMetadata> objects = RouterRenderer.render(with("SGLang", "sglang-gateway"));
 
-        assertThat(router(objects).getCommand()).containsExactly("sglang-router");
+        assertThat(router(objects).getCommand()).isEmpty();
         assertThat(router(objects).getArgs()).containsSubsequence("--service-discovery", "--selector", Labels.DEPLOYMENT + "=qwen",
                         Labels.SERVING + "=true", Labels.MEMBER_INDEX + "=0")
                 .containsSubsequence("--service-discovery-port", "8100")

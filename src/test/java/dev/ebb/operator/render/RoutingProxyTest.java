@@ -34,7 +34,7 @@ class RoutingProxyTest {
         assertThat(pod.getSpec().getInitContainers()).singleElement().satisfies(proxy -> {
             assertThat(proxy.getName()).isEqualTo(RoutingProxy.CONTAINER);
             assertThat(proxy.getRestartPolicy()).isEqualTo("Always");
-            assertThat(proxy.getArgs()).containsExactly("--port=8000", "--vllm-port=8200", "--connector=nixlv2");
+            assertThat(proxy.getArgs()).containsExactly("--port=8000", "--model-server-port=8200", "--kv-connector=nixlv2", "--secure-proxy=false");
         });
         assertThat(pod.getSpec().getContainers()).extracting(Container::getName).containsExactly(PodRenderer.ENGINE_CONTAINER);
     }
@@ -46,7 +46,22 @@ class RoutingProxyTest {
         assertThat(pod.getSpec().getInitContainers()).isEmpty();
         assertThat(pod.getSpec().getContainers()).extracting(Container::getName).containsExactly(PodRenderer.ENGINE_CONTAINER, RoutingProxy.CONTAINER);
         assertThat(pod.getSpec().getContainers().get(1).getRestartPolicy()).isNull();
-        assertThat(pod.getSpec().getContainers().get(1).getArgs()).contains("--connector=sglang");
+        assertThat(pod.getSpec().getContainers().get(1).getArgs()).contains("--kv-connector=sglang", "--secure-proxy=false");
+    }
+
+    @ParameterizedTest(name = "{0} on a cluster with native sidecars: {1}")
+    @CsvSource({"vLLM, true, nixlv2", "vLLM, false, nixlv2", "SGLang, true, sglang", "SGLang, false, sglang"})
+    void theProxyTakesTheReleasedFlagsAndRunsAsItsImagesNumberedUser(String engine, boolean nativeSidecars, String connector) {
+        Pod pod = decodeLeader(engine, "llm-d-router", nativeSidecars ? Platform.CURRENT : Platform.BEFORE_NATIVE_SIDECARS);
+        Container proxy = (nativeSidecars ? pod.getSpec().getInitContainers() : pod.getSpec().getContainers()).stream()
+                .filter(c -> c.getName().equals(RoutingProxy.CONTAINER)).findFirst().orElseThrow();
+
+        assertThat(proxy.getArgs()).containsExactly("--port=8000", "--model-server-port=" + RoutingProxy.ENGINE_PORT,
+                "--kv-connector=" + connector, "--secure-proxy=false");
+        assertThat(proxy.getCommand()).isEmpty();
+        assertThat(proxy.getImage()).isEqualTo("default/routing-proxy:test");
+        assertThat(proxy.getSecurityContext().getRunAsNonRoot()).isTrue();
+        assertThat(proxy.getSecurityContext().getRunAsUser()).isEqualTo(65532L);
     }
 
     @Test

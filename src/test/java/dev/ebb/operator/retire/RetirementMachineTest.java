@@ -108,6 +108,50 @@ public class RetirementMachineTest {
         assertThat(aborted.actions()).contains(new Action.Restore(TARGETS)).noneMatch(a -> a instanceof Action.Delete);
     }
 
+    /**
+     * When the router itself is asked to drop the targets: only once every target carries serving=false, and then on
+     * every pass it still lists one or cannot say, whatever else holds the withdrawal; never without a router.
+     */
+    static Stream<Arguments> routerAsked() {
+        return Stream.of(
+                Arguments.of("router still selects", withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()), true),
+                Arguments.of("router cannot say", withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), true),
+                Arguments.of("router selects, endpoints still list", withdrawal(true, Set.of(), Optional.of(false), Optional.of(true), Map.of()), true),
+                Arguments.of("router selects, endpoints unknown", withdrawal(true, Set.of(), Optional.empty(), Optional.of(true), Map.of()), true),
+                Arguments.of("a target not yet labelled withdrawn",
+                        withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(true), Map.of()), false),
+                Arguments.of("router dropped them, endpoints still list", withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), false),
+                Arguments.of("no router", withdrawal(false, Set.of(), Optional.of(true), Optional.empty(), Map.of()), false));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("routerAsked")
+    void theRouterIsAskedToDropTheTargetsOnlyOnceTheirWithdrawalIsWritten(String title, Observation.Withdrawal withdrawal, boolean asked) {
+        RetirementMachine.Step first = RetirementMachine.step(started(), seen(at(1), withdrawal, Map.of()));
+        RetirementMachine.Step again = RetirementMachine.step(first.retirement(), seen(at(2), withdrawal, Map.of()));
+        RetirementMachine.Step lost = RetirementMachine.step(draining(), seen(at(3), withdrawal, Map.of()));
+
+        for (RetirementMachine.Step step : List.of(first, again, lost)) {
+            if (asked) {
+                assertThat(step.actions()).contains(new Action.Unroute(TARGETS));
+            } else {
+                assertThat(step.actions()).noneMatch(a -> a instanceof Action.Unroute);
+            }
+        }
+    }
+
+    @Test
+    void aConfirmedWithdrawalAndOneAwaitingItsBaselineNeverAskTheRouter() {
+        RetirementMachine.Step confirmed = RetirementMachine.step(started(), seen(at(1), CLEAR, Map.of()));
+        Retirement awaiting = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), T0).retirement();
+        RetirementMachine.Step stillAwaiting = RetirementMachine.step(awaiting,
+                seen(at(1), withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Map.of()));
+
+        assertThat(confirmed.actions()).noneMatch(a -> a instanceof Action.Unroute);
+        assertThat(stillAwaiting.actions()).noneMatch(a -> a instanceof Action.Unroute);
+    }
+
     /** Counts per target member against those read before the withdrawal; one below it is a router that restarted. */
     static Stream<Arguments> dispatchCounts() {
         return Stream.of(

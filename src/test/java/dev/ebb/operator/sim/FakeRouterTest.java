@@ -356,7 +356,7 @@ class FakeRouterTest {
         HttpResponse<String> again = call("DELETE", router.adminUri().resolve("/workers/" + id));
         assertThat(again.statusCode()).isEqualTo(404);
         assertThat(JSON.readTree(again.body())).isEqualTo(JSON.readTree(fixture("sglang-gateway/delete-not-found.json").replace(
-                "019ad3c2-7f4e-7b21-9c55-3e1f0a2b4c6d", id)));
+                "5e9d1f3a-2b7c-4e6d-8f0a-1c3b5d7e9f21", id)));
     }
 
     @Test
@@ -428,7 +428,7 @@ class FakeRouterTest {
 
         String page = get(router.adminUri(), 200);
 
-        Map<String, Set<String>> released = seriesLabels(fixture("llm-d/metrics.txt"));
+        Map<String, Set<String>> released = seriesLabels(fixture("llm-d-router/epp-metrics-v0.10.0.txt"));
         assertThat(seriesLabels(page)).containsAllEntriesOf(released);
         assertThat(page).contains("llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"a-rank-0\",name=\"pool\"} 0",
                 "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"b-rank-0\",name=\"pool\"} 0",
@@ -457,7 +457,7 @@ class FakeRouterTest {
 
         JsonNode answer = JSON.readTree(get(router.adminUri(), 200));
 
-        JsonNode released = JSON.readTree(fixture("sglang-gateway/workers.json"));
+        JsonNode released = JSON.readTree(fixture("sglang-gateway/workers-discovered.json"));
         assertThat(fieldNames(answer)).isEqualTo(fieldNames(released));
         assertThat(fieldNames(answer.path("stats"))).isEqualTo(fieldNames(released.path("stats")));
         assertThat(answer.path("workers")).hasSize(2).allSatisfy(w -> assertThat(fieldNames(w)).isEqualTo(fieldNames(released.path("workers").get(0))));

@@ -12,6 +12,20 @@ import java.util.List;
                 + " || (self.router.name == 'sglang-gateway' && self.engine.name == 'SGLang')",
         message = "spec.router.name does not fit spec.engine.name: vllm-router serves only vLLM, sglang-gateway only SGLang, llm-d-router either",
         fieldPath = ".router.name")
+// vLLM's router and SGLang's gateway each reach every engine on one port, and serve either whole requests or a
+// prefill/decode split with both halves; a role without a port serves on 8000
+@ValidationRule(
+        value = "!has(self.router) || !(self.router.name in ['vllm-router', 'sglang-gateway']) || size(self.roles) == 0"
+                + " || self.roles.all(r, (has(r.port) ? r.port : 8000) == (has(self.roles[0].port) ? self.roles[0].port : 8000))",
+        message = "spec.roles[].port must be the same for every role behind vllm-router or sglang-gateway: each reaches all of them on one port",
+        fieldPath = ".roles")
+@ValidationRule(
+        value = "!has(self.router) || !(self.router.name in ['vllm-router', 'sglang-gateway'])"
+                + " || self.roles.all(r, !has(r.kind) || r.kind == 'Server')"
+                + " || (self.roles.all(r, has(r.kind) && r.kind != 'Server')"
+                + " && self.roles.exists(r, has(r.kind) && r.kind == 'Prefill') && self.roles.exists(r, has(r.kind) && r.kind == 'Decode'))",
+        message = "spec.roles[].kind behind vllm-router or sglang-gateway must be all Server, or a split of Prefill and Decode roles with at least one of each",
+        fieldPath = ".roles")
 @ValidationRule(
         value = "self.roles.all(r, self.roles.exists_one(o, o.name == r.name))",
         message = "spec.roles[].name must be unique",
