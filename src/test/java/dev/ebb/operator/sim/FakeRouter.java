@@ -1,5 +1,7 @@
 package dev.ebb.operator.sim;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.ebb.operator.api.Annotations;
@@ -56,6 +58,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
      */
     public static final String SERVED_BY = "x-ebb-sim-served-by";
     private static final String MODEL = "m";
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     /** One request sent to one Pod. */
     public record Dispatch(String pod, Instant at) {
@@ -328,7 +331,11 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         }
         URI base = base(pod);
         // smg v1.9.0 model_gateway/src/worker/registry.rs, WorkerId::new: a fresh UUID per worker (v7 there)
-        String workerId = kind == RouterKind.SGLANG_GATEWAY ? UUID.randomUUID().toString() : null;
+        // smg v1.9.0 model_gateway/src/worker/registry.rs: one id per url while the worker is there (reserve_id_for_url),
+        // forgotten when it is removed
+        String workerId = kind != RouterKind.SGLANG_GATEWAY ? null
+                : Optional.ofNullable(held.get(name)).filter(e -> e.base().equals(base) && !e.draining()).map(RoutedEndpoint::workerId)
+                        .orElseGet(() -> UUID.randomUUID().toString());
         held.put(name, new RoutedEndpoint(name, pod.getMetadata().getUid(), base, workerId, System.currentTimeMillis() / 1000, false));
         ports.put(name, base.getPort());
         everHeld = true;
@@ -450,7 +457,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     }
 
     private void serveAdmin(HttpExchange exchange) throws IOException {
-        exchange.getRequestBody().readAllBytes();
+        byte[] body = exchange.getRequestBody().readAllBytes();
         if (!up) {
             answer(exchange, new FakeRouterPages.Answer(503, FakeRouterPages.TEXT, "router unavailable"));
             return;
@@ -459,6 +466,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         String method = exchange.getRequestMethod();
         if (kind == RouterKind.SGLANG_GATEWAY && "DELETE".equals(method) && path.startsWith("/workers/")) {
             answer(exchange, deleteWorker(path.substring("/workers/".length())));
+        } else if (kind == RouterKind.SGLANG_GATEWAY && "POST".equals(method) && path.equals("/workers")) {
+            answer(exchange, createWorker(body));
         } else if ("GET".equals(method) && path.equals(RouterAdmin.of(kind).path())) {
             answer(exchange, page());
         } else {
@@ -502,6 +511,40 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         }
         discovery.execute(() -> removeWorker(worker.get().pod()));
         return FakeRouterPages.smgDeleteAccepted(worker.get().workerId());
+    }
+
+    /**
+     * smg v1.9.0 model_gateway/src/worker/service.rs, create_worker: the url must carry its scheme, a url that already
+     * is a worker is a conflict, otherwise the addition is queued. The worker comes in Ready here; the release probes
+     * it first. Its discovery's tracked set is left as it was, as the API path never touches it.
+     */
+    private FakeRouterPages.Answer createWorker(byte[] body) {
+        String url;
+        try {
+            JsonNode spec = JSON.readTree(body);
+            if (spec == null || !spec.path("url").isTextual()) {
+                // axum's Json extractor refuses JSON that is no WorkerSpec with 422 (its wording not checked)
+                return new FakeRouterPages.Answer(422, FakeRouterPages.TEXT, "Failed to deserialize the JSON body into the target type");
+            }
+            url = spec.path("url").asText();
+        } catch (IOException e) {
+            return new FakeRouterPages.Answer(400, FakeRouterPages.TEXT, "Failed to parse the request body as JSON");
+        }
+        String scheme = url.contains("://") ? url.substring(0, url.indexOf("://")) : "";
+        if (!List.of("http", "https", "grpc", "grpcs").contains(scheme)) {
+            return FakeRouterPages.smgBadWorkerUrl(url);
+        }
+        Optional<RoutedEndpoint> existing = held.values().stream().filter(e -> e.base().toString().equals(url)).findFirst();
+        if (existing.isPresent()) {
+            return FakeRouterPages.smgWorkerExists(url, existing.get().workerId());
+        }
+        String workerId = UUID.randomUUID().toString();
+        URI base = URI.create(url);
+        String pod = pods.getStore().list().stream()
+                .filter(p -> p.getStatus() != null && p.getStatus().getPodIP() != null && base(p).equals(base))
+                .map(p -> p.getMetadata().getName()).findFirst().orElse(url);
+        discovery.execute(() -> held.put(pod, new RoutedEndpoint(pod, null, base, workerId, System.currentTimeMillis() / 1000, false)));
+        return FakeRouterPages.smgCreateAccepted(workerId, url);
     }
 
     private static void answer(HttpExchange exchange, FakeRouterPages.Answer answer) throws IOException {

@@ -135,6 +135,35 @@ final class FakeRouterPages {
         return json(202, body);
     }
 
+    /**
+     * smg v1.9.0 model_gateway/src/worker/service.rs, CreateWorkerResult::into_response: 202 with a Location, the
+     * addition queued.
+     */
+    static Answer smgCreateAccepted(String workerId, String url) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("status", "accepted");
+        body.put("worker_id", workerId);
+        body.put("url", url);
+        body.put("location", "/workers/" + workerId);
+        body.put("message", "Worker addition queued for background processing");
+        return json(202, body);
+    }
+
+    /** smg v1.9.0 model_gateway/src/worker/service.rs, WorkerServiceError::Conflict: a url that already is a worker. */
+    static Answer smgWorkerExists(String url, String workerId) {
+        return json(409, workerError("Worker already exists at URL '" + url + "' with ID " + workerId + ". Use PUT /workers/" + workerId
+                + " to replace or PATCH /workers/" + workerId + " to update.", "WORKER_ALREADY_EXISTS"));
+    }
+
+    /**
+     * smg v1.9.0 model_gateway/src/config/validation.rs, validate_worker_url, as a BadRequest: a url without one of
+     * the four lower-case schemes (ConfigError::InvalidValue's text, model_gateway/src/config/mod.rs).
+     */
+    static Answer smgBadWorkerUrl(String url) {
+        return json(400, workerError("Invalid value for field 'worker_url': " + url
+                + " - URL must start with a lowercase http://, https://, grpc://, or grpcs:// scheme", "BAD_REQUEST"));
+    }
+
     /** smg v1.9.0 model_gateway/src/worker/service.rs, WorkerServiceError::NotFound: 404 WORKER_NOT_FOUND. */
     static Answer smgWorkerNotFound(String raw) {
         return json(404, workerError("Worker " + raw + " not found", "WORKER_NOT_FOUND"));

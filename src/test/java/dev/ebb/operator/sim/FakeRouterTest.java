@@ -359,6 +359,39 @@ class FakeRouterTest {
                 "5e9d1f3a-2b7c-4e6d-8f0a-1c3b5d7e9f21", id)));
     }
 
+    /** What the operator does for a replica it keeps after telling smg to drop it: smg's discovery never adds it back. */
+    @Test
+    void smgAddsAWorkerPostedToItsAdminApiAndRefusesOneItHoldsOrOneWithoutScheme() throws Exception {
+        FakeRouter router = router(RouterKind.SGLANG_GATEWAY, FakeRouter.Timing.asReleased().withDrainSettle(Duration.ZERO));
+        String url = FakeRouter.base(pod("b")).toString();
+        call("DELETE", router.adminUri().resolve("/workers/" + workerIdOf(router, "b")));
+        await().atMost(QUICK).until(() -> worker(router, "b").isEmpty());
+
+        HttpResponse<String> accepted = post(router.adminUri(), "{\"url\":\"" + url + "\"}");
+
+        assertThat(accepted.statusCode()).isEqualTo(202);
+        JsonNode body = JSON.readTree(accepted.body());
+        assertThat(fieldNames(body)).isEqualTo(fieldNames(JSON.readTree(fixture("sglang-gateway/create-accepted.json"))));
+        assertThat(body.path("url").asText()).isEqualTo(url);
+        await().atMost(QUICK).until(() -> router.selects("b"));
+        assertThat(workerIdOf(router, "b")).isEqualTo(body.path("worker_id").asText());
+        assertThat(post(router.adminUri(), "{\"url\":\"" + url + "\"}")).satisfies(conflict -> {
+            assertThat(conflict.statusCode()).isEqualTo(409);
+            assertThat(JSON.readTree(conflict.body()).path("code").asText()).isEqualTo("WORKER_ALREADY_EXISTS");
+        });
+        assertThat(post(router.adminUri(), "{\"url\":\"" + url.substring("http://".length()) + "\"}")).satisfies(bare -> {
+            assertThat(bare.statusCode()).isEqualTo(400);
+            assertThat(JSON.readTree(bare.body()).path("code").asText()).isEqualTo("BAD_REQUEST");
+        });
+        assertThat(post(router.adminUri(), "not json").statusCode()).isEqualTo(400);
+        assertThat(post(router.adminUri(), "{\"models\":[]}").statusCode()).isEqualTo(422);
+    }
+
+    private static HttpResponse<String> post(URI uri, String body) throws Exception {
+        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     @Test
     void smgAnswersAMalformedWorkerIdWith400() throws Exception {
         FakeRouter router = router(RouterKind.SGLANG_GATEWAY);
