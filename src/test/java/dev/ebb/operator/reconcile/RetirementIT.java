@@ -280,6 +280,27 @@ class RetirementIT {
         assertThat(eventReasons()).doesNotContain("RouterUnavailable");
     }
 
+    /**
+     * smg's discovery still counts a worker it was told to drop as its own until its next relist, a minute away, so
+     * it would never route to the replica again by itself: the operator gives it back.
+     */
+    @Test
+    void aReplicaKeptAfterSmgWasToldToDropItIsRoutedToAgain() throws Exception {
+        deployRouted(deployment("qwen", "SGLang").role(role("server").replicas(2)), RouterKind.SGLANG_GATEWAY);
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+        longRequestTo("qwen-server-r1-m0", 400);
+
+        scale("server", 1);
+        awaitRetirement("Draining", "Busy");
+        assertThat(router.selects("qwen-server-r1-m0")).isFalse();
+        clock.advance(Budgets.DRAINING);
+        awaitRetirement("Aborted", "Busy");
+
+        assertKeptAndServing("qwen-server-r1-m0", uid);
+        await().atMost(CONVERGE).until(() -> router.selects("qwen-server-r1-m0"));
+    }
+
     @Test
     void aRouterThatKeepsSelectingTheTargetHoldsItAndTheWithdrawalAborts() {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)), RouterKind.VLLM_ROUTER);
