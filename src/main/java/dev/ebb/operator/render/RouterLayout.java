@@ -11,7 +11,6 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * How one router's release runs: the containers of its Pod, the files it reads, the ports its Service exposes and the

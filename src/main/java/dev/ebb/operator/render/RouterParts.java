@@ -1,5 +1,10 @@
 package dev.ebb.operator.render;
 
+import java.util.ArrayList;
+import io.fabric8.kubernetes.api.model.ProbeBuilder;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.Container;
+import dev.ebb.operator.api.DesiredRouter;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -63,5 +68,24 @@ final class RouterParts {
     /** Pod discovery, read-only. */
     static PolicyRule podReader() {
         return new PolicyRuleBuilder().withApiGroups("").withResources("pods").withVerbs("get", "list", "watch").build();
+    }
+
+    /**
+     * The one container of a router that is a single Python process (vLLM's router, SGLang's gateway launcher): its
+     * flags, its ports, a read-only root with scratch space, and a readiness probe on the path the release serves.
+     */
+    static Container singleProcess(DesiredRouter router, List<String> flags, List<ServicePort> ports, String readyPath, int readyPort) {
+        List<String> args = new ArrayList<>(flags);
+        args.addAll(router.extraArgs());
+        return new ContainerBuilder()
+                .withName("router")
+                .withImage(router.images().router())
+                .withArgs(args)
+                .withEnv(scratchEnv())
+                .withPorts(containerPorts(ports))
+                .withSecurityContext(locked())
+                .withVolumeMounts(scratchMount())
+                .withReadinessProbe(new ProbeBuilder().withNewHttpGet().withPath(readyPath).withPort(new IntOrString(readyPort)).endHttpGet().build())
+                .build();
     }
 }

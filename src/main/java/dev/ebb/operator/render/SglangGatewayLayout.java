@@ -7,11 +7,8 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.ContainerBuilder;
-import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
-import io.fabric8.kubernetes.api.model.ProbeBuilder;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
@@ -51,21 +48,9 @@ final class SglangGatewayLayout implements RouterLayout {
 
     @Override
     public List<Container> containers(DesiredDeployment deployment, DesiredRouter router) {
-        List<String> args = new ArrayList<>(args(deployment));
-        args.addAll(router.extraArgs());
-        int port = RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port();
-        return List.of(new ContainerBuilder()
-                .withName("router")
-                .withImage(router.images().router())
-                .withArgs(args)
-                .withEnv(RouterParts.scratchEnv())
-                .withPorts(RouterParts.containerPorts(servicePorts()))
-                .withSecurityContext(RouterParts.locked())
-                .withVolumeMounts(RouterParts.scratchMount())
-                // model_gateway/src/server.rs: /health answers while the process serves; /readiness is false while no
-                // worker is healthy, which would hide the router, and its worker list, whenever its last worker leaves
-                .withReadinessProbe(new ProbeBuilder().withNewHttpGet().withPath("/health").withPort(new IntOrString(port)).endHttpGet().build())
-                .build());
+        // model_gateway/src/server.rs: /health answers while the process serves; /readiness is false while no
+        // worker is healthy, which would hide the router, and its worker list, whenever its last worker leaves
+        return List.of(RouterParts.singleProcess(router, args(deployment), servicePorts(), "/health", RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port()));
     }
 
     /**

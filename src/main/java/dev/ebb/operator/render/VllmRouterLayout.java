@@ -5,11 +5,8 @@ import dev.ebb.operator.api.DesiredRouter;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.ContainerBuilder;
-import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
-import io.fabric8.kubernetes.api.model.ProbeBuilder;
 import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
@@ -51,21 +48,9 @@ final class VllmRouterLayout implements RouterLayout {
 
     @Override
     public List<Container> containers(DesiredDeployment deployment, DesiredRouter router) {
-        List<String> args = new ArrayList<>(args(deployment));
-        args.addAll(router.extraArgs());
-        int port = RouterAdmin.of(RouterKind.VLLM_ROUTER).port();
-        return List.of(new ContainerBuilder()
-                .withName("router")
-                .withImage(router.images().router())
-                .withArgs(args)
-                .withEnv(RouterParts.scratchEnv())
-                .withPorts(RouterParts.containerPorts(servicePorts()))
-                .withSecurityContext(RouterParts.locked())
-                .withVolumeMounts(RouterParts.scratchMount())
-                // helm/values.yaml routerSpec.readinessProbe at vllm-stack-0.1.12 probes /health; routers/main_router.py
-                // answers 503 there only while its discovery or stats thread is down, never for want of engines
-                .withReadinessProbe(new ProbeBuilder().withNewHttpGet().withPath("/health").withPort(new IntOrString(port)).endHttpGet().build())
-                .build());
+        // helm/values.yaml routerSpec.readinessProbe at vllm-stack-0.1.12 probes /health; routers/main_router.py
+        // answers 503 there only while its discovery or stats thread is down, never for want of engines
+        return List.of(RouterParts.singleProcess(router, args(deployment), servicePorts(), "/health", RouterAdmin.of(RouterKind.VLLM_ROUTER).port()));
     }
 
     /**

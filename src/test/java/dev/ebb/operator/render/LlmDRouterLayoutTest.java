@@ -11,7 +11,6 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.FieldError;
 import dev.ebb.operator.api.Resolution;
-import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.DesiredRouter;
 import dev.ebb.operator.api.Platform;
 import dev.ebb.operator.config.EbbConfig;
@@ -64,22 +63,12 @@ class LlmDRouterLayoutTest {
                 .role(role("prefill").kind("Prefill").port(prefillPort)).role(role("decode").kind("Decode").port(decodePort)).desired();
     }
 
-    private static <T extends HasMetadata> T only(List<HasMetadata> objects, Class<T> kind) {
-        List<T> found = objects.stream().filter(kind::isInstance).map(kind::cast).toList();
-        assertThat(found).hasSize(1);
-        return found.get(0);
-    }
-
-    private static PodSpec podSpec(List<HasMetadata> objects) {
-        return only(objects, Deployment.class).getSpec().getTemplate().getSpec();
-    }
-
     private static Container container(List<HasMetadata> objects, String name) {
-        return podSpec(objects).getContainers().stream().filter(c -> c.getName().equals(name)).findFirst().orElseThrow();
+        return RenderedRouter.podSpec(objects).getContainers().stream().filter(c -> c.getName().equals(name)).findFirst().orElseThrow();
     }
 
     private static JsonNode file(List<HasMetadata> objects, String name) throws Exception {
-        String text = only(objects, ConfigMap.class).getData().get(name);
+        String text = RenderedRouter.only(objects, ConfigMap.class).getData().get(name);
         assertThat(text).as(name).isNotNull();
         return YAML.readTree(text);
     }
@@ -99,8 +88,7 @@ class LlmDRouterLayoutTest {
     }
 
     private static Pod leader(DesiredDeployment deployment, int role) {
-        DesiredRole r = deployment.roles().get(role);
-        return PodRenderer.render(new MemberSlot(deployment, r, 0, 0), "h");
+        return RenderedRouter.member(deployment, deployment.roles().get(role).name(), 0);
     }
 
     @ParameterizedTest
@@ -115,11 +103,11 @@ class LlmDRouterLayoutTest {
     void thePodHoldsThePickerAndEnvoyEachOnTheImageConfiguredForIt() {
         List<HasMetadata> objects = RouterRenderer.render(serving("vLLM"));
 
-        assertThat(podSpec(objects).getContainers()).extracting(Container::getName).containsExactly("epp", "envoy-proxy");
+        assertThat(RenderedRouter.podSpec(objects).getContainers()).extracting(Container::getName).containsExactly("epp", "envoy-proxy");
         assertThat(container(objects, "epp").getImage()).isEqualTo("default/llm-d-router:test");
         assertThat(container(objects, "envoy-proxy").getImage()).isEqualTo("default/router-proxy:test");
         // both images' entrypoints are the programs themselves: flags only, no command of ours
-        assertThat(podSpec(objects).getContainers()).allSatisfy(c -> assertThat(c.getCommand()).isEmpty());
+        assertThat(RenderedRouter.podSpec(objects).getContainers()).allSatisfy(c -> assertThat(c.getCommand()).isEmpty());
     }
 
     @Test
@@ -154,7 +142,7 @@ class LlmDRouterLayoutTest {
     void clientsReachEnvoyOn8081WhichTheStatusNamesAndTheOperatorReadsThePickersMetrics() {
         DesiredDeployment deployment = serving("vLLM");
         List<HasMetadata> objects = RouterRenderer.render(deployment);
-        List<ServicePort> ports = only(objects, Service.class).getSpec().getPorts();
+        List<ServicePort> ports = RenderedRouter.only(objects, Service.class).getSpec().getPorts();
 
         assertThat(ports).extracting(ServicePort::getName, ServicePort::getPort)
                 .containsExactly(tuple("http", 8081), tuple("metrics", 9090));
@@ -168,7 +156,7 @@ class LlmDRouterLayoutTest {
     @Test
     void everyContainerOfTheRouterAndOfADirectDecoderIsStartableUnderRunAsNonRoot() {
         DesiredDeployment deployment = disaggregated("vLLM", 8000, 8000);
-        PodSpec router = podSpec(RouterRenderer.render(deployment));
+        PodSpec router = RenderedRouter.podSpec(RouterRenderer.render(deployment));
         Pod decoder = leader(deployment, 1);
         Pod oldClusterDecoder = leader(deployment.on(Platform.BEFORE_NATIVE_SIDECARS), 1);
 
@@ -372,7 +360,7 @@ class LlmDRouterLayoutTest {
     void theRoutersAccountMayOnlyReadPods() {
         List<HasMetadata> objects = RouterRenderer.render(disaggregated("SGLang", 8000, 8000));
 
-        assertThat(only(objects, Role.class).getRules()).singleElement().satisfies(rule -> {
+        assertThat(RenderedRouter.only(objects, Role.class).getRules()).singleElement().satisfies(rule -> {
             assertThat(rule.getApiGroups()).containsExactly("");
             assertThat(rule.getResources()).containsExactly("pods");
             assertThat(rule.getVerbs()).containsExactlyInAnyOrder("get", "list", "watch");

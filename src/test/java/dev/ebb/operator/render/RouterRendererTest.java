@@ -27,14 +27,8 @@ class RouterRendererTest {
         return deployment("qwen", engine).namespace("team-a").router(router).role(role("server").port(8100)).desired();
     }
 
-    private static <T extends HasMetadata> T only(List<HasMetadata> objects, Class<T> kind) {
-        return objects.stream().filter(kind::isInstance).map(kind::cast).reduce((a, b) -> {
-            throw new AssertionError("two " + kind.getSimpleName());
-        }).orElseThrow();
-    }
-
     private static Container router(List<HasMetadata> objects) {
-        return only(objects, Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0);
+        return RenderedRouter.only(objects, Deployment.class).getSpec().getTemplate().getSpec().getContainers().get(0);
     }
 
     @Test
@@ -52,13 +46,13 @@ class RouterRendererTest {
                 assertThat(o.getMetadata().getNamespace()).isEqualTo("team-a");
                 assertThat(o.getMetadata().getOwnerReferences()).singleElement().satisfies(r -> assertThat(r.getKind()).isEqualTo("ModelDeployment"));
             });
-            assertThat(only(objects, Role.class).getRules()).singleElement().satisfies(rule -> {
+            assertThat(RenderedRouter.only(objects, Role.class).getRules()).singleElement().satisfies(rule -> {
                 assertThat(rule.getResources()).containsExactly("pods");
                 assertThat(rule.getVerbs()).containsExactlyInAnyOrder("get", "list", "watch");
             });
-            assertThat(only(objects, RoleBinding.class).getSubjects()).singleElement()
+            assertThat(RenderedRouter.only(objects, RoleBinding.class).getSubjects()).singleElement()
                     .satisfies(s -> assertThat(s.getName()).isEqualTo("qwen-router"));
-            Deployment deployment = only(objects, Deployment.class);
+            Deployment deployment = RenderedRouter.only(objects, Deployment.class);
             assertThat(deployment.getSpec().getTemplate().getSpec().getServiceAccountName()).isEqualTo("qwen-router");
             assertThat(router(objects).getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
             assertThat(router(objects).getImage()).isEqualTo("default/" + pair[1] + ":test");
@@ -72,8 +66,8 @@ class RouterRendererTest {
         assertThat(router(objects).getArgs()).contains(
                 "--endpoint-selector=serving.ebb.dev/deployment=qwen,serving.ebb.dev/serving=true,serving.ebb.dev/member-index=0",
                 "--endpoint-target-ports=8100", "--config-file=/etc/ebb-router/epp-config.yaml", "--metrics-port=9090");
-        assertThat(only(objects, ConfigMap.class).getData()).containsKey("epp-config.yaml");
-        assertThat(only(objects, Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(8081, 9090);
+        assertThat(RenderedRouter.only(objects, ConfigMap.class).getData()).containsKey("epp-config.yaml");
+        assertThat(RenderedRouter.only(objects, Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(8081, 9090);
     }
 
     @Test
@@ -84,7 +78,7 @@ class RouterRendererTest {
                 .containsSubsequence("--k8s-namespace", "team-a")
                 .containsSubsequence("--k8s-label-selector", "serving.ebb.dev/deployment=qwen,serving.ebb.dev/serving=true,serving.ebb.dev/member-index=0")
                 .containsSubsequence("--k8s-port", "8100");
-        assertThat(only(objects, Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(8001);
+        assertThat(RenderedRouter.only(objects, Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(8001);
     }
 
     @Test
@@ -108,7 +102,7 @@ class RouterRendererTest {
 
         List<HasMetadata> objects = RouterRenderer.render(desired);
 
-        assertThat(only(objects, Deployment.class).getSpec().getReplicas()).isEqualTo(3);
+        assertThat(RenderedRouter.only(objects, Deployment.class).getSpec().getReplicas()).isEqualTo(3);
         assertThat(router(objects).getImage()).isEqualTo("registry.local/router:1.2");
         assertThat(router(objects).getArgs()).endsWith("--log-level", "debug");
     }

@@ -6,12 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.DesiredDeployment;
-import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -37,28 +34,9 @@ class SglangGatewayLayoutTest {
                 .role(prefill.kind("Prefill").port(8100)).role(role("decode").kind("Decode").port(8100));
     }
 
-    private static <T extends HasMetadata> T only(List<HasMetadata> objects, Class<T> kind) {
-        return objects.stream().filter(kind::isInstance).map(kind::cast).reduce((a, b) -> {
-            throw new AssertionError("two " + kind.getSimpleName());
-        }).orElseThrow();
-    }
-
-    private static PodSpec podSpec(DesiredDeployment desired) {
-        return only(RouterRenderer.render(desired), Deployment.class).getSpec().getTemplate().getSpec();
-    }
-
-    private static Container router(DesiredDeployment desired) {
-        return podSpec(desired).getContainers().get(0);
-    }
-
-    private static Pod member(DesiredDeployment desired, String roleName, int member) {
-        DesiredRole role = desired.roles().stream().filter(r -> r.name().equals(roleName)).findFirst().orElseThrow();
-        return PodRenderer.render(new MemberSlot(desired, role, 0, member), "h");
-    }
-
     @Test
     void theImageIsThePinnedReleaseAndItsLauncherEntrypointIsNotOverridden() {
-        Container router = router(servers());
+        Container router = RenderedRouter.router(servers());
 
         assertThat(router.getImage()).isEqualTo("default/sglang-gateway:test");
         assertThat(router.getCommand()).isEmpty();
@@ -66,7 +44,7 @@ class SglangGatewayLayoutTest {
 
     @Test
     void itDiscoversTheServingLeadersInTheDeploymentsNamespaceOnTheRolesPort() {
-        assertThat(router(servers()).getArgs()).containsExactly("--host", "0.0.0.0", "--port", "30000", "--service-discovery",
+        assertThat(RenderedRouter.router(servers()).getArgs()).containsExactly("--host", "0.0.0.0", "--port", "30000", "--service-discovery",
                 "--selector", Labels.DEPLOYMENT + "=qwen", Labels.SERVING + "=true", Labels.MEMBER_INDEX + "=0",
                 "--service-discovery-port", "8100", "--service-discovery-namespace", "team-a", "--prometheus-port", "29000",
                 "--policy", "cache_aware");
@@ -76,17 +54,17 @@ class SglangGatewayLayoutTest {
     void clientsReachItsApiPortWhichItsReadinessProbesOnAPathThatDoesNotDependOnWorkers() {
         DesiredDeployment desired = servers();
 
-        assertThat(only(RouterRenderer.render(desired), Service.class).getSpec().getPorts()).extracting(p -> p.getPort())
+        assertThat(RenderedRouter.only(RouterRenderer.render(desired), Service.class).getSpec().getPorts()).extracting(p -> p.getPort())
                 .containsExactly(30000, 29000);
         assertThat(RouterRenderer.clientAddress(desired)).isEqualTo("http://qwen-router.team-a.svc:30000");
-        assertThat(router(desired).getReadinessProbe().getHttpGet().getPath()).isEqualTo("/health");
-        assertThat(router(desired).getReadinessProbe().getHttpGet().getPort().getIntVal()).isEqualTo(30000);
+        assertThat(RenderedRouter.router(desired).getReadinessProbe().getHttpGet().getPath()).isEqualTo("/health");
+        assertThat(RenderedRouter.router(desired).getReadinessProbe().getHttpGet().getPort().getIntVal()).isEqualTo(30000);
         assertThat(RouterAdmin.of(RouterKind.SGLANG_GATEWAY)).isEqualTo(new RouterAdmin(30000, "/workers"));
     }
 
     @Test
     void itRunsAsTheImagesOwnUserByNumberWithARootFilesystemItCannotWrite() {
-        PodSpec pod = podSpec(servers());
+        PodSpec pod = RenderedRouter.podSpec(servers());
         Container router = pod.getContainers().get(0);
 
         assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
@@ -98,7 +76,7 @@ class SglangGatewayLayoutTest {
 
     @Test
     void itsAccountMayOnlyReadPods() {
-        assertThat(only(RouterRenderer.render(servers()), Role.class).getRules()).singleElement().satisfies(rule -> {
+        assertThat(RenderedRouter.only(RouterRenderer.render(servers()), Role.class).getRules()).singleElement().satisfies(rule -> {
             assertThat(rule.getResources()).containsExactly("pods");
             assertThat(rule.getVerbs()).containsExactlyInAnyOrder("get", "list", "watch");
         });
@@ -106,7 +84,7 @@ class SglangGatewayLayoutTest {
 
     @Test
     void aSplitIsDiscoveredByOneSelectorPerHalf() {
-        List<String> args = router(split(role("prefill")).desired()).getArgs();
+        List<String> args = RenderedRouter.router(split(role("prefill")).desired()).getArgs();
 
         assertThat(args).containsSubsequence("--service-discovery", "--pd-disaggregation",
                         "--prefill-selector", Labels.DEPLOYMENT + "=qwen", Labels.SERVING + "=true", Labels.MEMBER_INDEX + "=0",
@@ -135,15 +113,15 @@ class SglangGatewayLayoutTest {
     void thePrefillLeaderTellsTheGatewayItsBootstrapPort(String title, Specs.Role prefill, String port) {
         DesiredDeployment desired = split(prefill).desired();
 
-        assertThat(member(desired, "prefill", 0).getMetadata().getAnnotations()).containsEntry("sglang.ai/bootstrap-port", port);
+        assertThat(RenderedRouter.member(desired, "prefill", 0).getMetadata().getAnnotations()).containsEntry("sglang.ai/bootstrap-port", port);
     }
 
     @Test
     void onlyPrefillLeadersAreAnnotated() {
         DesiredDeployment desired = split(role("prefill").size(2)).desired();
 
-        assertThat(member(desired, "prefill", 1).getMetadata().getAnnotations()).doesNotContainKey("sglang.ai/bootstrap-port");
-        assertThat(member(desired, "decode", 0).getMetadata().getAnnotations()).doesNotContainKey("sglang.ai/bootstrap-port");
-        assertThat(member(servers(), "server", 0).getMetadata().getAnnotations()).doesNotContainKey("sglang.ai/bootstrap-port");
+        assertThat(RenderedRouter.member(desired, "prefill", 1).getMetadata().getAnnotations()).doesNotContainKey("sglang.ai/bootstrap-port");
+        assertThat(RenderedRouter.member(desired, "decode", 0).getMetadata().getAnnotations()).doesNotContainKey("sglang.ai/bootstrap-port");
+        assertThat(RenderedRouter.member(servers(), "server", 0).getMetadata().getAnnotations()).doesNotContainKey("sglang.ai/bootstrap-port");
     }
 }

@@ -5,16 +5,12 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.DesiredDeployment;
-import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.rbac.Role;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -33,28 +29,9 @@ class VllmRouterLayoutTest {
                 .role(role("prefill").kind("Prefill").port(8100)).role(role("decode").kind("Decode").port(8100)).desired();
     }
 
-    private static <T extends HasMetadata> T only(List<HasMetadata> objects, Class<T> kind) {
-        return objects.stream().filter(kind::isInstance).map(kind::cast).reduce((a, b) -> {
-            throw new AssertionError("two " + kind.getSimpleName());
-        }).orElseThrow();
-    }
-
-    private static PodSpec podSpec(DesiredDeployment desired) {
-        return only(RouterRenderer.render(desired), Deployment.class).getSpec().getTemplate().getSpec();
-    }
-
-    private static Container router(DesiredDeployment desired) {
-        return podSpec(desired).getContainers().get(0);
-    }
-
-    private static Pod member(DesiredDeployment desired, String roleName) {
-        DesiredRole role = desired.roles().stream().filter(r -> r.name().equals(roleName)).findFirst().orElseThrow();
-        return PodRenderer.render(new MemberSlot(desired, role, 0, 0), "h");
-    }
-
     @Test
     void theImageIsThePinnedReleaseAndItsEntrypointIsKept() {
-        Container router = router(servers());
+        Container router = RenderedRouter.router(servers());
 
         assertThat(router.getImage()).isEqualTo("default/vllm-router:test");
         assertThat(router.getCommand()).isEmpty();
@@ -62,7 +39,7 @@ class VllmRouterLayoutTest {
 
     @Test
     void itDiscoversTheServingLeadersByPodIpInTheDeploymentsNamespaceOnTheRolesPort() {
-        assertThat(router(servers()).getArgs()).containsExactly("--host", "0.0.0.0", "--port", "8001",
+        assertThat(RenderedRouter.router(servers()).getArgs()).containsExactly("--host", "0.0.0.0", "--port", "8001",
                 "--service-discovery", "k8s", "--k8s-service-discovery-type", "pod-ip", "--k8s-namespace", "team-a",
                 "--k8s-label-selector", SELECTOR, "--k8s-port", "8100", "--routing-logic", "roundrobin");
     }
@@ -71,17 +48,17 @@ class VllmRouterLayoutTest {
     void clientsAndTheOperatorReachItsApiPortWhichItsReadinessProbes() {
         DesiredDeployment desired = servers();
 
-        assertThat(only(RouterRenderer.render(desired), Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(8001);
+        assertThat(RenderedRouter.only(RouterRenderer.render(desired), Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(8001);
         assertThat(RouterRenderer.clientAddress(desired)).isEqualTo("http://qwen-router.team-a.svc:8001");
-        assertThat(router(desired).getPorts()).extracting(p -> p.getContainerPort()).containsExactly(8001);
-        assertThat(router(desired).getReadinessProbe().getHttpGet().getPath()).isEqualTo("/health");
-        assertThat(router(desired).getReadinessProbe().getHttpGet().getPort().getIntVal()).isEqualTo(8001);
+        assertThat(RenderedRouter.router(desired).getPorts()).extracting(p -> p.getContainerPort()).containsExactly(8001);
+        assertThat(RenderedRouter.router(desired).getReadinessProbe().getHttpGet().getPath()).isEqualTo("/health");
+        assertThat(RenderedRouter.router(desired).getReadinessProbe().getHttpGet().getPort().getIntVal()).isEqualTo(8001);
         assertThat(RouterAdmin.of(RouterKind.VLLM_ROUTER)).isEqualTo(new RouterAdmin(8001, "/engines"));
     }
 
     @Test
     void anImageThatRunsAsRootStartsUnderRunAsNonRootAsANumberedUserWithAWritableScratchDirectory() {
-        PodSpec pod = podSpec(servers());
+        PodSpec pod = RenderedRouter.podSpec(servers());
         Container router = pod.getContainers().get(0);
 
         assertThat(pod.getSecurityContext().getRunAsNonRoot()).isTrue();
@@ -103,7 +80,7 @@ class VllmRouterLayoutTest {
 
     @Test
     void itsAccountMayReadPodsAndNeverRelabelThem() {
-        assertThat(only(RouterRenderer.render(servers()), Role.class).getRules()).singleElement().satisfies(rule -> {
+        assertThat(RenderedRouter.only(RouterRenderer.render(servers()), Role.class).getRules()).singleElement().satisfies(rule -> {
             assertThat(rule.getResources()).containsExactly("pods");
             assertThat(rule.getVerbs()).containsExactlyInAnyOrder("get", "list", "watch");
         });
@@ -113,17 +90,17 @@ class VllmRouterLayoutTest {
     void aSplitIsRoutedPrefillThenDecodeByThePodsModelLabel() {
         DesiredDeployment desired = split();
 
-        assertThat(router(desired).getArgs()).containsSubsequence("--routing-logic", "disaggregated_prefill_orchestrated")
+        assertThat(RenderedRouter.router(desired).getArgs()).containsSubsequence("--routing-logic", "disaggregated_prefill_orchestrated")
                 .containsSubsequence("--prefill-model-labels", "prefill")
                 .containsSubsequence("--decode-model-labels", "decode")
                 .doesNotContain("roundrobin");
-        assertThat(member(desired, "prefill").getMetadata().getLabels()).containsEntry("model", "prefill");
-        assertThat(member(desired, "decode").getMetadata().getLabels()).containsEntry("model", "decode");
+        assertThat(RenderedRouter.member(desired, "prefill", 0).getMetadata().getLabels()).containsEntry("model", "prefill");
+        assertThat(RenderedRouter.member(desired, "decode", 0).getMetadata().getLabels()).containsEntry("model", "decode");
     }
 
     @Test
     void serverPodsCarryNoModelLabelAndNoAnnotationOfTheRouters() {
-        Pod server = member(servers(), "server");
+        Pod server = RenderedRouter.member(servers(), "server", 0);
 
         assertThat(server.getMetadata().getLabels()).doesNotContainKey("model");
         assertThat(server.getMetadata().getAnnotations()).doesNotContainKey("sglang.ai/bootstrap-port");
