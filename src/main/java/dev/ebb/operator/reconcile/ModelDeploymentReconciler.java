@@ -14,6 +14,7 @@ import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
+import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RouterLayout;
 import dev.ebb.operator.render.RouterRenderer;
@@ -54,6 +55,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.jboss.logging.Logger;
 
 /**
@@ -89,6 +91,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final SpecResolver resolver;
     private final RetirementRunner retirements;
     private final ReadLedger reads;
+    private final CandidateReads candidateReads;
     private final Clock clock;
     private final RouterObjects routers;
     private final ClusterPlatform platform;
@@ -99,7 +102,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final Map<String, Set<String>> toldShortenedGraces = new ConcurrentHashMap<>();
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
-            ReadLedger reads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges, Clock clock) {
+            ReadLedger reads, CandidateReads candidateReads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges, Clock clock) {
         this.gauges = gauges;
         this.owned = owned;
         this.routers = routers;
@@ -109,6 +112,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         this.resolver = new SpecResolver(config.images()::of, config.images()::of, RouterLayout::unservableBy);
         this.retirements = retirements;
         this.reads = reads;
+        this.candidateReads = candidateReads;
         this.clock = clock;
         this.coolDown = config.retirement().coolDown();
     }
@@ -141,6 +145,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
 
         ModelDeploymentStatus status;
         RetirementRunner.Pass pass;
+        Optional<Duration> choosing = Optional.empty();
         if (resolution instanceof Resolution.Accepted accepted) {
             Optional<DesiredDeployment> onThisCluster = onThisCluster(accepted.deployment());
             if (onThisCluster.isEmpty()) {
@@ -151,14 +156,17 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             DesiredDeployment deployment = onThisCluster.get();
             Map<String, String> hashes = hashes(deployment);
             List<Ownership.Conflict> conflicts = new ArrayList<>();
-            List<NextRetirement.Candidate> candidates = converge(md, deployment, hashes, inventory, context, conflicts);
+            ReplicaPlan plan = converge(md, deployment, hashes, inventory, candidateReads.readings(md, inventory, now), context, conflicts);
+            List<NextRetirement.Candidate> candidates = plan.retirements();
             RouterObjects.Outcome router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
             conflicts.addAll(router.conflicts());
             pass = retirements.plan(md, inventory, pods, candidates, context.getSecondaryResources(EndpointSlice.class),
                     routerPods(md, context), now);
             status = StatusAggregator.accepted(generation, deployment, hashes, inventory, router.status(), pass.record(),
                     abortsAfter(md, pass, candidates), conflicts, previous, now);
+            choosing = readCandidates(md, plan.awaitingReads(), pass, now);
         } else {
+            candidateReads.forget(md.getMetadata().getUid());
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
             pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class),
                     routerPods(md, context), now);
@@ -183,7 +191,30 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         retirements.carryOut(md, pass, pods, routerPods(md, context));
         retirements.restoreStrays(md, pods, pass.record());
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
-        return pass.lookAgainIn().map(control::rescheduleAfter).orElse(control);
+        Optional<Duration> lookAgainIn = Stream.of(pass.lookAgainIn(), choosing).flatMap(Optional::stream).min(Duration::compareTo);
+        return lookAgainIn.map(control::rescheduleAfter).orElse(control);
+    }
+
+    /**
+     * While no retirement is under way, the surplus replicas the choice cannot rank yet are read once each; nothing
+     * starts until their readings are in, and a wait longer than a pass is told. A retirement under way makes any
+     * readings in hand stale for the next choice.
+     */
+    private Optional<Duration> readCandidates(ModelDeployment md, List<ObservedReplica> awaiting, RetirementRunner.Pass pass, Instant now) {
+        boolean underWay = pass.record().flatMap(RetirementRecords::fromStatus).filter(r -> !r.state().ended()).isPresent();
+        if (underWay) {
+            candidateReads.forget(md.getMetadata().getUid());
+            return Optional.empty();
+        }
+        if (awaiting.isEmpty()) {
+            return Optional.empty();
+        }
+        CandidateReads.Waiting waiting = candidateReads.start(md, awaiting, now);
+        if (waiting.tellNow()) {
+            events.normal(md, CandidateReads.REASON_CHOOSING, waiting.message());
+        }
+        // reads land between passes without any event, so the pass that collects them is asked for
+        return Optional.of(RetirementRunner.PASS_INTERVAL);
     }
 
     /**
@@ -231,16 +262,16 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
 
     /**
      * Creates what the spec asks for and is missing, adding to the conflicts each name another owner holds; returns the
-     * replicas the retirement protocol should take away.
+     * plan, whose retirements are the replicas the retirement protocol should take away.
      */
-    private List<NextRetirement.Candidate> converge(ModelDeployment md, DesiredDeployment deployment, Map<String, String> hashes,
-            Inventory inventory, Context<ModelDeployment> context, List<Ownership.Conflict> conflicts) {
+    private ReplicaPlan converge(ModelDeployment md, DesiredDeployment deployment, Map<String, String> hashes,
+            Inventory inventory, Map<String, Map<Integer, Reading>> readings, Context<ModelDeployment> context, List<Ownership.Conflict> conflicts) {
         Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
                 .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
         Optional<Retirement> record = Optional.ofNullable(md.getStatus()).map(ModelDeploymentStatus::retirement)
                 .flatMap(RetirementRecords::fromStatus);
         ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet(),
-                NextRetirement.held(record, RetirementRecords.aborts(md.getStatus())));
+                NextRetirement.held(record, RetirementRecords.aborts(md.getStatus())), readings);
 
         plan.services().forEach(desired -> applyService(md, desired, services.get(desired.getMetadata().getName()))
                 .ifPresent(conflicts::add));
@@ -248,7 +279,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
         plan.replaced().forEach(replica -> replace(md, replica, hashes.get(replica.role())));
         plan.obsoleteServices().forEach(name -> owned.delete(md, services.get(name)));
-        return plan.retirements();
+        return plan;
     }
 
     private Optional<Ownership.Conflict> applyService(ModelDeployment md, Service desired, Service existing) {
@@ -316,6 +347,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(PODS_GONE_RECHECK);
         }
         reads.forget(md.getMetadata().getUid());
+        candidateReads.forget(md.getMetadata().getUid());
         toldShortenedGraces.remove(md.getMetadata().getUid());
         gauges.forget(md.getMetadata().getNamespace(), md.getMetadata().getName());
         context.getSecondaryResources(Service.class).forEach(service -> owned.delete(md, service));

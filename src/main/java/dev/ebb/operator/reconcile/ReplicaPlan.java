@@ -16,7 +16,8 @@ import dev.ebb.operator.retire.NextRetirement;
  * @param retirements every replica the spec takes away that ran, in the order they go, dropped roles first
  * @param replaced per role being rolled out, the replica at an older configuration to delete now; its Pods drain
  *     through their own hooks and its replacement is created at the new configuration once they are gone
+ * @param awaitingReads surplus replicas whose choice waits for one read of each; none of them leaves before then
  */
 public record ReplicaPlan(List<Pod> create, List<Service> services, List<String> obsoleteServices, List<Pod> neverRan,
-        List<NextRetirement.Candidate> retirements, List<ObservedReplica> replaced) {
+        List<NextRetirement.Candidate> retirements, List<ObservedReplica> replaced, List<ObservedReplica> awaitingReads) {
 }

@@ -2,6 +2,7 @@ package dev.ebb.operator.reconcile;
 
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.PodRenderer;
@@ -19,21 +20,25 @@ import java.util.Set;
 
 /** Decides which Pods and Services to create from the desired deployment and what exists. Pure. */
 public final class ReplicaPlanner {
+    static final String DROPPED_BECAUSE = "its role is no longer in the spec, so every replica of it leaves";
+
     private ReplicaPlanner() {
     }
 
     /**
      * @param held per role, the ordinals a retirement holds (one under way, or kept after an abort): they leave, and
      *     nothing of them is put back
+     * @param readings per role and ordinal, what one read of a surplus candidate's answering members established
      */
     public static ReplicaPlan plan(DesiredDeployment deployment, Map<String, String> hashes, Inventory inventory,
-            Collection<String> existingServices, Map<String, Set<Integer>> held) {
+            Collection<String> existingServices, Map<String, Set<Integer>> held, Map<String, Map<Integer, Reading>> readings) {
         List<Pod> create = new ArrayList<>();
         List<Service> services = new ArrayList<>();
         List<NextRetirement.Candidate> retirements = new ArrayList<>();
         List<NextRetirement.Candidate> dropped = new ArrayList<>();
         List<Pod> neverRan = new ArrayList<>();
         List<ObservedReplica> replaced = new ArrayList<>();
+        List<ObservedReplica> awaitingReads = new ArrayList<>();
         Set<String> wanted = new HashSet<>();
 
         for (DesiredRole role : deployment.roles()) {
@@ -41,7 +46,9 @@ public final class ReplicaPlanner {
             NavigableMap<Integer, ObservedReplica> existing = inventory.replicas(role.name());
             Set<Integer> heldHere = held.getOrDefault(role.name(), Set.of());
             Set<Integer> ordinals = new HashSet<>(existing.keySet());
-            SurplusChoice.Split split = SurplusChoice.split(existing, role.replicas(), heldHere, hash);
+            SurplusChoice.Split split = SurplusChoice.split(existing, role.replicas(), heldHere, hash,
+                    readings.getOrDefault(role.name(), Map.of()));
+            awaitingReads.addAll(split.awaitingReads());
 
             split.staying().values().stream()
                     .filter(r -> r.configHash().filter(hash::equals).isPresent())
@@ -68,7 +75,7 @@ public final class ReplicaPlanner {
         inventory.byRole().forEach((role, existing) -> {
             if (deployment.roles().stream().noneMatch(r -> r.name().equals(role))) {
                 // nothing of a dropped role is desired, so no configuration of it matters
-                shed(SurplusChoice.split(existing, 0, held.getOrDefault(role, Set.of()), ""), false, neverRan, dropped);
+                shed(SurplusChoice.split(existing, 0, held.getOrDefault(role, Set.of()), "", Map.of()), false, neverRan, dropped);
             }
         });
         services.forEach(s -> wanted.add(s.getMetadata().getName()));
@@ -80,7 +87,7 @@ public final class ReplicaPlanner {
         // a dropped role gives back everything it has, so it goes before roles that only shrink
         dropped.addAll(retirements);
         return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, List.copyOf(neverRan), List.copyOf(dropped),
-                List.copyOf(replaced));
+                List.copyOf(replaced), List.copyOf(awaitingReads));
     }
 
     /** Replicas that never ran go at once; every other leaving one is a candidate for retirement, in the order it goes. */
@@ -89,7 +96,9 @@ public final class ReplicaPlanner {
             if (removal.direct()) {
                 neverRan.addAll(removal.replica().members());
             } else {
-                retirements.add(new NextRetirement.Candidate(removal.replica().role(), removal.replica().ordinal(), roleInSpec));
+                String because = roleInSpec || SurplusChoice.HELD_BECAUSE.equals(removal.chosenBecause())
+                        ? removal.chosenBecause() : DROPPED_BECAUSE;
+                retirements.add(new NextRetirement.Candidate(removal.replica().role(), removal.replica().ordinal(), roleInSpec, because));
             }
         }
     }

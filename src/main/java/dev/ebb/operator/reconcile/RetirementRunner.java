@@ -123,10 +123,10 @@ public class RetirementRunner {
 
         if (decision instanceof NextRetirement.Advance advance) {
             return stepped(advance.current(), RetirementMachine.step(advance.current(), observe(md, advance.current(), pods, slices, routerPods, now)),
-                    usedToken);
+                    persisted.chosenBecause(), usedToken);
         }
         if (decision instanceof NextRetirement.Cancel cancel) {
-            return stepped(cancel.current(), RetirementMachine.cancel(cancel.current(), now), usedToken);
+            return stepped(cancel.current(), RetirementMachine.cancel(cancel.current(), now), persisted.chosenBecause(), usedToken);
         }
         if (decision instanceof NextRetirement.Begin begin) {
             return begin(md, inventory, begin, routerPods, requested.or(() -> usedToken), now);
@@ -148,7 +148,7 @@ public class RetirementRunner {
                 .map(p -> new Member(p.getMetadata().getName(), p.getMetadata().getUid(), engineContainerId(p))).toList();
         RetirementMachine.Step step = RetirementMachine.begin(candidate.role(), candidate.ordinal(), begin.cause(), targets, classification,
                 dispatchBaseline(md, routerPods, members, classification), now);
-        return new Pass(Optional.of(RetirementRecords.toStatus(step.retirement(), token.orElse(null))), step.actions(),
+        return new Pass(Optional.of(RetirementRecords.toStatus(step.retirement(), candidate.chosenBecause(), token.orElse(null))), step.actions(),
                 Optional.of(PASS_INTERVAL), step.retirement().state().ended() ? Optional.of(step.retirement()) : Optional.empty());
     }
 
@@ -166,11 +166,11 @@ public class RetirementRunner {
         return view.selects().isPresent() ? Optional.of(view.dispatches()) : Optional.empty();
     }
 
-    private Pass stepped(Retirement before, RetirementMachine.Step step, Optional<String> token) {
+    private Pass stepped(Retirement before, RetirementMachine.Step step, String chosenBecause, Optional<String> token) {
         Retirement after = step.retirement();
         Optional<RetirementStatus> record = after.state() == RetirementState.Completed
                 ? Optional.empty()
-                : Optional.of(RetirementRecords.toStatus(after, token.orElse(null)));
+                : Optional.of(RetirementRecords.toStatus(after, chosenBecause, token.orElse(null)));
         Optional<Retirement> ended = after.state().ended() && !before.state().ended() ? Optional.of(after) : Optional.empty();
         return new Pass(record, step.actions(), Optional.of(PASS_INTERVAL), ended);
     }

@@ -24,8 +24,9 @@ public final class NextRetirement {
      * A replica the spec takes away, in the order it should go.
      *
      * @param roleInSpec false when the spec dropped the whole role
+     * @param chosenBecause why it leaves before the others, for status.retirement.chosenBecause
      */
-    public record Candidate(String role, int ordinal, boolean roleInSpec) {
+    public record Candidate(String role, int ordinal, boolean roleInSpec, String chosenBecause) {
     }
 
     /** What the user and the operator's settings say about retrying an aborted operation. */
@@ -46,6 +47,9 @@ public final class NextRetirement {
         static Abort of(Retirement aborted, Optional<String> retryToken) {
             return new Abort(aborted.role(), aborted.ordinal(), aborted.reason(), aborted.message(), aborted.phaseStartedAt(), retryToken);
         }
+    }
+
+    private record Replica(String role, int ordinal) {
     }
 
     public sealed interface Decision {
@@ -115,10 +119,10 @@ public final class NextRetirement {
      */
     public static List<Abort> outstanding(Optional<Retirement> record, Optional<String> recordToken, List<Abort> earlier,
             List<Candidate> candidates) {
-        Map<Candidate, Abort> byReplica = new HashMap<>();
-        earlier.forEach(a -> byReplica.put(new Candidate(a.role(), a.ordinal(), true), a));
+        Map<Replica, Abort> byReplica = new HashMap<>();
+        earlier.forEach(a -> byReplica.put(new Replica(a.role(), a.ordinal()), a));
         record.ifPresent(r -> {
-            Candidate replica = new Candidate(r.role(), r.ordinal(), true);
+            Replica replica = new Replica(r.role(), r.ordinal());
             if (r.state() == RetirementState.Aborted) {
                 byReplica.put(replica, Abort.of(r, recordToken));
             } else {

@@ -17,9 +17,10 @@ public final class RetirementRecords {
     private RetirementRecords() {
     }
 
-    public static RetirementStatus toStatus(Retirement r, String retryToken) {
+    /** @param chosenBecause why the replica was chosen, kept as it was written when the retirement began */
+    public static RetirementStatus toStatus(Retirement r, String chosenBecause, String retryToken) {
         return new RetirementStatus(
-                r.role(), r.ordinal(), r.cause(),
+                r.role(), r.ordinal(), r.cause(), chosenBecause,
                 r.targets().stream().map(m -> new RetirementStatus.TargetMember(m.name(), m.uid(), m.containerId())).toList(),
                 r.answering(),
                 r.state().name(), r.reason(), r.message(),

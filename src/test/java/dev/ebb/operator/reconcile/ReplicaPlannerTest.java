@@ -7,12 +7,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.PodRenderer;
-import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -26,7 +27,15 @@ class ReplicaPlannerTest {
     }
 
     private static ReplicaPlan plan(DesiredDeployment d, List<Pod> pods, List<String> services) {
-        return ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), services, Map.of());
+        return ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), services, Map.of(), allIdle(Inventory.of(pods)));
+    }
+
+    /** Every replica read idle: the choice among equals goes to the highest ordinal. */
+    private static Map<String, Map<Integer, Reading>> allIdle(Inventory inventory) {
+        Map<String, Map<Integer, Reading>> readings = new HashMap<>();
+        inventory.byRole().forEach((role, replicas) -> replicas.keySet()
+                .forEach(ordinal -> readings.computeIfAbsent(role, r -> new HashMap<>()).put(ordinal, new Reading.Idle())));
+        return readings;
     }
 
     private static List<String> names(List<Pod> pods) {
@@ -68,7 +77,45 @@ class ReplicaPlannerTest {
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.neverRan()).isEmpty();
-        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 2, true), new NextRetirement.Candidate("server", 1, true));
+        assertThat(plan.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/2", "server/1");
+    }
+
+    @Test
+    void surplusAtTheCurrentConfigurationWaitsForOneReadOfEachThenTheIdlestLeaveAndAnUnreadableOneStays() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>();
+        for (int ordinal = 0; ordinal < 3; ordinal++) {
+            pods.addAll(ObservedPods.replica(d, "server", ordinal, hash, true));
+        }
+
+        ReplicaPlan unread = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of(), Map.of());
+
+        assertThat(unread.awaitingReads()).extracting(ObservedReplica::ordinal).containsExactly(0, 1, 2);
+        assertThat(unread.retirements()).isEmpty();
+        assertThat(unread.create()).isEmpty();
+        assertThat(unread.replaced()).isEmpty();
+
+        ReplicaPlan read = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of(),
+                Map.of("server", Map.of(0, new Reading.Busy(1), 1, new Reading.Busy(5), 2, new Reading.Failed("exec refused"))));
+
+        assertThat(read.awaitingReads()).isEmpty();
+        assertThat(read.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/0", "server/1");
+        assertThat(read.retirements().get(0).chosenBecause()).isEqualTo("in flight 1, lowest of 3 read: r0 1, r1 5, r2 unreadable");
+    }
+
+    @Test
+    void anOutdatedReplicaLeavesWithoutWaitingForAnyRead() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 0, "old-hash", true));
+        pods.addAll(ObservedPods.replica(d, "server", 1, hash, true));
+        pods.addAll(ObservedPods.replica(d, "server", 2, hash, true));
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of(), Map.of());
+
+        assertThat(plan.awaitingReads()).isEmpty();
+        assertThat(plan.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/0");
     }
 
     @Test
@@ -85,7 +132,7 @@ class ReplicaPlannerTest {
         ReplicaPlan plan = plan(d, pods, List.of("qwen-server"));
 
         assertThat(names(plan.neverRan())).containsExactly("qwen-server-r3-m0", "qwen-server-r2-m0");
-        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 1, true));
+        assertThat(plan.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/1");
         assertThat(plan.create()).isEmpty();
     }
 
@@ -118,7 +165,7 @@ class ReplicaPlannerTest {
         ReplicaPlan plan = plan(d, pods, List.of());
 
         assertThat(plan.create()).isEmpty();
-        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("big", 1, true));
+        assertThat(plan.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("big/1");
     }
 
     @Test
@@ -139,7 +186,7 @@ class ReplicaPlannerTest {
         List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "big", 0, hash, true));
         pods.add(ObservedPods.replica(d, "big", 1, hash, true).get(0));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of(), Map.of("big", Set.of(1)));
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of(), Map.of("big", Set.of(1)), allIdle(Inventory.of(pods)));
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.retirements()).isEmpty();
@@ -153,10 +200,10 @@ class ReplicaPlannerTest {
             pods.addAll(ObservedPods.replica(d, "server", ordinal, "old-hash", true));
         }
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)), allIdle(Inventory.of(pods)));
 
         assertThat(plan.replaced()).extracting(ObservedReplica::ordinal).containsExactly(1);
-        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 2, true));
+        assertThat(plan.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/2");
         assertThat(plan.create()).isEmpty();
     }
 
@@ -166,10 +213,10 @@ class ReplicaPlannerTest {
         List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 0, "old-hash", true));
         pods.addAll(ObservedPods.replica(d, "server", 2, "old-hash", true));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)), allIdle(Inventory.of(pods)));
 
         assertThat(names(plan.create())).containsExactly("qwen-server-r1-m0");
-        assertThat(plan.retirements()).containsExactly(new NextRetirement.Candidate("server", 2, true));
+        assertThat(plan.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/2");
         assertThat(plan.replaced()).isEmpty();
     }
 
@@ -182,7 +229,7 @@ class ReplicaPlannerTest {
             pods.addAll(ObservedPods.replica(d, "server", ordinal, hash, true));
         }
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)), allIdle(Inventory.of(pods)));
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.retirements()).isEmpty();
@@ -195,7 +242,7 @@ class ReplicaPlannerTest {
         List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 1, hash, true));
         pods.addAll(ObservedPods.replica(d, "server", 2, hash, true));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)));
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)), allIdle(Inventory.of(pods)));
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.retirements()).isEmpty();
@@ -233,7 +280,7 @@ class ReplicaPlannerTest {
 
         assertThat(inventory.strays()).hasSize(6);
         assertThat(inventory.byRole()).isEmpty();
-        assertThat(names(ReplicaPlanner.plan(d, hashes(d), inventory, List.of(), Map.of()).create())).containsExactly("qwen-server-r0-m0");
+        assertThat(names(ReplicaPlanner.plan(d, hashes(d), inventory, List.of(), Map.of(), Map.of()).create())).containsExactly("qwen-server-r0-m0");
     }
 
     @Test

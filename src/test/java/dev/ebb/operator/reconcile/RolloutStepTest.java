@@ -60,7 +60,7 @@ class RolloutStepTest {
 
         NavigableMap<Integer, ObservedReplica> all = Inventory.of(pods).replicas("s");
 
-        Optional<ObservedReplica> next = RolloutStep.next(all, SurplusChoice.split(all, desired, Set.of(), NEW).staying(), desired, NEW);
+        Optional<ObservedReplica> next = RolloutStep.next(all, SurplusChoice.split(all, desired, Set.of(), NEW, SurplusChoiceTest.allIdle(all)).staying(), desired, NEW);
 
         assertThat(next.map(ObservedReplica::ordinal)).isEqualTo(Optional.ofNullable(expected));
     }

@@ -91,7 +91,7 @@ class StatusAggregatorTest {
         List<Pod> pods = server(0, 1, 2);
         pods.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
 
-        RetirementStatus draining = RetirementRecords.toStatus(RetirementMachineTest.draining(), null);
+        RetirementStatus draining = RetirementRecords.toStatus(RetirementMachineTest.draining(), null, null);
 
         ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), Optional.of(draining), List.of(), List.of(), List.of(), T0);
 
@@ -112,7 +112,7 @@ class StatusAggregatorTest {
         Retirement aborted = RetirementMachine.cancel(RetirementMachineTest.draining(), T0).retirement();
 
         ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(),
-                Optional.of(RetirementRecords.toStatus(aborted, null)), List.of(), List.of(), List.of(), T0);
+                Optional.of(RetirementRecords.toStatus(aborted, null, null)), List.of(), List.of(), List.of(), T0);
 
         Condition retiring = Conditions.find(status.conditions(), Conditions.RETIREMENT_PROGRESSING).orElseThrow();
         assertThat(retiring.getStatus()).isEqualTo("False");

@@ -5,6 +5,7 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.read.Reading;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -46,17 +47,20 @@ class SurplusChoiceTest {
         List<Pod> pods = new ArrayList<>(replica(0, true));
         pods.addAll(replica(1, true));
 
-        assertThat(SurplusChoice.next(replicas(pods), 2)).isEmpty();
-        assertThat(SurplusChoice.next(replicas(pods), 3)).isEmpty();
+        assertThat(SurplusChoice.split(replicas(pods), 2, Set.of(), "h", Map.of())).satisfies(split -> {
+            assertThat(split.leaving()).isEmpty();
+            assertThat(split.awaitingReads()).isEmpty();
+        });
+        assertThat(SurplusChoice.split(replicas(pods), 3, Set.of(), "h", Map.of()).leaving()).isEmpty();
     }
 
     @Test
-    void highestOrdinalLeavesThroughTheProtocol() {
+    void amongEquallyIdleReplicasTheHighestOrdinalLeavesThroughTheProtocol() {
         List<Pod> pods = new ArrayList<>(replica(0, true));
         pods.addAll(replica(3, true));
         pods.addAll(replica(1, true));
 
-        assertThat(SurplusChoice.next(replicas(pods), 2)).hasValueSatisfying(r -> {
+        assertThat(SurplusChoice.split(replicas(pods), 2, Set.of(), "h", allIdle(replicas(pods))).leaving()).singleElement().satisfies(r -> {
             assertThat(r.replica().ordinal()).isEqualTo(3);
             assertThat(r.direct()).isFalse();
         });
@@ -68,7 +72,10 @@ class SurplusChoiceTest {
         pods.addAll(replica(1, false));
         pods.addAll(replica(2, true));
 
-        assertThat(SurplusChoice.next(replicas(pods), 2)).hasValueSatisfying(r -> {
+        SurplusChoice.Split split = SurplusChoice.split(replicas(pods), 2, Set.of(), "h", Map.of());
+
+        assertThat(split.awaitingReads()).as("no read is needed once the never-ran replica covers the surplus").isEmpty();
+        assertThat(split.leaving()).singleElement().satisfies(r -> {
             assertThat(r.replica().ordinal()).isEqualTo(1);
             assertThat(r.direct()).isTrue();
         });
@@ -82,7 +89,13 @@ class SurplusChoiceTest {
         pods.add(crashed);
         pods.add(replica(1, false).get(1));
 
-        assertThat(SurplusChoice.next(replicas(pods), 1)).hasValueSatisfying(r -> assertThat(r.direct()).isFalse());
+        assertThat(SurplusChoice.split(replicas(pods), 1, Set.of(), "h", allIdle(replicas(pods))).leaving())
+                .singleElement().satisfies(r -> assertThat(r.direct()).isFalse());
+    }
+
+    /** Every replica read idle: the choice among equals goes to the highest ordinal. */
+    static Map<Integer, Reading> allIdle(NavigableMap<Integer, ObservedReplica> replicas) {
+        return replicas.keySet().stream().collect(Collectors.toMap(o -> o, o -> new Reading.Idle()));
     }
 
     /** A role as it may be found: some ordinals, each ran or not, and which of those that ran a retirement holds. */
@@ -112,7 +125,7 @@ class SurplusChoiceTest {
     void everyReplicaEitherStaysOrLeavesAndOnlyOnesThatNeverRanGoDirectly(@ForAll("roles") RoleState role) {
         NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
 
-        SurplusChoice.Split split = SurplusChoice.split(replicas, role.desired(), role.held(), role.hash());
+        SurplusChoice.Split split = SurplusChoice.split(replicas, role.desired(), role.held(), role.hash(), allIdle(replicas));
 
         Set<Integer> leaving = split.leaving().stream().map(r -> r.replica().ordinal()).collect(Collectors.toSet());
         assertThat(leaving).hasSize(split.leaving().size());
@@ -123,18 +136,38 @@ class SurplusChoiceTest {
         if (role.held().isEmpty()) {
             assertThat(split.staying()).hasSize(Math.min(role.desired(), replicas.size()));
         }
+        assertThat(split.awaitingReads()).isEmpty();
+    }
+
+    /** Until its candidates are read, a role over its count neither loses nor gains a replica by the reads' absence. */
+    @Property(tries = 500)
+    void unreadCandidatesStayUntilReadAndOnlyTheyAreAwaited(@ForAll("roles") RoleState role) {
+        NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
+
+        SurplusChoice.Split split = SurplusChoice.split(replicas, role.desired(), role.held(), role.hash(), Map.of());
+
+        assertThat(split.awaitingReads()).allSatisfy(r -> {
+            assertThat(split.staying()).containsKey(r.ordinal());
+            assertThat(r.everRan()).isTrue();
+            assertThat(r.configHash()).contains(role.hash());
+        });
+        if (!split.awaitingReads().isEmpty()) {
+            assertThat(split.staying().size()).isGreaterThan(role.desired());
+            assertThat(split.leaving()).noneMatch(r -> !r.direct() && r.replica().configHash().filter(role.hash()::equals).isPresent()
+                    && !role.held().contains(r.replica().ordinal()));
+        }
     }
 
     /** What a rollout does to the role: one replica that stays is deleted and gone, before its successor exists. */
     @Property(tries = 500)
     void duringARolloutAHeldReplicaThatLeavesKeepsLeavingWhenAReplicaThatStaysIsGone(@ForAll("roles") RoleState role) {
         NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
-        SurplusChoice.Split before = SurplusChoice.split(replicas, role.desired(), role.held(), "new");
+        SurplusChoice.Split before = SurplusChoice.split(replicas, role.desired(), role.held(), "new", allIdle(replicas));
 
         for (int gone : before.staying().keySet()) {
             NavigableMap<Integer, ObservedReplica> without = new TreeMap<>(replicas);
             without.remove(gone);
-            SurplusChoice.Split after = SurplusChoice.split(without, role.desired(), role.held(), "new");
+            SurplusChoice.Split after = SurplusChoice.split(without, role.desired(), role.held(), "new", allIdle(without));
 
             before.leaving().stream().map(r -> r.replica().ordinal()).filter(role.held()::contains).forEach(held ->
                     assertThat(after.leaving()).anySatisfy(r -> assertThat(r.replica().ordinal()).isEqualTo(held)));

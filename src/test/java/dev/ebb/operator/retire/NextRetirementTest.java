@@ -19,9 +19,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 class NextRetirementTest {
     private static final Instant T0 = RetirementMachineTest.T0;
     private static final Duration COOL_DOWN = Duration.ofMinutes(5);
-    private static final NextRetirement.Candidate SERVER_2 = new NextRetirement.Candidate("server", 2, true);
-    private static final NextRetirement.Candidate SERVER_1 = new NextRetirement.Candidate("server", 1, true);
-    private static final NextRetirement.Candidate DROPPED_0 = new NextRetirement.Candidate("old", 0, false);
+    private static final NextRetirement.Candidate SERVER_2 = new NextRetirement.Candidate("server", 2, true, "");
+    private static final NextRetirement.Candidate SERVER_1 = new NextRetirement.Candidate("server", 1, true, "");
+    private static final NextRetirement.Candidate DROPPED_0 = new NextRetirement.Candidate("old", 0, false, "");
     private static final NextRetirement.RetryPolicy NO_RETRY = new NextRetirement.RetryPolicy(Optional.empty(), Optional.empty(), COOL_DOWN);
 
     private static Retirement inProgress() {
@@ -146,7 +146,7 @@ class NextRetirementTest {
 
     @Test
     void aReplicaIsHeldWhileARetirementIsUnderWayOrKeptItAfterAnAbort() {
-        NextRetirement.Abort refused = abort(new NextRetirement.Candidate("prefill", 1, true), Reasons.DISAGGREGATED, T0, null);
+        NextRetirement.Abort refused = abort(new NextRetirement.Candidate("prefill", 1, true, ""), Reasons.DISAGGREGATED, T0, null);
 
         assertThat(NextRetirement.held(Optional.of(inProgress()), List.of(refused))).isEqualTo(Map.of("server", Set.of(2), "prefill", Set.of(1)));
         assertThat(NextRetirement.held(Optional.of(completed()), List.of())).isEmpty();

@@ -21,7 +21,7 @@ class RetirementRecordsTest {
         Retirement draining = RetirementMachine.step(RetirementMachineTest.draining(),
                 RetirementMachineTest.reads(RetirementMachineTest.at(3), new Reading.Idle())).retirement();
 
-        String written = json.writeValueAsString(RetirementRecords.toStatus(draining, "t1"));
+        String written = json.writeValueAsString(RetirementRecords.toStatus(draining, null, "t1"));
         RetirementStatus read = json.readValue(written, RetirementStatus.class);
 
         assertThat(RetirementRecords.fromStatus(read)).contains(draining);
@@ -65,22 +65,22 @@ class RetirementRecordsTest {
         Retirement held = RetirementMachine.begin("s", 1, "Surplus", RetirementMachineTest.TARGETS,
                 new Classification.Held(Reasons.TAKE_OVER, "take-over"), Optional.empty(), RetirementMachineTest.T0).retirement();
 
-        assertThat(RetirementRecords.fromStatus(RetirementRecords.toStatus(held, null))).contains(held);
+        assertThat(RetirementRecords.fromStatus(RetirementRecords.toStatus(held, null, null))).contains(held);
     }
 
     @Test
     void aRecordEditedIntoNonsenseIsNotResumed() {
-        RetirementStatus good = RetirementRecords.toStatus(RetirementMachineTest.draining(), null);
+        RetirementStatus good = RetirementRecords.toStatus(RetirementMachineTest.draining(), null, null);
         List<RetirementStatus> broken = List.of(
-                new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.targetMembers(), good.answering(),
+                new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.chosenBecause(), good.targetMembers(), good.answering(),
                         "Exploding", good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null),
-                new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.targetMembers(), good.answering(),
+                new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.chosenBecause(), good.targetMembers(), good.answering(),
                         good.state(), good.reason(), good.message(), null, null, "yesterday", good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null),
-                new RetirementStatus(null, good.replicaOrdinal(), good.cause(), good.targetMembers(), good.answering(),
+                new RetirementStatus(null, good.replicaOrdinal(), good.cause(), good.chosenBecause(), good.targetMembers(), good.answering(),
                         good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null),
-                new RetirementStatus(good.roleName(), null, good.cause(), good.targetMembers(), good.answering(),
+                new RetirementStatus(good.roleName(), null, good.cause(), good.chosenBecause(), good.targetMembers(), good.answering(),
                         good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null),
-                new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(),
+                new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.chosenBecause(),
                         List.of(new RetirementStatus.TargetMember("m", null, "c")), good.answering(),
                         good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null));
 

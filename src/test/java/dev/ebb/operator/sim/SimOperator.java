@@ -6,6 +6,7 @@ import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.read.MemberReader;
+import dev.ebb.operator.reconcile.CandidateReads;
 import dev.ebb.operator.reconcile.ModelDeploymentReconciler;
 import dev.ebb.operator.reconcile.OwnedObjects;
 import dev.ebb.operator.reconcile.ReadLedger;
@@ -39,7 +40,7 @@ public final class SimOperator implements AutoCloseable {
                 // the mock API server has no server-side apply
                 .withUseSSAToPatchPrimaryResource(false));
         OwnedObjects owned = new OwnedObjects(client);
-        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new RouterObjects(owned), owned,
+        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new CandidateReads(reads), new RouterObjects(owned), owned,
                 new ClusterPlatform(client), new ReplicaGauges(registry), Clock.systemUTC()));
         operator.start();
     }

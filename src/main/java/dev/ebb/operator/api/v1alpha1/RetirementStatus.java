@@ -1,17 +1,23 @@
 package dev.ebb.operator.api.v1alpha1;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+import io.fabric8.generator.annotation.Size;
 import java.util.List;
 
 /**
  * The retirement in progress, or the last one that aborted: everything an operator restart needs to resume it.
  * Times are RFC 3339. {@code retryToken} is the value of the retry annotation this operation answered, so that the
  * same value never starts a second one. {@code dispatchBaseline} is what the router counted for each target member
- * before the withdrawal; absent when it could not be read then.
+ * before the withdrawal; absent when it could not be read then. {@code chosenBecause} says why this replica left before
+ * the others, with the readings the choice rested on.
  */
 public record RetirementStatus(
         String roleName,
         Integer replicaOrdinal,
         String cause,
+        @Size(max = RetirementStatus.MAX_CHOSEN_BECAUSE)
+        @JsonPropertyDescription("Why this replica was chosen to leave before the others, with the readings behind the choice.")
+        String chosenBecause,
         List<TargetMember> targetMembers,
         List<String> answering,
         String state,
@@ -25,6 +31,7 @@ public record RetirementStatus(
         List<MemberRead> reads,
         List<DispatchCount> dispatchBaseline,
         String retryToken) {
+    public static final int MAX_CHOSEN_BECAUSE = 256;
 
     /** A member bound at the start: the deletion covers exactly these, each only with this uid. */
     public record TargetMember(String name, String uid, String containerID) {
