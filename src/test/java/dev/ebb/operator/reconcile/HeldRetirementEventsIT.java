@@ -67,6 +67,11 @@ class HeldRetirementEventsIT {
         // pass finds its read still under way
         engine.faults().slowMetrics(Duration.ofMillis(1500));
         // about 15 s of streaming: some fifteen draining passes, each with a read that may or may not have landed
+        // the replica that stays holds more, so the scale-down, which takes the fewest in flight, takes the target
+        FakeEngine other = world.kubelet().engine(NS, "qwen-server-r0-m0").orElseThrow();
+        new LoadGenerator(() -> Optional.of(new RouteTarget("qwen-server-r0-m0", other.uri(""))), 2, 400, Duration.ofMillis(100))
+                .start(Duration.ofSeconds(1));
+        await().atMost(Duration.ofSeconds(5)).until(() -> other.inFlight() >= 2);
         LoadGenerator held = new LoadGenerator(() -> Optional.of(new RouteTarget(TARGET, engine.uri(""))), 1, 150, Duration.ofMillis(100));
         CompletableFuture.runAsync(held::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);

@@ -74,6 +74,11 @@ class OperatorRestartIT {
         client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
         await().atMost(Duration.ofSeconds(30)).until(() -> router.selects(TARGET));
         FakeEngine engine = world.kubelet().engine(NS, TARGET).orElseThrow();
+        // the replica that stays holds more, so the scale-down, which takes the fewest in flight, takes the target
+        FakeEngine other = world.kubelet().engine(NS, "qwen-server-r0-m0").orElseThrow();
+        new LoadGenerator(() -> Optional.of(new RouteTarget("qwen-server-r0-m0", other.uri(""))), 2, 400, Duration.ofMillis(100))
+                .start(Duration.ofSeconds(1));
+        await().atMost(Duration.ofSeconds(5)).until(() -> other.inFlight() >= 2);
         LoadGenerator held = new LoadGenerator(() -> Optional.of(new RouteTarget(TARGET, engine.uri(""))), 1, 80, Duration.ofMillis(100));
         CompletableFuture<LoadGenerator.Request> request = CompletableFuture.supplyAsync(held::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);

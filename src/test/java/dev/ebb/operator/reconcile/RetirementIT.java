@@ -163,6 +163,27 @@ class RetirementIT {
         return load;
     }
 
+    /**
+     * Two long streams straight to another replica's engine: it is then busier than a target holding one, so the
+     * scale-down, which takes the replica with the fewest requests in flight, takes the target.
+     */
+    private void busierThanTheTarget(String pod) {
+        busierThanTheTarget(pod, 400);
+    }
+
+    private void busierThanTheTarget(String pod, int tokens) {
+        FakeEngine engine = engine(pod);
+        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), 2, tokens, Duration.ofMillis(100));
+        load.start(Duration.ofSeconds(1));
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() >= 2);
+    }
+
+    /** The ordinal the retirement under way chose. */
+    private int retiringOrdinal() {
+        await().atMost(CONVERGE).until(() -> retirement().isPresent());
+        return retirement().orElseThrow().replicaOrdinal();
+    }
+
     private void assertKeptAndServing(String name, String uid) {
         await().atMost(CONVERGE).untilAsserted(() -> {
             Pod pod = pod(name);
@@ -179,7 +200,7 @@ class RetirementIT {
 
     /** The load keeps the router dispatching to the replica that stays, which never holds the one that leaves. */
     @Test
-    void scaleDownUnderStreamingLoadRetiresBothReplicasAndCutsNothing() throws Exception {
+    void scaleDownUnderStreamingLoadRetiresTwoReplicasAndCutsNothing() throws Exception {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(3).grace(30)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
         LoadGenerator load = new LoadGenerator(router, 3, 20, Duration.ofMillis(50)).start(Duration.ofSeconds(60));
@@ -187,13 +208,15 @@ class RetirementIT {
 
         scale("server", 1);
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> gone("qwen-server-r2-m0") && gone("qwen-server-r1-m0"));
+        List<String> all = List.of("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
+        // which two go depends on where the streams were when each choice read them
+        await().atMost(Duration.ofSeconds(60)).until(() -> all.stream().filter(this::gone).count() == 2);
         await().atMost(CONVERGE).until(() -> retirement().isEmpty());
         load.stop(Duration.ofSeconds(10));
 
         assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
         assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThan(10);
-        assertThat(pod("qwen-server-r0-m0")).isNotNull();
+        assertThat(all).filteredOn(name -> !gone(name)).hasSize(1);
         assertThat(eventReasons()).contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed");
         assertThat(registry.find(Metrics.RETIREMENTS).tag(Metrics.OUTCOME, "completed").counter())
                 .isNotNull().satisfies(c -> assertThat(c.count()).isGreaterThanOrEqualTo(2));
@@ -214,7 +237,6 @@ class RetirementIT {
     void aMultiPodReplicaScaledAwayUnderLoadIsCreatedOnceAndStaysGone() throws Exception {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
-        List<String> leaving = List.of("qwen-server-r1-m0", "qwen-server-r1-m1");
         Map<String, Set<String>> uidsSeen = new ConcurrentHashMap<>();
         try (SharedIndexInformer<Pod> seen = client.pods().inNamespace(ns).inform(new ResourceEventHandler<>() {
             @Override
@@ -235,6 +257,8 @@ class RetirementIT {
             await().atMost(Duration.ofSeconds(5)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 2);
 
             scale("server", 1);
+            int chosen = retiringOrdinal();
+            List<String> leaving = List.of("qwen-server-r" + chosen + "-m0", "qwen-server-r" + chosen + "-m1");
 
             await().atMost(Duration.ofSeconds(60)).until(() -> leaving.stream().allMatch(this::gone));
             await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(12)).until(() -> leaving.stream().allMatch(this::gone));
@@ -242,8 +266,8 @@ class RetirementIT {
 
             assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
             assertThat(leaving).allSatisfy(name -> assertThat(uidsSeen.get(name)).as("UIDs of " + name).hasSize(1));
-            assertThat(pod("qwen-server-r0-m0")).isNotNull();
-            assertThat(pod("qwen-server-r0-m1")).isNotNull();
+            assertThat(pod("qwen-server-r" + (1 - chosen) + "-m0")).isNotNull();
+            assertThat(pod("qwen-server-r" + (1 - chosen) + "-m1")).isNotNull();
         }
     }
 
@@ -262,15 +286,17 @@ class RetirementIT {
     void aRetirementUnderStreamingLoadThroughTheRouterCutsNothingAndWithdrawsWellWithinItsBudget(RouterKind kind, String engine) throws Exception {
         deployRouted(deployment("qwen", engine).role(role("server").replicas(2).grace(30)), kind);
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
-        String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+        Map<Integer, String> uids = Map.of(0, pod("qwen-server-r0-m0").getMetadata().getUid(), 1, pod("qwen-server-r1-m0").getMetadata().getUid());
         LoadGenerator load = new LoadGenerator(router, 3, 20, Duration.ofMillis(50)).start(Duration.ofSeconds(90));
         await().atMost(Duration.ofSeconds(10)).until(() -> load.requests().stream().filter(r -> r.outcome() == LoadGenerator.Outcome.COMPLETED)
                 .map(LoadGenerator.Request::pod).distinct().count() == 2);
 
         scale("server", 1);
+        int chosen = retiringOrdinal();
+        String leaving = "qwen-server-r" + chosen + "-m0";
 
         await().atMost(Budgets.WITHDRAWING.dividedBy(2)).untilAsserted(() -> assertThat(eventReasons()).contains("Withdrawn"));
-        await().atMost(CONVERGE).until(() -> Optional.ofNullable(pod("qwen-server-r1-m0")).filter(p -> uid.equals(p.getMetadata().getUid())).isEmpty());
+        await().atMost(CONVERGE).until(() -> Optional.ofNullable(pod(leaving)).filter(p -> uids.get(chosen).equals(p.getMetadata().getUid())).isEmpty());
         await().atMost(CONVERGE).until(() -> retirement().isEmpty());
         load.stop(Duration.ofSeconds(10));
         assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
@@ -289,6 +315,7 @@ class RetirementIT {
         deployRouted(deployment("qwen", "SGLang").role(role("server").replicas(2)), RouterKind.SGLANG_GATEWAY);
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+        busierThanTheTarget("qwen-server-r0-m0");
         longRequestTo("qwen-server-r1-m0", 400);
 
         scale("server", 1);
@@ -357,6 +384,7 @@ class RetirementIT {
     void aBusyReplicaIsHeldUntilItsLastRequestEnds() throws Exception {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        busierThanTheTarget("qwen-server-r0-m0");
         LoadGenerator held = longRequestTo("qwen-server-r1-m0", 60);
 
         scale("server", 1);
@@ -372,6 +400,7 @@ class RetirementIT {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+        busierThanTheTarget("qwen-server-r0-m0");
         longRequestTo("qwen-server-r1-m0", 400);
 
         scale("server", 1);
@@ -411,6 +440,7 @@ class RetirementIT {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+        busierThanTheTarget("qwen-server-r0-m0");
         longRequestTo("qwen-server-r1-m0", 400);
         scale("server", 1);
         awaitRetirement("Draining", "Busy");
@@ -426,6 +456,7 @@ class RetirementIT {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         String follower = pod("qwen-server-r1-m1").getMetadata().getUid();
+        busierThanTheTarget("qwen-server-r0-m0");
         longRequestTo("qwen-server-r1-m0", 400);
         scale("server", 1);
         awaitRetirement("Draining", "Busy");
@@ -443,6 +474,8 @@ class RetirementIT {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         String missing = InFlightGauges.of(Engine.VLLM).get(0);
+        // an unreadable replica goes only after every readable one, so the one kept is unreadable too
+        engine("qwen-server-r0-m0").faults().missingGauge(missing);
         engine("qwen-server-r1-m0").faults().missingGauge(missing);
 
         scale("server", 1);
@@ -457,6 +490,7 @@ class RetirementIT {
     void aMemberDeletedByHandAbortsTheRetirement() throws Exception {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        busierThanTheTarget("qwen-server-r0-m0");
         longRequestTo("qwen-server-r1-m0", 120);
         scale("server", 1);
         awaitRetirement("Draining", "Busy");
@@ -493,6 +527,8 @@ class RetirementIT {
     void aReplicaWithoutALeaderIsHeldAsNoLeader() {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        // a replica no member can answer for goes only after every readable one, so both are made alike
+        relabel("qwen-server-r0-m0", Labels.MEMBER_INDEX, "1");
         relabel("qwen-server-r1-m0", Labels.MEMBER_INDEX, "1");
 
         scale("server", 1);
@@ -504,6 +540,7 @@ class RetirementIT {
     void aReplicaWithTwoLeadersIsHeldAsMultipleLeaders() {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        relabel("qwen-server-r0-m1", Labels.MEMBER_INDEX, Labels.LEADER_INDEX);
         relabel("qwen-server-r1-m1", Labels.MEMBER_INDEX, Labels.LEADER_INDEX);
 
         scale("server", 1);
@@ -557,16 +594,22 @@ class RetirementIT {
         });
     }
 
-    /** A cool-down is per replica too: while the busy one waits out its own, the next one the spec takes away goes. */
+    /**
+     * A cool-down is per replica too: while the busy one waits out its own, the next one the spec takes away goes.
+     * The first chosen holds one stream and the others two each, so it goes first; the next one's streams end soon.
+     */
     @Test
     void aReplicaCoolingDownNeverBlocksTheNextOne() throws Exception {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(3)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
         String busyUid = pod("qwen-server-r2-m0").getMetadata().getUid();
+        busierThanTheTarget("qwen-server-r0-m0");
+        busierThanTheTarget("qwen-server-r1-m0", 150);
         longRequestTo("qwen-server-r2-m0", 400);
 
         scale("server", 1);
         awaitRetirement("Draining", "Busy");
+        assertThat(retirement().orElseThrow().replicaOrdinal()).isEqualTo(2);
         clock.advance(Budgets.DRAINING);
 
         // the next retirement starts as soon as this one aborts, so the abort is read from the per-replica list

@@ -102,10 +102,13 @@ class RetirementRunnerTest {
         return slice.build();
     }
 
+    /** Why the planner chose the target, as the ranking words it. */
+    private static final String CHOSEN = "in flight 0, lowest of 2 read: r1 0, r0 3";
+
     /** One reconcile's worth: plan, persist the record, carry out; a second later. */
     private RetirementStatus pass(List<EndpointSlice> slices) {
         List<Pod> pods = pods();
-        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, true, "")),
+        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, true, CHOSEN)),
                 slices, ROUTER_PODS, now);
         md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, pass.record().orElse(null), List.of(), List.of()));
         runner.carryOut(md, pass, pods, ROUTER_PODS);
@@ -117,6 +120,16 @@ class RetirementRunnerTest {
     private void begin() {
         assertThat(pass(List.of(sliceListing(KEPT, TARGET))).state()).isEqualTo("Withdrawing");
         await().atMost(Duration.ofSeconds(10)).until(() -> !router.selects(TARGET));
+    }
+
+    @Test
+    void whyTheTargetWasChosenIsWrittenAtTheStartAndKeptOnEveryLaterPass() {
+        begin();
+        assertThat(md.getStatus().retirement().chosenBecause()).isEqualTo(CHOSEN);
+
+        RetirementStatus later = pass(List.of(sliceListing(KEPT)));
+
+        assertThat(later.chosenBecause()).isEqualTo(CHOSEN);
     }
 
     @Test
