@@ -119,7 +119,7 @@ class ModelDeploymentReconcilerIT {
             assertThat(upToDate.getReason()).isEqualTo(StatusAggregator.REASON_SCALING_DOWN);
             Condition retiring = written("shrink", "qwen", Conditions.RETIREMENT_PROGRESSING);
             assertThat(retiring.getStatus()).isEqualTo("True");
-            assertThat(retiring.getReason()).isEqualTo("DirectServiceConnections");
+            assertThat(retiring.getReason()).isEqualTo("Withdrawn");
             assertThat(retiring.getMessage()).contains("replica 2 of role server (ScaleDown, Withdrawing)");
             assertThat(events("shrink", "qwen", "RetirementStarted")).isNotEmpty();
         });
