@@ -155,7 +155,8 @@ public final class RetirementMachine {
         if (!seen.withdrawal().routed()) {
             String message = "no EndpointSlice of the role lists the replica; reading its answering members' gauges and connections";
             Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), marked(current, PROPAGATING_MARK, seen.now()));
-            return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message), new Action.ReadMembers(draining.answering())));
+            // no read starts within the margin, so none that counts can have been taken before it ended
+            return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message)));
         }
         String message = "no path gives the replica new work; reading its answering members";
         Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), Map.of());
@@ -261,11 +262,15 @@ public final class RetirementMachine {
                         "not proven idle within " + Budgets.DRAINING.toSeconds() + " s: " + message);
             }
             Step held = unroute(withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen), current, seen);
+            if (!routed) {
+                return held;
+            }
             List<Action> actions = new ArrayList<>(held.actions());
             actions.add(new Action.ReadMembers(current.answering()));
             return new Step(held.retirement(), List.copyOf(actions));
         }
         Map<String, MemberReads> reads = new HashMap<>(current.reads());
+        boolean withinMargin = false;
         String holdReason = null;
         String holdMessage = null;
         List<String> restarted = current.targets().stream().filter(m -> restarted(m, seen)).map(Member::name).toList();
@@ -278,6 +283,7 @@ public final class RetirementMachine {
             }
             Optional<MemberReads> propagating = routed ? Optional.empty() : propagating(before, seen.now(), endpointPropagation);
             if (propagating.isPresent()) {
+                withinMargin = true;
                 reads.put(name, propagating.get());
                 if (holdReason == null || Reasons.AWAITING_READS.equals(holdReason)) {
                     holdReason = Reasons.AWAITING_READS;
@@ -324,6 +330,9 @@ public final class RetirementMachine {
                     "not proven idle within " + Budgets.DRAINING.toSeconds() + " s: " + holdMessage);
         }
         Step held = hold(current, holdReason, holdMessage, reads);
+        if (withinMargin) {
+            return held;
+        }
         List<Action> actions = new ArrayList<>(held.actions());
         actions.add(new Action.ReadMembers(current.answering()));
         return new Step(held.retirement(), List.copyOf(actions));

@@ -552,8 +552,23 @@ public class RetirementMachineTest {
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(step.retirement().reason()).isEqualTo(Reasons.WITHDRAWN);
-        assertThat(step.actions()).contains(new Action.ReadMembers(List.of(LEADER.name())));
         assertThat(step.actions()).noneMatch(a -> a instanceof Action.Unroute);
+    }
+
+    @Test
+    void withoutARouterNoReadStartsWithinTheMarginSoEveryReadThatCountsBeganAfterIt() {
+        Retirement draining = drainingUnrouted();
+        RetirementMachine.Step within = step(draining, seen(at(5.9), UNROUTED_CLEAR, Map.of()));
+        RetirementMachine.Step after = step(within.retirement(), seen(at(6), UNROUTED_CLEAR, Map.of()));
+        Observation.Withdrawal listedAgain = withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of());
+        RetirementMachine.Step lost = step(after.retirement(), seen(at(7), listedAgain, Map.of()));
+
+        assertThat(step(drainingUnroutedStart(), seen(at(1), UNROUTED_CLEAR, Map.of())).actions())
+                .noneMatch(a -> a instanceof Action.ReadMembers);
+        assertThat(within.actions()).noneMatch(a -> a instanceof Action.ReadMembers);
+        assertThat(after.actions()).contains(new Action.ReadMembers(List.of(LEADER.name())));
+        assertThat(after.retirement().message()).isEqualTo("waiting for reads of " + LEADER.name());
+        assertThat(lost.actions()).noneMatch(a -> a instanceof Action.ReadMembers);
     }
 
     private static Retirement drainingUnroutedStart() {
