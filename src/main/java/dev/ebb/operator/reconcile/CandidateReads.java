@@ -67,7 +67,7 @@ public class CandidateReads {
             rounds.remove(deployment);
             return Map.of();
         }
-        ledger.collect(round.operation).forEach((member, work) -> round.landed.put(member, work.gauges()));
+        round.landed.putAll(ledger.collect(round.operation));
         boolean overdue = now.isAfter(round.startedAt.plus(ANSWER_LIMIT));
         Map<String, Map<Integer, Reading>> readings = new HashMap<>();
         inventory.byRole().forEach((role, replicas) -> replicas.values().forEach(replica -> reading(round, replica, overdue)
@@ -110,8 +110,7 @@ public class CandidateReads {
                 for (Pod member : replica.members()) {
                     String name = member.getMetadata().getName();
                     if (answerable.answering().contains(name) && round.started.putIfAbsent(name, member.getMetadata().getUid()) == null) {
-                        // only the gauges: the in-flight sum is what ranks them
-                        ledger.start(round.operation, member, answerable.engine(), Optional.empty());
+                        ledger.start(round.operation, member, answerable.engine());
                     }
                 }
             }
