@@ -36,6 +36,13 @@ public interface EbbConfig {
         /** How long an aborted retirement waits before it is retried by itself; refusals are never retried so. */
         @WithDefault("5m")
         Duration coolDown();
+
+        /**
+         * Without a router: how long after no EndpointSlice lists a retiring replica a node's kube-proxy may still send
+         * it a new connection through the Service. The member's connection table counts only from then on.
+         */
+        @WithDefault("5s")
+        Duration endpointPropagation();
     }
 
     interface Images {

@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Reads members' in-flight gauges: one bounded exec per member into its own engine container, all members of a
@@ -60,6 +61,31 @@ public class MemberReader {
                 .ifNoItem().after(ExecLimits.MEMBER_READ.deadline()).recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.MEMBER_READ.deadline()))
                 .onFailure().recoverWithItem(e -> new ExecResult.Failed(e.toString()))
                 .map(result -> record(ReadOutcome.interpret(result, gauges), Duration.ofNanos(System.nanoTime() - start)));
+    }
+
+    /**
+     * The gauges and, on {@code connectionPort}, the connection table, as two bounded execs run together; the table is
+     * asked for only where clients reach the member without a router.
+     */
+    public Uni<MemberWork> readWork(Pod member, Engine engine, Optional<Integer> connectionPort) {
+        if (connectionPort.isEmpty()) {
+            return read(member, engine).map(MemberWork::gaugesOnly);
+        }
+        return Uni.combine().all().unis(read(member, engine), readConnections(member, connectionPort.get()))
+                .asTuple().map(both -> new MemberWork(both.getItem1(), Optional.of(both.getItem2())));
+    }
+
+    /**
+     * No {@code --local-address}: in a Pod the namespace is the member's own, and a filter on one address would miss
+     * clients that reach it on another (a dual-stack Pod has two).
+     */
+    private Uni<ConnectionRead.Peers> readConnections(Pod member, int port) {
+        return Uni.createFrom().deferred(() -> exec.exec(member, PodRenderer.ENGINE_CONTAINER, ConnectionRead.argv(port, Optional.empty()),
+                        ExecLimits.CONNECTION_READ)
+                .ifNoItem().after(ExecLimits.CONNECTION_READ.deadline())
+                .recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.CONNECTION_READ.deadline()))
+                .onFailure().recoverWithItem(e -> new ExecResult.Failed(e.toString()))
+                .map(ConnectionRead::interpret));
     }
 
     /** Reads every member concurrently; each read keeps its own bounds. The readings come back in member order. */

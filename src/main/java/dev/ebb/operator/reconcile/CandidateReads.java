@@ -67,7 +67,7 @@ public class CandidateReads {
             rounds.remove(deployment);
             return Map.of();
         }
-        round.landed.putAll(ledger.collect(round.operation));
+        ledger.collect(round.operation).forEach((member, work) -> round.landed.put(member, work.gauges()));
         boolean overdue = now.isAfter(round.startedAt.plus(ANSWER_LIMIT));
         Map<String, Map<Integer, Reading>> readings = new HashMap<>();
         inventory.byRole().forEach((role, replicas) -> replicas.values().forEach(replica -> reading(round, replica, overdue)
@@ -110,7 +110,8 @@ public class CandidateReads {
                 for (Pod member : replica.members()) {
                     String name = member.getMetadata().getName();
                     if (answerable.answering().contains(name) && round.started.putIfAbsent(name, member.getMetadata().getUid()) == null) {
-                        ledger.start(round.operation, member, answerable.engine());
+                        // only the gauges: the in-flight sum is what ranks them
+                        ledger.start(round.operation, member, answerable.engine(), Optional.empty());
                     }
                 }
             }

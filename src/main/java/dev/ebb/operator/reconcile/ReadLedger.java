@@ -2,11 +2,13 @@ package dev.ebb.operator.reconcile;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.read.MemberReader;
+import dev.ebb.operator.read.MemberWork;
 import dev.ebb.operator.read.Reading;
 import io.fabric8.kubernetes.api.model.Pod;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -25,38 +27,39 @@ public class ReadLedger {
     }
 
     private final MemberReader reader;
-    private final Map<Key, Reading> finished = new ConcurrentHashMap<>();
+    private final Map<Key, MemberWork> finished = new ConcurrentHashMap<>();
     private final Set<Key> running = ConcurrentHashMap.newKeySet();
 
     public ReadLedger(MemberReader reader) {
         this.reader = reader;
     }
 
-    public void start(Operation operation, Pod member, Engine engine) {
+    /** @param connectionPort where to read the connection table too, for a member clients reach without a router */
+    public void start(Operation operation, Pod member, Engine engine, Optional<Integer> connectionPort) {
         Key key = new Key(operation, member.getMetadata().getName());
         if (!running.add(key)) {
             return;
         }
-        reader.read(member, engine).subscribe().with(
-                reading -> land(key, reading),
-                failure -> land(key, new Reading.Failed(String.valueOf(failure.getMessage()))));
+        reader.readWork(member, engine, connectionPort).subscribe().with(
+                work -> land(key, work),
+                failure -> land(key, MemberWork.gaugesOnly(new Reading.Failed(String.valueOf(failure.getMessage())))));
     }
 
-    private void land(Key key, Reading reading) {
-        finished.put(key, reading);
+    private void land(Key key, MemberWork work) {
+        finished.put(key, work);
         running.remove(key);
     }
 
     /** The reads for this operation that finished since the last call, each handed out once; older ones are dropped. */
-    public Map<String, Reading> collect(Operation operation) {
-        Map<String, Reading> out = new HashMap<>();
+    public Map<String, MemberWork> collect(Operation operation) {
+        Map<String, MemberWork> out = new HashMap<>();
         for (Key key : finished.keySet()) {
             if (!key.operation().deployment().equals(operation.deployment())) {
                 continue;
             }
-            Reading reading = finished.remove(key);
-            if (reading != null && key.operation().equals(operation)) {
-                out.put(key.member(), reading);
+            MemberWork work = finished.remove(key);
+            if (work != null && key.operation().equals(operation)) {
+                out.put(key.member(), work);
             }
         }
         return out;

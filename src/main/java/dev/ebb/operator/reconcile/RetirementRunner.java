@@ -7,6 +7,9 @@ import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.Metrics;
+import dev.ebb.operator.read.ConnectionRead;
+import dev.ebb.operator.read.MemberWork;
+import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.Action;
@@ -88,6 +91,7 @@ public class RetirementRunner {
     private final Map<RetirementState, Counter> outcomes = new EnumMap<>(RetirementState.class);
     private final Map<RetirementState, Timer> durations = new EnumMap<>(RetirementState.class);
     private final Duration coolDown;
+    private final Duration endpointPropagation;
 
     public RetirementRunner(KubernetesClient client, ReadLedger reads, RouterProbe router, EventRecorder events, MeterRegistry registry,
             EbbConfig config) {
@@ -96,6 +100,7 @@ public class RetirementRunner {
         this.router = router;
         this.events = events;
         this.coolDown = config.retirement().coolDown();
+        this.endpointPropagation = config.retirement().endpointPropagation();
         // both outcomes exist from the start, at zero, so a scrape sees the series before the first retirement ends
         for (RetirementState end : List.of(RetirementState.Completed, RetirementState.Aborted)) {
             String outcome = end.name().toLowerCase(Locale.ROOT);
@@ -122,8 +127,8 @@ public class RetirementRunner {
                 new NextRetirement.RetryPolicy(requested, usedToken, coolDown), now);
 
         if (decision instanceof NextRetirement.Advance advance) {
-            return stepped(advance.current(), RetirementMachine.step(advance.current(), observe(md, advance.current(), pods, slices, routerPods, now)),
-                    persisted.chosenBecause(), usedToken);
+            return stepped(advance.current(), RetirementMachine.step(advance.current(), observe(md, advance.current(), pods, slices, routerPods, now),
+                    endpointPropagation), persisted.chosenBecause(), usedToken);
         }
         if (decision instanceof NextRetirement.Cancel cancel) {
             return stepped(cancel.current(), RetirementMachine.cancel(cancel.current(), now), persisted.chosenBecause(), usedToken);
@@ -190,7 +195,14 @@ public class RetirementRunner {
         Observation.Withdrawal withdrawal = current.state().pastDeletion()
                 ? new Observation.Withdrawal(md.getSpec().router() != null, Set.of(), Optional.empty(), Optional.empty(), Map.of())
                 : withdrawal(md, current, pods, slices, routerPods);
-        return new Observation(now, present, withdrawal, reads.collect(operation(md, current)));
+        Map<String, MemberWork> work = reads.collect(operation(md, current));
+        Map<String, Reading> gauges = new HashMap<>();
+        Map<String, ConnectionRead.Peers> connections = new HashMap<>();
+        work.forEach((member, read) -> {
+            gauges.put(member, read.gauges());
+            read.connections().ifPresent(peers -> connections.put(member, peers));
+        });
+        return new Observation(now, present, withdrawal, gauges, connections);
     }
 
     private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices,
@@ -237,7 +249,8 @@ public class RetirementRunner {
             } else if (action instanceof Action.ReadMembers read) {
                 pass.record().flatMap(RetirementRecords::fromStatus).ifPresent(r -> read.members().stream()
                         .map(byName::get).filter(Objects::nonNull)
-                        .forEach(pod -> ReplicaClassifier.engineOf(pod).ifPresent(engine -> reads.start(operation(md, r), pod, engine))));
+                        .forEach(pod -> ReplicaClassifier.engineOf(pod).ifPresent(engine -> reads.start(operation(md, r), pod, engine,
+                                md.getSpec().router() == null ? ServicePort.of(pod) : Optional.empty()))));
             } else if (action instanceof Action.Announce announce) {
                 if (announce.warning()) {
                     events.warning(md, announce.reason(), announce.message());

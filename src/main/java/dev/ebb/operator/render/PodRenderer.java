@@ -36,7 +36,7 @@ import java.util.stream.IntStream;
 public final class PodRenderer {
     public static final String ENGINE_CONTAINER = "main";
     public static final String METRICS_PATH = "/metrics";
-    private static final String PORT_NAME = "http";
+    public static final String PORT_NAME = "http";
     private static final int HASH_HEX_LENGTH = 10;
     private static final ObjectMapper CANONICAL_JSON = JsonMapper.builder()
             .enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)

@@ -17,6 +17,8 @@ import java.util.List;
  */
 public final class RoutingProxy {
     public static final String CONTAINER = "routing-proxy";
+    /** The proxy's container port, the one the role's Service targets on its Pods. */
+    public static final String PORT_NAME = "proxy";
     /**
      * Where the engine listens behind the proxy: the proxy's own default for the model server's port
      * (pkg/sidecar/proxy/options.go defaultVLLMPort "8200" at llm-d-router v0.10.0), given explicitly all the same.
@@ -63,7 +65,7 @@ public final class RoutingProxy {
                 // the image's ENTRYPOINT is /app/pd-sidecar (Dockerfile.sidecar at v0.10.0): flags only
                 .withArgs(List.of("--port=" + slot.role().port(), "--model-server-port=" + ENGINE_PORT, "--kv-connector=" + connector,
                         "--secure-proxy=false"))
-                .addNewPort().withName("proxy").withContainerPort(slot.role().port()).withProtocol("TCP").endPort()
+                .addNewPort().withName(PORT_NAME).withContainerPort(slot.role().port()).withProtocol("TCP").endPort()
                 // Dockerfile.sidecar at v0.10.0 runs it as USER 65532:65532; named, the kubelet can check runAsNonRoot
                 .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(NONROOT_USER).withRunAsGroup(NONROOT_USER)
                     .withAllowPrivilegeEscalation(false).withReadOnlyRootFilesystem(true)

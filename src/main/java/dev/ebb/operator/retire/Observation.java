@@ -1,5 +1,6 @@
 package dev.ebb.operator.retire;
 
+import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.Reading;
 import java.time.Instant;
 import java.util.Map;
@@ -11,8 +12,16 @@ import java.util.Set;
  *
  * @param members the reserved members that still exist, by name: their uid and engine container's identity now
  * @param reads the reads of answering members taken in this pass, if any
+ * @param connections the connection tables of answering members read in the same pass as their gauges; read only where
+ *     clients reach the replica without a router
  */
-public record Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads) {
+public record Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads,
+        Map<String, ConnectionRead.Peers> connections) {
+
+    /** A pass that read no connection table. */
+    public Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads) {
+        this(now, members, withdrawal, reads, Map.of());
+    }
 
     /** A reserved member that still exists; one being deleted by someone else counts as lost. */
     public record Present(String uid, String containerId, boolean terminating) {
@@ -24,7 +33,8 @@ public record Observation(Instant now, Map<String, Present> members, Withdrawal 
     /**
      * Whether the target has left every path that could give it new work, as seen in this pass.
      *
-     * @param routed the deployment has a router; without one, connections through the Service cannot be observed
+     * @param routed the deployment has a router; without one, clients reach the members through the role's Service,
+     *     and what proves them gone is the members' own connection tables
      * @param stillServing the target members present whose serving label is anything but false
      * @param endpointsClear whether no EndpointSlice of the role lists a target member; empty when no slice of the
      *     role's Service is known, which says nothing

@@ -3,7 +3,6 @@ package dev.ebb.operator.retire;
 /** The CamelCase reasons a retirement reports in status and Events. */
 public final class Reasons {
     public static final String STARTED = "RetirementStarted";
-    public static final String DIRECT_SERVICE_CONNECTIONS = "DirectServiceConnections";
     public static final String STILL_LABELLED_SERVING = "StillLabelledServing";
     public static final String ENDPOINTS_UNKNOWN = "EndpointsUnknown";
     public static final String ENDPOINTS_STILL_LIST = "EndpointsStillList";
@@ -16,6 +15,8 @@ public final class Reasons {
     public static final String BUSY = "Busy";
     public static final String PARTIAL_ENVELOPE = "PartialEnvelope";
     public static final String READ_FAILED = "ReadFailed";
+    /** Without a router: clients are still connected to the member, through the Service or a connection kept open. */
+    public static final String OPEN_CONNECTIONS = "OpenConnections";
     public static final String CONTAINER_RESTARTED = "ContainerRestarted";
     public static final String AWAITING_READS = "AwaitingReads";
     public static final String PROVEN_IDLE = "ProvenIdle";

@@ -1,7 +1,9 @@
 package dev.ebb.operator.retire;
 
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.Reading;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,10 +17,18 @@ import java.util.TreeSet;
  * The retirement protocol as a pure function: (state, observation) → (next state, actions). It deletes a replica
  * only after the replica left every path to new work and each answering member read idle twice in a row on a
  * complete envelope, with no restart in between; anything it cannot prove holds the replica, within budgets.
+ * Without a router, clients reach the replica through its Service, and each idle read must also find no client
+ * connected to the member, the first of them only once the endpoint change has had time to reach every node.
  */
 public final class RetirementMachine {
     private static final String AWAITING_BASELINE =
             "the router cannot be read yet; its dispatch counts are taken before the withdrawal is written, so it waits for them";
+    /** Kept in a member's reads without a router: the withdrawal was lost at this time, and is not yet seen back. */
+    private static final String WITHDRAWAL_LOST_MARK = "WithdrawalLost";
+    /** Kept in a member's reads without a router: the endpoints were seen clear at this time; no read counts before the margin. */
+    private static final String PROPAGATING_MARK = "AwaitingPropagation";
+    /** Peers named in a hold's message at most; the count covers them all. */
+    private static final int PEERS_NAMED = 5;
 
     private RetirementMachine() {
     }
@@ -86,7 +96,11 @@ public final class RetirementMachine {
         return hold(current, Reasons.ROUTER_UNAVAILABLE, message, current.reads());
     }
 
-    public static Step step(Retirement current, Observation seen) {
+    /**
+     * @param endpointPropagation without a router, how long after the endpoints were seen clear a node may still send a
+     *     new connection through the Service to the replica; reads before then prove nothing
+     */
+    public static Step step(Retirement current, Observation seen, Duration endpointPropagation) {
         if (current.state().ended()) {
             return new Step(current, List.of());
         }
@@ -98,7 +112,7 @@ public final class RetirementMachine {
         }
         return switch (current.state()) {
             case Withdrawing -> withdrawing(current, seen);
-            case Draining -> draining(current, seen);
+            case Draining -> draining(current, seen, endpointPropagation);
             case Deleting -> settle(current, seen);
             case Settling -> settling(current, seen);
             default -> new Step(current, List.of());
@@ -138,6 +152,12 @@ public final class RetirementMachine {
                     : current;
             return unroute(withdrawAgain(hold(reference, hold.get().reason(), hold.get().message(), current.reads()), current, seen), current, seen);
         }
+        if (!seen.withdrawal().routed()) {
+            String message = "no EndpointSlice of the role lists the replica; reading its answering members' gauges and connections";
+            Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), marked(current, PROPAGATING_MARK, seen.now()));
+            // no read starts within the margin, so none that counts can have been taken before it ended
+            return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message)));
+        }
         String message = "no path gives the replica new work; reading its answering members";
         Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), Map.of());
         return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message), new Action.ReadMembers(draining.answering())));
@@ -146,12 +166,15 @@ public final class RetirementMachine {
     private record Hold(String reason, String message) {
     }
 
+    /** Every answering member's reads replaced by a mark: its run starts over, and the mark keeps when it was set. */
+    private static Map<String, MemberReads> marked(Retirement current, String mark, Instant at) {
+        Map<String, MemberReads> reads = new HashMap<>();
+        current.answering().forEach(name -> reads.put(name, new MemberReads(mark, 0, 0, at)));
+        return reads;
+    }
+
     /** What, if anything, still gives the target new work; one home for the first confirmation and every re-check. */
     private static Optional<Hold> withdrawalHold(Observation.Withdrawal w, Optional<Map<String, Double>> baseline) {
-        if (!w.routed()) {
-            return Optional.of(new Hold(Reasons.DIRECT_SERVICE_CONNECTIONS,
-                    "without a router, connections made through the role's Service cannot be observed"));
-        }
         if (!w.stillServing().isEmpty()) {
             return Optional.of(new Hold(Reasons.STILL_LABELLED_SERVING,
                     String.join(", ", new TreeSet<>(w.stillServing())) + " does not carry " + Labels.SERVING + "=false"));
@@ -162,6 +185,10 @@ public final class RetirementMachine {
         }
         if (!w.endpointsClear().get()) {
             return Optional.of(new Hold(Reasons.ENDPOINTS_STILL_LIST, "an EndpointSlice of the role still lists a target member"));
+        }
+        if (!w.routed()) {
+            // the Service is the only path: connections it carried before are the members' own tables' to show
+            return Optional.empty();
         }
         if (w.routerSelects().isEmpty()) {
             return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE, "the router cannot say whether it still selects the replica"));
@@ -213,7 +240,8 @@ public final class RetirementMachine {
         return new Step(step.retirement(), List.copyOf(actions));
     }
 
-    private static Step draining(Retirement current, Observation seen) {
+    private static Step draining(Retirement current, Observation seen, Duration endpointPropagation) {
+        boolean routed = seen.withdrawal().routed();
         boolean outOfTime = Budgets.exhausted(current.phaseStartedAt(), Budgets.DRAINING, seen.now());
         if (current.standingHold().isPresent()) {
             Classification.Held held = current.standingHold().get();
@@ -224,17 +252,25 @@ public final class RetirementMachine {
             // whatever was read while the replica could get new work proves nothing about it: the run starts over
             Map<String, MemberReads> runsStartedOver = new HashMap<>();
             current.reads().forEach((name, read) -> runsStartedOver.put(name, new MemberReads(read.verdict(), read.inFlight(), 0, read.at())));
+            if (!routed) {
+                // the margin for the endpoint change to propagate counts again from when the endpoints are next seen clear
+                runsStartedOver.putAll(marked(current, WITHDRAWAL_LOST_MARK, seen.now()));
+            }
             String message = "the withdrawal no longer holds: " + lost.get().message();
             if (outOfTime) {
                 return abort(current.holding(Reasons.WITHDRAWAL_LOST, message, runsStartedOver), seen.now(), Reasons.WITHDRAWAL_LOST,
                         "not proven idle within " + Budgets.DRAINING.toSeconds() + " s: " + message);
             }
             Step held = unroute(withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen), current, seen);
+            if (!routed) {
+                return held;
+            }
             List<Action> actions = new ArrayList<>(held.actions());
             actions.add(new Action.ReadMembers(current.answering()));
             return new Step(held.retirement(), List.copyOf(actions));
         }
         Map<String, MemberReads> reads = new HashMap<>(current.reads());
+        boolean withinMargin = false;
         String holdReason = null;
         String holdMessage = null;
         List<String> restarted = current.targets().stream().filter(m -> restarted(m, seen)).map(Member::name).toList();
@@ -245,21 +281,33 @@ public final class RetirementMachine {
                 reads.put(name, new MemberReads("ContainerRestarted", 0, 0, seen.now()));
                 continue;
             }
+            Optional<MemberReads> propagating = routed ? Optional.empty() : propagating(before, seen.now(), endpointPropagation);
+            if (propagating.isPresent()) {
+                withinMargin = true;
+                reads.put(name, propagating.get());
+                if (holdReason == null || Reasons.AWAITING_READS.equals(holdReason)) {
+                    holdReason = Reasons.AWAITING_READS;
+                    holdMessage = "the endpoints were seen clear at " + propagating.get().at() + "; until "
+                            + propagating.get().at().plus(endpointPropagation) + " a node may still send a new connection to " + name;
+                }
+                continue;
+            }
             if (reading == null) {
                 if (before.consecutiveIdle() < Budgets.IDLE_READS && holdReason == null) {
                     // a read still under way tells nothing new: the last verdict stands, so the reason does not flip
                     // between it and "awaiting" (and announce each flip) from one pass to the next
-                    boolean readBefore = !MemberReads.NONE.equals(before);
+                    boolean readBefore = !MemberReads.NONE.equals(before) && !marks(before);
                     holdReason = readBefore ? current.reason() : Reasons.AWAITING_READS;
                     holdMessage = readBefore ? current.message() : "waiting for reads of " + name;
                 }
                 continue;
             }
-            MemberReads after = next(before, reading, seen.now());
-            reads.put(name, after);
-            if (after.consecutiveIdle() < Budgets.IDLE_READS && (holdReason == null || Reasons.AWAITING_READS.equals(holdReason))) {
-                holdReason = reasonOf(reading);
-                holdMessage = messageOf(name, reading, after);
+            Judged judged = routed ? judged(name, before, reading, seen.now())
+                    : judgedWithConnections(name, before, reading, seen.connections().get(name), seen.now());
+            reads.put(name, judged.after());
+            if (judged.after().consecutiveIdle() < Budgets.IDLE_READS && (holdReason == null || Reasons.AWAITING_READS.equals(holdReason))) {
+                holdReason = judged.reason();
+                holdMessage = judged.message();
             }
         }
         if (!restarted.isEmpty()) {
@@ -272,7 +320,8 @@ public final class RetirementMachine {
                 .allMatch(name -> reads.getOrDefault(name, MemberReads.NONE).consecutiveIdle() >= Budgets.IDLE_READS)
                 && holdReason == null;
         if (proven) {
-            String message = "every answering member read idle " + Budgets.IDLE_READS + " times in a row; deleting the replica";
+            String message = "every answering member read idle " + (routed ? "" : "with no client connected ") + Budgets.IDLE_READS
+                    + " times in a row; deleting the replica";
             Retirement deleting = current.with(RetirementState.Deleting, Reasons.PROVEN_IDLE, message, seen.now(), reads);
             return new Step(deleting, List.of(new Action.Announce(false, Reasons.PROVEN_IDLE, message), new Action.Delete(current.targets())));
         }
@@ -281,6 +330,9 @@ public final class RetirementMachine {
                     "not proven idle within " + Budgets.DRAINING.toSeconds() + " s: " + holdMessage);
         }
         Step held = hold(current, holdReason, holdMessage, reads);
+        if (withinMargin) {
+            return held;
+        }
         List<Action> actions = new ArrayList<>(held.actions());
         actions.add(new Action.ReadMembers(current.answering()));
         return new Step(held.retirement(), List.copyOf(actions));
@@ -290,6 +342,58 @@ public final class RetirementMachine {
     private static boolean restarted(Member reserved, Observation seen) {
         Observation.Present now = seen.members().get(reserved.name());
         return now != null && !Objects.equals(reserved.containerId(), now.containerId());
+    }
+
+    /** A member's read in this pass, and the hold it makes while its run is short. */
+    private record Judged(MemberReads after, String reason, String message) {
+    }
+
+    private static Judged judged(String name, MemberReads before, Reading reading, Instant at) {
+        MemberReads after = next(before, reading, at);
+        return new Judged(after, reasonOf(reading), messageOf(name, reading, after));
+    }
+
+    /**
+     * Without a router idle gauges count only with no client connected: a client holding a keep-alive connection can
+     * send its next request on it whatever the endpoints say. A table that cannot be read proves nothing either way.
+     */
+    private static Judged judgedWithConnections(String name, MemberReads before, Reading reading, ConnectionRead.Peers peers, Instant at) {
+        if (!(reading instanceof Reading.Idle)) {
+            return judged(name, before, reading, at);
+        }
+        if (peers == null) {
+            return judged(name, before, new Reading.Failed("its connection table was not read with its gauges"), at);
+        }
+        if (peers instanceof ConnectionRead.Peers.Unknown unknown) {
+            return judged(name, before, new Reading.Failed(unknown.why()), at);
+        }
+        ConnectionRead.Peers.Connected connected = (ConnectionRead.Peers.Connected) peers;
+        if (connected.count() == 0) {
+            return judged(name, before, reading, at);
+        }
+        List<String> named = connected.listed().subList(0, Math.min(PEERS_NAMED, connected.listed().size()));
+        String message = name + " is idle but " + connected.count() + (connected.count() == 1 ? " client is" : " clients are")
+                + " still connected: " + String.join(", ", named) + (connected.count() > named.size() ? ", …" : "");
+        return new Judged(new MemberReads(Reasons.OPEN_CONNECTIONS, 0, 0, at), Reasons.OPEN_CONNECTIONS, message);
+    }
+
+    /** Whether a member's reads hold a mark rather than a read. */
+    private static boolean marks(MemberReads reads) {
+        return WITHDRAWAL_LOST_MARK.equals(reads.verdict()) || PROPAGATING_MARK.equals(reads.verdict());
+    }
+
+    /**
+     * The mark a member's reads keep while the endpoint change propagates, or empty once reads count. A withdrawal lost
+     * and now seen back starts the margin at this pass; a mark without a time (an edited record) starts it again too.
+     */
+    private static Optional<MemberReads> propagating(MemberReads before, Instant now, Duration endpointPropagation) {
+        if (WITHDRAWAL_LOST_MARK.equals(before.verdict()) || (PROPAGATING_MARK.equals(before.verdict()) && before.at() == null)) {
+            return Optional.of(new MemberReads(PROPAGATING_MARK, 0, 0, now));
+        }
+        if (PROPAGATING_MARK.equals(before.verdict()) && now.isBefore(before.at().plus(endpointPropagation))) {
+            return Optional.of(before);
+        }
+        return Optional.empty();
     }
 
     private static MemberReads next(MemberReads before, Reading reading, Instant at) {

@@ -16,6 +16,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Uni;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -228,5 +230,39 @@ class MemberReaderTest {
                 || r.equals(new Reading.Failed("the engine did not answer within 2 s")));
         assertThat(readings.stream().filter(r -> r.equals(new Reading.Idle()))).hasSizeGreaterThanOrEqualTo(45);
         assertThat(all).isLessThan(ExecLimits.MEMBER_READ.deadline());
+    }
+
+    @Test
+    void withAConnectionPortTheGaugesAndTheConnectionTableAreReadTogether() throws Exception {
+        FakeEngine engine = engine(Engine.VLLM);
+        MemberWork alone = reader.readWork(member(engine), Engine.VLLM, Optional.of(8000)).await().atMost(Duration.ofSeconds(10));
+
+        String client = ADDRESSES.next();
+        try (Socket connected = new Socket(engine.host(), 8000, InetAddress.getByName(client), 0)) {
+            MemberWork withClient = reader.readWork(member(engine), Engine.VLLM, Optional.of(8000)).await().atMost(Duration.ofSeconds(10));
+
+            assertThat(alone).isEqualTo(new MemberWork(new Reading.Idle(), Optional.of(new ConnectionRead.Peers.Connected(0, List.of()))));
+            assertThat(withClient.gauges()).isEqualTo(new Reading.Idle());
+            assertThat(withClient.connections()).contains(
+                    new ConnectionRead.Peers.Connected(1, List.of(client + ":" + connected.getLocalPort())));
+        }
+    }
+
+    @Test
+    void withoutAConnectionPortOnlyTheGaugesAreRead() throws Exception {
+        FakeEngine engine = engine(Engine.VLLM);
+
+        assertThat(reader.readWork(member(engine), Engine.VLLM, Optional.empty()).await().atMost(Duration.ofSeconds(10)))
+                .isEqualTo(MemberWork.gaugesOnly(new Reading.Idle()));
+    }
+
+    @Test
+    void aConnectionTableThatCannotBeReadIsUnknownNeverNoPeers() throws Exception {
+        FakeEngine engine = engine(Engine.VLLM);
+        exec.failWith("pods/exec is forbidden");
+
+        MemberWork work = reader.readWork(member(engine), Engine.VLLM, Optional.of(8000)).await().atMost(Duration.ofSeconds(10));
+
+        assertThat(work.connections()).hasValueSatisfying(peers -> assertThat(peers).isInstanceOf(ConnectionRead.Peers.Unknown.class));
     }
 }

@@ -14,9 +14,12 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.drain.InFlightGauges;
 import dev.ebb.operator.observe.Metrics;
+import dev.ebb.operator.render.Names;
 import dev.ebb.operator.retire.Budgets;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
+import dev.ebb.operator.sim.KubeProxyService;
+import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimApiServer;
@@ -33,7 +36,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -42,6 +47,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -500,16 +507,106 @@ class RetirementIT {
         awaitRetirement("Aborted", "TerminatedOutsideOperator");
     }
 
+    /** A deployment without a router: clients reach its Pods through the role's Service alone. */
+    private void deployUnrouted(int replicas) {
+        client.resource(deployment("qwen", "vLLM").namespace(ns).role(role("server").replicas(replicas)).build()).create();
+        String service = Names.roleService("qwen", "server");
+        await().atMost(CONVERGE).until(() -> world.endpoints().slicesOf(ns, service).stream()
+                .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
+                .filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).count() == replicas);
+    }
+
+    /** When the operator first asked for a member's deletion, as a watcher polling every 100 ms sees it. */
+    private CompletableFuture<Instant> deletionSeen(String name) {
+        CompletableFuture<Instant> seen = new CompletableFuture<>();
+        ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor();
+        watcher.scheduleAtFixedRate(() -> {
+            Pod pod = pod(name);
+            if (pod == null || pod.getMetadata().getDeletionTimestamp() != null) {
+                seen.complete(Instant.now());
+            }
+        }, 0, 100, TimeUnit.MILLISECONDS);
+        seen.whenComplete((at, failure) -> watcher.shutdownNow());
+        return seen;
+    }
+
+    /**
+     * Without a router, an idle replica's withdrawal is proven by its own connection table: no client is connected
+     * once the endpoints are clear, so it is deleted after the propagation margin and two reads, in seconds.
+     */
     @Test
-    void withoutARouterARunningReplicaIsHeldAndAbortsAtTheWithdrawalBudget() {
-        client.resource(deployment("qwen", "vLLM").namespace(ns).role(role("server").replicas(2)).build()).create();
-        await().atMost(CONVERGE).until(() -> pod("qwen-server-r1-m0") != null
-                && pod("qwen-server-r1-m0").getStatus() != null && "Running".equals(pod("qwen-server-r1-m0").getStatus().getPhase()));
-        String uid = pod("qwen-server-r1-m0").getMetadata().getUid();
+    void withoutARouterAnIdleReplicaRetiresInSeconds() {
+        deployUnrouted(2);
+        CompletableFuture<Instant> deleted = deletionSeen("qwen-server-r1-m0");
+        Instant asked = Instant.now();
 
         scale("server", 1);
-        holdsThenAbortsAtBudget("Withdrawing", "DirectServiceConnections", Budgets.WITHDRAWING);
-        assertKeptAndServing("qwen-server-r1-m0", uid);
+
+        Instant at = deleted.orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS).join();
+        // the propagation margin (5 s) plus two reads a second apart; generous for a loaded machine
+        assertThat(Duration.between(asked, at)).isBetween(Duration.ofSeconds(5), Duration.ofSeconds(25));
+        await().atMost(CONVERGE).until(() -> retirement().isEmpty() && gone("qwen-server-r1-m0"));
+        assertThat(pod("qwen-server-r0-m0")).isNotNull();
+        assertThat(eventReasons()).contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed").doesNotContain("OpenConnections");
+    }
+
+    /**
+     * A client's keep-alive connection outlives the endpoints (conntrack keeps it to its Pod), so a request it sends
+     * after the withdrawal still reaches the leaving replica: the replica is held while the connection is open, the
+     * request streams to its end, and the replica goes only once the engine has closed the idle connection.
+     */
+    @Test
+    void withoutARouterAKeptConnectionHoldsTheReplicaUntilItsLastRequestEndsAndItIsClosed() throws Exception {
+        deployUnrouted(2);
+        String leaving = "qwen-server-r1-m0";
+        try (KubeProxyService service = new KubeProxyService(world.endpoints(), ns, Names.roleService("qwen", "server"), Duration.ofSeconds(1),
+                LoopbackAddresses.besideOtherTests().next())) {
+            await().atMost(CONVERGE).until(() -> service.reachable().size() == 2);
+            KubeProxyService.Connection kept = connectionTo(service, leaving);
+            // a client between turns of a chat: a tiny request every second keeps its connection from idling out
+            ScheduledExecutorService turns = Executors.newSingleThreadScheduledExecutor();
+            turns.scheduleAtFixedRate(() -> kept.stream(1, Duration.ofMillis(1)), 0, 1, TimeUnit.SECONDS);
+            CompletableFuture<Instant> deleted = deletionSeen(leaving);
+
+            scale("server", 1);
+
+            await().atMost(CONVERGE).untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
+                assertThat(r.replicaOrdinal()).isEqualTo(1);
+                assertThat(r.state()).isEqualTo("Draining");
+                assertThat(r.reason()).isEqualTo("OpenConnections");
+                assertThat(r.message()).contains("1 client is still connected");
+            }));
+            await().atMost(CONVERGE).until(() -> !service.reachable().contains(leaving));
+            turns.shutdown();
+            assertThat(turns.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+
+            LoadGenerator.Request last = kept.stream(30, Duration.ofMillis(100));
+            Instant lastEnded = Instant.now();
+
+            assertThat(last.outcome()).as(last.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+            assertThat(last.pod()).isEqualTo(leaving);
+            assertThat(deleted).as("no deletion while the request streamed").isNotDone();
+            assertThat(kept.closedByServer(Duration.ofSeconds(20))).as("the engine closes the idle connection").isTrue();
+            Instant closed = Instant.now();
+            Instant at = deleted.orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS).join();
+            assertThat(at).isAfter(closed);
+            assertThat(Duration.between(lastEnded, closed)).isGreaterThanOrEqualTo(Duration.ofSeconds(4));
+            kept.close();
+        }
+        await().atMost(CONVERGE).until(() -> retirement().isEmpty() && gone(leaving));
+        assertThat(eventReasons()).contains("OpenConnections", "ProvenIdle", "Completed");
+    }
+
+    /** New connections through the Service until one lands on this Pod; the others are closed again. */
+    private static KubeProxyService.Connection connectionTo(KubeProxyService service, String pod) throws IOException {
+        for (int i = 0; i < 10; i++) {
+            KubeProxyService.Connection connection = service.connect().orElseThrow();
+            if (connection.pod().equals(pod)) {
+                return connection;
+            }
+            connection.close();
+        }
+        throw new AssertionError("no connection through the Service reached " + pod);
     }
 
     @Test

@@ -199,7 +199,7 @@ class NextRetirementTest {
         Member leader = RetirementMachineTest.LEADER;
         members.put(leader.name(), new Observation.Present(leader.uid(), leader.containerId(), true));
 
-        RetirementMachine.Step step = RetirementMachine.step(current,
+        RetirementMachine.Step step = RetirementMachineTest.step(current,
                 new Observation(seen.now(), members, seen.withdrawal(), seen.reads()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);

@@ -3,11 +3,13 @@ package dev.ebb.operator.retire;
 import static dev.ebb.operator.retire.RetirementMachineTest.BASELINE;
 import static dev.ebb.operator.retire.RetirementMachineTest.FOLLOWER;
 import static dev.ebb.operator.retire.RetirementMachineTest.LEADER;
+import static dev.ebb.operator.retire.RetirementMachineTest.PROPAGATION;
 import static dev.ebb.operator.retire.RetirementMachineTest.T0;
 import static dev.ebb.operator.retire.RetirementMachineTest.TARGETS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.Reading;
 import java.time.Instant;
 import java.util.HashMap;
@@ -27,7 +29,8 @@ import net.jqwik.api.statistics.Statistics;
 /**
  * Over random histories, the machine deletes only what it has proven idle, by idle reads at least a second apart, since
  * a withdrawal that still holds; it deletes nothing but its reserved members, gives everything back when it aborts, and
- * is silent once it has aborted.
+ * is silent once it has aborted. Without a router, idle also means no client connected, and reads count only once the
+ * endpoint change has had its propagation margin since the endpoints were (last) seen clear.
  */
 class RetirementMachineProperties {
     /** What the router reports for the targets: the counts read before the withdrawal, or a dispatch since. */
@@ -39,8 +42,15 @@ class RetirementMachineProperties {
     }
 
     /** One pass of the shell, as random as the world can make it. */
-    record Event(int advanceMillis, Observation.Withdrawal withdrawal, Reading reading, boolean leaderRestart, boolean followerRestart,
+    record Event(int advanceMillis, Observation.Withdrawal withdrawal, PassRead read, boolean leaderRestart, boolean followerRestart,
             Fate leaderFate, Fate followerFate, boolean apiError) {
+        Reading reading() {
+            return read == null ? null : read.gauges();
+        }
+    }
+
+    /** The leader's gauges and, read in the same pass where there is no router, its connection table (null: not read). */
+    record PassRead(Reading gauges, ConnectionRead.Peers peers) {
     }
 
     @Provide
@@ -51,8 +61,14 @@ class RetirementMachineProperties {
                 Arbitraries.doubles().between(0.5, 50).map(Reading.Busy::new),
                 Arbitraries.just(new Reading.Partial(List.of("vllm:num_requests_waiting"))),
                 Arbitraries.just(new Reading.Failed("timed out")));
+        Arbitrary<ConnectionRead.Peers> peers = Arbitraries.frequencyOf(
+                Tuple.of(12, Arbitraries.just(new ConnectionRead.Peers.Connected(0, List.of()))),
+                Tuple.of(2, Arbitraries.just(new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234")))),
+                Tuple.of(1, Arbitraries.just(new ConnectionRead.Peers.Unknown("the connection read exited with code 7"))));
+        Arbitrary<PassRead> reads = Combinators.combine(readings, peers.injectNull(0.1)).as(PassRead::new);
+        // drawn as a routed deployment sees them; a history without a router keeps only what it can see (see unrouted)
         Arbitrary<Observation.Withdrawal> anyWithdrawal = Combinators.combine(
-                Arbitraries.of(true, true, true, true, true, false),
+                Arbitraries.just(true),
                 Arbitraries.<Set<String>>of(Set.of(), Set.of(), Set.of(), Set.of(), Set.of(), Set.of(LEADER.name()), Set.of(FOLLOWER.name())),
                 Arbitraries.<Optional<Boolean>>of(Optional.of(true), Optional.of(true), Optional.of(true), Optional.of(false), Optional.empty()),
                 Arbitraries.<Optional<Boolean>>of(Optional.of(false), Optional.of(false), Optional.of(false), Optional.of(true), Optional.empty()),
@@ -76,7 +92,7 @@ class RetirementMachineProperties {
         Arbitrary<Event> event = Combinators.combine(
                 advances,
                 withdrawals,
-                readings.injectNull(0.2),
+                reads.injectNull(0.2),
                 rarely,
                 rarely,
                 fates,
@@ -120,6 +136,16 @@ class RetirementMachineProperties {
         return outOfEveryPath(w) && reference.isPresent() && !moved(w.dispatches(), reference.get());
     }
 
+    /** A pass as a deployment without a router sees it: no router to ask, no dispatch counted. */
+    private static Observation.Withdrawal unrouted(Observation.Withdrawal w) {
+        return new Observation.Withdrawal(false, w.stillServing(), w.endpointsClear(), Optional.empty(), Map.of());
+    }
+
+    /** Without a router the label and the endpoints are every path there is. */
+    private static boolean clearWithoutRouter(Observation.Withdrawal w) {
+        return w.stillServing().isEmpty() && w.endpointsClear().equals(Optional.of(true));
+    }
+
     /** The counts with a zero for each target, as a reference is kept. */
     private static Map<String, Double> referenceOf(Map<String, Double> counts) {
         Map<String, Double> reference = new HashMap<>(counts);
@@ -129,9 +155,11 @@ class RetirementMachineProperties {
 
     @Property(tries = 3000)
     void deletesOnlyReservedMembersProvenIdleSinceAWithdrawalThatHoldsAndRestoresOnEveryAbort(@ForAll("histories") List<Event> history,
-            @ForAll("mostlyTrue") boolean baselineRead) {
+            @ForAll("mostlyTrue") boolean baselineRead, @ForAll boolean routed) {
+        // without a router nothing is counted, and the shell begins with that empty baseline
+        Optional<Map<String, Double>> baseline = !routed ? Optional.of(Map.of()) : baselineRead ? BASELINE : Optional.empty();
         Retirement retirement = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), baselineRead ? BASELINE : Optional.empty(), T0).retirement();
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), baseline, T0).retirement();
         Instant now = T0;
         boolean restarted = false;
         Fate leaderFate = Fate.PRESENT;
@@ -142,6 +170,8 @@ class RetirementMachineProperties {
         // the counts the machine compares with: read before the withdrawal, taken when the router first answers before
         // anything is withdrawn, and moved on while withdrawing by a dispatch the router made as it learned of it
         Optional<Map<String, Double>> reference = baselineRead ? Optional.of(UNMOVED) : Optional.empty();
+        // without a router: when the endpoints were last seen clear while draining, null while the withdrawal is lost
+        Instant clearSince = null;
 
         for (Event e : history) {
             now = now.plusMillis(e.advanceMillis());
@@ -158,15 +188,18 @@ class RetirementMachineProperties {
             boolean lost = leaderFate != Fate.PRESENT || followerFate != Fate.PRESENT;
             // an API error means the shell could not read this pass
             Map<String, Reading> reads = e.reading() == null || e.apiError() ? Map.of() : Map.of(LEADER.name(), e.reading());
-            Observation seen = new Observation(now, members, e.withdrawal(), reads);
+            Map<String, ConnectionRead.Peers> tables = reads.isEmpty() || routed || e.read().peers() == null ? Map.of()
+                    : Map.of(LEADER.name(), e.read().peers());
+            Observation.Withdrawal withdrawal = routed ? e.withdrawal() : unrouted(e.withdrawal());
+            Observation seen = new Observation(now, members, withdrawal, reads, tables);
             RetirementState before = retirement.state();
 
-            RetirementMachine.Step step = RetirementMachine.step(retirement, seen);
+            RetirementMachine.Step step = RetirementMachineTest.step(retirement, seen);
             RetirementState after = step.retirement().state();
 
             Optional<Map<String, Double>> referenceBefore = reference;
-            if (before == RetirementState.Withdrawing && !lost) {
-                Observation.Withdrawal w = e.withdrawal();
+            if (before == RetirementState.Withdrawing && !lost && routed) {
+                Observation.Withdrawal w = withdrawal;
                 boolean nothingWithdrawn = TARGETS.stream().allMatch(m -> w.stillServing().contains(m.name()));
                 if (reference.isEmpty() && w.routerSelects().isPresent() && nothingWithdrawn) {
                     reference = Optional.of(referenceOf(w.dispatches()));
@@ -175,10 +208,19 @@ class RetirementMachineProperties {
                 }
             }
             if (before == RetirementState.Draining) {
-                boolean holds = confirmed(e.withdrawal(), reference);
+                boolean holds = routed ? confirmed(withdrawal, reference) : clearWithoutRouter(withdrawal);
+                boolean idleRead = reads.get(LEADER.name()) instanceof Reading.Idle
+                        && (routed || new ConnectionRead.Peers.Connected(0, List.of()).equals(tables.get(LEADER.name())));
                 if (!holds || restarted) {
                     idleRun = 0;
-                } else if (!reads.isEmpty() && !(reads.get(LEADER.name()) instanceof Reading.Idle)) {
+                    clearSince = holds ? clearSince : null;
+                } else if (!routed && clearSince == null) {
+                    // seen clear again: the margin starts now, and this pass's read proves nothing
+                    clearSince = now;
+                    idleRun = 0;
+                } else if (!routed && now.isBefore(clearSince.plus(PROPAGATION))) {
+                    idleRun = 0;
+                } else if (!reads.isEmpty() && !idleRead) {
                     idleRun = 0;
                 } else if (!reads.isEmpty() && (idleRun == 0 || !now.isBefore(lastCountedIdle.plusSeconds(1)))) {
                     // an idle read counts only a second or more after the last one that counted
@@ -198,10 +240,12 @@ class RetirementMachineProperties {
                 assertThat(after).as("a member lost before the deletion aborts").isEqualTo(RetirementState.Aborted);
                 assertThat(step.retirement().reason()).isIn(Reasons.TERMINATED_OUTSIDE);
             }
+            boolean confirmedBefore = routed ? confirmed(withdrawal, referenceBefore) : clearWithoutRouter(withdrawal);
             if (before == RetirementState.Withdrawing && after == RetirementState.Draining) {
-                assertThat(confirmed(e.withdrawal(), referenceBefore)).as("draining starts only on a confirmed withdrawal").isTrue();
+                assertThat(confirmedBefore).as("draining starts only on a confirmed withdrawal").isTrue();
+                clearSince = now;
             }
-            if (before == RetirementState.Draining && after == RetirementState.Draining && !confirmed(e.withdrawal(), referenceBefore)) {
+            if (before == RetirementState.Draining && after == RetirementState.Draining && !confirmedBefore) {
                 assertThat(step.retirement().reason()).as("a relapse while draining holds").isEqualTo(Reasons.WITHDRAWAL_LOST);
             }
 
@@ -216,7 +260,7 @@ class RetirementMachineProperties {
                 provingDeletes++;
                 assertThat(before).as("deleted only from Draining").isEqualTo(RetirementState.Draining);
                 assertThat(deleted).as("the whole reservation").containsExactlyInAnyOrderElementsOf(TARGETS);
-                assertThat(confirmed(e.withdrawal(), referenceBefore)).as("the withdrawal still holds at the delete").isTrue();
+                assertThat(confirmedBefore).as("the withdrawal still holds at the delete").isTrue();
                 assertThat(restarted).as("no restart before the delete").isFalse();
                 assertThat(lost).as("every reserved member still there").isFalse();
                 assertThat(idleRun).as("two idle reads in a row since the withdrawal last held").isGreaterThanOrEqualTo(2);
@@ -224,6 +268,6 @@ class RetirementMachineProperties {
             assertThat(provingDeletes).as("one decision to delete").isLessThanOrEqualTo(1);
             retirement = step.retirement();
         }
-        Statistics.label("last state").collect(retirement.state());
+        Statistics.label("last state").collect(routed ? "with a router" : "without", retirement.state());
     }
 }

@@ -3,6 +3,7 @@ package dev.ebb.operator.retire;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.Reading;
 import java.time.Duration;
 import java.time.Instant;
@@ -50,7 +51,14 @@ public class RetirementMachineTest {
     }
 
     public static Retirement draining() {
-        return RetirementMachine.step(started(), seen(T0.plusSeconds(1), CLEAR, Map.of())).retirement();
+        return step(started(), seen(T0.plusSeconds(1), CLEAR, Map.of())).retirement();
+    }
+
+    /** How long the endpoint change takes to reach every node, for deployments without a router. */
+    static final Duration PROPAGATION = Duration.ofSeconds(5);
+
+    static RetirementMachine.Step step(Retirement current, Observation seen) {
+        return RetirementMachine.step(current, seen, PROPAGATION);
     }
 
     static Instant at(double seconds) {
@@ -86,7 +94,9 @@ public class RetirementMachineTest {
 
     static Stream<Arguments> withdrawalHolds() {
         return Stream.of(
-                Arguments.of(withdrawal(false, Set.of(), Optional.of(true), Optional.of(false), Map.of()), Reasons.DIRECT_SERVICE_CONNECTIONS),
+                Arguments.of(withdrawal(false, Set.of(FOLLOWER.name()), Optional.of(true), Optional.empty(), Map.of()), Reasons.STILL_LABELLED_SERVING),
+                Arguments.of(withdrawal(false, Set.of(), Optional.empty(), Optional.empty(), Map.of()), Reasons.ENDPOINTS_UNKNOWN),
+                Arguments.of(withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of()), Reasons.ENDPOINTS_STILL_LIST),
                 Arguments.of(withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()), Reasons.STILL_LABELLED_SERVING),
                 Arguments.of(withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()), Reasons.ENDPOINTS_UNKNOWN),
                 Arguments.of(withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Reasons.ENDPOINTS_STILL_LIST),
@@ -97,8 +107,8 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{1}")
     @MethodSource("withdrawalHolds")
     void withdrawalHoldsUntilItsBudgetThenAbortsKeepingEverything(Observation.Withdrawal withdrawal, String reason) {
-        RetirementMachine.Step held = RetirementMachine.step(started(), seen(at(29.999), withdrawal, Map.of()));
-        RetirementMachine.Step aborted = RetirementMachine.step(held.retirement(), seen(at(30), withdrawal, Map.of()));
+        RetirementMachine.Step held = step(started(), seen(at(29.999), withdrawal, Map.of()));
+        RetirementMachine.Step aborted = step(held.retirement(), seen(at(30), withdrawal, Map.of()));
 
         assertThat(held.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(held.retirement().reason()).isEqualTo(reason);
@@ -127,9 +137,9 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("routerAsked")
     void theRouterIsAskedToDropTheTargetsOnlyOnceTheirWithdrawalIsWritten(String title, Observation.Withdrawal withdrawal, boolean asked) {
-        RetirementMachine.Step first = RetirementMachine.step(started(), seen(at(1), withdrawal, Map.of()));
-        RetirementMachine.Step again = RetirementMachine.step(first.retirement(), seen(at(2), withdrawal, Map.of()));
-        RetirementMachine.Step lost = RetirementMachine.step(draining(), seen(at(3), withdrawal, Map.of()));
+        RetirementMachine.Step first = step(started(), seen(at(1), withdrawal, Map.of()));
+        RetirementMachine.Step again = step(first.retirement(), seen(at(2), withdrawal, Map.of()));
+        RetirementMachine.Step lost = step(draining(), seen(at(3), withdrawal, Map.of()));
 
         for (RetirementMachine.Step step : List.of(first, again, lost)) {
             if (asked) {
@@ -142,10 +152,10 @@ public class RetirementMachineTest {
 
     @Test
     void aConfirmedWithdrawalAndOneAwaitingItsBaselineNeverAskTheRouter() {
-        RetirementMachine.Step confirmed = RetirementMachine.step(started(), seen(at(1), CLEAR, Map.of()));
+        RetirementMachine.Step confirmed = step(started(), seen(at(1), CLEAR, Map.of()));
         Retirement awaiting = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), T0).retirement();
-        RetirementMachine.Step stillAwaiting = RetirementMachine.step(awaiting,
+        RetirementMachine.Step stillAwaiting = step(awaiting,
                 seen(at(1), withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Map.of()));
 
         assertThat(confirmed.actions()).noneMatch(a -> a instanceof Action.Unroute);
@@ -168,7 +178,7 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{0} dispatched: {1}")
     @MethodSource("dispatchCounts")
     void aDispatchCountsOnlyWhenItDiffersFromTheCountReadBeforeTheWithdrawal(Map<String, Double> now, boolean dispatched) {
-        RetirementMachine.Step step = RetirementMachine.step(started(),
+        RetirementMachine.Step step = step(started(),
                 seen(at(2), withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), now), Map.of()));
 
         assertThat(step.retirement().reason()).isEqualTo(dispatched ? Reasons.RECENT_DISPATCH : Reasons.WITHDRAWN);
@@ -179,8 +189,8 @@ public class RetirementMachineTest {
         Retirement blind = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), T0).retirement();
 
-        RetirementMachine.Step held = RetirementMachine.step(blind, seen(at(2), CLEAR, Map.of()));
-        RetirementMachine.Step aborted = RetirementMachine.step(held.retirement(), seen(at(30), CLEAR, Map.of()));
+        RetirementMachine.Step held = step(blind, seen(at(2), CLEAR, Map.of()));
+        RetirementMachine.Step aborted = step(held.retirement(), seen(at(30), CLEAR, Map.of()));
 
         assertThat(held.retirement().reason()).isEqualTo(Reasons.ROUTER_UNAVAILABLE);
         assertThat(held.retirement().message()).contains("before the withdrawal");
@@ -192,9 +202,9 @@ public class RetirementMachineTest {
         Set<String> nothingWithdrawn = Set.of(LEADER.name(), FOLLOWER.name());
         RetirementMachine.Step begun = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), T0);
-        RetirementMachine.Step stillDown = RetirementMachine.step(begun.retirement(),
+        RetirementMachine.Step stillDown = step(begun.retirement(),
                 seen(at(2), withdrawal(true, nothingWithdrawn, Optional.of(true), Optional.empty(), Map.of()), Map.of()));
-        RetirementMachine.Step counted = RetirementMachine.step(stillDown.retirement(),
+        RetirementMachine.Step counted = step(stillDown.retirement(),
                 seen(at(3), withdrawal(true, nothingWithdrawn, Optional.of(true), Optional.of(true), Map.of(LEADER.name(), 7.0)), Map.of()));
 
         assertThat(begun.actions()).noneMatch(a -> a instanceof Action.Withdraw);
@@ -203,22 +213,22 @@ public class RetirementMachineTest {
         assertThat(stillDown.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(counted.retirement().dispatchBaseline()).contains(Map.of(LEADER.name(), 7.0, FOLLOWER.name(), 0.0));
         assertThat(counted.actions()).contains(new Action.Withdraw(TARGETS));
-        assertThat(RetirementMachine.step(counted.retirement(), seen(at(4), CLEAR, Map.of())).retirement().state())
+        assertThat(step(counted.retirement(), seen(at(4), CLEAR, Map.of())).retirement().state())
                 .isEqualTo(RetirementState.Draining);
-        assertThat(RetirementMachine.step(counted.retirement(), seen(at(4), dispatched(8.0), Map.of())).retirement().reason())
+        assertThat(step(counted.retirement(), seen(at(4), dispatched(8.0), Map.of())).retirement().reason())
                 .isEqualTo(Reasons.RECENT_DISPATCH);
     }
 
     @Test
     void aDispatchMadeWhileTheRouterLearnsOfTheWithdrawalHoldsUntilTheCountsStopMoving() {
-        RetirementMachine.Step late = RetirementMachine.step(started(), seen(at(1), dispatched(8.0), Map.of()));
-        RetirementMachine.Step still = RetirementMachine.step(late.retirement(), seen(at(2), dispatched(9.0), Map.of()));
-        RetirementMachine.Step settled = RetirementMachine.step(still.retirement(), seen(at(3), dispatched(9.0), Map.of()));
+        RetirementMachine.Step late = step(started(), seen(at(1), dispatched(8.0), Map.of()));
+        RetirementMachine.Step still = step(late.retirement(), seen(at(2), dispatched(9.0), Map.of()));
+        RetirementMachine.Step settled = step(still.retirement(), seen(at(3), dispatched(9.0), Map.of()));
 
         assertThat(late.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
         assertThat(still.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
         assertThat(settled.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(RetirementMachine.step(settled.retirement(), seen(at(4), dispatched(10.0), Map.of())).retirement().reason())
+        assertThat(step(settled.retirement(), seen(at(4), dispatched(10.0), Map.of())).retirement().reason())
                 .isEqualTo(Reasons.WITHDRAWAL_LOST);
     }
 
@@ -226,10 +236,10 @@ public class RetirementMachineTest {
     void aRouterThatKeepsDispatchingToTheTargetHoldsItUntilTheBudgetAborts() {
         Retirement current = started();
         for (int second = 1; second < 30; second++) {
-            current = RetirementMachine.step(current, seen(at(second), dispatched(7.0 + second), Map.of())).retirement();
+            current = step(current, seen(at(second), dispatched(7.0 + second), Map.of())).retirement();
             assertThat(current.reason()).isEqualTo(Reasons.RECENT_DISPATCH);
         }
-        RetirementMachine.Step aborted = RetirementMachine.step(current, seen(at(30), dispatched(40.0), Map.of()));
+        RetirementMachine.Step aborted = step(current, seen(at(30), dispatched(40.0), Map.of()));
 
         assertThat(aborted.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(aborted.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
@@ -238,7 +248,7 @@ public class RetirementMachineTest {
 
     @Test
     void aMemberFoundServingIsWithdrawnAgain() {
-        RetirementMachine.Step step = RetirementMachine.step(started(),
+        RetirementMachine.Step step = step(started(),
                 seen(at(1), withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()), Map.of()));
 
         assertThat(step.actions()).contains(new Action.Withdraw(List.of(FOLLOWER)));
@@ -257,11 +267,11 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{1}")
     @MethodSource("relapses")
     void aWithdrawalLostWhileDrainingHoldsAndTheIdleReadsStartOver(Observation.Withdrawal relapse, String message) {
-        Retirement idleOnce = RetirementMachine.step(draining(), reads(at(3), new Reading.Idle())).retirement();
+        Retirement idleOnce = step(draining(), reads(at(3), new Reading.Idle())).retirement();
 
-        RetirementMachine.Step lost = RetirementMachine.step(idleOnce, seen(at(4), relapse, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step back = RetirementMachine.step(lost.retirement(), reads(at(5), new Reading.Idle()));
-        RetirementMachine.Step proven = RetirementMachine.step(back.retirement(), reads(at(6), new Reading.Idle()));
+        RetirementMachine.Step lost = step(idleOnce, seen(at(4), relapse, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step back = step(lost.retirement(), reads(at(5), new Reading.Idle()));
+        RetirementMachine.Step proven = step(back.retirement(), reads(at(6), new Reading.Idle()));
 
         assertThat(lost.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(lost.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
@@ -277,7 +287,7 @@ public class RetirementMachineTest {
         Retirement draining = draining();
         Observation.Withdrawal selected = withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of());
 
-        RetirementMachine.Step end = RetirementMachine.step(draining, seen(draining.phaseStartedAt().plus(Budgets.DRAINING), selected, Map.of()));
+        RetirementMachine.Step end = step(draining, seen(draining.phaseStartedAt().plus(Budgets.DRAINING), selected, Map.of()));
 
         assertThat(end.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(end.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
@@ -286,7 +296,7 @@ public class RetirementMachineTest {
 
     @Test
     void confirmedWithdrawalStartsDrainingAndAsksForReads() {
-        RetirementMachine.Step step = RetirementMachine.step(started(), seen(at(2), CLEAR, Map.of()));
+        RetirementMachine.Step step = step(started(), seen(at(2), CLEAR, Map.of()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(step.retirement().phaseStartedAt()).isEqualTo(at(2));
@@ -295,8 +305,8 @@ public class RetirementMachineTest {
 
     @Test
     void twoIdleReadsInARowDeleteEveryReservedMember() {
-        RetirementMachine.Step first = RetirementMachine.step(draining(), reads(at(3), new Reading.Idle()));
-        RetirementMachine.Step second = RetirementMachine.step(first.retirement(), reads(at(4), new Reading.Idle()));
+        RetirementMachine.Step first = step(draining(), reads(at(3), new Reading.Idle()));
+        RetirementMachine.Step second = step(first.retirement(), reads(at(4), new Reading.Idle()));
 
         assertThat(first.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(first.actions()).noneMatch(a -> a instanceof Action.Delete);
@@ -306,10 +316,10 @@ public class RetirementMachineTest {
 
     @Test
     void idleReadsLessThanASecondApartCountOnce() {
-        RetirementMachine.Step first = RetirementMachine.step(draining(), reads(at(3), new Reading.Idle()));
-        RetirementMachine.Step tooSoon = RetirementMachine.step(first.retirement(), reads(at(3.5), new Reading.Idle()));
-        RetirementMachine.Step backwards = RetirementMachine.step(tooSoon.retirement(), reads(at(2), new Reading.Idle()));
-        RetirementMachine.Step aSecondOn = RetirementMachine.step(backwards.retirement(), reads(at(4), new Reading.Idle()));
+        RetirementMachine.Step first = step(draining(), reads(at(3), new Reading.Idle()));
+        RetirementMachine.Step tooSoon = step(first.retirement(), reads(at(3.5), new Reading.Idle()));
+        RetirementMachine.Step backwards = step(tooSoon.retirement(), reads(at(2), new Reading.Idle()));
+        RetirementMachine.Step aSecondOn = step(backwards.retirement(), reads(at(4), new Reading.Idle()));
 
         assertThat(List.of(tooSoon, backwards)).allSatisfy(step -> {
             assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete);
@@ -328,9 +338,9 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{1}")
     @MethodSource("readingsThatHold")
     void aReadThatIsNotIdleHoldsAndResetsTheRun(Reading reading, String reason, String message) {
-        RetirementMachine.Step idle = RetirementMachine.step(draining(), reads(at(3), new Reading.Idle()));
-        RetirementMachine.Step held = RetirementMachine.step(idle.retirement(), reads(at(4), reading));
-        RetirementMachine.Step idleAgain = RetirementMachine.step(held.retirement(), reads(at(5), new Reading.Idle()));
+        RetirementMachine.Step idle = step(draining(), reads(at(3), new Reading.Idle()));
+        RetirementMachine.Step held = step(idle.retirement(), reads(at(4), reading));
+        RetirementMachine.Step idleAgain = step(held.retirement(), reads(at(5), new Reading.Idle()));
 
         assertThat(held.retirement().reason()).isEqualTo(reason);
         assertThat(held.retirement().message()).contains(message);
@@ -343,8 +353,8 @@ public class RetirementMachineTest {
     void busyReplicaAbortsAtTheDrainingBudgetExactly() {
         Retirement draining = draining();
         Instant phase = draining.phaseStartedAt();
-        RetirementMachine.Step before = RetirementMachine.step(draining, reads(phase.plusSeconds(240).minusMillis(1), new Reading.Busy(1)));
-        RetirementMachine.Step at = RetirementMachine.step(before.retirement(), reads(phase.plusSeconds(240), new Reading.Busy(1)));
+        RetirementMachine.Step before = step(draining, reads(phase.plusSeconds(240).minusMillis(1), new Reading.Busy(1)));
+        RetirementMachine.Step at = step(before.retirement(), reads(phase.plusSeconds(240), new Reading.Busy(1)));
 
         assertThat(before.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(at.retirement().state()).isEqualTo(RetirementState.Aborted);
@@ -354,10 +364,10 @@ public class RetirementMachineTest {
 
     @Test
     void wholeOperationBudgetAbortsBeforeTheDrainingOne() {
-        RetirementMachine.Step held = RetirementMachine.step(started(), seen(at(29), withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Map.of()));
-        Retirement lateDraining = RetirementMachine.step(held.retirement(), seen(at(29.5), CLEAR, Map.of())).retirement();
+        RetirementMachine.Step held = step(started(), seen(at(29), withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Map.of()));
+        Retirement lateDraining = step(held.retirement(), seen(at(29.5), CLEAR, Map.of())).retirement();
 
-        RetirementMachine.Step at300 = RetirementMachine.step(lateDraining, reads(at(300), new Reading.Busy(1)));
+        RetirementMachine.Step at300 = step(lateDraining, reads(at(300), new Reading.Busy(1)));
 
         assertThat(at300.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(at300.retirement().reason()).isEqualTo(Reasons.BUDGET_EXHAUSTED);
@@ -365,13 +375,13 @@ public class RetirementMachineTest {
 
     @Test
     void containerRestartHoldsAndAnIdleReadOfTheNewEngineDoesNotCount() {
-        Retirement idleOnce = RetirementMachine.step(draining(), reads(at(3), new Reading.Idle())).retirement();
+        Retirement idleOnce = step(draining(), reads(at(3), new Reading.Idle())).retirement();
         Map<String, Observation.Present> restarted = Map.of(
                 LEADER.name(), new Observation.Present(LEADER.uid(), "c-0-new"),
                 FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), FOLLOWER.containerId()));
 
-        RetirementMachine.Step step = RetirementMachine.step(idleOnce, new Observation(at(4), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step again = RetirementMachine.step(step.retirement(), new Observation(at(5), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step step = step(idleOnce, new Observation(at(4), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step again = step(step.retirement(), new Observation(at(5), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
 
         assertThat(step.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
         assertThat(again.retirement().state()).isEqualTo(RetirementState.Draining);
@@ -384,11 +394,11 @@ public class RetirementMachineTest {
                 LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()),
                 FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), "c-1-new"));
 
-        RetirementMachine.Step first = RetirementMachine.step(draining(),
+        RetirementMachine.Step first = step(draining(),
                 new Observation(at(3), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step second = RetirementMachine.step(first.retirement(),
+        RetirementMachine.Step second = step(first.retirement(),
                 new Observation(at(4), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step end = RetirementMachine.step(second.retirement(),
+        RetirementMachine.Step end = step(second.retirement(),
                 new Observation(draining().phaseStartedAt().plus(Budgets.DRAINING), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
 
         assertThat(second.retirement().state()).isEqualTo(RetirementState.Draining);
@@ -403,7 +413,7 @@ public class RetirementMachineTest {
     void memberDeletedBySomeoneElseAbortsTheOperation() {
         Map<String, Observation.Present> onlyLeader = Map.of(LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()));
 
-        RetirementMachine.Step step = RetirementMachine.step(draining(), new Observation(at(3), onlyLeader, CLEAR, Map.of()));
+        RetirementMachine.Step step = step(draining(), new Observation(at(3), onlyLeader, CLEAR, Map.of()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(step.retirement().reason()).isEqualTo(Reasons.TERMINATED_OUTSIDE);
@@ -416,7 +426,7 @@ public class RetirementMachineTest {
                 LEADER.name(), new Observation.Present("uid-other", "c-9"),
                 FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), FOLLOWER.containerId()));
 
-        assertThat(RetirementMachine.step(draining(), new Observation(at(3), replaced, CLEAR, Map.of())).retirement().reason())
+        assertThat(step(draining(), new Observation(at(3), replaced, CLEAR, Map.of())).retirement().reason())
                 .isEqualTo(Reasons.TERMINATED_OUTSIDE);
     }
 
@@ -430,11 +440,11 @@ public class RetirementMachineTest {
     void replicaThatCannotBeReadIsHeldWithItsReasonAndAbortsAtTheBudget(String reason) {
         Retirement started = RetirementMachine.begin("s", 0, "ScaleDown", TARGETS, new Classification.Held(reason, "cannot read " + reason), BASELINE, T0)
                 .retirement();
-        Retirement draining = RetirementMachine.step(started, seen(at(1), CLEAR, Map.of())).retirement();
+        Retirement draining = step(started, seen(at(1), CLEAR, Map.of())).retirement();
 
-        RetirementMachine.Step held = RetirementMachine.step(draining, reads(at(2), new Reading.Idle()));
-        RetirementMachine.Step heldAgain = RetirementMachine.step(held.retirement(), reads(at(3), new Reading.Idle()));
-        RetirementMachine.Step end = RetirementMachine.step(heldAgain.retirement(), reads(at(241), new Reading.Idle()));
+        RetirementMachine.Step held = step(draining, reads(at(2), new Reading.Idle()));
+        RetirementMachine.Step heldAgain = step(held.retirement(), reads(at(3), new Reading.Idle()));
+        RetirementMachine.Step end = step(heldAgain.retirement(), reads(at(241), new Reading.Idle()));
 
         assertThat(held.retirement().reason()).isEqualTo(reason);
         assertThat(heldAgain.actions()).noneMatch(a -> a instanceof Action.Delete);
@@ -444,13 +454,13 @@ public class RetirementMachineTest {
 
     @Test
     void deletingSettlesAndCompletesWhenTheMembersAreGone() {
-        Retirement deleting = RetirementMachine.step(RetirementMachine.step(draining(), reads(at(3), new Reading.Idle())).retirement(),
+        Retirement deleting = step(step(draining(), reads(at(3), new Reading.Idle())).retirement(),
                 reads(at(4), new Reading.Idle())).retirement();
-        Retirement settling = RetirementMachine.step(deleting, seen(at(5), CLEAR, Map.of())).retirement();
+        Retirement settling = step(deleting, seen(at(5), CLEAR, Map.of())).retirement();
         Map<String, Observation.Present> still = Map.of(LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()));
 
-        RetirementMachine.Step slow = RetirementMachine.step(settling, new Observation(at(35), still, CLEAR, Map.of()));
-        RetirementMachine.Step done = RetirementMachine.step(slow.retirement(), new Observation(at(40), Map.of(), CLEAR, Map.of()));
+        RetirementMachine.Step slow = step(settling, new Observation(at(35), still, CLEAR, Map.of()));
+        RetirementMachine.Step done = step(slow.retirement(), new Observation(at(40), Map.of(), CLEAR, Map.of()));
 
         assertThat(settling.state()).isEqualTo(RetirementState.Settling);
         assertThat(slow.retirement().state()).isEqualTo(RetirementState.Settling);
@@ -461,7 +471,7 @@ public class RetirementMachineTest {
 
     @Test
     void pastTheDeletionEveryReservedMemberStillThereUndeletedIsDeletedAgainOnEachPass() {
-        Retirement deleting = RetirementMachine.step(RetirementMachine.step(draining(), reads(at(3), new Reading.Idle())).retirement(),
+        Retirement deleting = step(step(draining(), reads(at(3), new Reading.Idle())).retirement(),
                 reads(at(4), new Reading.Idle())).retirement();
         Map<String, Observation.Present> untouched = Map.of(
                 LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()),
@@ -473,10 +483,10 @@ public class RetirementMachineTest {
                 LEADER.name(), new Observation.Present("uid-new", "c-9"),
                 FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), FOLLOWER.containerId(), true));
 
-        RetirementMachine.Step lost = RetirementMachine.step(deleting, new Observation(at(5), untouched, CLEAR, Map.of()));
-        RetirementMachine.Step lostAgain = RetirementMachine.step(lost.retirement(), new Observation(at(6), untouched, CLEAR, Map.of()));
-        RetirementMachine.Step half = RetirementMachine.step(lostAgain.retirement(), new Observation(at(7), followerTerminating, CLEAR, Map.of()));
-        RetirementMachine.Step replaced = RetirementMachine.step(half.retirement(), new Observation(at(8), leaderReplaced, CLEAR, Map.of()));
+        RetirementMachine.Step lost = step(deleting, new Observation(at(5), untouched, CLEAR, Map.of()));
+        RetirementMachine.Step lostAgain = step(lost.retirement(), new Observation(at(6), untouched, CLEAR, Map.of()));
+        RetirementMachine.Step half = step(lostAgain.retirement(), new Observation(at(7), followerTerminating, CLEAR, Map.of()));
+        RetirementMachine.Step replaced = step(half.retirement(), new Observation(at(8), leaderReplaced, CLEAR, Map.of()));
 
         assertThat(lost.retirement().state()).isEqualTo(RetirementState.Settling);
         assertThat(lost.actions()).contains(new Action.Delete(TARGETS));
@@ -488,10 +498,10 @@ public class RetirementMachineTest {
 
     @Test
     void nothingHappensAfterAnAbort() {
-        Retirement aborted = RetirementMachine.step(started(), seen(at(30), withdrawal(false, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Map.of()))
+        Retirement aborted = step(started(), seen(at(30), withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Map.of()))
                 .retirement();
 
-        RetirementMachine.Step after = RetirementMachine.step(aborted, reads(at(31), new Reading.Idle()));
+        RetirementMachine.Step after = step(aborted, reads(at(31), new Reading.Idle()));
 
         assertThat(after.retirement()).isEqualTo(aborted);
         assertThat(after.actions()).isEmpty();
@@ -503,7 +513,7 @@ public class RetirementMachineTest {
         List<Action.Announce> announced = new java.util.ArrayList<>();
         for (int pass = 0; pass < 60; pass++) {
             Observation seen = pass % 2 == 0 ? reads(at(3 + pass), new Reading.Busy(2)) : seen(at(3 + pass), CLEAR, Map.of());
-            RetirementMachine.Step step = RetirementMachine.step(current, seen);
+            RetirementMachine.Step step = step(current, seen);
             step.actions().stream().filter(a -> a instanceof Action.Announce).map(a -> (Action.Announce) a).forEach(announced::add);
             current = step.retirement();
             assertThat(current.reason()).isEqualTo(Reasons.BUSY);
@@ -515,8 +525,164 @@ public class RetirementMachineTest {
 
     @Test
     void aMemberNeverReadYetIsAwaitingReads() {
-        RetirementMachine.Step step = RetirementMachine.step(draining(), seen(at(3), CLEAR, Map.of()));
+        RetirementMachine.Step step = step(draining(), seen(at(3), CLEAR, Map.of()));
 
         assertThat(step.retirement().reason()).isEqualTo(Reasons.AWAITING_READS);
+    }
+
+    /** Without a router: the Service is the only path, so the withdrawal is the label and the endpoints. */
+    static final Observation.Withdrawal UNROUTED_CLEAR = withdrawal(false, Set.of(), Optional.of(true), Optional.empty(), Map.of());
+    static final ConnectionRead.Peers NO_PEERS = new ConnectionRead.Peers.Connected(0, List.of());
+
+    static Observation unrouted(Instant at, Observation.Withdrawal withdrawal, Reading leader, ConnectionRead.Peers peers) {
+        Observation base = seen(at, withdrawal, Map.of(LEADER.name(), leader));
+        return new Observation(at, base.members(), withdrawal, base.reads(), Map.of(LEADER.name(), peers));
+    }
+
+    /** A retirement without a router, its endpoints seen clear at 1 s. */
+    static Retirement drainingUnrouted() {
+        Retirement started = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.of(Map.of()), T0).retirement();
+        return step(started, seen(at(1), UNROUTED_CLEAR, Map.of())).retirement();
+    }
+
+    @Test
+    void withoutARouterClearEndpointsConfirmTheWithdrawal() {
+        RetirementMachine.Step step = step(drainingUnroutedStart(), seen(at(1), UNROUTED_CLEAR, Map.of()));
+
+        assertThat(step.retirement().state()).isEqualTo(RetirementState.Draining);
+        assertThat(step.retirement().reason()).isEqualTo(Reasons.WITHDRAWN);
+        assertThat(step.actions()).noneMatch(a -> a instanceof Action.Unroute);
+    }
+
+    @Test
+    void withoutARouterNoReadStartsWithinTheMarginSoEveryReadThatCountsBeganAfterIt() {
+        Retirement draining = drainingUnrouted();
+        RetirementMachine.Step within = step(draining, seen(at(5.9), UNROUTED_CLEAR, Map.of()));
+        RetirementMachine.Step after = step(within.retirement(), seen(at(6), UNROUTED_CLEAR, Map.of()));
+        Observation.Withdrawal listedAgain = withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of());
+        RetirementMachine.Step lost = step(after.retirement(), seen(at(7), listedAgain, Map.of()));
+
+        assertThat(step(drainingUnroutedStart(), seen(at(1), UNROUTED_CLEAR, Map.of())).actions())
+                .noneMatch(a -> a instanceof Action.ReadMembers);
+        assertThat(within.actions()).noneMatch(a -> a instanceof Action.ReadMembers);
+        assertThat(after.actions()).contains(new Action.ReadMembers(List.of(LEADER.name())));
+        assertThat(after.retirement().message()).isEqualTo("waiting for reads of " + LEADER.name());
+        assertThat(lost.actions()).noneMatch(a -> a instanceof Action.ReadMembers);
+    }
+
+    private static Retirement drainingUnroutedStart() {
+        return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.of(Map.of()), T0).retirement();
+    }
+
+    @Test
+    void withoutARouterAnIdleReplicaWithNoClientIsDeletedAfterTheMarginAndTwoSpacedReads() {
+        Retirement tooEarly = step(drainingUnrouted(), unrouted(at(5.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        assertThat(tooEarly.reason()).isEqualTo(Reasons.AWAITING_READS);
+        assertThat(tooEarly.message()).contains("a node may still send a new connection");
+
+        Retirement once = step(tooEarly, unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        assertThat(once.state()).isEqualTo(RetirementState.Draining);
+        assertThat(once.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
+
+        RetirementMachine.Step twice = step(once, unrouted(at(7), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS));
+        assertThat(twice.retirement().state()).isEqualTo(RetirementState.Deleting);
+        assertThat(twice.retirement().message()).contains("no client connected");
+        assertThat(twice.actions()).contains(new Action.Delete(TARGETS));
+    }
+
+    static Stream<Arguments> unroutedPassesThatHold() {
+        List<String> seven = List.of("10.0.0.1:40001", "10.0.0.2:40002", "10.0.0.3:40003", "10.0.0.4:40004", "10.0.0.5:40005",
+                "10.0.0.6:40006", "[fd00::7]:40007");
+        return Stream.of(
+                Arguments.of("one client connected", new Reading.Idle(), new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234")),
+                        Reasons.OPEN_CONNECTIONS, List.of("1 client is still connected: 10.0.0.9:51234")),
+                Arguments.of("seven clients, five named", new Reading.Idle(), new ConnectionRead.Peers.Connected(7, seven),
+                        Reasons.OPEN_CONNECTIONS, List.of("7 clients are still connected", "10.0.0.5:40005, …")),
+                Arguments.of("table unreadable", new Reading.Idle(), new ConnectionRead.Peers.Unknown("the connection read exited with code 7"),
+                        Reasons.READ_FAILED, List.of("exited with code 7")),
+                Arguments.of("table missing from the pass", new Reading.Idle(), null,
+                        Reasons.READ_FAILED, List.of("not read with its gauges")),
+                Arguments.of("busy, no client", new Reading.Busy(2), NO_PEERS, Reasons.BUSY, List.of("2 requests in flight")),
+                Arguments.of("busy, table unreadable", new Reading.Busy(1), new ConnectionRead.Peers.Unknown("cut"), Reasons.BUSY,
+                        List.of("1 requests in flight")),
+                Arguments.of("gauges missing", new Reading.Partial(List.of("vllm:num_requests_waiting")), NO_PEERS,
+                        Reasons.PARTIAL_ENVELOPE, List.of("vllm:num_requests_waiting")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("unroutedPassesThatHold")
+    void withoutARouterAPassThatIsNotIdleWithNoClientHoldsAndStartsTheRunOver(String what, Reading gauges, ConnectionRead.Peers peers,
+            String reason, List<String> said) {
+        Retirement once = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        Map<String, Reading> reads = Map.of(LEADER.name(), gauges);
+        Map<String, ConnectionRead.Peers> tables = peers == null ? Map.of() : Map.of(LEADER.name(), peers);
+        Observation base = seen(at(7), UNROUTED_CLEAR, reads);
+
+        RetirementMachine.Step held = step(once, new Observation(at(7), base.members(), UNROUTED_CLEAR, reads, tables));
+
+        assertThat(held.retirement().state()).isEqualTo(RetirementState.Draining);
+        assertThat(held.retirement().reason()).isEqualTo(reason);
+        assertThat(held.retirement().message()).contains(said);
+        assertThat(held.retirement().message()).doesNotContain("10.0.0.6");
+        assertThat(held.retirement().reads().get(LEADER.name()).consecutiveIdle()).isZero();
+        assertThat(held.actions()).noneMatch(a -> a instanceof Action.Delete);
+        assertThat(held.actions()).contains(new Action.Announce(true, reason, held.retirement().message()));
+    }
+
+    @Test
+    void withoutARouterAReplicaHeldByAClientIsDeletedOnceTheClientIsGone() {
+        Retirement held = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(),
+                new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234")))).retirement();
+        Retirement once = step(held, unrouted(at(7), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        RetirementMachine.Step twice = step(once, unrouted(at(8), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS));
+
+        assertThat(held.reason()).isEqualTo(Reasons.OPEN_CONNECTIONS);
+        assertThat(twice.retirement().state()).isEqualTo(RetirementState.Deleting);
+    }
+
+    @Test
+    void withoutARouterAWithdrawalLostAndSeenBackWaitsTheMarginAgainFromWhenItIsSeenClear() {
+        Retirement once = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        Observation.Withdrawal listedAgain = withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of());
+        Retirement lost = step(once, unrouted(at(7), listedAgain, new Reading.Idle(), NO_PEERS)).retirement();
+        Retirement stillLost = step(lost, unrouted(at(20), listedAgain, new Reading.Idle(), NO_PEERS)).retirement();
+        Retirement seenBack = step(stillLost, unrouted(at(30), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        Retirement withinMargin = step(seenBack, unrouted(at(34.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        Retirement first = step(withinMargin, unrouted(at(35), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        RetirementMachine.Step second = step(first, unrouted(at(36), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS));
+
+        assertThat(lost.reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(List.of(seenBack, withinMargin)).allSatisfy(r -> {
+            assertThat(r.state()).isEqualTo(RetirementState.Draining);
+            assertThat(r.reason()).isEqualTo(Reasons.AWAITING_READS);
+            assertThat(r.reads().get(LEADER.name()).consecutiveIdle()).isZero();
+        });
+        assertThat(first.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
+        assertThat(second.retirement().state()).isEqualTo(RetirementState.Deleting);
+    }
+
+    @Test
+    void withoutARouterThePropagationMarginIsTheSettingGiven() {
+        Retirement started = drainingUnroutedStart();
+        Retirement draining = RetirementMachine.step(started, seen(at(1), UNROUTED_CLEAR, Map.of()), Duration.ofSeconds(20)).retirement();
+        Retirement early = RetirementMachine.step(draining, unrouted(at(20.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
+                Duration.ofSeconds(20)).retirement();
+        Retirement counted = RetirementMachine.step(early, unrouted(at(21), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
+                Duration.ofSeconds(20)).retirement();
+
+        assertThat(early.reads().get(LEADER.name()).consecutiveIdle()).isZero();
+        assertThat(counted.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
+    }
+
+    @Test
+    void withoutARouterTheRecordSurvivesARestartMidMargin() {
+        Retirement draining = drainingUnrouted();
+        Retirement readBack = RetirementRecords.fromStatus(RetirementRecords.toStatus(draining, null, null)).orElseThrow();
+        Retirement early = step(readBack, unrouted(at(5.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+
+        assertThat(early.reads().get(LEADER.name()).consecutiveIdle()).isZero();
+        assertThat(early.reason()).isEqualTo(Reasons.AWAITING_READS);
     }
 }

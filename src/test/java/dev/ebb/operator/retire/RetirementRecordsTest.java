@@ -18,7 +18,7 @@ class RetirementRecordsTest {
 
     @Test
     void aDrainingRetirementSurvivesTheTripThroughStatusJson() throws Exception {
-        Retirement draining = RetirementMachine.step(RetirementMachineTest.draining(),
+        Retirement draining = RetirementMachineTest.step(RetirementMachineTest.draining(),
                 RetirementMachineTest.reads(RetirementMachineTest.at(3), new Reading.Idle())).retirement();
 
         String written = json.writeValueAsString(RetirementRecords.toStatus(draining, null, "t1"));

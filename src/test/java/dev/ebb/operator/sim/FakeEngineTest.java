@@ -234,4 +234,19 @@ class FakeEngineTest {
         assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> http.send(plain, HttpResponse.BodyHandlers.ofString())))
                 .isInstanceOf(java.io.IOException.class);
     }
+
+    @Test
+    void closesAKeepAliveConnectionIdleForFiveSecondsAsUvicornDoes() throws Exception {
+        engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), 8000, "m");
+        Socket socket = new Socket(engine.host(), engine.port());
+        try (KubeProxyService.Connection connection = new KubeProxyService.Connection("p", socket)) {
+            assertThat(connection.stream(2, Duration.ofMillis(10)).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+            long idleFrom = System.nanoTime();
+            assertThat(connection.stream(2, Duration.ofMillis(10)).outcome()).as("kept alive between requests")
+                    .isEqualTo(LoadGenerator.Outcome.COMPLETED);
+
+            assertThat(connection.closedByServer(Duration.ofSeconds(20))).isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - idleFrom)).isBetween(Duration.ofMillis(4_500), Duration.ofSeconds(12));
+        }
+    }
 }

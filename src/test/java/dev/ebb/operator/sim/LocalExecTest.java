@@ -3,6 +3,7 @@ package dev.ebb.operator.sim;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.ExecLimits;
 import dev.ebb.operator.read.ExecResult;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -10,6 +11,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -87,5 +89,14 @@ class LocalExecTest {
         return ProcessHandle.current().children()
                 .filter(child -> child.info().arguments().map(args -> List.of(args).contains("31")).orElse(false))
                 .count();
+    }
+
+    @Test
+    void theConnectionReadIsToldThePodsOwnAddressSinceEveryEngineHereSharesOneConnectionTable() {
+        List<String> argv = ConnectionRead.argv(8000, Optional.empty());
+
+        assertThat(PodAddressing.onPodAddress(argv, "127.0.3.4")).endsWith("--local-address", "127.0.3.4");
+        assertThat(PodAddressing.onPodAddress(List.of("python3", "-c", "print()", "--port", "8000"), "127.0.3.4"))
+                .doesNotContain("--local-address");
     }
 }

@@ -1,0 +1,15 @@
+package dev.ebb.operator.read;
+
+import java.util.Optional;
+
+/**
+ * One pass's read of a member: its in-flight gauges and, where clients reach it without a router, its connection
+ * table, both taken in the same pass.
+ *
+ * @param connections empty when the table was not asked for
+ */
+public record MemberWork(Reading gauges, Optional<ConnectionRead.Peers> connections) {
+    public static MemberWork gaugesOnly(Reading gauges) {
+        return new MemberWork(gauges, Optional.empty());
+    }
+}

@@ -1,0 +1,212 @@
+package dev.ebb.operator.sim;
+
+import io.fabric8.kubernetes.api.model.discovery.v1.Endpoint;
+import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A role's ClusterIP Service as kube-proxy carries it: each NEW connection goes to an endpoint of the Service's
+ * EndpointSlice as this node last learnt it, {@code lag} behind the API server; a connection once made stays with
+ * its Pod whatever the slice says later (conntrack), until one side closes it. Clients connect from their own source
+ * address, never 127.0.0.1, so the member's connection table shows them as a real Pod's would.
+ */
+public final class KubeProxyService implements AutoCloseable {
+    private static final Duration LOOK = Duration.ofMillis(50);
+
+    private record Ready(String pod, String address, int port) {
+    }
+
+    private record View(Instant at, List<Ready> endpoints) {
+    }
+
+    private final SimEndpoints endpoints;
+    private final String namespace;
+    private final String service;
+    private final Duration lag;
+    private final String sourceAddress;
+    private final Deque<View> views = new ArrayDeque<>();
+    private final AtomicLong turn = new AtomicLong();
+    private final ScheduledExecutorService looker = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("kube-proxy"));
+
+    /**
+     * @param lag how long an endpoint change takes to reach this node
+     * @param sourceAddress the address clients connect from
+     */
+    public KubeProxyService(SimEndpoints endpoints, String namespace, String service, Duration lag, String sourceAddress) {
+        this.endpoints = endpoints;
+        this.namespace = namespace;
+        this.service = service;
+        this.lag = lag;
+        this.sourceAddress = sourceAddress;
+        look();
+        looker.scheduleAtFixedRate(this::look, LOOK.toMillis(), LOOK.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    private void look() {
+        List<Ready> ready = endpoints.slicesOf(namespace, service).stream()
+                .filter(slice -> slice.getPorts() != null && !slice.getPorts().isEmpty() && slice.getEndpoints() != null)
+                .flatMap(slice -> slice.getEndpoints().stream().filter(e -> Boolean.TRUE.equals(e.getConditions().getReady()))
+                        .map(e -> ready(e, slice)))
+                .toList();
+        Instant now = Instant.now();
+        synchronized (views) {
+            views.addLast(new View(now, ready));
+            // the newest view old enough to have reached this node is all a connection needs; older ones go
+            while (views.size() > 1 && !views.toArray(View[]::new)[1].at().isAfter(now.minus(lag))) {
+                views.removeFirst();
+            }
+        }
+    }
+
+    private static Ready ready(Endpoint endpoint, EndpointSlice slice) {
+        return new Ready(endpoint.getTargetRef().getName(), endpoint.getAddresses().get(0), slice.getPorts().get(0).getPort());
+    }
+
+    /** The endpoints this node knows now: what the slice listed {@code lag} ago. */
+    private List<Ready> known() {
+        synchronized (views) {
+            return views.peekFirst().endpoints();
+        }
+    }
+
+    /** The pods new connections may go to now. */
+    public List<String> reachable() {
+        return known().stream().map(Ready::pod).toList();
+    }
+
+    /** A new connection through the Service, to the next endpoint this node knows; empty when it knows none. */
+    public Optional<Connection> connect() throws IOException {
+        List<Ready> known = known();
+        if (known.isEmpty()) {
+            return Optional.empty();
+        }
+        Ready to = known.get((int) (turn.getAndIncrement() % known.size()));
+        Socket socket = new Socket();
+        socket.bind(new InetSocketAddress(InetAddress.getByName(sourceAddress), 0));
+        socket.connect(new InetSocketAddress(to.address(), to.port()), 2_000);
+        return Optional.of(new Connection(to.pod(), socket));
+    }
+
+    @Override
+    public void close() {
+        looker.shutdownNow();
+    }
+
+    /** One client connection, kept alive between requests as an HTTP/1.1 client pool keeps it. */
+    public static final class Connection implements AutoCloseable {
+        private final String pod;
+        private final Socket socket;
+        private final InputStream in;
+        private final OutputStream out;
+
+        Connection(String pod, Socket socket) throws IOException {
+            this.pod = pod;
+            this.socket = socket;
+            this.in = socket.getInputStream();
+            this.out = socket.getOutputStream();
+        }
+
+        public String pod() {
+            return pod;
+        }
+
+        /** Streams one completion on this connection and reads it to its end. */
+        public synchronized LoadGenerator.Request stream(int tokens, Duration tokenInterval) {
+            Instant start = Instant.now();
+            String body = "{\"model\":\"m\",\"prompt\":\"hello\",\"stream\":true,\"max_tokens\":" + tokens
+                    + ",\"token_interval_ms\":" + tokenInterval.toMillis() + "}";
+            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+            try {
+                out.write(("POST /v1/completions HTTP/1.1\r\nHost: service\r\nContent-Type: application/json\r\nContent-Length: "
+                        + bytes.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(bytes);
+                out.flush();
+                String status = line();
+                if (status == null) {
+                    return new LoadGenerator.Request(0, pod, start, Instant.now(), LoadGenerator.Outcome.REJECTED, "connection closed");
+                }
+                boolean chunked = false;
+                long length = 0;
+                for (String header = line(); header != null && !header.isEmpty(); header = line()) {
+                    String lower = header.toLowerCase(Locale.ROOT);
+                    chunked |= lower.startsWith("transfer-encoding:") && lower.contains("chunked");
+                    if (lower.startsWith("content-length:")) {
+                        length = Long.parseLong(lower.substring("content-length:".length()).trim());
+                    }
+                }
+                String page = chunked ? chunks() : new String(in.readNBytes((int) length), StandardCharsets.UTF_8);
+                if (!status.startsWith("HTTP/1.1 200")) {
+                    return new LoadGenerator.Request(0, pod, start, Instant.now(), LoadGenerator.Outcome.REJECTED, status);
+                }
+                long received = page.lines().filter(l -> l.startsWith("data: ") && !l.equals("data: [DONE]")).count();
+                boolean done = page.lines().anyMatch("data: [DONE]"::equals);
+                return new LoadGenerator.Request(0, pod, start, Instant.now(), done ? LoadGenerator.Outcome.COMPLETED : LoadGenerator.Outcome.CUT,
+                        received + " of " + tokens + " tokens");
+            } catch (IOException e) {
+                return new LoadGenerator.Request(0, pod, start, Instant.now(), LoadGenerator.Outcome.CUT, "connection lost: " + e.getMessage());
+            }
+        }
+
+        /** A chunked body to its last chunk; a stream cut before it ends the read early, which the caller sees as no [DONE]. */
+        private String chunks() throws IOException {
+            ByteArrayOutputStream body = new ByteArrayOutputStream();
+            for (String size = line(); size != null; size = line()) {
+                int n = Integer.parseInt(size.split(";", 2)[0].trim(), 16);
+                if (n == 0) {
+                    line();
+                    break;
+                }
+                body.write(in.readNBytes(n));
+                line();
+            }
+            return body.toString(StandardCharsets.UTF_8);
+        }
+
+        private String line() throws IOException {
+            ByteArrayOutputStream line = new ByteArrayOutputStream();
+            int b;
+            while ((b = in.read()) != -1 && b != '\n') {
+                if (b != '\r') {
+                    line.write(b);
+                }
+            }
+            return b == -1 && line.size() == 0 ? null : line.toString(StandardCharsets.US_ASCII);
+        }
+
+        /** Waits, at most {@code atMost}, for the server to close this idle connection; whether it did. */
+        public synchronized boolean closedByServer(Duration atMost) throws IOException {
+            socket.setSoTimeout((int) atMost.toMillis());
+            try {
+                return in.read() == -1;
+            } catch (SocketTimeoutException e) {
+                return false;
+            } finally {
+                socket.setSoTimeout(0);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
+}
