@@ -80,7 +80,7 @@ deploy: build
 
 ## Print the benchmark figures the README quotes, Ebb beside naive deletion and a fixed preStop sleep (about a quarter
 ## of an hour on 2 cores). One alone, after a package: ./mvnw -q exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads
-## (or IdleHookReturn, MemberReads, ReconcileThroughput, RemovalComparison, OperatorProcess: each benchmark class has its own main).
+## (or IdleHookReturn, MemberReads, ReconcileThroughput, RemovalComparison, OperatorProcess, UnroutedIdleScaleDown: each benchmark class has its own main).
 bench:
 	$(MVNW) -q package -DskipTests
 	$(MVNW) -q exec:java

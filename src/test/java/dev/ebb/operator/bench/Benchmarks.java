@@ -52,6 +52,7 @@ public final class Benchmarks {
             IdleHookReturn.measure().print();
             MemberReads.run();
             idleScaleDown();
+            UnroutedIdleScaleDown.run();
             ConcurrentReads.measure().print();
             ReconcileThroughput.measure().print();
             RemovalComparison.run();

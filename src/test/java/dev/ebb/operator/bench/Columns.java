@@ -34,7 +34,7 @@ final class Columns {
         System.out.printf(Locale.ROOT, "  %-40s %s%n", label, value);
     }
 
-    private static double median(List<Double> sorted) {
+    static double median(List<Double> sorted) {
         return sorted.size() % 2 == 1 ? sorted.get(sorted.size() / 2)
                 : (sorted.get(sorted.size() / 2 - 1) + sorted.get(sorted.size() / 2)) / 2;
     }

@@ -22,8 +22,7 @@ import java.util.concurrent.Executors;
 
 /** Fake engines and the hook as the renderer builds it, for the tests that run the real script. */
 public final class HookFixtures {
-    /** The script tests run beside other test classes, a Quarkus test and its world among them. */
-    static final LoopbackAddresses ADDRESSES = LoopbackAddresses.besideOtherTests();
+    static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     static final int PORT = 8000;
     private static final ExecutorService CLIENTS = Executors.newCachedThreadPool(DaemonThreads.named("hook-test-client"));
 

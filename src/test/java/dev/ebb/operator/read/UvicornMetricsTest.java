@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
  * that is the one that sees Debian's packages; a version manager's python3 found first on PATH does not.
  */
 class UvicornMetricsTest {
-    private static final LoopbackAddresses ADDRESSES = LoopbackAddresses.besideOtherTests();
+    private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     private static final int PORT = 8000;
     private static final String PACKAGES = "python3-uvicorn python3-httptools python3-prometheus-client";
     /** A vLLM-shaped page with the given count on engine 1, served as vLLM serves it; many series make it long. */

@@ -560,7 +560,7 @@ class RetirementIT {
         deployUnrouted(2);
         String leaving = "qwen-server-r1-m0";
         try (KubeProxyService service = new KubeProxyService(world.endpoints(), ns, Names.roleService("qwen", "server"), Duration.ofSeconds(1),
-                LoopbackAddresses.besideOtherTests().next())) {
+                new LoopbackAddresses().next())) {
             await().atMost(CONVERGE).until(() -> service.reachable().size() == 2);
             KubeProxyService.Connection kept = connectionTo(service, leaving);
             // a client between turns of a chat: a tiny request every second keeps its connection from idling out

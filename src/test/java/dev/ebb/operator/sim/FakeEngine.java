@@ -109,7 +109,7 @@ public final class FakeEngine implements AutoCloseable {
         } else {
             state = running.isEmpty() ? State.EXITED : State.DRAINING;
             if (state == State.EXITED) {
-                server.stop(0);
+                stopListening();
             }
         }
     }
@@ -118,8 +118,22 @@ public final class FakeEngine implements AutoCloseable {
     public synchronized void kill() {
         state = State.EXITED;
         running.values().forEach(HttpExchange::close);
-        server.stop(0);
+        stopListening();
         threads.shutdownNow();
+    }
+
+    /**
+     * Stops the server with its port free on return, as an exited process leaves it. The JDK's server closes its
+     * listening socket only once its dispatcher thread has ended, and waits for that with a join, which an
+     * interrupted caller (a kubelet worker being shut down) leaves at once: the port would still be taken when a
+     * restarted container binds it again. So the wait runs uninterrupted, and the interrupt is kept for after.
+     */
+    private void stopListening() {
+        boolean interrupted = Thread.interrupted();
+        server.stop(0);
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     public boolean exited() {
@@ -175,7 +189,7 @@ public final class FakeEngine implements AutoCloseable {
     private synchronized void exitWhenDrained() {
         if (state == State.DRAINING && running.isEmpty()) {
             state = State.EXITED;
-            server.stop(0);
+            stopListening();
         }
     }
 

@@ -60,6 +60,24 @@ class FakeEngineTest {
         return sum;
     }
 
+    /** A kubelet worker being shut down kills its engine from an interrupted thread, and a restart binds the port again. */
+    @Test
+    void anEngineKilledFromAnInterruptedThreadHasFreedItsPortOnReturn() throws Exception {
+        String host = ADDRESSES.next();
+        for (int i = 0; i < 20; i++) {
+            engine = FakeEngine.start(Engine.VLLM, host, 8000, "m");
+            Thread.currentThread().interrupt();
+            try {
+                engine.kill();
+            } finally {
+                assertThat(Thread.interrupted()).as("the interrupt is kept for the caller").isTrue();
+            }
+        }
+        engine = FakeEngine.start(Engine.VLLM, host, 8000, "m");
+
+        assertThat(engine.state()).isEqualTo(FakeEngine.State.SERVING);
+    }
+
     @ParameterizedTest
     @EnumSource(Engine.class)
     void streamsAWholeCompletionEndingInDone(Engine kind) throws Exception {

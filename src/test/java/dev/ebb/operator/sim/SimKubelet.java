@@ -151,8 +151,11 @@ public final class SimKubelet implements AutoCloseable {
             }
             node.containerId = newContainerId();
             reportRunning(pod, node);
-        } catch (KubernetesClientException | IOException e) {
+        } catch (KubernetesClientException e) {
             LOG.debugf("could not bind %s: %s", key(pod), e.getMessage());
+        } catch (IOException e) {
+            // the Pod then never gets an address, and a test waiting for it only times out: say why where it shows
+            LOG.warnf("could not start the engine of %s on %s: %s", key(pod), node.address, e.getMessage());
         }
     }
 
