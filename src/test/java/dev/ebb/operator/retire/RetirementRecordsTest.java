@@ -44,8 +44,8 @@ class RetirementRecordsTest {
         List<AbortedRetirement> written = RetirementRecords.toStatus(aborts, Duration.ofMinutes(5));
         List<AbortedRetirement> read = List.of(json.readValue(json.writeValueAsString(written), AbortedRetirement[].class));
 
-        assertThat(read).extracting(AbortedRetirement::retryAt).as("refused, second abort in a row, blocked")
-                .containsExactly(null, "2026-01-01T00:10:00Z", null);
+        assertThat(read).extracting(AbortedRetirement::retryAt).as("refused; second abort in a row; third, blocked but still retried")
+                .containsExactly(null, "2026-01-01T00:10:00Z", "2026-01-01T00:20:00Z");
         assertThat(RetirementRecords.aborts(statusWith(read))).isEqualTo(aborts);
     }
 
