@@ -3,10 +3,15 @@ package dev.ebb.operator.lifecycle;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.javaoperatorsdk.operator.api.config.InformerStoppedHandler;
 import io.quarkus.arc.Unremovable;
+import io.quarkus.runtime.ShutdownEvent;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.event.Observes;
+import jakarta.interceptor.Interceptor;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Default;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
@@ -29,10 +34,20 @@ public class InformerLiveness implements InformerStoppedHandler, HealthCheck {
     static final String NAME = "Ebb informers";
     private static final Logger LOG = Logger.getLogger(InformerLiveness.class);
     private final Map<String, String> stopped = new ConcurrentHashMap<>();
+    private final AtomicBoolean shuttingDown = new AtomicBoolean();
+
+    /** Before the SDK stops its informers on the way out, which is no failure. */
+    void onShutdownStarted(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE) ShutdownEvent event) {
+        shuttingDown.set(true);
+    }
 
     @Override
     public void onStop(SharedIndexInformer informer, Throwable cause) {
         String what = informer == null ? "informer" : informer.getApiTypeClass().getSimpleName() + " informer";
+        if (shuttingDown.get() && cause == null) {
+            LOG.debugf("the %s stopped with the operator", what);
+            return;
+        }
         String why = cause == null ? "stopped" : cause.getClass().getSimpleName() + ": " + cause.getMessage();
         stopped.put(what, why);
         LOG.errorf("the %s stopped for good (%s); liveness is DOWN so the operator is restarted", what, why);

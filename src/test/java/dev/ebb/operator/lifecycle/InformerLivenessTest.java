@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.lang.reflect.Proxy;
 import org.eclipse.microprofile.health.HealthCheckResponse;
+import io.quarkus.runtime.ShutdownEvent;
 import org.junit.jupiter.api.Test;
 
 class InformerLivenessTest {
@@ -48,5 +49,17 @@ class InformerLivenessTest {
 
         assertThat(liveness.call().getStatus()).isEqualTo(HealthCheckResponse.Status.DOWN);
         assertThat(liveness.call().getData()).hasValueSatisfying(data -> assertThat(data).containsEntry("informer", "stopped"));
+    }
+
+    @Test
+    void informersTheOperatorStopsOnItsWayOutAreNoFailure() {
+        InformerLiveness liveness = new InformerLiveness();
+        liveness.onShutdownStarted(new ShutdownEvent());
+
+        liveness.onStop(podInformer(), null);
+
+        assertThat(liveness.call().getStatus()).isEqualTo(HealthCheckResponse.Status.UP);
+        liveness.onStop(podInformer(), new KubernetesClientException("watch refused"));
+        assertThat(liveness.call().getStatus()).as("a watch that failed still counts while stopping").isEqualTo(HealthCheckResponse.Status.DOWN);
     }
 }

@@ -27,7 +27,9 @@ import java.util.Properties;
  */
 public final class PackagedOperator implements AutoCloseable {
     public static final String NAMESPACE = "ebb-system";
-    private static final Path JAR = Path.of("target", "quarkus-app", "quarkus-run.jar");
+    private static final Path APP = Path.of("target", "quarkus-app");
+    /** The JVM flags the image starts the operator with; the operator here starts with exactly these. */
+    public static final Path JVM_OPTIONS = Path.of("src", "main", "jvm", "jvm.options");
     private static final Path PACKAGED_SETTINGS = Path.of("target", "classes", "application.properties");
     public static final String SHUTDOWN_DELAY = "quarkus.shutdown.delay";
     public static final String TERMINATION_TIMEOUT = "quarkus.operator-sdk.termination-timeout";
@@ -77,14 +79,17 @@ public final class PackagedOperator implements AutoCloseable {
             port = free.getLocalPort();
         }
         List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "@" + JVM_OPTIONS.toAbsolutePath(),
                 // the client's own settings, as a kubeconfig or a Pod's service account would give them
                 "-Dkubernetes.master=" + client.getConfiguration().getMasterUrl(),
                 "-Dkubernetes.namespace=" + NAMESPACE,
                 "-Dquarkus.http.port=" + port,
                 "-Debb.leader-election.identity=" + identity,
-                "-jar", JAR.toString());
+                "-jar", "quarkus-run.jar");
         Files.createDirectories(log.toAbsolutePath().getParent());
-        return new PackagedOperator(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start(), port, log);
+        // from the application's own directory, as the image's WORKDIR, so the flags' relative paths hold
+        return new PackagedOperator(new ProcessBuilder(command).directory(APP.toFile()).redirectErrorStream(true)
+                .redirectOutput(log.toAbsolutePath().toFile()).start(), port, log);
     }
 
     /** The HTTP status of one of its endpoints, or -1 when it does not answer. */

@@ -111,6 +111,7 @@ class PackagedShutdownIT {
         assertThat(leaseHolder()).as("the Lease handed back: %s", client.leases().inNamespace(PackagedOperator.NAMESPACE).withName(LEASE).get())
                 .isEmpty();
         assertThat(log).contains(IDENTITY + " released the Lease " + PackagedOperator.NAMESPACE + "/" + LEASE);
+        assertThat(log.lines().filter(line -> line.contains(" ERROR "))).as("an orderly stop logs nothing at ERROR").isEmpty();
         assertThat(retirement()).as("the retirement left recorded").hasValueSatisfying(r -> {
             assertThat(r.replicaOrdinal()).isEqualTo(begun.replicaOrdinal());
             assertThat(r.startedAt()).isEqualTo(begun.startedAt());
