@@ -222,6 +222,17 @@ public final class SpecResolver {
         if (!listOrEmpty(role.command()).isEmpty() && !listOrEmpty(role.extraArgs()).isEmpty()) {
             errors.add(new FieldError(field + ".extraArgs", RoleSpec.EXTRA_ARGS_WITH_COMMAND));
         }
+        if (setsFlag(role.extraArgs(), "--port")) {
+            errors.add(new FieldError(field + ".extraArgs", "must not set --port: the engine listens on " + field
+                    + ".port, which its probe, scrape annotations, drain hook and member reads all use; set the port there"));
+        }
+        if (setsFlag(role.extraArgs(), "--host")) {
+            errors.add(new FieldError(field + ".extraArgs", "must not set --host: the operator has the engine listen on every address"
+                    + " (0.0.0.0), since clients reach it on the Pod's address and its drain hook and reads on 127.0.0.1"));
+        }
+        engine.filter(e -> role.size() != null && role.size() > 1 && role.port() != null && role.port() == rendezvousPort(e))
+                .ifPresent(e -> errors.add(new FieldError(field + ".port", "cannot be " + role.port() + ": a multi-Pod " + e.wireName()
+                        + " replica's leader holds its rendezvous port there")));
         checkImage(field + ".image", role.image(), errors);
         if (errors.size() > before || kind.isEmpty() || engine.isEmpty()) {
             return Optional.empty();
@@ -297,6 +308,15 @@ public final class SpecResolver {
 
     private static <E> String choices(E[] values, Function<E, String> name) {
         return Arrays.stream(values).map(name).collect(Collectors.joining(", "));
+    }
+
+    /** The flag as an argument of its own, or written with its value as --flag=value. */
+    private static boolean setsFlag(List<String> args, String flag) {
+        return args != null && args.stream().anyMatch(a -> flag.equals(a) || a != null && a.startsWith(flag + "="));
+    }
+
+    private static int rendezvousPort(Engine engine) {
+        return engine == Engine.VLLM ? ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT : ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT;
     }
 
     private static int orDefault(Integer value, int fallback) {

@@ -1,6 +1,7 @@
 package dev.ebb.operator.render;
 
 import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +11,7 @@ final class SglangProfile implements EngineProfile {
     static final SglangProfile INSTANCE = new SglangProfile();
 
     /** Port on the leader where the members of a multi-node replica rendezvous. */
-    static final String DIST_INIT_PORT = "5000";
+    static final String DIST_INIT_PORT = Integer.toString(ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT);
 
     private SglangProfile() {
     }

@@ -1,6 +1,7 @@
 package dev.ebb.operator.render;
 
 import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,7 +16,7 @@ final class VllmProfile implements EngineProfile {
      */
     static final String KV_TRANSFER_CONFIG = "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}";
     /** torch.distributed rendezvous port on the leader for multi-node runs without Ray. */
-    static final String MASTER_PORT = "29500";
+    static final String MASTER_PORT = Integer.toString(ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT);
 
     private VllmProfile() {
     }

@@ -176,6 +176,12 @@ class GeneratedCrdIT {
                 .endsWith("spec.roles[0].size: Invalid value: 0: spec.roles[0].size in body should be greater than or equal to 1");
         assertThat(refusal(deployment("c", "vLLM").namespace("adm").role(role("s").grace(3601)).build()))
                 .endsWith("spec.roles[0].terminationGracePeriodSeconds in body should be less than or equal to 3600");
+        assertThat(refusal(deployment("c3", "vLLM").namespace("adm").role(role("s").extraArgs("--port=9000")).build()))
+                .contains("spec.roles[0].extraArgs: Invalid value: \"object\": " + RoleSpec.PORT_IN_EXTRA_ARGS);
+        assertThat(refusal(deployment("c4", "vLLM").namespace("adm").role(role("s").extraArgs("--host", "10.0.0.7")).build()))
+                .contains(RoleSpec.HOST_IN_EXTRA_ARGS);
+        assertThat(refusal(deployment("c5", "SGLang").namespace("adm").role(role("s").size(2).port(5000)).build()))
+                .contains("rendezvous port on the leader");
         assertThat(refusal(deployment("c2", "vLLM").namespace("adm").role(role("s").drainSeconds(10)).build()))
                 .endsWith("spec.roles[0].retirement.drainSeconds in body should be greater than or equal to 30");
         assertThat(refusal(deployment("d", "SGLang").router("vllm-router").namespace("adm").role(role("s")).build()))

@@ -27,6 +27,13 @@ import java.util.List;
         message = "spec.roles[].kind behind vllm-router or sglang-gateway must be all Server, or a split of Prefill and Decode roles with at least one of each",
         fieldPath = ".roles")
 @ValidationRule(
+        value = "self.roles.all(r, !has(r.size) || r.size < 2 || !has(r.port)"
+                + " || !((self.engine.name == 'vLLM' && r.port == " + ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT + ")"
+                + " || (self.engine.name == 'SGLang' && r.port == " + ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT + ")))",
+        message = "spec.roles[].port of a multi-Pod replica must not be the engine's rendezvous port on the leader: "
+                + ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT + " for vLLM, " + ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT + " for SGLang",
+        fieldPath = ".roles")
+@ValidationRule(
         value = "self.roles.all(r, self.roles.exists_one(o, o.name == r.name))",
         message = "spec.roles[].name must be unique",
         fieldPath = ".roles")
@@ -38,4 +45,8 @@ public record ModelDeploymentSpec(
         @Required @Size(min = 1, max = ModelDeploymentSpec.MAX_ROLES)
         List<RoleSpec> roles) {
     public static final int MAX_ROLES = 10;
+    /** torch.distributed's rendezvous port on a multi-Pod vLLM replica's leader (--master-port), rendered by VllmProfile. */
+    public static final int VLLM_RENDEZVOUS_PORT = 29500;
+    /** The port of SGLang's --dist-init-addr on a multi-Pod replica's leader, rendered by SglangProfile. */
+    public static final int SGLANG_RENDEZVOUS_PORT = 5000;
 }

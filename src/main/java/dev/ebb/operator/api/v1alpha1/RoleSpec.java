@@ -27,6 +27,14 @@ import java.util.Map;
         value = "!(has(self.command) && size(self.command) > 0 && has(self.extraArgs) && size(self.extraArgs) > 0)",
         message = RoleSpec.EXTRA_ARGS_WITH_COMMAND,
         fieldPath = ".extraArgs")
+@ValidationRule(
+        value = "!has(self.extraArgs) || !self.extraArgs.exists(a, a == '--port' || a.startsWith('--port='))",
+        message = RoleSpec.PORT_IN_EXTRA_ARGS,
+        fieldPath = ".extraArgs")
+@ValidationRule(
+        value = "!has(self.extraArgs) || !self.extraArgs.exists(a, a == '--host' || a.startsWith('--host='))",
+        message = RoleSpec.HOST_IN_EXTRA_ARGS,
+        fieldPath = ".extraArgs")
 public record RoleSpec(
         @Required @Size(min = 1, max = RoleSpec.MAX_NAME_LENGTH) @Pattern(RoleSpec.NAME_PATTERN)
         @JsonPropertyDescription("DNS label naming the role; part of every Pod and Service name.")
@@ -65,6 +73,12 @@ public record RoleSpec(
     /** Said by admission and by the operator alike: arguments that would be dropped are refused, not ignored. */
     public static final String EXTRA_ARGS_WITH_COMMAND =
             "spec.roles[].extraArgs cannot be combined with spec.roles[].command, which replaces the whole command line";
+    /** The port the command line ends with is the one the probe, the scrape annotations, the hook and the reads must use. */
+    public static final String PORT_IN_EXTRA_ARGS = "spec.roles[].extraArgs must not set --port: the engine listens on spec.roles[].port,"
+            + " which its probe, scrape annotations, drain hook and member reads all use; set the port there";
+    /** The hook and the reads reach the engine on 127.0.0.1, and clients on the Pod's address: only all addresses serve both. */
+    public static final String HOST_IN_EXTRA_ARGS = "spec.roles[].extraArgs must not set --host: the operator has the engine listen on"
+            + " every address (0.0.0.0), since clients reach it on the Pod's address and its drain hook and reads on 127.0.0.1";
     public static final String NAME_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
     /** Role names ending like this would collide with the headless Service of another role's replica. */
     /** A role may not take this name: the router's Deployment and Service are named after it. */
