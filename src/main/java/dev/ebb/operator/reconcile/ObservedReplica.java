@@ -38,6 +38,11 @@ public record ObservedReplica(String role, int ordinal, List<Pod> members) {
         return members.stream().anyMatch(PodFacts::everStarted);
     }
 
+    /** Not Ready because something that ran stopped working (a container restarted, a Pod failed), not because it is starting. */
+    public boolean failing() {
+        return !ready() && !terminating() && members.stream().anyMatch(PodFacts::failedAfterRunning);
+    }
+
     /** Whether a member is on its way out: the replica is going, and nothing of it is put back meanwhile. */
     public boolean terminating() {
         return members.stream().anyMatch(p -> p.getMetadata().getDeletionTimestamp() != null);

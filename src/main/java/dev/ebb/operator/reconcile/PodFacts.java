@@ -40,6 +40,16 @@ final class PodFacts {
     }
 
     /** Plain decimal digits only: no sign, no spaces, no overflow. */
+    /** Whether a container of the Pod restarted, or the Pod failed: something that ran has stopped working. */
+    static boolean failedAfterRunning(Pod pod) {
+        if (pod.getStatus() == null) {
+            return false;
+        }
+        boolean restarted = pod.getStatus().getContainerStatuses() != null && pod.getStatus().getContainerStatuses().stream()
+                .anyMatch(c -> c.getRestartCount() != null && c.getRestartCount() > 0);
+        return restarted || "Failed".equals(pod.getStatus().getPhase());
+    }
+
     static Optional<Integer> parseBoundedInt(String text, int min, int max) {
         if (text == null || text.isEmpty() || text.length() > MAX_DIGITS || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
             return Optional.empty();

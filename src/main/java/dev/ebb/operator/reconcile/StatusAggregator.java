@@ -39,6 +39,7 @@ public final class StatusAggregator {
     public static final String REASON_CREATING = "ReplicasCreating";
     public static final String REASON_DELETING = "Deleting";
     public static final String REASON_NAME_CONFLICT = "NameConflict";
+    public static final String REASON_REPLICAS_FAILING = "ReplicasFailing";
     public static final String REASON_RETIREMENTS = "RetirementsInProgress";
     public static final String REASON_RETIREMENTS_ABORTED = "RetirementsAborted";
     public static final String REASON_BLOCKED = "RetirementBlocked";
@@ -59,19 +60,31 @@ public final class StatusAggregator {
 
         List<String> notReady = roles.stream().filter(r -> r.ready() < r.desired())
                 .map(r -> "role " + r.name() + " has " + r.ready() + "/" + r.desired() + " replicas ready").toList();
-        Condition ready = conflicts.isEmpty()
-                ? Conditions.next(previous, Conditions.READY, notReady.isEmpty(),
-                        notReady.isEmpty() ? "AllReplicasReady" : "ReplicasNotReady",
-                        notReady.isEmpty() ? "every role has its desired replicas ready" : String.join("; ", notReady),
-                        generation, now)
-                : nameConflict(conflicts, generation, previous, now);
+        List<String> failing = deployment.roles().stream().flatMap(role -> inventory.replicas(role.name()).values().stream())
+                .filter(ObservedReplica::failing)
+                .map(r -> "replica " + r.ordinal() + " of role " + r.role() + " ran and is not Ready (a container restarted or a Pod failed)")
+                .toList();
+        Condition ready;
+        if (!conflicts.isEmpty()) {
+            ready = nameConflict(conflicts, generation, previous, now);
+        } else if (!failing.isEmpty()) {
+            ready = Conditions.next(previous, Conditions.READY, false, REASON_REPLICAS_FAILING, bounded(String.join("; ", failing)),
+                    generation, now);
+        } else {
+            ready = Conditions.next(previous, Conditions.READY, notReady.isEmpty(),
+                    notReady.isEmpty() ? "AllReplicasReady" : "ReplicasNotReady",
+                    notReady.isEmpty() ? "every role has its desired replicas ready" : String.join("; ", notReady),
+                    generation, now);
+        }
         Condition upToDate = upToDate(roles, generation, previous, now);
 
-        List<Condition> conditions = new ArrayList<>(List.of(ready, upToDate, retiring(retirements, generation, previous, now),
-                blocked(aborted, generation, previous, now)));
+        Condition blocked = blocked(aborted, generation, previous, now);
+        List<Condition> conditions = new ArrayList<>(List.of(ready, upToDate, retiring(retirements, generation, previous, now), blocked));
         router.ifPresent(r -> conditions.add(routerReady(r, generation, previous, now)));
+        // something that worked and stopped, or a replica the protocol cannot take away, is not a deployment still starting
+        boolean degraded = !conflicts.isEmpty() || !failing.isEmpty() || "True".equals(blocked.getStatus());
         return new ModelDeploymentStatus(generation,
-                !conflicts.isEmpty() ? PHASE_DEGRADED : notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
+                degraded ? PHASE_DEGRADED : notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
                 summary(roles), roles, router.orElse(null), retirementsSummary(retirements), List.copyOf(retirements), List.copyOf(aborted),
                 List.copyOf(conditions));
     }

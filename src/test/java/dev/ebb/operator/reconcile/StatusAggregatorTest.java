@@ -163,9 +163,32 @@ class StatusAggregatorTest {
                     .contains("serving.ebb.dev/retry-retirement").doesNotContain("replica 1");
         });
         assertThat(Conditions.find(cleared.conditions(), Conditions.RETIREMENT_BLOCKED)).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
+        assertThat(blocked.phase()).as("a replica the protocol cannot take away").isEqualTo(StatusAggregator.PHASE_DEGRADED);
         assertThat(StatusNews.between(blocked, cleared)).extracting(StatusNews.News::reason).contains(StatusAggregator.REASON_NOT_BLOCKED);
         assertThat(StatusNews.between(null, cleared)).extracting(StatusNews.News::reason).as("never blocked: nothing to tell")
                 .doesNotContain(StatusAggregator.REASON_NOT_BLOCKED);
+    }
+
+    @Test
+    void aReplicaThatRanAndStoppedBeingReadyMakesTheDeploymentDegradedNotStarting() {
+        List<Pod> pods = server(0);
+        Pod restarted = ObservedPods.withReady(ObservedPods.replica(d, "server", 1, hashes.get("server"), false).get(0), false);
+        restarted.getStatus().getContainerStatuses().get(0).setRestartCount(3);
+        pods.add(restarted);
+        pods.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
+        List<Pod> starting = server(0);
+        starting.add(ObservedPods.withReady(ObservedPods.replica(d, "server", 1, hashes.get("server"), false).get(0), false));
+        starting.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
+
+        ModelDeploymentStatus failing = status(pods, List.of(), T0);
+        ModelDeploymentStatus loading = status(starting, List.of(), T0);
+
+        assertThat(failing.phase()).isEqualTo(StatusAggregator.PHASE_DEGRADED);
+        assertThat(Conditions.find(failing.conditions(), Conditions.READY)).hasValueSatisfying(c -> {
+            assertThat(c.getReason()).isEqualTo(StatusAggregator.REASON_REPLICAS_FAILING);
+            assertThat(c.getMessage()).startsWith("replica 1 of role server ran and is not Ready");
+        });
+        assertThat(loading.phase()).as("not Ready while loading its model is still starting").isEqualTo(StatusAggregator.PHASE_STARTING);
     }
 
     @Test
