@@ -8,6 +8,7 @@ import dev.ebb.operator.sandbox.Removal;
 import dev.ebb.operator.sandbox.Report;
 import dev.ebb.operator.sandbox.Run;
 import dev.ebb.operator.sandbox.Scenario;
+import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -64,8 +65,8 @@ public final class RemovalComparison {
 
     private static void print(Table table, List<Run> runs) {
         Choreography c = table.choreography();
-        System.out.printf(Locale.ROOT, "%s of one vLLM role, %s, grace %d s, one run each (%d at once)%n", c.title(), c.path().description(),
-                c.grace(), AT_ONCE);
+        System.out.printf(Locale.ROOT, "%s of one vLLM role, %s, grace %d s, one run each (%d at once; machine load average %.2f at the end)%n",
+                c.title(), c.path().description(), c.grace(), AT_ONCE, ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
         System.out.printf(Locale.ROOT, "  load: the same %s, the change %d s after the first client starts%n", c.load(), c.warmUp().toSeconds());
         table.removals().forEach(r -> System.out.printf(Locale.ROOT, "  %-12s %s%s%n", r.label(), r.description(),
                 EbbSettings.known(r.operatorSettings()) ? "" : "; this operator does not know these settings yet, so it ran as Ebb"));

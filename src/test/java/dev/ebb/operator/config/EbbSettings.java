@@ -19,7 +19,9 @@ public final class EbbSettings {
 
     /**
      * As a deployed operator reads its configuration: Quarkus warns of a setting it does not know and goes on without
-     * it, so settings written for a newer operator leave an older one at its defaults.
+     * it ("Unrecognized configuration key ... it will be ignored", quarkus-core 3.33.2,
+     * io/quarkus/runtime/configuration/ConfigDiagnostic.java, reportUnknown), so settings written for a newer operator
+     * leave an older one at its defaults.
      */
     public static EbbConfig ignoringUnknown(Map<String, String> settings) {
         return read(settings, false);

@@ -100,7 +100,7 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
     /** The CI's shortened sandbox: the same steps with shorter generations. */
     public static Choreography smoke() {
         return new Choreography("smoke: 4 replicas -> 2, then one Pod deleted by hand", ClientPath.ROUTER, 4, 30,
-                new Load(6, 48, 10, 40, Duration.ofMillis(100), Duration.ofMillis(200)), Duration.ofSeconds(3),
+                new Load(6, 36, 10, 40, Duration.ofMillis(100), Duration.ofMillis(200)), Duration.ofSeconds(3),
                 List.of(new ScaleTo(2), new Pause(Duration.ofSeconds(3)), new DeleteByHand(0)));
     }
 

@@ -42,7 +42,7 @@ public final class Scenario {
     private static final String NAMESPACE = "sandbox";
     private static final Duration SETTLE_LIMIT = Duration.ofMinutes(10);
     private static final Duration SETTLED_FOR = Duration.ofSeconds(3);
-    /** How long an EndpointSlice change takes to reach the clients' node; a few seconds on a busy cluster. */
+    /** How long an EndpointSlice change takes to reach the clients' node here: inside the operator's margin for it (5 s). */
     private static final Duration KUBE_PROXY_LAG = Duration.ofSeconds(2);
 
     /** Held here so the levels stick. */
