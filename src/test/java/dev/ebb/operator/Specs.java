@@ -8,7 +8,9 @@ import dev.ebb.operator.api.v1alpha1.EngineSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.ModelSpec;
+import dev.ebb.operator.api.v1alpha1.RetirementSpec;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
+import dev.ebb.operator.api.v1alpha1.RolloutSpec;
 import dev.ebb.operator.api.v1alpha1.RouterSpec;
 import dev.ebb.operator.render.RouterLayout;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -62,17 +64,17 @@ public final class Specs {
 
     public static RoleSpec withReplicas(RoleSpec r, Integer replicas) {
         return new RoleSpec(r.name(), r.kind(), replicas, r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations());
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout());
     }
 
     public static RoleSpec withImage(RoleSpec r, String image) {
         return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), image, r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations());
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout());
     }
 
     public static RoleSpec withGrace(RoleSpec r, Integer grace) {
         return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), grace, r.nodeSelector(), r.tolerations());
+                r.command(), grace, r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout());
     }
 
     public static final class Deployment {
@@ -130,6 +132,8 @@ public final class Specs {
         private Integer grace;
         private Map<String, String> nodeSelector;
         private List<Toleration> tolerations;
+        private RetirementSpec retirement;
+        private RolloutSpec rollout;
 
         private Role(String name) {
             this.name = name;
@@ -148,10 +152,12 @@ public final class Specs {
         public Role grace(Integer value) { grace = value; return this; }
         public Role nodeSelector(Map<String, String> value) { nodeSelector = value; return this; }
         public Role tolerations(List<Toleration> value) { tolerations = value; return this; }
+        public Role drainSeconds(Integer value) { retirement = new RetirementSpec(value); return this; }
+        public Role maxSurge(Integer value) { rollout = new RolloutSpec(value); return this; }
 
         public RoleSpec build() {
             return new RoleSpec(name, kind, replicas, size, image, port, resources, extraArgs, env, command, grace,
-                    nodeSelector, tolerations);
+                    nodeSelector, tolerations, retirement, rollout);
         }
     }
 }

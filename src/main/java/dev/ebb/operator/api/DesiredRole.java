@@ -4,6 +4,7 @@ import dev.ebb.operator.api.v1alpha1.RoleKind;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.Toleration;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -11,6 +12,9 @@ import java.util.Optional;
 /**
  * One role with its defaults resolved. {@code grace} stays empty when the role sets none, because a take-over
  * role then keeps the Kubernetes default rather than the operator's.
+ *
+ * @param drainBudget how long a retirement of one of its replicas may spend proving it idle
+ * @param maxSurge replicas a rollout may add beyond {@code replicas} while it replaces them: 0 or 1
  */
 public record DesiredRole(
         String name,
@@ -25,7 +29,9 @@ public record DesiredRole(
         List<String> command,
         Optional<Integer> grace,
         Map<String, String> nodeSelector,
-        List<Toleration> tolerations) {
+        List<Toleration> tolerations,
+        Duration drainBudget,
+        int maxSurge) {
 
     public static final int DEFAULT_REPLICAS = 1;
     public static final int DEFAULT_SIZE = 1;

@@ -5,11 +5,14 @@ import dev.ebb.operator.api.v1alpha1.EngineSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.ModelSpec;
+import dev.ebb.operator.api.v1alpha1.RetirementSpec;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
+import dev.ebb.operator.api.v1alpha1.RolloutSpec;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.RouterSpec;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
@@ -210,6 +213,10 @@ public final class SpecResolver {
         checkRange(field + ".port", role.port(), 1, 65535, errors);
         checkRange(field + ".terminationGracePeriodSeconds", role.terminationGracePeriodSeconds(),
                 RoleSpec.MIN_GRACE_SECONDS, RoleSpec.MAX_GRACE_SECONDS, errors);
+        Integer drainSeconds = role.retirement() == null ? null : role.retirement().drainSeconds();
+        checkRange(field + ".retirement.drainSeconds", drainSeconds, RetirementSpec.MIN_DRAIN_SECONDS, RetirementSpec.MAX_DRAIN_SECONDS, errors);
+        Integer maxSurge = role.rollout() == null ? null : role.rollout().maxSurge();
+        checkRange(field + ".rollout.maxSurge", maxSurge, 0, RolloutSpec.MAX_SURGE, errors);
         checkCount(field + ".extraArgs", role.extraArgs(), errors);
         checkCount(field + ".command", role.command(), errors);
         if (!listOrEmpty(role.command()).isEmpty() && !listOrEmpty(role.extraArgs()).isEmpty()) {
@@ -232,7 +239,9 @@ public final class SpecResolver {
                 listOrEmpty(role.command()),
                 Optional.ofNullable(role.terminationGracePeriodSeconds()),
                 role.nodeSelector() == null ? Map.of() : Map.copyOf(role.nodeSelector()),
-                listOrEmpty(role.tolerations())));
+                listOrEmpty(role.tolerations()),
+                Duration.ofSeconds(orDefault(drainSeconds, RetirementSpec.DEFAULT_DRAIN_SECONDS)),
+                orDefault(maxSurge, 0)));
     }
 
     private static void checkRoleName(String field, String roleName, String mdName, List<FieldError> errors) {

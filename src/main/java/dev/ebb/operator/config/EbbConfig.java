@@ -43,6 +43,20 @@ public interface EbbConfig {
          */
         @WithDefault("5s")
         Duration endpointPropagation();
+
+        /**
+         * How many retirements of one ModelDeployment may run at once; 0 lets every leaving replica drain at the same
+         * time, so a scale-down by k takes the longest of the k drains rather than their sum.
+         */
+        @WithDefault("0")
+        int maxConcurrent();
+
+        /**
+         * Whether a scale-down reads the candidates once and lets the idlest leave; false takes the highest ordinals
+         * without reading them.
+         */
+        @WithDefault("true")
+        boolean chooseByLoad();
     }
 
     interface Images {

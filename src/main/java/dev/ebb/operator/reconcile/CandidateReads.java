@@ -19,7 +19,7 @@ import java.util.stream.Collectors;
 /**
  * The one read of each surplus candidate that decides which replica leaves. A pass starts the reads of every candidate
  * not read yet, all at once and each bounded like any member read; later passes collect them through the
- * {@link ReadLedger}. A round of readings serves one choice: it is dropped once a retirement is under way, and it
+ * {@link ReadLedger}. A round of readings serves one choice: it is dropped once retirements begin on it, and it
  * expires, so a choice never rests on an old picture of the load.
  */
 @ApplicationScoped
@@ -64,7 +64,7 @@ public class CandidateReads {
             return Map.of();
         }
         if (now.isAfter(round.startedAt.plus(ROUND_LIFETIME))) {
-            rounds.remove(deployment);
+            forget(deployment);
             return Map.of();
         }
         ledger.collect(round.operation).forEach((member, work) -> round.landed.put(member, work.gauges()));
@@ -124,8 +124,11 @@ public class CandidateReads {
                 + "; the one with the fewest requests in flight goes first");
     }
 
-    /** A retirement is under way, or the deployment is gone: the round's readings no longer decide anything. */
+    /** The round's choice was made, or the deployment is gone: its readings no longer decide anything. */
     public void forget(String deployment) {
-        rounds.remove(deployment);
+        Round round = rounds.remove(deployment);
+        if (round != null) {
+            ledger.forget(round.operation);
+        }
     }
 }

@@ -12,6 +12,7 @@ public final class Conditions {
     public static final String READY = "Ready";
     public static final String REPLICAS_UP_TO_DATE = "ReplicasUpToDate";
     public static final String RETIREMENT_PROGRESSING = "RetirementProgressing";
+    public static final String RETIREMENT_BLOCKED = "RetirementBlocked";
     public static final String ROUTER_READY = "RouterReady";
 
     private Conditions() {

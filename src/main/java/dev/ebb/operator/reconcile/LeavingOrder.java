@@ -44,8 +44,12 @@ public final class LeavingOrder {
     private LeavingOrder() {
     }
 
-    /** Chooses {@code count} of the candidates, or as many as the readings in hand allow. */
-    public static Order choose(Collection<Candidate> candidates, int count) {
+    /**
+     * Chooses {@code count} of the candidates, or as many as the readings in hand allow.
+     *
+     * @param byLoad false takes the highest ordinals of those at the current configuration, reading none of them
+     */
+    public static Order choose(Collection<Candidate> candidates, int count, boolean byLoad) {
         Comparator<Candidate> highestFirst = Comparator.comparingInt(Candidate::ordinal).reversed();
         List<Choice> leaving = new ArrayList<>();
         candidates.stream().filter(c -> !c.everRan()).sorted(highestFirst).limit(Math.max(0, count))
@@ -60,6 +64,11 @@ public final class LeavingOrder {
         if (still >= current.size()) {
             // every one of them leaves, so no read could change which
             current.forEach(c -> leaving.add(new Choice(c.ordinal(), false, "the role keeps none of its replicas at the current configuration")));
+            return new Order(List.copyOf(leaving), List.of());
+        }
+        if (!byLoad) {
+            current.stream().limit(still).forEach(c -> leaving.add(new Choice(c.ordinal(), false,
+                    "highest ordinal at the current configuration; the choice by load is turned off")));
             return new Order(List.copyOf(leaving), List.of());
         }
         List<Integer> unread = current.stream().filter(c -> c.reading().isEmpty()).map(Candidate::ordinal).sorted().toList();

@@ -1,26 +1,24 @@
 package dev.ebb.operator.reconcile;
 
 import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.SpecResolver;
-import dev.ebb.operator.api.v1alpha1.AbortedRetirement;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
-import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
-import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RouterLayout;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.render.RoutingProxy;
 import dev.ebb.operator.retire.NextRetirement;
-import dev.ebb.operator.retire.Retirement;
+import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -97,6 +95,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final ClusterPlatform platform;
     private final ReplicaGauges gauges;
     private final Duration coolDown;
+    private final int maxConcurrent;
+    private final boolean chooseByLoad;
     private final OwnedObjects owned;
     /** Per ModelDeployment UID, its Pods already reported as deleted with a shorter grace, so each is told once. */
     private final Map<String, Set<String>> toldShortenedGraces = new ConcurrentHashMap<>();
@@ -115,6 +115,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         this.candidateReads = candidateReads;
         this.clock = clock;
         this.coolDown = config.retirement().coolDown();
+        this.maxConcurrent = config.retirement().maxConcurrent();
+        this.chooseByLoad = config.retirement().chooseByLoad();
     }
 
     @Override
@@ -143,6 +145,10 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         Inventory inventory = Inventory.of(pods);
         Resolution resolution = resolver.resolve(md);
 
+        List<RetirementRecord> records = RetirementRecords.fromStatus(md.getStatus());
+        List<NextRetirement.Abort> aborts = RetirementRecords.aborts(md.getStatus());
+        NextRetirement.RetryPolicy retry = new NextRetirement.RetryPolicy(retryRequested(md), coolDown, generation, maxConcurrent);
+
         ModelDeploymentStatus status;
         RetirementRunner.Pass pass;
         Optional<Duration> choosing = Optional.empty();
@@ -156,21 +162,24 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             DesiredDeployment deployment = onThisCluster.get();
             Map<String, String> hashes = hashes(deployment);
             List<Ownership.Conflict> conflicts = new ArrayList<>();
-            ReplicaPlan plan = converge(md, deployment, hashes, inventory, candidateReads.readings(md, inventory, now), context, conflicts);
-            List<NextRetirement.Candidate> candidates = plan.retirements();
+            ReplicaPlanner.Retirements known = new ReplicaPlanner.Retirements(NextRetirement.held(records, aborts),
+                    NextRetirement.rollingOut(records), NextRetirement.rolloutWaiting(aborts, retry, now),
+                    chooseByLoad ? candidateReads.readings(md, inventory, now) : Map.of(), chooseByLoad);
+            ReplicaPlan plan = converge(md, deployment, hashes, inventory, known, context, conflicts);
             RouterObjects.Outcome router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
             conflicts.addAll(router.conflicts());
-            pass = retirements.plan(md, inventory, pods, candidates, context.getSecondaryResources(EndpointSlice.class),
+            pass = retirements.plan(md, inventory, pods, plan.retirements(), plan.later(), retry, context.getSecondaryResources(EndpointSlice.class),
                     routerPods(md, context), now);
-            status = StatusAggregator.accepted(generation, deployment, hashes, inventory, router.status(), pass.record(),
-                    abortsAfter(md, pass, candidates), conflicts, previous, now);
+            List<NextRetirement.Abort> kept = NextRetirement.outstanding(pass.records(), aborts, plan.retirements(), plan.later(), generation);
+            status = StatusAggregator.accepted(generation, deployment, hashes, inventory, router.status(), pass.statuses(),
+                    RetirementRecords.toStatus(kept, coolDown), conflicts, previous, now);
             choosing = readCandidates(md, plan.awaitingReads(), pass, now);
         } else {
             candidateReads.forget(md.getMetadata().getUid());
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
-            pass = retirements.plan(md, inventory, pods, List.of(), context.getSecondaryResources(EndpointSlice.class),
+            pass = retirements.plan(md, inventory, pods, List.of(), List.of(), retry, context.getSecondaryResources(EndpointSlice.class),
                     routerPods(md, context), now);
-            status = StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.record(), previous, now);
+            status = StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.statuses(), previous, now);
         }
         gauges.record(md.getMetadata().getNamespace(), md.getMetadata().getName(), status.roles());
         for (StatusNews.News news : StatusNews.between(md.getStatus(), status)) {
@@ -189,22 +198,19 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             });
         }
         retirements.carryOut(md, pass, pods, routerPods(md, context));
-        retirements.restoreStrays(md, pods, pass.record());
+        retirements.restoreStrays(md, pods, pass.records());
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
         Optional<Duration> lookAgainIn = Stream.of(pass.lookAgainIn(), choosing).flatMap(Optional::stream).min(Duration::compareTo);
         return lookAgainIn.map(control::rescheduleAfter).orElse(control);
     }
 
     /**
-     * While no retirement is under way, the surplus replicas the choice cannot rank yet are read once each; nothing
-     * starts until their readings are in, and a wait longer than a pass is told. A retirement under way makes any
-     * readings in hand stale for the next choice.
+     * The surplus replicas the choice cannot rank yet are read once each; nothing starts until their readings are in,
+     * and a wait longer than a pass is told. Retirements begun on a round of readings use it up.
      */
     private Optional<Duration> readCandidates(ModelDeployment md, List<ObservedReplica> awaiting, RetirementRunner.Pass pass, Instant now) {
-        boolean underWay = pass.record().flatMap(RetirementRecords::fromStatus).filter(r -> !r.state().ended()).isPresent();
-        if (underWay) {
+        if (pass.began()) {
             candidateReads.forget(md.getMetadata().getUid());
-            return Optional.empty();
         }
         if (awaiting.isEmpty()) {
             return Optional.empty();
@@ -215,6 +221,12 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         }
         // reads land between passes without any event, so the pass that collects them is asked for
         return Optional.of(RetirementRunner.PASS_INTERVAL);
+    }
+
+    /** The retry annotation's value, when the user set one. */
+    private static Optional<String> retryRequested(ModelDeployment md) {
+        return Optional.ofNullable(md.getMetadata().getAnnotations()).map(a -> a.get(Annotations.RETRY_RETIREMENT))
+                .filter(token -> !token.isEmpty());
     }
 
     /**
@@ -228,13 +240,6 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 .getEventSourceFor(Pod.class);
         return cache.list(md.getMetadata().getNamespace(), pod -> pod.getMetadata().getLabels() != null
                 && pod.getMetadata().getLabels().entrySet().containsAll(labels.entrySet())).toList();
-    }
-
-    /** Every replica still held back by an aborted retirement once this pass's record is written, for status. */
-    private List<AbortedRetirement> abortsAfter(ModelDeployment md, RetirementRunner.Pass pass, List<NextRetirement.Candidate> candidates) {
-        List<NextRetirement.Abort> kept = NextRetirement.outstanding(pass.record().flatMap(RetirementRecords::fromStatus),
-                pass.record().map(RetirementStatus::retryToken), RetirementRecords.aborts(md.getStatus()), candidates);
-        return RetirementRecords.toStatus(kept, coolDown);
     }
 
     /**
@@ -265,19 +270,15 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * plan, whose retirements are the replicas the retirement protocol should take away.
      */
     private ReplicaPlan converge(ModelDeployment md, DesiredDeployment deployment, Map<String, String> hashes,
-            Inventory inventory, Map<String, Map<Integer, Reading>> readings, Context<ModelDeployment> context, List<Ownership.Conflict> conflicts) {
+            Inventory inventory, ReplicaPlanner.Retirements retirements, Context<ModelDeployment> context, List<Ownership.Conflict> conflicts) {
         Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
                 .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
-        Optional<Retirement> record = Optional.ofNullable(md.getStatus()).map(ModelDeploymentStatus::retirement)
-                .flatMap(RetirementRecords::fromStatus);
-        ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet(),
-                NextRetirement.held(record, RetirementRecords.aborts(md.getStatus())), readings);
+        ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet(), retirements);
 
         plan.services().forEach(desired -> applyService(md, desired, services.get(desired.getMetadata().getName()))
                 .ifPresent(conflicts::add));
         plan.create().forEach(pod -> createPod(md, pod).ifPresent(conflicts::add));
         plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
-        plan.replaced().forEach(replica -> replace(md, replica, hashes.get(replica.role())));
         plan.obsoleteServices().forEach(name -> owned.delete(md, services.get(name)));
         return plan;
     }
@@ -310,14 +311,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private void removeNeverRan(ModelDeployment md, Pod pod) {
         owned.delete(md, pod);
         events.normal(md, "NeverRanReplicaRemoved", "deleted " + pod.getMetadata().getName()
-                + ": surplus, and none of its containers ever started");
-    }
-
-    /** One step of a rollout: the replica goes as any deleted Pod does, through its own hook and grace. */
-    private void replace(ModelDeployment md, ObservedReplica replica, String hash) {
-        replica.members().forEach(pod -> owned.delete(md, pod));
-        events.normal(md, "RolloutStep", "replacing replica " + replica.ordinal() + " of role " + replica.role() + " (configuration "
-                + replica.configHash().orElse("mixed") + " -> " + hash + "): its Pods drain and exit, then the replacement is created");
+                + " without retiring it: its replica leaves, and none of its containers ever started");
     }
 
     /**

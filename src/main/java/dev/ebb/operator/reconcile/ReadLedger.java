@@ -19,8 +19,12 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 @ApplicationScoped
 public class ReadLedger {
-    /** One retirement of one deployment. */
-    public record Operation(String deployment, String startedAt) {
+    /**
+     * One operation of one deployment that reads members: a retirement, or a round of candidate reads.
+     *
+     * @param id tells the deployment's operations apart, those that began in the same pass included
+     */
+    public record Operation(String deployment, String id) {
     }
 
     private record Key(Operation operation, String member) {
@@ -45,28 +49,39 @@ public class ReadLedger {
                 failure -> land(key, MemberWork.gaugesOnly(new Reading.Failed(String.valueOf(failure.getMessage())))));
     }
 
+    /** A read lands only while its operation is still known: one that ended meanwhile never hears of it. */
     private void land(Key key, MemberWork work) {
-        finished.put(key, work);
-        running.remove(key);
+        if (running.remove(key)) {
+            finished.put(key, work);
+        }
     }
 
-    /** The reads for this operation that finished since the last call, each handed out once; older ones are dropped. */
+    /**
+     * The reads for this operation that finished since the last call, each handed out once. Reads of the deployment's
+     * other operations stay for them: several retirements of one deployment read their members at the same time.
+     */
     public Map<String, MemberWork> collect(Operation operation) {
         Map<String, MemberWork> out = new HashMap<>();
         for (Key key : finished.keySet()) {
-            if (!key.operation().deployment().equals(operation.deployment())) {
-                continue;
-            }
-            MemberWork work = finished.remove(key);
-            if (work != null && key.operation().equals(operation)) {
-                out.put(key.member(), work);
+            if (key.operation().equals(operation)) {
+                MemberWork work = finished.remove(key);
+                if (work != null) {
+                    out.put(key.member(), work);
+                }
             }
         }
         return out;
     }
 
+    /** The operation ended: what it read, or is still reading, is dropped. */
+    public void forget(Operation operation) {
+        running.removeIf(key -> key.operation().equals(operation));
+        finished.keySet().removeIf(key -> key.operation().equals(operation));
+    }
+
     /** The deployment is gone: nothing read for it matters any more. */
     public void forget(String deployment) {
+        running.removeIf(key -> key.operation().deployment().equals(deployment));
         finished.keySet().removeIf(key -> key.operation().deployment().equals(deployment));
     }
 }

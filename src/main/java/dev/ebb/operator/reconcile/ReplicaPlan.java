@@ -13,11 +13,11 @@ import dev.ebb.operator.retire.NextRetirement;
  * @param services every Service that should exist, to create or bring up to date
  * @param obsoleteServices names of owned Services nothing needs any more
  * @param neverRan Pods of surplus replicas none of whose containers ever started: they hold no work and go directly
- * @param retirements every replica the spec takes away that ran, in the order they go, dropped roles first
- * @param replaced per role being rolled out, the replica at an older configuration to delete now; its Pods drain
- *     through their own hooks and its replacement is created at the new configuration once they are gone
+ * @param retirements every replica to retire now, in the order they go, dropped roles first: those the spec takes
+ *     away that ran, and per role being rolled out the replica at an older configuration whose turn it is
+ * @param later replicas at an older configuration whose rollout turn is still to come
  * @param awaitingReads surplus replicas whose choice waits for one read of each; none of them leaves before then
  */
 public record ReplicaPlan(List<Pod> create, List<Service> services, List<String> obsoleteServices, List<Pod> neverRan,
-        List<NextRetirement.Candidate> retirements, List<ObservedReplica> replaced, List<ObservedReplica> awaitingReads) {
+        List<NextRetirement.Candidate> retirements, List<NextRetirement.Replica> later, List<ObservedReplica> awaitingReads) {
 }

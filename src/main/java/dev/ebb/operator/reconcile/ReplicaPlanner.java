@@ -7,6 +7,7 @@ import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.ServiceRenderer;
+import dev.ebb.operator.retire.Budgets;
 import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
@@ -16,6 +17,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Optional;
 import java.util.Set;
 
 /** Decides which Pods and Services to create from the desired deployment and what exists. Pure. */
@@ -26,18 +28,28 @@ public final class ReplicaPlanner {
     }
 
     /**
-     * @param held per role, the ordinals a retirement holds (one under way, or kept after an abort): they leave, and
-     *     nothing of them is put back
+     * What the planner knows of the retirements, besides the cluster.
+     *
+     * @param held per role, the ordinals a reduction holds (under way, or kept after an abort): they leave, and nothing
+     *     of them is put back
+     * @param rollingOut per role, the ordinals a rollout is retiring now
+     * @param rolloutWaiting per role, the ordinals a rollout passes over for now (aborted, not yet to be retried)
      * @param readings per role and ordinal, what one read of a surplus candidate's answering members established
+     * @param byLoad whether the idlest surplus replicas leave, rather than the highest ordinals
      */
+    public record Retirements(Map<String, Set<Integer>> held, Map<String, Set<Integer>> rollingOut, Map<String, Set<Integer>> rolloutWaiting,
+            Map<String, Map<Integer, Reading>> readings, boolean byLoad) {
+    }
+
     public static ReplicaPlan plan(DesiredDeployment deployment, Map<String, String> hashes, Inventory inventory,
-            Collection<String> existingServices, Map<String, Set<Integer>> held, Map<String, Map<Integer, Reading>> readings) {
+            Collection<String> existingServices, Retirements retirements) {
+        Map<String, Set<Integer>> held = retirements.held();
         List<Pod> create = new ArrayList<>();
         List<Service> services = new ArrayList<>();
-        List<NextRetirement.Candidate> retirements = new ArrayList<>();
+        List<NextRetirement.Candidate> leaving = new ArrayList<>();
         List<NextRetirement.Candidate> dropped = new ArrayList<>();
         List<Pod> neverRan = new ArrayList<>();
-        List<ObservedReplica> replaced = new ArrayList<>();
+        List<NextRetirement.Replica> later = new ArrayList<>();
         List<ObservedReplica> awaitingReads = new ArrayList<>();
         Set<String> wanted = new HashSet<>();
 
@@ -46,8 +58,12 @@ public final class ReplicaPlanner {
             NavigableMap<Integer, ObservedReplica> existing = inventory.replicas(role.name());
             Set<Integer> heldHere = held.getOrDefault(role.name(), Set.of());
             Set<Integer> ordinals = new HashSet<>(existing.keySet());
-            SurplusChoice.Split split = SurplusChoice.split(existing, role.replicas(), heldHere, hash,
-                    readings.getOrDefault(role.name(), Map.of()));
+            // with a surge allowed, the role keeps one replica more for as long as any that stays is outdated
+            boolean outdatedStays = existing.values().stream()
+                    .anyMatch(r -> !heldHere.contains(r.ordinal()) && r.configHash().filter(hash::equals).isEmpty());
+            int keep = role.replicas() + (outdatedStays && role.replicas() > 0 ? role.maxSurge() : 0);
+            SurplusChoice.Split split = SurplusChoice.split(existing, keep, heldHere, hash,
+                    retirements.readings().getOrDefault(role.name(), Map.of()), retirements.byLoad());
             awaitingReads.addAll(split.awaitingReads());
 
             split.staying().values().stream()
@@ -55,7 +71,7 @@ public final class ReplicaPlanner {
                     .filter(r -> !heldHere.contains(r.ordinal()) && !r.terminating())
                     .forEach(r -> addMissingMembers(deployment, role, r, hash, create));
 
-            int missing = role.replicas() - split.staying().size();
+            int missing = keep - split.staying().size();
             for (int ordinal = 0; missing > 0; ordinal++) {
                 if (ordinals.add(ordinal)) {
                     for (int member = 0; member < role.size(); member++) {
@@ -64,8 +80,8 @@ public final class ReplicaPlanner {
                     missing--;
                 }
             }
-            shed(split, true, neverRan, retirements);
-            RolloutStep.next(existing, split.staying(), role.replicas(), hash).ifPresent(replaced::add);
+            shed(split, role, neverRan, leaving);
+            rollout(role, hash, existing, split.staying(), keep, retirements, neverRan, leaving, later);
 
             services.add(ServiceRenderer.roleService(deployment, role));
             if (role.size() > 1) {
@@ -75,7 +91,8 @@ public final class ReplicaPlanner {
         inventory.byRole().forEach((role, existing) -> {
             if (deployment.roles().stream().noneMatch(r -> r.name().equals(role))) {
                 // nothing of a dropped role is desired, so no configuration of it matters
-                shed(SurplusChoice.split(existing, 0, held.getOrDefault(role, Set.of()), "", Map.of()), false, neverRan, dropped);
+                shed(SurplusChoice.split(existing, 0, held.getOrDefault(role, Set.of()), "", Map.of(), retirements.byLoad()), null, neverRan,
+                        dropped);
             }
         });
         services.forEach(s -> wanted.add(s.getMetadata().getName()));
@@ -85,22 +102,46 @@ public final class ReplicaPlanner {
 
         List<String> obsolete = existingServices.stream().filter(name -> !wanted.contains(name)).sorted().toList();
         // a dropped role gives back everything it has, so it goes before roles that only shrink
-        dropped.addAll(retirements);
+        dropped.addAll(leaving);
         return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, List.copyOf(neverRan), List.copyOf(dropped),
-                List.copyOf(replaced), List.copyOf(awaitingReads));
+                List.copyOf(later), List.copyOf(awaitingReads));
     }
 
-    /** Replicas that never ran go at once; every other leaving one is a candidate for retirement, in the order it goes. */
-    private static void shed(SurplusChoice.Split split, boolean roleInSpec, List<Pod> neverRan, List<NextRetirement.Candidate> retirements) {
+    /**
+     * Replicas that never ran go at once; every other leaving one is a candidate for retirement, in the order it goes.
+     *
+     * @param role the role in the spec, null when the spec dropped it
+     */
+    private static void shed(SurplusChoice.Split split, DesiredRole role, List<Pod> neverRan, List<NextRetirement.Candidate> leaving) {
         for (SurplusChoice.Removal removal : split.leaving()) {
             if (removal.direct()) {
                 neverRan.addAll(removal.replica().members());
             } else {
-                String because = roleInSpec || SurplusChoice.HELD_BECAUSE.equals(removal.chosenBecause())
-                        ? removal.chosenBecause() : DROPPED_BECAUSE;
-                retirements.add(new NextRetirement.Candidate(removal.replica().role(), removal.replica().ordinal(), roleInSpec, because));
+                boolean inSpec = role != null;
+                String because = inSpec || SurplusChoice.HELD_BECAUSE.equals(removal.chosenBecause()) ? removal.chosenBecause() : DROPPED_BECAUSE;
+                leaving.add(new NextRetirement.Candidate(removal.replica().role(), removal.replica().ordinal(),
+                        inSpec ? NextRetirement.Purpose.REDUCTION : NextRetirement.Purpose.ROLE_DROPPED, because,
+                        inSpec ? role.drainBudget() : Budgets.DRAINING));
             }
         }
+    }
+
+    /**
+     * The rollout's step: the replica whose turn it is retires (one that never ran goes at once), and every other
+     * outdated replica that stays waits for its turn.
+     */
+    private static void rollout(DesiredRole role, String hash, NavigableMap<Integer, ObservedReplica> existing,
+            NavigableMap<Integer, ObservedReplica> staying, int keep, Retirements retirements, List<Pod> neverRan,
+            List<NextRetirement.Candidate> leaving, List<NextRetirement.Replica> later) {
+        Optional<ObservedReplica> turn = RolloutStep.next(existing, staying, keep, hash,
+                retirements.rollingOut().getOrDefault(role.name(), Set.of()), retirements.rolloutWaiting().getOrDefault(role.name(), Set.of()));
+        turn.filter(r -> !r.everRan()).ifPresent(r -> neverRan.addAll(r.members()));
+        turn.filter(ObservedReplica::everRan).ifPresent(r -> leaving.add(new NextRetirement.Candidate(role.name(), r.ordinal(),
+                NextRetirement.Purpose.ROLLOUT, "at configuration " + r.configHash().orElse("mixed") + ", replaced by the rollout to " + hash,
+                role.drainBudget())));
+        staying.values().stream()
+                .filter(r -> r.configHash().filter(hash::equals).isEmpty() && turn.filter(t -> t.ordinal() == r.ordinal()).isEmpty())
+                .forEach(r -> later.add(new NextRetirement.Replica(role.name(), r.ordinal())));
     }
 
     /** A replica whose role left the spec keeps its Services until its last Pod is gone. */

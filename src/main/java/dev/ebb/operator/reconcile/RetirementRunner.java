@@ -1,6 +1,5 @@
 package dev.ebb.operator.reconcile;
 
-import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
@@ -20,6 +19,7 @@ import dev.ebb.operator.retire.Observation;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import dev.ebb.operator.retire.Retirement;
 import dev.ebb.operator.retire.RetirementMachine;
+import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
 import dev.ebb.operator.retire.RetirementState;
 import dev.ebb.operator.route.RouterProbe;
@@ -39,7 +39,9 @@ import io.quarkus.runtime.Startup;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
@@ -69,18 +71,42 @@ public class RetirementRunner {
     /** An aborted retirement is looked at this often while it waits, so a retry is never late by more. */
     static final Duration WAITING_LOOK = Duration.ofSeconds(10);
     private static final Logger LOG = Logger.getLogger(RetirementRunner.class);
+    static final String REASON_ROLLOUT_STEP = "RolloutStep";
+
+    /**
+     * What one retirement did in a pass.
+     *
+     * @param record its state after the pass
+     * @param actions what to do once that is persisted
+     * @param endedNow whether it ended in this pass
+     * @param begun whether it began in this pass
+     */
+    public record Outcome(RetirementRecord record, List<Action> actions, boolean endedNow, boolean begun) {
+    }
 
     /**
      * One pass's outcome.
      *
-     * @param record what status.retirement should say, empty to clear it
-     * @param actions what to do once that is persisted
-     * @param lookAgainIn when the next pass is due, if the retirement needs one without any event
-     * @param ended the retirement that ended in this pass, if any
+     * @param outcomes every retirement stepped, called off or begun
+     * @param kept aborted records whose replica is still to leave, kept on record unchanged
+     * @param lookAgainIn when the next pass is due, if a retirement needs one without any event
      */
-    public record Pass(Optional<RetirementStatus> record, List<Action> actions, Optional<Duration> lookAgainIn, Optional<Retirement> ended) {
-        static Pass nothing() {
-            return new Pass(Optional.empty(), List.of(), Optional.empty(), Optional.empty());
+    public record Pass(List<Outcome> outcomes, List<RetirementRecord> kept, Optional<Duration> lookAgainIn) {
+        /** What status.retirements[] should say: every record but the completed ones, by role and ordinal. */
+        public List<RetirementRecord> records() {
+            return Stream.concat(outcomes.stream().map(Outcome::record), kept.stream())
+                    .filter(r -> r.retirement().state() != RetirementState.Completed)
+                    .sorted(Comparator.comparing((RetirementRecord r) -> r.retirement().role()).thenComparingInt(r -> r.retirement().ordinal()))
+                    .toList();
+        }
+
+        public List<RetirementStatus> statuses() {
+            return records().stream().map(RetirementRecords::toStatus).toList();
+        }
+
+        /** Whether a retirement began in this pass, on the choice the candidates' readings made. */
+        public boolean began() {
+            return outcomes.stream().anyMatch(Outcome::begun);
         }
     }
 
@@ -90,7 +116,6 @@ public class RetirementRunner {
     private final EventRecorder events;
     private final Map<RetirementState, Counter> outcomes = new EnumMap<>(RetirementState.class);
     private final Map<RetirementState, Timer> durations = new EnumMap<>(RetirementState.class);
-    private final Duration coolDown;
     private final Duration endpointPropagation;
 
     public RetirementRunner(KubernetesClient client, ReadLedger reads, RouterProbe router, EventRecorder events, MeterRegistry registry,
@@ -99,7 +124,6 @@ public class RetirementRunner {
         this.reads = reads;
         this.router = router;
         this.events = events;
-        this.coolDown = config.retirement().coolDown();
         this.endpointPropagation = config.retirement().endpointPropagation();
         // both outcomes exist from the start, at zero, so a scrape sees the series before the first retirement ends
         for (RetirementState end : List.of(RetirementState.Completed, RetirementState.Aborted)) {
@@ -111,50 +135,54 @@ public class RetirementRunner {
         }
     }
 
-    /** @param routerPods the Pods of the deployment's router, each of which is asked during a withdrawal */
+    /**
+     * @param candidates the replicas to take away now, in the order they go
+     * @param later replicas to take away in a later pass, whose aborts are kept meanwhile
+     * @param routerPods the Pods of the deployment's router, each of which is asked during a withdrawal
+     */
     public Pass plan(ModelDeployment md, Inventory inventory, Collection<Pod> pods, List<NextRetirement.Candidate> candidates,
-            Collection<EndpointSlice> slices, Collection<Pod> routerPods, Instant now) {
-        RetirementStatus persisted = md.getStatus() == null ? null : md.getStatus().retirement();
-        Optional<Retirement> record = persisted == null ? Optional.empty() : RetirementRecords.fromStatus(persisted);
-        if (persisted != null && record.isEmpty()) {
-            LOG.warnf("status.retirement of %s/%s cannot be read back; it is dropped and the work is looked at afresh",
-                    md.getMetadata().getNamespace(), md.getMetadata().getName());
+            Collection<NextRetirement.Replica> later, NextRetirement.RetryPolicy retry, Collection<EndpointSlice> slices,
+            Collection<Pod> routerPods, Instant now) {
+        List<RetirementRecord> records = RetirementRecords.fromStatus(md.getStatus());
+        int persisted = md.getStatus() == null || md.getStatus().retirements() == null ? 0 : md.getStatus().retirements().size();
+        if (records.size() < persisted) {
+            LOG.warnf("%d entries of status.retirements of %s/%s cannot be read back; they are dropped and the work is looked at afresh",
+                    persisted - records.size(), md.getMetadata().getNamespace(), md.getMetadata().getName());
         }
-        Optional<String> usedToken = Optional.ofNullable(persisted).map(RetirementStatus::retryToken);
-        Optional<String> requested = Optional.ofNullable(md.getMetadata().getAnnotations()).map(a -> a.get(Annotations.RETRY_RETIREMENT))
-                .filter(token -> !token.isEmpty());
-        NextRetirement.Decision decision = NextRetirement.decide(record, RetirementRecords.aborts(md.getStatus()), candidates,
-                new NextRetirement.RetryPolicy(requested, usedToken, coolDown), now);
-
-        if (decision instanceof NextRetirement.Advance advance) {
-            return stepped(advance.current(), RetirementMachine.step(advance.current(), observe(md, advance.current(), pods, slices, routerPods, now),
-                    endpointPropagation), persisted.chosenBecause(), usedToken);
+        NextRetirement.Plan plan = NextRetirement.decide(records, RetirementRecords.aborts(md.getStatus()), candidates, later, retry, now);
+        List<Outcome> outcomes = new ArrayList<>();
+        for (NextRetirement.Advance advance : plan.advance()) {
+            Retirement current = advance.current().retirement();
+            outcomes.add(stepped(advance.current(), RetirementMachine.step(current, observe(md, current, pods, slices, routerPods, now),
+                    endpointPropagation)));
         }
-        if (decision instanceof NextRetirement.Cancel cancel) {
-            return stepped(cancel.current(), RetirementMachine.cancel(cancel.current(), now), persisted.chosenBecause(), usedToken);
+        for (NextRetirement.Cancel cancel : plan.cancel()) {
+            outcomes.add(stepped(cancel.current(), RetirementMachine.cancel(cancel.current().retirement(), now)));
         }
-        if (decision instanceof NextRetirement.Begin begin) {
-            return begin(md, inventory, begin, routerPods, requested.or(() -> usedToken), now);
+        for (NextRetirement.Begin begin : plan.begin()) {
+            outcomes.add(begin(md, inventory, begin, routerPods, retry.requestedToken(), now));
         }
-        if (decision instanceof NextRetirement.Wait wait) {
-            Duration untilRetry = wait.retryAt().map(at -> Duration.between(now, at).plus(PASS_INTERVAL)).orElse(WAITING_LOOK);
-            return new Pass(record.map(r -> persisted), List.of(), Optional.of(untilRetry.compareTo(WAITING_LOOK) < 0 ? untilRetry : WAITING_LOOK),
-                    Optional.empty());
+        Optional<Duration> lookAgainIn = Optional.empty();
+        if (!outcomes.isEmpty()) {
+            lookAgainIn = Optional.of(PASS_INTERVAL);
+        } else if (!candidates.isEmpty() || !plan.keptAborted().isEmpty()) {
+            Duration untilRetry = plan.soonestRetry().map(at -> Duration.between(now, at).plus(PASS_INTERVAL)).orElse(WAITING_LOOK);
+            lookAgainIn = Optional.of(untilRetry.compareTo(WAITING_LOOK) < 0 ? untilRetry : WAITING_LOOK);
         }
-        return Pass.nothing();
+        return new Pass(List.copyOf(outcomes), plan.keptAborted(), lookAgainIn);
     }
 
-    private Pass begin(ModelDeployment md, Inventory inventory, NextRetirement.Begin begin, Collection<Pod> routerPods, Optional<String> token,
-            Instant now) {
+    private Outcome begin(ModelDeployment md, Inventory inventory, NextRetirement.Begin begin, Collection<Pod> routerPods,
+            Optional<String> token, Instant now) {
         NextRetirement.Candidate candidate = begin.candidate();
         List<Pod> members = inventory.replicas(candidate.role()).get(candidate.ordinal()).members();
         Classification classification = ReplicaClassifier.classify(members);
         List<Member> targets = members.stream()
                 .map(p -> new Member(p.getMetadata().getName(), p.getMetadata().getUid(), engineContainerId(p))).toList();
         RetirementMachine.Step step = RetirementMachine.begin(candidate.role(), candidate.ordinal(), begin.cause(), targets, classification,
-                dispatchBaseline(md, routerPods, members, classification), now);
-        return new Pass(Optional.of(RetirementRecords.toStatus(step.retirement(), candidate.chosenBecause(), token.orElse(null))), step.actions(),
-                Optional.of(PASS_INTERVAL), step.retirement().state().ended() ? Optional.of(step.retirement()) : Optional.empty());
+                dispatchBaseline(md, routerPods, members, classification), candidate.drainBudget(), now);
+        RetirementRecord record = new RetirementRecord(step.retirement(), candidate.chosenBecause(), token, begin.attempt());
+        return new Outcome(record, step.actions(), step.retirement().state().ended(), true);
     }
 
     /**
@@ -171,13 +199,9 @@ public class RetirementRunner {
         return view.selects().isPresent() ? Optional.of(view.dispatches()) : Optional.empty();
     }
 
-    private Pass stepped(Retirement before, RetirementMachine.Step step, String chosenBecause, Optional<String> token) {
+    private static Outcome stepped(RetirementRecord before, RetirementMachine.Step step) {
         Retirement after = step.retirement();
-        Optional<RetirementStatus> record = after.state() == RetirementState.Completed
-                ? Optional.empty()
-                : Optional.of(RetirementRecords.toStatus(after, chosenBecause, token.orElse(null)));
-        Optional<Retirement> ended = after.state().ended() && !before.state().ended() ? Optional.of(after) : Optional.empty();
-        return new Pass(record, step.actions(), Optional.of(PASS_INTERVAL), ended);
+        return new Outcome(before.after(after), step.actions(), after.state().ended() && !before.retirement().state().ended(), false);
     }
 
     private Observation observe(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices,
@@ -231,35 +255,48 @@ public class RetirementRunner {
      */
     public void carryOut(ModelDeployment md, Pass pass, Collection<Pod> pods, Collection<Pod> routerPods) {
         Map<String, Pod> byName = pods.stream().collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> p, (a, b) -> a));
-        for (Action action : pass.actions()) {
-            if (action instanceof Action.Withdraw withdraw) {
-                withdraw.members().forEach(m -> setServing(md, m, false));
-            } else if (action instanceof Action.Unroute unroute) {
-                router.withdraw(md, routerPods, reserved(unroute.members(), byName));
-            } else if (action instanceof Action.Restore restore) {
-                // only members whose withdrawal was written can have been dropped by the router on the operator's word
-                List<Pod> withdrawn = reserved(restore.members(), byName).stream()
-                        .filter(p -> PodFacts.label(p, Labels.SERVING).filter(Labels.SERVING_NO::equals).isPresent()).toList();
-                restore.members().forEach(m -> setServing(md, m, true));
-                if (!withdrawn.isEmpty()) {
-                    router.restore(md, routerPods, withdrawn);
-                }
-            } else if (action instanceof Action.Delete delete) {
-                delete.members().forEach(m -> deleteExactly(md, m));
-            } else if (action instanceof Action.ReadMembers read) {
-                pass.record().flatMap(RetirementRecords::fromStatus).ifPresent(r -> read.members().stream()
-                        .map(byName::get).filter(Objects::nonNull)
-                        .forEach(pod -> ReplicaClassifier.engineOf(pod).ifPresent(engine -> reads.start(operation(md, r), pod, engine,
-                                md.getSpec().router() == null ? ServicePort.of(pod) : Optional.empty()))));
-            } else if (action instanceof Action.Announce announce) {
-                if (announce.warning()) {
-                    events.warning(md, announce.reason(), announce.message());
-                } else {
-                    events.normal(md, announce.reason(), announce.message());
-                }
+        for (Outcome outcome : pass.outcomes()) {
+            Retirement retirement = outcome.record().retirement();
+            if (outcome.begun() && NextRetirement.ROLLOUT.equals(retirement.cause())) {
+                events.normal(md, REASON_ROLLOUT_STEP, "replacing replica " + retirement.ordinal() + " of role " + retirement.role() + " ("
+                        + outcome.record().chosenBecause() + "): it is retired first, and its replacement created once its Pods are gone");
+            }
+            for (Action action : outcome.actions()) {
+                carryOut(md, retirement, action, byName, routerPods);
+            }
+            if (outcome.endedNow()) {
+                reads.forget(operation(md, retirement));
+                count(retirement);
             }
         }
-        pass.ended().ifPresent(this::count);
+    }
+
+    private void carryOut(ModelDeployment md, Retirement retirement, Action action, Map<String, Pod> byName, Collection<Pod> routerPods) {
+        if (action instanceof Action.Withdraw withdraw) {
+            withdraw.members().forEach(m -> setServing(md, m, false));
+        } else if (action instanceof Action.Unroute unroute) {
+            router.withdraw(md, routerPods, reserved(unroute.members(), byName));
+        } else if (action instanceof Action.Restore restore) {
+            // only members whose withdrawal was written can have been dropped by the router on the operator's word
+            List<Pod> withdrawn = reserved(restore.members(), byName).stream()
+                    .filter(p -> PodFacts.label(p, Labels.SERVING).filter(Labels.SERVING_NO::equals).isPresent()).toList();
+            restore.members().forEach(m -> setServing(md, m, true));
+            if (!withdrawn.isEmpty()) {
+                router.restore(md, routerPods, withdrawn);
+            }
+        } else if (action instanceof Action.Delete delete) {
+            delete.members().forEach(m -> deleteExactly(md, m));
+        } else if (action instanceof Action.ReadMembers read) {
+            read.members().stream().map(byName::get).filter(Objects::nonNull)
+                    .forEach(pod -> ReplicaClassifier.engineOf(pod).ifPresent(engine -> reads.start(operation(md, retirement), pod, engine,
+                            md.getSpec().router() == null ? ServicePort.of(pod) : Optional.empty())));
+        } else if (action instanceof Action.Announce announce) {
+            if (announce.warning()) {
+                events.warning(md, announce.reason(), announce.message());
+            } else {
+                events.normal(md, announce.reason(), announce.message());
+            }
+        }
     }
 
     /** The reserved members' Pods among those seen; one recreated under a reserved name is none of the retirement's. */
@@ -272,8 +309,8 @@ public class RetirementRunner {
      * A Pod left withdrawn by no retirement in progress (an operator stopped between the two writes, a restore
      * that failed) serves again: a replica is only ever out of traffic while an operation holds it.
      */
-    public void restoreStrays(ModelDeployment md, Collection<Pod> pods, Optional<RetirementStatus> record) {
-        StrayWithdrawals.among(pods, record.flatMap(RetirementRecords::fromStatus)).forEach(member -> setServing(md, member, true));
+    public void restoreStrays(ModelDeployment md, Collection<Pod> pods, List<RetirementRecord> records) {
+        StrayWithdrawals.among(pods, records.stream().map(RetirementRecord::retirement).toList()).forEach(member -> setServing(md, member, true));
     }
 
     private void count(Retirement ended) {
@@ -308,8 +345,10 @@ public class RetirementRunner {
         }
     }
 
+    /** Retirements that begin in the same pass share their start: the replica tells them apart. */
     private static ReadLedger.Operation operation(ModelDeployment md, Retirement retirement) {
-        return new ReadLedger.Operation(md.getMetadata().getUid(), retirement.startedAt().toString());
+        return new ReadLedger.Operation(md.getMetadata().getUid(),
+                retirement.role() + "/" + retirement.ordinal() + "@" + retirement.startedAt());
     }
 
     private static String engineContainerId(Pod pod) {

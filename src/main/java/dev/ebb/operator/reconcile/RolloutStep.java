@@ -4,13 +4,16 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.NavigableMap;
 import java.util.Optional;
+import java.util.Set;
 
 /**
- * Which replica of a role a rollout replaces next, if any may go now. Only replicas that stay are replaced: one a
- * scale-down takes away is retired, even while its retirement is held or kept after an abort, so the two never act
- * on the same replica and a held scale-down never stops the rollout. One at a time: nothing goes while a Pod of the
- * role is terminating, while the last replacement is not yet Ready, or while a replica that stays is missing (its
- * creation comes first). A replica at an older configuration that is not Ready goes first, since it serves nothing
+ * Which replica of a role a rollout retires next, if any may go now. Only replicas that stay are replaced: one a
+ * scale-down takes away is retired as surplus, even while its retirement is held or kept after an abort, so the two
+ * never act on the same replica and a held scale-down never stops the rollout. One at a time: the replica whose
+ * retirement is under way is the answer until it is gone; otherwise nothing goes while a Pod of the role is
+ * terminating, while the last replacement is not yet Ready, or while a replica that stays is missing (its creation
+ * comes first). A replica whose last retirement aborted and may not be retried yet is passed over, so the rollout
+ * moves on to the next. A replica at an older configuration that is not Ready goes first, since it serves nothing
  * already; otherwise the highest ordinal. Pure.
  */
 public final class RolloutStep {
@@ -20,20 +23,31 @@ public final class RolloutStep {
     /**
      * @param replicas every replica of the role
      * @param staying those the role keeps (see {@link SurplusChoice#split})
+     * @param desired how many replicas the role keeps during the rollout: its count, and one more when it may surge
+     * @param retiring the ordinals whose rollout retirement is under way
+     * @param waiting the ordinals to pass over for now
      */
     public static Optional<ObservedReplica> next(NavigableMap<Integer, ObservedReplica> replicas, NavigableMap<Integer, ObservedReplica> staying,
-            int desired, String hash) {
+            int desired, String hash, Set<Integer> retiring, Set<Integer> waiting) {
+        Optional<ObservedReplica> underWay = staying.values().stream()
+                .filter(r -> retiring.contains(r.ordinal()) && !current(r, hash)).findFirst();
+        if (underWay.isPresent()) {
+            return underWay;
+        }
         if (staying.size() != desired || replicas.values().stream().anyMatch(ObservedReplica::terminating)) {
             return Optional.empty();
         }
-        List<ObservedReplica> outdated = staying.values().stream().filter(r -> r.configHash().filter(hash::equals).isEmpty()).toList();
-        boolean replacementPending = staying.values().stream()
-                .anyMatch(r -> r.configHash().filter(hash::equals).isPresent() && !r.ready());
+        List<ObservedReplica> outdated = staying.values().stream().filter(r -> !current(r, hash) && !waiting.contains(r.ordinal())).toList();
+        boolean replacementPending = staying.values().stream().anyMatch(r -> current(r, hash) && !r.ready());
         if (outdated.isEmpty() || replacementPending) {
             return Optional.empty();
         }
         Comparator<ObservedReplica> highestFirst = Comparator.comparingInt(ObservedReplica::ordinal).reversed();
         return outdated.stream().filter(r -> !r.ready()).min(highestFirst)
                 .or(() -> outdated.stream().min(highestFirst));
+    }
+
+    private static boolean current(ObservedReplica replica, String hash) {
+        return replica.configHash().filter(hash::equals).isPresent();
     }
 }

@@ -10,7 +10,10 @@ import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RoleStatus;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.drain.DrainTimeline;
+import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.NextRetirement;
+import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.retire.RetirementState;
 import io.fabric8.kubernetes.api.model.Condition;
 import java.time.Instant;
@@ -19,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.stream.Collectors;
 
 /** Sums up what exists against what the spec asks for. Pure: the clock's reading comes in as a value. */
@@ -35,12 +39,18 @@ public final class StatusAggregator {
     public static final String REASON_CREATING = "ReplicasCreating";
     public static final String REASON_DELETING = "Deleting";
     public static final String REASON_NAME_CONFLICT = "NameConflict";
+    public static final String REASON_RETIREMENTS = "RetirementsInProgress";
+    public static final String REASON_RETIREMENTS_ABORTED = "RetirementsAborted";
+    public static final String REASON_BLOCKED = "RetirementBlocked";
+    public static final String REASON_NOT_BLOCKED = "NotBlocked";
+    /** Well under the 32 KiB a condition's message may hold, and still long enough for several retirements. */
+    private static final int MAX_MESSAGE = 4096;
 
     private StatusAggregator() {
     }
 
     public static ModelDeploymentStatus accepted(long generation, DesiredDeployment deployment, Map<String, String> hashes,
-            Inventory inventory, Optional<RouterStatus> router, Optional<RetirementStatus> retirement, List<AbortedRetirement> aborted,
+            Inventory inventory, Optional<RouterStatus> router, List<RetirementStatus> retirements, List<AbortedRetirement> aborted,
             List<Ownership.Conflict> conflicts,
             List<Condition> previous, Instant now) {
         List<RoleStatus> roles = deployment.roles().stream()
@@ -57,11 +67,13 @@ public final class StatusAggregator {
                 : nameConflict(conflicts, generation, previous, now);
         Condition upToDate = upToDate(roles, generation, previous, now);
 
-        List<Condition> conditions = new ArrayList<>(List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
+        List<Condition> conditions = new ArrayList<>(List.of(ready, upToDate, retiring(retirements, generation, previous, now),
+                blocked(aborted, generation, previous, now)));
         router.ifPresent(r -> conditions.add(routerReady(r, generation, previous, now)));
         return new ModelDeploymentStatus(generation,
                 !conflicts.isEmpty() ? PHASE_DEGRADED : notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
-                summary(roles), roles, router.orElse(null), retirement.orElse(null), List.copyOf(aborted), List.copyOf(conditions));
+                summary(roles), roles, router.orElse(null), retirementsSummary(retirements), List.copyOf(retirements), List.copyOf(aborted),
+                List.copyOf(conditions));
     }
 
     /**
@@ -79,13 +91,14 @@ public final class StatusAggregator {
      * A rejected spec changes nothing that exists; status says which fields are wrong. It takes nothing away either, so
      * no aborted retirement holds a replica back.
      */
-    public static ModelDeploymentStatus rejected(long generation, Resolution.Rejected rejection, Optional<RetirementStatus> retirement,
+    public static ModelDeploymentStatus rejected(long generation, Resolution.Rejected rejection, List<RetirementStatus> retirements,
             List<Condition> previous, Instant now) {
         Condition ready = Conditions.next(previous, Conditions.READY, false, REASON_INVALID_SPEC, rejection.summary(), generation, now);
         Condition upToDate = Conditions.next(previous, Conditions.REPLICAS_UP_TO_DATE, false, REASON_INVALID_SPEC,
                 "nothing is created or changed until the spec is fixed", generation, now);
-        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirement.orElse(null), List.of(),
-                List.of(ready, upToDate, retiring(retirement, generation, previous, now)));
+        return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirementsSummary(retirements),
+                List.copyOf(retirements), List.of(), List.of(ready, upToDate, retiring(retirements, generation, previous, now),
+                        blocked(List.of(), generation, previous, now)));
     }
 
     /**
@@ -100,9 +113,9 @@ public final class StatusAggregator {
         List<Condition> conditions = new ArrayList<>(previous.stream().filter(c -> !Conditions.READY.equals(c.getType())).toList());
         conditions.add(0, ready);
         return last == null
-                ? new ModelDeploymentStatus(generation, PHASE_DELETING, null, List.of(), null, null, List.of(), List.copyOf(conditions))
+                ? new ModelDeploymentStatus(generation, PHASE_DELETING, null, List.of(), null, null, List.of(), List.of(), List.copyOf(conditions))
                 : new ModelDeploymentStatus(generation, PHASE_DELETING, last.rolesSummary(), last.roles(), last.router(),
-                        last.retirement(), last.abortedRetirements(), List.copyOf(conditions));
+                        last.retirementsSummary(), last.retirements(), last.abortedRetirements(), List.copyOf(conditions));
     }
 
     /** Whether the router has a replica ready; while it has none, no withdrawal can be confirmed through it. */
@@ -114,16 +127,64 @@ public final class StatusAggregator {
                 generation, now);
     }
 
-    /** True while a retirement is under way; an aborted one stays on record, False, with its reason. */
-    private static Condition retiring(Optional<RetirementStatus> retirement, long generation, List<Condition> previous, Instant now) {
-        if (retirement.isEmpty()) {
+    /**
+     * True while any retirement is under way, with their reason when they share one; an aborted one stays on record,
+     * False, with its reason, while nothing else runs.
+     */
+    private static Condition retiring(List<RetirementStatus> retirements, long generation, List<Condition> previous, Instant now) {
+        List<RetirementStatus> underWay = retirements.stream().filter(r -> !ended(r)).toList();
+        List<RetirementStatus> shown = underWay.isEmpty() ? retirements : underWay;
+        if (shown.isEmpty()) {
             return Conditions.next(previous, Conditions.RETIREMENT_PROGRESSING, false, REASON_NO_RETIREMENT,
                     "no replica is being retired", generation, now);
         }
-        RetirementStatus r = retirement.get();
-        String subject = "replica " + r.replicaOrdinal() + " of role " + r.roleName() + " (" + r.cause() + ", " + r.state() + "): ";
-        boolean aborted = RetirementState.Aborted.name().equals(r.state());
-        return Conditions.next(previous, Conditions.RETIREMENT_PROGRESSING, !aborted, r.reason(), subject + r.message(), generation, now);
+        List<String> reasons = shown.stream().map(RetirementStatus::reason).distinct().toList();
+        // one reason shared by all of them says more than a count
+        String reason = reasons.size() == 1 ? reasons.get(0) : underWay.isEmpty() ? REASON_RETIREMENTS_ABORTED : REASON_RETIREMENTS;
+        String message = shown.stream().map(r -> "replica " + r.replicaOrdinal() + " of role " + r.roleName() + " (" + r.cause() + ", "
+                + r.state() + "): " + r.message()).collect(Collectors.joining("; "));
+        String counted = shown.size() == 1 ? message : shown.size() + (underWay.isEmpty() ? " retirements aborted: " : " retirements under way: ") + message;
+        return Conditions.next(previous, Conditions.RETIREMENT_PROGRESSING, !underWay.isEmpty(), reason, bounded(counted), generation, now);
+    }
+
+    /**
+     * True while a replica's retirement aborted {@value NextRetirement#BLOCKING_ABORTS} times in a row: it is still
+     * retried after ever longer cool-downs, but something keeps it busy that the user should look at.
+     */
+    private static Condition blocked(List<AbortedRetirement> aborted, long generation, List<Condition> previous, Instant now) {
+        List<AbortedRetirement> blocked = aborted.stream()
+                .filter(a -> a.attempts() != null && a.attempts() >= NextRetirement.BLOCKING_ABORTS)
+                .filter(a -> !Reasons.refusal(a.reason())).toList();
+        if (blocked.isEmpty()) {
+            return Conditions.next(previous, Conditions.RETIREMENT_BLOCKED, false, REASON_NOT_BLOCKED,
+                    "no replica's retirement is blocked", generation, now);
+        }
+        String message = blocked.stream().map(a -> "replica " + a.replicaOrdinal() + " of role " + a.roleName() + " aborted " + a.attempts()
+                + " times in a row, last " + a.reason() + ": " + a.message()).collect(Collectors.joining("; "));
+        return Conditions.next(previous, Conditions.RETIREMENT_BLOCKED, true, REASON_BLOCKED, bounded(message
+                + "; it keeps serving and is retried after ever longer cool-downs (up to an hour): set the annotation "
+                + Annotations.RETRY_RETIREMENT + " to a new value, or change the spec, to try again now"), generation, now);
+    }
+
+    /** One state when one retirement runs, else the count of each state, for the printer column. */
+    static String retirementsSummary(List<RetirementStatus> retirements) {
+        if (retirements.isEmpty()) {
+            return null;
+        }
+        if (retirements.size() == 1) {
+            return retirements.get(0).state();
+        }
+        Map<String, Long> byState = retirements.stream().collect(Collectors.groupingBy(RetirementStatus::state, TreeMap::new, Collectors.counting()));
+        return byState.entrySet().stream().map(e -> e.getValue() + " " + e.getKey()).collect(Collectors.joining(", "));
+    }
+
+    private static boolean ended(RetirementStatus r) {
+        return RetirementState.Aborted.name().equals(r.state()) || RetirementState.Completed.name().equals(r.state());
+    }
+
+    /** A condition's message stays readable however many replicas leave at once. */
+    private static String bounded(String message) {
+        return message.length() <= MAX_MESSAGE ? message : message.substring(0, MAX_MESSAGE - 3) + "...";
     }
 
     private static RoleStatus roleStatus(DesiredDeployment deployment, DesiredRole role, String hash,
@@ -149,11 +210,11 @@ public final class StatusAggregator {
         for (RoleStatus r : roles) {
             if (r.current() > r.desired()) {
                 surplus.add("role " + r.name() + " keeps " + (r.current() - r.desired())
-                        + " replica(s) beyond spec, leaving one at a time through the retirement protocol");
+                        + " replica(s) beyond spec, leaving through the retirement protocol");
             }
             if (r.updated() < r.current()) {
                 outdated.add("role " + r.name() + " has " + (r.current() - r.updated())
-                        + " replica(s) at an older configuration, replaced one at a time");
+                        + " replica(s) at an older configuration, each retired and replaced in turn");
             }
             if (r.current() < r.desired()) {
                 creating.add("role " + r.name() + " has " + r.current() + "/" + r.desired() + " replicas");

@@ -17,6 +17,12 @@ public final class StatusNews {
     private StatusNews() {
     }
 
+    /** A deployment whose retirements were never blocked has nothing to be told about it. */
+    private static boolean quietlyUnblocked(List<Condition> previous, Condition condition) {
+        return Conditions.RETIREMENT_BLOCKED.equals(condition.getType()) && !"True".equals(condition.getStatus())
+                && previous.stream().noneMatch(c -> Conditions.RETIREMENT_BLOCKED.equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+
     public static List<News> between(ModelDeploymentStatus before, ModelDeploymentStatus after) {
         List<News> news = new ArrayList<>();
         List<Condition> previous = before == null || before.conditions() == null ? List.of() : before.conditions();
@@ -24,7 +30,7 @@ public final class StatusNews {
         // one Event per reason, so that a cause shared by several conditions is told once; a retirement tells its own
         // transitions and holds as they happen
         for (Condition condition : after.conditions()) {
-            if (Conditions.RETIREMENT_PROGRESSING.equals(condition.getType())) {
+            if (Conditions.RETIREMENT_PROGRESSING.equals(condition.getType()) || quietlyUnblocked(previous, condition)) {
                 continue;
             }
             if (Conditions.changed(previous, condition) && told.add(condition.getReason())) {

@@ -6,7 +6,6 @@ import dev.ebb.operator.retire.Retirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.util.Collection;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 
@@ -18,11 +17,11 @@ public final class StrayWithdrawals {
     private StrayWithdrawals() {
     }
 
-    /** The members to put back in service: withdrawn, not leaving, and reserved by no retirement still under way. */
-    public static List<Member> among(Collection<Pod> pods, Optional<Retirement> record) {
-        Set<String> held = record.filter(r -> !r.state().ended())
-                .map(r -> r.targets().stream().map(Member::name).collect(Collectors.toSet()))
-                .orElse(Set.of());
+    /** The members to put back in service: withdrawn, not leaving, and reserved by no retirement under way. */
+    public static List<Member> among(Collection<Pod> pods, List<Retirement> records) {
+        Set<String> held = records.stream().filter(r -> !r.state().ended())
+                .flatMap(r -> r.targets().stream().map(Member::name))
+                .collect(Collectors.toSet());
         return pods.stream()
                 .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
                 .filter(p -> PodFacts.label(p, Labels.SERVING).filter(Labels.SERVING_YES::equals).isEmpty())

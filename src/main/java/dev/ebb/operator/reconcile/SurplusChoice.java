@@ -41,9 +41,10 @@ public final class SurplusChoice {
      * configuration leaves while the role has its desired count without it, so a scale-up keeps it.
      *
      * @param readings per ordinal, what one read of the replica's answering members established
+     * @param byLoad whether the idlest leave (see {@link LeavingOrder#choose})
      */
     public static Split split(NavigableMap<Integer, ObservedReplica> replicas, int desired, Set<Integer> held, String hash,
-            Map<Integer, Reading> readings) {
+            Map<Integer, Reading> readings, boolean byLoad) {
         NavigableMap<Integer, ObservedReplica> free = new TreeMap<>(replicas);
         NavigableMap<Integer, ObservedReplica> holding = new TreeMap<>();
         held.stream().filter(replicas::containsKey).forEach(ordinal -> holding.put(ordinal, free.remove(ordinal)));
@@ -52,7 +53,7 @@ public final class SurplusChoice {
                 .map(r -> new LeavingOrder.Candidate(r.ordinal(), r.everRan(), r.configHash().filter(hash::equals).isPresent(),
                         Optional.ofNullable(readings.get(r.ordinal()))))
                 .toList();
-        LeavingOrder.Order order = LeavingOrder.choose(candidates, free.size() - desired);
+        LeavingOrder.Order order = LeavingOrder.choose(candidates, free.size() - desired, byLoad);
         List<Removal> leaving = new ArrayList<>();
         for (LeavingOrder.Choice choice : order.leaving()) {
             leaving.add(new Removal(free.remove(choice.ordinal()), choice.direct(), choice.because()));

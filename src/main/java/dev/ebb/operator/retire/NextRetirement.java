@@ -2,6 +2,8 @@ package dev.ebb.operator.retire;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -11,155 +13,268 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Which retirement a deployment works on this pass: the one in progress, a new one, a retry of an aborted one, or
- * none. One operation at a time per deployment; a replica whose retirement aborted is held back on its own (a refusal
- * until the user asks again, anything else until its cool-down), and the next candidate goes meanwhile. Pure.
+ * Which retirements a deployment works on this pass: those in progress, and a new one for every replica to take away
+ * that none holds yet, all at once (up to a configurable number). A replica whose retirement aborted is held back on
+ * its own, never blocking another: a refusal until the user asks again, anything else until a cool-down that doubles
+ * with each abort in a row. Three aborts in a row make the replica blocked, which status reports until the user asks
+ * again or the spec changes; either retries it at once, counting afresh. Pure.
  */
 public final class NextRetirement {
     public static final String SCALE_DOWN = "ScaleDown";
     public static final String SURPLUS = "Surplus";
     public static final String ROLE_DROPPED = "RoleDropped";
+    public static final String ROLLOUT = "Rollout";
+    /** Aborts in a row after which status reports the replica as blocked. */
+    public static final int BLOCKING_ABORTS = 3;
+    /** The cool-down doubles with each abort in a row up to this. */
+    public static final Duration LONGEST_COOL_DOWN = Duration.ofHours(1);
 
-    /**
-     * A replica the spec takes away, in the order it should go.
-     *
-     * @param roleInSpec false when the spec dropped the whole role
-     * @param chosenBecause why it leaves before the others, for status.retirement.chosenBecause
-     */
-    public record Candidate(String role, int ordinal, boolean roleInSpec, String chosenBecause) {
+    /** Why a replica is to leave. */
+    public enum Purpose {
+        /** The role keeps fewer replicas than it has. */
+        REDUCTION,
+        /** The spec dropped the whole role. */
+        ROLE_DROPPED,
+        /** A rollout replaces it; its replacement comes at the role's new configuration. */
+        ROLLOUT
     }
 
-    /** What the user and the operator's settings say about retrying an aborted operation. */
-    public record RetryPolicy(Optional<String> requestedToken, Optional<String> usedToken, Duration coolDown) {
+    /** One replica of one role. */
+    public record Replica(String role, int ordinal) {
+    }
+
+    /**
+     * A replica to take away now, in the order it should go.
+     *
+     * @param chosenBecause why it leaves before the others, for status.retirements[].chosenBecause
+     * @param drainBudget how long its retirement may spend proving it idle: its role's setting
+     */
+    public record Candidate(String role, int ordinal, Purpose purpose, String chosenBecause, Duration drainBudget) {
+        Replica replica() {
+            return new Replica(role, ordinal);
+        }
+    }
+
+    /**
+     * What the user and the operator's settings say about retrying an aborted operation and running several.
+     *
+     * @param generation the spec's generation now: a blocked replica is retried once it changes
+     * @param maxConcurrent how many retirements may run at once per deployment; 0 for as many as there are candidates
+     */
+    public record RetryPolicy(Optional<String> requestedToken, Duration coolDown, long generation, int maxConcurrent) {
     }
 
     /**
      * A replica whose last retirement aborted, kept until it is retried.
      *
      * @param retryToken the retry annotation's value the aborted operation answered
+     * @param attempts aborts of this replica in a row
+     * @param generation the spec's generation when it last aborted
      */
-    public record Abort(String role, int ordinal, String reason, String message, Instant at, Optional<String> retryToken) {
+    public record Abort(String role, int ordinal, String cause, String reason, String message, Instant at, Optional<String> retryToken,
+            int attempts, long generation) {
+        /** Reported as blocked, and retried at once, counting afresh, when the spec changes. */
+        public boolean blocked() {
+            return !Reasons.refusal(reason) && attempts >= BLOCKING_ABORTS;
+        }
+
         /** When the cool-down lets it be retried by itself; never for a refusal. */
         public Optional<Instant> retryAt(Duration coolDown) {
-            return Reasons.refusal(reason) ? Optional.empty() : Optional.of(at.plus(coolDown));
+            if (Reasons.refusal(reason)) {
+                return Optional.empty();
+            }
+            Duration wait = coolDown;
+            for (int i = 1; i < attempts && wait.compareTo(LONGEST_COOL_DOWN) < 0; i++) {
+                wait = wait.multipliedBy(2);
+            }
+            return Optional.of(at.plus(wait.compareTo(LONGEST_COOL_DOWN) < 0 ? wait : LONGEST_COOL_DOWN));
         }
 
-        static Abort of(Retirement aborted, Optional<String> retryToken) {
-            return new Abort(aborted.role(), aborted.ordinal(), aborted.reason(), aborted.message(), aborted.phaseStartedAt(), retryToken);
+        Replica replica() {
+            return new Replica(role, ordinal);
+        }
+
+        static Abort of(RetirementRecord aborted, long generation) {
+            Retirement r = aborted.retirement();
+            return new Abort(r.role(), r.ordinal(), r.cause(), r.reason(), r.message(), r.phaseStartedAt(), aborted.retryToken(),
+                    aborted.attempt(), generation);
         }
     }
 
-    private record Replica(String role, int ordinal) {
-    }
-
-    public sealed interface Decision {
-    }
-
-    /** Step the operation in progress. */
-    public record Advance(Retirement current) implements Decision {
+    /** Step an operation in progress. */
+    public record Advance(RetirementRecord current) {
     }
 
     /** The spec no longer takes the target away: give it back. */
-    public record Cancel(Retirement current) implements Decision {
+    public record Cancel(RetirementRecord current) {
     }
 
-    /** Start on this replica; {@code cause} is what status.retirement records. */
-    public record Begin(Candidate candidate, String cause) implements Decision {
+    /**
+     * Start on this replica; {@code cause} is what its record says.
+     *
+     * @param attempt how many retirements of it ran in a row, this one included
+     */
+    public record Begin(Candidate candidate, String cause, int attempt) {
     }
 
-    /** Every replica to take away is held back by its abort; the soonest cool-down ends at {@code retryAt}, if any. */
-    public record Wait(Optional<Instant> retryAt) implements Decision {
-    }
-
-    /** Nothing to do, and no record to keep. */
-    public record Nothing() implements Decision {
+    /**
+     * What to do this pass.
+     *
+     * @param keptAborted records of aborts whose replica is still to leave and not retried now: they stay on record
+     * @param soonestRetry when the first replica held back by its cool-down may be retried, if any is
+     */
+    public record Plan(List<Advance> advance, List<Cancel> cancel, List<Begin> begin, List<RetirementRecord> keptAborted,
+            Optional<Instant> soonestRetry) {
     }
 
     private NextRetirement() {
     }
 
     /**
-     * @param record the operation status.retirement holds
-     * @param earlier the aborts kept from before; the record's own abort, if it is one, replaces an earlier one of
-     *     the same replica
+     * @param records the operations status.retirements[] holds
+     * @param earlier the aborts kept from before
+     * @param candidates the replicas to take away now, in the order they go
+     * @param later replicas to take away in a later pass (a rollout's next ones): their aborts are kept too
      */
-    public static Decision decide(Optional<Retirement> record, List<Abort> earlier, List<Candidate> candidates, RetryPolicy retry,
-            Instant now) {
-        if (record.isPresent() && !record.get().state().ended()) {
-            Retirement current = record.get();
-            boolean stillWanted = candidates.stream().anyMatch(c -> targets(current, c));
-            return stillWanted || current.state().pastDeletion() ? new Advance(current) : new Cancel(current);
+    public static Plan decide(List<RetirementRecord> records, List<Abort> earlier, List<Candidate> candidates, Collection<Replica> later,
+            RetryPolicy retry, Instant now) {
+        List<Advance> advance = new ArrayList<>();
+        List<Cancel> cancel = new ArrayList<>();
+        Set<Replica> underWay = new HashSet<>();
+        for (RetirementRecord record : records) {
+            if (!record.underWay()) {
+                continue;
+            }
+            Retirement r = record.retirement();
+            underWay.add(new Replica(r.role(), r.ordinal()));
+            boolean stillWanted = candidates.stream().anyMatch(c -> record.targets(c.role(), c.ordinal()));
+            if (stillWanted || r.state().pastDeletion()) {
+                advance.add(new Advance(record));
+            } else {
+                cancel.add(new Cancel(record));
+            }
         }
-        if (candidates.isEmpty()) {
-            return new Nothing();
-        }
-        List<Abort> aborts = outstanding(record, retry.usedToken(), earlier, candidates);
+        Map<Replica, Abort> aborts = new HashMap<>();
+        outstanding(records, earlier, candidates, later, retry.generation()).forEach(a -> aborts.put(a.replica(), a));
+        int slots = retry.maxConcurrent() <= 0 ? Integer.MAX_VALUE : Math.max(0, retry.maxConcurrent() - advance.size());
+        List<Begin> begin = new ArrayList<>();
         Optional<Instant> soonest = Optional.empty();
         for (Candidate candidate : candidates) {
-            Optional<Abort> abort = aborts.stream().filter(a -> targets(a, candidate)).findFirst();
-            if (abort.isEmpty()) {
-                return new Begin(candidate, causeOf(candidate, false));
+            if (underWay.contains(candidate.replica()) || begin.size() >= slots) {
+                continue;
             }
-            boolean askedAgain = retry.requestedToken().filter(token -> !Optional.of(token).equals(abort.get().retryToken())).isPresent();
-            Optional<Instant> retryAt = abort.get().retryAt(retry.coolDown());
-            if (askedAgain || retryAt.filter(at -> !now.isBefore(at)).isPresent()) {
-                return new Begin(candidate, causeOf(candidate, true));
+            Abort abort = aborts.get(candidate.replica());
+            if (abort == null) {
+                begin.add(new Begin(candidate, causeOf(candidate, false), 1));
+                continue;
             }
-            if (retryAt.isPresent() && soonest.filter(at -> at.isBefore(retryAt.get())).isEmpty()) {
+            Optional<Integer> attempt = retryAttempt(abort, retry, now);
+            Optional<Instant> retryAt = abort.retryAt(retry.coolDown());
+            if (attempt.isPresent()) {
+                begin.add(new Begin(candidate, causeOf(candidate, true), attempt.get()));
+            } else if (retryAt.isPresent() && soonest.filter(at -> at.isBefore(retryAt.get())).isEmpty()) {
                 soonest = retryAt;
             }
         }
-        return new Wait(soonest);
+        Set<Replica> begun = new HashSet<>();
+        begin.forEach(b -> begun.add(b.candidate().replica()));
+        Set<Replica> leaving = leaving(candidates, later);
+        List<RetirementRecord> keptAborted = records.stream()
+                .filter(r -> r.retirement().state() == RetirementState.Aborted)
+                .filter(r -> !Reasons.NO_LONGER_WANTED.equals(r.retirement().reason()))
+                .filter(r -> {
+                    Replica replica = new Replica(r.retirement().role(), r.retirement().ordinal());
+                    return leaving.contains(replica) && !begun.contains(replica);
+                })
+                .toList();
+        return new Plan(List.copyOf(advance), List.copyOf(cancel), List.copyOf(begin), keptAborted, soonest);
     }
 
     /**
-     * The aborts to keep once this pass's record is written, one per replica: the record's own abort is the latest
-     * of its replica, a record under way or completed ends its replica's abort, and a replica the spec no longer takes
-     * away is held back by nothing.
+     * The aborts to keep once this pass's records are written, one per replica: a record's own abort is the latest of
+     * its replica, a record under way or completed ends its replica's abort, and a replica that is no longer to leave
+     * is held back by nothing.
      */
-    public static List<Abort> outstanding(Optional<Retirement> record, Optional<String> recordToken, List<Abort> earlier,
-            List<Candidate> candidates) {
+    public static List<Abort> outstanding(List<RetirementRecord> records, List<Abort> earlier, List<Candidate> candidates,
+            Collection<Replica> later, long generation) {
         Map<Replica, Abort> byReplica = new HashMap<>();
-        earlier.forEach(a -> byReplica.put(new Replica(a.role(), a.ordinal()), a));
-        record.ifPresent(r -> {
+        earlier.forEach(a -> byReplica.put(a.replica(), a));
+        for (RetirementRecord record : records) {
+            Retirement r = record.retirement();
             Replica replica = new Replica(r.role(), r.ordinal());
-            if (r.state() == RetirementState.Aborted) {
-                byReplica.put(replica, Abort.of(r, recordToken));
-            } else {
+            if (r.state() != RetirementState.Aborted) {
                 byReplica.remove(replica);
+            } else if (!Reasons.NO_LONGER_WANTED.equals(r.reason())) {
+                // the same abort read back on a later pass keeps the generation it was first recorded at
+                Abort known = byReplica.get(replica);
+                if (known == null || !known.at().equals(r.phaseStartedAt())) {
+                    byReplica.put(replica, Abort.of(record, generation));
+                }
             }
-        });
-        return byReplica.values().stream().filter(a -> candidates.stream().anyMatch(c -> targets(a, c)))
+        }
+        Set<Replica> leaving = leaving(candidates, later);
+        return byReplica.values().stream().filter(a -> leaving.contains(a.replica()))
                 .sorted(Comparator.comparing(Abort::role).thenComparingInt(Abort::ordinal)).toList();
     }
 
     /**
-     * Per role, the ordinals a retirement holds, under way or kept after an abort (a kept replica is still surplus):
+     * Per role, the ordinals a reduction holds, under way or kept after an abort (a kept replica is still surplus):
      * they leave, and the planner puts nothing of them back. One given back because the spec wants it again is held by
-     * nothing.
+     * nothing, and a rollout's holds nothing back: its replica counts as the role's until it is gone.
      */
-    public static Map<String, Set<Integer>> held(Optional<Retirement> record, List<Abort> aborts) {
+    public static Map<String, Set<Integer>> held(List<RetirementRecord> records, List<Abort> aborts) {
         Map<String, Set<Integer>> held = new HashMap<>();
-        aborts.stream().filter(a -> !Reasons.NO_LONGER_WANTED.equals(a.reason()))
+        aborts.stream().filter(a -> !ROLLOUT.equals(a.cause()))
                 .forEach(a -> held.computeIfAbsent(a.role(), r -> new HashSet<>()).add(a.ordinal()));
-        record.filter(r -> r.state() != RetirementState.Completed && !Reasons.NO_LONGER_WANTED.equals(r.reason()))
-                .ifPresent(r -> held.computeIfAbsent(r.role(), role -> new HashSet<>()).add(r.ordinal()));
+        records.stream().map(RetirementRecord::retirement)
+                .filter(r -> r.state() != RetirementState.Completed && !ROLLOUT.equals(r.cause()))
+                .filter(r -> !Reasons.NO_LONGER_WANTED.equals(r.reason()))
+                .forEach(r -> held.computeIfAbsent(r.role(), role -> new HashSet<>()).add(r.ordinal()));
         return held;
     }
 
-    private static boolean targets(Retirement retirement, Candidate candidate) {
-        return retirement.role().equals(candidate.role()) && retirement.ordinal() == candidate.ordinal();
+    /** Per role, the ordinals a rollout is retiring now. */
+    public static Map<String, Set<Integer>> rollingOut(List<RetirementRecord> records) {
+        Map<String, Set<Integer>> rolling = new HashMap<>();
+        records.stream().filter(RetirementRecord::underWay).map(RetirementRecord::retirement).filter(r -> ROLLOUT.equals(r.cause()))
+                .forEach(r -> rolling.computeIfAbsent(r.role(), role -> new HashSet<>()).add(r.ordinal()));
+        return rolling;
     }
 
-    private static boolean targets(Abort abort, Candidate candidate) {
-        return abort.role().equals(candidate.role()) && abort.ordinal() == candidate.ordinal();
+    /** Per role, the ordinals a rollout must pass over for now: their last retirement aborted and may not be retried yet. */
+    public static Map<String, Set<Integer>> rolloutWaiting(List<Abort> aborts, RetryPolicy retry, Instant now) {
+        Map<String, Set<Integer>> waiting = new HashMap<>();
+        aborts.stream().filter(a -> ROLLOUT.equals(a.cause()))
+                .filter(a -> retryAttempt(a, retry, now).isEmpty())
+                .forEach(a -> waiting.computeIfAbsent(a.role(), role -> new HashSet<>()).add(a.ordinal()));
+        return waiting;
     }
 
-    /** A replica kept after an aborted retirement is surplus: it is still there only because the protocol held it. */
-    private static String causeOf(Candidate candidate, boolean retainedBefore) {
-        if (!candidate.roleInSpec()) {
-            return ROLE_DROPPED;
+    /**
+     * The attempt a retry of this replica would be, if it may be retried now: a fresh count on the user's word or, once
+     * blocked, on a spec change; the next in the row once its cool-down is over.
+     */
+    private static Optional<Integer> retryAttempt(Abort abort, RetryPolicy retry, Instant now) {
+        boolean askedAgain = retry.requestedToken().filter(token -> !Optional.of(token).equals(abort.retryToken())).isPresent();
+        boolean unblocked = abort.blocked() && abort.generation() != retry.generation();
+        if (askedAgain || unblocked) {
+            return Optional.of(1);
         }
-        return retainedBefore ? SURPLUS : SCALE_DOWN;
+        return abort.retryAt(retry.coolDown()).filter(at -> !now.isBefore(at)).map(at -> abort.attempts() + 1);
+    }
+
+    private static Set<Replica> leaving(List<Candidate> candidates, Collection<Replica> later) {
+        Set<Replica> leaving = new HashSet<>(later);
+        candidates.forEach(c -> leaving.add(c.replica()));
+        return leaving;
+    }
+
+    /** A replica kept after an aborted reduction is surplus: it is still there only because the protocol held it. */
+    private static String causeOf(Candidate candidate, boolean retainedBefore) {
+        return switch (candidate.purpose()) {
+            case ROLE_DROPPED -> ROLE_DROPPED;
+            case ROLLOUT -> ROLLOUT;
+            case REDUCTION -> retainedBefore ? SURPLUS : SCALE_DOWN;
+        };
     }
 }

@@ -1,5 +1,6 @@
 package dev.ebb.operator.retire;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,7 @@ import java.util.Optional;
  * @param reads per answering member, its latest read and its run of idle reads
  * @param dispatchBaseline the router's count of scheduling decisions per target member, read before the withdrawal
  *     was written; empty until the router could be read, and the withdrawal is written only once it is present
+ * @param drainBudget how long Draining may take, the role's setting when the retirement began
  */
 public record Retirement(
         String role,
@@ -28,22 +30,23 @@ public record Retirement(
         Instant startedAt,
         Instant phaseStartedAt,
         Map<String, MemberReads> reads,
-        Optional<Map<String, Double>> dispatchBaseline) {
+        Optional<Map<String, Double>> dispatchBaseline,
+        Duration drainBudget) {
 
     /** The moment the operation as a whole gives up if it has not reached the deletion. */
     public Instant deadline() {
-        return startedAt.plus(Budgets.WHOLE);
+        return startedAt.plus(Budgets.whole(drainBudget));
     }
 
     Retirement with(RetirementState nextState, String nextReason, String nextMessage, Instant nextPhaseStart,
             Map<String, MemberReads> nextReads) {
         return new Retirement(role, ordinal, cause, targets, answering, standingHold, nextState, nextReason, nextMessage,
-                startedAt, nextPhaseStart, Map.copyOf(nextReads), dispatchBaseline);
+                startedAt, nextPhaseStart, Map.copyOf(nextReads), dispatchBaseline, drainBudget);
     }
 
     Retirement withBaseline(Map<String, Double> baseline, String nextReason, String nextMessage) {
         return new Retirement(role, ordinal, cause, targets, answering, standingHold, state, nextReason, nextMessage,
-                startedAt, phaseStartedAt, reads, Optional.of(Map.copyOf(baseline)));
+                startedAt, phaseStartedAt, reads, Optional.of(Map.copyOf(baseline)), drainBudget);
     }
 
     Retirement holding(String nextReason, String nextMessage, Map<String, MemberReads> nextReads) {

@@ -42,10 +42,10 @@ public final class RetirementMachine {
      *     counted without a router); empty when the router could not be read, and then the withdrawal waits for them
      */
     public static Step begin(String role, int ordinal, String cause, List<Member> targets, Classification classification,
-            Optional<Map<String, Double>> dispatchBaseline, Instant now) {
+            Optional<Map<String, Double>> dispatchBaseline, Duration drainBudget, Instant now) {
         if (classification instanceof Classification.Refused refused) {
             Retirement aborted = new Retirement(role, ordinal, cause, List.copyOf(targets), List.of(), Optional.empty(),
-                    RetirementState.Aborted, refused.reason(), refused.message(), now, now, Map.of(), Optional.empty());
+                    RetirementState.Aborted, refused.reason(), refused.message(), now, now, Map.of(), Optional.empty(), drainBudget);
             return new Step(aborted, List.of(new Action.Announce(true, refused.reason(), refused.message())));
         }
         List<String> answering = classification instanceof Classification.Answerable a ? List.copyOf(a.answering()) : List.of();
@@ -53,13 +53,13 @@ public final class RetirementMachine {
         if (dispatchBaseline.isEmpty()) {
             String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): " + AWAITING_BASELINE;
             Retirement waiting = new Retirement(role, ordinal, cause, List.copyOf(targets), answering, held,
-                    RetirementState.Withdrawing, Reasons.ROUTER_UNAVAILABLE, message, now, now, Map.of(), Optional.empty());
+                    RetirementState.Withdrawing, Reasons.ROUTER_UNAVAILABLE, message, now, now, Map.of(), Optional.empty(), drainBudget);
             return new Step(waiting, List.of(new Action.Announce(true, Reasons.ROUTER_UNAVAILABLE, message)));
         }
         String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): withdrawing it from new work";
         Retirement started = new Retirement(role, ordinal, cause, List.copyOf(targets), answering, held,
                 RetirementState.Withdrawing, Reasons.STARTED, message, now, now, Map.of(),
-                Optional.of(baselineFor(dispatchBaseline.get(), targets)));
+                Optional.of(baselineFor(dispatchBaseline.get(), targets)), drainBudget);
         return new Step(started, List.of(new Action.Withdraw(started.targets()), new Action.Announce(false, Reasons.STARTED, message)));
     }
 
@@ -128,9 +128,9 @@ public final class RetirementMachine {
                         "member " + member.name() + " was terminated outside the operator; the rest of the replica is kept"));
             }
         }
-        if (Budgets.exhausted(current.startedAt(), Budgets.WHOLE, seen.now())) {
+        if (!seen.now().isBefore(current.deadline())) {
             return Optional.of(abort(current, seen.now(), Reasons.BUDGET_EXHAUSTED,
-                    "the operation ran out of its " + Budgets.WHOLE.toSeconds() + " s while " + current.reason() + ": " + current.message()));
+                    "the operation ran out of its " + Budgets.whole(current.drainBudget()).toSeconds() + " s while " + current.reason() + ": " + current.message()));
         }
         return Optional.empty();
     }
@@ -242,7 +242,7 @@ public final class RetirementMachine {
 
     private static Step draining(Retirement current, Observation seen, Duration endpointPropagation) {
         boolean routed = seen.withdrawal().routed();
-        boolean outOfTime = Budgets.exhausted(current.phaseStartedAt(), Budgets.DRAINING, seen.now());
+        boolean outOfTime = Budgets.exhausted(current.phaseStartedAt(), current.drainBudget(), seen.now());
         if (current.standingHold().isPresent()) {
             Classification.Held held = current.standingHold().get();
             return outOfTime ? abort(current, seen.now(), held.reason(), held.message()) : hold(current, held.reason(), held.message(), current.reads());
@@ -259,7 +259,7 @@ public final class RetirementMachine {
             String message = "the withdrawal no longer holds: " + lost.get().message();
             if (outOfTime) {
                 return abort(current.holding(Reasons.WITHDRAWAL_LOST, message, runsStartedOver), seen.now(), Reasons.WITHDRAWAL_LOST,
-                        "not proven idle within " + Budgets.DRAINING.toSeconds() + " s: " + message);
+                        "not proven idle within " + current.drainBudget().toSeconds() + " s: " + message);
             }
             Step held = unroute(withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen), current, seen);
             if (!routed) {
@@ -327,7 +327,7 @@ public final class RetirementMachine {
         }
         if (outOfTime) {
             return abort(current.holding(holdReason, holdMessage, reads), seen.now(), holdReason,
-                    "not proven idle within " + Budgets.DRAINING.toSeconds() + " s: " + holdMessage);
+                    "not proven idle within " + current.drainBudget().toSeconds() + " s: " + holdMessage);
         }
         Step held = hold(current, holdReason, holdMessage, reads);
         if (withinMargin) {

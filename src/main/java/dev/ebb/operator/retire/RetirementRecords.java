@@ -12,15 +12,15 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
-/** Writes a retirement into status.retirement and reads it back, so that an operator restart resumes it. Pure. */
+/** Writes retirements into status.retirements[] and reads them back, so that an operator restart resumes them. Pure. */
 public final class RetirementRecords {
     private RetirementRecords() {
     }
 
-    /** @param chosenBecause why the replica was chosen, kept as it was written when the retirement began */
-    public static RetirementStatus toStatus(Retirement r, String chosenBecause, String retryToken) {
+    public static RetirementStatus toStatus(RetirementRecord record) {
+        Retirement r = record.retirement();
         return new RetirementStatus(
-                r.role(), r.ordinal(), r.cause(), chosenBecause,
+                r.role(), r.ordinal(), r.cause(), record.chosenBecause(),
                 r.targets().stream().map(m -> new RetirementStatus.TargetMember(m.name(), m.uid(), m.containerId())).toList(),
                 r.answering(),
                 r.state().name(), r.reason(), r.message(),
@@ -33,14 +33,22 @@ public final class RetirementRecords {
                         .toList(),
                 r.dispatchBaseline().map(counts -> counts.entrySet().stream().sorted(Map.Entry.comparingByKey())
                         .map(e -> new RetirementStatus.DispatchCount(e.getKey(), e.getValue())).toList()).orElse(null),
-                retryToken);
+                record.retryToken().orElse(null), record.attempt(), (int) r.drainBudget().toSeconds());
     }
 
     /**
-     * The retirement a status records, when the record is whole and readable. A record someone edited into
-     * nonsense yields nothing: the shell then treats the operation as lost rather than guess at it.
+     * The retirements a status records that are whole and readable; each entry someone edited into nonsense is left
+     * out, and the shell then treats that operation as lost rather than guess at it.
      */
-    public static Optional<Retirement> fromStatus(RetirementStatus s) {
+    public static List<RetirementRecord> fromStatus(ModelDeploymentStatus status) {
+        if (status == null || status.retirements() == null) {
+            return List.of();
+        }
+        return status.retirements().stream().flatMap(s -> fromStatus(s).stream()).toList();
+    }
+
+    /** One entry of status.retirements[], when it is whole and readable. */
+    public static Optional<RetirementRecord> fromStatus(RetirementStatus s) {
         try {
             Map<String, MemberReads> reads = new LinkedHashMap<>();
             if (s.reads() != null) {
@@ -57,12 +65,16 @@ public final class RetirementRecords {
             }
             Optional<Classification.Held> hold = s.holdReason() == null ? Optional.empty()
                     : Optional.of(new Classification.Held(s.holdReason(), s.holdMessage()));
-            return Optional.of(new Retirement(
+            // a record written before drain budgets were kept drains with the default
+            Duration drainBudget = s.drainSeconds() == null ? Budgets.DRAINING : Duration.ofSeconds(s.drainSeconds());
+            Retirement retirement = new Retirement(
                     require(s.roleName()), s.replicaOrdinal(), require(s.cause()),
                     s.targetMembers().stream().map(t -> new Member(require(t.name()), require(t.uid()), t.containerID())).toList(),
                     s.answering() == null ? List.of() : List.copyOf(s.answering()),
                     hold, RetirementState.valueOf(s.state()), s.reason(), s.message(),
-                    Instant.parse(s.startedAt()), Instant.parse(s.phaseStartedAt()), Map.copyOf(reads), baseline));
+                    Instant.parse(s.startedAt()), Instant.parse(s.phaseStartedAt()), Map.copyOf(reads), baseline, drainBudget);
+            return Optional.of(new RetirementRecord(retirement, s.chosenBecause(), Optional.ofNullable(s.retryToken()),
+                    s.attempt() == null || s.attempt() < 1 ? 1 : s.attempt()));
         } catch (RuntimeException e) {
             return Optional.empty();
         }
@@ -70,8 +82,8 @@ public final class RetirementRecords {
 
     /** The aborts status.abortedRetirements keeps, with when each may be retried by itself. */
     public static List<AbortedRetirement> toStatus(List<NextRetirement.Abort> aborts, Duration coolDown) {
-        return aborts.stream().map(a -> new AbortedRetirement(a.role(), a.ordinal(), a.reason(), a.message(), a.at().toString(),
-                a.retryAt(coolDown).map(Instant::toString).orElse(null), a.retryToken().orElse(null))).toList();
+        return aborts.stream().map(a -> new AbortedRetirement(a.role(), a.ordinal(), a.cause(), a.attempts(), a.generation(), a.reason(),
+                a.message(), a.at().toString(), a.retryAt(coolDown).map(Instant::toString).orElse(null), a.retryToken().orElse(null))).toList();
     }
 
     /** The aborts a status keeps; an entry someone edited into nonsense is dropped, and its replica is simply retried. */
@@ -80,8 +92,12 @@ public final class RetirementRecords {
         List<AbortedRetirement> entries = status == null || status.abortedRetirements() == null ? List.of() : status.abortedRetirements();
         for (AbortedRetirement entry : entries) {
             try {
-                aborts.add(new NextRetirement.Abort(require(entry.roleName()), entry.replicaOrdinal(), require(entry.reason()),
-                        entry.message(), Instant.parse(entry.abortedAt()), Optional.ofNullable(entry.retryToken())));
+                // an entry written before causes and counts were kept was a reduction's first abort
+                aborts.add(new NextRetirement.Abort(require(entry.roleName()), entry.replicaOrdinal(),
+                        entry.cause() == null ? NextRetirement.SCALE_DOWN : entry.cause(), require(entry.reason()), entry.message(),
+                        Instant.parse(entry.abortedAt()), Optional.ofNullable(entry.retryToken()),
+                        entry.attempts() == null || entry.attempts() < 1 ? 1 : entry.attempts(),
+                        entry.generation() == null ? 0 : entry.generation()));
             } catch (RuntimeException e) {
                 // nothing is deleted on the strength of this entry: its replica is proven idle again when retried
             }

@@ -66,7 +66,7 @@ class GeneratedCrdIT {
                         "Engine=.spec.engine.name",
                         "Roles=.status.rolesSummary",
                         "Phase=.status.phase",
-                        "Retirement=.status.retirement.state",
+                        "Retirement=.status.retirementsSummary",
                         "Age=.metadata.creationTimestamp");
     }
 
@@ -90,6 +90,8 @@ class GeneratedCrdIT {
     void numericBounds() {
         assertBounds(role.getProperties().get("terminationGracePeriodSeconds"), 15, 3600);
         assertBounds(role.getProperties().get("size"), 1, 64);
+        assertBounds(role.getProperties().get("retirement").getProperties().get("drainSeconds"), 30, 86400);
+        assertBounds(role.getProperties().get("rollout").getProperties().get("maxSurge"), 0, 1);
         assertBounds(role.getProperties().get("replicas"), 0, 1024);
         assertBounds(role.getProperties().get("port"), 1, 65535);
         assertThat(spec.getProperties().get("roles").getMinItems()).isEqualTo(1L);
@@ -174,6 +176,8 @@ class GeneratedCrdIT {
                 .endsWith("spec.roles[0].size: Invalid value: 0: spec.roles[0].size in body should be greater than or equal to 1");
         assertThat(refusal(deployment("c", "vLLM").namespace("adm").role(role("s").grace(3601)).build()))
                 .endsWith("spec.roles[0].terminationGracePeriodSeconds in body should be less than or equal to 3600");
+        assertThat(refusal(deployment("c2", "vLLM").namespace("adm").role(role("s").drainSeconds(10)).build()))
+                .endsWith("spec.roles[0].retirement.drainSeconds in body should be greater than or equal to 30");
         assertThat(refusal(deployment("d", "SGLang").router("vllm-router").namespace("adm").role(role("s")).build()))
                 .endsWith("spec.router.name: Invalid value: \"object\": spec.router.name does not fit spec.engine.name: "
                         + "vllm-router serves only vLLM, sglang-gateway only SGLang, llm-d-router either");

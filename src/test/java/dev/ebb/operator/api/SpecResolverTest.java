@@ -33,6 +33,8 @@ class SpecResolverTest {
         assertThat(server.grace()).isEmpty();
         assertThat(server.image()).isEqualTo("default/vLLM:test");
         assertThat(server.takeOver()).isFalse();
+        assertThat(server.drainBudget()).hasSeconds(240);
+        assertThat(server.maxSurge()).isZero();
     }
 
     @Test
@@ -98,6 +100,11 @@ class SpecResolverTest {
                         "spec.roles[0].terminationGracePeriodSeconds", "between 15 and 3600, got 14"),
                 Arguments.of("grace above 3600", deployment("qwen", "vLLM").role(role("s").grace(3601)),
                         "spec.roles[0].terminationGracePeriodSeconds", "got 3601"),
+                Arguments.of("drain budget below 30", deployment("qwen", "vLLM").role(role("s").drainSeconds(29)),
+                        "spec.roles[0].retirement.drainSeconds", "between 30 and 86400, got 29"),
+                Arguments.of("drain budget above a day", deployment("qwen", "vLLM").role(role("s").drainSeconds(86401)),
+                        "spec.roles[0].retirement.drainSeconds", "got 86401"),
+                Arguments.of("a surge of 2", deployment("qwen", "vLLM").role(role("s").maxSurge(2)), "spec.roles[0].rollout.maxSurge", "between 0 and 1, got 2"),
                 Arguments.of("size 0", deployment("qwen", "vLLM").role(role("s").size(0)), "spec.roles[0].size", "between 1 and 64"),
                 Arguments.of("size 65", deployment("qwen", "vLLM").role(role("s").size(65)), "spec.roles[0].size", "between 1 and 64"),
                 Arguments.of("negative replicas", deployment("qwen", "vLLM").role(role("s").replicas(-1)), "spec.roles[0].replicas", "between 0 and 1024"),

@@ -82,7 +82,7 @@ class PackagedShutdownIT {
 
     private Optional<RetirementStatus> retirement() {
         ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get();
-        return Optional.ofNullable(md).map(ModelDeployment::getStatus).map(s -> s.retirement());
+        return Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst());
     }
 
     @Test

@@ -81,7 +81,7 @@ class IdlestRetirementIT {
 
     private Optional<RetirementStatus> retirement() {
         ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
-        return Optional.ofNullable(md).map(ModelDeployment::getStatus).map(s -> s.retirement());
+        return Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst());
     }
 
     /** Streams sent straight to one Pod's engine, each lasting about tokens × 100 ms: work that Pod holds. */

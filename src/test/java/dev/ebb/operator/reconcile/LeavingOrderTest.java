@@ -73,7 +73,7 @@ class LeavingOrderTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("table")
     void ranks(String row, List<LeavingOrder.Candidate> candidates, int count, List<Integer> leaving, List<Integer> awaiting) {
-        LeavingOrder.Order order = LeavingOrder.choose(candidates, count);
+        LeavingOrder.Order order = LeavingOrder.choose(candidates, count, true);
 
         assertThat(order.leaving()).extracting(LeavingOrder.Choice::ordinal).containsExactlyElementsOf(leaving);
         assertThat(order.awaiting()).containsExactlyElementsOf(awaiting);
@@ -94,7 +94,7 @@ class LeavingOrderTest {
     @ParameterizedTest(name = "{2}")
     @MethodSource("sentences")
     void theLastChosenSaysWhyWithTheReadingsBehindIt(List<LeavingOrder.Candidate> candidates, int count, String because) {
-        List<LeavingOrder.Choice> leaving = LeavingOrder.choose(candidates, count).leaving();
+        List<LeavingOrder.Choice> leaving = LeavingOrder.choose(candidates, count, true).leaving();
 
         assertThat(leaving.get(leaving.size() - 1).because()).isEqualTo(because);
     }
@@ -103,7 +103,7 @@ class LeavingOrderTest {
     void theSentenceStaysShortForTheLargestRole() {
         List<LeavingOrder.Candidate> candidates = IntStream.range(0, 1024).mapToObj(o -> busy(o, 1e300 + o)).toList();
 
-        LeavingOrder.Choice chosen = LeavingOrder.choose(candidates, 1).leaving().get(0);
+        LeavingOrder.Choice chosen = LeavingOrder.choose(candidates, 1, true).leaving().get(0);
 
         assertThat(chosen.because()).hasSizeLessThanOrEqualTo(RetirementStatus.MAX_CHOSEN_BECAUSE).contains("and 1018 more");
     }

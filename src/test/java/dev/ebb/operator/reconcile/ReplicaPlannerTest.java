@@ -9,6 +9,7 @@ import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Service;
@@ -27,7 +28,15 @@ class ReplicaPlannerTest {
     }
 
     private static ReplicaPlan plan(DesiredDeployment d, List<Pod> pods, List<String> services) {
-        return ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), services, Map.of(), allIdle(Inventory.of(pods)));
+        return ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), services, known(Map.of(), allIdle(Inventory.of(pods))));
+    }
+
+    private static ReplicaPlanner.Retirements known(Map<String, Set<Integer>> held, Map<String, Map<Integer, Reading>> readings) {
+        return new ReplicaPlanner.Retirements(held, Map.of(), Map.of(), readings, true);
+    }
+
+    private static List<String> candidates(ReplicaPlan plan) {
+        return plan.retirements().stream().map(c -> c.role() + "/" + c.ordinal() + " " + c.purpose()).toList();
     }
 
     /** Every replica read idle: the choice among equals goes to the highest ordinal. */
@@ -89,15 +98,14 @@ class ReplicaPlannerTest {
             pods.addAll(ObservedPods.replica(d, "server", ordinal, hash, true));
         }
 
-        ReplicaPlan unread = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of(), Map.of());
+        ReplicaPlan unread = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of(), Map.of()));
 
         assertThat(unread.awaitingReads()).extracting(ObservedReplica::ordinal).containsExactly(0, 1, 2);
         assertThat(unread.retirements()).isEmpty();
         assertThat(unread.create()).isEmpty();
-        assertThat(unread.replaced()).isEmpty();
 
-        ReplicaPlan read = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of(),
-                Map.of("server", Map.of(0, new Reading.Busy(1), 1, new Reading.Busy(5), 2, new Reading.Failed("exec refused"))));
+        ReplicaPlan read = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of(),
+                Map.of("server", Map.of(0, new Reading.Busy(1), 1, new Reading.Busy(5), 2, new Reading.Failed("exec refused")))));
 
         assertThat(read.awaitingReads()).isEmpty();
         assertThat(read.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/0", "server/1");
@@ -112,7 +120,7 @@ class ReplicaPlannerTest {
         pods.addAll(ObservedPods.replica(d, "server", 1, hash, true));
         pods.addAll(ObservedPods.replica(d, "server", 2, hash, true));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of(), Map.of());
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of(), Map.of()));
 
         assertThat(plan.awaitingReads()).isEmpty();
         assertThat(plan.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/0");
@@ -186,7 +194,7 @@ class ReplicaPlannerTest {
         List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "big", 0, hash, true));
         pods.add(ObservedPods.replica(d, "big", 1, hash, true).get(0));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of(), Map.of("big", Set.of(1)), allIdle(Inventory.of(pods)));
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of(), known(Map.of("big", Set.of(1)), allIdle(Inventory.of(pods))));
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.retirements()).isEmpty();
@@ -200,10 +208,10 @@ class ReplicaPlannerTest {
             pods.addAll(ObservedPods.replica(d, "server", ordinal, "old-hash", true));
         }
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)), allIdle(Inventory.of(pods)));
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
 
-        assertThat(plan.replaced()).extracting(ObservedReplica::ordinal).containsExactly(1);
-        assertThat(plan.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/2");
+        assertThat(candidates(plan)).containsExactly("server/2 REDUCTION", "server/1 ROLLOUT");
+        assertThat(plan.later()).containsExactly(new NextRetirement.Replica("server", 0));
         assertThat(plan.create()).isEmpty();
     }
 
@@ -213,11 +221,10 @@ class ReplicaPlannerTest {
         List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 0, "old-hash", true));
         pods.addAll(ObservedPods.replica(d, "server", 2, "old-hash", true));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)), allIdle(Inventory.of(pods)));
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
 
         assertThat(names(plan.create())).containsExactly("qwen-server-r1-m0");
-        assertThat(plan.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/2");
-        assertThat(plan.replaced()).isEmpty();
+        assertThat(candidates(plan)).containsExactly("server/2 REDUCTION");
     }
 
     @Test
@@ -229,7 +236,7 @@ class ReplicaPlannerTest {
             pods.addAll(ObservedPods.replica(d, "server", ordinal, hash, true));
         }
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)), allIdle(Inventory.of(pods)));
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.retirements()).isEmpty();
@@ -242,7 +249,7 @@ class ReplicaPlannerTest {
         List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 1, hash, true));
         pods.addAll(ObservedPods.replica(d, "server", 2, hash, true));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), Map.of("server", Set.of(2)), allIdle(Inventory.of(pods)));
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.retirements()).isEmpty();
@@ -280,7 +287,7 @@ class ReplicaPlannerTest {
 
         assertThat(inventory.strays()).hasSize(6);
         assertThat(inventory.byRole()).isEmpty();
-        assertThat(names(ReplicaPlanner.plan(d, hashes(d), inventory, List.of(), Map.of(), Map.of()).create())).containsExactly("qwen-server-r0-m0");
+        assertThat(names(ReplicaPlanner.plan(d, hashes(d), inventory, List.of(), known(Map.of(), Map.of())).create())).containsExactly("qwen-server-r0-m0");
     }
 
     @Test
@@ -290,5 +297,96 @@ class ReplicaPlannerTest {
         List<Service> services = plan(d, List.of(), List.of()).services();
 
         assertThat(services).extracting(s -> s.getMetadata().getName()).containsExactly("qwen-a", "qwen-b");
+    }
+
+    private static List<Pod> replicas(DesiredDeployment d, String hash, int... ordinals) {
+        List<Pod> pods = new ArrayList<>();
+        for (int ordinal : ordinals) {
+            pods.addAll(ObservedPods.replica(d, "server", ordinal, hash, true));
+        }
+        return pods;
+    }
+
+    @Test
+    void aRolloutRetiresTheOldReplicaBeforeItsReplacementIsCreated() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
+
+        ReplicaPlan first = plan(d, replicas(d, "old-hash", 0, 1, 2), List.of("qwen-server"));
+        assertThat(candidates(first)).containsExactly("server/2 ROLLOUT");
+        assertThat(first.create()).isEmpty();
+        assertThat(first.retirements().get(0).chosenBecause()).contains("old-hash").contains(hashes(d).get("server"));
+
+        ReplicaPlan retiring = ReplicaPlanner.plan(d, hashes(d), Inventory.of(replicas(d, "old-hash", 0, 1, 2)), List.of("qwen-server"),
+                new ReplicaPlanner.Retirements(Map.of(), Map.of("server", Set.of(2)), Map.of(), Map.of(), true));
+        assertThat(candidates(retiring)).as("the one under way, nothing else").containsExactly("server/2 ROLLOUT");
+        assertThat(retiring.create()).isEmpty();
+
+        ReplicaPlan gone = plan(d, replicas(d, "old-hash", 0, 1), List.of("qwen-server"));
+        assertThat(names(gone.create())).containsExactly("qwen-server-r2-m0");
+        assertThat(gone.retirements()).isEmpty();
+    }
+
+    @Test
+    void withASurgeTheReplacementComesFirstAndTheOldOneRetiresOnceItIsReady() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2).maxSurge(1)).desired();
+        String hash = hashes(d).get("server");
+
+        ReplicaPlan first = plan(d, replicas(d, "old-hash", 0, 1), List.of("qwen-server"));
+        assertThat(names(first.create())).containsExactly("qwen-server-r2-m0");
+        assertThat(first.retirements()).isEmpty();
+
+        List<Pod> surged = new ArrayList<>(replicas(d, "old-hash", 0, 1));
+        surged.addAll(replicas(d, hash, 2));
+        ReplicaPlan second = plan(d, surged, List.of("qwen-server"));
+        assertThat(candidates(second)).containsExactly("server/1 ROLLOUT");
+        assertThat(second.create()).isEmpty();
+
+        List<Pod> done = new ArrayList<>(replicas(d, hash, 0, 2));
+        ReplicaPlan last = plan(d, done, List.of("qwen-server"));
+        assertThat(last.create()).as("no surge once nothing is outdated").isEmpty();
+        assertThat(last.retirements()).isEmpty();
+    }
+
+    @Test
+    void aRolloutPassesOverAnAbortedReplicaAndMovesOn() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(replicas(d, "old-hash", 0, 1, 2)), List.of("qwen-server"),
+                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of("server", Set.of(2)), Map.of(), true));
+
+        assertThat(candidates(plan)).containsExactly("server/1 ROLLOUT");
+        assertThat(plan.later()).containsExactlyInAnyOrder(new NextRetirement.Replica("server", 0), new NextRetirement.Replica("server", 2));
+    }
+
+    @Test
+    void anOutdatedReplicaThatNeverRanIsReplacedWithoutTheProtocol() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
+        List<Pod> pending = ObservedPods.replica(d, "server", 0, "old-hash", false).stream()
+                .map(p -> new PodBuilder(p).withNewStatus().withPhase("Pending").endStatus().build()).toList();
+
+        ReplicaPlan plan = plan(d, pending, List.of("qwen-server"));
+
+        assertThat(names(plan.neverRan())).containsExactly("qwen-server-r0-m0");
+        assertThat(plan.retirements()).isEmpty();
+    }
+
+    @Test
+    void eachCandidateCarriesItsRolesDrainBudget() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1).drainSeconds(3600)).desired();
+
+        ReplicaPlan plan = plan(d, replicas(d, hashes(d).get("server"), 0, 1), List.of("qwen-server"));
+
+        assertThat(plan.retirements()).singleElement().satisfies(c -> assertThat(c.drainBudget()).hasHours(1));
+    }
+
+    @Test
+    void withTheChoiceByLoadOffTheHighestOrdinalsLeaveWithoutAnyRead() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
+
+        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(replicas(d, hashes(d).get("server"), 0, 1, 2)), List.of("qwen-server"),
+                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), Map.of(), false));
+
+        assertThat(plan.awaitingReads()).isEmpty();
+        assertThat(candidates(plan)).containsExactly("server/2 REDUCTION", "server/1 REDUCTION");
     }
 }

@@ -16,6 +16,7 @@ import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.read.ExecResult;
 import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.render.Names;
+import dev.ebb.operator.retire.Budgets;
 import dev.ebb.operator.retire.NextRetirement;
 import dev.ebb.operator.route.HttpRouterProbe;
 import dev.ebb.operator.sim.FakeRouter;
@@ -45,6 +46,7 @@ import org.junit.jupiter.api.Test;
  * it observes of the withdrawal, and when. Member reads are not the point here; they fail.
  */
 class RetirementRunnerTest {
+    private static final NextRetirement.RetryPolicy RETRY = new NextRetirement.RetryPolicy(java.util.Optional.empty(), java.time.Duration.ofMinutes(5), 1, 0);
     private static final String NS = "runner";
     private static final String KEPT = "qwen-server-r0-m0";
     private static final String TARGET = "qwen-server-r1-m0";
@@ -108,12 +110,12 @@ class RetirementRunnerTest {
     /** One reconcile's worth: plan, persist the record, carry out; a second later. */
     private RetirementStatus pass(List<EndpointSlice> slices) {
         List<Pod> pods = pods();
-        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, true, CHOSEN)),
-                slices, ROUTER_PODS, now);
-        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, pass.record().orElse(null), List.of(), List.of()));
+        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, NextRetirement.Purpose.REDUCTION, CHOSEN, Budgets.DRAINING)),
+                List.of(), RETRY, slices, ROUTER_PODS, now);
+        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of()));
         runner.carryOut(md, pass, pods, ROUTER_PODS);
         now = now.plusSeconds(1);
-        return pass.record().orElseThrow();
+        return pass.statuses().get(0);
     }
 
     /** Begins the retirement and waits until the router has seen the target's withdrawal. */
@@ -125,7 +127,7 @@ class RetirementRunnerTest {
     @Test
     void whyTheTargetWasChosenIsWrittenAtTheStartAndKeptOnEveryLaterPass() {
         begin();
-        assertThat(md.getStatus().retirement().chosenBecause()).isEqualTo(CHOSEN);
+        assertThat(md.getStatus().retirements().get(0).chosenBecause()).isEqualTo(CHOSEN);
 
         RetirementStatus later = pass(List.of(sliceListing(KEPT)));
 

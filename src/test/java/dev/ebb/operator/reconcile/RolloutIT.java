@@ -14,9 +14,11 @@ import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.drain.InFlightGauges;
+import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.RecordedEvents;
+import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimClock;
 import dev.ebb.operator.sim.SimRouterAddress;
@@ -32,6 +34,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -137,6 +140,28 @@ class RolloutIT {
     }
 
     @Test
+    void aGenerationLongerThanTheGraceSurvivesARollout() {
+        deployThreeServers(role("server").grace(15));
+        String oldHash = hashOfServers();
+        String first = "qwen-server-r2-m0";
+        FakeEngine engine = world.kubelet().engine(ns, first).orElseThrow();
+        // 25 s of tokens: ten more than the grace lets a deleted Pod drain
+        LoadGenerator one = new LoadGenerator(() -> Optional.of(new RouteTarget(first, engine.uri(""))), 1, 250, Duration.ofMillis(100));
+        CompletableFuture<LoadGenerator.Request> request = CompletableFuture.supplyAsync(one::send);
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
+
+        editServer(r -> Specs.withImage(r, "vllm/vllm-openai:v0.12.0"));
+
+        await().atMost(Duration.ofSeconds(60)).until(() -> retirement().filter(r -> r.replicaOrdinal() == 2 && "Busy".equals(r.reason())).isPresent());
+        assertThat(retirement().orElseThrow().cause()).isEqualTo("Rollout");
+        await().atMost(Duration.ofSeconds(150)).until(() -> rolledOut(oldHash));
+        assertThat(request.join().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        assertThat(world.kubelet().terminations()).filteredOn(t -> t.namespace().equals(ns) && t.pod().startsWith("qwen-server"))
+                .hasSize(3).allSatisfy(t -> assertThat(t.killed()).isFalse());
+        one.close();
+    }
+
+    @Test
     void aGraceChangeTurnsReplicasOverAndEachOldOneLeavesWithTheGraceItWasCreatedWith() {
         deployThreeServers(role("server"));
         String oldHash = hashOfServers();
@@ -165,7 +190,7 @@ class RolloutIT {
         String oldHash = hashOfServers();
 
         editServer(r -> new RoleSpec(r.name(), r.kind(), 2, r.size(), "vllm/vllm-openai:v0.12.0", r.port(), r.resources(),
-                r.extraArgs(), r.env(), r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations()));
+                r.extraArgs(), r.env(), r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout()));
 
         await().atMost(ROLLOUT).until(() -> {
             List<Pod> pods = servers();
@@ -179,7 +204,7 @@ class RolloutIT {
 
     private Optional<RetirementStatus> retirement() {
         return Optional.ofNullable(client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get())
-                .map(ModelDeployment::getStatus).map(s -> s.retirement());
+                .map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst());
     }
 
     private String uidOf(String pod) {

@@ -40,27 +40,42 @@ class RolloutStepTest {
         return new R(ordinal, hash, true, false);
     }
 
+    private static Arguments row(String name, List<R> replicas, int desired, Integer expected) {
+        return Arguments.of(name, replicas, desired, Set.of(), Set.of(), expected);
+    }
+
     static Stream<Arguments> table() {
         return Stream.of(
-                Arguments.of("all at the new configuration: nothing to do", List.of(r(0, NEW), r(1, NEW)), 2, null),
-                Arguments.of("all Ready: the highest old ordinal goes", List.of(r(0, OLD), r(1, OLD), r(2, OLD)), 3, 2),
-                Arguments.of("an old replica that is not Ready goes first", List.of(r(0, OLD), new R(1, OLD, false, false), r(2, OLD)), 3, 1),
-                Arguments.of("a replica is leaving: wait until it is gone", List.of(r(0, OLD), r(1, OLD), new R(2, OLD, true, true)), 3, null),
-                Arguments.of("the replacement is not Ready yet: wait", List.of(r(0, OLD), r(1, OLD), new R(2, NEW, false, false)), 3, null),
-                Arguments.of("the replacement is Ready: the next old one goes", List.of(r(0, OLD), r(1, OLD), r(2, NEW)), 3, 1),
-                Arguments.of("a replica short (its replacement not created yet): wait", List.of(r(0, OLD), r(1, OLD)), 3, null),
-                Arguments.of("more than the spec asks: the rollout goes over the replicas that stay", List.of(r(0, OLD), r(1, OLD), r(2, OLD)), 2, 1));
+                row("all at the new configuration: nothing to do", List.of(r(0, NEW), r(1, NEW)), 2, null),
+                row("all Ready: the highest old ordinal goes", List.of(r(0, OLD), r(1, OLD), r(2, OLD)), 3, 2),
+                row("an old replica that is not Ready goes first", List.of(r(0, OLD), new R(1, OLD, false, false), r(2, OLD)), 3, 1),
+                row("a replica is leaving: wait until it is gone", List.of(r(0, OLD), r(1, OLD), new R(2, OLD, true, true)), 3, null),
+                row("the replacement is not Ready yet: wait", List.of(r(0, OLD), r(1, OLD), new R(2, NEW, false, false)), 3, null),
+                row("the replacement is Ready: the next old one goes", List.of(r(0, OLD), r(1, OLD), r(2, NEW)), 3, 1),
+                row("a replica short (its replacement not created yet): wait", List.of(r(0, OLD), r(1, OLD)), 3, null),
+                row("more than the spec asks: the rollout goes over the replicas that stay", List.of(r(0, OLD), r(1, OLD), r(2, OLD)), 2, 1),
+                Arguments.of("the retirement under way stays the answer while its Pods terminate",
+                        List.of(r(0, OLD), r(1, OLD), new R(2, OLD, true, true)), 3, Set.of(2), Set.of(), 2),
+                Arguments.of("the retirement under way stays the answer even when another is not Ready",
+                        List.of(r(0, OLD), new R(1, OLD, false, false), r(2, OLD)), 3, Set.of(2), Set.of(), 2),
+                Arguments.of("an aborted one not yet to be retried is passed over: the next goes",
+                        List.of(r(0, OLD), r(1, OLD), r(2, OLD)), 3, Set.of(), Set.of(2), 1),
+                Arguments.of("every old one waits: nothing goes", List.of(r(0, NEW), r(1, OLD), r(2, OLD)), 3, Set.of(), Set.of(1, 2), null),
+                Arguments.of("with a surge the role keeps one more: the old one goes once the extra one is Ready",
+                        List.of(r(0, OLD), r(1, OLD), r(2, NEW)), 3, Set.of(), Set.of(), 1),
+                Arguments.of("with a surge and the extra one not created yet: wait", List.of(r(0, OLD), r(1, OLD)), 3, Set.of(), Set.of(), null));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("table")
-    void decides(String row, List<R> replicas, int desired, Integer expected) {
+    void decides(String row, List<R> replicas, int desired, Set<Integer> retiring, Set<Integer> waiting, Integer expected) {
         List<Pod> pods = new ArrayList<>();
         replicas.forEach(r -> pods.addAll(r.pods()));
 
         NavigableMap<Integer, ObservedReplica> all = Inventory.of(pods).replicas("s");
+        NavigableMap<Integer, ObservedReplica> staying = SurplusChoice.split(all, desired, Set.of(), NEW, SurplusChoiceTest.allIdle(all), true).staying();
 
-        Optional<ObservedReplica> next = RolloutStep.next(all, SurplusChoice.split(all, desired, Set.of(), NEW, SurplusChoiceTest.allIdle(all)).staying(), desired, NEW);
+        Optional<ObservedReplica> next = RolloutStep.next(all, staying, desired, NEW, retiring, waiting);
 
         assertThat(next.map(ObservedReplica::ordinal)).isEqualTo(Optional.ofNullable(expected));
     }

@@ -18,6 +18,7 @@ import dev.ebb.operator.read.ExecResult;
 import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterAdmin;
+import dev.ebb.operator.retire.Budgets;
 import dev.ebb.operator.retire.NextRetirement;
 import dev.ebb.operator.route.HttpRouterProbe;
 import dev.ebb.operator.route.RouterAnswers;
@@ -57,6 +58,7 @@ import org.junit.jupiter.api.Test;
  * withdrawal, holds the retirement until that replica drops it.
  */
 class RouterWithdrawalPassesTest {
+    private static final NextRetirement.RetryPolicy RETRY = new NextRetirement.RetryPolicy(java.util.Optional.empty(), java.time.Duration.ofMinutes(5), 1, 0);
     private static final String NS = "passes";
     private static final String KEPT = "qwen-server-r0-m0";
     private static final String TARGET = "qwen-server-r1-m0";
@@ -142,17 +144,17 @@ class RouterWithdrawalPassesTest {
 
     /** One reconcile's worth: plan, persist the record, carry out; a second later. */
     private RetirementStatus pass(RetirementRunner runner, ModelDeployment md) {
-        return pass(runner, md, List.of(new NextRetirement.Candidate("server", 1, true, "")));
+        return pass(runner, md, List.of(new NextRetirement.Candidate("server", 1, NextRetirement.Purpose.REDUCTION, "", Budgets.DRAINING)));
     }
 
     /** @param candidates what the spec asks to retire now: none once it is scaled back up */
     private RetirementStatus pass(RetirementRunner runner, ModelDeployment md, List<NextRetirement.Candidate> candidates) {
         List<Pod> pods = client.pods().inNamespace(NS).list().getItems();
-        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, candidates, List.of(sliceListingKept()), routerPods, now);
-        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, pass.record().orElse(null), List.of(), List.of()));
+        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, candidates, List.of(), RETRY, List.of(sliceListingKept()), routerPods, now);
+        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of()));
         runner.carryOut(md, pass, pods, routerPods);
         now = now.plusSeconds(1);
-        return pass.record().orElseThrow();
+        return pass.statuses().get(0);
     }
 
     private String targetLabel() {

@@ -16,7 +16,10 @@ import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.Retirement;
 import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.retire.RetirementMachineTest;
+import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
+import dev.ebb.operator.retire.RetirementState;
+import dev.ebb.operator.api.v1alpha1.AbortedRetirement;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.time.Instant;
@@ -37,7 +40,7 @@ class StatusAggregatorTest {
             .collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
 
     private ModelDeploymentStatus status(List<Pod> pods, List<Condition> previous, Instant now) {
-        return StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), Optional.empty(), List.of(), List.of(), previous, now);
+        return StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), List.of(), List.of(), List.of(), previous, now);
     }
 
     private List<Pod> server(int... ordinals) {
@@ -91,20 +94,78 @@ class StatusAggregatorTest {
         List<Pod> pods = server(0, 1, 2);
         pods.addAll(ObservedPods.replica(d, "custom", 0, hashes.get("custom"), true));
 
-        RetirementStatus draining = RetirementRecords.toStatus(RetirementMachineTest.draining(), null, null);
+        RetirementStatus draining = status(RetirementMachineTest.draining());
 
-        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), Optional.of(draining), List.of(), List.of(), List.of(), T0);
+        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), List.of(draining), List.of(), List.of(), List.of(), T0);
 
         Condition upToDate = Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow();
         assertThat(upToDate.getStatus()).isEqualTo("False");
         assertThat(upToDate.getReason()).isEqualTo(StatusAggregator.REASON_SCALING_DOWN);
         assertThat(upToDate.getMessage()).contains("role server keeps 1 replica(s) beyond spec");
         assertThat(status.roles().get(0).current()).isEqualTo(3);
-        assertThat(status.retirement()).isEqualTo(draining);
+        assertThat(status.retirements()).containsExactly(draining);
+        assertThat(status.retirementsSummary()).isEqualTo("Draining");
         Condition retiring = Conditions.find(status.conditions(), Conditions.RETIREMENT_PROGRESSING).orElseThrow();
         assertThat(retiring.getStatus()).isEqualTo("True");
         assertThat(retiring.getReason()).isEqualTo(draining.reason());
         assertThat(retiring.getMessage()).startsWith("replica 2 of role server (ScaleDown, Draining): ");
+    }
+
+    private static RetirementStatus status(Retirement retirement) {
+        return RetirementRecords.toStatus(new RetirementRecord(retirement, null, Optional.empty(), 1));
+    }
+
+    private static Retirement at(Retirement r, int ordinal, RetirementState state) {
+        return new Retirement(r.role(), ordinal, r.cause(), r.targets(), r.answering(), r.standingHold(), state, r.reason(), r.message(),
+                r.startedAt(), r.phaseStartedAt(), r.reads(), r.dispatchBaseline(), r.drainBudget());
+    }
+
+    @Test
+    void severalRetirementsAreSummedUpInTheColumnAndTheCondition() {
+        Retirement draining = RetirementMachineTest.draining();
+        List<RetirementStatus> three = List.of(status(at(draining, 1, RetirementState.Draining)), status(at(draining, 2, RetirementState.Draining)),
+                status(at(draining, 3, RetirementState.Withdrawing)));
+
+        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1, 2, 3)), Optional.empty(), three,
+                List.of(), List.of(), List.of(), T0);
+
+        assertThat(status.retirementsSummary()).isEqualTo("2 Draining, 1 Withdrawing");
+        assertThat(Conditions.find(status.conditions(), Conditions.RETIREMENT_PROGRESSING)).hasValueSatisfying(c -> {
+            assertThat(c.getStatus()).isEqualTo("True");
+            assertThat(c.getReason()).as("one reason shared by all").isEqualTo(draining.reason());
+            assertThat(c.getMessage()).startsWith("3 retirements under way: replica 1 of role server (ScaleDown, Draining)")
+                    .contains("replica 3 of role server (ScaleDown, Withdrawing)");
+        });
+        Retirement started = RetirementMachineTest.draining();
+        Retirement other = new Retirement(started.role(), 4, started.cause(), started.targets(), started.answering(), started.standingHold(),
+                RetirementState.Withdrawing, "EndpointsStillList", "listed", started.startedAt(), started.phaseStartedAt(), started.reads(),
+                started.dispatchBaseline(), started.drainBudget());
+        List<RetirementStatus> mixed = List.of(status(at(draining, 1, RetirementState.Draining)), status(other));
+        assertThat(Conditions.find(StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1, 2, 3)), Optional.empty(), mixed,
+                List.of(), List.of(), List.of(), T0).conditions(), Conditions.RETIREMENT_PROGRESSING))
+                .hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo(StatusAggregator.REASON_RETIREMENTS));
+    }
+
+    @Test
+    void aReplicaAbortedThreeTimesInARowIsReportedBlockedUntilRetried() {
+        AbortedRetirement third = new AbortedRetirement("server", 2, "ScaleDown", 3, 7L, "Busy", "not proven idle within 240 s",
+                T0.toString(), null, null);
+        AbortedRetirement second = new AbortedRetirement("server", 1, "ScaleDown", 2, 7L, "Busy", "busy", T0.toString(), T0.plusSeconds(600).toString(), null);
+
+        ModelDeploymentStatus blocked = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1, 2)), Optional.empty(), List.of(),
+                List.of(third, second), List.of(), List.of(), T0);
+        ModelDeploymentStatus cleared = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1, 2)), Optional.empty(), List.of(),
+                List.of(second), List.of(), blocked.conditions(), T1);
+
+        assertThat(Conditions.find(blocked.conditions(), Conditions.RETIREMENT_BLOCKED)).hasValueSatisfying(c -> {
+            assertThat(c.getStatus()).isEqualTo("True");
+            assertThat(c.getMessage()).startsWith("replica 2 of role server aborted 3 times in a row, last Busy: not proven idle within 240 s")
+                    .contains("serving.ebb.dev/retry-retirement").doesNotContain("replica 1");
+        });
+        assertThat(Conditions.find(cleared.conditions(), Conditions.RETIREMENT_BLOCKED)).hasValueSatisfying(c -> assertThat(c.getStatus()).isEqualTo("False"));
+        assertThat(StatusNews.between(blocked, cleared)).extracting(StatusNews.News::reason).contains(StatusAggregator.REASON_NOT_BLOCKED);
+        assertThat(StatusNews.between(null, cleared)).extracting(StatusNews.News::reason).as("never blocked: nothing to tell")
+                .doesNotContain(StatusAggregator.REASON_NOT_BLOCKED);
     }
 
     @Test
@@ -112,7 +173,7 @@ class StatusAggregatorTest {
         Retirement aborted = RetirementMachine.cancel(RetirementMachineTest.draining(), T0).retirement();
 
         ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(),
-                Optional.of(RetirementRecords.toStatus(aborted, null, null)), List.of(), List.of(), List.of(), T0);
+                List.of(status(aborted)), List.of(), List.of(), List.of(), T0);
 
         Condition retiring = Conditions.find(status.conditions(), Conditions.RETIREMENT_PROGRESSING).orElseThrow();
         assertThat(retiring.getStatus()).isEqualTo("False");
@@ -122,9 +183,9 @@ class StatusAggregatorTest {
     @Test
     void aRouterWithNoReplicaReadyIsReportedAndOneReadyIsAvailable() {
         ModelDeploymentStatus down = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
-                Optional.of(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", false, 0)), Optional.empty(), List.of(), List.of(), List.of(), T0);
+                Optional.of(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", false, 0)), List.of(), List.of(), List.of(), List.of(), T0);
         ModelDeploymentStatus up = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
-                Optional.of(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", true, 2)), Optional.empty(), List.of(), List.of(), down.conditions(), T1);
+                Optional.of(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", true, 2)), List.of(), List.of(), List.of(), down.conditions(), T1);
 
         assertThat(down.router()).isEqualTo(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", false, 0));
         assertThat(Conditions.find(down.conditions(), Conditions.ROUTER_READY)).hasValueSatisfying(c -> {
@@ -199,7 +260,7 @@ class StatusAggregatorTest {
         Condition ready = Conditions.find(deleting.conditions(), "Ready").orElseThrow();
         assertThat(List.of(ready.getStatus(), ready.getReason(), ready.getLastTransitionTime())).containsExactly("False", "Deleting", T1.toString());
         assertThat(ready.getMessage()).startsWith("2 Pod(s) still draining");
-        assertThat(deleting.conditions()).extracting(Condition::getType).containsExactlyInAnyOrder("Ready", "ReplicasUpToDate", "RetirementProgressing");
+        assertThat(deleting.conditions()).extracting(Condition::getType).containsExactlyInAnyOrder("Ready", "ReplicasUpToDate", "RetirementProgressing", "RetirementBlocked");
         assertThat(StatusAggregator.deleting(deleting, 7, 1, T1.plusSeconds(9)).conditions().get(0).getLastTransitionTime())
                 .as("one Pod fewer is the same condition, not a new transition").isEqualTo(T1.toString());
     }
@@ -218,7 +279,7 @@ class StatusAggregatorTest {
         Resolution.Rejected rejected = (Resolution.Rejected) Specs.RESOLVER.resolve(
                 deployment("qwen", "TGI").role(role("s")).build());
 
-        ModelDeploymentStatus status = StatusAggregator.rejected(3, rejected, Optional.empty(), List.of(), T0);
+        ModelDeploymentStatus status = StatusAggregator.rejected(3, rejected, List.of(), List.of(), T0);
 
         assertThat(status.phase()).isEqualTo("Degraded");
         Condition ready = Conditions.find(status.conditions(), "Ready").orElseThrow();
@@ -228,7 +289,7 @@ class StatusAggregatorTest {
 
     @Test
     void namesAnotherOwnerHoldsMakeTheDeploymentDegradedNamingTheHolder() {
-        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(), Optional.empty(),
+        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(), List.of(),
                 List.of(), List.of(new Ownership.Conflict("Service", "qwen-server", "ModelDeployment qwen-other"),
                         new Ownership.Conflict("Pod", "qwen-server-r0-m0", "ModelDeployment qwen-other")), List.of(), T0);
 

@@ -22,7 +22,7 @@ class StatusNewsTest {
 
     private static ModelDeploymentStatus status(DesiredDeployment d, ModelDeploymentStatus before) {
         Map<String, String> hashes = d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
-        return StatusAggregator.accepted(1, d, hashes, Inventory.of(List.of()), Optional.empty(), Optional.empty(), List.of(), List.of(), before == null ? List.of() : before.conditions(), T0);
+        return StatusAggregator.accepted(1, d, hashes, Inventory.of(List.of()), Optional.empty(), List.of(), List.of(), List.of(), before == null ? List.of() : before.conditions(), T0);
     }
 
     @Test
@@ -49,7 +49,7 @@ class StatusNewsTest {
     void aCauseSharedByTwoConditionsIsToldOnce() {
         Resolution.Rejected rejected = (Resolution.Rejected) Specs.RESOLVER.resolve(deployment("x", "TGI").role(role("s")).build());
 
-        List<StatusNews.News> news = StatusNews.between(null, StatusAggregator.rejected(1, rejected, Optional.empty(), List.of(), T0));
+        List<StatusNews.News> news = StatusNews.between(null, StatusAggregator.rejected(1, rejected, List.of(), List.of(), T0));
 
         assertThat(news).singleElement().satisfies(n -> {
             assertThat(n.reason()).isEqualTo("InvalidSpec");

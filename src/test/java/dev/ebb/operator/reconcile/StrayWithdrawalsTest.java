@@ -31,31 +31,31 @@ class StrayWithdrawalsTest {
 
     @Test
     void aWithdrawnPodThatNoRetirementHoldsServesAgain() {
-        assertThat(StrayWithdrawals.among(List.of(pod("a", "false", false), pod("b", "true", false)), Optional.empty()))
+        assertThat(StrayWithdrawals.among(List.of(pod("a", "false", false), pod("b", "true", false)), List.of()))
                 .containsExactly(new Member("a", "uid-of-a", null));
     }
 
     @Test
     void aPodWithoutTheServingLabelGetsItBack() {
-        assertThat(StrayWithdrawals.among(List.of(pod("a", null, false)), Optional.empty())).extracting(Member::name).containsExactly("a");
+        assertThat(StrayWithdrawals.among(List.of(pod("a", null, false)), List.of())).extracting(Member::name).containsExactly("a");
     }
 
     @Test
     void theMembersOfARetirementUnderWayStayWithdrawn() {
         List<Pod> pods = List.of(pod(HELD, "false", false), pod("other", "false", false));
 
-        assertThat(StrayWithdrawals.among(pods, Optional.of(DRAINING))).extracting(Member::name).containsExactly("other");
+        assertThat(StrayWithdrawals.among(pods, List.of(DRAINING))).extracting(Member::name).containsExactly("other");
     }
 
     @Test
     void theMembersOfAnAbortedRetirementServeAgain() {
         Retirement aborted = RetirementMachine.cancel(DRAINING, Instant.parse("2026-01-01T00:01:00Z")).retirement();
 
-        assertThat(StrayWithdrawals.among(List.of(pod(HELD, "false", false)), Optional.of(aborted))).extracting(Member::name).containsExactly(HELD);
+        assertThat(StrayWithdrawals.among(List.of(pod(HELD, "false", false)), List.of(aborted))).extracting(Member::name).containsExactly(HELD);
     }
 
     @Test
     void aPodOnItsWayOutIsLeftToGo() {
-        assertThat(StrayWithdrawals.among(List.of(pod("a", "false", true)), Optional.empty())).isEmpty();
+        assertThat(StrayWithdrawals.among(List.of(pod("a", "false", true)), List.of())).isEmpty();
     }
 }

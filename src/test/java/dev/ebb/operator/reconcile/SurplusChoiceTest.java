@@ -47,11 +47,11 @@ class SurplusChoiceTest {
         List<Pod> pods = new ArrayList<>(replica(0, true));
         pods.addAll(replica(1, true));
 
-        assertThat(SurplusChoice.split(replicas(pods), 2, Set.of(), "h", Map.of())).satisfies(split -> {
+        assertThat(SurplusChoice.split(replicas(pods), 2, Set.of(), "h", Map.of(), true)).satisfies(split -> {
             assertThat(split.leaving()).isEmpty();
             assertThat(split.awaitingReads()).isEmpty();
         });
-        assertThat(SurplusChoice.split(replicas(pods), 3, Set.of(), "h", Map.of()).leaving()).isEmpty();
+        assertThat(SurplusChoice.split(replicas(pods), 3, Set.of(), "h", Map.of(), true).leaving()).isEmpty();
     }
 
     @Test
@@ -60,7 +60,7 @@ class SurplusChoiceTest {
         pods.addAll(replica(3, true));
         pods.addAll(replica(1, true));
 
-        assertThat(SurplusChoice.split(replicas(pods), 2, Set.of(), "h", allIdle(replicas(pods))).leaving()).singleElement().satisfies(r -> {
+        assertThat(SurplusChoice.split(replicas(pods), 2, Set.of(), "h", allIdle(replicas(pods)), true).leaving()).singleElement().satisfies(r -> {
             assertThat(r.replica().ordinal()).isEqualTo(3);
             assertThat(r.direct()).isFalse();
         });
@@ -72,7 +72,7 @@ class SurplusChoiceTest {
         pods.addAll(replica(1, false));
         pods.addAll(replica(2, true));
 
-        SurplusChoice.Split split = SurplusChoice.split(replicas(pods), 2, Set.of(), "h", Map.of());
+        SurplusChoice.Split split = SurplusChoice.split(replicas(pods), 2, Set.of(), "h", Map.of(), true);
 
         assertThat(split.awaitingReads()).as("no read is needed once the never-ran replica covers the surplus").isEmpty();
         assertThat(split.leaving()).singleElement().satisfies(r -> {
@@ -89,7 +89,7 @@ class SurplusChoiceTest {
         pods.add(crashed);
         pods.add(replica(1, false).get(1));
 
-        assertThat(SurplusChoice.split(replicas(pods), 1, Set.of(), "h", allIdle(replicas(pods))).leaving())
+        assertThat(SurplusChoice.split(replicas(pods), 1, Set.of(), "h", allIdle(replicas(pods)), true).leaving())
                 .singleElement().satisfies(r -> assertThat(r.direct()).isFalse());
     }
 
@@ -125,7 +125,7 @@ class SurplusChoiceTest {
     void everyReplicaEitherStaysOrLeavesAndOnlyOnesThatNeverRanGoDirectly(@ForAll("roles") RoleState role) {
         NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
 
-        SurplusChoice.Split split = SurplusChoice.split(replicas, role.desired(), role.held(), role.hash(), allIdle(replicas));
+        SurplusChoice.Split split = SurplusChoice.split(replicas, role.desired(), role.held(), role.hash(), allIdle(replicas), true);
 
         Set<Integer> leaving = split.leaving().stream().map(r -> r.replica().ordinal()).collect(Collectors.toSet());
         assertThat(leaving).hasSize(split.leaving().size());
@@ -144,7 +144,7 @@ class SurplusChoiceTest {
     void unreadCandidatesStayUntilReadAndOnlyTheyAreAwaited(@ForAll("roles") RoleState role) {
         NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
 
-        SurplusChoice.Split split = SurplusChoice.split(replicas, role.desired(), role.held(), role.hash(), Map.of());
+        SurplusChoice.Split split = SurplusChoice.split(replicas, role.desired(), role.held(), role.hash(), Map.of(), true);
 
         assertThat(split.awaitingReads()).allSatisfy(r -> {
             assertThat(split.staying()).containsKey(r.ordinal());
@@ -162,12 +162,12 @@ class SurplusChoiceTest {
     @Property(tries = 500)
     void duringARolloutAHeldReplicaThatLeavesKeepsLeavingWhenAReplicaThatStaysIsGone(@ForAll("roles") RoleState role) {
         NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
-        SurplusChoice.Split before = SurplusChoice.split(replicas, role.desired(), role.held(), "new", allIdle(replicas));
+        SurplusChoice.Split before = SurplusChoice.split(replicas, role.desired(), role.held(), "new", allIdle(replicas), true);
 
         for (int gone : before.staying().keySet()) {
             NavigableMap<Integer, ObservedReplica> without = new TreeMap<>(replicas);
             without.remove(gone);
-            SurplusChoice.Split after = SurplusChoice.split(without, role.desired(), role.held(), "new", allIdle(without));
+            SurplusChoice.Split after = SurplusChoice.split(without, role.desired(), role.held(), "new", allIdle(without), true);
 
             before.leaving().stream().map(r -> r.replica().ordinal()).filter(role.held()::contains).forEach(held ->
                     assertThat(after.leaving()).anySatisfy(r -> assertThat(r.replica().ordinal()).isEqualTo(held)));

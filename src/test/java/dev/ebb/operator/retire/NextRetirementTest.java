@@ -15,118 +15,185 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** Which operation a deployment works on: one at a time, each aborted replica held back on its own until asked or cooled down. */
+/**
+ * Which operations a deployment works on: every replica to take away at once, each aborted replica held back on its own
+ * until asked, cooled down (longer with each abort in a row) or, once blocked, until the spec changes.
+ */
 class NextRetirementTest {
     private static final Instant T0 = RetirementMachineTest.T0;
     private static final Duration COOL_DOWN = Duration.ofMinutes(5);
-    private static final NextRetirement.Candidate SERVER_2 = new NextRetirement.Candidate("server", 2, true, "");
-    private static final NextRetirement.Candidate SERVER_1 = new NextRetirement.Candidate("server", 1, true, "");
-    private static final NextRetirement.Candidate DROPPED_0 = new NextRetirement.Candidate("old", 0, false, "");
-    private static final NextRetirement.RetryPolicy NO_RETRY = new NextRetirement.RetryPolicy(Optional.empty(), Optional.empty(), COOL_DOWN);
+    private static final long GENERATION = 4;
+    private static final NextRetirement.Candidate SERVER_2 = candidate("server", 2, NextRetirement.Purpose.REDUCTION);
+    private static final NextRetirement.Candidate SERVER_1 = candidate("server", 1, NextRetirement.Purpose.REDUCTION);
+    private static final NextRetirement.Candidate SERVER_0 = candidate("server", 0, NextRetirement.Purpose.REDUCTION);
+    private static final NextRetirement.Candidate DROPPED_0 = candidate("old", 0, NextRetirement.Purpose.ROLE_DROPPED);
+    private static final NextRetirement.Candidate ROLLING_2 = candidate("server", 2, NextRetirement.Purpose.ROLLOUT);
+    private static final NextRetirement.RetryPolicy NO_RETRY = policy(null, 0);
+
+    private static NextRetirement.Candidate candidate(String role, int ordinal, NextRetirement.Purpose purpose) {
+        return new NextRetirement.Candidate(role, ordinal, purpose, "", Budgets.DRAINING);
+    }
+
+    private static NextRetirement.RetryPolicy policy(String requested, int maxConcurrent) {
+        return new NextRetirement.RetryPolicy(Optional.ofNullable(requested), COOL_DOWN, GENERATION, maxConcurrent);
+    }
+
+    private static RetirementRecord record(Retirement r) {
+        return new RetirementRecord(r, "", Optional.empty(), 1);
+    }
+
+    /** The retirement of server r2 (as {@link RetirementMachineTest#draining()} builds it), moved to another ordinal. */
+    private static Retirement inProgress(int ordinal) {
+        Retirement r = RetirementMachineTest.draining();
+        return new Retirement(r.role(), ordinal, r.cause(), r.targets(), r.answering(), r.standingHold(), r.state(), r.reason(), r.message(),
+                r.startedAt(), r.phaseStartedAt(), r.reads(), r.dispatchBaseline(), r.drainBudget());
+    }
 
     private static Retirement inProgress() {
-        return RetirementMachineTest.draining();
+        return inProgress(2);
     }
 
     private static Retirement abortedAt(Instant at, String reason) {
         Retirement r = inProgress();
         return new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), RetirementState.Aborted,
-                reason, "held", r.startedAt(), at, r.reads(), r.dispatchBaseline());
+                reason, "held", r.startedAt(), at, r.reads(), r.dispatchBaseline(), r.drainBudget());
     }
 
     private static Retirement completed() {
         Retirement r = inProgress();
         return new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), RetirementState.Completed,
-                Reasons.COMPLETED, "done", r.startedAt(), T0.plusSeconds(10), r.reads(), r.dispatchBaseline());
+                Reasons.COMPLETED, "done", r.startedAt(), T0.plusSeconds(10), r.reads(), r.dispatchBaseline(), r.drainBudget());
     }
 
-    private static NextRetirement.RetryPolicy asked(String requested, String used) {
-        return new NextRetirement.RetryPolicy(Optional.ofNullable(requested), Optional.ofNullable(used), COOL_DOWN);
-    }
-
-    static Stream<Arguments> table() {
-        Instant aborted = T0.plusSeconds(100);
-        return Stream.of(
-                Arguments.of("nothing on record, nothing to take away", Optional.empty(), List.of(), NO_RETRY, T0, "Nothing", null),
-                Arguments.of("nothing on record: the first candidate starts", Optional.empty(), List.of(SERVER_2, SERVER_1), NO_RETRY, T0, "Begin", "ScaleDown"),
-                Arguments.of("a dropped role's replica says so", Optional.empty(), List.of(DROPPED_0), NO_RETRY, T0, "Begin", "RoleDropped"),
-                Arguments.of("in progress and still wanted: it goes on", Optional.of(inProgress()), List.of(SERVER_2), NO_RETRY, T0, "Advance", null),
-                Arguments.of("in progress, no longer wanted: given back", Optional.of(inProgress()), List.of(), NO_RETRY, T0, "Cancel", null),
-                Arguments.of("in progress, another replica is now next: given back", Optional.of(inProgress()), List.of(SERVER_1), NO_RETRY, T0, "Cancel", null),
-                Arguments.of("completed: the next one starts", Optional.of(completed()), List.of(SERVER_1), NO_RETRY, T0, "Begin", "ScaleDown"),
-                Arguments.of("aborted, nothing to take away any more: record cleared", Optional.of(abortedAt(aborted, Reasons.BUSY)), List.of(), NO_RETRY, aborted, "Nothing", null),
-                Arguments.of("aborted, cooling down", Optional.of(abortedAt(aborted, Reasons.BUSY)), List.of(SERVER_2), NO_RETRY, aborted.plusSeconds(299), "Wait", null),
-                Arguments.of("aborted, cool-down reached exactly: retried as surplus", Optional.of(abortedAt(aborted, Reasons.BUSY)), List.of(SERVER_2), NO_RETRY, aborted.plusSeconds(300), "Begin", "Surplus"),
-                Arguments.of("refused: the cool-down never retries it", Optional.of(abortedAt(aborted, Reasons.DISAGGREGATED)), List.of(SERVER_2), NO_RETRY, aborted.plus(Duration.ofDays(1)), "Wait", null),
-                Arguments.of("refused, the user asks with a new token: retried", Optional.of(abortedAt(aborted, Reasons.NO_GAUGE_LIST)), List.of(SERVER_2), asked("t2", "t1"), aborted, "Begin", "Surplus"),
-                Arguments.of("the token this operation already answered starts nothing", Optional.of(abortedAt(aborted, Reasons.BUSY)), List.of(SERVER_2), asked("t1", "t1"), aborted.plusSeconds(1), "Wait", null),
-                Arguments.of("a first token counts as a request", Optional.of(abortedAt(aborted, Reasons.BUSY)), List.of(SERVER_2), asked("t1", null), aborted.plusSeconds(1), "Begin", "Surplus"),
-                Arguments.of("a retry of another replica is a scale-down", Optional.of(abortedAt(aborted, Reasons.BUSY)), List.of(SERVER_1), asked("t1", null), aborted.plusSeconds(1), "Begin", "ScaleDown"));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("table")
-    void decides(String row, Optional<Retirement> record, List<NextRetirement.Candidate> candidates, NextRetirement.RetryPolicy retry,
-            Instant now, String expected, String cause) {
-        NextRetirement.Decision decision = NextRetirement.decide(record, List.of(), candidates, retry, now);
-
-        assertThat(decision.getClass().getSimpleName()).isEqualTo(expected);
-        if (decision instanceof NextRetirement.Begin begin) {
-            assertThat(begin.cause()).isEqualTo(cause);
-            assertThat(begin.candidate()).isEqualTo(candidates.get(0));
-        }
-        if (decision instanceof NextRetirement.Wait wait && !Reasons.refusal(record.orElseThrow().reason())) {
-            assertThat(wait.retryAt()).contains(record.orElseThrow().phaseStartedAt().plus(COOL_DOWN));
-        }
-    }
-
-    static Stream<Arguments> skips() {
-        Instant aborted = T0.plusSeconds(100);
-        return Stream.of(
-                Arguments.of("a refused replica never blocks the next candidate", abortedAt(aborted, Reasons.DISAGGREGATED), aborted.plusSeconds(1)),
-                Arguments.of("nor does one without a gauge list", abortedAt(aborted, Reasons.NO_GAUGE_LIST), aborted.plus(Duration.ofDays(1))),
-                Arguments.of("nor one cooling down", abortedAt(aborted, Reasons.BUSY), aborted.plusSeconds(299)));
-    }
-
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("skips")
-    void aHeldBackReplicaIsSkippedAndTheNextCandidateBegins(String row, Retirement abortedServer2, Instant now) {
-        NextRetirement.Decision decision = NextRetirement.decide(Optional.of(abortedServer2), List.of(), List.of(SERVER_2, SERVER_1), NO_RETRY, now);
-
-        assertThat(decision).isEqualTo(new NextRetirement.Begin(SERVER_1, NextRetirement.SCALE_DOWN));
+    private static NextRetirement.Abort abort(NextRetirement.Candidate replica, String reason, Instant at, String token, int attempts) {
+        return new NextRetirement.Abort(replica.role(), replica.ordinal(), NextRetirement.SCALE_DOWN, reason, "held", at, Optional.ofNullable(token),
+                attempts, GENERATION);
     }
 
     private static NextRetirement.Abort abort(NextRetirement.Candidate replica, String reason, Instant at, String token) {
-        return new NextRetirement.Abort(replica.role(), replica.ordinal(), reason, "held", at, Optional.ofNullable(token));
+        return abort(replica, reason, at, token, 1);
+    }
+
+    private static List<String> begun(NextRetirement.Plan plan) {
+        return plan.begin().stream().map(b -> "r" + b.candidate().ordinal() + " " + b.cause() + " #" + b.attempt()).toList();
+    }
+
+    @Test
+    void aReductionByThreeBeginsThreeRetirementsAtOnce() {
+        NextRetirement.Plan plan = NextRetirement.decide(List.of(), List.of(), List.of(SERVER_2, SERVER_1, SERVER_0), List.of(), NO_RETRY, T0);
+
+        assertThat(begun(plan)).containsExactly("r2 ScaleDown #1", "r1 ScaleDown #1", "r0 ScaleDown #1");
+    }
+
+    @Test
+    void retirementsUnderWayAdvanceEachOnItsOwnAndTheRestBeginBesideThem() {
+        NextRetirement.Plan plan = NextRetirement.decide(List.of(record(inProgress(2))), List.of(), List.of(SERVER_2, SERVER_1), List.of(),
+                NO_RETRY, T0);
+
+        assertThat(plan.advance()).extracting(a -> a.current().retirement().ordinal()).containsExactly(2);
+        assertThat(begun(plan)).containsExactly("r1 ScaleDown #1");
+        assertThat(plan.cancel()).isEmpty();
+    }
+
+    @Test
+    void onlyTheOnesNoLongerWantedAreGivenBack() {
+        NextRetirement.Plan plan = NextRetirement.decide(List.of(record(inProgress(2)), record(inProgress(1))), List.of(), List.of(SERVER_1),
+                List.of(), NO_RETRY, T0);
+
+        assertThat(plan.advance()).extracting(a -> a.current().retirement().ordinal()).containsExactly(1);
+        assertThat(plan.cancel()).extracting(c -> c.current().retirement().ordinal()).containsExactly(2);
+        assertThat(plan.begin()).isEmpty();
+    }
+
+    @Test
+    void aLimitOnConcurrentRetirementsCountsThoseUnderWay() {
+        NextRetirement.Plan plan = NextRetirement.decide(List.of(record(inProgress(2))), List.of(), List.of(SERVER_2, SERVER_1, SERVER_0),
+                List.of(), policy(null, 2), T0);
+
+        assertThat(begun(plan)).containsExactly("r1 ScaleDown #1");
+        assertThat(NextRetirement.decide(List.of(record(inProgress(2))), List.of(), List.of(SERVER_2, SERVER_1), List.of(), policy(null, 1), T0)
+                .begin()).as("one at a time").isEmpty();
+    }
+
+    @Test
+    void eachCauseIsNamed() {
+        NextRetirement.Plan plan = NextRetirement.decide(List.of(), List.of(), List.of(DROPPED_0, ROLLING_2), List.of(), NO_RETRY, T0);
+
+        assertThat(begun(plan)).containsExactly("r0 RoleDropped #1", "r2 Rollout #1");
     }
 
     static Stream<Arguments> heldBack() {
         Instant t = T0.plusSeconds(100);
         return Stream.of(
-                Arguments.of("an abort kept from before holds its replica back; the next candidate begins",
-                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, null)), NO_RETRY, t.plusSeconds(1), new NextRetirement.Begin(SERVER_1, "ScaleDown")),
-                Arguments.of("every candidate held back: wait for the soonest cool-down",
+                Arguments.of("a refused replica never blocks the next candidate",
+                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, null)), NO_RETRY, t.plusSeconds(1), List.of("r1 ScaleDown #1"), null),
+                Arguments.of("nor one cooling down; the wait is for its cool-down",
+                        List.of(abort(SERVER_2, Reasons.BUSY, t, null)), NO_RETRY, t.plusSeconds(299), List.of("r1 ScaleDown #1"), t.plus(COOL_DOWN)),
+                Arguments.of("cool-down reached exactly: retried as surplus, the second attempt",
+                        List.of(abort(SERVER_2, Reasons.BUSY, t, null)), NO_RETRY, t.plus(COOL_DOWN), List.of("r2 Surplus #2", "r1 ScaleDown #1"), null),
+                Arguments.of("a second abort in a row waits twice as long",
+                        List.of(abort(SERVER_2, Reasons.BUSY, t, null, 2)), NO_RETRY, t.plus(COOL_DOWN).plusSeconds(1), List.of("r1 ScaleDown #1"),
+                        t.plus(COOL_DOWN.multipliedBy(2))),
+                Arguments.of("and is retried then, as the third attempt",
+                        List.of(abort(SERVER_2, Reasons.BUSY, t, null, 2)), NO_RETRY, t.plus(COOL_DOWN.multipliedBy(2)), List.of("r2 Surplus #3", "r1 ScaleDown #1"), null),
+                Arguments.of("three aborts in a row: still retried by itself, after 20 minutes",
+                        List.of(abort(SERVER_2, Reasons.BUSY, t, null, 3)), NO_RETRY, t.plus(Duration.ofMinutes(20)), List.of("r2 Surplus #4", "r1 ScaleDown #1"), null),
+                Arguments.of("a blocked replica is retried on the user's word, counting afresh",
+                        List.of(abort(SERVER_2, Reasons.BUSY, t, "t1", 3)), policy("t2", 0), t.plusSeconds(1), List.of("r2 Surplus #1", "r1 ScaleDown #1"), null),
+                Arguments.of("refused: the cool-down never retries it", List.of(abort(SERVER_2, Reasons.NO_GAUGE_LIST, t, null)), NO_RETRY,
+                        t.plus(Duration.ofDays(1)), List.of("r1 ScaleDown #1"), null),
+                Arguments.of("refused, the user asks with a new token: retried", List.of(abort(SERVER_2, Reasons.NO_GAUGE_LIST, t, "t1")),
+                        policy("t2", 0), t, List.of("r2 Surplus #1", "r1 ScaleDown #1"), null),
+                Arguments.of("the token an abort already answered retries nothing", List.of(abort(SERVER_2, Reasons.BUSY, t, "t1")),
+                        policy("t1", 0), t.plusSeconds(1), List.of("r1 ScaleDown #1"), t.plus(COOL_DOWN)),
+                Arguments.of("a first token counts as a request", List.of(abort(SERVER_2, Reasons.BUSY, t, null)), policy("t1", 0),
+                        t.plusSeconds(1), List.of("r2 Surplus #1", "r1 ScaleDown #1"), null),
+                Arguments.of("every candidate held back: the wait is for the soonest cool-down",
                         List.of(abort(SERVER_2, Reasons.BUSY, t, null), abort(SERVER_1, Reasons.READ_FAILED, t.minusSeconds(50), null)),
-                        NO_RETRY, t.plusSeconds(1), new NextRetirement.Wait(Optional.of(t.minusSeconds(50).plus(COOL_DOWN)))),
-                Arguments.of("every candidate refused: nothing to wait for but a request",
-                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, null), abort(SERVER_1, Reasons.NO_GAUGE_LIST, t, null)),
-                        NO_RETRY, t.plus(Duration.ofDays(1)), new NextRetirement.Wait(Optional.empty())),
-                Arguments.of("a cooled-down replica comes back in its own order",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null), abort(SERVER_1, Reasons.BUSY, t, null)),
-                        NO_RETRY, t.plus(COOL_DOWN), new NextRetirement.Begin(SERVER_2, "Surplus")),
-                Arguments.of("a new token retries a refused replica",
-                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, "t1"), abort(SERVER_1, Reasons.BUSY, t, "t1")),
-                        asked("t2", null), t.plusSeconds(1), new NextRetirement.Begin(SERVER_2, "Surplus")),
-                Arguments.of("the token an abort already answered retries nothing",
-                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, "t2"), abort(SERVER_1, Reasons.BUSY, t, "t1")),
-                        asked("t2", null), t.plusSeconds(1), new NextRetirement.Begin(SERVER_1, "Surplus")));
+                        NO_RETRY, t.plusSeconds(1), List.of(), t.minusSeconds(50).plus(COOL_DOWN)));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("heldBack")
     void eachReplicaIsHeldBackByItsOwnAbort(String row, List<NextRetirement.Abort> earlier, NextRetirement.RetryPolicy retry, Instant now,
-            NextRetirement.Decision expected) {
-        assertThat(NextRetirement.decide(Optional.empty(), earlier, List.of(SERVER_2, SERVER_1), retry, now)).isEqualTo(expected);
+            List<String> expected, Instant soonest) {
+        NextRetirement.Plan plan = NextRetirement.decide(List.of(), earlier, List.of(SERVER_2, SERVER_1), List.of(), retry, now);
+
+        assertThat(begun(plan)).containsExactlyElementsOf(expected);
+        assertThat(plan.soonestRetry()).isEqualTo(Optional.ofNullable(soonest));
+    }
+
+    @Test
+    void theCoolDownDoublesWithEachAbortInARowUpToAnHour() {
+        Instant t = T0;
+        assertThat(List.of(1, 2, 3, 4, 5, 6, 40).stream().map(n -> Duration.between(t, new NextRetirement.Abort("s", 0, NextRetirement.SCALE_DOWN,
+                Reasons.BUSY, "", t, Optional.empty(), n, 1).retryAt(COOL_DOWN).orElseThrow()).toMinutes()).toList())
+                .containsExactly(5L, 10L, 20L, 40L, 60L, 60L, 60L);
+        assertThat(new NextRetirement.Abort("s", 0, NextRetirement.SCALE_DOWN, Reasons.BUSY, "", t, Optional.empty(), 2, 1)
+                .retryAt(Duration.ofMinutes(45))).as("capped").contains(t.plus(NextRetirement.LONGEST_COOL_DOWN));
+    }
+
+    @Test
+    void aBlockedReplicaIsRetriedOnceTheSpecChanges() {
+        NextRetirement.Abort blocked = abort(SERVER_2, Reasons.BUSY, T0, null, 3);
+        NextRetirement.RetryPolicy edited = new NextRetirement.RetryPolicy(Optional.empty(), COOL_DOWN, GENERATION + 1, 0);
+
+        assertThat(begun(NextRetirement.decide(List.of(), List.of(blocked), List.of(SERVER_2), List.of(), edited, T0.plusSeconds(1))))
+                .containsExactly("r2 Surplus #1");
+    }
+
+    @Test
+    void anAbortedRecordStaysOnRecordWhileItsReplicaIsStillToLeaveAndNotRetried() {
+        RetirementRecord aborted = record(abortedAt(T0.plusSeconds(100), Reasons.BUSY));
+
+        assertThat(NextRetirement.decide(List.of(aborted), List.of(), List.of(SERVER_2), List.of(), NO_RETRY, T0.plusSeconds(101)).keptAborted())
+                .containsExactly(aborted);
+        assertThat(NextRetirement.decide(List.of(aborted), List.of(), List.of(), List.of(new NextRetirement.Replica("server", 2)), NO_RETRY,
+                T0.plusSeconds(101)).keptAborted()).as("a rollout's turn still to come").containsExactly(aborted);
+        assertThat(NextRetirement.decide(List.of(aborted), List.of(), List.of(), List.of(), NO_RETRY, T0.plusSeconds(101)).keptAborted())
+                .as("no longer to leave").isEmpty();
+        assertThat(NextRetirement.decide(List.of(aborted), List.of(), List.of(SERVER_2), List.of(), NO_RETRY, T0.plusSeconds(400)).keptAborted())
+                .as("retried: the new record replaces it").isEmpty();
     }
 
     @Test
@@ -134,24 +201,41 @@ class NextRetirementTest {
         Instant t = T0.plusSeconds(100);
         NextRetirement.Abort olderOfServer2 = abort(SERVER_2, Reasons.BUSY, T0, null);
         NextRetirement.Abort dropped = abort(DROPPED_0, Reasons.NO_GAUGE_LIST, T0, null);
-        Retirement latest = abortedAt(t, Reasons.READ_FAILED);
+        RetirementRecord latest = new RetirementRecord(abortedAt(t, Reasons.READ_FAILED), "", Optional.of("t1"), 2);
 
-        List<NextRetirement.Abort> kept = NextRetirement.outstanding(Optional.of(latest), Optional.of("t1"), List.of(olderOfServer2, dropped),
-                List.of(SERVER_2, SERVER_1));
+        List<NextRetirement.Abort> kept = NextRetirement.outstanding(List.of(latest), List.of(olderOfServer2, dropped),
+                List.of(SERVER_2, SERVER_1), List.of(), GENERATION);
 
-        assertThat(kept).containsExactly(new NextRetirement.Abort("server", 2, Reasons.READ_FAILED, "held", t, Optional.of("t1")));
-        assertThat(NextRetirement.outstanding(Optional.of(inProgress()), Optional.empty(), List.of(olderOfServer2), List.of(SERVER_2)))
+        assertThat(kept).containsExactly(new NextRetirement.Abort("server", 2, latest.retirement().cause(), Reasons.READ_FAILED, "held", t,
+                Optional.of("t1"), 2, GENERATION));
+        assertThat(NextRetirement.outstanding(List.of(latest), kept, List.of(SERVER_2), List.of(), GENERATION + 1))
+                .as("read back on a later pass, the abort keeps its generation").isEqualTo(kept);
+        assertThat(NextRetirement.outstanding(List.of(record(inProgress())), List.of(olderOfServer2), List.of(SERVER_2), List.of(), GENERATION))
                 .as("a retry under way ends the abort it retries").isEmpty();
     }
 
     @Test
-    void aReplicaIsHeldWhileARetirementIsUnderWayOrKeptItAfterAnAbort() {
-        NextRetirement.Abort refused = abort(new NextRetirement.Candidate("prefill", 1, true, ""), Reasons.DISAGGREGATED, T0, null);
+    void aReplicaIsHeldWhileAReductionIsUnderWayOrKeptItAfterAnAbortButARolloutHoldsNothing() {
+        NextRetirement.Abort refused = abort(candidate("prefill", 1, NextRetirement.Purpose.REDUCTION), Reasons.DISAGGREGATED, T0, null);
+        Retirement r = inProgress(1);
+        Retirement rolling = new Retirement(r.role(), 0, NextRetirement.ROLLOUT, r.targets(), r.answering(), r.standingHold(), r.state(),
+                r.reason(), r.message(), r.startedAt(), r.phaseStartedAt(), r.reads(), r.dispatchBaseline(), r.drainBudget());
 
-        assertThat(NextRetirement.held(Optional.of(inProgress()), List.of(refused))).isEqualTo(Map.of("server", Set.of(2), "prefill", Set.of(1)));
-        assertThat(NextRetirement.held(Optional.of(completed()), List.of())).isEmpty();
-        assertThat(NextRetirement.held(Optional.of(abortedAt(T0, Reasons.NO_LONGER_WANTED)),
-                List.of(abort(SERVER_1, Reasons.NO_LONGER_WANTED, T0, null)))).as("given back: wanted again").isEmpty();
+        assertThat(NextRetirement.held(List.of(record(inProgress()), record(rolling)), List.of(refused)))
+                .isEqualTo(Map.of("server", Set.of(2), "prefill", Set.of(1)));
+        assertThat(NextRetirement.rollingOut(List.of(record(inProgress()), record(rolling)))).isEqualTo(Map.of("server", Set.of(0)));
+        assertThat(NextRetirement.held(List.of(record(completed())), List.of())).isEmpty();
+        assertThat(NextRetirement.held(List.of(record(abortedAt(T0, Reasons.NO_LONGER_WANTED))), List.of()))
+                .as("given back: wanted again").isEmpty();
+    }
+
+    @Test
+    void aRolloutPassesOverTheReplicasItMayNotRetryYet() {
+        NextRetirement.Abort cooling = new NextRetirement.Abort("server", 2, NextRetirement.ROLLOUT, Reasons.BUSY, "", T0, Optional.empty(), 1, GENERATION);
+        NextRetirement.Abort reduction = abort(SERVER_1, Reasons.BUSY, T0, null);
+
+        assertThat(NextRetirement.rolloutWaiting(List.of(cooling, reduction), NO_RETRY, T0.plusSeconds(1))).isEqualTo(Map.of("server", Set.of(2)));
+        assertThat(NextRetirement.rolloutWaiting(List.of(cooling), NO_RETRY, T0.plus(COOL_DOWN))).isEmpty();
     }
 
     @ParameterizedTest(name = "a retirement past its deletion runs to its end even when no longer wanted: {0}")
@@ -159,9 +243,9 @@ class NextRetirementTest {
     void pastTheDeletionNothingIsCancelled(RetirementState state) {
         Retirement r = inProgress();
         Retirement late = new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), state,
-                Reasons.PROVEN_IDLE, "deleting", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline());
+                Reasons.PROVEN_IDLE, "deleting", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline(), r.drainBudget());
 
-        assertThat(NextRetirement.decide(Optional.of(late), List.of(), List.of(), NO_RETRY, T0.plusSeconds(6))).isInstanceOf(NextRetirement.Advance.class);
+        assertThat(NextRetirement.decide(List.of(record(late)), List.of(), List.of(), List.of(), NO_RETRY, T0.plusSeconds(6)).advance()).hasSize(1);
         assertThat(RetirementMachine.cancel(late, T0.plusSeconds(6)).actions()).isEmpty();
     }
 
@@ -174,7 +258,7 @@ class NextRetirementTest {
     void cancelGivesTheReplicaBack(RetirementState state) {
         Retirement r = inProgress();
         Retirement current = new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), state,
-                Reasons.BUSY, "busy", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline());
+                Reasons.BUSY, "busy", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline(), r.drainBudget());
 
         RetirementMachine.Step step = RetirementMachine.cancel(current, T0.plusSeconds(7));
 
@@ -193,7 +277,7 @@ class NextRetirementTest {
     void aTerminatingMemberAbortsBeforeTheDeletion(RetirementState state) {
         Retirement r = inProgress();
         Retirement current = new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), state,
-                Reasons.BUSY, "busy", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline());
+                Reasons.BUSY, "busy", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline(), r.drainBudget());
         Observation seen = RetirementMachineTest.seen(T0.plusSeconds(6), RetirementMachineTest.CLEAR, Map.of());
         Map<String, Observation.Present> members = new HashMap<>(seen.members());
         Member leader = RetirementMachineTest.LEADER;

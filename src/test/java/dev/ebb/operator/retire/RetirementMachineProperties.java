@@ -159,7 +159,7 @@ class RetirementMachineProperties {
         // without a router nothing is counted, and the shell begins with that empty baseline
         Optional<Map<String, Double>> baseline = !routed ? Optional.of(Map.of()) : baselineRead ? BASELINE : Optional.empty();
         Retirement retirement = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), baseline, T0).retirement();
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), baseline, Budgets.DRAINING, T0).retirement();
         Instant now = T0;
         boolean restarted = false;
         Fate leaderFate = Fate.PRESENT;
@@ -172,6 +172,9 @@ class RetirementMachineProperties {
         Optional<Map<String, Double>> reference = baselineRead ? Optional.of(UNMOVED) : Optional.empty();
         // without a router: when the endpoints were last seen clear while draining, null while the withdrawal is lost
         Instant clearSince = null;
+        // once a pass found the margin over, it stays over until the withdrawal is lost again, even if a later pass's
+        // clock reads earlier (a clock stepped back)
+        boolean marginOver = false;
 
         for (Event e : history) {
             now = now.plusMillis(e.advanceMillis());
@@ -214,16 +217,20 @@ class RetirementMachineProperties {
                 if (!holds || restarted) {
                     idleRun = 0;
                     clearSince = holds ? clearSince : null;
+                    marginOver = holds && marginOver;
                 } else if (!routed && clearSince == null) {
                     // seen clear again: the margin starts now, and this pass's read proves nothing
                     clearSince = now;
+                    marginOver = false;
                     idleRun = 0;
-                } else if (!routed && now.isBefore(clearSince.plus(PROPAGATION))) {
+                } else if (!routed && !marginOver && now.isBefore(clearSince.plus(PROPAGATION))) {
                     idleRun = 0;
                 } else if (!reads.isEmpty() && !idleRead) {
+                    marginOver = true;
                     idleRun = 0;
                 } else if (!reads.isEmpty() && (idleRun == 0 || !now.isBefore(lastCountedIdle.plusSeconds(1)))) {
                     // an idle read counts only a second or more after the last one that counted
+                    marginOver = true;
                     idleRun++;
                     lastCountedIdle = now;
                 }
@@ -244,6 +251,7 @@ class RetirementMachineProperties {
             if (before == RetirementState.Withdrawing && after == RetirementState.Draining) {
                 assertThat(confirmedBefore).as("draining starts only on a confirmed withdrawal").isTrue();
                 clearSince = now;
+                marginOver = false;
             }
             if (before == RetirementState.Draining && after == RetirementState.Draining && !confirmedBefore) {
                 assertThat(step.retirement().reason()).as("a relapse while draining holds").isEqualTo(Reasons.WITHDRAWAL_LOST);

@@ -47,7 +47,7 @@ public class RetirementMachineTest {
     }
 
     static Retirement started() {
-        return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, T0).retirement();
+        return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, Budgets.DRAINING, T0).retirement();
     }
 
     public static Retirement draining() {
@@ -68,7 +68,7 @@ public class RetirementMachineTest {
     @Test
     void beginWithdrawsEveryReservedMemberAndAnnouncesIt() {
         RetirementMachine.Step step = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, T0);
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, Budgets.DRAINING, T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(step.retirement().deadline()).isEqualTo(T0.plusSeconds(300));
@@ -85,7 +85,7 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("refusals")
     void refusedReplicaAbortsAtOnceWithNothingWithdrawnOrDeleted(String reason, String message) {
-        RetirementMachine.Step step = RetirementMachine.begin("d", 0, "ScaleDown", TARGETS, new Classification.Refused(reason, message), BASELINE, T0);
+        RetirementMachine.Step step = RetirementMachine.begin("d", 0, "ScaleDown", TARGETS, new Classification.Refused(reason, message), BASELINE, Budgets.DRAINING, T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(step.retirement().reason()).isEqualTo(reason);
@@ -154,7 +154,7 @@ public class RetirementMachineTest {
     void aConfirmedWithdrawalAndOneAwaitingItsBaselineNeverAskTheRouter() {
         RetirementMachine.Step confirmed = step(started(), seen(at(1), CLEAR, Map.of()));
         Retirement awaiting = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), T0).retirement();
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), Budgets.DRAINING, T0).retirement();
         RetirementMachine.Step stillAwaiting = step(awaiting,
                 seen(at(1), withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Map.of()));
 
@@ -187,7 +187,7 @@ public class RetirementMachineTest {
     @Test
     void withoutDispatchCountsReadBeforeTheWithdrawalItIsNeverConfirmed() {
         Retirement blind = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), T0).retirement();
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), Budgets.DRAINING, T0).retirement();
 
         RetirementMachine.Step held = step(blind, seen(at(2), CLEAR, Map.of()));
         RetirementMachine.Step aborted = step(held.retirement(), seen(at(30), CLEAR, Map.of()));
@@ -201,7 +201,7 @@ public class RetirementMachineTest {
     void aRouterThatCannotBeReadAtTheStartHasItsCountsTakenWhenItAnswersAndOnlyThenIsTheReplicaWithdrawn() {
         Set<String> nothingWithdrawn = Set.of(LEADER.name(), FOLLOWER.name());
         RetirementMachine.Step begun = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), T0);
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), Budgets.DRAINING, T0);
         RetirementMachine.Step stillDown = step(begun.retirement(),
                 seen(at(2), withdrawal(true, nothingWithdrawn, Optional.of(true), Optional.empty(), Map.of()), Map.of()));
         RetirementMachine.Step counted = step(stillDown.retirement(),
@@ -438,7 +438,7 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("standingHolds")
     void replicaThatCannotBeReadIsHeldWithItsReasonAndAbortsAtTheBudget(String reason) {
-        Retirement started = RetirementMachine.begin("s", 0, "ScaleDown", TARGETS, new Classification.Held(reason, "cannot read " + reason), BASELINE, T0)
+        Retirement started = RetirementMachine.begin("s", 0, "ScaleDown", TARGETS, new Classification.Held(reason, "cannot read " + reason), BASELINE, Budgets.DRAINING, T0)
                 .retirement();
         Retirement draining = step(started, seen(at(1), CLEAR, Map.of())).retirement();
 
@@ -542,7 +542,7 @@ public class RetirementMachineTest {
     /** A retirement without a router, its endpoints seen clear at 1 s. */
     static Retirement drainingUnrouted() {
         Retirement started = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.of(Map.of()), T0).retirement();
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.of(Map.of()), Budgets.DRAINING, T0).retirement();
         return step(started, seen(at(1), UNROUTED_CLEAR, Map.of())).retirement();
     }
 
@@ -573,7 +573,7 @@ public class RetirementMachineTest {
 
     private static Retirement drainingUnroutedStart() {
         return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.of(Map.of()), T0).retirement();
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.of(Map.of()), Budgets.DRAINING, T0).retirement();
     }
 
     @Test
@@ -679,7 +679,7 @@ public class RetirementMachineTest {
     @Test
     void withoutARouterTheRecordSurvivesARestartMidMargin() {
         Retirement draining = drainingUnrouted();
-        Retirement readBack = RetirementRecords.fromStatus(RetirementRecords.toStatus(draining, null, null)).orElseThrow();
+        Retirement readBack = RetirementRecords.fromStatus(RetirementRecords.toStatus(new RetirementRecord(draining, null, Optional.empty(), 1))).orElseThrow().retirement();
         Retirement early = step(readBack, unrouted(at(5.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
 
         assertThat(early.reads().get(LEADER.name()).consecutiveIdle()).isZero();

@@ -54,7 +54,7 @@ final class OperatorFleet implements Fleet {
     public boolean settled() {
         ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(namespace).withName(NAME).get();
         ModelDeploymentStatus status = md == null ? null : md.getStatus();
-        boolean retiring = status != null && status.retirement() != null && !RetirementState.valueOf(status.retirement().state()).ended();
+        boolean retiring = status != null && status.retirements() != null && status.retirements().stream().anyMatch(r -> !RetirementState.valueOf(r.state()).ended());
         if (status == null || retiring || status.roles() == null || status.roles().isEmpty()
                 || status.observedGeneration() == null || status.observedGeneration() < md.getMetadata().getGeneration()) {
             return false;

@@ -91,7 +91,7 @@ public final class Timeline implements ResourceEventHandler<Pod> {
 
     /** What the operator's status says of the retirement under way, if one is. */
     public void observe(ModelDeployment md) {
-        RetirementStatus r = Optional.ofNullable(md).map(ModelDeployment::getStatus).map(s -> s.retirement()).orElse(null);
+        RetirementStatus r = Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst()).orElse(null);
         if (r == null || r.targetMembers() == null || r.targetMembers().isEmpty()) {
             return;
         }

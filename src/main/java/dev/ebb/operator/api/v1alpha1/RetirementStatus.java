@@ -5,8 +5,9 @@ import io.fabric8.generator.annotation.Size;
 import java.util.List;
 
 /**
- * The retirement in progress, or the last one that aborted: everything an operator restart needs to resume it.
- * Times are RFC 3339. {@code retryToken} is the value of the retry annotation this operation answered, so that the
+ * One retirement in progress, or one that aborted while its replica is still to leave: everything an operator restart
+ * needs to resume it. Times are RFC 3339. {@code attempt} counts the retirements of this replica in a row, this one
+ * included; {@code drainSeconds} is the draining budget it started with. {@code retryToken} is the value of the retry annotation this operation answered, so that the
  * same value never starts a second one. {@code dispatchBaseline} is what the router counted for each target member
  * before the withdrawal; absent when it could not be read then. {@code chosenBecause} says why this replica left before
  * the others, with the readings the choice rested on.
@@ -30,7 +31,9 @@ public record RetirementStatus(
         String deadline,
         List<MemberRead> reads,
         List<DispatchCount> dispatchBaseline,
-        String retryToken) {
+        String retryToken,
+        Integer attempt,
+        Integer drainSeconds) {
     public static final int MAX_CHOSEN_BECAUSE = 256;
 
     /** A member bound at the start: the deletion covers exactly these, each only with this uid. */

@@ -58,7 +58,9 @@ public record RoleSpec(
         @JsonPropertyDescription("Grace on every delete, 15..3600; 30 when unset. Bounds how long a leaving replica may finish its requests.")
         Integer terminationGracePeriodSeconds,
         Map<String, String> nodeSelector,
-        List<Toleration> tolerations) {
+        List<Toleration> tolerations,
+        RetirementSpec retirement,
+        RolloutSpec rollout) {
 
     /** Said by admission and by the operator alike: arguments that would be dropped are refused, not ignored. */
     public static final String EXTRA_ARGS_WITH_COMMAND =
