@@ -70,6 +70,10 @@ public final class RemovalComparison {
         System.out.printf(Locale.ROOT, "  load: the same %s, the change %d s after the first client starts%n", c.load(), c.warmUp().toSeconds());
         table.removals().forEach(r -> System.out.printf(Locale.ROOT, "  %-12s %s%s%n", r.label(), r.description(),
                 EbbSettings.known(r.operatorSettings()) ? "" : "; this operator does not know these settings yet, so it ran as Ebb"));
+        if (c.steps().stream().anyMatch(Choreography.Rollout.class::isInstance)) {
+            System.out.println("  in a rollout the Pods of all but Ebb go one at a time, highest ordinal first: each deleted once every"
+                    + " other Pod is Ready, and replaced once it is gone, before the next goes");
+        }
         System.out.print(Report.table(runs));
         System.out.println("  requests cut: streams that started and ended early; of them longer than the grace: generations"
                 + " that would have outlasted the grace from their start");
