@@ -78,8 +78,9 @@ deploy: build
 	kubectl create namespace "$$namespace" --dry-run=client -o yaml | kubectl apply -f -
 	kubectl apply -f $(MANIFESTS)/kubernetes.yml
 
-## Print the benchmark figures the README quotes, Ebb beside naive deletion and a fixed preStop sleep (about a quarter
-## of an hour on 2 cores). One alone, after a package: ./mvnw -q exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads
+## Print the benchmark figures the README quotes: among them a 4 -> 2 scale-down with and without a router and a rollout,
+## Ebb beside hook-only, naive and fixed-sleep deletion on the same fixed set of requests, four test worlds at a time
+## (-Debb-bench.parallel-runs=N to change that; about 20 minutes on 2 cores). One alone, after a package: ./mvnw -q exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads
 ## (or IdleHookReturn, MemberReads, ReconcileThroughput, RemovalComparison, OperatorProcess, UnroutedIdleScaleDown: each benchmark class has its own main).
 bench:
 	$(MVNW) -q package -DskipTests

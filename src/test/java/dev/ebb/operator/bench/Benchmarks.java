@@ -12,6 +12,7 @@ import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -47,8 +48,9 @@ public final class Benchmarks {
 
     public static void main(String[] args) throws Exception {
         runAndExit(() -> {
-            System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s%n%n", Runtime.getRuntime().availableProcessors(),
-                    System.getProperty("java.version"));
+            System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s, machine load average %.2f at the start%n%n",
+                    Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
+                    ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
             IdleHookReturn.measure().print();
             MemberReads.run();
             idleScaleDown();

@@ -9,6 +9,7 @@ import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.SimOperator;
 import dev.ebb.operator.sim.SimRouterAddress;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.util.Map;
 
 /** Ebb's way: a ModelDeployment, and the operator acting on its edits. */
 final class OperatorFleet implements Fleet {
@@ -16,18 +17,27 @@ final class OperatorFleet implements Fleet {
     static final String ROLE = "server";
     private final KubernetesClient client;
     private final String namespace;
+    private final boolean routed;
     private final SimOperator operator;
 
-    OperatorFleet(KubernetesClient client, String namespace, LocalExec exec, SimRouterAddress routers) {
+    /**
+     * @param routed whether the ModelDeployment names a router (llm-d-router); without one clients use the role's Service
+     * @param settings {@code ebb.*} settings the operator runs with
+     */
+    OperatorFleet(KubernetesClient client, String namespace, LocalExec exec, SimRouterAddress routers, boolean routed, Map<String, String> settings) {
         this.client = client;
         this.namespace = namespace;
-        this.operator = new SimOperator(client, exec, routers);
+        this.routed = routed;
+        this.operator = new SimOperator(client, exec, routers, settings);
     }
 
     @Override
     public void deploy(int replicas, int grace) {
-        client.resource(Specs.deployment(NAME, "vLLM").namespace(namespace).router("llm-d-router")
-                .role(Specs.role(ROLE).replicas(replicas).grace(grace)).build()).create();
+        Specs.Deployment spec = Specs.deployment(NAME, "vLLM").namespace(namespace);
+        if (routed) {
+            spec.router("llm-d-router");
+        }
+        client.resource(spec.role(Specs.role(ROLE).replicas(replicas).grace(grace)).build()).create();
     }
 
     @Override

@@ -7,9 +7,12 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.render.ServiceRenderer;
 import dev.ebb.operator.sim.DaemonThreads;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.LifecycleBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.readiness.Readiness;
@@ -25,8 +28,9 @@ import java.util.stream.Collectors;
 /**
  * The comparison: the same engine Pods owned by a plain controller that acts as a StatefulSet does. Fewer replicas
  * means the highest ordinals are deleted at once; a new image replaces one Pod at a time, highest first, each deleted
- * as soon as the others are ready; a Pod deleted by hand is created again. The Pods carry no drain hook
- * ({@link Removal#NAIVE}) or a fixed sleep ({@link Removal#FIXED_SLEEP}); nothing asks whether an engine is busy.
+ * as soon as the others are ready; a Pod deleted by hand is created again. The Pods carry Ebb's drain hook
+ * ({@link Removal#HOOK_ONLY}), no hook ({@link Removal#NAIVE}) or a fixed sleep ({@link Removal#FIXED_SLEEP}); nothing
+ * withdraws a replica before its delete or asks whether an engine is busy.
  */
 final class PlainFleet implements Fleet {
     static final int FIXED_SLEEP_SECONDS = 15;
@@ -50,6 +54,11 @@ final class PlainFleet implements Fleet {
     public void deploy(int replicas, int grace) {
         this.replicas = replicas;
         this.grace = grace;
+        // the role's Service, as the operator renders it, for clients that come without a router
+        DesiredDeployment deployment = desired();
+        Service service = ServiceRenderer.roleService(deployment, deployment.roles().get(0));
+        service.getMetadata().setOwnerReferences(List.of());
+        client.resource(service).create();
         loop.scheduleWithFixedDelay(this::reconcile, 0, 100, TimeUnit.MILLISECONDS);
     }
 
@@ -93,15 +102,25 @@ final class PlainFleet implements Fleet {
         }
     }
 
-    private Pod render(int ordinal) {
-        DesiredDeployment deployment = Specs.deployment(OperatorFleet.NAME, "vLLM").namespace(namespace)
+    private DesiredDeployment desired() {
+        return Specs.deployment(OperatorFleet.NAME, "vLLM").namespace(namespace)
                 .role(Specs.role(OperatorFleet.ROLE).replicas(replicas).grace(grace).image(image)).desired();
+    }
+
+    private Pod render(int ordinal) {
+        DesiredDeployment deployment = desired();
         DesiredRole role = deployment.roles().get(0);
         Pod pod = PodRenderer.render(new MemberSlot(deployment, role, ordinal, 0), PodRenderer.configHash(deployment, role));
         pod.getMetadata().setOwnerReferences(List.of());
-        pod.getSpec().getContainers().get(0).setLifecycle(removal == Removal.FIXED_SLEEP
-                ? new LifecycleBuilder().withNewPreStop().withNewExec().withCommand(FIXED_SLEEP_HOOK).endExec().endPreStop().build()
-                : null);
+        Container engine = pod.getSpec().getContainers().get(0);
+        switch (removal) {
+            case HOOK_ONLY -> {
+                // the drain hook the operator renders stays as it is
+            }
+            case FIXED_SLEEP -> engine.setLifecycle(
+                    new LifecycleBuilder().withNewPreStop().withNewExec().withCommand(FIXED_SLEEP_HOOK).endExec().endPreStop().build());
+            default -> engine.setLifecycle(null);
+        }
         return pod;
     }
 

@@ -55,25 +55,33 @@ public final class Report {
         Map<String, ToLongFunction<Run>> counts = new LinkedHashMap<>();
         counts.put("requests completed", Run::completed);
         counts.put("requests cut", Run::cut);
-        counts.put("refused before streaming", Run::rejected);
+        counts.put("  of them longer than the grace", Run::cutLongerThanGrace);
+        counts.put("never streamed", Run::rejected);
+        counts.put("refusals, sent again", Run::refusals);
         return counts;
     }
 
-    /** The runs side by side, one column each. */
+    /** The runs side by side, one column each: the request counts, then the times, in seconds unless said. */
     public static String table(List<Run> runs) {
-        StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "  %-28s", ""));
+        StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "  %-44s", ""));
         runs.forEach(r -> out.append(String.format(Locale.ROOT, "%12s", r.removal().label())));
         out.append(System.lineSeparator());
-        COUNTS.forEach((label, value) -> row(out, runs, label, value));
-        out.append(String.format(Locale.ROOT, "  %-28s", "run took (s)"));
-        runs.forEach(r -> out.append(String.format(Locale.ROOT, "%12.1f", r.seconds())));
-        out.append(System.lineSeparator());
+        COUNTS.forEach((label, value) -> row(out, runs, label, r -> String.format(Locale.ROOT, "%d", value.applyAsLong(r))));
+        boolean scaleDown = runs.stream().anyMatch(r -> r.floor().isPresent());
+        row(out, runs, scaleDown ? "change to last leaving Pod gone (s)" : "change to last old Pod gone (s)",
+                r -> r.wallTime().isPresent() ? String.format(Locale.ROOT, "%.1f", r.wallTime().getAsDouble()) : "-");
+        if (scaleDown) {
+            row(out, runs, "floor (s)", r -> r.floor().isPresent() ? String.format(Locale.ROOT, "%.1f", r.floor().getAsDouble()) : "-");
+            row(out, runs, "wall time / floor", r -> r.floor().isPresent() && r.wallTime().isPresent()
+                    ? String.format(Locale.ROOT, "%.2f", r.wallTime().getAsDouble() / r.floor().getAsDouble()) : "-");
+        }
+        row(out, runs, "run took (s)", r -> String.format(Locale.ROOT, "%.1f", r.seconds()));
         return out.toString();
     }
 
-    private static void row(StringBuilder out, List<Run> runs, String label, ToLongFunction<Run> value) {
-        out.append(String.format(Locale.ROOT, "  %-28s", label));
-        runs.forEach(r -> out.append(String.format(Locale.ROOT, "%12d", value.applyAsLong(r))));
+    private static void row(StringBuilder out, List<Run> runs, String label, Function<Run, String> value) {
+        out.append(String.format(Locale.ROOT, "  %-44s", label));
+        runs.forEach(r -> out.append(String.format(Locale.ROOT, "%12s", value.apply(r))));
         out.append(System.lineSeparator());
     }
 

@@ -1,12 +1,24 @@
 package dev.ebb.operator.sandbox;
 
+import dev.ebb.operator.drain.DrainTimelines;
+import dev.ebb.operator.render.Names;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LoadGenerator.Outcome;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.OptionalDouble;
+import java.util.stream.IntStream;
 
-/** One choreography played with one way of removing replicas: every request, and what happened to each replica. */
-public record Run(Removal removal, Choreography choreography, double seconds, List<LoadGenerator.Request> requests,
-        List<Timeline.Mark> marks) {
+/**
+ * One choreography played with one way of removing replicas: every request of the set (its id is its index there),
+ * what happened to each replica, and when the first step was taken.
+ *
+ * @param changed when the first step of the choreography was taken (the spec change, or the deletes); null if none was
+ * @param refusals times a request was refused before it streamed and sent again
+ */
+public record Run(Removal removal, Choreography choreography, double seconds, List<LoadGenerator.Request> requests, long refusals,
+        Instant changed, double changedAt, List<Timeline.Mark> marks) {
 
     public long count(Outcome outcome) {
         return requests.stream().filter(r -> r.outcome() == outcome).count();
@@ -20,8 +32,41 @@ public record Run(Removal removal, Choreography choreography, double seconds, Li
         return count(Outcome.CUT);
     }
 
+    /** Requests that never streamed: refused until the run stopped sending. */
     public long rejected() {
         return count(Outcome.REJECTED);
+    }
+
+    /** Cut requests whose whole generation would have outlasted the grace: no hook could have saved them by waiting. */
+    public long cutLongerThanGrace() {
+        Duration grace = Duration.ofSeconds(choreography.grace());
+        return requests.stream().filter(r -> r.outcome() == Outcome.CUT && planned(r).compareTo(grace) > 0).count();
+    }
+
+    /** Seconds from the first step to the last Pod gone after it: the last leaving replica, or the last old one of a rollout. */
+    public OptionalDouble wallTime() {
+        return marks.stream().filter(m -> m.kind() == Timeline.Kind.GONE && m.at() >= changedAt).mapToDouble(Timeline.Mark::at).max()
+                .stream().map(at -> at - changedAt).findFirst();
+    }
+
+    /**
+     * For a scale-down: the longest generation still to stream at the change on the replicas an ideal choice would
+     * retire, plus the least time of the drain hook ({@link DrainTimelines#IDLE_RETURN}). Empty for anything else.
+     */
+    public OptionalDouble floor() {
+        if (changed == null || choreography.steps().isEmpty() || !(choreography.steps().get(0) instanceof Choreography.ScaleTo scale)) {
+            return OptionalDouble.empty();
+        }
+        List<Floor.InFlight> inFlight = requests.stream().filter(r -> r.pod() != null && r.start().isBefore(changed))
+                .map(r -> new Floor.InFlight(r.pod(), Duration.between(changed, r.start().plus(planned(r))).toMillis() / 1000.0))
+                .filter(f -> f.remaining() > 0).toList();
+        List<String> replicas = IntStream.range(0, choreography.replicas())
+                .mapToObj(i -> Names.pod(OperatorFleet.NAME, OperatorFleet.ROLE, i, 0)).toList();
+        return OptionalDouble.of(Floor.seconds(inFlight, replicas, choreography.replicas() - scale.replicas(), DrainTimelines.IDLE_RETURN));
+    }
+
+    private Duration planned(LoadGenerator.Request r) {
+        return choreography.load().duration(choreography.load().lengths().get((int) r.id()));
     }
 
     /** The replicas in the order they first appeared. */

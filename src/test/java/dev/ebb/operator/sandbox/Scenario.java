@@ -6,8 +6,10 @@ import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.sim.DaemonThreads;
 import dev.ebb.operator.sim.FakeRouter;
+import dev.ebb.operator.sim.KubeProxyService;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LocalExec;
+import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimRouterAddress;
 import dev.ebb.operator.sim.SimWorld;
@@ -17,6 +19,7 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Executors;
@@ -24,19 +27,23 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.awaitility.Awaitility;
 
 /**
- * Plays a choreography in a fresh test world: its own API server, kubelet, endpoints, an llm-d router in front of the
- * role and clients streaming through that router's client entry, with Ebb or a plain controller owning the replicas. Ends once the role has settled and the last
- * request has ended.
+ * Plays a choreography in a fresh test world: its own API server, kubelet, endpoints, and clients streaming a fixed set
+ * of requests either through an llm-d router in front of the role or through the role's Service as kube-proxy carries
+ * it, with Ebb or a plain controller owning the replicas. Ends once every request of the set has ended and the role has
+ * settled.
  */
 public final class Scenario {
     private static final String NAMESPACE = "sandbox";
-    private static final Duration SETTLE_LIMIT = Duration.ofMinutes(5);
+    private static final Duration SETTLE_LIMIT = Duration.ofMinutes(10);
     private static final Duration SETTLED_FOR = Duration.ofSeconds(3);
+    /** How long an EndpointSlice change takes to reach the clients' node here: inside the operator's margin for it (5 s). */
+    private static final Duration KUBE_PROXY_LAG = Duration.ofSeconds(2);
 
     /** Held here so the levels stick. */
     private static final List<Logger> CHATTY = List.of(Logger.getLogger("io.fabric8"), Logger.getLogger("io.javaoperatorsdk"),
@@ -55,35 +62,55 @@ public final class Scenario {
         KubernetesMockServer server = SimApiServer.startServer();
         KubernetesClient client = server.createClient();
         SimRouterAddress routers = new SimRouterAddress();
+        boolean routed = choreography.path() == Choreography.ClientPath.ROUTER;
         Instant origin = Instant.now();
         Timeline timeline = new Timeline(origin);
         ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("scenario-progress"));
         AtomicReference<String> step = new AtomicReference<>("deploying");
+        Choreography.Load plan = choreography.load();
+        List<AutoCloseable> paths = new ArrayList<>();
         try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec();
+                Fleet fleet = removal.operated() ? new OperatorFleet(client, NAMESPACE, exec, routers, routed, removal.operatorSettings())
+                        : new PlainFleet(client, NAMESPACE, removal);
+                FixedLoad load = new FixedLoad(plan)) {
+            Supplier<List<String>> serving;
+            Supplier<FixedLoad.Client> clients;
+            if (routed) {
                 FakeRouter router = FakeRouter.inFrontOf(client, NAMESPACE, OperatorFleet.NAME, RouterKind.LLM_D_ROUTER);
-                Fleet fleet = removal == Removal.EBB ? new OperatorFleet(client, NAMESPACE, exec, routers) : new PlainFleet(client, NAMESPACE, removal);
-                LoadGenerator load = new LoadGenerator(router, choreography.load().clients(), choreography.load().lengths(),
-                        choreography.load().tokenInterval())) {
-            routers.put(NAMESPACE, OperatorFleet.NAME, RouterKind.LLM_D_ROUTER, router);
+                LoadGenerator entry = new LoadGenerator(router, 1, plan.minTokens(), plan.tokenInterval());
+                paths.add(router);
+                paths.add(entry);
+                routers.put(NAMESPACE, OperatorFleet.NAME, RouterKind.LLM_D_ROUTER, router);
+                serving = router::selected;
+                clients = () -> FixedLoad.throughRouter(entry);
+            } else {
+                KubeProxyService service = new KubeProxyService(world.endpoints(), NAMESPACE, Names.roleService(OperatorFleet.NAME, OperatorFleet.ROLE),
+                        KUBE_PROXY_LAG, new LoopbackAddresses().next());
+                paths.add(service);
+                serving = service::reachable;
+                clients = () -> FixedLoad.throughService(service, plan.tokenInterval());
+            }
             // the replicas' Pods, which carry their role; the router's own Pods are no replica's timeline
             SharedIndexInformer<Pod> pods = client.pods().inNamespace(NAMESPACE).withLabel(Labels.ROLE).inform(timeline);
             watch.scheduleAtFixedRate(() -> {
                 timeline.observe(client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName(OperatorFleet.NAME).get());
                 progress.accept(String.format(Locale.ROOT, "%-10s %5.1f s  %-24s serving %d   completed %d   cut %d", removal.label(),
-                        timeline.since(Instant.now()), step.get(), router.selected().size(), load.count(LoadGenerator.Outcome.COMPLETED),
+                        timeline.since(Instant.now()), step.get(), serving.get().size(), load.count(LoadGenerator.Outcome.COMPLETED),
                         load.count(LoadGenerator.Outcome.CUT)));
             }, 0, 250, TimeUnit.MILLISECONDS);
 
             fleet.deploy(choreography.replicas(), choreography.grace());
-            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> router.selected().size() == choreography.replicas());
+            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> serving.get().size() == choreography.replicas());
             step.set("load");
-            timeline.step("load starts: " + choreography.load());
-            load.start(Duration.ofMinutes(30));
+            timeline.step("load starts: " + plan);
+            load.start(clients, plan.stagger());
             Thread.sleep(choreography.warmUp().toMillis());
+            Instant changed = null;
             for (Choreography.Step next : choreography.steps()) {
                 step.set(next.toString());
                 if (!(next instanceof Choreography.Pause)) {
                     timeline.step(next.toString());
+                    changed = changed == null ? Instant.now() : changed;
                 }
                 if (next instanceof Choreography.ScaleTo scale) {
                     fleet.scaleTo(scale.replicas());
@@ -95,20 +122,30 @@ public final class Scenario {
                     Thread.sleep(pause.time().toMillis());
                 }
             }
+            step.set("last requests");
+            Awaitility.await().atMost(SETTLE_LIMIT).pollInterval(Duration.ofMillis(250)).until(load::done);
+            timeline.step("every request has ended");
             step.set("settling");
             // held for a while: a role can look settled for a moment between two decisions of its owner
             Awaitility.await().atMost(SETTLE_LIMIT).during(SETTLED_FOR).pollInterval(Duration.ofMillis(250)).until(fleet::settled);
-            step.set("last requests");
-            timeline.step("settled; load stops");
-            load.stop(choreography.load().longest().plusSeconds(10));
+            timeline.step("settled");
             watch.shutdown();
             watch.awaitTermination(1, TimeUnit.SECONDS);
             pods.close();
             world.kubelet().terminations().stream().filter(t -> NAMESPACE.equals(t.namespace())).forEach(timeline::terminated);
             load.requests().stream().filter(r -> r.outcome() == LoadGenerator.Outcome.CUT).forEach(timeline::cut);
-            return new Run(removal, choreography, timeline.since(Instant.now()), load.requests(), timeline.marks());
+            double changedAt = changed == null ? Double.NaN : timeline.since(changed);
+            return new Run(removal, choreography, timeline.since(Instant.now()), load.requests(), load.refusals(), changed, changedAt,
+                    timeline.marks());
         } finally {
             watch.shutdownNow();
+            for (AutoCloseable path : paths) {
+                try {
+                    path.close();
+                } catch (Exception e) {
+                    // the world goes away with it
+                }
+            }
             client.close();
             server.destroy();
         }

@@ -89,15 +89,18 @@ public final class Timeline implements ResourceEventHandler<Pod> {
         once(uid(pod) + "/gone", Instant.now(), name(pod), Kind.GONE, "");
     }
 
-    /** What the operator's status says of the retirement under way, if one is. */
+    /** What the operator's status says of the retirements under way: several run side by side in a scale-down by more than one. */
     public void observe(ModelDeployment md) {
-        RetirementStatus r = Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst()).orElse(null);
-        if (r == null || r.targetMembers() == null || r.targetMembers().isEmpty()) {
+        Optional.ofNullable(md).map(ModelDeployment::getStatus).map(s -> s.retirements()).orElse(List.of()).forEach(this::observe);
+    }
+
+    private void observe(RetirementStatus r) {
+        if (r.targetMembers() == null || r.targetMembers().isEmpty()) {
             return;
         }
         String pod = r.targetMembers().get(0).name();
         String state = r.state() + (r.reason() == null ? "" : " (" + r.reason() + ")");
-        once(r.startedAt() + "/" + state, Instant.now(), pod, Kind.RETIREMENT, state);
+        once(pod + "/" + r.startedAt() + "/" + state, Instant.now(), pod, Kind.RETIREMENT, state);
         for (RetirementStatus.MemberRead read : Optional.ofNullable(r.reads()).orElse(List.of())) {
             Instant at = parse(read.time()).orElse(Instant.now());
             String verdict = read.inFlight() == null || read.inFlight() == 0 ? read.verdict() : read.verdict() + " " + read.inFlight().intValue();

@@ -135,6 +135,7 @@ public final class KubeProxyService implements AutoCloseable {
             String body = "{\"model\":\"m\",\"prompt\":\"hello\",\"stream\":true,\"max_tokens\":" + tokens
                     + ",\"token_interval_ms\":" + tokenInterval.toMillis() + "}";
             byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+            boolean answered = false;
             try {
                 out.write(("POST /v1/completions HTTP/1.1\r\nHost: service\r\nContent-Type: application/json\r\nContent-Length: "
                         + bytes.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
@@ -144,6 +145,7 @@ public final class KubeProxyService implements AutoCloseable {
                 if (status == null) {
                     return new LoadGenerator.Request(0, pod, start, Instant.now(), LoadGenerator.Outcome.REJECTED, "connection closed");
                 }
+                answered = true;
                 boolean chunked = false;
                 long length = 0;
                 for (String header = line(); header != null && !header.isEmpty(); header = line()) {
@@ -162,7 +164,10 @@ public final class KubeProxyService implements AutoCloseable {
                 return new LoadGenerator.Request(0, pod, start, Instant.now(), done ? LoadGenerator.Outcome.COMPLETED : LoadGenerator.Outcome.CUT,
                         received + " of " + tokens + " tokens");
             } catch (IOException e) {
-                return new LoadGenerator.Request(0, pod, start, Instant.now(), LoadGenerator.Outcome.CUT, "connection lost: " + e.getMessage());
+                // a kept connection the server closed while idle fails on reuse before any answer: nothing streamed, so
+                // the request was refused rather than cut, and a client sends it again on a new connection
+                return new LoadGenerator.Request(0, pod, start, Instant.now(), answered ? LoadGenerator.Outcome.CUT : LoadGenerator.Outcome.REJECTED,
+                        "connection lost: " + e.getMessage());
             }
         }
 

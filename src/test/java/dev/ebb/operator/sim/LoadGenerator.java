@@ -91,13 +91,22 @@ public final class LoadGenerator implements AutoCloseable {
 
     /** Sends one request and waits for it to end. */
     public Request send() {
+        return send(tokens);
+    }
+
+    /** Sends one request of this many tokens, whatever this generator draws, and waits for it to end. */
+    public Request sendTokens(int length) {
+        return send(() -> length);
+    }
+
+    private Request send(IntSupplier lengths) {
         long id = ids.incrementAndGet();
         Instant start = Instant.now();
         Optional<RouteTarget> to = target.pick();
         if (to.isEmpty()) {
             return record(new Request(id, null, start, Instant.now(), Outcome.REJECTED, "no endpoint"));
         }
-        int length = tokens.getAsInt();
+        int length = lengths.getAsInt();
         String body = "{\"model\":\"m\",\"prompt\":\"hello\",\"stream\":true,\"max_tokens\":" + length
                 + ",\"token_interval_ms\":" + tokenInterval.toMillis() + "}";
         HttpRequest request = HttpRequest.newBuilder(to.get().base().resolve("/v1/completions"))

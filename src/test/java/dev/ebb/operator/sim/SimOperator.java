@@ -30,9 +30,14 @@ public final class SimOperator implements AutoCloseable {
     private final MeterRegistry registry = new SimpleMeterRegistry();
 
     public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers) {
+        this(client, exec, routers, Map.of());
+    }
+
+    /** @param settings {@code ebb.*} settings, read as a deployed operator reads them: one it does not know is left out */
+    public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers, Map<String, String> settings) {
         EventRecorder events = new EventRecorder(client);
         ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
-        EbbConfig config = EbbSettings.of(Map.of());
+        EbbConfig config = EbbSettings.ignoringUnknown(settings);
         RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config);
         operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
                 // the SDK's own meters, as the deployed operator serves them
