@@ -5,6 +5,12 @@ public final class Annotations {
     /** The size a replica was created with, so that a later spec edit cannot change how it is classified. */
     public static final String REPLICA_SIZE = "serving.ebb.dev/replica-size";
 
+    /**
+     * The revision of the drain hook a Pod was created with. The hook's text is the operator's, not the spec's: it is
+     * kept out of the config hash, so an operator upgrade that changes only the hook restarts no engine.
+     */
+    public static final String HOOK_REVISION = "serving.ebb.dev/hook-revision";
+
     /** Set on a ModelDeployment to any new value to retry an aborted retirement at once, refusals included. */
     public static final String RETRY_RETIREMENT = "serving.ebb.dev/retry-retirement";
 

@@ -204,8 +204,9 @@ public final class StatusAggregator {
             NavigableMap<Integer, ObservedReplica> replicas) {
         int ready = (int) replicas.values().stream().filter(ObservedReplica::ready).count();
         int updated = (int) replicas.values().stream().filter(r -> r.configHash().filter(hash::equals).isPresent()).count();
+        int hookOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(PodRenderer::hookOutdated).count();
         return new RoleStatus(role.name(), role.kind().name(), role.replicas(), replicas.size(), ready, updated, role.takeOver(),
-                drainStatus(PodRenderer.drainTimeline(deployment, role)));
+                hookOutdated, drainStatus(PodRenderer.drainTimeline(deployment, role)));
     }
 
     private static DrainStatus drainStatus(DrainTimeline timeline) {

@@ -13,7 +13,9 @@ import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimeline;
 import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.InFlightGauges;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.ExecAction;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
@@ -27,6 +29,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.IntStream;
 
 /**
@@ -51,9 +54,15 @@ public final class PodRenderer {
      * Other replicas differ from it only by their ordinal, so any edit that changes one of them changes this.
      */
     public static String configHash(DesiredDeployment deployment, DesiredRole role) {
-        List<Pod> firstReplica = IntStream.range(0, role.size())
-                .mapToObj(member -> renderWithoutHash(new MemberSlot(deployment, role, 0, member)))
-                .toList();
+        return hashOf(IntStream.range(0, role.size()).mapToObj(member -> renderWithoutHash(new MemberSlot(deployment, role, 0, member))).toList());
+    }
+
+    /**
+     * The hash of a replica's rendered members. The drain hook's text is left out: it is the operator's, not the spec's,
+     * and a new operator release that changes only the hook must not turn over every replica (reloading every model).
+     */
+    static String hashOf(List<Pod> rendered) {
+        List<Pod> firstReplica = rendered.stream().map(PodRenderer::withoutHookText).toList();
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(CANONICAL_JSON.writeValueAsBytes(firstReplica));
             return HexFormat.of().formatHex(digest).substring(0, HASH_HEX_LENGTH);
@@ -65,7 +74,37 @@ public final class PodRenderer {
     public static Pod render(MemberSlot slot, String configHash) {
         Pod pod = renderWithoutHash(slot);
         pod.getMetadata().getLabels().put(Labels.CONFIG_HASH, configHash);
+        if (hooked(pod)) {
+            pod.getMetadata().getAnnotations().put(Annotations.HOOK_REVISION, DrainHook.REVISION);
+        }
         return pod;
+    }
+
+    /** Whether the Pod's engine container drains through the operator's hook. */
+    public static boolean hooked(Pod pod) {
+        return engineContainer(pod).map(c -> c.getLifecycle() != null && c.getLifecycle().getPreStop() != null
+                && c.getLifecycle().getPreStop().getExec() != null).orElse(false);
+    }
+
+    /** Whether the Pod carries another hook than this operator renders (an older release's, or one of unknown age). */
+    public static boolean hookOutdated(Pod pod) {
+        Map<String, String> annotations = pod.getMetadata().getAnnotations();
+        return hooked(pod) && (annotations == null || !DrainHook.REVISION.equals(annotations.get(Annotations.HOOK_REVISION)));
+    }
+
+    private static Optional<Container> engineContainer(Pod pod) {
+        return pod.getSpec() == null || pod.getSpec().getContainers() == null ? Optional.empty()
+                : pod.getSpec().getContainers().stream().filter(c -> ENGINE_CONTAINER.equals(c.getName())).findFirst();
+    }
+
+    private static Pod withoutHookText(Pod pod) {
+        if (!hooked(pod)) {
+            return pod;
+        }
+        Pod copy = new PodBuilder(pod).build();
+        ExecAction exec = engineContainer(copy).orElseThrow().getLifecycle().getPreStop().getExec();
+        exec.setCommand(DrainHook.withoutScriptText(exec.getCommand()));
+        return copy;
     }
 
     private static Pod renderWithoutHash(MemberSlot slot) {

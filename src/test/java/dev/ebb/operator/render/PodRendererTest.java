@@ -270,4 +270,54 @@ class PodRendererTest {
         DesiredDeployment desired = spec.desired();
         return PodRenderer.configHash(desired, desired.roles().get(0));
     }
+
+    /** The Pods a release whose hook script reads {@code script} renders for the same spec. */
+    private static List<Pod> renderedByARelease(DesiredDeployment d, String script) {
+        List<Pod> pods = new ArrayList<>();
+        for (int member = 0; member < d.roles().get(0).size(); member++) {
+            Pod pod = PodRenderer.render(new MemberSlot(d, d.roles().get(0), 0, member), "unused");
+            List<String> command = new ArrayList<>(pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().getCommand());
+            command.set(2, script);
+            pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().setCommand(command);
+            pod.getMetadata().getLabels().remove(Labels.CONFIG_HASH);
+            pod.getMetadata().getAnnotations().put(Annotations.HOOK_REVISION, DrainHook.revisionOf(script));
+            pods.add(pod);
+        }
+        return pods;
+    }
+
+    @Test
+    void twoReleasesThatDifferOnlyInTheirHookScriptRenderTheSameConfigHash() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").size(2)).desired();
+        List<Pod> older = renderedByARelease(d, "print('an older hook')");
+        List<Pod> newer = renderedByARelease(d, DrainHook.SCRIPT);
+        older.forEach(p -> p.getMetadata().getAnnotations().remove(Annotations.HOOK_REVISION));
+        newer.forEach(p -> p.getMetadata().getAnnotations().remove(Annotations.HOOK_REVISION));
+
+        assertThat(PodRenderer.hashOf(older)).isEqualTo(PodRenderer.hashOf(newer)).isEqualTo(PodRenderer.configHash(d, d.roles().get(0)));
+    }
+
+    @Test
+    void whatTheSpecSaysOfTheHookStillTurnsReplicasOver() {
+        DesiredDeployment thirty = deployment("qwen", "vLLM").role(role("server")).desired();
+        DesiredDeployment sixty = deployment("qwen", "vLLM").role(role("server").grace(60)).desired();
+
+        assertThat(PodRenderer.configHash(sixty, sixty.roles().get(0))).as("the hook's --grace comes from the spec")
+                .isNotEqualTo(PodRenderer.configHash(thirty, thirty.roles().get(0)));
+    }
+
+    @Test
+    void eachHookedPodRecordsItsHookRevisionAndAnOlderOneIsTold() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server")).desired();
+        Pod current = PodRenderer.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h");
+        Pod older = renderedByARelease(d, "print('an older hook')").get(0);
+        Pod unknown = renderedByARelease(d, "print('no record')").get(0);
+        unknown.getMetadata().getAnnotations().remove(Annotations.HOOK_REVISION);
+        DesiredDeployment takeOver = deployment("qwen", "vLLM").role(role("server").command("my-engine")).desired();
+        Pod unhooked = PodRenderer.render(new MemberSlot(takeOver, takeOver.roles().get(0), 0, 0), "h");
+
+        assertThat(current.getMetadata().getAnnotations()).containsEntry(Annotations.HOOK_REVISION, DrainHook.REVISION);
+        assertThat(List.of(current, older, unknown, unhooked)).extracting(PodRenderer::hookOutdated).containsExactly(false, true, true, false);
+        assertThat(unhooked.getMetadata().getAnnotations()).doesNotContainKey(Annotations.HOOK_REVISION);
+    }
 }

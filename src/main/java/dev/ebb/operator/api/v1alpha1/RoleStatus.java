@@ -1,5 +1,7 @@
 package dev.ebb.operator.api.v1alpha1;
 
+import com.fasterxml.jackson.annotation.JsonPropertyDescription;
+
 public record RoleStatus(
         String name,
         String kind,
@@ -8,5 +10,8 @@ public record RoleStatus(
         int ready,
         int updated,
         boolean unmanaged,
+        @JsonPropertyDescription("Pods that carry an older drain hook than this operator renders. They keep it until they are"
+                + " replaced; an operator upgrade restarts no engine for it.")
+        int hookOutdated,
         DrainStatus drain) {
 }
