@@ -24,7 +24,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /** The fake engines behave as the released engines do where it matters to a drain: SIGTERM, loading, lagging gauges. */
 class ReleasedEngineTest {
-    private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
+    private static final LoopbackAddresses ADDRESSES = LoopbackAddresses.besideOtherTests();
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private FakeEngine engine;
 

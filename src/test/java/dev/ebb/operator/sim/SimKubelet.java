@@ -209,11 +209,12 @@ public final class SimKubelet implements AutoCloseable {
 
     /**
      * The container's httpGet readiness probe against its engine, as the kubelet runs it: any status from 200 to 399
-     * within the probe's timeout passes, a certificate is not checked. Without a probe a running container is ready.
+     * within the probe's timeout passes, a certificate is not checked. Without a probe a running container is ready,
+     * and so is one this kubelet runs no engine for (a router, which other parts of the world play, or a follower).
      */
     private boolean passesReadiness(Container main, Node node) {
         HTTPGetAction get = Optional.ofNullable(main.getReadinessProbe()).map(Probe::getHttpGet).orElse(null);
-        if (get == null) {
+        if (get == null || node.engine == null) {
             return true;
         }
         int port = get.getPort().getIntVal() != null ? get.getPort().getIntVal() : main.getPorts().get(0).getContainerPort();
