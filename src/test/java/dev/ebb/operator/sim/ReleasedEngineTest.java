@@ -1,6 +1,7 @@
 package dev.ebb.operator.sim;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
@@ -12,6 +13,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -41,7 +43,7 @@ class ReleasedEngineTest {
     }
 
     private static EngineBehaviour vllm(String tag, String... flags) {
-        List<String> command = new java.util.ArrayList<>(List.of("vllm", "serve", "m", "--port", "8000"));
+        List<String> command = new ArrayList<>(List.of("vllm", "serve", "m", "--port", "8000"));
         command.addAll(List.of(flags));
         return EngineBehaviour.ofContainer(Engine.VLLM, "vllm/vllm-openai:" + tag, command);
     }
@@ -141,7 +143,7 @@ class ReleasedEngineTest {
         start(Engine.VLLM, EngineBehaviour.of(Engine.VLLM).loadDelay(Duration.ofMillis(1500)));
 
         assertThat(engine.state()).isEqualTo(FakeEngine.State.LOADING);
-        assertThat(org.assertj.core.api.Assertions.catchThrowable(this::health)).isInstanceOf(ConnectException.class);
+        assertThat(catchThrowable(this::health)).isInstanceOf(ConnectException.class);
         await().atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> health() == 200);
         assertThat(engine.state()).isEqualTo(FakeEngine.State.SERVING);
         assertThat(stream(3, 1).get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);

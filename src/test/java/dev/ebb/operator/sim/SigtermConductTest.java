@@ -7,13 +7,14 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class SigtermConductTest {
     private static List<String> command(String flags) {
         List<String> base = List.of("vllm", "serve", "m", "--port", "8000");
-        return flags.isEmpty() ? base : java.util.stream.Stream.concat(base.stream(), Arrays.stream(flags.split(" "))).toList();
+        return flags.isEmpty() ? base : Stream.concat(base.stream(), Arrays.stream(flags.split(" "))).toList();
     }
 
     @ParameterizedTest(name = "{0} {1} {2}")
