@@ -8,12 +8,16 @@ import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.InFlightGauges;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Map;
+import java.util.NavigableMap;
 import java.util.Random;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -25,11 +29,11 @@ import javax.net.ssl.SSLContext;
 
 /**
  * A stand-in for one engine container: a real HTTP server on its own loopback address that streams
- * OpenAI-style completions, counts exactly the requests it holds in its in-flight gauges, and reacts to
- * SIGTERM the way the engine it imitates does.
+ * OpenAI-style completions, counts the requests it holds in its in-flight gauges, and loads, lags and reacts to
+ * SIGTERM the way the engine release it imitates does ({@link EngineBehaviour}).
  */
 public final class FakeEngine implements AutoCloseable {
-    public enum State { SERVING, DRAINING, EXITED }
+    public enum State { LOADING, SERVING, DRAINING, EXITED }
 
     private static final Pattern MAX_TOKENS = Pattern.compile("\"max_tokens\"\\s*:\\s*(\\d+)");
     private static final Pattern TOKEN_MS = Pattern.compile("\"token_interval_ms\"\\s*:\\s*(\\d+)");
@@ -40,78 +44,156 @@ public final class FakeEngine implements AutoCloseable {
     private final int port;
     private final String model;
     private final EngineFaults faults;
-    private final HttpServer server;
+    private final EngineBehaviour behaviour;
+    private final SSLContext tls;
+    private volatile HttpServer server;
     private final ExecutorService threads = Executors.newCachedThreadPool(DaemonThreads.named("fake-engine"));
+    /** Every request held over HTTP, counted in the gauges or not yet. */
     private final Map<Long, HttpExchange> running = new ConcurrentHashMap<>();
+    /** The requests the gauges count: past tokenizing, not yet finished. */
+    private final Set<Long> counted = ConcurrentHashMap.newKeySet();
+    /** What {@link #counted} held from each change on, by System.nanoTime(), for gauges that lag. */
+    private final NavigableMap<Long, Set<Long>> countedSince = new TreeMap<>();
+    private final long startedNanos = System.nanoTime();
     private final AtomicLong ids = new AtomicLong();
     private final AtomicLong arrived = new AtomicLong();
     private final AtomicLong finished = new AtomicLong();
     private final AtomicLong metricsReads = new AtomicLong();
     private final Set<InetSocketAddress> completionClients = ConcurrentHashMap.newKeySet();
     private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
-    private volatile State state = State.SERVING;
+    private volatile State state;
 
-    private FakeEngine(Engine engine, String host, int port, String model, EngineFaults faults, SSLContext tls) throws IOException {
+    private FakeEngine(Engine engine, String host, int port, String model, EngineFaults faults, EngineBehaviour behaviour,
+            SSLContext tls) throws IOException {
         this.engine = engine;
         this.host = host;
         this.port = port;
         this.model = model;
         this.faults = faults;
-        InetSocketAddress address = new InetSocketAddress(host, port);
-        if (tls != null) {
-            HttpsServer https = HttpsServer.create(address, 64);
-            https.setHttpsConfigurator(new HttpsConfigurator(tls));
-            server = https;
-        } else {
-            server = HttpServer.create(address, 64);
+        this.behaviour = behaviour;
+        this.tls = tls;
+        countedSince.put(startedNanos, Set.of());
+        Duration load = behaviour.loadDelay;
+        state = load.isZero() ? State.SERVING : State.LOADING;
+        // vllm/entrypoints/openai/api_server.py, setup_server: the socket is bound before the engine loads but listened
+        // on only once uvicorn serves, after it, so until then a connection is refused. SGLang's /health answers 503
+        // while its server is Starting (python/sglang/srt/entrypoints/http_server.py, health_generate). Both read in
+        // recent sources; the release tags they first appear at are not checked.
+        boolean refuseWhileLoading = engine == Engine.VLLM && !load.isZero();
+        if (!refuseWhileLoading) {
+            listen();
         }
-        server.setExecutor(threads);
-        server.createContext("/v1/completions", this::complete);
-        server.createContext("/metrics", this::metrics);
-        server.createContext("/health", this::health);
-        server.start();
+        if (!load.isZero()) {
+            threads.submit(() -> finishLoading(load, refuseWhileLoading));
+        }
     }
 
     public static FakeEngine start(Engine engine, String host, int port, String model) throws IOException {
-        return new FakeEngine(engine, host, port, model, new EngineFaults(), null);
+        return new FakeEngine(engine, host, port, model, new EngineFaults(), EngineBehaviour.of(engine), null);
     }
 
     public static FakeEngine start(Engine engine, String host, int port, String model, EngineFaults faults, SSLContext tls)
             throws IOException {
-        return new FakeEngine(engine, host, port, model, faults, tls);
+        return new FakeEngine(engine, host, port, model, faults, EngineBehaviour.of(engine), tls);
+    }
+
+    public static FakeEngine start(Engine engine, String host, int port, String model, EngineFaults faults,
+            EngineBehaviour behaviour, SSLContext tls) throws IOException {
+        return new FakeEngine(engine, host, port, model, faults, behaviour, tls);
+    }
+
+    private synchronized void listen() throws IOException {
+        InetSocketAddress address = new InetSocketAddress(host, port);
+        HttpServer created;
+        if (tls != null) {
+            HttpsServer https = HttpsServer.create(address, 64);
+            https.setHttpsConfigurator(new HttpsConfigurator(tls));
+            created = https;
+        } else {
+            created = HttpServer.create(address, 64);
+        }
+        created.setExecutor(threads);
+        created.createContext("/v1/completions", this::complete);
+        created.createContext("/metrics", this::metrics);
+        created.createContext("/health", this::health);
+        created.start();
+        server = created;
+    }
+
+    /** The model is in: the engine serves, on a listener it opens only now if it refused until then. */
+    private void finishLoading(Duration load, boolean listenNow) {
+        try {
+            Thread.sleep(load.toMillis());
+            long giveUp = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            synchronized (this) {
+                while (listenNow && state == State.LOADING) {
+                    try {
+                        listen();
+                        break;
+                    } catch (BindException e) {
+                        // a container restarted on the same address may find it held a moment longer
+                        if (System.nanoTime() > giveUp) {
+                            throw e;
+                        }
+                        wait(50);
+                    }
+                }
+                if (state == State.LOADING) {
+                    state = State.SERVING;
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (IOException e) {
+            kill();
+        }
     }
 
     public Engine engine() { return engine; }
     public String host() { return host; }
     public int port() { return port; }
     public EngineFaults faults() { return faults; }
+    public EngineBehaviour behaviour() { return behaviour; }
     public State state() { return state; }
+    /** Requests held over HTTP, whether the gauges count them yet or not. */
     public int inFlight() { return running.size(); }
+    /** Requests the gauges count right now, before any lag of theirs. */
+    public int counted() { return counted.size(); }
     /** Requests for /metrics received so far, answered or not. */
     public long metricsReads() { return metricsReads.get(); }
     /** Distinct client connections completions arrived on so far: a caller that pools keep-alive connections reuses them. */
     public int completionConnections() { return completionClients.size(); }
 
     public URI uri(String path) {
-        return URI.create((server instanceof HttpsServer ? "https" : "http") + "://" + host + ":" + port + path);
+        return URI.create((tls != null ? "https" : "http") + "://" + host + ":" + port + path);
     }
 
     /**
-     * What the engine does on SIGTERM. vLLM aborts every running request at once and exits; SGLang stops
-     * taking new requests and keeps generating the ones it holds until they finish or it is killed.
+     * What the engine does on SIGTERM, per its {@link SigtermConduct}: abort everything and exit, or refuse new
+     * requests and keep generating the ones it holds until they finish, its drain limit passes or it is killed.
+     * An engine still loading exits at once: vLLM's setup_server installs a SIGTERM handler that interrupts the
+     * start-up (vllm/entrypoints/openai/api_server.py; tag not checked).
      */
     public synchronized void sigterm() {
-        if (state != State.SERVING) {
+        if (state == State.DRAINING || state == State.EXITED) {
             return;
         }
-        if (engine == Engine.VLLM) {
+        SigtermConduct conduct = behaviour.onSigterm;
+        if (state == State.LOADING || !conduct.drains()) {
             kill();
-        } else {
-            state = running.isEmpty() ? State.EXITED : State.DRAINING;
-            if (state == State.EXITED) {
-                stopListening();
-            }
+            return;
         }
+        state = State.DRAINING;
+        exitWhenDrained();
+        conduct.limit().ifPresent(limit -> threads.submit(() -> {
+            try {
+                Thread.sleep(limit.toMillis());
+                // vLLM's --shutdown-timeout: what is still running when it passes is aborted and the engine exits
+                kill();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }));
     }
 
     /** SIGKILL: every connection is dropped where it stands. */
@@ -129,6 +211,9 @@ public final class FakeEngine implements AutoCloseable {
      * restarted container binds it again. So the wait runs uninterrupted, and the interrupt is kept for after.
      */
     private void stopListening() {
+        if (server == null) {
+            return;
+        }
         boolean interrupted = Thread.interrupted();
         server.stop(0);
         if (interrupted) {
@@ -159,6 +244,13 @@ public final class FakeEngine implements AutoCloseable {
         int tokens = intField(MAX_TOKENS, body, 16);
         int tokenMs = intField(TOKEN_MS, body, DEFAULT_TOKEN_MS);
         try (OutputStream out = exchange.getResponseBody()) {
+            // vLLM's API server tokenizes the prompt before the request reaches the engine core, whose scheduler's
+            // running and waiting queues the gauges report; the stream's headers go out only after that
+            Thread.sleep(behaviour.tokenizing.toMillis());
+            if (state == State.EXITED) {
+                return;
+            }
+            count(id, true);
             exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
             exchange.sendResponseHeaders(200, 0);
             for (int i = 0; i < tokens; i++) {
@@ -181,8 +273,45 @@ public final class FakeEngine implements AutoCloseable {
         } catch (IOException e) {
             // the client went away or the engine was killed: either way the request is over
         } finally {
+            count(id, false);
             running.remove(id);
             exitWhenDrained();
+        }
+    }
+
+    private void count(long id, boolean in) {
+        synchronized (countedSince) {
+            boolean changed = in ? counted.add(id) : counted.remove(id);
+            if (changed) {
+                long now = System.nanoTime();
+                countedSince.put(now, Set.copyOf(counted));
+                // what a lagging gauge may still show is the last change before now minus the lag; older ones go
+                Long keep = countedSince.floorKey(now - behaviour.busyGaugeLag.toNanos());
+                if (keep != null) {
+                    countedSince.headMap(keep, false).clear();
+                }
+            }
+        }
+    }
+
+    /**
+     * What the gauges show. SGLang's scheduler writes them only when it logs: every prefill batch, every
+     * decode_log_interval decode steps (40 by default), and while idle once 30 s have passed since the last write
+     * (python/sglang/srt/managers/scheduler_metrics_mixin.py, log_prefill_stats and log_decode_stats;
+     * scheduler_runtime_checker_mixin.py, check_memory: "During idle time, also collect metrics every 30 seconds";
+     * read in recent sources, tag not checked). The fake writes on a fixed beat of the configured lag, so a page shows
+     * what the engine held up to that long ago, busy or idle.
+     */
+    private Set<Long> shownInGauges() {
+        long lag = behaviour.busyGaugeLag.toNanos();
+        synchronized (countedSince) {
+            if (lag <= 0) {
+                return Set.copyOf(counted);
+            }
+            long now = System.nanoTime();
+            long lastWrite = startedNanos + (now - startedNanos) / lag * lag;
+            Map.Entry<Long, Set<Long>> then = countedSince.floorEntry(lastWrite);
+            return then == null ? Set.of() : then.getValue();
         }
     }
 
@@ -212,7 +341,7 @@ public final class FakeEngine implements AutoCloseable {
             return;
         }
         String page = faults.notMetrics ? "<html><body>Welcome to nginx!</body></html>\n"
-                : MetricsPage.render(engine, model, running.keySet(), arrived.get(), finished.get(),
+                : MetricsPage.render(engine, model, shownInGauges(), arrived.get(), finished.get(),
                         createdEpochSeconds, faults.missingGauge, faults.paddingBytes);
         byte[] bytes = page.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");

@@ -4,15 +4,22 @@ import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
+import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.io.IOException;
 import java.net.BindException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -26,14 +33,16 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
 import javax.net.ssl.SSLContext;
 import org.jboss.logging.Logger;
 
 /**
  * The kubelet the mock API server lacks. It binds every Pod (a finalizer stands in for the kubelet's hold on a
  * running Pod, so a delete leaves it Terminating), starts a fake engine for every engine container, reports the
- * Pod Running and Ready, and on deletion plays the real termination sequence: the preStop hook as a real
- * process, SIGTERM, the grace deadline, the kill.
+ * Pod Running, and Ready once the container's readiness probe passes (at once without one), and on deletion plays
+ * the real termination sequence: the preStop hook as a real process, SIGTERM, the grace deadline, the kill.
+ * Each engine behaves as the release its image's tag names, with the shutdown flags its command line gives.
  */
 public final class SimKubelet implements AutoCloseable {
     public static final String FINALIZER = "sim.ebb.dev/kubelet";
@@ -44,6 +53,13 @@ public final class SimKubelet implements AutoCloseable {
      */
     static final Duration MINIMUM_GRACE = Duration.ofSeconds(2);
     static final Duration DEFAULT_GRACE = Duration.ofSeconds(30);
+    /** How long a kubelet-started engine takes to load its model unless a test says otherwise: short, so suites stay fast. */
+    public static final Duration DEFAULT_LOAD_DELAY = Duration.ofMillis(100);
+    /**
+     * How often a failing readiness probe is tried again. The rendered probe asks for every 5 s (periodSeconds); the
+     * sim tries far more often so that suites stay fast, which only brings Ready forward within that period.
+     */
+    static final Duration PROBE_RETRY = Duration.ofMillis(50);
     private static final Logger LOG = Logger.getLogger(SimKubelet.class);
 
     private final KubernetesClient client;
@@ -52,6 +68,9 @@ public final class SimKubelet implements AutoCloseable {
     private final List<Termination> terminations = new CopyOnWriteArrayList<>();
     private final ExecutorService workers = Executors.newCachedThreadPool(DaemonThreads.named("sim-kubelet"));
     private final SharedIndexInformer<Pod> informer;
+    private final HttpClient prober = prober();
+    private volatile BiConsumer<Pod, EngineBehaviour> shaping = (pod, behaviour) -> { };
+    private volatile Duration loadDelay = DEFAULT_LOAD_DELAY;
     private volatile boolean closed;
 
     /** What the kubelet keeps per Pod: its address and the engine it started. */
@@ -89,6 +108,18 @@ public final class SimKubelet implements AutoCloseable {
                 }
             }
         });
+    }
+
+    /** Each engine started from now on loads its model this long before it serves. */
+    public SimKubelet loadDelay(Duration delay) {
+        loadDelay = delay;
+        return this;
+    }
+
+    /** Lets a test shape each engine started from now on, after the kubelet has read its release from the Pod. */
+    public SimKubelet shapeEngines(BiConsumer<Pod, EngineBehaviour> shaper) {
+        shaping = shaper;
+        return this;
     }
 
     public List<Termination> terminations() {
@@ -159,31 +190,90 @@ public final class SimKubelet implements AutoCloseable {
         }
     }
 
+    /** Running at once; Ready when the readiness probe passes, which may take until the model is loaded. */
     private void reportRunning(Pod pod, Node node) {
-        String now = Instant.now().toString();
         Container main = pod.getSpec().getContainers().get(0);
-        client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).editStatus(p -> {
-            p.setStatus(new PodStatusBuilder()
-                    .withPhase("Running")
-                    .withPodIP(node.address)
-                    .withHostIP("127.0.0.1")
-                    .withStartTime(now)
-                    .addNewCondition().withType("PodScheduled").withStatus("True").endCondition()
-                    .addNewCondition().withType("Initialized").withStatus("True").endCondition()
-                    .addNewCondition().withType("ContainersReady").withStatus("True").endCondition()
-                    .addNewCondition().withType("Ready").withStatus("True").withLastTransitionTime(now).endCondition()
-                    .withContainerStatuses(new ContainerStatusBuilder()
-                            .withName(main.getName())
-                            .withImage(main.getImage())
-                            .withContainerID(node.containerId)
-                            .withReady(true)
-                            .withStarted(true)
-                            .withRestartCount(node.restarts)
-                            .withNewState().withNewRunning().withStartedAt(now).endRunning().endState()
-                            .build())
-                    .build());
-            return p;
+        if (passesReadiness(main, node)) {
+            reportStatus(pod, node, true);
+            return;
+        }
+        reportStatus(pod, node, false);
+        String containerId = node.containerId;
+        workers.submit(() -> {
+            while (!closed && !node.terminating && containerId.equals(node.containerId) && node.engine != null && !node.engine.exited()) {
+                if (passesReadiness(main, node)) {
+                    reportStatus(pod, node, true);
+                    return;
+                }
+                sleepQuietly(PROBE_RETRY.toMillis());
+            }
         });
+    }
+
+    /**
+     * The container's httpGet readiness probe against its engine, as the kubelet runs it: any status from 200 to 399
+     * within the probe's timeout passes, a certificate is not checked. Without a probe a running container is ready,
+     * and so is one this kubelet runs no engine for (a router, which other parts of the world play, or a follower).
+     */
+    private boolean passesReadiness(Container main, Node node) {
+        HTTPGetAction get = Optional.ofNullable(main.getReadinessProbe()).map(Probe::getHttpGet).orElse(null);
+        if (get == null || node.engine == null) {
+            return true;
+        }
+        int port = get.getPort().getIntVal() != null ? get.getPort().getIntVal() : main.getPorts().get(0).getContainerPort();
+        String scheme = "HTTPS".equalsIgnoreCase(get.getScheme()) ? "https" : "http";
+        int timeout = Optional.ofNullable(main.getReadinessProbe().getTimeoutSeconds()).orElse(1);
+        try {
+            HttpResponse<Void> answer = prober.send(HttpRequest.newBuilder(URI.create(scheme + "://" + node.address + ":" + port + get.getPath()))
+                    .timeout(Duration.ofSeconds(timeout)).build(), HttpResponse.BodyHandlers.discarding());
+            return answer.statusCode() >= 200 && answer.statusCode() < 400;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static HttpClient prober() {
+        try {
+            return HttpClient.newBuilder().sslContext(SelfSignedTls.trustingClientContext())
+                    .connectTimeout(Duration.ofSeconds(1)).build();
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private void reportStatus(Pod pod, Node node, boolean ready) {
+        String now = Instant.now().toString();
+        String readiness = ready ? "True" : "False";
+        Container main = pod.getSpec().getContainers().get(0);
+        try {
+            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).editStatus(p -> {
+                p.setStatus(new PodStatusBuilder()
+                        .withPhase("Running")
+                        .withPodIP(node.address)
+                        .withHostIP("127.0.0.1")
+                        .withStartTime(now)
+                        .addNewCondition().withType("PodScheduled").withStatus("True").endCondition()
+                        .addNewCondition().withType("Initialized").withStatus("True").endCondition()
+                        .addNewCondition().withType("ContainersReady").withStatus(readiness).endCondition()
+                        .addNewCondition().withType("Ready").withStatus(readiness).withLastTransitionTime(now).endCondition()
+                        .withContainerStatuses(new ContainerStatusBuilder()
+                                .withName(main.getName())
+                                .withImage(main.getImage())
+                                .withContainerID(node.containerId)
+                                .withReady(ready)
+                                .withStarted(true)
+                                .withRestartCount(node.restarts)
+                                .withNewState().withNewRunning().withStartedAt(now).endRunning().endState()
+                                .build())
+                        .build());
+                return p;
+            });
+        } catch (KubernetesClientException e) {
+            LOG.debugf("could not report %s: %s", key(pod), e.getMessage());
+        }
     }
 
     private void terminate(Pod pod, Node node) {
@@ -284,7 +374,7 @@ public final class SimKubelet implements AutoCloseable {
      * The new container binds the address the old one just released; the operating system may hold it a moment
      * longer, so it tries again for a while, as a kubelet's restart back-off would give it time to.
      */
-    private static FakeEngine restartEngine(Pod pod, String address) throws IOException {
+    private FakeEngine restartEngine(Pod pod, String address) throws IOException {
         long giveUp = System.nanoTime() + RESTART_PATIENCE.toNanos();
         while (true) {
             try {
@@ -298,7 +388,7 @@ public final class SimKubelet implements AutoCloseable {
         }
     }
 
-    private static FakeEngine startEngine(Pod pod, String address) throws IOException {
+    private FakeEngine startEngine(Pod pod, String address) throws IOException {
         Container main = pod.getSpec().getContainers().get(0);
         Optional<Engine> engine = engineOf(main.getCommand());
         if (engine.isEmpty()) {
@@ -308,8 +398,10 @@ public final class SimKubelet implements AutoCloseable {
         // the hook and the reads, which follow the annotations, find it only if the operator rendered both alike
         int port = argAfter(main.getCommand(), "--port").map(Integer::parseInt).orElse(main.getPorts().get(0).getContainerPort());
         SSLContext tls = main.getCommand().contains("--ssl-certfile") ? SelfSignedTls.shared() : null;
+        EngineBehaviour behaviour = EngineBehaviour.ofContainer(engine.get(), main.getImage(), main.getCommand()).loadDelay(loadDelay);
+        shaping.accept(pod, behaviour);
         return FakeEngine.start(engine.get(), address, port, argAfter(main.getCommand(), "--served-model-name").orElse("model"),
-                new EngineFaults(), tls);
+                new EngineFaults(), behaviour, tls);
     }
 
     /**

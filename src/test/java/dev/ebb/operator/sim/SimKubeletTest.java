@@ -32,7 +32,9 @@ class SimKubeletTest {
 
     @BeforeEach
     void start() {
-        kubelet = new SimKubelet(client, new LoopbackAddresses());
+        // the hand-made Pods here carry no readiness probe, so they are Ready at once, as Kubernetes has it; an engine
+        // still loading its model would refuse the streams these tests start the moment a Pod runs
+        kubelet = new SimKubelet(client, new LoopbackAddresses()).loadDelay(Duration.ZERO);
     }
 
     @AfterEach

@@ -1,0 +1,42 @@
+package dev.ebb.operator.sim;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * How one fake engine behaves where released engines differ from an ideal one: what SIGTERM does, how long the model
+ * takes to load, how far its gauges lag behind the requests it holds. Each can be switched at any time; the load delay
+ * counts only when the engine starts.
+ */
+public final class EngineBehaviour {
+    volatile SigtermConduct onSigterm;
+    volatile Duration loadDelay = Duration.ZERO;
+    volatile Duration busyGaugeLag = Duration.ZERO;
+    volatile Duration tokenizing = Duration.ZERO;
+
+    private EngineBehaviour(SigtermConduct onSigterm) {
+        this.onSigterm = onSigterm;
+    }
+
+    /** The engine as the default images run it: vLLM before graceful shutdown aborts, SGLang drains. */
+    public static EngineBehaviour of(Engine engine) {
+        return new EngineBehaviour(engine == Engine.VLLM ? SigtermConduct.ABORT : SigtermConduct.DRAIN_WITHOUT_BOUND);
+    }
+
+    /** The engine a container runs, its release read from the image's tag and its shutdown flags from the command. */
+    public static EngineBehaviour ofContainer(Engine engine, String image, List<String> command) {
+        return new EngineBehaviour(SigtermConduct.of(engine, image, command));
+    }
+
+    public SigtermConduct sigtermConduct() { return onSigterm; }
+    public Duration loadDelay() { return loadDelay; }
+
+    public EngineBehaviour onSigterm(SigtermConduct conduct) { onSigterm = conduct; return this; }
+    /** Until the model is loaded the engine answers no request: vLLM refuses connections, SGLang answers 503. */
+    public EngineBehaviour loadDelay(Duration delay) { loadDelay = delay; return this; }
+    /** The in-flight gauges show what the engine held at the last write of a logger that runs this often. */
+    public EngineBehaviour busyGaugeLag(Duration lag) { busyGaugeLag = lag; return this; }
+    /** A request is held over HTTP this long before any in-flight gauge counts it. */
+    public EngineBehaviour tokenizing(Duration delay) { tokenizing = delay; return this; }
+}

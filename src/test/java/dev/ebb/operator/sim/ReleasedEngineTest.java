@@ -1,0 +1,236 @@
+package dev.ebb.operator.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.drain.InFlightGauges;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** The fake engines behave as the released engines do where it matters to a drain: SIGTERM, loading, lagging gauges. */
+class ReleasedEngineTest {
+    private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private FakeEngine engine;
+
+    @AfterEach
+    void stop() {
+        if (engine != null) {
+            engine.close();
+        }
+    }
+
+    private FakeEngine start(Engine kind, EngineBehaviour behaviour) throws IOException {
+        engine = FakeEngine.start(kind, ADDRESSES.next(), 8000, "m", new EngineFaults(), behaviour, null);
+        return engine;
+    }
+
+    private static EngineBehaviour vllm(String tag, String... flags) {
+        List<String> command = new ArrayList<>(List.of("vllm", "serve", "m", "--port", "8000"));
+        command.addAll(List.of(flags));
+        return EngineBehaviour.ofContainer(Engine.VLLM, "vllm/vllm-openai:" + tag, command);
+    }
+
+    private CompletableFuture<LoadGenerator.Request> stream(int tokens, long tokenMs) {
+        FakeEngine e = engine;
+        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget("p", URI.create("http://" + e.host() + ":" + e.port()))),
+                1, tokens, Duration.ofMillis(tokenMs));
+        return CompletableFuture.supplyAsync(load::send);
+    }
+
+    private int health() throws Exception {
+        return http.send(HttpRequest.newBuilder(engine.uri("/health")).timeout(Duration.ofSeconds(2)).build(),
+                HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+
+    private long inFlightOnPage() throws Exception {
+        String page = http.send(HttpRequest.newBuilder(engine.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        long sum = 0;
+        for (String gauge : InFlightGauges.of(engine.engine())) {
+            Matcher m = Pattern.compile("(?m)^" + Pattern.quote(gauge) + "\\{[^}]*\\} ([0-9.]+)$").matcher(page);
+            while (m.find()) {
+                sum += (long) Double.parseDouble(m.group(1));
+            }
+        }
+        return sum;
+    }
+
+    @Test
+    void vllmBeforeGracefulShutdownAbortsWhatItHoldsEvenWithTheFlag() throws Exception {
+        start(Engine.VLLM, vllm("v0.17.1", "--shutdown-timeout", "60"));
+        CompletableFuture<LoadGenerator.Request> held = stream(200, 20);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+
+        engine.sigterm();
+
+        assertThat(engine.exited()).isTrue();
+        assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
+    }
+
+    @Test
+    void vllmWithGracefulShutdownButNoTimeoutStillAbortsAtOnce() throws Exception {
+        start(Engine.VLLM, vllm("v0.18.0"));
+        CompletableFuture<LoadGenerator.Request> held = stream(200, 20);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+
+        engine.sigterm();
+
+        assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
+    }
+
+    @Test
+    void vllmWithAShutdownTimeoutRefusesNewWorkFinishesWhatItHoldsAndExits() throws Exception {
+        start(Engine.VLLM, vllm("v0.18.0", "--shutdown-timeout", "10"));
+        CompletableFuture<LoadGenerator.Request> held = stream(40, 20);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+
+        engine.sigterm();
+
+        assertThat(engine.state()).isEqualTo(FakeEngine.State.DRAINING);
+        assertThat(health()).isEqualTo(503);
+        assertThat(stream(3, 1).get().outcome()).isEqualTo(LoadGenerator.Outcome.REJECTED);
+        assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        await().atMost(Duration.ofSeconds(2)).until(engine::exited);
+    }
+
+    @Test
+    void vllmCutsWhatOutlastsItsShutdownTimeout() throws Exception {
+        start(Engine.VLLM, vllm("v0.18.0", "--shutdown-timeout=1"));
+        CompletableFuture<LoadGenerator.Request> held = stream(500, 20);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+        long sigterm = System.nanoTime();
+
+        engine.sigterm();
+
+        assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
+        assertThat(engine.exited()).isTrue();
+        assertThat(Duration.ofNanos(System.nanoTime() - sigterm)).isBetween(Duration.ofMillis(900), Duration.ofSeconds(3));
+    }
+
+    @Test
+    void sglangDrainsWithoutBoundAndAnswersHealthWith503Meanwhile() throws Exception {
+        start(Engine.SGLANG, EngineBehaviour.ofContainer(Engine.SGLANG, "lmsysorg/sglang:v0.5.4", List.of("python3", "-m", "sglang.launch_server")));
+        CompletableFuture<LoadGenerator.Request> held = stream(150, 20);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+
+        engine.sigterm();
+
+        assertThat(health()).isEqualTo(503);
+        assertThat(stream(3, 1).get().outcome()).isEqualTo(LoadGenerator.Outcome.REJECTED);
+        assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        await().atMost(Duration.ofSeconds(2)).until(engine::exited);
+    }
+
+    @Test
+    void vllmRefusesConnectionsUntilItsModelIsLoaded() throws Exception {
+        start(Engine.VLLM, EngineBehaviour.of(Engine.VLLM).loadDelay(Duration.ofMillis(1500)));
+
+        assertThat(engine.state()).isEqualTo(FakeEngine.State.LOADING);
+        assertThat(catchThrowable(this::health)).isInstanceOf(ConnectException.class);
+        await().atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> health() == 200);
+        assertThat(engine.state()).isEqualTo(FakeEngine.State.SERVING);
+        assertThat(stream(3, 1).get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+    }
+
+    @Test
+    void sglangAnswers503UntilItsModelIsLoaded() throws Exception {
+        start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).loadDelay(Duration.ofMillis(1500)));
+
+        assertThat(health()).isEqualTo(503);
+        assertThat(stream(3, 1).get().outcome()).isEqualTo(LoadGenerator.Outcome.REJECTED);
+        await().atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(100)).until(() -> health() == 200);
+        assertThat(stream(3, 1).get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aSigtermWhileLoadingEndsTheEngineAtOnce(Engine kind) throws Exception {
+        start(kind, EngineBehaviour.of(kind).loadDelay(Duration.ofSeconds(5)));
+
+        engine.sigterm();
+
+        assertThat(engine.exited()).isTrue();
+    }
+
+    @Test
+    void sglangsLaggingGaugeStillShowsARequestThatEndedUntilItsLoggerWritesAgain() throws Exception {
+        start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).busyGaugeLag(Duration.ofSeconds(3)));
+        CompletableFuture<LoadGenerator.Request> held = stream(20, 20);
+        held.get();
+        long idleAt = System.nanoTime();
+
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50)).until(() -> inFlightOnPage() == 0);
+        Duration shownIdleAfter = Duration.ofNanos(System.nanoTime() - idleAt);
+
+        assertThat(engine.counted()).isZero();
+        // the request may have come and gone between two writes, never seen; seen or not, it is gone within one lag
+        assertThat(shownIdleAfter).isLessThanOrEqualTo(Duration.ofMillis(3_200));
+    }
+
+    @Test
+    void sglangsLaggingGaugeShowsTheEngineIdleForUpToALagAfterARequestArrives() throws Exception {
+        start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).busyGaugeLag(Duration.ofSeconds(2)));
+        stream(200, 20);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.counted() == 1);
+        long arrived = System.nanoTime();
+
+        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(50)).until(() -> inFlightOnPage() == 1);
+
+        assertThat(Duration.ofNanos(System.nanoTime() - arrived)).isLessThanOrEqualTo(Duration.ofMillis(2_200));
+    }
+
+    @Test
+    void withoutALagTheGaugeFollowsEveryRequestAtOnce() throws Exception {
+        start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG));
+        CompletableFuture<LoadGenerator.Request> held = stream(100, 20);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.counted() == 1);
+
+        assertThat(inFlightOnPage()).isEqualTo(1);
+        held.get();
+        assertThat(inFlightOnPage()).isZero();
+    }
+
+    @Test
+    void vllmHoldsATokenizingRequestOverHttpBeforeEitherGaugeCountsIt() throws Exception {
+        start(Engine.VLLM, EngineBehaviour.of(Engine.VLLM).tokenizing(Duration.ofMillis(1500)));
+        CompletableFuture<LoadGenerator.Request> held = stream(20, 20);
+        await().atMost(Duration.ofSeconds(1)).until(() -> engine.inFlight() == 1);
+
+        assertThat(engine.counted()).isZero();
+        assertThat(inFlightOnPage()).isZero();
+        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(50)).until(() -> inFlightOnPage() == 1);
+        assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+    }
+
+    @Test
+    void aTokenizingRequestIsDroppedByAnAbortingSigtermThoughNoGaugeEverShowedIt() throws Exception {
+        start(Engine.VLLM, vllm("v0.11.0").tokenizing(Duration.ofSeconds(2)));
+        CompletableFuture<LoadGenerator.Request> held = stream(20, 20);
+        await().atMost(Duration.ofSeconds(1)).until(() -> engine.inFlight() == 1);
+        assertThat(inFlightOnPage()).isZero();
+
+        engine.sigterm();
+
+        // the stream's headers come only after tokenizing, so the client sees its accepted request end with no answer
+        LoadGenerator.Request dropped = held.get();
+        assertThat(dropped.outcome()).isNotEqualTo(LoadGenerator.Outcome.COMPLETED);
+        assertThat(dropped.why()).startsWith("connection failed");
+    }
+}

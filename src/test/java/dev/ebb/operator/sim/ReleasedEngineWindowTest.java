@@ -1,0 +1,124 @@
+package dev.ebb.operator.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.render.MemberSlot;
+import dev.ebb.operator.render.PodRenderer;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** Pods the operator renders, run by the kubelet as the engine release their image names would run. */
+@EnableKubernetesMockClient(crud = true)
+class ReleasedEngineWindowTest {
+    static final String NS = "sim";
+    KubernetesClient client;
+    private SimKubelet kubelet;
+
+    @BeforeEach
+    void start() {
+        kubelet = new SimKubelet(client, new LoopbackAddresses());
+    }
+
+    @AfterEach
+    void stop() {
+        kubelet.close();
+    }
+
+    private static Pod rendered(Specs.Role role) {
+        DesiredDeployment desired = Specs.deployment("qwen", "vLLM").role(role).namespace(NS).desired();
+        DesiredRole only = desired.roles().get(0);
+        return PodRenderer.render(new MemberSlot(desired, only, 0, 0), PodRenderer.configHash(desired, only));
+    }
+
+    private boolean ready(String name) {
+        Pod pod = client.pods().inNamespace(NS).withName(name).get();
+        return pod != null && pod.getStatus() != null && pod.getStatus().getConditions() != null
+                && pod.getStatus().getConditions().stream().anyMatch(c -> c.getType().equals("Ready") && c.getStatus().equals("True"));
+    }
+
+    private boolean runningButNotReady(String name) {
+        Pod pod = client.pods().inNamespace(NS).withName(name).get();
+        return pod != null && pod.getStatus() != null && "Running".equals(pod.getStatus().getPhase()) && !ready(name);
+    }
+
+    private String create(Pod pod) {
+        client.resource(pod).create();
+        String name = pod.getMetadata().getName();
+        await().atMost(Duration.ofSeconds(10)).until(() -> ready(name));
+        return name;
+    }
+
+    private CompletableFuture<LoadGenerator.Request> stream(String name, double seconds) {
+        FakeEngine engine = kubelet.engine(NS, name).orElseThrow();
+        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(name, engine.uri(""))), 1,
+                (int) (seconds * 1000 / 20), Duration.ofMillis(20));
+        CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(load::send);
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
+        return held;
+    }
+
+    private Termination terminationOf(String name) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> kubelet.terminations().stream().anyMatch(t -> t.pod().equals(name)));
+        return kubelet.terminations().stream().filter(t -> t.pod().equals(name)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void aPodIsReadyOnlyOnceItsRenderedReadinessProbeFindsTheModelLoaded() {
+        kubelet.loadDelay(Duration.ofSeconds(2));
+        Pod pod = rendered(Specs.role("server").image("vllm/vllm-openai:v0.11.0"));
+        assertThat(pod.getSpec().getContainers().get(0).getReadinessProbe().getHttpGet()).isNotNull();
+        client.resource(pod).create();
+        String name = pod.getMetadata().getName();
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> runningButNotReady(name));
+        FakeEngine engine = kubelet.engine(NS, name).orElseThrow();
+        assertThat(engine.state()).isEqualTo(FakeEngine.State.LOADING);
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> ready(name));
+        assertThat(engine.state()).isEqualTo(FakeEngine.State.SERVING);
+    }
+
+    /**
+     * A stream that outlasts the hook's last read (grace 15: no read after 10 s) gets SIGTERM with the rest of the grace
+     * still to run. A release before graceful shutdown cuts it there; from v0.18.0, given --shutdown-timeout, the
+     * engine spends that rest on it. The operator renders no --shutdown-timeout, so only a role's extraArgs give it.
+     */
+    @Test
+    void vllmBeforeGracefulShutdownCutsAStreamTheHookGaveUpOnAtSigterm() throws Exception {
+        String name = create(rendered(Specs.role("server").image("vllm/vllm-openai:v0.11.0").grace(15)));
+        CompletableFuture<LoadGenerator.Request> held = stream(name, 12.5);
+
+        client.pods().inNamespace(NS).withName(name).delete();
+
+        assertThat(held.get(30, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
+        Termination t = terminationOf(name);
+        assertThat(t.sigterm()).isBetween(Duration.ofSeconds(9), Duration.ofSeconds(12));
+        assertThat(t.killed()).isFalse();
+    }
+
+    @Test
+    void vllmWithAShutdownTimeoutFinishesAStreamTheHookGaveUpOnWithinTheGrace() throws Exception {
+        String name = create(rendered(Specs.role("server").image("vllm/vllm-openai:v0.18.0").grace(15)
+                .extraArgs("--shutdown-timeout", "4")));
+        CompletableFuture<LoadGenerator.Request> held = stream(name, 12.5);
+
+        client.pods().inNamespace(NS).withName(name).delete();
+
+        assertThat(held.get(30, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        Termination t = terminationOf(name);
+        assertThat(t.sigterm()).isBetween(Duration.ofSeconds(9), Duration.ofSeconds(12));
+        assertThat(t.killed()).isFalse();
+    }
+}
