@@ -44,6 +44,8 @@ class DeleteGraceTest {
         await().atMost(Duration.ofSeconds(5)).until(() -> kubelet.engine(NS, name).isPresent()
                 && fetch(name).getStatus() != null && "Running".equals(fetch(name).getStatus().getPhase()));
         FakeEngine engine = kubelet.engine(NS, name).orElseThrow();
+        // Running comes before the model is loaded; a request sent before then is refused
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.state() == FakeEngine.State.SERVING);
         LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(name, engine.uri(""))), 1, 2000, Duration.ofMillis(20));
         CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(load::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
