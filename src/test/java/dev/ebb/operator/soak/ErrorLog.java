@@ -49,10 +49,12 @@ final class ErrorLog {
         System.setProperty("org.jboss.logging.provider", "jboss");
     }
 
+    private final FileHandler toFile;
+
     ErrorLog(Path file) {
         try {
             Files.createDirectories(file.getParent());
-            FileHandler toFile = new FileHandler(file.toString());
+            toFile = new FileHandler(file.toString());
             toFile.setFormatter(new SimpleFormatter());
             toFile.setLevel(Level.WARNING);
             for (Logger root : List.of(org.jboss.logmanager.LogContext.getSystemLogContext().getLogger(""), Logger.getLogger(""))) {
@@ -66,6 +68,30 @@ final class ErrorLog {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Logs an ERROR through each façade the operator's side uses and checks that both arrived, so that a soak without
+     * errors is known to have been listening; the two are then forgotten.
+     */
+    void proveCaptured() {
+        String sentinel = "soak: checking that errors are captured " + System.nanoTime();
+        org.jboss.logging.Logger.getLogger("dev.ebb.soak").error(sentinel);
+        org.slf4j.LoggerFactory.getLogger("io.fabric8.soak").error(sentinel);
+        long arrived = errors.stream().filter(e -> sentinel.equals(e.message())).count();
+        errors.removeIf(e -> sentinel.equals(e.message()));
+        if (arrived != 2) {
+            throw new IllegalStateException("only " + arrived + " of 2 test errors reached the soak's log handler: errors would go unseen");
+        }
+    }
+
+    /** Stops writing the file; errors logged later are no longer the soak's. */
+    void close() {
+        for (Logger root : List.of(org.jboss.logmanager.LogContext.getSystemLogContext().getLogger(""), Logger.getLogger(""))) {
+            root.removeHandler(capture);
+            root.removeHandler(toFile);
+        }
+        toFile.close();
     }
 
     List<Entry> errors() {

@@ -68,11 +68,16 @@ final class Invariants implements AutoCloseable {
     private volatile long operatorDeletions;
     private volatile long neverRanDeletions;
     private volatile long ticks;
+    private final java.util.function.Consumer<String> say;
+    private volatile java.util.function.Supplier<List<Sent>> sent = List::of;
+    private volatile java.util.function.Supplier<List<Disruption>> disruptions = List::of;
+    private final Set<Sent> judgedCuts = ConcurrentHashMap.newKeySet();
 
-    Invariants(KubernetesClient client, String namespace, Instant origin) {
+    Invariants(KubernetesClient client, String namespace, Instant origin, java.util.function.Consumer<String> say) {
         this.client = client;
         this.namespace = namespace;
         this.origin = origin;
+        this.say = say;
         this.deployments = client.resources(ModelDeployment.class).inNamespace(namespace).inform(new ResourceEventHandler<>() {
             @Override
             public void onAdd(ModelDeployment md) {
@@ -133,10 +138,35 @@ final class Invariants implements AutoCloseable {
         return Map.of("started", (long) retirements.size(), "completed", completed, "aborted", aborted, "called off", calledOff);
     }
 
+    /** The requests to judge as their cuts come in, and the outside disruptions that may explain them. */
+    void watchCuts(java.util.function.Supplier<List<Sent>> requests, java.util.function.Supplier<List<Disruption>> outside) {
+        this.disruptions = outside;
+        this.sent = requests;
+    }
+
     void violation(String invariant, String what) {
         if (seenViolations.add(invariant + what)) {
             violations.add(new Violation(Instant.now(), invariant, what));
+            say.accept("VIOLATION [" + invariant + "] " + what);
         }
+    }
+
+    /**
+     * Judges every cut that ended before {@code upTo} and was not judged yet (a deletion is recorded once the API
+     * server has taken it, a moment after the kubelet may act on it); an unexplained one is a violation.
+     */
+    List<CutJudge.Verdict> judgeCuts(Instant upTo) {
+        List<CutJudge.Verdict> verdicts = new ArrayList<>();
+        for (Sent s : sent.get()) {
+            if (s.request().outcome() == dev.ebb.operator.sim.LoadGenerator.Outcome.CUT && s.request().end().isBefore(upTo) && judgedCuts.add(s)) {
+                CutJudge.Verdict v = CutJudge.judge(s, disruptions.get(), origin);
+                verdicts.add(v);
+                if (!v.explained()) {
+                    violation("generation cut", v.why());
+                }
+            }
+        }
+        return verdicts;
     }
 
     private void observe(ModelDeployment md) {
@@ -184,6 +214,9 @@ final class Invariants implements AutoCloseable {
         try {
             ticks++;
             judgeDeletions(Instant.now().minus(STATUS_LAG));
+            if (ticks % 5 == 0) {
+                judgeCuts(Instant.now().minus(STATUS_LAG));
+            }
             pods.getStore().list().forEach(this::checkOwnership);
             if (ticks % 25 == 0) {
                 Stream.<List<? extends HasMetadata>>of(client.services().inNamespace(namespace).withLabel(Labels.DEPLOYMENT).list().getItems(),

@@ -76,6 +76,7 @@ public final class Soak {
         Instant origin = Instant.now();
         Path logFile = Path.of("target", "soak", "soak-" + seed + ".log");
         ErrorLog errors = new ErrorLog(logFile);
+        errors.proveCaptured();
         out.printf(Locale.ROOT, "Ebb soak: seed %d, %s of chaos (make soak SEED=%d MINUTES=%s replays the same choices)%n", seed,
                 CutJudge.seconds(chaosFor), seed, minutesOf(chaosFor));
         out.println("Operator, SDK and client warnings: " + logFile.toAbsolutePath());
@@ -91,7 +92,7 @@ public final class Soak {
         AtomicReference<SimOperator> operator = new AtomicReference<>();
         List<Violation> violations = new ArrayList<>();
         try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec();
-                Invariants invariants = new Invariants(client, NAMESPACE, origin)) {
+                Invariants invariants = new Invariants(client, NAMESPACE, origin, say)) {
             operator.set(new SimOperator(operatorClient, exec, routers));
             Chaos.Operators operators = down -> {
                 operator.getAndSet(null).close();
@@ -116,6 +117,7 @@ public final class Soak {
             sleep(5_000);
 
             Chaos chaos = new Chaos(random, client, NAMESPACE, fleet, world.kubelet(), apiServer, routers, operators, invariants, say);
+            invariants.watchCuts(() -> fleet.stream().flatMap(d -> d.sent().stream()).toList(), chaos::disruptions);
             chaos.run(Instant.now().plus(chaosFor));
             say.accept("chaos over; waiting up to " + CutJudge.seconds(CONVERGENCE) + " for every deployment to reach its spec");
             retryAborted(client, say);
@@ -165,6 +167,7 @@ public final class Soak {
     private static Result report(long seed, Instant origin, PrintStream out, List<SoakDeployment> fleet, Invariants invariants, Chaos chaos,
             ErrorLog errors, List<Violation> violations) {
         List<Sent> sent = fleet.stream().flatMap(d -> d.sent().stream()).toList();
+        invariants.judgeCuts(Instant.now().plusSeconds(1));
         List<Disruption> disruptions = chaos == null ? List.of() : chaos.disruptions();
         long explained = 0;
         out.println();
@@ -174,17 +177,17 @@ public final class Soak {
             out.println("  " + (v.explained() ? "explained    " : "UNEXPLAINED  ") + v.why());
             if (v.explained()) {
                 explained++;
-            } else {
-                violations.add(new Violation(s.request().end(), "generation cut", v.why()));
             }
         }
         for (ErrorLog.Entry e : errors.errors()) {
             String cause = chaos == null ? null : injectedCause(e.at(), chaos);
             if (cause == null) {
-                violations.add(new Violation(e.at(), "error logged", e.logger() + ": " + e.message() + (e.stack().isEmpty() ? "" : "\n" + e.stack())));
+                invariants.violation("error logged", "at " + CutJudge.at(e.at(), origin) + " " + e.logger() + ": " + e.message()
+                        + (e.stack().isEmpty() ? "" : "\n" + e.stack()));
             }
         }
         violations.addAll(invariants.violations());
+        errors.close();
         violations.sort(java.util.Comparator.comparing(Violation::at));
 
         out.println();
