@@ -25,10 +25,11 @@ sandbox:
 ## deletions, container restarts, node drains, operator restarts, API fault bursts and router restarts at random
 ## times, and the invariants checked all along (no generation cut by the operator, nothing deleted unproven idle,
 ## convergence after the chaos, no cross-deployment writes, no unexplained ERROR). SEED replays a run (a fresh one is
-## printed otherwise); MINUTES of chaos (10), then up to 3 minutes to converge. Exits 1 on any violation.
+## printed otherwise); MINUTES of chaos (10), then up to 3 minutes to converge. Exits 1 on any violation. LOOP moves
+## the fake servers' loopback addresses away from another build's on the same machine (127.0.x.y from the LOOP-th).
 soak:
 	$(MVNW) -q package -DskipTests
-	$(MVNW) -q exec:java@soak -Dsoak.seed=$(SEED) -Dsoak.minutes=$(MINUTES)
+	$(MVNW) -q exec:java@soak -Dsoak.seed=$(SEED) -Dsoak.minutes=$(MINUTES) $(if $(LOOP),-Debb-sim.loopback-start=$(LOOP))
 
 ## Quarkus dev mode, with live reload, against the cluster of the current kubeconfig; applies the generated CRD.
 dev:

@@ -49,6 +49,7 @@ final class ErrorLog {
         System.setProperty("org.jboss.logging.provider", "jboss");
     }
 
+    private static final String TEST_WORLD = "dev.ebb.operator.sim";
     private final FileHandler toFile;
 
     ErrorLog(Path file) {
@@ -56,7 +57,9 @@ final class ErrorLog {
             Files.createDirectories(file.getParent());
             toFile = new FileHandler(file.toString());
             toFile.setFormatter(new SimpleFormatter());
-            toFile.setLevel(Level.WARNING);
+            // warnings from everyone, and everything the test world's own pieces say (the kubelet's failed binds are debug)
+            toFile.setFilter(r -> r.getLevel().intValue() >= Level.WARNING.intValue() || String.valueOf(r.getLoggerName()).startsWith(TEST_WORLD));
+            org.jboss.logmanager.LogContext.getSystemLogContext().getLogger(TEST_WORLD).setLevel(Level.FINE);
             for (Logger root : List.of(org.jboss.logmanager.LogContext.getSystemLogContext().getLogger(""), Logger.getLogger(""))) {
                 for (Handler h : root.getHandlers()) {
                     root.removeHandler(h);

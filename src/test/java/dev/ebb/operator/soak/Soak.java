@@ -77,7 +77,7 @@ public final class Soak {
         Path logFile = Path.of("target", "soak", "soak-" + seed + ".log");
         ErrorLog errors = new ErrorLog(logFile);
         errors.proveCaptured();
-        out.printf(Locale.ROOT, "Ebb soak: seed %d, %s of chaos (make soak SEED=%d MINUTES=%s replays the same choices)%n", seed,
+        out.printf(Locale.ROOT, "Ebb soak: seed %d, %s of chaos (make soak SEED=%d MINUTES=%s draws the same choices again; what each lands on follows the world's timing)%n", seed,
                 CutJudge.seconds(chaosFor), seed, minutesOf(chaosFor));
         out.println("Operator, SDK and client warnings: " + logFile.toAbsolutePath());
         Consumer<String> say = line -> out.printf(Locale.ROOT, "%8s  %s%n", CutJudge.at(Instant.now(), origin), line);
@@ -109,7 +109,9 @@ public final class Soak {
                 sleep(500);
             }
             if (!invariants.unconverged().isEmpty()) {
-                invariants.violation("convergence", "the fleet never came up: " + invariants.unconverged());
+                // a fake engine that cannot bind its address (another process on this machine holds it) never gets Ready
+                invariants.violation("convergence", "the fleet never came up (if no engine is Ready, another process may hold the"
+                        + " loopback addresses: LOOP=... moves them): " + invariants.unconverged());
                 return report(seed, origin, out, fleet, invariants, null, errors, violations);
             }
             say.accept("all deployments ready; load starts");
