@@ -60,6 +60,12 @@ final class Chaos {
     private final List<Window> faultWindows = new CopyOnWriteArrayList<>();
     private final List<Instant> operatorRestarts = new CopyOnWriteArrayList<>();
     private volatile Instant faultsLiftAt;
+    /** One client per Pod of a drain, so that its evictions are in flight together. */
+    private final java.util.concurrent.ExecutorService kubectl =
+            java.util.concurrent.Executors.newCachedThreadPool(dev.ebb.operator.sim.DaemonThreads.named("soak-kubectl"));
+    /** Lifts a burst on time even while the chaos thread waits on a request the burst itself holds up. */
+    private final java.util.concurrent.ScheduledExecutorService lifter =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(dev.ebb.operator.sim.DaemonThreads.named("soak-fault-lifter"));
     private int images;
 
     Chaos(Random random, KubernetesClient client, String namespace, List<SoakDeployment> deployments, SimKubelet kubelet,
@@ -84,12 +90,13 @@ final class Chaos {
     void run(Instant until) throws InterruptedException {
         while (Instant.now().isBefore(until)) {
             Thread.sleep(3_000 + random.nextInt(12_000));
-            liftFaultsIfDue();
             if (Instant.now().isBefore(until)) {
                 injectOne();
             }
         }
         liftFaults();
+        lifter.shutdownNow();
+        kubectl.shutdown();
     }
 
     private void injectOne() {
@@ -162,30 +169,40 @@ final class Chaos {
         while (chosen.size() < count && !running.isEmpty()) {
             chosen.add(running.remove(random.nextInt(running.size())));
         }
-        boolean any = false;
-        for (Pod pod : chosen) {
-            String name = pod.getMetadata().getName();
-            invariants.outsideDeletion(pod.getMetadata().getUid());
-            long podGrace = pod.getSpec().getTerminationGracePeriodSeconds() == null ? 30 : pod.getSpec().getTerminationGracePeriodSeconds();
-            Instant at = Instant.now();
-            try {
-                if (kind == Kind.NODE_DRAIN) {
-                    client.pods().inNamespace(namespace).withName(name).evict();
-                } else if (grace != null) {
-                    client.pods().inNamespace(namespace).withName(name).withGracePeriod(grace).delete();
-                } else {
-                    client.pods().inNamespace(namespace).withName(name).delete();
-                }
-            } catch (KubernetesClientException e) {
-                log.accept(kind + " of " + name + " refused: " + e.getMessage());
-                continue;
+        // a drain's evictions go out together, as kubectl drain sends them; a single deletion is the same with one Pod
+        List<java.util.concurrent.CompletableFuture<Boolean>> sent = chosen.stream()
+                .map(pod -> java.util.concurrent.CompletableFuture.supplyAsync(() -> deleteOne(kind, pod, grace), kubectl))
+                .toList();
+        return sent.stream().map(java.util.concurrent.CompletableFuture::join).reduce(false, Boolean::logicalOr);
+    }
+
+    private boolean deleteOne(Kind kind, Pod pod, Integer grace) {
+        String name = pod.getMetadata().getName();
+        invariants.outsideDeletion(pod.getMetadata().getUid());
+        long podGrace = pod.getSpec().getTerminationGracePeriodSeconds() == null ? 30 : pod.getSpec().getTerminationGracePeriodSeconds();
+        Instant at = Instant.now();
+        try {
+            boolean taken;
+            if (kind == Kind.NODE_DRAIN) {
+                // fabric8 reports an eviction the API server answered 429 (a budget, or an injected fault) as false
+                taken = client.pods().inNamespace(namespace).withName(name).evict();
+            } else if (grace != null) {
+                taken = !client.pods().inNamespace(namespace).withName(name).withGracePeriod(grace).delete().isEmpty();
+            } else {
+                taken = !client.pods().inNamespace(namespace).withName(name).delete().isEmpty();
             }
-            long given = grace == null ? podGrace : Math.min(grace, podGrace);
-            disruptions.add(new Disruption(kind == Kind.NODE_DRAIN ? Disruption.Kind.DRAIN : Disruption.Kind.DELETE_POD, name, at, Duration.ofSeconds(given)));
-            log.accept(kind + " " + name + " (grace " + given + " s)");
-            any = true;
+            if (!taken) {
+                log.accept(kind + " of " + name + " not taken");
+                return false;
+            }
+        } catch (KubernetesClientException e) {
+            log.accept(kind + " of " + name + " refused: " + e.getMessage());
+            return false;
         }
-        return any;
+        long given = grace == null ? podGrace : Math.min(grace, podGrace);
+        disruptions.add(new Disruption(kind == Kind.NODE_DRAIN ? Disruption.Kind.DRAIN : Disruption.Kind.DELETE_POD, name, at, Duration.ofSeconds(given)));
+        log.accept(kind + " " + name + " (grace " + given + " s)");
+        return true;
     }
 
     private boolean restartContainer(SoakDeployment d) {
@@ -248,11 +265,12 @@ final class Chaos {
         Duration lasting = Duration.ofSeconds(3 + random.nextInt(13));
         faultsLiftAt = Instant.now().plus(lasting);
         faultWindows.add(new Window(Instant.now(), faultsLiftAt));
+        lifter.schedule(this::liftFaultsIfDue, lasting.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         log.accept("API faults " + code + " for " + lasting.toSeconds() + " s on " + chosen);
         return true;
     }
 
-    private void liftFaultsIfDue() {
+    private synchronized void liftFaultsIfDue() {
         Instant due = faultsLiftAt;
         if (due != null && !Instant.now().isBefore(due)) {
             liftFaults();
@@ -260,7 +278,7 @@ final class Chaos {
     }
 
     /** Waits out a burst under way, then lifts it. */
-    void liftFaults() {
+    synchronized void liftFaults() {
         Instant due = faultsLiftAt;
         if (due != null) {
             sleep(Math.max(0, Duration.between(Instant.now(), due).toMillis()));

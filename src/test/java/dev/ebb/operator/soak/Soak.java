@@ -215,6 +215,11 @@ public final class Soak {
             out.printf(Locale.ROOT, "    %-26s %5d%n", o.name().toLowerCase(Locale.ROOT), sent.stream().filter(s -> s.request().outcome() == o).count());
         }
         long cut = sent.stream().filter(s -> s.request().outcome() == LoadGenerator.Outcome.CUT).count();
+        out.println("    rejected, by deployment and why (a client may retry these: nothing had streamed)");
+        sent.stream().filter(s -> s.request().outcome() == LoadGenerator.Outcome.REJECTED)
+                .collect(java.util.stream.Collectors.groupingBy(s -> s.deployment() + ": " + String.valueOf(s.request().why()).replaceAll("[0-9.]+:[0-9]+", "<address>"),
+                        java.util.TreeMap::new, java.util.stream.Collectors.counting()))
+                .forEach((why, n) -> out.printf(Locale.ROOT, "      %-60s %5d%n", why, n));
         out.printf(Locale.ROOT, "    %-26s %5d%n", "cuts explained", explained);
         out.printf(Locale.ROOT, "    %-26s %5d%n", "cuts unexplained", cut - explained);
         out.printf(Locale.ROOT, "  errors logged              %5d (%d from injected faults)%n", errors.errors().size(),
