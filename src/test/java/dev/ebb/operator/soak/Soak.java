@@ -135,8 +135,10 @@ public final class Soak {
                 problems.forEach(p -> invariants.violation("convergence", "not at its spec " + CutJudge.seconds(CONVERGENCE) + " after the chaos: " + p));
             }
             say.accept("stopping the load; the last streams end");
+            fleet.forEach(SoakDeployment::stopSending);
+            Instant lastStreams = Instant.now().plus(LAST_STREAMS);
             for (SoakDeployment d : fleet) {
-                d.stopLoad(LAST_STREAMS);
+                d.awaitLastStreams(lastStreams);
             }
             invariants.judgeDeletions(Instant.now().minusSeconds(5));
             return report(seed, origin, out, fleet, invariants, chaos, errors, violations);

@@ -167,11 +167,15 @@ final class SoakDeployment implements AutoCloseable {
         return List.copyOf(sent);
     }
 
-    /** Stops sending and waits, at most {@code wait}, for the streams in flight to end. */
-    void stopLoad(Duration wait) throws InterruptedException {
+    /** The clients send nothing new; the streams in flight go on. */
+    void stopSending() {
         sending = false;
         clientThreads.shutdown();
-        clientThreads.awaitTermination(wait.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Waits until {@code deadline} at most for the streams in flight to end. */
+    void awaitLastStreams(java.time.Instant deadline) throws InterruptedException {
+        clientThreads.awaitTermination(Math.max(0, Duration.between(java.time.Instant.now(), deadline).toMillis()), TimeUnit.MILLISECONDS);
     }
 
     private static void pause(long millis) {
