@@ -178,6 +178,10 @@ final class Invariants implements AutoCloseable {
             keys.add(key);
             Retirement retirement = retirements.computeIfAbsent(key, k -> new Retirement());
             retirement.listed = true;
+            if ("Aborted".equals(r.state()) && retirement.states.add("Aborted")) {
+                // not a violation (an abort keeps everything), but what made it is worth reading
+                say.accept("retirement " + key + " aborted: " + r.reason() + " " + r.message());
+            }
             Optional.ofNullable(r.state()).ifPresent(retirement.states::add);
             for (RetirementStatus.TargetMember member : Optional.ofNullable(r.targetMembers()).orElse(List.of())) {
                 if (!member.name().startsWith(name + "-")) {
