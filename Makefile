@@ -2,7 +2,10 @@
 MVNW := ./mvnw -B
 MANIFESTS := target/kubernetes
 
-.PHONY: run sandbox dev test build native native-sources bundle image image-native deploy bench clean
+SEED ?=
+MINUTES ?= 10
+
+.PHONY: run sandbox soak dev test build native native-sources bundle image image-native deploy bench clean
 
 ## With a kubeconfig: the operator in dev mode against that cluster. Without one (or with SANDBOX=1): the sandbox,
 ## the operator and a scale-down under load in the test world, beside naive deletion (about 2 minutes).
@@ -17,6 +20,16 @@ run:
 sandbox:
 	$(MVNW) -q package -DskipTests
 	$(MVNW) -q exec:java@sandbox
+
+## A seeded chaos soak in the test world: five ModelDeployments under streaming load, with scaling, rollouts, Pod
+## deletions, container restarts, node drains, operator restarts, API fault bursts and router restarts at random
+## times, and the invariants checked all along (no generation cut by the operator, nothing deleted unproven idle,
+## convergence after the chaos, no cross-deployment writes, no unexplained ERROR). SEED replays a run (a fresh one is
+## printed otherwise); MINUTES of chaos (10), then up to 3 minutes to converge. Exits 1 on any violation. LOOP moves
+## the fake servers' loopback addresses away from another build's on the same machine (127.0.x.y from the LOOP-th).
+soak:
+	$(MVNW) -q package -DskipTests
+	$(MVNW) -q exec:java@soak -Dsoak.seed=$(SEED) -Dsoak.minutes=$(MINUTES) $(if $(LOOP),-Debb-sim.loopback-start=$(LOOP))
 
 ## Quarkus dev mode, with live reload, against the cluster of the current kubeconfig; applies the generated CRD.
 dev:
