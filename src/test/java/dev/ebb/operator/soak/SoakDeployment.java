@@ -84,7 +84,7 @@ final class SoakDeployment implements AutoCloseable {
         sending = true;
         if (router == null) {
             service = new KubeProxyService(endpoints, namespace, Names.roleService(name, ROLE), Duration.ofSeconds(1),
-                    LoopbackAddresses.besideOtherTests().next());
+                    new LoopbackAddresses().next());
         }
         LoadGenerator routed = new LoadGenerator(() -> fakeRouter.get().pick(), 1, () -> nextLength.get(), TOKEN_INTERVAL);
         for (int i = 0; i < clients; i++) {
