@@ -83,7 +83,7 @@ public final class LeavingOrder {
             String place = place(rank, ranked.size());
             String why = inFlight(chosen).map(sum -> "in flight " + number(sum) + ", " + place)
                     .orElse("unreadable, chosen only after every readable replica (" + ranked.size() + " read)");
-            leaving.add(new Choice(chosen.ordinal(), false, bounded(why + ": " + readings)));
+            leaving.add(new Choice(chosen.ordinal(), false, Sentences.bounded(why + ": " + readings, MAX_BECAUSE)));
         }
         return new Order(List.copyOf(leaving), List.of());
     }
@@ -134,7 +134,4 @@ public final class LeavingOrder {
         return String.format(Locale.ROOT, "%.4g", value);
     }
 
-    private static String bounded(String sentence) {
-        return sentence.length() <= MAX_BECAUSE ? sentence : sentence.substring(0, MAX_BECAUSE - 3) + "...";
-    }
 }

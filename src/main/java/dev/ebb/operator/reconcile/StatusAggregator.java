@@ -68,7 +68,7 @@ public final class StatusAggregator {
         if (!conflicts.isEmpty()) {
             ready = nameConflict(conflicts, generation, previous, now);
         } else if (!failing.isEmpty()) {
-            ready = Conditions.next(previous, Conditions.READY, false, REASON_REPLICAS_FAILING, bounded(String.join("; ", failing)),
+            ready = Conditions.next(previous, Conditions.READY, false, REASON_REPLICAS_FAILING, Sentences.bounded(String.join("; ", failing), MAX_MESSAGE),
                     generation, now);
         } else {
             ready = Conditions.next(previous, Conditions.READY, notReady.isEmpty(),
@@ -157,7 +157,7 @@ public final class StatusAggregator {
         String message = shown.stream().map(r -> "replica " + r.replicaOrdinal() + " of role " + r.roleName() + " (" + r.cause() + ", "
                 + r.state() + "): " + r.message()).collect(Collectors.joining("; "));
         String counted = shown.size() == 1 ? message : shown.size() + (underWay.isEmpty() ? " retirements aborted: " : " retirements under way: ") + message;
-        return Conditions.next(previous, Conditions.RETIREMENT_PROGRESSING, !underWay.isEmpty(), reason, bounded(counted), generation, now);
+        return Conditions.next(previous, Conditions.RETIREMENT_PROGRESSING, !underWay.isEmpty(), reason, Sentences.bounded(counted, MAX_MESSAGE), generation, now);
     }
 
     /**
@@ -174,9 +174,9 @@ public final class StatusAggregator {
         }
         String message = blocked.stream().map(a -> "replica " + a.replicaOrdinal() + " of role " + a.roleName() + " aborted " + a.attempts()
                 + " times in a row, last " + a.reason() + ": " + a.message()).collect(Collectors.joining("; "));
-        return Conditions.next(previous, Conditions.RETIREMENT_BLOCKED, true, REASON_BLOCKED, bounded(message
+        return Conditions.next(previous, Conditions.RETIREMENT_BLOCKED, true, REASON_BLOCKED, Sentences.bounded(message
                 + "; it keeps serving and is retried after ever longer cool-downs (up to an hour): set the annotation "
-                + Annotations.RETRY_RETIREMENT + " to a new value, or change the spec, to try again now"), generation, now);
+                + Annotations.RETRY_RETIREMENT + " to a new value, or change the spec, to try again now", MAX_MESSAGE), generation, now);
     }
 
     /** One state when one retirement runs, else the count of each state, for the printer column. */
@@ -195,10 +195,6 @@ public final class StatusAggregator {
         return RetirementState.Aborted.name().equals(r.state()) || RetirementState.Completed.name().equals(r.state());
     }
 
-    /** A condition's message stays readable however many replicas leave at once. */
-    private static String bounded(String message) {
-        return message.length() <= MAX_MESSAGE ? message : message.substring(0, MAX_MESSAGE - 3) + "...";
-    }
 
     private static RoleStatus roleStatus(DesiredDeployment deployment, DesiredRole role, String hash,
             NavigableMap<Integer, ObservedReplica> replicas) {
