@@ -20,6 +20,12 @@ public interface EbbConfig {
 
     LeaderElection leaderElection();
 
+    /**
+     * The namespaces to watch, comma-separated; unset or blank for every namespace. The Deployment sets it from OLM's
+     * olm.targetNamespaces annotation; {@link WatchNamespacesInterceptor} hands it to the SDK.
+     */
+    Optional<String> watchNamespaces();
+
     /** The Lease that lets one operator Pod act at a time; only in the profiles QOSDK elects in (prod). */
     interface LeaderElection {
         @WithDefault("ebb-operator")

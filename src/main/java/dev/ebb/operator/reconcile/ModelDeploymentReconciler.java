@@ -40,7 +40,6 @@ import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
 import io.javaoperatorsdk.operator.processing.event.ResourceID;
-import io.quarkiverse.operatorsdk.annotations.RBACRule;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -64,19 +63,7 @@ import org.jboss.logging.Logger;
 // generation-aware filtering would drop the retry annotation, which changes no generation; the filter keeps the rest
 @ControllerConfiguration(name = ModelDeploymentReconciler.NAME, generationAwareEventProcessing = false,
         informer = @Informer(onUpdateFilter = SpecOrRetryChanged.class))
-@RBACRule(apiGroups = "", resources = "pods", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
-@RBACRule(apiGroups = "", resources = "services", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
-@RBACRule(apiGroups = "", resources = "events", verbs = {"create", "patch"})
-// member reads: one exec into a member's engine container, read-only by what it runs
-@RBACRule(apiGroups = "", resources = "pods/exec", verbs = {"get", "create"})
-// withdrawal is proven by a member's absence from every EndpointSlice of its role
-@RBACRule(apiGroups = "discovery.k8s.io", resources = "endpointslices", verbs = {"get", "list", "watch"})
-// leader election: the SDK checks exactly these verbs on Leases at start
-@RBACRule(apiGroups = "coordination.k8s.io", resources = "leases", verbs = {"get", "create", "update"})
-// the router in front of a deployment: its Deployment, account, Pod-discovery role and configuration
-@RBACRule(apiGroups = "apps", resources = "deployments", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
-@RBACRule(apiGroups = "", resources = {"serviceaccounts", "configmaps"}, verbs = {"get", "create", "delete", "patch", "update"})
-@RBACRule(apiGroups = "rbac.authorization.k8s.io", resources = {"roles", "rolebindings"}, verbs = {"get", "create", "delete", "patch", "update"})
+// its RBAC is written out in src/main/kubernetes/kubernetes.yml, beside the Deployment it runs in
 public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
     public static final String NAME = "modeldeployment";
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
@@ -121,15 +108,16 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
 
     @Override
     public List<EventSource<?, ModelDeployment>> prepareEventSources(EventSourceContext<ModelDeployment> context) {
+        // every cache watches only the namespaces the controller does (ebb.watch-namespaces), which is all its RBAC covers
         return List.of(
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class).withNamespacesInheritedFromController()
                         .withLabelSelector(Labels.DEPLOYMENT).build(), context),
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(Service.class, ModelDeployment.class)
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(Service.class, ModelDeployment.class).withNamespacesInheritedFromController()
                         .withLabelSelector(Labels.DEPLOYMENT).build(), context),
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(Deployment.class, ModelDeployment.class)
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(Deployment.class, ModelDeployment.class).withNamespacesInheritedFromController()
                         .withLabelSelector(RouterRenderer.COMPONENT + "=" + RouterRenderer.COMPONENT_ROUTER).build(), context),
                 // Kubernetes copies a Service's labels onto its EndpointSlices, whose owner is the Service, not us
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class)
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class).withNamespacesInheritedFromController()
                         .withLabelSelector(Labels.DEPLOYMENT)
                         .withSecondaryToPrimaryMapper(slice -> Set.of(new ResourceID(slice.getMetadata().getLabels().get(Labels.DEPLOYMENT),
                                 slice.getMetadata().getNamespace()))).build(), context));

@@ -11,6 +11,8 @@ import java.util.List;
 /** The manifests `package` writes for installing the operator, as objects. */
 final class PackagedManifests {
     static final Path MANIFESTS = Path.of("target", "kubernetes", "kubernetes.json");
+    /** The operator's ServiceAccount, as src/main/kubernetes/kubernetes.yml names it. */
+    static final String SERVICE_ACCOUNT = "ebb-operator";
 
     private PackagedManifests() {
     }

@@ -3,6 +3,7 @@ package dev.ebb.operator.packaging;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.runtime.configuration.DurationConverter;
@@ -57,11 +58,16 @@ public final class PackagedOperator implements AutoCloseable {
         return new DurationConverter().convert(value);
     }
 
-    /** The rules the packaged ClusterRoles grant: the API server's rules review answers with these. */
+    /**
+     * The rules the packaged ClusterRoles and Roles grant: the API server's rules review answers with these. The test
+     * world has one namespace that matters, the operator's, where the Role of its Lease applies too.
+     */
     public static List<PolicyRule> packagedRules() throws IOException {
         List<PolicyRule> rules = new ArrayList<>();
         for (HasMetadata item : PackagedManifests.read()) {
             if (item instanceof ClusterRole role) {
+                rules.addAll(role.getRules());
+            } else if (item instanceof Role role) {
                 rules.addAll(role.getRules());
             }
         }
