@@ -18,6 +18,7 @@ public final class BundleWriter {
     static final Path BUNDLE = Path.of("bundle");
     static final Path README = BUNDLE.resolve("README.md");
     static final Path SAMPLES = Path.of("src", "main", "kubernetes", "samples");
+    static final Path ICON = Path.of("src", "main", "kubernetes", "olm", "icon.svg");
 
     private BundleWriter() {
     }
@@ -39,7 +40,7 @@ public final class BundleWriter {
 
     /** What the bundle is made from, as the last `package` left it. */
     static OlmBundle.Inputs inputs() throws IOException {
-        return new OlmBundle.Inputs(read(PackagedManifests.MANIFESTS), read(SimApiServer.CRD), samples());
+        return new OlmBundle.Inputs(read(PackagedManifests.MANIFESTS), read(SimApiServer.CRD), samples(), read(ICON), DefaultImages.of());
     }
 
     /** The sample ModelDeployments, by file name. */

@@ -13,10 +13,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.SortedMap;
@@ -30,7 +34,11 @@ import java.util.stream.StreamSupport;
  */
 final class OlmBundle {
     static final String PACKAGE = "ebb-operator";
-    static final String CHANNEL = "alpha";
+    /**
+     * Channels named candidate*, stable* or fast* follow OLM's channel naming (validateHubChannels in
+     * pkg/validation/internal/good_practices.go at operator-framework/api v0.45.0); a release before 1.0 is a candidate.
+     */
+    static final String CHANNEL = "candidate";
     static final String CSV_FILE = "manifests/" + PACKAGE + ".clusterserviceversion.yaml";
     static final String ANNOTATIONS_FILE = "metadata/annotations.yaml";
     static final String BUILD_COMMIT_ANNOTATION = "app.quarkus.io/commit-id";
@@ -54,6 +62,26 @@ final class OlmBundle {
             """;
     private static final String CRD_DESCRIPTION =
             "An inference engine's roles and replicas, removed only once they hold no request.";
+    /** Where the operator is installed when the catalog's user does not choose (OperatorHub's suggested namespace). */
+    static final String SUGGESTED_NAMESPACE = "ebb-system";
+    static final String PROVIDER = "Ebb";
+    static final String PROJECT_URL = "https://github.com/ebb-dev/ebb";
+    static final String MAINTAINER = "Ebb maintainers";
+    static final String MAINTAINER_EMAIL = "maintainers@ebb.dev";
+    /** The name the operator's own image takes among the related images. */
+    static final String OPERATOR_IMAGE_NAME = "ebb-operator";
+    /**
+     * Resources the operator's rules may name, by scope: what is namespaced goes to the CSV's permissions, which OLM
+     * grants by a Role in each target namespace (cluster-wide for AllNamespaces), and what is not to its
+     * clusterPermissions (ensureRBACInTargetNamespace, ensureSingletonRBAC and ensureTenantRBAC in
+     * pkg/controller/operators/olm/operatorgroup.go at operator-lifecycle-manager v0.46.0). A resource in neither list
+     * fails the bundle rather than be granted in the wrong scope; the CRD's own resources are placed by its spec.scope.
+     */
+    private static final Set<String> NAMESPACED = Set.of("/pods", "/services", "/events", "/serviceaccounts", "/configmaps",
+            "discovery.k8s.io/endpointslices", "apps/deployments", "rbac.authorization.k8s.io/roles",
+            "rbac.authorization.k8s.io/rolebindings", "coordination.k8s.io/leases");
+    private static final Set<String> CLUSTER_SCOPED = Set.of("apiextensions.k8s.io/customresourcedefinitions", "/namespaces",
+            "/nodes", "rbac.authorization.k8s.io/clusterroles", "rbac.authorization.k8s.io/clusterrolebindings");
 
     private static final ObjectMapper JSON = JsonMapper.builder().build();
     private static final ObjectMapper YAML = new YAMLMapper(YAMLFactory.builder()
@@ -75,8 +103,11 @@ final class OlmBundle {
     record Source(String file, String text) {
     }
 
-    /** The manifests `package` writes (a JSON array of objects), the CRD it generates, and the samples. */
-    record Inputs(Source manifests, Source crd, List<Source> samples) {
+    /**
+     * The manifests `package` writes (a JSON array of objects), the CRD it generates, the samples, the icon (SVG), and
+     * every image the operator uses by default, by the name of its setting.
+     */
+    record Inputs(Source manifests, Source crd, List<Source> samples, Source icon, SortedMap<String, String> defaultImages) {
     }
 
     private OlmBundle() {
@@ -106,9 +137,13 @@ final class OlmBundle {
             throw new IllegalArgumentException(manifestsSource.file() + " is not a JSON array of objects");
         }
         JsonNode deployment = onlyDeployment(manifests, manifestsSource);
-        String version = text(deployment, "/metadata/labels/app.kubernetes.io~1version", manifestsSource);
+        // the CSV's name must be a DNS-1123 subdomain (parseCSVNameFormat in pkg/validation/internal/csv.go at
+        // operator-framework/api v0.45.0), so a pre-release such as 0.1.0-SNAPSHOT is written in lower case, here and
+        // in spec.version alike so that the two agree; a release's version has no letters and stays as it is
+        String version = text(deployment, "/metadata/labels/app.kubernetes.io~1version", manifestsSource).toLowerCase(Locale.ROOT);
         String serviceAccount = text(deployment, "/spec/template/spec/serviceAccountName", manifestsSource);
-        Grants grants = grants(manifests, serviceAccount);
+        Grants grants = grants(manifests, serviceAccount, crd, inputs.crd());
+        String operatorImage = text(deployment, "/spec/template/spec/containers/0/image", manifestsSource);
 
         ObjectNode csv = NODES.objectNode();
         csv.put("apiVersion", "operators.coreos.com/v1alpha1");
@@ -119,8 +154,11 @@ final class OlmBundle {
         annotations.put("alm-examples", almExamples(inputs.samples(), crd, inputs.crd()));
         annotations.put("capabilities", "Basic Install");
         annotations.put("categories", "AI/Machine Learning");
-        annotations.put("containerImage", text(deployment, "/spec/template/spec/containers/0/image", manifestsSource));
+        annotations.put("containerImage", operatorImage);
         annotations.put("description", SHORT_DESCRIPTION);
+        annotations.put("repository", PROJECT_URL);
+        annotations.put("support", PROVIDER);
+        annotations.put("operatorframework.io/suggested-namespace", SUGGESTED_NAMESPACE);
 
         ObjectNode spec = csv.putObject("spec");
         spec.put("displayName", "Ebb");
@@ -129,11 +167,15 @@ final class OlmBundle {
         spec.put("maturity", "alpha");
         spec.put("minKubeVersion", MIN_KUBE_VERSION);
         spec.putArray("keywords").add("llm").add("inference").add("vllm").add("sglang");
-        spec.putObject("provider").put("name", "Ebb");
-        // the Deployment watches every namespace and does not read OLM's target namespaces, so that is the one mode
+        spec.putObject("provider").put("name", PROVIDER).put("url", PROJECT_URL);
+        spec.putArray("maintainers").addObject().put("name", MAINTAINER).put("email", MAINTAINER_EMAIL);
+        spec.putArray("links").addObject().put("name", "Source code and documentation").put("url", PROJECT_URL);
+        spec.putArray("icon").addObject().put("base64data", base64(inputs.icon())).put("mediatype", "image/svg+xml");
+        // The Deployment watches what OLM's olm.targetNamespaces annotation names (EBB_WATCH_NAMESPACES from the
+        // downward API): one namespace, the operator's own or another, several, or all of them ("").
         ArrayNode installModes = spec.putArray("installModes");
-        for (String mode : List.of("OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces")) {
-            installModes.addObject().put("type", mode).put("supported", mode.equals("AllNamespaces"));
+        for (String mode : INSTALL_MODES) {
+            installModes.addObject().put("type", mode).put("supported", true);
         }
         spec.putObject("customresourcedefinitions").putArray("owned").add(ownedCrd(crd, inputs.crd()));
 
@@ -149,10 +191,11 @@ final class OlmBundle {
         strategy.putArray("deployments").addObject()
                 .put("name", text(deployment, "/metadata/name", manifestsSource))
                 .set("spec", deploymentSpec);
-        strategy.putArray("clusterPermissions").add(permission(serviceAccount, grants.cluster()));
-        if (!grants.namespaced().isEmpty()) {
-            strategy.putArray("permissions").add(permission(serviceAccount, grants.namespaced()));
+        if (!grants.cluster().isEmpty()) {
+            strategy.putArray("clusterPermissions").add(permission(serviceAccount, grants.cluster()));
         }
+        strategy.putArray("permissions").add(permission(serviceAccount, grants.namespaced()));
+        spec.set("relatedImages", relatedImages(operatorImage, inputs.defaultImages()));
         return csv;
     }
 
@@ -165,16 +208,24 @@ final class OlmBundle {
         return deployments.get(0);
     }
 
-    /** The rules granted cluster-wide, and those granted in the operator's own namespace. */
+    /** The install modes, all supported: OLM's four (InstallModeType in pkg/operators/v1alpha1/clusterserviceversion_types.go at operator-framework/api v0.45.0). */
+    static final List<String> INSTALL_MODES = List.of("OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces");
+
+    /** The rules on cluster-scoped resources, and those on namespaced ones. */
     private record Grants(Set<JsonNode> cluster, Set<JsonNode> namespaced) {
     }
 
     /**
-     * The rules of the roles the manifests define and bind to the operator's ServiceAccount. A binding to a role the
-     * manifests do not define (Quarkus binds the built-in {@code view} in the operator's namespace) has no rules
-     * to hand to OLM; the generated roles grant all the operator uses.
+     * The rules of the roles the manifests define and bind to the operator's ServiceAccount, sorted by the scope of
+     * what they name rather than by how make deploy binds them: make deploy binds the namespaced rules cluster-wide
+     * because it watches every namespace, while OLM grants permissions in the target namespaces only. A binding to a
+     * role the manifests do not define has no rules to hand to OLM.
      */
-    private static Grants grants(JsonNode manifests, String serviceAccount) {
+    private static Grants grants(JsonNode manifests, String serviceAccount, JsonNode crd, Source crdSource) {
+        Set<String> namespaced = new HashSet<>(NAMESPACED);
+        if ("Namespaced".equals(crd.at("/spec/scope").asText())) {
+            namespaced.add(text(crd, "/spec/group", crdSource) + "/" + text(crd, "/spec/names/plural", crdSource));
+        }
         Map<String, JsonNode> roles = new HashMap<>();
         for (String kind : List.of("ClusterRole", "Role")) {
             ofKind(manifests, kind).forEach(role -> roles.put(kind + "/" + role.path("metadata").path("name").asText(), role));
@@ -188,11 +239,51 @@ final class OlmBundle {
             JsonNode roleRef = binding.path("roleRef");
             JsonNode role = roles.get(roleRef.path("kind").asText() + "/" + roleRef.path("name").asText());
             if (role != null) {
-                Set<JsonNode> into = kind.equals("ClusterRoleBinding") ? grants.cluster() : grants.namespaced();
-                elements(role.path("rules")).forEach(rule -> into.add(canonical(rule)));
+                elements(role.path("rules")).forEach(rule ->
+                        (namespaced(rule, namespaced) ? grants.namespaced() : grants.cluster()).add(canonical(rule)));
             }
         }
         return grants;
+    }
+
+    /** Whether every resource the rule names is namespaced; false when every one is cluster-scoped. */
+    private static boolean namespaced(JsonNode rule, Set<String> namespaced) {
+        Set<Boolean> scopes = new HashSet<>();
+        for (JsonNode group : elements(rule.path("apiGroups"))) {
+            for (JsonNode resource : elements(rule.path("resources"))) {
+                String key = group.asText() + "/" + resource.asText().split("/", 2)[0];
+                if (namespaced.contains(key)) {
+                    scopes.add(true);
+                } else if (CLUSTER_SCOPED.contains(key)) {
+                    scopes.add(false);
+                } else {
+                    throw new IllegalArgumentException("the rule " + rule + " names " + key
+                            + ", whose scope the bundle does not know; add it to OlmBundle's lists");
+                }
+            }
+        }
+        if (scopes.size() != 1) {
+            throw new IllegalArgumentException("the rule " + rule + " mixes namespaced and cluster-scoped resources (or names none)");
+        }
+        return scopes.contains(true);
+    }
+
+    /**
+     * The operator's image and every image it runs by default, so that a disconnected mirror copies them all
+     * (spec.relatedImages). Sorted by name, the operator's first.
+     */
+    private static ArrayNode relatedImages(String operatorImage, SortedMap<String, String> defaultImages) {
+        ArrayNode images = NODES.arrayNode();
+        images.addObject().put("name", OPERATOR_IMAGE_NAME).put("image", operatorImage);
+        defaultImages.forEach((name, image) -> images.addObject().put("name", name).put("image", image));
+        return images;
+    }
+
+    private static String base64(Source icon) {
+        if (icon.text().isBlank()) {
+            throw new IllegalArgumentException(icon.file() + " is empty");
+        }
+        return Base64.getEncoder().encodeToString(icon.text().getBytes(StandardCharsets.UTF_8));
     }
 
     private static boolean bindsTo(JsonNode binding, String serviceAccount) {

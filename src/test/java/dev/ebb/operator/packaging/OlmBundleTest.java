@@ -9,6 +9,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.ebb.operator.packaging.OlmBundle.Inputs;
 import dev.ebb.operator.packaging.OlmBundle.Source;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -16,7 +18,7 @@ class OlmBundleTest {
     private static final ObjectMapper YAML = new YAMLMapper();
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private static final String CRD = """
+    static final String CRD = """
             apiVersion: apiextensions.k8s.io/v1
             kind: CustomResourceDefinition
             metadata:
@@ -28,7 +30,7 @@ class OlmBundleTest {
               versions:
               - {name: v1alpha1, served: true, storage: true}
             """;
-    private static final String SAMPLE = """
+    static final String SAMPLE = """
             apiVersion: serving.ebb.dev/v1alpha1
             kind: ModelDeployment
             metadata: {name: qwen}
@@ -46,7 +48,7 @@ class OlmBundleTest {
     private static final String NAMESPACED_RULE = """
             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}""";
 
-    private static String manifests(String deploymentLabels) {
+    static String manifests(String deploymentLabels) {
         return "[" + String.join(",",
                 """
                 {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "ebb-operator"}}""",
@@ -67,12 +69,12 @@ class OlmBundleTest {
                  "spec": {"replicas": 1, "template": {
                    "metadata": {"annotations": {"app.quarkus.io/commit-id": "0123abcd", "prometheus.io/scrape": "true"}},
                    "spec": {"serviceAccountName": "ebb-operator",
-                   "containers": [{"name": "ebb-operator", "image": "ghcr.io/ebb-dev/ebb-operator:1.2.3"}]}}}}"""
+                   "containers": [{"name": "ebb-operator", "image": "ghcr.io/ebb-dev/ebb-operator:1.2.3", "resources": {"requests": {"cpu": "100m", "memory": "192Mi"}}}]}}}}"""
                         .formatted(deploymentLabels))
                 + "]";
     }
 
-    private static final String LABELS = "\"app.kubernetes.io/name\": \"ebb-operator\", \"app.kubernetes.io/version\": \"1.2.3\"";
+    static final String LABELS = "\"app.kubernetes.io/name\": \"ebb-operator\", \"app.kubernetes.io/version\": \"1.2.3\"";
 
     private static String clusterRole(String name, String rule) {
         return """
@@ -87,10 +89,15 @@ class OlmBundleTest {
                  "subjects": [{"kind": "ServiceAccount", "name": "%s"}]}""".formatted(kind, role, roleKind, role, serviceAccount);
     }
 
-    private static Inputs inputs(String manifests, String crd, String... samples) {
+    private static final String ICON = "<svg xmlns=\"http://www.w3.org/2000/svg\"/>";
+    private static final SortedMap<String, String> DEFAULT_IMAGES = new TreeMap<>(Map.of(
+            "vllm", "vllm/vllm-openai:v1", "routing-proxy", "ghcr.io/x/sidecar:v2"));
+
+    static Inputs inputs(String manifests, String crd, String... samples) {
         return new Inputs(new Source("kubernetes.json", manifests), new Source("crd.yml", crd),
                 IntStream.range(0, samples.length)
-                        .mapToObj(i -> new Source("sample-" + i + ".yaml", samples[i])).toList());
+                        .mapToObj(i -> new Source("sample-" + i + ".yaml", samples[i])).toList(),
+                new Source("icon.svg", ICON), DEFAULT_IMAGES);
     }
 
     private static JsonNode csv(Inputs inputs) throws Exception {
@@ -112,6 +119,14 @@ class OlmBundleTest {
     }
 
     @Test
+    void aPreReleaseVersionIsWrittenInLowerCaseSinceTheCsvsNameMustBeADns1123Subdomain() throws Exception {
+        JsonNode csv = csv(inputs(manifests(LABELS.replace("1.2.3", "1.2.3-SNAPSHOT")), CRD, SAMPLE));
+
+        assertThat(csv.at("/metadata/name").asText()).isEqualTo("ebb-operator.v1.2.3-snapshot");
+        assertThat(csv.at("/spec/version").asText()).isEqualTo("1.2.3-snapshot");
+    }
+
+    @Test
     void theBundleDoesNotCarryTheCommitTheBuildCameFrom() throws Exception {
         JsonNode annotations = csv(inputs(manifests(LABELS), CRD, SAMPLE)).at("/spec/install/spec/deployments/0/spec/template/metadata/annotations");
 
@@ -123,11 +138,47 @@ class OlmBundleTest {
     void theOperatorGetsTheRulesOfTheRolesBoundToItsServiceAccountAndNoOthers() throws Exception {
         JsonNode strategy = csv(inputs(manifests(LABELS), CRD, SAMPLE)).at("/spec/install/spec");
 
-        assertThat(strategy.at("/clusterPermissions/0/serviceAccountName").asText()).isEqualTo("ebb-operator");
-        assertThat(strategy.at("/clusterPermissions/0/rules")).containsExactly(JSON.readTree(OPERATOR_RULE), JSON.readTree(CRD_CHECK_RULE));
-        assertThat(strategy.at("/permissions/0/serviceAccountName").asText()).isEqualTo("ebb-operator");
-        assertThat(strategy.at("/permissions/0/rules")).containsExactly(JSON.readTree(NAMESPACED_RULE));
         assertThat(strategy.toString()).doesNotContain("secrets");
+    }
+
+    @Test
+    void namespacedRulesBecomePermissionsWhateverBindsThemAndOnlyClusterScopedOnesClusterPermissions() throws Exception {
+        JsonNode strategy = csv(inputs(manifests(LABELS), CRD, SAMPLE)).at("/spec/install/spec");
+
+        // the Pod rule comes from a ClusterRole bound cluster-wide (make deploy watches every namespace), yet OLM must
+        // grant it only where the operator watches
+        assertThat(strategy.at("/permissions/0/serviceAccountName").asText()).isEqualTo("ebb-operator");
+        assertThat(strategy.at("/permissions/0/rules")).containsExactly(JSON.readTree(OPERATOR_RULE), JSON.readTree(NAMESPACED_RULE));
+        assertThat(strategy.at("/clusterPermissions/0/serviceAccountName").asText()).isEqualTo("ebb-operator");
+        assertThat(strategy.at("/clusterPermissions/0/rules")).containsExactly(JSON.readTree(CRD_CHECK_RULE));
+    }
+
+    @Test
+    void aRuleOnAResourceOfUnknownScopeOrOfBothScopesFailsTheBundle() {
+        String unknown = OPERATOR_RULE.replace("\"pods\"", "\"widgets\"");
+        String mixed = OPERATOR_RULE.replace("\"pods\"", "\"pods\", \"namespaces\"");
+
+        assertThatThrownBy(() -> OlmBundle.render(inputs(manifests(LABELS).replace(OPERATOR_RULE, unknown), CRD, SAMPLE)))
+                .hasMessageContaining("names /widgets, whose scope the bundle does not know");
+        assertThatThrownBy(() -> OlmBundle.render(inputs(manifests(LABELS).replace(OPERATOR_RULE, mixed), CRD, SAMPLE)))
+                .hasMessageContaining("mixes namespaced and cluster-scoped resources");
+    }
+
+    @Test
+    void everyInstallModeIsSupported() throws Exception {
+        JsonNode modes = csv(inputs(manifests(LABELS), CRD, SAMPLE)).at("/spec/installModes");
+
+        assertThat(modes).extracting(m -> m.get("type").asText())
+                .containsExactly("OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces");
+        assertThat(modes).allMatch(m -> m.get("supported").asBoolean());
+    }
+
+    @Test
+    void relatedImagesAreTheOperatorsAndEveryDefaultImage() throws Exception {
+        JsonNode images = csv(inputs(manifests(LABELS), CRD, SAMPLE)).at("/spec/relatedImages");
+
+        assertThat(images).extracting(i -> i.get("name").asText() + "=" + i.get("image").asText()).containsExactly(
+                "ebb-operator=ghcr.io/ebb-dev/ebb-operator:1.2.3", "routing-proxy=ghcr.io/x/sidecar:v2", "vllm=vllm/vllm-openai:v1");
     }
 
     @Test
@@ -156,8 +207,8 @@ class OlmBundleTest {
     @Test
     void theSameInputsGiveTheSameBytesWhateverOrderTheGeneratorWroteMapsIn() {
         String reorderedLabels = "\"app.kubernetes.io/version\": \"1.2.3\", \"app.kubernetes.io/name\": \"ebb-operator\"";
-        String container = "{\"name\": \"ebb-operator\", \"image\": \"ghcr.io/ebb-dev/ebb-operator:1.2.3\"}";
-        String reorderedContainer = "{\"image\": \"ghcr.io/ebb-dev/ebb-operator:1.2.3\", \"name\": \"ebb-operator\"}";
+        String container = "{\"name\": \"ebb-operator\", \"image\": \"ghcr.io/ebb-dev/ebb-operator:1.2.3\",";
+        String reorderedContainer = "{\"image\": \"ghcr.io/ebb-dev/ebb-operator:1.2.3\", \"name\": \"ebb-operator\",";
         assertThat(manifests(LABELS)).contains(container);
 
         Map<String, String> written = OlmBundle.render(inputs(manifests(LABELS), CRD, SAMPLE));
