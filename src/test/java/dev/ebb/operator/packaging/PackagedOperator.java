@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Properties;
 
@@ -79,6 +80,11 @@ public final class PackagedOperator implements AutoCloseable {
      * identity for the Lease; its output goes to {@code log}.
      */
     public static PackagedOperator start(KubernetesClient client, String identity, Path log) throws IOException {
+        return start(client, identity, log, Map.of());
+    }
+
+    /** The same with these variables added to its environment, as its Deployment's env would add them. */
+    public static PackagedOperator start(KubernetesClient client, String identity, Path log, Map<String, String> env) throws IOException {
         client.resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build()).createOr(c -> c.update());
         int port;
         try (ServerSocket free = new ServerSocket(0)) {
@@ -94,8 +100,10 @@ public final class PackagedOperator implements AutoCloseable {
                 "-jar", "quarkus-run.jar");
         Files.createDirectories(log.toAbsolutePath().getParent());
         // from the application's own directory, as the image's WORKDIR, so the flags' relative paths hold
-        return new PackagedOperator(new ProcessBuilder(command).directory(APP.toFile()).redirectErrorStream(true)
-                .redirectOutput(log.toAbsolutePath().toFile()).start(), port, log);
+        ProcessBuilder process = new ProcessBuilder(command).directory(APP.toFile()).redirectErrorStream(true)
+                .redirectOutput(log.toAbsolutePath().toFile());
+        process.environment().putAll(env);
+        return new PackagedOperator(process.start(), port, log);
     }
 
     /** The HTTP status of one of its endpoints, or -1 when it does not answer. */
