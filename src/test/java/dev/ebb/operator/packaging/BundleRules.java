@@ -79,6 +79,7 @@ final class BundleRules {
         minKubeVersion(csv, broken);
         operatorHub(csv, broken);
         categoriesAndCapabilities(csv, broken);
+        annotationNames(csv, broken);
         goodPractices(csv, metadata, broken);
         ownedCrds(csv, crds, broken);
         relatedImages(csv, broken);
@@ -208,6 +209,15 @@ final class BundleRules {
                 broken.add("listing: " + pointer + " is missing");
             }
         }
+    }
+
+    // ValidateAnnotationNames, pkg/validation/internal/annotations.go at operator-framework/api v0.45.0: OLM's
+    // case-sensitive annotation keys in their exact case
+    private static void annotationNames(JsonNode csv, List<String> broken) {
+        Set<String> caseSensitive = Set.of("olm.operatorGroup", "olm.operatorNamespace", "olm.targetNamespaces", "olm.providedAPIs", "olm.skipRange");
+        csv.at("/metadata/annotations").fieldNames().forEachRemaining(key -> caseSensitive.stream()
+                .filter(known -> known.equalsIgnoreCase(key) && !known.equals(key))
+                .forEach(known -> broken.add("annotations.go ValidateAnnotationNames: " + key + " uses wrong case and should be " + known)));
     }
 
     // validateCategories (standardcategories.go) and validateCapabilities (standardcapabilities.go) at operator-framework/api v0.45.0

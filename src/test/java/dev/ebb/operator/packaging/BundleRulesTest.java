@@ -45,6 +45,7 @@ class BundleRulesTest {
                 csv("operatorhub.go checkSpecLinks", t -> t.replace("url: " + OlmBundle.PROJECT_URL + "\n  icon", "url: not a url\n  icon")),
                 csv("operatorhub.go checkSpecIcon", t -> t.replace("mediatype: image/svg+xml", "mediatype: image/bmp")),
                 csv("standardcategories.go", t -> t.replace("categories: AI/Machine Learning", "categories: LLMs")),
+                csv("annotations.go ValidateAnnotationNames", t -> t.replace("olm.skipRange:", "olm.skiprange:")),
                 csv("standardcapabilities.go", t -> t.replace("capabilities: Basic Install", "capabilities: Magic")),
                 csv("good_practices.go validateResourceRequests", t -> t.replace("cpu: 100m", "")),
                 csv("good_practices.go validateCrdDescriptions", t -> t.replaceFirst("description: \"An inference engine's[^\"]*\"", "description: \"\"")),

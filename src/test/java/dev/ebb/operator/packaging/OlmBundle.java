@@ -159,6 +159,9 @@ final class OlmBundle {
         annotations.put("repository", PROJECT_URL);
         annotations.put("support", PROVIDER);
         annotations.put("operatorframework.io/suggested-namespace", SUGGESTED_NAMESPACE);
+        // any earlier version found installed upgrades straight to this one when it heads the channel
+        // (doc/design/how-to-update-operators.md, "skipRange", at operator-lifecycle-manager v0.46.0)
+        annotations.put("olm.skipRange", "<" + version);
 
         ObjectNode spec = csv.putObject("spec");
         spec.put("displayName", "Ebb");

@@ -110,6 +110,7 @@ class OlmBundleTest {
 
         assertThat(csv.at("/metadata/name").asText()).isEqualTo("ebb-operator.v1.2.3");
         assertThat(csv.at("/spec/version").asText()).isEqualTo("1.2.3");
+        assertThat(csv.at("/metadata/annotations/olm.skipRange").asText()).isEqualTo("<1.2.3");
         assertThat(csv.at("/metadata/annotations/containerImage").asText()).isEqualTo("ghcr.io/ebb-dev/ebb-operator:1.2.3");
         assertThat(csv.at("/spec/customresourcedefinitions/owned/0/name").asText()).isEqualTo("modeldeployments.serving.ebb.dev");
         assertThat(csv.at("/spec/customresourcedefinitions/owned/0/version").asText()).isEqualTo("v1alpha1");
