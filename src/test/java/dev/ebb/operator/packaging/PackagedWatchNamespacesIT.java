@@ -8,9 +8,14 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.sim.SimApiServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -20,6 +25,8 @@ import org.junit.jupiter.api.Test;
  * the Deployment's EBB_WATCH_NAMESPACES: it acts in the namespace named, not in another, and says what it left out.
  */
 class PackagedWatchNamespacesIT {
+    /** The kinds the operator caches: a GET of one of them as a collection is a list or a watch. */
+    private static final Pattern CACHED = Pattern.compile("/(pods|services|endpointslices|deployments|modeldeployments)(\\?|$)");
     private static final Path LOG = Path.of("target", "packaged-watch-namespaces-operator.log");
 
     private KubernetesMockServer server;
@@ -58,6 +65,20 @@ class PackagedWatchNamespacesIT {
         // created before the watched one, so by now it would have been acted on if it were watched
         assertThat(client.pods().inNamespace("team-b").list().getItems()).isEmpty();
         assertThat(operator.log()).contains("watching namespace(s) team-a; left out, not valid namespace names: Bad_Name");
+        // every cache, not only the ModelDeployments', lists and watches in the watched namespace alone: a
+        // cluster-wide list would need RBAC that OLM does not grant outside the target namespaces
+        List<String> reads = new ArrayList<>();
+        for (RecordedRequest request = server.takeRequest(1, TimeUnit.MILLISECONDS); request != null;
+                request = server.takeRequest(1, TimeUnit.MILLISECONDS)) {
+            // an informer lists and watches from a resourceVersion; this test's own plain lists carry none
+            if ("GET".equals(request.getMethod()) && CACHED.matcher(request.getPath()).find() && request.getPath().contains("resourceVersion=")) {
+                reads.add(request.getPath());
+            }
+        }
+        assertThat(reads).as("the caches' lists and watches").isNotEmpty()
+                .allSatisfy(path -> assertThat(path).contains("/namespaces/team-a/"));
+        assertThat(reads).anyMatch(path -> path.contains("/pods")).anyMatch(path -> path.contains("/services"))
+                .anyMatch(path -> path.contains("/endpointslices")).anyMatch(path -> path.contains("/deployments"));
     }
 
     @Test
