@@ -29,7 +29,9 @@ import java.util.regex.Pattern;
  * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does. A
  * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told), and
  * GET /version with the {@link #version release} it is told. It can be made to {@link #fail fail} chosen requests, as
- * a loaded or restarting API server does, until the fault is lifted.
+ * a loaded or restarting API server does, until the fault is lifted; to treat one caller {@link #unreliable
+ * unreliably}; and to {@link #expireWatches expire} every open watch, as an API server whose watch cache no longer
+ * holds a watcher's resource version does, so that informers list again.
  */
 public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -43,6 +45,9 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private volatile List<ResourceRule> granted = List.of();
     private final List<Fault> faults = new CopyOnWriteArrayList<>();
     private final AtomicInteger failed = new AtomicInteger();
+    private volatile java.util.Optional<UnreliableApi> unreliable = java.util.Optional.empty();
+    private final java.util.Set<ExpirableWatch> openWatches = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final AtomicInteger watchesOpened = new AtomicInteger();
 
     /** Requests with this method on this object's path (the query aside) are answered with this status, and not acted on. */
     private record Fault(String method, String path, int code) {
@@ -77,6 +82,38 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
 
     public void lift() {
         faults.clear();
+    }
+
+    /** From now until {@link #reliable}, the caller this names is answered late and has a share of its writes refused. */
+    public void unreliable(UnreliableApi treatment) {
+        unreliable = java.util.Optional.of(treatment);
+    }
+
+    public void reliable() {
+        unreliable = java.util.Optional.empty();
+    }
+
+    /**
+     * Ends every open watch as an API server ends one it can no longer serve from its watch cache: an ERROR event
+     * with a 410 Expired status (k8s.io/apiserver pkg/storage/cacher/cacher.go and apimachinery's
+     * NewResourceExpired, v0.33.1), then the close. A client must list again before it watches, which is what
+     * fabric8's informers do on a 410 (Reflector, kubernetes-client 7.5.2).
+     *
+     * @return how many watches were ended
+     */
+    public int expireWatches() {
+        int ended = 0;
+        for (ExpirableWatch watch : List.copyOf(openWatches)) {
+            if (watch.expire()) {
+                ended++;
+            }
+        }
+        return ended;
+    }
+
+    /** How many watches were opened so far; a client that re-watches after an expiry opens one more. */
+    public int watchesOpened() {
+        return watchesOpened.get();
     }
 
     /** How many requests a fault has answered so far. */
@@ -161,7 +198,88 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     }
 
     @Override
+    public MockResponse handleWatch(String path) {
+        MockResponse upgrade = super.handleWatch(path);
+        io.fabric8.mockwebserver.http.WebSocketListener store = upgrade.getWebSocketListener();
+        return store == null ? upgrade : upgrade.withWebSocketUpgrade(new ExpirableWatch(store));
+    }
+
+    /** The store's own watch, passed every callback, with the socket kept so that the watch can be expired. */
+    private final class ExpirableWatch extends io.fabric8.mockwebserver.http.WebSocketListener {
+        private static final String EXPIRED = Serialization.asJson(java.util.Map.of("type", "ERROR", "object",
+                new StatusBuilder().withStatus("Failure").withReason("Expired").withCode(410)
+                        .withMessage("too old resource version").build()));
+        private final io.fabric8.mockwebserver.http.WebSocketListener store;
+        private volatile io.fabric8.mockwebserver.http.WebSocket socket;
+
+        ExpirableWatch(io.fabric8.mockwebserver.http.WebSocketListener store) {
+            this.store = store;
+        }
+
+        boolean expire() {
+            io.fabric8.mockwebserver.http.WebSocket open = socket;
+            if (open == null || !openWatches.remove(this)) {
+                return false;
+            }
+            open.send(EXPIRED);
+            open.close(1000, "");
+            return true;
+        }
+
+        @Override
+        public void onOpen(io.fabric8.mockwebserver.http.WebSocket webSocket, io.fabric8.mockwebserver.http.Response response) {
+            socket = webSocket;
+            openWatches.add(this);
+            watchesOpened.incrementAndGet();
+            store.onOpen(webSocket, response);
+        }
+
+        @Override
+        public void onMessage(io.fabric8.mockwebserver.http.WebSocket webSocket, String text) {
+            store.onMessage(webSocket, text);
+        }
+
+        @Override
+        public void onMessage(io.fabric8.mockwebserver.http.WebSocket webSocket, byte[] bytes) {
+            store.onMessage(webSocket, bytes);
+        }
+
+        @Override
+        public void onClosing(io.fabric8.mockwebserver.http.WebSocket webSocket, int code, String reason) {
+            openWatches.remove(this);
+            store.onClosing(webSocket, code, reason);
+        }
+
+        @Override
+        public void onClosed(io.fabric8.mockwebserver.http.WebSocket webSocket, int code, String reason) {
+            openWatches.remove(this);
+            store.onClosed(webSocket, code, reason);
+        }
+
+        @Override
+        public void onFailure(io.fabric8.mockwebserver.http.WebSocket webSocket, Throwable t, io.fabric8.mockwebserver.http.Response response) {
+            openWatches.remove(this);
+            store.onFailure(webSocket, t, response);
+        }
+    }
+
+    @Override
     public MockResponse dispatch(RecordedRequest request) {
+        java.util.Optional<UnreliableApi> treatment = unreliable.filter(u -> u.concerns(request));
+        if (treatment.isPresent()) {
+            java.time.Duration late = treatment.get().delay();
+            java.util.Optional<io.fabric8.kubernetes.api.model.Status> refusal = treatment.get().refusal(request);
+            MockResponse answer = refusal.map(status -> {
+                failed.incrementAndGet();
+                return new MockResponse().setResponseCode(status.getCode()).setBody(Serialization.asJson(status));
+            }).orElseGet(() -> dispatchReliably(request));
+            // the server schedules a delayed body on a timer, which refuses a delay under a millisecond
+            return answer.getWebSocketListener() == null && late.toMillis() > 0 ? answer.setBodyDelay(late) : answer;
+        }
+        return dispatchReliably(request);
+    }
+
+    private MockResponse dispatchReliably(RecordedRequest request) {
         java.util.Optional<Fault> fault = faults.stream().filter(f -> f.matches(request)).findFirst();
         if (fault.isPresent()) {
             failed.incrementAndGet();

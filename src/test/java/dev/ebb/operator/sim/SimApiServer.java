@@ -67,6 +67,12 @@ public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
                 .withRequestRetryBackoffLimit(0).build()).build();
     }
 
+    /** The same, with its own User-Agent, so that the server can treat this caller apart (see {@link UnreliableApi}). */
+    public static KubernetesClient clientWithoutRetries(KubernetesMockServer server, String userAgent) {
+        return new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.createClient().getConfiguration())
+                .withRequestRetryBackoffLimit(0).withUserAgent(userAgent).build()).build();
+    }
+
     @Override
     public Map<String, String> start() {
         server = startServer();
