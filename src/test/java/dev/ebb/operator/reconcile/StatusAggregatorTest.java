@@ -58,6 +58,17 @@ class StatusAggregatorTest {
     }
 
     @Test
+    void theScaleSubresourceReadsTheScaledRolesReplicasAndItsServingLeadersSelector() {
+        ModelDeploymentStatus status = status(server(0, 1, 2), List.of(), T0);
+
+        assertThat(status.scaling().role()).isEqualTo("server");
+        assertThat(status.scaling().replicas()).isEqualTo(3);
+        assertThat(status.scaling().selector()).isEqualTo("serving.ebb.dev/deployment=qwen,serving.ebb.dev/member-index=0,"
+                + "serving.ebb.dev/role=server,serving.ebb.dev/serving=true");
+        assertThat(status.scaling().override()).isNull();
+    }
+
+    @Test
     void everyReplicaReadyMakesThePhaseReady() {
         List<Pod> pods = everyReplicaReady();
 
