@@ -13,12 +13,11 @@ public record DesiredScaling(String role, int roleIndex, Optional<Integer> scali
 
     /**
      * Said when spec.scaling.replicas decides a count other than the one the role's own field asks for, so that a user
-     * editing spec.roles[].replicas sees why nothing follows.
+     * editing spec.roles[].replicas sees why nothing follows. A role that leaves its own replicas unset asks for nothing.
      */
     public Optional<String> override() {
-        return scalingReplicas.filter(replicas -> !replicas.equals(roleReplicas.orElse(DesiredRole.DEFAULT_REPLICAS)))
-                .map(replicas -> "spec.scaling.replicas (" + replicas + ") takes precedence over spec.roles[" + roleIndex + "].replicas ("
-                        + roleReplicas.map(String::valueOf).orElse("unset, " + DesiredRole.DEFAULT_REPLICAS) + ") of role " + role
-                        + ": an autoscaler or kubectl scale writes it through the scale subresource");
+        return scalingReplicas.flatMap(replicas -> roleReplicas.filter(written -> !written.equals(replicas))
+                .map(written -> "spec.scaling.replicas (" + replicas + ") takes precedence over spec.roles[" + roleIndex + "].replicas ("
+                        + written + ") of role " + role + ": an autoscaler or kubectl scale writes it through the scale subresource"));
     }
 }
