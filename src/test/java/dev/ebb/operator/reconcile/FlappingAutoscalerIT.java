@@ -36,6 +36,9 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
@@ -48,7 +51,7 @@ import org.junit.jupiter.api.Test;
 /**
  * An autoscaler that flaps: it writes the scale subresource every 1 to 3 s, between 3 and 1 replicas, for most of a
  * minute, while clients stream completions through the router. Each scale-down goes through the retirement protocol
- * (the idlest replicas, both at once); each scale-up during one calls it off and the withdrawn replica serves again
+ * (the idlest replicas, chosen by reading what each holds, both at once); each scale-up during one calls it off and the withdrawn replica serves again
  * without a new Pod. Nothing is cut, nothing is left withdrawn, and no ordinal is created and deleted in a loop.
  *
  * <p>"In a loop" here: one replica ordinal whose Pod is deleted more than {@value #MAX_DELETIONS_PER_ORDINAL} times in
@@ -159,6 +162,17 @@ class FlappingAutoscalerIT {
             Random lengths = new Random(7);
             load = new LoadGenerator(router, 3, () -> 10 + lengths.nextInt(41), Duration.ofMillis(50)).start(FLAPPING.plusSeconds(30));
 
+            // what status shows while it flaps: how many retirements run at once, and why each replica was chosen
+            AtomicInteger mostAtOnce = new AtomicInteger();
+            Set<String> choices = ConcurrentHashMap.newKeySet();
+            ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor();
+            watcher.scheduleWithFixedDelay(() -> {
+                List<RetirementStatus> underWay = status().map(ModelDeploymentStatus::retirements).orElse(List.of()).stream()
+                        .filter(r -> !"Aborted".equals(r.state())).toList();
+                mostAtOnce.accumulateAndGet(underWay.size(), Math::max);
+                underWay.forEach(r -> choices.add(r.chosenBecause() == null ? "" : r.chosenBecause()));
+            }, 0, 200, TimeUnit.MILLISECONDS);
+
             Random autoscaler = new Random(42);
             int writes = 0;
             int replicas = HIGH;
@@ -171,6 +185,7 @@ class FlappingAutoscalerIT {
             }
             int last = replicas;
             await().atMost(Duration.ofSeconds(30)).until(() -> settledAt(last));
+            watcher.shutdownNow();
             load.stop(Duration.ofSeconds(15));
 
             long started = events(Reasons.STARTED::equals);
@@ -182,9 +197,9 @@ class FlappingAutoscalerIT {
             deletedByOrdinal.forEach((ordinal, count) -> deletions.put(ordinal, count.get()));
             System.out.printf("flapping autoscaler: %d scale writes (%d..%d) in %ds; retirements started %d, called off %d, completed %d,"
                     + " aborted otherwise %d; Pods created after the start %d, deletions by ordinal %s; requests completed %d, cut %d,"
-                    + " rejected %d%n", writes, LOW, HIGH, FLAPPING.toSeconds(), started, cancelled, completed, otherAborts, createdLater,
+                    + " rejected %d; at most %d retirements at once; chosen because, e.g. %s%n", writes, LOW, HIGH, FLAPPING.toSeconds(), started, cancelled, completed, otherAborts, createdLater,
                     deletions, load.count(LoadGenerator.Outcome.COMPLETED), load.count(LoadGenerator.Outcome.CUT),
-                    load.count(LoadGenerator.Outcome.REJECTED));
+                    load.count(LoadGenerator.Outcome.REJECTED), mostAtOnce.get(), choices.stream().limit(3).toList());
 
             assertThat(load.requests()).filteredOn(r -> r.outcome() == LoadGenerator.Outcome.CUT).as("cut requests").isEmpty();
             assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isPositive();
@@ -192,6 +207,9 @@ class FlappingAutoscalerIT {
                     assertThat(p.getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES));
             assertThat(writes).isGreaterThanOrEqualTo(18);
             assertThat(started).as("the scale-downs went through the protocol").isPositive();
+            assertThat(mostAtOnce.get()).as("a scale-down by two retires both at once").isEqualTo(HIGH - LOW);
+            assertThat(choices).as("each chosen by a reading of what it held").isNotEmpty()
+                    .allSatisfy(why -> assertThat(why).startsWith("in flight "));
             assertThat(cancelled).as("scale-ups called retirements off").isPositive();
             assertThat(createdLater).as("a Pod is created only for a replica a completed retirement deleted").isLessThanOrEqualTo(completed);
             assertThat(deletions.values()).as("deletions per ordinal").allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(MAX_DELETIONS_PER_ORDINAL));
