@@ -92,7 +92,9 @@ public final class SpecResolver {
      * The role the scale subresource drives and the count it runs at. spec.scaling.replicas, when set, is that role's
      * count, whatever spec.roles[].replicas says: an autoscaler writes only the former (through /scale), and the API
      * server runs the CRD's rules on what a /scale write produces, so a rule refusing the two to differ would refuse
-     * every autoscaler's write.
+     * every autoscaler's write (apiextensions-apiserver pkg/registry/customresource/etcd.go: ScaleREST.Update writes
+     * through the resource's own store, whose strategy.go ValidateUpdate runs the schema and its CEL rules; read in
+     * stored copies of kubernetes/kubernetes, not at a pinned release tag).
      */
     private static Optional<DesiredScaling> scaling(ModelDeploymentSpec spec, List<FieldError> errors) {
         List<RoleSpec> roles = spec.roles();

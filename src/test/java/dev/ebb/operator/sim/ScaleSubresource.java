@@ -10,9 +10,9 @@ import java.util.Optional;
 
 /**
  * A custom resource's scale subresource as the API server maps it (apiextensions-apiserver
- * pkg/registry/customresource/etcd.go, scaleFromCustomResource and scaleUpdatedObjectInfo): an autoscaling/v1 Scale
- * read from the three paths the CRD names, and a Scale written back onto its spec replicas path alone. Pure: objects
- * in, objects out.
+ * pkg/registry/customresource/etcd.go, scaleFromCustomResource and scaleUpdatedObjectInfo, read in stored copies of
+ * kubernetes/kubernetes rather than at a pinned release tag): an autoscaling/v1 Scale read from the three paths the
+ * CRD names, and a Scale written back onto its spec replicas path alone. Pure: objects in, objects out.
  */
 public final class ScaleSubresource {
     private static final ObjectMapper JSON = new ObjectMapper();
