@@ -659,7 +659,7 @@ class RetirementIT {
     }
 
     private void refusesSplitReplicas(String engine) {
-        deployRouted(deployment("qwen", engine).role(role("prefill").kind("Prefill").replicas(2)).role(role("decode").kind("Decode")));
+        deployRouted(deployment("qwen", engine).scaling("prefill").role(role("prefill").kind("Prefill").replicas(2)).role(role("decode").kind("Decode")));
         await().atMost(CONVERGE).until(() -> pod("qwen-prefill-r1-m0") != null && pod("qwen-prefill-r1-m0").getStatus() != null
                 && pod("qwen-prefill-r1-m0").getStatus().getPodIP() != null);
         String uid = pod("qwen-prefill-r1-m0").getMetadata().getUid();
@@ -675,7 +675,7 @@ class RetirementIT {
     /** A refusal is per replica: another role's scale-down goes ahead, and status names the refused replica. */
     @Test
     void aRefusedReplicaNeverBlocksAnotherRetirement() {
-        deployRouted(deployment("qwen", "vLLM").role(role("prefill").kind("Prefill").replicas(2)).role(role("server").replicas(2)));
+        deployRouted(deployment("qwen", "vLLM").scaling("prefill").role(role("prefill").kind("Prefill").replicas(2)).role(role("server").replicas(2)));
         awaitServing("qwen-prefill-r0-m0", "qwen-prefill-r1-m0", "qwen-server-r0-m0", "qwen-server-r1-m0");
         String prefillUid = pod("qwen-prefill-r1-m0").getMetadata().getUid();
         scale("prefill", 1);

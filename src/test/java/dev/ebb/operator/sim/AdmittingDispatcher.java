@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
 /**
  * The mock API server's CRUD store with admission in front of it for one custom resource: creates, updates and
  * patches of its objects are checked by {@link CrdAdmission} and refused with HTTP 422, as an API server would. A
- * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does. A
+ * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does. The
+ * resource's scale subresource, when its CRD declares one, is served as an API server serves it ({@link #scale}). A
  * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told), and
  * GET /version with the {@link #version release} it is told. It can be made to {@link #fail fail} chosen requests, as
  * a loaded or restarting API server does, until the fault is lifted; to treat one caller {@link #unreliable
@@ -42,6 +43,10 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final long DEFAULT_GRACE_SECONDS = 30;
     private final CrdAdmission admission;
     private final Pattern guarded;
+    private final Pattern scalePath;
+    private final java.util.Optional<ScaleSubresource> scale;
+    /** The resource as the API server names it in its messages: plural.group. */
+    private final String resource;
     private volatile List<ResourceRule> granted = List.of();
     private final List<Fault> faults = new CopyOnWriteArrayList<>();
     private final AtomicInteger failed = new AtomicInteger();
@@ -61,8 +66,17 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
 
     /** @param plural the resource's plural; its status subresource is not checked, as with a real CRD */
     public AdmittingDispatcher(CrdAdmission admission, String group, String plural) {
+        this(admission, group, plural, java.util.Optional.empty());
+    }
+
+    /** @param scale the resource's scale subresource, served at .../NAME/scale as the API server serves it */
+    public AdmittingDispatcher(CrdAdmission admission, String group, String plural, java.util.Optional<ScaleSubresource> scale) {
         this.admission = admission;
         this.guarded = Pattern.compile("^/apis/" + Pattern.quote(group) + "/[^/]+/namespaces/[^/]+/" + Pattern.quote(plural) + "(/[^/?]+)?(\\?.*)?$");
+        this.scalePath = Pattern.compile("^(/apis/" + Pattern.quote(group) + "/[^/]+/namespaces/[^/]+/" + Pattern.quote(plural)
+                + "/([^/?]+))/scale(\\?.*)?$");
+        this.scale = scale;
+        this.resource = plural + "." + group;
     }
 
     /** What the caller may do, as its RBAC would grant it: a rules review reports exactly these. */
@@ -299,6 +313,10 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         if ("POST".equals(request.getMethod()) && EVICTION.matcher(request.getPath()).matches()) {
             return evict(request);
         }
+        java.util.regex.Matcher scaled = scalePath.matcher(request.getPath());
+        if (scale.isPresent() && scaled.matches()) {
+            return scale(request, scale.get(), scaled.group(1), scaled.group(2));
+        }
         if ("DELETE".equals(request.getMethod())) {
             java.util.Optional<MockResponse> refused = uidPreconditionFails(request);
             if (refused.isPresent()) {
@@ -337,6 +355,62 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         } catch (Exception e) {
             throw new IllegalStateException("could not record the deletion grace of " + request.getPath(), e);
         }
+    }
+
+    /**
+     * The scale subresource, as the API server serves a CRD's (apiextensions-apiserver
+     * pkg/registry/customresource/etcd.go, ScaleREST): a read maps the object onto an autoscaling/v1 Scale and fails
+     * with 500 while the object has no count at the spec replicas path; a PUT or a patch (applied to the object's
+     * Scale) writes the Scale's spec.replicas at that path alone, refuses a resourceVersion other than the object's with
+     * 409, and goes through the same update, and so the same admission, as a write of the whole object.
+     */
+    private MockResponse scale(RecordedRequest request, ScaleSubresource subresource, String objectPath, String name) {
+        try {
+            JsonNode current = currentOrNull(objectPath);
+            if (current == null) {
+                return status(404, "NotFound", resource + " \"" + name + "\" not found");
+            }
+            String method = request.getMethod();
+            if ("GET".equals(method)) {
+                return subresource.hasSpecReplicas(current)
+                        ? new MockResponse().setResponseCode(200).setBody(JSON.writeValueAsString(subresource.scaleOf(current)))
+                        : status(500, "InternalError", "Internal error occurred: the spec replicas field \"" + subresource.specReplicasPath()
+                                + "\" does not exist");
+            }
+            JsonNode asked;
+            if ("PUT".equals(method)) {
+                asked = JSON.readTree(request.getBody().getBytes());
+            } else if ("PATCH".equals(method)) {
+                asked = patched(subresource.scaleOf(current), JSON.readTree(request.getBody().getBytes()), request);
+            } else {
+                return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+            }
+            // a Go client decodes a Scale without spec.replicas as 0; only a patch leaves the sentinel that says "empty"
+            if ("PATCH".equals(method) && !asked.path("spec").path("replicas").isIntegralNumber()) {
+                return status(400, "BadRequest", "the spec replicas field \"" + subresource.specReplicasPath() + "\" cannot be empty");
+            }
+            String version = asked.path("metadata").path("resourceVersion").asText("");
+            String currentVersion = current.path("metadata").path("resourceVersion").asText("");
+            if (!version.isEmpty() && !version.equals(currentVersion)) {
+                return status(409, "Conflict", "Operation cannot be fulfilled on " + resource + " \"" + name
+                        + "\": the object has been modified; please apply your changes to the latest version and try again");
+            }
+            ObjectNode updated = subresource.applied(current, asked.path("spec").path("replicas").asInt(0));
+            MockResponse written = handleUpdate(new RecordedRequest("PUT " + objectPath + " HTTP/1.1", HttpMethod.PUT, objectPath,
+                    Headers.builder().add("Content-Type", "application/json").build(), new Buffer(JSON.writeValueAsBytes(updated))));
+            if (written.code() / 100 != 2) {
+                return written;
+            }
+            JsonNode stored = currentOrNull(objectPath);
+            return new MockResponse().setResponseCode(200).setBody(JSON.writeValueAsString(subresource.scaleOf(stored == null ? updated : stored)));
+        } catch (Exception e) {
+            return status(400, "BadRequest", "unreadable Scale: " + e);
+        }
+    }
+
+    private static MockResponse status(int code, String reason, String message) {
+        return new MockResponse().setResponseCode(code).setBody(Serialization.asJson(new StatusBuilder().withStatus("Failure")
+                .withReason(reason).withCode(code).withMessage(message).build()));
     }
 
     /** An eviction deletes the Pod with the eviction's own delete options, as the API server's eviction subresource does. */

@@ -49,7 +49,8 @@ public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
     /** The store and admission of a server, for a test that injects faults into it before starting it. */
     public static AdmittingDispatcher dispatcher() {
         CustomResourceDefinition crd = generatedCrd();
-        return new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(), crd.getSpec().getNames().getPlural());
+        return new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(), crd.getSpec().getNames().getPlural(),
+                ScaleSubresource.of(crd));
     }
 
     public static KubernetesMockServer startServer(AdmittingDispatcher dispatcher) {
