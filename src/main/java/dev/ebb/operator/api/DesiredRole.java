@@ -37,6 +37,12 @@ public record DesiredRole(
     public static final int DEFAULT_SIZE = 1;
     public static final int DEFAULT_PORT = 8000;
 
+    /** The same role at another replica count. */
+    public DesiredRole withReplicas(int count) {
+        return new DesiredRole(name, kind, count, size, image, port, resources, extraArgs, env, command, grace, nodeSelector,
+                tolerations, drainBudget, maxSurge);
+    }
+
     /** A take-over role replaces the whole command line, so the operator cannot know what serves where. */
     public boolean takeOver() {
         return !command.isEmpty();

@@ -53,6 +53,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import org.jboss.logging.Logger;
 
 /**
@@ -63,6 +64,10 @@ import org.jboss.logging.Logger;
 // generation-aware filtering would drop the retry annotation, which changes no generation; the filter keeps the rest
 @ControllerConfiguration(name = ModelDeploymentReconciler.NAME, generationAwareEventProcessing = false,
         informer = @Informer(onUpdateFilter = SpecOrRetryChanged.class))
+// A failed pass is retried for as long as it fails, at most 15 s apart. The SDK's default gives up after five attempts
+// and then waits for the next event or its ten-hour resync (EventProcessor.handleRetryOnException, java-operator-sdk
+// v5.3.2), and a retirement waiting to prove a quiet replica idle has no next event: it would stall, withdrawn.
+@GradualRetry(maxAttempts = -1, initialInterval = 1_000, intervalMultiplier = 2, maxInterval = 15_000)
 // its RBAC is written out in src/main/kubernetes/kubernetes.yml, beside the Deployment it runs in
 public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
     public static final String NAME = "modeldeployment";

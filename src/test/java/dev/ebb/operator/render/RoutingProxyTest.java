@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** Decode replicas under llm-d's router get the routing proxy in front, as a native sidecar where the cluster has them. */
 class RoutingProxyTest {
     private static Pod decodeLeader(String engine, String router, Platform platform) {
-        DesiredDeployment d = deployment("qwen", engine).router(router)
+        DesiredDeployment d = deployment("qwen", engine).scaling("prefill").router(router)
                 .role(role("prefill").kind("Prefill")).role(role("decode").kind("Decode").port(8000)).desired().on(platform);
         DesiredRole decode = d.roles().get(1);
         return PodRenderer.render(new MemberSlot(d, decode, 0, 0), "h");

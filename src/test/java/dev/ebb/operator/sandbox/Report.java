@@ -3,6 +3,9 @@ package dev.ebb.operator.sandbox;
 import dev.ebb.operator.sandbox.Timeline.Kind;
 import dev.ebb.operator.sandbox.Timeline.Mark;
 import dev.ebb.operator.sim.LoadGenerator;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -105,7 +108,10 @@ public final class Report {
         };
     }
 
-    /** A page with one chart per run: a row per replica, coloured by state, a red cross for each cut request. */
+    /**
+     * A page with one chart per run: a lane per replica, coloured by state, with each request it served as a bar below
+     * (red if cut, with a cross where), and each step of the run as a labelled line across.
+     */
     public static String html(List<Run> runs) {
         StringBuilder page = new StringBuilder("""
                 <!DOCTYPE html>
@@ -116,7 +122,9 @@ public final class Report {
                 <h1>Ebb sandbox</h1>
                 <p class="key"><span style="background:#bbb"></span>starting<span style="background:#3a3"></span>serving
                 <span style="background:#e9b400"></span>withdrawn, operator reading<span style="background:#f80"></span>deleted, preStop hook
-                <span style="background:#c33"></span>SIGTERM to exit &nbsp; <b style="color:#c00">&#x2715;</b> request cut</p>
+                <span style="background:#c33"></span>SIGTERM to exit &nbsp; under each replica, its requests:
+                <span style="background:#275"></span>completed<span style="background:#c00"></span>cut
+                &nbsp; <b style="color:#c00">&#x2715;</b> request cut &nbsp; <b style="color:#36c">- - -</b> a step of the run</p>
                 """);
         page.append("<table><tr><th></th>");
         runs.forEach(r -> page.append("<th>").append(escape(r.removal().label())).append("</th>"));
@@ -138,9 +146,17 @@ public final class Report {
         page.append("</tr>");
     }
 
+    /** Room above the lanes for the time axis and the steps' labels, which take turns on three lines. */
+    private static final int HEAD = 52;
+    private static final int STATE_BAR = 16;
+    private static final int REQUEST_ROW = 5;
+    private static final int STEP_LABEL = 28;
+
     private static String chart(Run run, double span) {
         List<String> pods = run.pods();
-        int height = 30 + ROW * pods.size();
+        Map<String, List<List<LoadGenerator.Request>>> lanes = new HashMap<>();
+        pods.forEach(pod -> lanes.put(pod, rows(run.requests().stream().filter(r -> pod.equals(r.pod())).toList())));
+        int height = HEAD + pods.stream().mapToInt(pod -> laneHeight(lanes.get(pod).size())).sum();
         Function<Double, Double> x = t -> LABEL + Math.max(0, t) / span * (WIDTH - LABEL - 10);
         StringBuilder svg = new StringBuilder(String.format(Locale.ROOT,
                 "<svg width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\">", WIDTH, height));
@@ -148,13 +164,16 @@ public final class Report {
             svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"16\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"12\">%d s</text>",
                     x.apply((double) s), x.apply((double) s), height, x.apply((double) s) - 8, s));
         }
-        for (Mark step : run.marks().stream().filter(m -> m.kind() == Kind.STEP).toList()) {
-            svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"16\" y2=\"%d\" stroke=\"#36c\" stroke-dasharray=\"3,3\"><title>%s</title></line>",
-                    x.apply(step.at()), x.apply(step.at()), height, escape(step.detail())));
+        List<Mark> steps = run.marks().stream().filter(m -> m.kind() == Kind.STEP).toList();
+        for (int i = 0; i < steps.size(); i++) {
+            Mark step = steps.get(i);
+            svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#36c\" stroke-dasharray=\"3,3\"><title>%s</title></line>",
+                    x.apply(step.at()), x.apply(step.at()), 18 + 11 * (i % 3), height, escape(step.detail())));
+            svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" fill=\"#36c\">%s<title>%s at %.1f s</title></text>",
+                    x.apply(step.at()) + 2, 26 + 11 * (i % 3), escape(shortened(step.detail())), escape(step.detail()), step.at()));
         }
-        for (int i = 0; i < pods.size(); i++) {
-            String pod = pods.get(i);
-            int y = 22 + i * ROW;
+        int y = HEAD;
+        for (String pod : pods) {
             svg.append(String.format(Locale.ROOT, "<text x=\"0\" y=\"%d\">%s</text>", y + 13, escape(pod)));
             List<Mark> marks = run.marks().stream().filter(m -> m.pod().equals(pod)).toList();
             State state = State.GONE;
@@ -169,12 +188,53 @@ public final class Report {
                 since = mark.at();
             }
             bar(svg, x, y, since, run.seconds(), state);
+            List<List<LoadGenerator.Request>> rows = lanes.get(pod);
+            for (int row = 0; row < rows.size(); row++) {
+                for (LoadGenerator.Request request : rows.get(row)) {
+                    double from = run.at(request.start());
+                    double to = request.end() == null ? run.seconds() : run.at(request.end());
+                    svg.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s</title></rect>",
+                            x.apply(from), y + STATE_BAR + 2 + row * REQUEST_ROW, Math.max(1, x.apply(to) - x.apply(from)), REQUEST_ROW - 1,
+                            request.outcome() == LoadGenerator.Outcome.CUT ? "#c00" : "#275",
+                            escape(String.format(Locale.ROOT, "request %d, %.1f-%.1f s, %s", request.id(), from, to,
+                                    request.outcome().name().toLowerCase(Locale.ROOT)))));
+                }
+            }
             for (Mark cut : marks.stream().filter(m -> m.kind() == Kind.CUT).toList()) {
                 svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" fill=\"#c00\" font-weight=\"bold\">&#x2715;<title>%s</title></text>",
                         x.apply(cut.at()) - 4, y + 14, escape("cut at " + cut.at() + " s: " + cut.detail())));
             }
+            y += laneHeight(rows.size());
         }
         return svg.append("</svg>").toString();
+    }
+
+    private static int laneHeight(int requestRows) {
+        return STATE_BAR + 2 + requestRows * REQUEST_ROW + 8;
+    }
+
+    /** A step's label short enough to sit beside its line; the full text is its tooltip. */
+    static String shortened(String detail) {
+        return detail.length() <= STEP_LABEL ? detail : detail.substring(0, STEP_LABEL - 1) + "\u2026";
+    }
+
+    /**
+     * A replica's requests on as few rows as keep any two that overlap in time apart: each, by start, on the first row
+     * whose last request has ended by then. A request still running at the end (no end) takes its row for good.
+     */
+    static List<List<LoadGenerator.Request>> rows(List<LoadGenerator.Request> requests) {
+        List<List<LoadGenerator.Request>> rows = new ArrayList<>();
+        requests.stream().filter(r -> r.start() != null).sorted(Comparator.comparing(LoadGenerator.Request::start)).forEach(request -> {
+            for (List<LoadGenerator.Request> row : rows) {
+                LoadGenerator.Request last = row.get(row.size() - 1);
+                if (last.end() != null && !last.end().isAfter(request.start())) {
+                    row.add(request);
+                    return;
+                }
+            }
+            rows.add(new ArrayList<>(List.of(request)));
+        });
+        return rows;
     }
 
     private static void bar(StringBuilder svg, Function<Double, Double> x, int y, double from, double to, State state) {

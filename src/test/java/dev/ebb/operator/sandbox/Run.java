@@ -14,11 +14,17 @@ import java.util.stream.IntStream;
  * One choreography played with one way of removing replicas: every request of the set (its id is its index there),
  * what happened to each replica, and when the first step was taken.
  *
+ * @param origin when the run began: every time in its marks counts from here
  * @param changed when the first step of the choreography was taken (the spec change, or the deletes); null if none was
  * @param refusals times a request was refused before it streamed and sent again
  */
-public record Run(Removal removal, Choreography choreography, double seconds, List<LoadGenerator.Request> requests, long refusals,
-        Instant changed, double changedAt, List<Timeline.Mark> marks) {
+public record Run(Removal removal, Choreography choreography, Instant origin, double seconds, List<LoadGenerator.Request> requests,
+        long refusals, Instant changed, List<Timeline.Mark> marks) {
+
+    /** Seconds from the start of the run to this moment, as the marks count. */
+    public double at(Instant moment) {
+        return Duration.between(origin, moment).toNanos() / 1e9;
+    }
 
     public long count(Outcome outcome) {
         return requests.stream().filter(r -> r.outcome() == outcome).count();
@@ -45,6 +51,10 @@ public record Run(Removal removal, Choreography choreography, double seconds, Li
 
     /** Seconds from the first step to the last Pod gone after it: the last leaving replica, or the last old one of a rollout. */
     public OptionalDouble wallTime() {
+        if (changed == null) {
+            return OptionalDouble.empty();
+        }
+        double changedAt = at(changed);
         return marks.stream().filter(m -> m.kind() == Timeline.Kind.GONE && m.at() >= changedAt).mapToDouble(Timeline.Mark::at).max()
                 .stream().map(at -> at - changedAt).findFirst();
     }

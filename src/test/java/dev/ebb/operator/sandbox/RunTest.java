@@ -31,7 +31,7 @@ class RunTest {
     }
 
     private static Run run(List<Request> requests, List<Mark> marks) {
-        return new Run(Removal.EBB, SCALE_DOWN, 200, requests, 0, CHANGED, 20, marks);
+        return new Run(Removal.EBB, SCALE_DOWN, ORIGIN, 200, requests, 0, CHANGED, marks);
     }
 
     private static String pod(int ordinal) {
@@ -79,7 +79,7 @@ class RunTest {
 
     @Test
     void aRolloutHasNoFloor() {
-        Run rollout = new Run(Removal.EBB, Choreography.rolloutBench(), 200, List.of(), 0, CHANGED, 20, List.of());
+        Run rollout = new Run(Removal.EBB, Choreography.rolloutBench(), ORIGIN, 200, List.of(), 0, CHANGED, List.of());
 
         assertThat(rollout.floor()).isEmpty();
     }

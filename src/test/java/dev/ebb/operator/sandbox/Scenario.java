@@ -134,8 +134,7 @@ public final class Scenario {
             pods.close();
             world.kubelet().terminations().stream().filter(t -> NAMESPACE.equals(t.namespace())).forEach(timeline::terminated);
             load.requests().stream().filter(r -> r.outcome() == LoadGenerator.Outcome.CUT).forEach(timeline::cut);
-            double changedAt = changed == null ? Double.NaN : timeline.since(changed);
-            return new Run(removal, choreography, timeline.since(Instant.now()), load.requests(), load.refusals(), changed, changedAt,
+            return new Run(removal, choreography, origin, timeline.since(Instant.now()), load.requests(), load.refusals(), changed,
                     timeline.marks());
         } finally {
             watch.shutdownNow();

@@ -14,5 +14,14 @@ public record ModelDeploymentStatus(
         String retirementsSummary,
         List<RetirementStatus> retirements,
         List<AbortedRetirement> abortedRetirements,
-        List<Condition> conditions) {
+        List<Condition> conditions,
+        @JsonPropertyDescription("What the scale subresource reads: the scaled role's current replicas and its serving leaders' selector.")
+        ScalingStatus scaling) {
+
+    /** A status without the scale subresource's part, which only a resolved deployment can tell. */
+    public ModelDeploymentStatus(Long observedGeneration, String phase, String rolesSummary, List<RoleStatus> roles, RouterStatus router,
+            String retirementsSummary, List<RetirementStatus> retirements, List<AbortedRetirement> abortedRetirements,
+            List<Condition> conditions) {
+        this(observedGeneration, phase, rolesSummary, roles, router, retirementsSummary, retirements, abortedRetirements, conditions, null);
+    }
 }
