@@ -68,6 +68,9 @@ final class BundleRules {
         if (csv == null || metadata == null) {
             return broken;
         }
+        List<JsonNode> manifests = files.entrySet().stream().filter(f -> f.getKey().startsWith("manifests/") && !f.getKey().equals(OlmBundle.CSV_FILE))
+                .map(f -> read(YAML, f.getValue(), f.getKey(), broken)).filter(java.util.Objects::nonNull).toList();
+        removedApis(manifests, broken);
         List<JsonNode> crds = files.entrySet().stream().filter(f -> f.getKey().startsWith("manifests/") && !f.getKey().equals(OlmBundle.CSV_FILE))
                 .map(f -> read(YAML, f.getValue(), f.getKey(), broken)).filter(n -> n != null && "CustomResourceDefinition".equals(n.path("kind").asText()))
                 .toList();
@@ -268,6 +271,24 @@ final class BundleRules {
                 }
             }
         }
+    }
+
+    /**
+     * API versions Kubernetes has removed, which OperatorHub's community checks refuse in a bundle (the community suite
+     * runs validateDeprecatedAPIs, pkg/validation/internal/removed_apis.go at operator-framework/api v0.45.0:
+     * getRemovedAPIsOn1_22From, _1_25From, _1_26From; operator-test-playbooks' validate_operator_bundle role runs it).
+     */
+    private static final Set<String> REMOVED_API_VERSIONS = Set.of("apiextensions.k8s.io/v1beta1", "scheduling.k8s.io/v1beta1",
+            "rbac.authorization.k8s.io/v1beta1", "apiregistration.k8s.io/v1beta1", "authentication.k8s.io/v1beta1",
+            "authorization.k8s.io/v1beta1", "admissionregistration.k8s.io/v1beta1", "coordination.k8s.io/v1beta1", "extensions/v1beta1",
+            "networking.k8s.io/v1beta1", "storage.k8s.io/v1beta1", "certificates.k8s.io/v1beta1", "batch/v1beta1",
+            "discovery.k8s.io/v1beta1", "events.k8s.io/v1beta1", "autoscaling/v2beta1", "autoscaling/v2beta2", "policy/v1beta1",
+            "node.k8s.io/v1beta1");
+
+    private static void removedApis(List<JsonNode> manifests, List<String> broken) {
+        manifests.stream().filter(m -> REMOVED_API_VERSIONS.contains(m.path("apiVersion").asText()))
+                .forEach(m -> broken.add("removed_apis.go validateDeprecatedAPIs: " + m.path("kind").asText() + " "
+                        + m.at("/metadata/name").asText() + " uses " + m.path("apiVersion").asText() + ", which Kubernetes has removed"));
     }
 
     // validateOwnedCRDs, pkg/validation/internal/bundle.go at operator-framework/api v0.45.0

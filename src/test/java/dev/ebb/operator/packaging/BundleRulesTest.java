@@ -58,6 +58,8 @@ class BundleRulesTest {
                 Arguments.of("bundle annotations: the default channel", OlmBundle.ANNOTATIONS_FILE,
                         (UnaryOperator<String>) t -> t.replace("channel.default.v1: candidate", "channel.default.v1: stable")),
                 Arguments.of("bundle.Dockerfile", OlmBundle.DOCKERFILE, (UnaryOperator<String>) t -> t.replace("package.v1=", "package.v2=")),
+                Arguments.of("removed_apis.go validateDeprecatedAPIs", "manifests/modeldeployments.serving.ebb.dev.crd.yaml", (UnaryOperator<String>) t ->
+                        OlmBundleTest.CRD.replace("apiVersion: apiextensions.k8s.io/v1", "apiVersion: apiextensions.k8s.io/v1beta1")),
                 Arguments.of("bundle.go validateOwnedCRDs", "manifests/other.crd.yaml", (UnaryOperator<String>) t ->
                         OlmBundleTest.CRD.replace("name: modeldeployments.serving.ebb.dev", "name: others.serving.ebb.dev")));
     }
