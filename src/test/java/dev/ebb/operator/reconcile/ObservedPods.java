@@ -11,6 +11,8 @@ import java.util.List;
 
 /** Pods as the API server would return them after the operator created them, for planner and status tests. */
 final class ObservedPods {
+    private static final PodRenderer RENDERER = new PodRenderer();
+
     private ObservedPods() {
     }
 
@@ -18,7 +20,7 @@ final class ObservedPods {
         DesiredRole desiredRole = deployment.roles().stream().filter(r -> r.name().equals(role)).findFirst().orElseThrow();
         List<Pod> pods = new ArrayList<>();
         for (int member = 0; member < desiredRole.size(); member++) {
-            pods.add(withReady(PodRenderer.render(new MemberSlot(deployment, desiredRole, ordinal, member), hash), ready));
+            pods.add(withReady(RENDERER.render(new MemberSlot(deployment, desiredRole, ordinal, member), hash), ready));
         }
         return pods;
     }

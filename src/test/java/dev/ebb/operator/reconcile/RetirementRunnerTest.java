@@ -5,6 +5,7 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
@@ -79,7 +80,7 @@ class RetirementRunnerTest {
         MemberReader unread = new MemberReader((pod, container, argv, limits) -> Uni.createFrom().item(new ExecResult.Failed("not read here")),
                 registry);
         runner = new RetirementRunner(client, new ReadLedger(unread), new HttpRouterProbe((routerPod, kind) -> Optional.of(admin)),
-                new EventRecorder(client), registry, EbbSettings.of(Map.of()));
+                new EventRecorder(client), registry, EbbSettings.of(Map.of()), new RetirementMachine());
         await().atMost(Duration.ofSeconds(10)).until(() -> router.selects(TARGET) && router.selects(KEPT));
     }
 
@@ -112,7 +113,7 @@ class RetirementRunnerTest {
         List<Pod> pods = pods();
         RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, NextRetirement.Purpose.REDUCTION, CHOSEN, Budgets.DRAINING)),
                 List.of(), RETRY, slices, ROUTER_PODS, now);
-        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of()));
+        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of(), null, null));
         runner.carryOut(md, pass, pods, ROUTER_PODS);
         now = now.plusSeconds(1);
         return pass.statuses().get(0);

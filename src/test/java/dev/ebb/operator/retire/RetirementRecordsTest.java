@@ -14,6 +14,8 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class RetirementRecordsTest {
+    private static final RetirementMachine MACHINE = new RetirementMachine();
+
     private final ObjectMapper json = new ObjectMapper();
 
     @Test
@@ -65,12 +67,12 @@ class RetirementRecordsTest {
     }
 
     private static ModelDeploymentStatus statusWith(List<AbortedRetirement> aborted) {
-        return new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, List.of(), aborted, List.of());
+        return new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, List.of(), aborted, List.of(), null, null);
     }
 
     @Test
     void aStandingHoldIsKept() {
-        Retirement held = RetirementMachine.begin("s", 1, "Surplus", RetirementMachineTest.TARGETS,
+        Retirement held = MACHINE.begin("s", 1, "Surplus", RetirementMachineTest.TARGETS,
                 new Classification.Held(Reasons.TAKE_OVER, "take-over"), Optional.empty(), Budgets.DRAINING, RetirementMachineTest.T0).retirement();
 
         RetirementRecord record = new RetirementRecord(held, null, Optional.empty(), 1);
@@ -96,7 +98,7 @@ class RetirementRecordsTest {
         assertThat(broken).allSatisfy(b -> assertThat(RetirementRecords.fromStatus(b)).isEmpty());
         List<RetirementStatus> withGood = new java.util.ArrayList<>(broken);
         withGood.add(good);
-        assertThat(RetirementRecords.fromStatus(new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, withGood, List.of(), List.of())))
+        assertThat(RetirementRecords.fromStatus(new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, withGood, List.of(), List.of(), null, null)))
                 .as("one readable entry among broken ones is still resumed").hasSize(1);
     }
 

@@ -182,7 +182,7 @@ class AdmittingDispatcherTest {
     @Test
     void aGoodResourcesStatusIsWrittenAndReadBack() {
         ModelDeployment md = createGood();
-        md.setStatus(new ModelDeploymentStatus(1L, "Ready", "server 1/1", null, null, null, null, null, null));
+        md.setStatus(new ModelDeploymentStatus(1L, "Ready", "server 1/1", null, null, null, null, null, null, null, null));
 
         client.resource(md).patchStatus();
 

@@ -14,5 +14,17 @@ public record ModelDeploymentStatus(
         String retirementsSummary,
         List<RetirementStatus> retirements,
         List<AbortedRetirement> abortedRetirements,
-        List<Condition> conditions) {
+        List<Condition> conditions,
+        @JsonPropertyDescription("The value of the annotation serving.ebb.dev/refresh-hooks whose replacements are under way:"
+                + " replicas that carry an older drain hook or default engine image are replaced one at a time.")
+        String hooksRefreshing,
+        @JsonPropertyDescription("The last value of the annotation serving.ebb.dev/refresh-hooks the operator carried out in"
+                + " full; setting the annotation to another value starts a new refresh.")
+        String hooksRefreshedFor) {
+
+    /** The same status with where the user's refresh stands. */
+    public ModelDeploymentStatus withHooksRefresh(String refreshing, String refreshedFor) {
+        return new ModelDeploymentStatus(observedGeneration, phase, rolesSummary, roles, router, retirementsSummary, retirements,
+                abortedRetirements, conditions, refreshing, refreshedFor);
+    }
 }
