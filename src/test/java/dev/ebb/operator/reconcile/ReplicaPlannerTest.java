@@ -4,9 +4,11 @@ import static dev.ebb.operator.Specs.deployment;
 import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.NextRetirement;
@@ -346,6 +348,44 @@ class ReplicaPlannerTest {
         ReplicaPlan last = plan(d, done, List.of("qwen-server"));
         assertThat(last.create()).as("no surge once nothing is outdated").isEmpty();
         assertThat(last.retirements()).isEmpty();
+    }
+
+    private static ReplicaPlan planRefreshing(DesiredDeployment d, List<Pod> pods, boolean refresh) {
+        return ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"),
+                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), allIdle(Inventory.of(pods)), true, refresh));
+    }
+
+    @Test
+    void onlyTheRefreshReplacesReplicasWithAnOlderHookAndThenOnlyThoseOneAtATime() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
+        String hash = hashes(d).get("server");
+        PodRenderer olderRelease = new PodRenderer(new DrainTimelines(), "print('an older hook')");
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(olderRelease, d, "server", 0, hash, true));
+        pods.addAll(replicas(d, hash, 1));
+        pods.addAll(ObservedPods.replica(olderRelease, d, "server", 2, hash, true));
+
+        ReplicaPlan untouched = planRefreshing(d, pods, false);
+        assertThat(untouched.retirements()).isEmpty();
+        assertThat(untouched.create()).isEmpty();
+        assertThat(untouched.later()).isEmpty();
+
+        ReplicaPlan refreshing = planRefreshing(d, pods, true);
+        assertThat(candidates(refreshing)).containsExactly("server/2 ROLLOUT");
+        assertThat(refreshing.retirements().get(0).chosenBecause()).contains(Annotations.REFRESH_HOOKS);
+        assertThat(refreshing.later()).as("the replica at the current hook is left alone").containsExactly(new NextRetirement.Replica("server", 0));
+        assertThat(refreshing.create()).isEmpty();
+    }
+
+    @Test
+    void aRefreshWithASurgeCreatesTheReplacementFirst() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2).maxSurge(1)).desired();
+        String hash = hashes(d).get("server");
+        PodRenderer olderRelease = new PodRenderer(new DrainTimelines(), "print('an older hook')");
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(olderRelease, d, "server", 0, hash, true));
+        pods.addAll(ObservedPods.replica(olderRelease, d, "server", 1, hash, true));
+
+        assertThat(names(planRefreshing(d, pods, true).create())).containsExactly("qwen-server-r2-m0");
+        assertThat(planRefreshing(d, pods, false).create()).isEmpty();
     }
 
     @Test
