@@ -48,7 +48,7 @@ public final class ReplicaPlanner {
     }
 
     /** Whether a member of the replica carries an older drain hook or default image than the renderer's. */
-    public static boolean behindTheOperator(PodRenderer renderer, DesiredRole role, ObservedReplica replica) {
+    private static boolean behindTheOperator(PodRenderer renderer, DesiredRole role, ObservedReplica replica) {
         return replica.members().stream().anyMatch(p -> renderer.hookOutdated(p) || renderer.imageOutdated(p, role));
     }
 
