@@ -1,7 +1,6 @@
 package dev.ebb.operator.reconcile;
 
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
-import dev.ebb.operator.api.v1alpha1.RoleStatus;
 import java.util.Objects;
 import java.util.Optional;
 
