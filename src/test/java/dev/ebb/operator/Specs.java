@@ -12,6 +12,7 @@ import dev.ebb.operator.api.v1alpha1.RetirementSpec;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RolloutSpec;
 import dev.ebb.operator.api.v1alpha1.RouterSpec;
+import dev.ebb.operator.api.v1alpha1.ScalingSpec;
 import dev.ebb.operator.render.RouterLayout;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -57,7 +58,7 @@ public final class Specs {
                 .until(() -> client.resources(ModelDeployment.class).inNamespace(namespace).withName(name).edit(md -> {
                     ModelDeploymentSpec s = md.getSpec();
                     List<RoleSpec> roles = s.roles().stream().map(r -> r.name().equals(role) ? change.apply(r) : r).toList();
-                    md.setSpec(new ModelDeploymentSpec(s.model(), s.engine(), s.router(), roles));
+                    md.setSpec(new ModelDeploymentSpec(s.model(), s.engine(), s.router(), roles, s.scaling()));
                     return md;
                 }) != null);
     }
@@ -86,6 +87,7 @@ public final class Specs {
         private String modelPath;
         private RouterSpec router;
         private List<RoleSpec> roles = new ArrayList<>();
+        private ScalingSpec scaling;
 
         private Deployment(String name, String engine) {
             this.name = name;
@@ -100,11 +102,14 @@ public final class Specs {
         public Deployment router(String routerName, int replicas) { router = new RouterSpec(routerName, replicas, null, null); return this; }
         public Deployment role(Role role) { roles.add(role.build()); return this; }
         public Deployment roles(List<RoleSpec> value) { roles = value; return this; }
+        /** The role the scale subresource drives; a deployment with a Prefill or Decode role must name one. */
+        public Deployment scaling(String role) { scaling = new ScalingSpec(role, null); return this; }
+        public Deployment scaling(String role, Integer replicas) { scaling = new ScalingSpec(role, replicas); return this; }
 
         public ModelDeployment build() {
             ModelDeployment md = new ModelDeployment();
             md.setMetadata(new ObjectMetaBuilder().withName(name).withNamespace(namespace).withUid("uid-" + name).build());
-            md.setSpec(new ModelDeploymentSpec(new ModelSpec(model, modelPath), new EngineSpec(engine, engineImage), router, roles));
+            md.setSpec(new ModelDeploymentSpec(new ModelSpec(model, modelPath), new EngineSpec(engine, engineImage), router, roles, scaling));
             return md;
         }
 

@@ -12,11 +12,12 @@ public record DesiredDeployment(
         Optional<String> modelPath,
         Optional<DesiredRouter> router,
         List<DesiredRole> roles,
+        DesiredScaling scaling,
         Platform platform) {
 
     /** The same deployment, rendered for a cluster that supports this. */
     public DesiredDeployment on(Platform cluster) {
-        return new DesiredDeployment(owner, engine, modelName, modelPath, router, roles, cluster);
+        return new DesiredDeployment(owner, engine, modelName, modelPath, router, roles, scaling, cluster);
     }
 
     /** The identity every rendered object points back to. */

@@ -45,6 +45,12 @@ public record DesiredRole(
                 tolerations, drainBudget, maxSurge);
     }
 
+    /** The same role at another replica count. */
+    public DesiredRole withReplicas(int count) {
+        return new DesiredRole(name, kind, count, size, image, defaultImage, port, resources, extraArgs, env, command, grace, nodeSelector,
+                tolerations, drainBudget, maxSurge);
+    }
+
     /** A take-over role replaces the whole command line, so the operator cannot know what serves where. */
     public boolean takeOver() {
         return !command.isEmpty();

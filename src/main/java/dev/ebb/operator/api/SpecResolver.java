@@ -11,6 +11,7 @@ import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RolloutSpec;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.RouterSpec;
+import dev.ebb.operator.api.v1alpha1.ScalingSpec;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,12 +74,53 @@ public final class SpecResolver {
         Optional<DesiredRouter> router = router(spec.router(), engine, errors);
         List<DesiredRole> roles = roles(name, spec, engine, errors);
         router.ifPresent(r -> checkRolesFitRouter(r.kind(), spec.roles(), errors));
-        if (!errors.isEmpty() || engine.isEmpty() || modelName.isEmpty()) {
+        Optional<DesiredScaling> scaling = scaling(spec, errors);
+        if (!errors.isEmpty() || engine.isEmpty() || modelName.isEmpty() || scaling.isEmpty()) {
             return new Resolution.Rejected(List.copyOf(errors));
         }
-        DesiredDeployment desired = new DesiredDeployment(owner(md), engine.get(), modelName.get(), modelPath, router, roles, Platform.CURRENT);
+        DesiredScaling scaled = scaling.get();
+        List<DesiredRole> counted = roles.stream()
+                .map(role -> role.name().equals(scaled.role()) ? role.withReplicas(scaled.scalingReplicas().orElse(role.replicas())) : role)
+                .toList();
+        DesiredDeployment desired = new DesiredDeployment(owner(md), engine.get(), modelName.get(), modelPath, router, counted, scaled,
+                Platform.CURRENT);
         List<FieldError> unservable = routerFit.apply(desired);
         return unservable.isEmpty() ? new Resolution.Accepted(desired) : new Resolution.Rejected(unservable);
+    }
+
+    /**
+     * The role the scale subresource drives and the count it runs at. spec.scaling.replicas, when set, is that role's
+     * count, whatever spec.roles[].replicas says: an autoscaler writes only the former (through /scale), and the API
+     * server runs the CRD's rules on what a /scale write produces, so a rule refusing the two to differ would refuse
+     * every autoscaler's write (apiextensions-apiserver pkg/registry/customresource/etcd.go: ScaleREST.Update writes
+     * through the resource's own store, whose strategy.go ValidateUpdate runs the schema and its CEL rules; read in
+     * stored copies of kubernetes/kubernetes, not at a pinned release tag).
+     */
+    private static Optional<DesiredScaling> scaling(ModelDeploymentSpec spec, List<FieldError> errors) {
+        List<RoleSpec> roles = spec.roles();
+        if (roles == null || roles.isEmpty() || roles.get(0) == null) {
+            return Optional.empty();
+        }
+        ScalingSpec scaling = spec.scaling();
+        Integer replicas = scaling == null ? null : scaling.replicas();
+        checkRange("spec.scaling.replicas", replicas, RoleSpec.MIN_REPLICAS, RoleSpec.MAX_REPLICAS, errors);
+        String named = scaling == null ? null : scaling.role();
+        if (named == null) {
+            boolean split = roles.stream().anyMatch(r -> r != null && r.kind() != null && !RoleKind.Server.name().equals(r.kind()));
+            if (split) {
+                errors.add(new FieldError("spec.scaling.role", ModelDeploymentSpec.SCALING_ROLE_REQUIRED));
+                return Optional.empty();
+            }
+            return Optional.of(new DesiredScaling(roles.get(0).name(), 0, Optional.ofNullable(replicas),
+                    Optional.ofNullable(roles.get(0).replicas())));
+        }
+        for (int i = 0; i < roles.size(); i++) {
+            if (roles.get(i) != null && named.equals(roles.get(i).name())) {
+                return Optional.of(new DesiredScaling(named, i, Optional.ofNullable(replicas), Optional.ofNullable(roles.get(i).replicas())));
+            }
+        }
+        errors.add(new FieldError("spec.scaling.role", ModelDeploymentSpec.SCALING_ROLE_UNKNOWN + "; got " + quote(named)));
+        return Optional.empty();
     }
 
     private static DesiredDeployment.Owner owner(HasMetadata md) {

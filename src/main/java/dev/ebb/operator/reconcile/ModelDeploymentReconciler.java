@@ -54,6 +54,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import org.jboss.logging.Logger;
 
 /**
@@ -64,6 +65,10 @@ import org.jboss.logging.Logger;
 // generation-aware filtering would drop the retry annotation, which changes no generation; the filter keeps the rest
 @ControllerConfiguration(name = ModelDeploymentReconciler.NAME, generationAwareEventProcessing = false,
         informer = @Informer(onUpdateFilter = SpecOrRetryChanged.class))
+// A failed pass is retried for as long as it fails, at most 15 s apart. The SDK's default gives up after five attempts
+// and then waits for the next event or its ten-hour resync (EventProcessor.handleRetryOnException, java-operator-sdk
+// v5.3.2), and a retirement waiting to prove a quiet replica idle has no next event: it would stall, withdrawn.
+@GradualRetry(maxAttempts = -1, initialInterval = 1_000, intervalMultiplier = 2, maxInterval = 15_000)
 @RBACRule(apiGroups = "", resources = "pods", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
 @RBACRule(apiGroups = "", resources = "services", verbs = {"get", "list", "watch", "create", "delete", "patch", "update"})
 @RBACRule(apiGroups = "", resources = "events", verbs = {"create", "patch"})

@@ -2,6 +2,7 @@ package dev.ebb.operator.reconcile;
 
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.v1alpha1.AbortedRetirement;
 import dev.ebb.operator.api.v1alpha1.DrainStatus;
@@ -9,6 +10,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RoleStatus;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
+import dev.ebb.operator.api.v1alpha1.ScalingStatus;
 import dev.ebb.operator.drain.DrainTimeline;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.render.PodRenderer;
@@ -86,7 +88,25 @@ public final class StatusAggregator {
         return new ModelDeploymentStatus(generation,
                 degraded ? PHASE_DEGRADED : notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
                 summary(roles), roles, router.orElse(null), retirementsSummary(retirements), List.copyOf(retirements), List.copyOf(aborted),
-                List.copyOf(conditions), null, null);
+                List.copyOf(conditions), scaling(deployment, roles), null, null);
+    }
+
+    /**
+     * What the scale subresource reads: the scaled role's replicas as they are (a leaving one included, as a
+     * Deployment's status.replicas counts a terminating Pod's ReplicaSet share), and the selector of its serving
+     * leaders, in the serialized form of a label selector (sorted key=value pairs joined by commas, as apimachinery's
+     * labels.Set.String writes it), which is what a CRD's labelSelectorPath must hold.
+     */
+    private static ScalingStatus scaling(DesiredDeployment deployment, List<RoleStatus> roles) {
+        String role = deployment.scaling().role();
+        int current = roles.stream().filter(r -> r.name().equals(role)).mapToInt(RoleStatus::current).findFirst().orElse(0);
+        Map<String, String> leaders = new TreeMap<>(Map.of(
+                Labels.DEPLOYMENT, deployment.owner().name(),
+                Labels.ROLE, role,
+                Labels.MEMBER_INDEX, Labels.LEADER_INDEX,
+                Labels.SERVING, Labels.SERVING_YES));
+        String selector = leaders.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(","));
+        return new ScalingStatus(role, current, selector, deployment.scaling().override().orElse(null));
     }
 
     /**
@@ -111,7 +131,7 @@ public final class StatusAggregator {
                 "nothing is created or changed until the spec is fixed", generation, now);
         return new ModelDeploymentStatus(generation, PHASE_DEGRADED, null, List.of(), null, retirementsSummary(retirements),
                 List.copyOf(retirements), List.of(), List.of(ready, upToDate, retiring(retirements, generation, previous, now),
-                        blocked(List.of(), generation, previous, now)), null, null);
+                        blocked(List.of(), generation, previous, now)));
     }
 
     /**
@@ -126,10 +146,9 @@ public final class StatusAggregator {
         List<Condition> conditions = new ArrayList<>(previous.stream().filter(c -> !Conditions.READY.equals(c.getType())).toList());
         conditions.add(0, ready);
         return last == null
-                ? new ModelDeploymentStatus(generation, PHASE_DELETING, null, List.of(), null, null, List.of(), List.of(), List.copyOf(conditions),
-                        null, null)
+                ? new ModelDeploymentStatus(generation, PHASE_DELETING, null, List.of(), null, null, List.of(), List.of(), List.copyOf(conditions))
                 : new ModelDeploymentStatus(generation, PHASE_DELETING, last.rolesSummary(), last.roles(), last.router(),
-                        last.retirementsSummary(), last.retirements(), last.abortedRetirements(), List.copyOf(conditions),
+                        last.retirementsSummary(), last.retirements(), last.abortedRetirements(), List.copyOf(conditions), last.scaling(),
                         last.hooksRefreshing(), last.hooksRefreshedFor());
     }
 

@@ -49,6 +49,12 @@ public record Retirement(
                 startedAt, phaseStartedAt, reads, Optional.of(Map.copyOf(baseline)), drainBudget);
     }
 
+    /** The same reservation bound to the members' current containers. */
+    Retirement rebound(List<Member> nextTargets) {
+        return new Retirement(role, ordinal, cause, List.copyOf(nextTargets), answering, standingHold, state, reason, message,
+                startedAt, phaseStartedAt, reads, dispatchBaseline, drainBudget);
+    }
+
     Retirement holding(String nextReason, String nextMessage, Map<String, MemberReads> nextReads) {
         return with(state, nextReason, nextMessage, phaseStartedAt, nextReads);
     }

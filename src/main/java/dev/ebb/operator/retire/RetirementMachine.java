@@ -272,18 +272,17 @@ public class RetirementMachine {
             actions.add(new Action.ReadMembers(current.answering()));
             return new Step(held.retirement(), List.copyOf(actions));
         }
+        List<String> restarted = current.targets().stream().filter(m -> restarted(m, seen)).map(Member::name).toList();
+        if (!restarted.isEmpty()) {
+            return restartedMidDrain(current, seen, restarted, outOfTime);
+        }
         Map<String, MemberReads> reads = new HashMap<>(current.reads());
         boolean withinMargin = false;
         String holdReason = null;
         String holdMessage = null;
-        List<String> restarted = current.targets().stream().filter(m -> restarted(m, seen)).map(Member::name).toList();
         for (String name : current.answering()) {
             MemberReads before = reads.getOrDefault(name, MemberReads.NONE);
             Reading reading = seen.reads().get(name);
-            if (!restarted.isEmpty()) {
-                reads.put(name, new MemberReads("ContainerRestarted", 0, 0, seen.now()));
-                continue;
-            }
             Optional<MemberReads> propagating = routed ? Optional.empty() : propagating(before, seen.now(), endpointPropagation);
             if (propagating.isPresent()) {
                 withinMargin = true;
@@ -313,12 +312,6 @@ public class RetirementMachine {
                 holdMessage = judged.message();
             }
         }
-        if (!restarted.isEmpty()) {
-            // a restarted follower may have lost the leader's work in flight, or be running a new process the
-            // leader's gauges say nothing about: the replica as reserved is no longer what was read
-            holdReason = Reasons.CONTAINER_RESTARTED;
-            holdMessage = "the engine container of " + restarted.get(0) + " restarted since the retirement began; the replica runs a new process";
-        }
         boolean proven = !current.answering().isEmpty() && current.answering().stream()
                 .allMatch(name -> reads.getOrDefault(name, MemberReads.NONE).consecutiveIdle() >= Budgets.IDLE_READS)
                 && holdReason == null;
@@ -339,6 +332,40 @@ public class RetirementMachine {
         List<Action> actions = new ArrayList<>(held.actions());
         actions.add(new Action.ReadMembers(current.answering()));
         return new Step(held.retirement(), List.copyOf(actions));
+    }
+
+    /**
+     * A restart ended whatever the old process had in flight, and what was read of it says nothing about the new one.
+     * Waiting out the budget would prove nothing either, so the reservation binds the new containers and the idle run
+     * starts over on them (reads this pass may predate the restart and are dropped); the withdrawal still stands, so
+     * the new process is proven idle like any other and the replica still leaves.
+     */
+    private static Step restartedMidDrain(Retirement current, Observation seen, List<String> restarted, boolean outOfTime) {
+        String message = "the engine container of " + String.join(", ", restarted)
+                + " restarted since the retirement began; proving the new process idle from the start";
+        Map<String, MemberReads> startedOver = new HashMap<>();
+        // without a router the margin for the endpoints to propagate is about the network, not the process: it runs on
+        current.answering().forEach(name -> {
+            MemberReads before = current.reads().getOrDefault(name, MemberReads.NONE);
+            startedOver.put(name, marks(before) ? before : new MemberReads(Reasons.CONTAINER_RESTARTED, 0, 0, seen.now()));
+        });
+        Retirement rebound = current.rebound(current.targets().stream().map(m -> rebound(m, seen)).toList());
+        if (outOfTime) {
+            return abort(rebound.holding(Reasons.CONTAINER_RESTARTED, message, startedOver), seen.now(), Reasons.CONTAINER_RESTARTED,
+                    "not proven idle within " + current.drainBudget().toSeconds() + " s: " + message);
+        }
+        Step held = hold(rebound, Reasons.CONTAINER_RESTARTED, message, startedOver);
+        if (startedOver.values().stream().anyMatch(RetirementMachine::marks)) {
+            return held;
+        }
+        List<Action> actions = new ArrayList<>(held.actions());
+        actions.add(new Action.ReadMembers(current.answering()));
+        return new Step(held.retirement(), List.copyOf(actions));
+    }
+
+    private static Member rebound(Member reserved, Observation seen) {
+        Observation.Present now = seen.members().get(reserved.name());
+        return now == null ? reserved : new Member(reserved.name(), reserved.uid(), now.containerId());
     }
 
     /** Any reserved member, answering or not: a follower's restart changes the replica as much as the leader's. */

@@ -59,6 +59,27 @@ class GeneratedCrdIT {
     }
 
     @Test
+    void scaleSubresourceDrivesTheScaledRolesPlainReplicasPath() {
+        var scale = version.getSubresources().getScale();
+
+        assertThat(scale.getSpecReplicasPath()).isEqualTo(".spec.scaling.replicas");
+        assertThat(scale.getStatusReplicasPath()).isEqualTo(".status.scaling.replicas");
+        assertThat(scale.getLabelSelectorPath()).isEqualTo(".status.scaling.selector");
+        JSONSchemaProps replicas = spec.getProperties().get("scaling").getProperties().get("replicas");
+        assertBounds(replicas, 0, 1024);
+    }
+
+    @Test
+    void aSplitMustNameTheRoleToScaleAndTheNameMustBeARole() {
+        assertThat(refusal(deployment("s1", "vLLM").namespace("adm").role(role("p").kind("Prefill")).role(role("d").kind("Decode")).build()))
+                .endsWith("spec.scaling.role: Invalid value: \"object\": " + ModelDeploymentSpec.SCALING_ROLE_REQUIRED);
+        assertThat(refusal(deployment("s2", "vLLM").namespace("adm").scaling("decode").role(role("s")).build()))
+                .endsWith("spec.scaling.role: Invalid value: \"object\": " + ModelDeploymentSpec.SCALING_ROLE_UNKNOWN);
+        client.resource(deployment("s3", "vLLM").namespace("adm").scaling("d", 3).role(role("p").kind("Prefill")).role(role("d").kind("Decode"))
+                .build()).create();
+    }
+
+    @Test
     void printerColumns() {
         assertThat(version.getAdditionalPrinterColumns())
                 .extracting(c -> c.getName() + "=" + c.getJsonPath())
@@ -215,7 +236,7 @@ class GeneratedCrdIT {
 
     @Test
     void admissionLetsAGoodResourceAndItsStatusThrough() {
-        ModelDeployment created = client.resource(deployment("ok", "SGLang").router("sglang-gateway").namespace("adm")
+        ModelDeployment created = client.resource(deployment("ok", "SGLang").scaling("decode").router("sglang-gateway").namespace("adm")
                 .role(role("prefill").kind("Prefill").grace(45)).role(role("decode").kind("Decode").size(2)).build()).create();
 
         assertThat(created.getMetadata().getUid()).isNotNull();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.sim.SimApiServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -19,7 +20,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The CRD's own admission refuses roles that vLLM's router or SGLang's gateway cannot reach, as the operator's checks
- * do, so that such a resource is refused when it is written rather than accepted and left unrendered.
+ * do, so that such a resource is refused when it is written rather than accepted and left unrendered; likewise a
+ * Prefill/Decode deployment that does not say which role autoscalers drive, or names a role it does not have.
  */
 class RouterRoleAdmissionTest {
     private static final String NS = "adm";
@@ -50,12 +52,21 @@ class RouterRoleAdmissionTest {
                                 .role(role("d").kind("Decode")), "spec.roles[].kind"),
                 Arguments.of("sglang-gateway, prefill without decode",
                         deployment("md", "SGLang").router("sglang-gateway").role(role("p").kind("Prefill")), "spec.roles[].kind"),
-                Arguments.of("vllm-router, a split on one port", deployment("md", "vLLM").router("vllm-router")
+                Arguments.of("vllm-router, a split on one port", deployment("md", "vLLM").router("vllm-router").scaling("d")
                         .role(role("p").kind("Prefill").port(8100)).role(role("d").kind("Decode").port(8100)), null),
                 Arguments.of("sglang-gateway, Server roles on the default port, one of them explicitly",
                         deployment("md", "SGLang").router("sglang-gateway").role(role("a")).role(role("b").port(8000).kind("Server")), null),
                 Arguments.of("no router, roles on two ports and a lone prefill role",
-                        deployment("md", "vLLM").role(role("p").kind("Prefill")).role(role("b").port(9000)), null));
+                        deployment("md", "vLLM").scaling("b").role(role("p").kind("Prefill")).role(role("b").port(9000)), null),
+                Arguments.of("a Prefill/Decode split naming no role to scale",
+                        deployment("md", "vLLM").router("llm-d-router").role(role("p").kind("Prefill")).role(role("d").kind("Decode")),
+                        "spec.scaling.role: Invalid value: \"object\": " + ModelDeploymentSpec.SCALING_ROLE_REQUIRED),
+                Arguments.of("a scaled role that is not one of the roles",
+                        deployment("md", "vLLM").scaling("decode").role(role("server")),
+                        "spec.scaling.role: Invalid value: \"object\": " + ModelDeploymentSpec.SCALING_ROLE_UNKNOWN),
+                Arguments.of("a split naming its decode role, with replicas for the autoscaler",
+                        deployment("md", "SGLang").router("sglang-gateway").scaling("d", 2).role(role("p").kind("Prefill"))
+                                .role(role("d").kind("Decode")), null));
     }
 
     @ParameterizedTest(name = "{0}")

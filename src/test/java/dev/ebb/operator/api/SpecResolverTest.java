@@ -62,19 +62,51 @@ class SpecResolverTest {
                 .contains(RouterKind.LLM_D_ROUTER);
     }
 
+    @Test
+    void theFirstRoleIsScaledUnlessAnotherIsNamed() {
+        DesiredDeployment first = deployment("qwen", "vLLM").role(role("a").replicas(2)).role(role("b")).desired();
+        DesiredDeployment named = deployment("qwen", "vLLM").scaling("b").role(role("a").replicas(2)).role(role("b")).desired();
+
+        assertThat(first.scaling().role()).isEqualTo("a");
+        assertThat(named.scaling().role()).isEqualTo("b");
+        assertThat(named.scaling().override()).isEmpty();
+    }
+
+    @Test
+    void scalingReplicasDecideTheScaledRolesCountAndSaySo() {
+        DesiredDeployment desired = deployment("qwen", "SGLang").scaling("decode", 1)
+                .role(role("prefill").kind("Prefill").replicas(2)).role(role("decode").kind("Decode").replicas(3)).desired();
+
+        assertThat(desired.roles()).extracting(r -> r.name() + "=" + r.replicas()).containsExactly("prefill=2", "decode=1");
+        assertThat(desired.scaling().override()).hasValueSatisfying(message -> assertThat(message)
+                .startsWith("spec.scaling.replicas (1) takes precedence over spec.roles[1].replicas (3) of role decode"));
+    }
+
+    @Test
+    void scalingReplicasThatAgreeWithTheRoleOverrideNothing() {
+        DesiredDeployment agreeing = deployment("qwen", "vLLM").scaling("s", 2).role(role("s").replicas(2)).desired();
+        DesiredDeployment unsetRole = deployment("qwen", "vLLM").scaling("s", 1).role(role("s")).desired();
+        DesiredDeployment overUnset = deployment("qwen", "vLLM").scaling("s", 0).role(role("s")).desired();
+
+        assertThat(agreeing.scaling().override()).isEmpty();
+        assertThat(unsetRole.scaling().override()).isEmpty();
+        assertThat(overUnset.roles().get(0).replicas()).isZero();
+        assertThat(overUnset.scaling().override()).as("a role that sets no replicas asks for none").isEmpty();
+    }
+
     static Stream<Arguments> routedShapesThatFit() {
         return Stream.of(
                 Arguments.of("vllm-router, one Server role on its own port",
                         deployment("qwen", "vLLM").router("vllm-router").role(role("s").port(9000))),
                 Arguments.of("vllm-router, a split on one port",
-                        deployment("qwen", "vLLM").router("vllm-router").role(role("p").kind("Prefill")).role(role("d").kind("Decode"))),
+                        deployment("qwen", "vLLM").scaling("p").router("vllm-router").role(role("p").kind("Prefill")).role(role("d").kind("Decode"))),
                 Arguments.of("sglang-gateway, two Server roles on one port",
                         deployment("qwen", "SGLang").router("sglang-gateway").role(role("a").port(30001)).role(role("b").port(30001))),
                 Arguments.of("sglang-gateway, a split with two decode roles",
-                        deployment("qwen", "SGLang").router("sglang-gateway").role(role("p").kind("Prefill")).role(role("d1").kind("Decode"))
+                        deployment("qwen", "SGLang").scaling("p").router("sglang-gateway").role(role("p").kind("Prefill")).role(role("d1").kind("Decode"))
                                 .role(role("d2").kind("Decode"))),
                 Arguments.of("no router, roles on two ports and a lone prefill role",
-                        deployment("qwen", "SGLang").role(role("p").kind("Prefill")).role(role("s").port(9000))));
+                        deployment("qwen", "SGLang").scaling("p").role(role("p").kind("Prefill")).role(role("s").port(9000))));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -135,6 +167,13 @@ class SpecResolverTest {
                 Arguments.of("extra args on a take-over role", deployment("qwen", "vLLM").role(role("s").command("/bin/engine").extraArgs(List.of("--x"))),
                         "spec.roles[0].extraArgs", "cannot be combined with spec.roles[].command"),
                 Arguments.of("eleven roles", elevenRoles(), "spec.roles", "at most 10"),
+                Arguments.of("a Prefill/Decode split that names no role to scale",
+                        deployment("qwen", "vLLM").role(role("p").kind("Prefill")).role(role("d").kind("Decode")),
+                        "spec.scaling.role", "required when a role is Prefill or Decode"),
+                Arguments.of("a scaled role that is not a role", deployment("qwen", "vLLM").scaling("decode").role(role("s")),
+                        "spec.scaling.role", "must name one of spec.roles[].name; got \"decode\""),
+                Arguments.of("negative scaled replicas", deployment("qwen", "vLLM").scaling("s", -1).role(role("s")),
+                        "spec.scaling.replicas", "between 0 and 1024, got -1"),
                 Arguments.of("vllm-router in front of roles on two ports",
                         deployment("qwen", "vLLM").router("vllm-router").role(role("a")).role(role("b").port(9000)),
                         "spec.roles[1].port", "reaches every role on one port (--k8s-port), that of spec.roles[0], 8000; got 9000"),
@@ -142,17 +181,17 @@ class SpecResolverTest {
                         deployment("qwen", "SGLang").router("sglang-gateway").role(role("a").port(30001)).role(role("b")),
                         "spec.roles[1].port", "(--service-discovery-port), that of spec.roles[0], 30001; got 8000"),
                 Arguments.of("vllm-router with a Server role beside a split",
-                        deployment("qwen", "vLLM").router("vllm-router").role(role("s")).role(role("p").kind("Prefill")).role(role("d").kind("Decode")),
+                        deployment("qwen", "vLLM").scaling("p").router("vllm-router").role(role("s")).role(role("p").kind("Prefill")).role(role("d").kind("Decode")),
                         "spec.roles[0].kind", "either Server roles or a Prefill/Decode split, not both"),
                 Arguments.of("sglang-gateway with an explicit Server role beside a split",
-                        deployment("qwen", "SGLang").router("sglang-gateway").role(role("p").kind("Prefill")).role(role("d").kind("Decode"))
+                        deployment("qwen", "SGLang").scaling("p").router("sglang-gateway").role(role("p").kind("Prefill")).role(role("d").kind("Decode"))
                                 .role(role("s").kind("Server")),
                         "spec.roles[2].kind", "not both"),
                 Arguments.of("sglang-gateway with prefill and no decode",
-                        deployment("qwen", "SGLang").router("sglang-gateway").role(role("p").kind("Prefill")),
+                        deployment("qwen", "SGLang").scaling("p").router("sglang-gateway").role(role("p").kind("Prefill")),
                         "spec.roles", "needs a Decode role"),
                 Arguments.of("vllm-router with decode and no prefill",
-                        deployment("qwen", "vLLM").router("vllm-router").role(role("d").kind("Decode")),
+                        deployment("qwen", "vLLM").scaling("d").router("vllm-router").role(role("d").kind("Decode")),
                         "spec.roles", "needs a Prefill role"));
     }
 

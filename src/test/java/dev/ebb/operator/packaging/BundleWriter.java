@@ -1,7 +1,9 @@
 package dev.ebb.operator.packaging;
 
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.ebb.operator.sim.SimApiServer;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -42,8 +44,17 @@ public final class BundleWriter {
         return new OlmBundle.Inputs(read(PackagedManifests.MANIFESTS), read(SimApiServer.CRD), samples());
     }
 
-    /** The sample ModelDeployments, by file name. */
+    /** The sample ModelDeployments, by file name: what OLM shows as the operator's examples. */
     static List<OlmBundle.Source> samples() throws IOException {
+        return everySample().stream().filter(BundleWriter::modelDeployment).toList();
+    }
+
+    /** The samples of other kinds beside them (the autoscalers that drive a sample ModelDeployment), by file name. */
+    static List<OlmBundle.Source> autoscalerSamples() throws IOException {
+        return everySample().stream().filter(s -> !modelDeployment(s)).toList();
+    }
+
+    private static List<OlmBundle.Source> everySample() throws IOException {
         try (Stream<Path> files = Files.list(SAMPLES)) {
             List<Path> yaml = files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList();
             List<OlmBundle.Source> samples = new ArrayList<>();
@@ -51,6 +62,14 @@ public final class BundleWriter {
                 samples.add(read(file));
             }
             return samples;
+        }
+    }
+
+    private static boolean modelDeployment(OlmBundle.Source sample) {
+        try {
+            return "ModelDeployment".equals(new YAMLMapper().readTree(sample.text()).path("kind").asText());
+        } catch (IOException e) {
+            throw new UncheckedIOException(sample.file() + " is not YAML", e);
         }
     }
 

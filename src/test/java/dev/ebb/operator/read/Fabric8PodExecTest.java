@@ -61,16 +61,12 @@ class Fabric8PodExecTest {
     }
 
     @Test
-    void completesWithTheOutputOnTheExitCode() {
-        // the API server sends the status after the output; the mock then leaves the socket open (it waits for a
-        // message the client never sends), since a close from the server can overtake the status frame in the client,
-        // and the reader must end the read on the exit code, not on a close
-        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open(new OutputStreamMessage("metrics body\n"))
-                .waitFor(200).andEmit(new StatusStreamMessage(0))
-                .expect("a message the client never sends").andEmit(new StatusStreamMessage(1)).once()
-                .done().once();
+    void completesWithTheOutputOnTheExitCode() throws Exception {
+        // the API server sends the status after the output and the session then stays open: the read must end on the
+        // exit code, not on a close (a close from the server can overtake the status frame in the client)
+        ScriptedSession session = new ScriptedSession(new OutputStreamMessage("metrics body\n"), new StatusStreamMessage(0));
 
-        ExecResult result = run(LIMITS);
+        ExecResult result = runAgainst(session, LIMITS);
 
         assertThat(result).isInstanceOfSatisfying(ExecResult.Exited.class, exited -> {
             assertThat(exited.code()).isZero();
@@ -94,17 +90,14 @@ class Fabric8PodExecTest {
     }
 
     @Test
-    void noAnswerEndsAtTheDeadline() {
-        // the session answers only a client message that never comes, so the socket stays open and silent
-        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open()
-                .expect("a message the client never sends").andEmit(new StatusStreamMessage(0)).once()
-                .done().once();
+    void noAnswerEndsAtTheDeadline() throws Exception {
+        ScriptedSession silent = new ScriptedSession();
         long start = System.nanoTime();
 
-        ExecResult result = run(new ExecLimits(64, Duration.ofMillis(800)));
+        ExecResult result = runAgainst(silent, new ExecLimits(64, Duration.ofMillis(800)));
 
         assertThat(result).isEqualTo(new ExecResult.TimedOut(Duration.ofMillis(800)));
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(1500));
+        assertThat(since(start)).isLessThan(Duration.ofMillis(2500));
     }
 
     @Test
@@ -138,14 +131,12 @@ class Fabric8PodExecTest {
     }
 
     @Test
-    void outputOverTheCapEndsTheReadLongBeforeTheDeadlineWhileTheSocketStaysOpen() {
+    void outputOverTheCapEndsTheReadLongBeforeTheDeadline() throws Exception {
         // more than the cap, then silence: nothing but the cap can end this read before the deadline
-        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open(new OutputStreamMessage("x".repeat(100)))
-                .expect("a message the client never sends").andEmit(new StatusStreamMessage(0)).once()
-                .done().once();
+        ScriptedSession chatty = new ScriptedSession(new OutputStreamMessage("x".repeat(100)));
         long start = System.nanoTime();
 
-        ExecResult result = run(new ExecLimits(64, Duration.ofSeconds(5)));
+        ExecResult result = runAgainst(chatty, new ExecLimits(64, Duration.ofSeconds(5)));
 
         assertThat(result).isEqualTo(new ExecResult.Overflowed(64));
         assertThat(since(start)).isLessThan(Duration.ofMillis(2500));
@@ -153,14 +144,26 @@ class Fabric8PodExecTest {
 
     @Test
     void deadlineCoversThePodLookup() {
-        server.expect().get().delay(3, TimeUnit.SECONDS).withPath(POD_PATH).andReturn(200, pod).once();
-        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open(new StatusStreamMessage(0)).done().once();
-        long start = System.nanoTime();
+        CountDownLatch testOver = new CountDownLatch(1);
+        String podJson = client.getKubernetesSerialization().asJson(pod);
+        // the Pod is served only once the test is over, long after the read's deadline
+        KubernetesMockServer slow = serverAnswering(() -> {
+            awaitQuietly(testOver);
+            return new MockResponse().setResponseCode(200).setBody(podJson);
+        }, () -> new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
+        }));
+        try (KubernetesClient slowClient = slow.createClient()) {
+            long start = System.nanoTime();
 
-        ExecResult result = run(new ExecLimits(64, Duration.ofMillis(800)));
+            ExecResult result = new Fabric8PodExec(slowClient).exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofMillis(800)))
+                    .await().atMost(Duration.ofSeconds(10));
 
-        assertThat(result).isEqualTo(new ExecResult.TimedOut(Duration.ofMillis(800)));
-        assertThat(since(start)).isBetween(Duration.ofMillis(700), Duration.ofMillis(1800));
+            assertThat(result).isEqualTo(new ExecResult.TimedOut(Duration.ofMillis(800)));
+            assertThat(since(start)).isBetween(Duration.ofMillis(700), Duration.ofMillis(2500));
+        } finally {
+            testOver.countDown();
+            slow.destroy();
+        }
     }
 
     @Test
@@ -197,21 +200,70 @@ class Fabric8PodExecTest {
     }
 
     @Test
-    void malformedStatusFrameIsAFailedExecAtOnce() {
+    void malformedStatusFrameIsAFailedExecAtOnce() throws Exception {
         byte[] frame = "\u0003{not a status".getBytes(StandardCharsets.UTF_8);
-        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open(new OutputStreamMessage("partial\n"), new WebSocketMessage(0L, frame, true, true))
-                .expect("a message the client never sends").andEmit(new StatusStreamMessage(0)).once()
-                .done().once();
+        ScriptedSession garbled = new ScriptedSession(new OutputStreamMessage("partial\n"), new WebSocketMessage(0L, frame, true, true));
 
-        assertThat(run(LIMITS)).isEqualTo(new ExecResult.Failed("the exec ended without a readable exit status"));
+        assertThat(runAgainst(garbled, LIMITS)).isEqualTo(new ExecResult.Failed("the exec ended without a readable exit status"));
+    }
+
+    /**
+     * An exec session that sends its frames on open and then stays silent until the client closes it, as an API server
+     * does while the command runs on. It lives on a server of its own, which is shut down only after the reader has
+     * closed the socket: the reader must close whatever socket it leaves, and a server shut down while a close is still
+     * on its way fails in its own event loop.
+     */
+    private static final class ScriptedSession extends WebSocketListener {
+        private final List<WebSocketMessage> frames;
+        private final CountDownLatch opened = new CountDownLatch(1);
+        private final CountDownLatch closedByClient = new CountDownLatch(1);
+
+        ScriptedSession(WebSocketMessage... frames) {
+            this.frames = List.of(frames);
+        }
+
+        @Override
+        public void onOpen(WebSocket webSocket, Response response) {
+            frames.forEach(frame -> webSocket.send(frame.getBytes()));
+            opened.countDown();
+        }
+
+        @Override
+        public void onClosing(WebSocket webSocket, int code, String reason) {
+            closedByClient.countDown();
+            webSocket.close(code, reason);
+        }
+    }
+
+    private ExecResult runAgainst(ScriptedSession session, ExecLimits limits) throws InterruptedException {
+        KubernetesMockServer own = serverAnsweringExecWith(() -> new MockResponse().withWebSocketUpgrade(session));
+        try (KubernetesClient ownClient = own.createClient()) {
+            ExecResult result = new Fabric8PodExec(ownClient).exec(pod, "main", ARGV, limits).await().atMost(Duration.ofSeconds(10));
+            assertThat(session.closedByClient.await(5, TimeUnit.SECONDS)).as("the reader closed the socket").isTrue();
+            return result;
+        } finally {
+            own.destroy();
+        }
     }
 
     /**
      * A server of its own, which serves the Pod and answers the exec request as the test says: the expectation DSL
      * keeps its websocket sessions to itself, and answers an upgrade at once whatever delay it is given.
      */
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private KubernetesMockServer serverAnsweringExecWith(Supplier<MockResponse> execAnswer) {
         String podJson = client.getKubernetesSerialization().asJson(pod);
+        return serverAnswering(() -> new MockResponse().setResponseCode(200).setBody(podJson), execAnswer);
+    }
+
+    private KubernetesMockServer serverAnswering(Supplier<MockResponse> podAnswer, Supplier<MockResponse> execAnswer) {
         KubernetesMockServer own = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new Dispatcher() {
             @Override
             public MockResponse dispatch(RecordedRequest request) {
@@ -219,7 +271,7 @@ class Fabric8PodExecTest {
                     return execAnswer.get();
                 }
                 if (request.getPath().equals(POD_PATH)) {
-                    return new MockResponse().setResponseCode(200).setBody(podJson);
+                    return podAnswer.get();
                 }
                 return new MockResponse().setResponseCode(404).setBody(status(404, "NotFound"));
             }
@@ -233,11 +285,7 @@ class Fabric8PodExecTest {
         CountDownLatch testOver = new CountDownLatch(1);
         KubernetesMockServer slow = serverAnsweringExecWith(() -> {
             // the upgrade is answered only once the test is over, long after the read's deadline
-            try {
-                testOver.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+            awaitQuietly(testOver);
             return new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
             });
         });
@@ -257,20 +305,8 @@ class Fabric8PodExecTest {
 
     @Test
     void cancellingWhileTheSocketIsSilentClosesItAtTheServer() throws Exception {
-        CountDownLatch opened = new CountDownLatch(1);
-        CountDownLatch closedByClient = new CountDownLatch(1);
-        KubernetesMockServer silent = serverAnsweringExecWith(() -> new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
-            @Override
-            public void onOpen(WebSocket webSocket, Response response) {
-                opened.countDown();
-            }
-
-            @Override
-            public void onClosing(WebSocket webSocket, int code, String reason) {
-                closedByClient.countDown();
-                webSocket.close(code, reason);
-            }
-        }));
+        ScriptedSession session = new ScriptedSession();
+        KubernetesMockServer silent = serverAnsweringExecWith(() -> new MockResponse().withWebSocketUpgrade(session));
         try (KubernetesClient silentClient = silent.createClient()) {
             CountDownLatch openAtTheClient = new CountDownLatch(1);
             Fabric8PodExec.Opener throughServer = Fabric8PodExec.throughApiServer(silentClient);
@@ -280,12 +316,12 @@ class Fabric8PodExecTest {
                 return watch;
             });
             Cancellable read = silentExec.exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofSeconds(30))).subscribe().with(r -> { });
-            assertThat(opened.await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(session.opened.await(5, TimeUnit.SECONDS)).isTrue();
             assertThat(openAtTheClient.await(5, TimeUnit.SECONDS)).isTrue();
 
             read.cancel();
 
-            assertThat(closedByClient.await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(session.closedByClient.await(5, TimeUnit.SECONDS)).isTrue();
         } finally {
             silent.destroy();
         }

@@ -276,7 +276,7 @@ class ModelDeploymentReconcilerIT {
 
     @Test
     void drainWindowIsInStatusAndATooShortGraceIsWarnedOnce() {
-        client.resource(deployment("pd", "SGLang").namespace("window").role(role("decode").kind("Decode"))
+        client.resource(deployment("pd", "SGLang").scaling("decode").namespace("window").role(role("decode").kind("Decode"))
                 .role(role("prefill").kind("Prefill").grace(45)).build()).create();
 
         await().atMost(PATIENCE).untilAsserted(() -> {

@@ -113,7 +113,7 @@ class RetirementRunnerTest {
         List<Pod> pods = pods();
         RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, NextRetirement.Purpose.REDUCTION, CHOSEN, Budgets.DRAINING)),
                 List.of(), RETRY, slices, ROUTER_PODS, now);
-        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of(), null, null));
+        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of()));
         runner.carryOut(md, pass, pods, ROUTER_PODS);
         now = now.plusSeconds(1);
         return pass.statuses().get(0);

@@ -152,7 +152,7 @@ class RouterWithdrawalPassesTest {
     private RetirementStatus pass(RetirementRunner runner, ModelDeployment md, List<NextRetirement.Candidate> candidates) {
         List<Pod> pods = client.pods().inNamespace(NS).list().getItems();
         RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, candidates, List.of(), RETRY, List.of(sliceListingKept()), routerPods, now);
-        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of(), null, null));
+        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of()));
         runner.carryOut(md, pass, pods, routerPods);
         now = now.plusSeconds(1);
         return pass.statuses().get(0);

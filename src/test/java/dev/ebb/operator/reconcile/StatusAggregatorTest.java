@@ -60,6 +60,32 @@ class StatusAggregatorTest {
     }
 
     @Test
+    void statusSaysWhenTheScaledReplicasOverrideTheRolesOwn() {
+        DesiredDeployment scaled = deployment("qwen", "vLLM").scaling("server", 1).role(role("server").replicas(2)).desired();
+        Map<String, String> scaledHashes = Map.of("server", RENDERER.configHash(scaled, scaled.roles().get(0)));
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(scaled, "server", 0, scaledHashes.get("server"), true));
+        pods.addAll(ObservedPods.replica(scaled, "server", 1, scaledHashes.get("server"), true));
+
+        ModelDeploymentStatus status = StatusAggregator.accepted(RENDERER, 7, scaled, scaledHashes, Inventory.of(pods), Optional.empty(),
+                List.of(), List.of(), List.of(), List.of(), T0);
+
+        assertThat(status.scaling().override()).startsWith("spec.scaling.replicas (1) takes precedence over spec.roles[0].replicas (2)");
+        assertThat(status.scaling().replicas()).as("both still exist until one is retired").isEqualTo(2);
+        assertThat(status.roles().get(0).desired()).isEqualTo(1);
+    }
+
+    @Test
+    void theScaleSubresourceReadsTheScaledRolesReplicasAndItsServingLeadersSelector() {
+        ModelDeploymentStatus status = status(server(0, 1, 2), List.of(), T0);
+
+        assertThat(status.scaling().role()).isEqualTo("server");
+        assertThat(status.scaling().replicas()).isEqualTo(3);
+        assertThat(status.scaling().selector()).isEqualTo("serving.ebb.dev/deployment=qwen,serving.ebb.dev/member-index=0,"
+                + "serving.ebb.dev/role=server,serving.ebb.dev/serving=true");
+        assertThat(status.scaling().override()).isNull();
+    }
+
+    @Test
     void everyReplicaReadyMakesThePhaseReady() {
         List<Pod> pods = everyReplicaReady();
 

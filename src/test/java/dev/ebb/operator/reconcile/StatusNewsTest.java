@@ -28,7 +28,7 @@ class StatusNewsTest {
 
     @Test
     void firstStatusTellsEachConditionAndEachDrainWarningOnce() {
-        DesiredDeployment d = deployment("pd", "SGLang").role(role("decode").kind("Decode")).desired();
+        DesiredDeployment d = deployment("pd", "SGLang").scaling("decode").role(role("decode").kind("Decode")).desired();
 
         List<StatusNews.News> news = StatusNews.between(null, status(d, null));
 
@@ -40,7 +40,7 @@ class StatusNewsTest {
 
     @Test
     void anUnchangedStatusTellsNothing() {
-        DesiredDeployment d = deployment("pd", "SGLang").role(role("decode").kind("Decode")).desired();
+        DesiredDeployment d = deployment("pd", "SGLang").scaling("decode").role(role("decode").kind("Decode")).desired();
         ModelDeploymentStatus first = status(d, null);
 
         assertThat(StatusNews.between(first, status(d, first))).isEmpty();

@@ -44,7 +44,7 @@ class UnknownPlatformIT {
     void directDecodersWaitForTheVersionAndThenRenderForIt() {
         dispatcher.version(Optional.empty());
         try (SimOperator operator = new SimOperator(client, exec, new SimRouterAddress())) {
-            client.resource(deployment("pd", "vLLM").namespace(NS).router("llm-d-router").role(role("decode").kind("Decode")).build()).create();
+            client.resource(deployment("pd", "vLLM").scaling("decode").namespace(NS).router("llm-d-router").role(role("decode").kind("Decode")).build()).create();
 
             await().atMost(Duration.ofSeconds(20)).until(() -> dispatcher.versionAnswers() > 0);
             await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))

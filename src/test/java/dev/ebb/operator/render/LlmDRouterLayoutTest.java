@@ -59,7 +59,7 @@ class LlmDRouterLayoutTest {
     }
 
     private static DesiredDeployment disaggregated(String engine, int prefillPort, int decodePort) {
-        return deployment("qwen", engine).namespace("team-a").router("llm-d-router")
+        return deployment("qwen", engine).scaling("prefill").namespace("team-a").router("llm-d-router")
                 .role(role("prefill").kind("Prefill").port(prefillPort)).role(role("decode").kind("Decode").port(decodePort)).desired();
     }
 
@@ -281,7 +281,7 @@ class LlmDRouterLayoutTest {
         if (kind.equals("Server")) {
             spec.role(role("server"));
         } else {
-            spec.role(role("prefill").kind("Prefill")).role(role("decode").kind("Decode"));
+            spec.scaling("decode").role(role("prefill").kind("Prefill")).role(role("decode").kind("Decode"));
         }
         DesiredDeployment deployment = spec.desired();
         Pod pod = leader(deployment, kind.equals("Decode") ? 1 : 0);
@@ -338,7 +338,7 @@ class LlmDRouterLayoutTest {
     @ParameterizedTest(name = "prefill on {0}, decode on {1}")
     @CsvSource({"8000, 8000, false", "8200, 8000, false", "8000, 8200, true"})
     void aDirectDecoderOnThePortItsEngineMovesToIsRefusedAtAdmission(int prefillPort, int decodePort, boolean refused) {
-        List<FieldError> errors = refusals(deployment("qwen", "vLLM").router("llm-d-router")
+        List<FieldError> errors = refusals(deployment("qwen", "vLLM").scaling("prefill").router("llm-d-router")
                 .role(role("prefill").kind("Prefill").port(prefillPort)).role(role("decode").kind("Decode").port(decodePort)));
 
         assertThat(!errors.isEmpty()).isEqualTo(refused);
@@ -373,7 +373,7 @@ class LlmDRouterLayoutTest {
         DesiredRouter router = base.router().orElseThrow();
         DesiredDeployment withArgs = new DesiredDeployment(base.owner(), base.engine(), base.modelName(), base.modelPath(),
                 Optional.of(new DesiredRouter(router.kind(), router.replicas(), router.images(), List.of("--v=4"))),
-                base.roles(), base.platform());
+                base.roles(), base.scaling(), base.platform());
 
         assertThat(container(RouterRenderer.render(withArgs), "epp").getArgs()).endsWith("--v=4");
         assertThat(container(RouterRenderer.render(withArgs), "envoy-proxy").getArgs()).doesNotContain("--v=4");

@@ -46,11 +46,11 @@ class PodRendererTest {
                 Arguments.of("vLLM loads from path, serves the name", deployment("qwen", "vLLM").modelPath("/models/q").role(role("server").port(9000)), 0,
                         List.of("vllm", "serve", "/models/q", "--served-model-name", "Qwen/Qwen3-8B",
                                 "--host", "0.0.0.0", "--port", "9000")),
-                Arguments.of("vLLM prefill", deployment("qwen", "vLLM").role(role("p").kind("Prefill")), 0,
+                Arguments.of("vLLM prefill", deployment("qwen", "vLLM").scaling("p").role(role("p").kind("Prefill")), 0,
                         List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
                                 "--host", "0.0.0.0", "--port", "8000",
                                 "--kv-transfer-config", "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}")),
-                Arguments.of("vLLM decode", deployment("qwen", "vLLM").role(role("d").kind("Decode")), 0,
+                Arguments.of("vLLM decode", deployment("qwen", "vLLM").scaling("d").role(role("d").kind("Decode")), 0,
                         List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
                                 "--host", "0.0.0.0", "--port", "8000",
                                 "--kv-transfer-config", "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}")),
@@ -66,11 +66,11 @@ class PodRendererTest {
                 Arguments.of("SGLang server", deployment("qwen", "SGLang").role(role("server")), 0,
                         List.of("python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
                                 "--served-model-name", "Qwen/Qwen3-8B", "--host", "0.0.0.0", "--port", "8000", "--enable-metrics")),
-                Arguments.of("SGLang prefill", deployment("qwen", "SGLang").role(role("p").kind("Prefill")), 0,
+                Arguments.of("SGLang prefill", deployment("qwen", "SGLang").scaling("p").role(role("p").kind("Prefill")), 0,
                         List.of("python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
                                 "--served-model-name", "Qwen/Qwen3-8B", "--host", "0.0.0.0", "--port", "8000", "--enable-metrics",
                                 "--disaggregation-mode", "prefill")),
-                Arguments.of("SGLang decode", deployment("qwen", "SGLang").role(role("d").kind("Decode")), 0,
+                Arguments.of("SGLang decode", deployment("qwen", "SGLang").scaling("d").role(role("d").kind("Decode")), 0,
                         List.of("python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
                                 "--served-model-name", "Qwen/Qwen3-8B", "--host", "0.0.0.0", "--port", "8000", "--enable-metrics",
                                 "--disaggregation-mode", "decode")),
@@ -97,7 +97,7 @@ class PodRendererTest {
 
     @Test
     void labelsAnnotationsAndOwnerIdentifyTheMember() {
-        Pod pod = render(deployment("qwen", "vLLM").role(role("server").kind("Decode").size(2)), 4, 1);
+        Pod pod = render(deployment("qwen", "vLLM").scaling("server").role(role("server").kind("Decode").size(2)), 4, 1);
 
         assertThat(pod.getMetadata().getName()).isEqualTo("qwen-server-r4-m1");
         assertThat(pod.getMetadata().getNamespace()).isEqualTo("team-a");
@@ -139,7 +139,7 @@ class PodRendererTest {
 
     @Test
     void everyOperatorBuiltMemberGetsTheDrainHookWithItsParametersAsSeparateItems() {
-        Pod pod = render(deployment("qwen", "SGLang").role(role("d").kind("Decode").grace(45).port(30000).size(2)), 0, 1);
+        Pod pod = render(deployment("qwen", "SGLang").scaling("d").role(role("d").kind("Decode").grace(45).port(30000).size(2)), 0, 1);
 
         List<String> hook = main(pod).getLifecycle().getPreStop().getExec().getCommand();
         assertThat(hook.subList(0, 3)).containsExactly("python3", "-c", DrainHook.SCRIPT);
@@ -264,7 +264,7 @@ class PodRendererTest {
                 hash(deployment("qwen", "vLLM").role(role("s").extraArgs("--x"))),
                 hash(deployment("qwen", "vLLM").role(role("s").port(8001))),
                 hash(deployment("qwen", "vLLM").role(role("s").size(2))),
-                hash(deployment("qwen", "vLLM").role(role("s").kind("Decode"))),
+                hash(deployment("qwen", "vLLM").scaling("s").role(role("s").kind("Decode"))),
                 hash(deployment("qwen", "vLLM").modelPath("/m").role(role("s")))));
 
         assertThat(hashes).doesNotHaveDuplicates();

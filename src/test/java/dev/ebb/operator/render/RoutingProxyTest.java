@@ -19,7 +19,7 @@ class RoutingProxyTest {
     private static final PodRenderer RENDERER = new PodRenderer();
 
     private static Pod decodeLeader(String engine, String router, Platform platform) {
-        DesiredDeployment d = deployment("qwen", engine).router(router)
+        DesiredDeployment d = deployment("qwen", engine).scaling("prefill").router(router)
                 .role(role("prefill").kind("Prefill")).role(role("decode").kind("Decode").port(8000)).desired().on(platform);
         DesiredRole decode = d.roles().get(1);
         return RENDERER.render(new MemberSlot(d, decode, 0, 0), "h");

@@ -30,7 +30,7 @@ class SglangGatewayLayoutTest {
     }
 
     private static Specs.Deployment split(Specs.Role prefill) {
-        return deployment("qwen", "SGLang").namespace("team-a").router("sglang-gateway")
+        return deployment("qwen", "SGLang").scaling("decode").namespace("team-a").router("sglang-gateway")
                 .role(prefill.kind("Prefill").port(8100)).role(role("decode").kind("Decode").port(8100));
     }
 

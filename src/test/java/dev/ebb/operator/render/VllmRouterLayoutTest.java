@@ -25,7 +25,7 @@ class VllmRouterLayoutTest {
     }
 
     private static DesiredDeployment split() {
-        return deployment("qwen", "vLLM").namespace("team-a").router("vllm-router")
+        return deployment("qwen", "vLLM").scaling("prefill").namespace("team-a").router("vllm-router")
                 .role(role("prefill").kind("Prefill").port(8100)).role(role("decode").kind("Decode").port(8100)).desired();
     }
 

@@ -52,10 +52,10 @@ class ReplicaClassifierTest {
 
     static Stream<Arguments> splitReplicas() {
         return Stream.of(
-                Arguments.of("vLLM prefill", deployment("q", "vLLM").role(role("p").kind("Prefill"))),
-                Arguments.of("vLLM decode", deployment("q", "vLLM").role(role("d").kind("Decode"))),
-                Arguments.of("SGLang prefill", deployment("q", "SGLang").role(role("p").kind("Prefill"))),
-                Arguments.of("SGLang decode, multi-Pod", deployment("q", "SGLang").role(role("d").kind("Decode").size(2))),
+                Arguments.of("vLLM prefill", deployment("q", "vLLM").scaling("p").role(role("p").kind("Prefill"))),
+                Arguments.of("vLLM decode", deployment("q", "vLLM").scaling("d").role(role("d").kind("Decode"))),
+                Arguments.of("SGLang prefill", deployment("q", "SGLang").scaling("p").role(role("p").kind("Prefill"))),
+                Arguments.of("SGLang decode, multi-Pod", deployment("q", "SGLang").scaling("d").role(role("d").kind("Decode").size(2))),
                 Arguments.of("SGLang server made a decoder by extraArgs", deployment("q", "SGLang").role(role("s").extraArgs("--disaggregation-mode=decode"))),
                 Arguments.of("vLLM data-parallel balancing", deployment("q", "vLLM").role(role("s").extraArgs("--data-parallel-hybrid-lb"))));
     }

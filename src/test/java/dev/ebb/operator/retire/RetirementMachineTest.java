@@ -375,40 +375,51 @@ public class RetirementMachineTest {
         assertThat(at300.retirement().reason()).isEqualTo(Reasons.BUDGET_EXHAUSTED);
     }
 
+    /**
+     * A restart ends whatever the old process had in flight, so waiting for the budget proves nothing: the retirement
+     * binds the new container and proves the new process idle from the start, and the replica still leaves.
+     */
     @Test
-    void containerRestartHoldsAndAnIdleReadOfTheNewEngineDoesNotCount() {
+    void containerRestartStartsTheIdleProofOverOnTheNewProcess() {
         Retirement idleOnce = step(draining(), reads(at(3), new Reading.Idle())).retirement();
         Map<String, Observation.Present> restarted = Map.of(
                 LEADER.name(), new Observation.Present(LEADER.uid(), "c-0-new"),
                 FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), FOLLOWER.containerId()));
 
-        RetirementMachine.Step step = step(idleOnce, new Observation(at(4), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step again = step(step.retirement(), new Observation(at(5), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step seenRestarted = step(idleOnce, new Observation(at(4), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step idleOnceMore = step(seenRestarted.retirement(), new Observation(at(5), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step idleTwice = step(idleOnceMore.retirement(), new Observation(at(6), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
 
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
-        assertThat(again.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(again.actions()).noneMatch(a -> a instanceof Action.Delete);
+        assertThat(seenRestarted.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
+        assertThat(seenRestarted.retirement().targets()).contains(new Member(LEADER.name(), LEADER.uid(), "c-0-new"), FOLLOWER);
+        assertThat(List.of(seenRestarted, idleOnceMore)).allSatisfy(step -> {
+            assertThat(step.retirement().state()).isEqualTo(RetirementState.Draining);
+            assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete);
+        });
+        assertThat(idleTwice.retirement().state()).isEqualTo(RetirementState.Deleting);
+        assertThat(idleTwice.actions()).contains(new Action.Delete(seenRestarted.retirement().targets()));
     }
 
     @Test
-    void aFollowerRestartHoldsTheReplicaThoughTheLeaderReadsIdle() {
+    void aFollowerRestartHoldsOnePassThenTheLeadersIdleReadsCountAfresh() {
         Map<String, Observation.Present> followerRestarted = Map.of(
                 LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()),
                 FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), "c-1-new"));
+        Retirement idleOnce = step(draining(), reads(at(3), new Reading.Idle())).retirement();
 
-        RetirementMachine.Step first = step(draining(),
-                new Observation(at(3), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step second = step(first.retirement(),
+        RetirementMachine.Step seenRestarted = step(idleOnce,
                 new Observation(at(4), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step end = step(second.retirement(),
-                new Observation(draining().phaseStartedAt().plus(Budgets.DRAINING), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step idleOnceMore = step(seenRestarted.retirement(),
+                new Observation(at(5), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step busy = step(idleOnceMore.retirement(),
+                new Observation(at(6), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Busy(1))));
 
-        assertThat(second.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(second.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
-        assertThat(second.retirement().message()).contains(FOLLOWER.name());
-        assertThat(List.of(first, second)).allSatisfy(step -> assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete));
-        assertThat(end.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(end.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
+        assertThat(seenRestarted.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
+        assertThat(seenRestarted.retirement().message()).contains(FOLLOWER.name());
+        assertThat(seenRestarted.retirement().targets()).contains(new Member(FOLLOWER.name(), FOLLOWER.uid(), "c-1-new"));
+        // the idle read before the restart does not count with the one after it
+        assertThat(List.of(seenRestarted, idleOnceMore, busy)).allSatisfy(step -> assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete));
+        assertThat(busy.retirement().reason()).isEqualTo(Reasons.BUSY);
     }
 
     @Test

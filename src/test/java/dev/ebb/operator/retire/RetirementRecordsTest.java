@@ -67,7 +67,7 @@ class RetirementRecordsTest {
     }
 
     private static ModelDeploymentStatus statusWith(List<AbortedRetirement> aborted) {
-        return new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, List.of(), aborted, List.of(), null, null);
+        return new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, List.of(), aborted, List.of());
     }
 
     @Test
@@ -98,7 +98,7 @@ class RetirementRecordsTest {
         assertThat(broken).allSatisfy(b -> assertThat(RetirementRecords.fromStatus(b)).isEmpty());
         List<RetirementStatus> withGood = new java.util.ArrayList<>(broken);
         withGood.add(good);
-        assertThat(RetirementRecords.fromStatus(new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, withGood, List.of(), List.of(), null, null)))
+        assertThat(RetirementRecords.fromStatus(new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, withGood, List.of(), List.of())))
                 .as("one readable entry among broken ones is still resumed").hasSize(1);
     }
 

@@ -26,10 +26,13 @@ import java.util.regex.Pattern;
 /**
  * The mock API server's CRUD store with admission in front of it for one custom resource: creates, updates and
  * patches of its objects are checked by {@link CrdAdmission} and refused with HTTP 422, as an API server would. A
- * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does. A
+ * delete whose preconditions name a uid other than the object's is refused with 409, as an API server does. The
+ * resource's scale subresource, when its CRD declares one, is served as an API server serves it ({@link #scale}). A
  * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told), and
  * GET /version with the {@link #version release} it is told. It can be made to {@link #fail fail} chosen requests, as
- * a loaded or restarting API server does, until the fault is lifted.
+ * a loaded or restarting API server does, until the fault is lifted; to treat one caller {@link #unreliable
+ * unreliably}; and to {@link #expireWatches expire} every open watch, as an API server whose watch cache no longer
+ * holds a watcher's resource version does, so that informers list again.
  */
 public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -40,9 +43,16 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final long DEFAULT_GRACE_SECONDS = 30;
     private final CrdAdmission admission;
     private final Pattern guarded;
+    private final Pattern scalePath;
+    private final java.util.Optional<ScaleSubresource> scale;
+    /** The resource as the API server names it in its messages: plural.group. */
+    private final String resource;
     private volatile List<ResourceRule> granted = List.of();
     private final List<Fault> faults = new CopyOnWriteArrayList<>();
     private final AtomicInteger failed = new AtomicInteger();
+    private volatile java.util.Optional<UnreliableApi> unreliable = java.util.Optional.empty();
+    private final java.util.Set<ExpirableWatch> openWatches = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final AtomicInteger watchesOpened = new AtomicInteger();
 
     /** Requests with this method on this object's path (the query aside) are answered with this status, and not acted on. */
     private record Fault(String method, String path, int code) {
@@ -56,8 +66,17 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
 
     /** @param plural the resource's plural; its status subresource is not checked, as with a real CRD */
     public AdmittingDispatcher(CrdAdmission admission, String group, String plural) {
+        this(admission, group, plural, java.util.Optional.empty());
+    }
+
+    /** @param scale the resource's scale subresource, served at .../NAME/scale as the API server serves it */
+    public AdmittingDispatcher(CrdAdmission admission, String group, String plural, java.util.Optional<ScaleSubresource> scale) {
         this.admission = admission;
         this.guarded = Pattern.compile("^/apis/" + Pattern.quote(group) + "/[^/]+/namespaces/[^/]+/" + Pattern.quote(plural) + "(/[^/?]+)?(\\?.*)?$");
+        this.scalePath = Pattern.compile("^(/apis/" + Pattern.quote(group) + "/[^/]+/namespaces/[^/]+/" + Pattern.quote(plural)
+                + "/([^/?]+))/scale(\\?.*)?$");
+        this.scale = scale;
+        this.resource = plural + "." + group;
     }
 
     /** What the caller may do, as its RBAC would grant it: a rules review reports exactly these. */
@@ -77,6 +96,38 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
 
     public void lift() {
         faults.clear();
+    }
+
+    /** From now until {@link #reliable}, the caller this names is answered late and has a share of its writes refused. */
+    public void unreliable(UnreliableApi treatment) {
+        unreliable = java.util.Optional.of(treatment);
+    }
+
+    public void reliable() {
+        unreliable = java.util.Optional.empty();
+    }
+
+    /**
+     * Ends every open watch as an API server ends one it can no longer serve from its watch cache: an ERROR event
+     * with a 410 Expired status (k8s.io/apiserver pkg/storage/cacher/cacher.go and apimachinery's
+     * NewResourceExpired, v0.33.1), then the close. A client must list again before it watches, which is what
+     * fabric8's informers do on a 410 (Reflector, kubernetes-client 7.5.2).
+     *
+     * @return how many watches were ended
+     */
+    public int expireWatches() {
+        int ended = 0;
+        for (ExpirableWatch watch : List.copyOf(openWatches)) {
+            if (watch.expire()) {
+                ended++;
+            }
+        }
+        return ended;
+    }
+
+    /** How many watches were opened so far; a client that re-watches after an expiry opens one more. */
+    public int watchesOpened() {
+        return watchesOpened.get();
     }
 
     /** How many requests a fault has answered so far. */
@@ -161,7 +212,88 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     }
 
     @Override
+    public MockResponse handleWatch(String path) {
+        MockResponse upgrade = super.handleWatch(path);
+        io.fabric8.mockwebserver.http.WebSocketListener store = upgrade.getWebSocketListener();
+        return store == null ? upgrade : upgrade.withWebSocketUpgrade(new ExpirableWatch(store));
+    }
+
+    /** The store's own watch, passed every callback, with the socket kept so that the watch can be expired. */
+    private final class ExpirableWatch extends io.fabric8.mockwebserver.http.WebSocketListener {
+        private static final String EXPIRED = Serialization.asJson(java.util.Map.of("type", "ERROR", "object",
+                new StatusBuilder().withStatus("Failure").withReason("Expired").withCode(410)
+                        .withMessage("too old resource version").build()));
+        private final io.fabric8.mockwebserver.http.WebSocketListener store;
+        private volatile io.fabric8.mockwebserver.http.WebSocket socket;
+
+        ExpirableWatch(io.fabric8.mockwebserver.http.WebSocketListener store) {
+            this.store = store;
+        }
+
+        boolean expire() {
+            io.fabric8.mockwebserver.http.WebSocket open = socket;
+            if (open == null || !openWatches.remove(this)) {
+                return false;
+            }
+            open.send(EXPIRED);
+            open.close(1000, "");
+            return true;
+        }
+
+        @Override
+        public void onOpen(io.fabric8.mockwebserver.http.WebSocket webSocket, io.fabric8.mockwebserver.http.Response response) {
+            socket = webSocket;
+            openWatches.add(this);
+            watchesOpened.incrementAndGet();
+            store.onOpen(webSocket, response);
+        }
+
+        @Override
+        public void onMessage(io.fabric8.mockwebserver.http.WebSocket webSocket, String text) {
+            store.onMessage(webSocket, text);
+        }
+
+        @Override
+        public void onMessage(io.fabric8.mockwebserver.http.WebSocket webSocket, byte[] bytes) {
+            store.onMessage(webSocket, bytes);
+        }
+
+        @Override
+        public void onClosing(io.fabric8.mockwebserver.http.WebSocket webSocket, int code, String reason) {
+            openWatches.remove(this);
+            store.onClosing(webSocket, code, reason);
+        }
+
+        @Override
+        public void onClosed(io.fabric8.mockwebserver.http.WebSocket webSocket, int code, String reason) {
+            openWatches.remove(this);
+            store.onClosed(webSocket, code, reason);
+        }
+
+        @Override
+        public void onFailure(io.fabric8.mockwebserver.http.WebSocket webSocket, Throwable t, io.fabric8.mockwebserver.http.Response response) {
+            openWatches.remove(this);
+            store.onFailure(webSocket, t, response);
+        }
+    }
+
+    @Override
     public MockResponse dispatch(RecordedRequest request) {
+        java.util.Optional<UnreliableApi> treatment = unreliable.filter(u -> u.concerns(request));
+        if (treatment.isPresent()) {
+            java.time.Duration late = treatment.get().delay();
+            java.util.Optional<io.fabric8.kubernetes.api.model.Status> refusal = treatment.get().refusal(request);
+            MockResponse answer = refusal.map(status -> {
+                failed.incrementAndGet();
+                return new MockResponse().setResponseCode(status.getCode()).setBody(Serialization.asJson(status));
+            }).orElseGet(() -> dispatchReliably(request));
+            // the server schedules a delayed body on a timer, which refuses a delay under a millisecond
+            return answer.getWebSocketListener() == null && late.toMillis() > 0 ? answer.setBodyDelay(late) : answer;
+        }
+        return dispatchReliably(request);
+    }
+
+    private MockResponse dispatchReliably(RecordedRequest request) {
         java.util.Optional<Fault> fault = faults.stream().filter(f -> f.matches(request)).findFirst();
         if (fault.isPresent()) {
             failed.incrementAndGet();
@@ -180,6 +312,10 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         }
         if ("POST".equals(request.getMethod()) && EVICTION.matcher(request.getPath()).matches()) {
             return evict(request);
+        }
+        java.util.regex.Matcher scaled = scalePath.matcher(request.getPath());
+        if (scale.isPresent() && scaled.matches()) {
+            return scale(request, scale.get(), scaled.group(1), scaled.group(2));
         }
         if ("DELETE".equals(request.getMethod())) {
             java.util.Optional<MockResponse> refused = uidPreconditionFails(request);
@@ -219,6 +355,62 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         } catch (Exception e) {
             throw new IllegalStateException("could not record the deletion grace of " + request.getPath(), e);
         }
+    }
+
+    /**
+     * The scale subresource, as the API server serves a CRD's (apiextensions-apiserver
+     * pkg/registry/customresource/etcd.go, ScaleREST): a read maps the object onto an autoscaling/v1 Scale and fails
+     * with 500 while the object has no count at the spec replicas path; a PUT or a patch (applied to the object's
+     * Scale) writes the Scale's spec.replicas at that path alone, refuses a resourceVersion other than the object's with
+     * 409, and goes through the same update, and so the same admission, as a write of the whole object.
+     */
+    private MockResponse scale(RecordedRequest request, ScaleSubresource subresource, String objectPath, String name) {
+        try {
+            JsonNode current = currentOrNull(objectPath);
+            if (current == null) {
+                return status(404, "NotFound", resource + " \"" + name + "\" not found");
+            }
+            String method = request.getMethod();
+            if ("GET".equals(method)) {
+                return subresource.hasSpecReplicas(current)
+                        ? new MockResponse().setResponseCode(200).setBody(JSON.writeValueAsString(subresource.scaleOf(current)))
+                        : status(500, "InternalError", "Internal error occurred: the spec replicas field \"" + subresource.specReplicasPath()
+                                + "\" does not exist");
+            }
+            JsonNode asked;
+            if ("PUT".equals(method)) {
+                asked = JSON.readTree(request.getBody().getBytes());
+            } else if ("PATCH".equals(method)) {
+                asked = patched(subresource.scaleOf(current), JSON.readTree(request.getBody().getBytes()), request);
+            } else {
+                return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+            }
+            // a Go client decodes a Scale without spec.replicas as 0; only a patch leaves the sentinel that says "empty"
+            if ("PATCH".equals(method) && !asked.path("spec").path("replicas").isIntegralNumber()) {
+                return status(400, "BadRequest", "the spec replicas field \"" + subresource.specReplicasPath() + "\" cannot be empty");
+            }
+            String version = asked.path("metadata").path("resourceVersion").asText("");
+            String currentVersion = current.path("metadata").path("resourceVersion").asText("");
+            if (!version.isEmpty() && !version.equals(currentVersion)) {
+                return status(409, "Conflict", "Operation cannot be fulfilled on " + resource + " \"" + name
+                        + "\": the object has been modified; please apply your changes to the latest version and try again");
+            }
+            ObjectNode updated = subresource.applied(current, asked.path("spec").path("replicas").asInt(0));
+            MockResponse written = handleUpdate(new RecordedRequest("PUT " + objectPath + " HTTP/1.1", HttpMethod.PUT, objectPath,
+                    Headers.builder().add("Content-Type", "application/json").build(), new Buffer(JSON.writeValueAsBytes(updated))));
+            if (written.code() / 100 != 2) {
+                return written;
+            }
+            JsonNode stored = currentOrNull(objectPath);
+            return new MockResponse().setResponseCode(200).setBody(JSON.writeValueAsString(subresource.scaleOf(stored == null ? updated : stored)));
+        } catch (Exception e) {
+            return status(400, "BadRequest", "unreadable Scale: " + e);
+        }
+    }
+
+    private static MockResponse status(int code, String reason, String message) {
+        return new MockResponse().setResponseCode(code).setBody(Serialization.asJson(new StatusBuilder().withStatus("Failure")
+                .withReason(reason).withCode(code).withMessage(message).build()));
     }
 
     /** An eviction deletes the Pod with the eviction's own delete options, as the API server's eviction subresource does. */

@@ -84,6 +84,78 @@ class AdmittingDispatcherTest {
         assertThat(client.pods().inNamespace("ns").withName("p").get()).isNull();
     }
 
+    private static Pod pod(String name) {
+        return new PodBuilder().withNewMetadata().withName(name).endMetadata()
+                .withNewSpec().addNewContainer().withName("main").withImage("x").endContainer().endSpec().build();
+    }
+
+    @Test
+    void anUnreliableCallerHasAShareOfItsWritesRefusedLateAndEveryoneElseNone() {
+        stop();
+        AdmittingDispatcher dispatcher = SimApiServer.dispatcher();
+        server = SimApiServer.startServer(dispatcher);
+        client = SimApiServer.clientWithoutRetries(server);
+        try (KubernetesClient flaky = SimApiServer.clientWithoutRetries(server, "flaky-operator")) {
+            dispatcher.unreliable(new UnreliableApi("flaky-operator", 0.5, java.time.Duration.ofMillis(20), 42));
+            List<Integer> codes = new java.util.ArrayList<>();
+            for (int i = 0; i < 40; i++) {
+                Pod written = pod("p" + i);
+                KubernetesClientException refused = catchThrowableOfType(KubernetesClientException.class,
+                        () -> flaky.pods().inNamespace("ns").resource(written).create());
+                codes.add(refused == null ? 201 : refused.getCode());
+                client.pods().inNamespace("ns").resource(pod("q" + i)).create();
+            }
+            List<Integer> labelled = IntStream.range(0, 20).mapToObj(i -> catchThrowableOfType(KubernetesClientException.class,
+                    () -> flaky.pods().inNamespace("ns").withName("q0").edit(p -> new PodBuilder(p).editMetadata()
+                            .addToLabels("edited", "yes").endMetadata().build()))).map(e -> e == null ? 200 : e.getCode()).toList();
+
+            // 40 draws at one half: fewer than 8 or more than 32 refusals has odds below one in 100,000
+            assertThat(codes).filteredOn(c -> c != 201).hasSizeBetween(8, 32).allMatch(c -> c == 500 || c == 429);
+            assertThat(codes).contains(201);
+            assertThat(flaky.pods().inNamespace("ns").list().getItems()).hasSize(40 + (int) codes.stream().filter(c -> c == 201).count());
+            assertThat(labelled).as("a stale-write conflict is one of the refusals of an update").contains(409);
+            assertThat(dispatcher.failed()).isEqualTo((int) (codes.stream().filter(c -> c != 201).count() + labelled.stream().filter(c -> c != 200).count()));
+        }
+    }
+
+    @Test
+    void anExpiredWatchMakesAnInformerListAndWatchAgainWithoutMissingAChange() {
+        stop();
+        AdmittingDispatcher dispatcher = SimApiServer.dispatcher();
+        server = SimApiServer.startServer(dispatcher);
+        client = server.createClient();
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        client.pods().inNamespace("ns").resource(pod("before")).create();
+        try (var informer = client.pods().inNamespace("ns").inform(new io.fabric8.kubernetes.client.informers.ResourceEventHandler<>() {
+            @Override
+            public void onAdd(Pod obj) {
+                seen.add(obj.getMetadata().getName());
+            }
+
+            @Override
+            public void onUpdate(Pod oldObj, Pod newObj) {
+                seen.add(newObj.getMetadata().getName());
+            }
+
+            @Override
+            public void onDelete(Pod obj, boolean deletedFinalStateUnknown) {
+                seen.remove(obj.getMetadata().getName());
+            }
+        })) {
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> dispatcher.watchesOpened() == 1);
+            assertThat(seen).containsExactly("before");
+
+            assertThat(dispatcher.expireWatches()).isEqualTo(1);
+            client.pods().inNamespace("ns").withName("before").delete();
+            client.pods().inNamespace("ns").resource(pod("after")).create();
+
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> {
+                assertThat(dispatcher.watchesOpened()).isEqualTo(2);
+                assertThat(seen).containsExactly("after");
+            });
+        }
+    }
+
     /** A real API server answers the write that removes the last finalizer with the object as it was deleted. */
     @Test
     void removingTheLastFinalizerOfADeletedObjectAnswersWithTheObjectAndDeletesIt() {
@@ -182,7 +254,7 @@ class AdmittingDispatcherTest {
     @Test
     void aGoodResourcesStatusIsWrittenAndReadBack() {
         ModelDeployment md = createGood();
-        md.setStatus(new ModelDeploymentStatus(1L, "Ready", "server 1/1", null, null, null, null, null, null, null, null));
+        md.setStatus(new ModelDeploymentStatus(1L, "Ready", "server 1/1", null, null, null, null, null, null));
 
         client.resource(md).patchStatus();
 

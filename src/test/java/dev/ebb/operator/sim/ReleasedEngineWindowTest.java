@@ -106,7 +106,7 @@ class ReleasedEngineWindowTest {
 
         assertThat(held.get(30, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
         Termination t = terminationOf(name);
-        assertThat(t.sigterm()).isBetween(Duration.ofSeconds(9), Duration.ofSeconds(12));
+        assertThat(t.sigterm()).isBetween(Duration.ofSeconds(9), Duration.ofMillis(13_500));
         assertThat(t.killed()).isFalse();
     }
 
@@ -120,7 +120,7 @@ class ReleasedEngineWindowTest {
 
         assertThat(held.get(30, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
         Termination t = terminationOf(name);
-        assertThat(t.sigterm()).isBetween(Duration.ofSeconds(9), Duration.ofSeconds(12));
+        assertThat(t.sigterm()).isBetween(Duration.ofSeconds(9), Duration.ofMillis(13_500));
         assertThat(t.killed()).isFalse();
     }
 }

@@ -49,7 +49,8 @@ public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
     /** The store and admission of a server, for a test that injects faults into it before starting it. */
     public static AdmittingDispatcher dispatcher() {
         CustomResourceDefinition crd = generatedCrd();
-        return new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(), crd.getSpec().getNames().getPlural());
+        return new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(), crd.getSpec().getNames().getPlural(),
+                ScaleSubresource.of(crd));
     }
 
     public static KubernetesMockServer startServer(AdmittingDispatcher dispatcher) {
@@ -65,6 +66,12 @@ public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
     public static KubernetesClient clientWithoutRetries(KubernetesMockServer server) {
         return new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.createClient().getConfiguration())
                 .withRequestRetryBackoffLimit(0).build()).build();
+    }
+
+    /** The same, with its own User-Agent, so that the server can treat this caller apart (see {@link UnreliableApi}). */
+    public static KubernetesClient clientWithoutRetries(KubernetesMockServer server, String userAgent) {
+        return new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.createClient().getConfiguration())
+                .withRequestRetryBackoffLimit(0).withUserAgent(userAgent).build()).build();
     }
 
     @Override

@@ -268,7 +268,7 @@ class SimKubeletTest {
     @Test
     void renderedHookReadsTheEngineOnThePortItsAnnotationsName() {
         // behind llm-d's routing proxy the engine, and so the scrape annotation, moves off the role's port
-        Pod pod = rendered(Specs.deployment("qwen", "vLLM").router("llm-d-router").role(Specs.role("decode").kind("Decode").port(8000)));
+        Pod pod = rendered(Specs.deployment("qwen", "vLLM").scaling("decode").router("llm-d-router").role(Specs.role("decode").kind("Decode").port(8000)));
         String scrapePort = pod.getMetadata().getAnnotations().get(Annotations.SCRAPE_PORT);
         assertThat(scrapePort).isNotEqualTo("8000");
         String name = pod.getMetadata().getName();

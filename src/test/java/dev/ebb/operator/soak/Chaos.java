@@ -4,6 +4,7 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.sim.AdmittingDispatcher;
+import dev.ebb.operator.sim.UnreliableApi;
 import dev.ebb.operator.sim.SimKubelet;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -34,6 +35,8 @@ final class Chaos {
     private static final Map<Kind, Integer> WEIGHTS = new EnumMap<>(Map.of(Kind.SCALE, 4, Kind.ROLLOUT, 2, Kind.DELETE_POD, 2,
             Kind.DELETE_POD_SHORT_GRACE, 2, Kind.CONTAINER_RESTART, 2, Kind.NODE_DRAIN, 1, Kind.OPERATOR_RESTART, 2,
             Kind.OPERATOR_DOUBLE_RESTART, 1, Kind.API_FAULTS, 2, Kind.ROUTER_RESTART, 1));
+    /** The operator's User-Agent, which the API server's fault bursts single out. */
+    static final String OPERATOR_AGENT = "ebb-operator-under-soak";
     private static final String STATUS_PATH = "/apis/serving.ebb.dev/v1alpha1/namespaces/%s/modeldeployments/%s/status";
 
     /** The operator as a process the chaos may stop and start again. */
@@ -242,7 +245,9 @@ final class Chaos {
     /**
      * For 3 to 15 s, the API server answers 503 or 429 to the operator's own writes of chosen deployments: status
      * writes, Pod creations and deletions, Events. Not Pod patches, which the kubelet shares (a failed bind or
-     * finalizer release is never tried again by the fake kubelet, which a real one would).
+     * finalizer release is never tried again by the fake kubelet, which a real one would). Beside that, a fifth of
+     * every other write of the operator is refused (500, 429, or 409 for an update), its answers come up to half a
+     * second late, and every watch is expired at the start of the burst, so that every informer lists again.
      */
     private boolean faults() {
         if (faultsLiftAt != null) {
@@ -262,11 +267,14 @@ final class Chaos {
         }
         apiServer.fail("POST", "/api/v1/namespaces/" + namespace + "/pods", code);
         apiServer.fail("POST", "/api/v1/namespaces/" + namespace + "/events", code);
+        apiServer.unreliable(new UnreliableApi(OPERATOR_AGENT, 0.2, Duration.ofMillis(500), random.nextLong()));
+        int expired = apiServer.expireWatches();
         Duration lasting = Duration.ofSeconds(3 + random.nextInt(13));
         faultsLiftAt = Instant.now().plus(lasting);
         faultWindows.add(new Window(Instant.now(), faultsLiftAt));
         lifter.schedule(this::liftFaultsIfDue, lasting.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-        log.accept("API faults " + code + " for " + lasting.toSeconds() + " s on " + chosen);
+        log.accept("API faults " + code + " for " + lasting.toSeconds() + " s on " + chosen + ", a fifth of other writes refused, "
+                + expired + " watches expired");
         return true;
     }
 
@@ -283,6 +291,7 @@ final class Chaos {
         if (due != null) {
             sleep(Math.max(0, Duration.between(Instant.now(), due).toMillis()));
             apiServer.lift();
+            apiServer.reliable();
             faultsLiftAt = null;
         }
     }

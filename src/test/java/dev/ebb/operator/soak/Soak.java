@@ -87,7 +87,9 @@ public final class Soak {
         AdmittingDispatcher apiServer = SimApiServer.dispatcher();
         KubernetesMockServer server = SimApiServer.startServer(apiServer);
         KubernetesClient client = server.createClient();
-        KubernetesClient operatorClient = server.createClient();
+        // its own User-Agent lets an API fault burst treat the operator apart from the world's kubelet and clients
+        KubernetesClient operatorClient = new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(
+                new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration()).withUserAgent(Chaos.OPERATOR_AGENT).build()).build();
         SimRouterAddress routers = new SimRouterAddress();
         AtomicReference<SimOperator> operator = new AtomicReference<>();
         List<Violation> violations = new ArrayList<>();

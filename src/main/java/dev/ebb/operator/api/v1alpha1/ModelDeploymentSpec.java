@@ -33,6 +33,16 @@ import java.util.List;
         message = "spec.roles[].port of a multi-Pod replica must not be the engine's rendezvous port on the leader: "
                 + ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT + " for vLLM, " + ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT + " for SGLang",
         fieldPath = ".roles")
+// the first role is a fine default only when every role serves whole requests; of a split, an autoscaler must be
+// told which half its metric speaks for
+@ValidationRule(
+        value = "!self.roles.exists(r, has(r.kind) && r.kind != 'Server') || (has(self.scaling) && has(self.scaling.role))",
+        message = ModelDeploymentSpec.SCALING_ROLE_REQUIRED,
+        fieldPath = ".scaling.role")
+@ValidationRule(
+        value = "!has(self.scaling) || !has(self.scaling.role) || self.roles.exists(r, r.name == self.scaling.role)",
+        message = ModelDeploymentSpec.SCALING_ROLE_UNKNOWN,
+        fieldPath = ".scaling.role")
 @ValidationRule(
         value = "self.roles.all(r, self.roles.exists_one(o, o.name == r.name))",
         message = "spec.roles[].name must be unique",
@@ -43,8 +53,19 @@ public record ModelDeploymentSpec(
         @JsonPropertyDescription("Optional router in front of the roles; without it clients reach roles through their Services.")
         RouterSpec router,
         @Required @Size(min = 1, max = ModelDeploymentSpec.MAX_ROLES)
-        List<RoleSpec> roles) {
+        List<RoleSpec> roles,
+        @JsonPropertyDescription("The role the scale subresource drives (HPA, KEDA, kubectl scale) and the replicas they write.")
+        ScalingSpec scaling) {
     public static final int MAX_ROLES = 10;
+    /** Said by admission and by the operator alike. */
+    public static final String SCALING_ROLE_REQUIRED = "spec.scaling.role is required when a role is Prefill or Decode:"
+            + " the scale subresource (HPA, KEDA, kubectl scale) must be told which role to scale";
+    public static final String SCALING_ROLE_UNKNOWN = "spec.scaling.role must name one of spec.roles[].name";
+
+    /** A deployment without a scaling section: the scale subresource drives the first role. */
+    public ModelDeploymentSpec(ModelSpec model, EngineSpec engine, RouterSpec router, List<RoleSpec> roles) {
+        this(model, engine, router, roles, null);
+    }
     /** torch.distributed's rendezvous port on a multi-Pod vLLM replica's leader (--master-port), rendered by VllmProfile. */
     public static final int VLLM_RENDEZVOUS_PORT = 29500;
     /** The port of SGLang's --dist-init-addr on a multi-Pod replica's leader, rendered by SglangProfile. */
