@@ -11,6 +11,19 @@ public final class Annotations {
      */
     public static final String HOOK_REVISION = "serving.ebb.dev/hook-revision";
 
+    /**
+     * The engine image a Pod was created with when its role named none and took the operator's default. The default
+     * is the operator's, not the spec's: it is kept out of the config hash, so an operator upgrade that changes it
+     * restarts no engine by itself.
+     */
+    public static final String DEFAULT_IMAGE = "serving.ebb.dev/default-image";
+
+    /**
+     * Set on a ModelDeployment to a new value to replace, one replica at a time through the retirement protocol, every
+     * replica that carries an older drain hook or default engine image than the operator renders.
+     */
+    public static final String REFRESH_HOOKS = "serving.ebb.dev/refresh-hooks";
+
     /** Set on a ModelDeployment to any new value to retry an aborted retirement at once, refusals included. */
     public static final String RETRY_RETIREMENT = "serving.ebb.dev/retry-retirement";
 

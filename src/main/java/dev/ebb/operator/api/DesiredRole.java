@@ -13,6 +13,7 @@ import java.util.Optional;
  * One role with its defaults resolved. {@code grace} stays empty when the role sets none, because a take-over
  * role then keeps the Kubernetes default rather than the operator's.
  *
+ * @param defaultImage whether {@code image} is the operator's default, the role and spec.engine naming none
  * @param drainBudget how long a retirement of one of its replicas may spend proving it idle
  * @param maxSurge replicas a rollout may add beyond {@code replicas} while it replaces them: 0 or 1
  */
@@ -22,6 +23,7 @@ public record DesiredRole(
         int replicas,
         int size,
         String image,
+        boolean defaultImage,
         int port,
         Optional<ResourceRequirements> resources,
         List<String> extraArgs,
@@ -37,9 +39,15 @@ public record DesiredRole(
     public static final int DEFAULT_SIZE = 1;
     public static final int DEFAULT_PORT = 8000;
 
+    /** The same role as it would be had it named no image and taken {@code image} as the operator's default. */
+    public DesiredRole onDefaultImage() {
+        return new DesiredRole(name, kind, replicas, size, image, true, port, resources, extraArgs, env, command, grace, nodeSelector,
+                tolerations, drainBudget, maxSurge);
+    }
+
     /** The same role at another replica count. */
     public DesiredRole withReplicas(int count) {
-        return new DesiredRole(name, kind, count, size, image, port, resources, extraArgs, env, command, grace, nodeSelector,
+        return new DesiredRole(name, kind, count, size, image, defaultImage, port, resources, extraArgs, env, command, grace, nodeSelector,
                 tolerations, drainBudget, maxSurge);
     }
 

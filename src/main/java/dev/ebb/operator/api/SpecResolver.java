@@ -285,6 +285,7 @@ public final class SpecResolver {
                 orDefault(role.replicas(), DesiredRole.DEFAULT_REPLICAS),
                 orDefault(role.size(), DesiredRole.DEFAULT_SIZE),
                 firstNonEmpty(role.image(), engineSpec.image()).orElseGet(() -> defaultImages.apply(engine.get())),
+                firstNonEmpty(role.image(), engineSpec.image()).isEmpty(),
                 orDefault(role.port(), DesiredRole.DEFAULT_PORT),
                 Optional.ofNullable(role.resources()),
                 listOrEmpty(role.extraArgs()),

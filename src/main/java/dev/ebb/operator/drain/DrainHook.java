@@ -47,9 +47,10 @@ public final class DrainHook {
         return List.copyOf(without);
     }
 
-    public static List<String> command(DrainTimeline timeline, String scheme, int port, String path, List<String> gauges) {
+    /** @param script the hook's text: this release's {@link #SCRIPT}, or another release's */
+    public static List<String> command(String script, DrainTimeline timeline, String scheme, int port, String path, List<String> gauges) {
         int grace = timeline.grace().orElseThrow(() -> new IllegalArgumentException("a hooked role always has a grace"));
-        return List.of("python3", "-c", SCRIPT,
+        return List.of("python3", "-c", script,
                 "--scheme", scheme,
                 "--host", LOOPBACK,
                 "--port", Integer.toString(port),

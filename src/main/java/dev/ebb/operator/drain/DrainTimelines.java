@@ -2,12 +2,17 @@ package dev.ebb.operator.drain;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
+import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-/** The drain-timeline calculator: one pure function that every other part asks for the drain window's numbers. */
-public final class DrainTimelines {
+/**
+ * The drain-timeline calculator: one pure function that every other part asks for the drain window's numbers. A bean so
+ * that it is injected where used; it holds no state, client, clock or I/O, and tests build it with {@code new}.
+ */
+@ApplicationScoped
+public class DrainTimelines {
     public static final int DEFAULT_GRACE = 30;
     public static final int SETTLE = 5;
     public static final int INTERVAL = 1;
@@ -20,7 +25,7 @@ public final class DrainTimelines {
     /** The grace that leaves a split-role SGLang engine its exit time after a busy drain. */
     public static final int SGLANG_SPLIT_MIN_GRACE = 45;
 
-    private DrainTimelines() {
+    public DrainTimelines() {
     }
 
     /**
@@ -28,7 +33,7 @@ public final class DrainTimelines {
      * @param takeOver the role replaces the command line, so the operator cannot drain it
      * @param size Pods per replica; followers of a multi-Pod replica serve no metrics
      */
-    public static DrainTimeline of(Optional<Integer> grace, Engine engine, RoleKind kind, int size, boolean takeOver) {
+    public DrainTimeline of(Optional<Integer> grace, Engine engine, RoleKind kind, int size, boolean takeOver) {
         List<DrainWarning> warnings = new ArrayList<>();
         if (takeOver) {
             warnings.add(new DrainWarning(DrainWarning.NO_DRAIN_HOOK,

@@ -90,11 +90,14 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final int maxConcurrent;
     private final boolean chooseByLoad;
     private final OwnedObjects owned;
+    private final PodRenderer renderer;
     /** Per ModelDeployment UID, its Pods already reported as deleted with a shorter grace, so each is told once. */
     private final Map<String, Set<String>> toldShortenedGraces = new ConcurrentHashMap<>();
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
-            ReadLedger reads, CandidateReads candidateReads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges, Clock clock) {
+            ReadLedger reads, CandidateReads candidateReads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges,
+            PodRenderer renderer, Clock clock) {
+        this.renderer = renderer;
         this.gauges = gauges;
         this.owned = owned;
         this.routers = routers;
@@ -141,6 +144,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         List<RetirementRecord> records = RetirementRecords.fromStatus(md.getStatus());
         List<NextRetirement.Abort> aborts = RetirementRecords.aborts(md.getStatus());
         NextRetirement.RetryPolicy retry = new NextRetirement.RetryPolicy(retryRequested(md), coolDown, generation, maxConcurrent);
+        Optional<String> refreshToken = annotation(md, Annotations.REFRESH_HOOKS);
 
         ModelDeploymentStatus status;
         RetirementRunner.Pass pass;
@@ -154,25 +158,28 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             }
             DesiredDeployment deployment = onThisCluster.get();
             Map<String, String> hashes = hashes(deployment);
+            Inventory seen = Inventory.of(PinnedDefaults.seenAtTheirRolesHash(pods, deployment, hashes, renderer));
             List<Ownership.Conflict> conflicts = new ArrayList<>();
             ReplicaPlanner.Retirements known = new ReplicaPlanner.Retirements(NextRetirement.held(records, aborts),
                     NextRetirement.rollingOut(records), NextRetirement.rolloutWaiting(aborts, retry, now),
-                    chooseByLoad ? candidateReads.readings(md, inventory, now) : Map.of(), chooseByLoad);
-            ReplicaPlan plan = converge(md, deployment, hashes, inventory, known, context, conflicts);
+                    chooseByLoad ? candidateReads.readings(md, seen, now) : Map.of(), chooseByLoad,
+                    HooksRefresh.requested(refreshToken, md.getStatus()));
+            ReplicaPlan plan = converge(md, deployment, hashes, seen, known, context, conflicts);
             RouterObjects.Outcome router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
             conflicts.addAll(router.conflicts());
-            pass = retirements.plan(md, inventory, pods, plan.retirements(), plan.later(), retry, context.getSecondaryResources(EndpointSlice.class),
+            pass = retirements.plan(md, seen, pods, plan.retirements(), plan.later(), retry, context.getSecondaryResources(EndpointSlice.class),
                     routerPods(md, context), now);
             List<NextRetirement.Abort> kept = NextRetirement.outstanding(pass.records(), aborts, plan.retirements(), plan.later(), generation);
-            status = StatusAggregator.accepted(generation, deployment, hashes, inventory, router.status(), pass.statuses(),
-                    RetirementRecords.toStatus(kept, coolDown), conflicts, previous, now);
+            status = HooksRefresh.recorded(StatusAggregator.accepted(renderer, generation, deployment, hashes, seen, router.status(),
+                    pass.statuses(), RetirementRecords.toStatus(kept, coolDown), conflicts, previous, now), refreshToken, md.getStatus());
             choosing = readCandidates(md, plan.awaitingReads(), pass, now);
         } else {
             candidateReads.forget(md.getMetadata().getUid());
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
             pass = retirements.plan(md, inventory, pods, List.of(), List.of(), retry, context.getSecondaryResources(EndpointSlice.class),
                     routerPods(md, context), now);
-            status = StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.statuses(), previous, now);
+            status = HooksRefresh.kept(StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.statuses(), previous, now),
+                    md.getStatus());
         }
         gauges.record(md.getMetadata().getNamespace(), md.getMetadata().getName(), status.roles());
         for (StatusNews.News news : StatusNews.between(md.getStatus(), status)) {
@@ -218,8 +225,11 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
 
     /** The retry annotation's value, when the user set one. */
     private static Optional<String> retryRequested(ModelDeployment md) {
-        return Optional.ofNullable(md.getMetadata().getAnnotations()).map(a -> a.get(Annotations.RETRY_RETIREMENT))
-                .filter(token -> !token.isEmpty());
+        return annotation(md, Annotations.RETRY_RETIREMENT);
+    }
+
+    private static Optional<String> annotation(ModelDeployment md, String key) {
+        return Optional.ofNullable(md.getMetadata().getAnnotations()).map(a -> a.get(key)).filter(token -> !token.isEmpty());
     }
 
     /**
@@ -250,10 +260,10 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         shortened.stream().filter(s -> told.add(s.uid())).forEach(s -> events.warning(md, ShortenedGraces.REASON, s.message()));
     }
 
-    private static Map<String, String> hashes(DesiredDeployment deployment) {
+    private Map<String, String> hashes(DesiredDeployment deployment) {
         Map<String, String> hashes = new LinkedHashMap<>();
         for (DesiredRole role : deployment.roles()) {
-            hashes.put(role.name(), PodRenderer.configHash(deployment, role));
+            hashes.put(role.name(), renderer.configHash(deployment, role));
         }
         return hashes;
     }
@@ -266,7 +276,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             Inventory inventory, ReplicaPlanner.Retirements retirements, Context<ModelDeployment> context, List<Ownership.Conflict> conflicts) {
         Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
                 .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
-        ReplicaPlan plan = ReplicaPlanner.plan(deployment, hashes, inventory, services.keySet(), retirements);
+        ReplicaPlan plan = ReplicaPlanner.plan(renderer, deployment, hashes, inventory, services.keySet(), retirements);
 
         plan.services().forEach(desired -> applyService(md, desired, services.get(desired.getMetadata().getName()))
                 .ifPresent(conflicts::add));

@@ -1,5 +1,6 @@
 package dev.ebb.operator.reconcile;
 
+import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.read.Reading;
@@ -19,10 +20,13 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /** Decides which Pods and Services to create from the desired deployment and what exists. Pure. */
 public final class ReplicaPlanner {
     static final String DROPPED_BECAUSE = "its role is no longer in the spec, so every replica of it leaves";
+    static final String REFRESHED_BECAUSE = "it carries an older drain hook or default image than the operator renders, and "
+            + Annotations.REFRESH_HOOKS + " asks for the current ones";
 
     private ReplicaPlanner() {
     }
@@ -36,12 +40,19 @@ public final class ReplicaPlanner {
      * @param rolloutWaiting per role, the ordinals a rollout passes over for now (aborted, not yet to be retried)
      * @param readings per role and ordinal, what one read of a surplus candidate's answering members established
      * @param byLoad whether the idlest surplus replicas leave, rather than the highest ordinals
+     * @param refresh whether the user asked for the replicas behind the operator (an older drain hook or default image)
+     *     to be replaced, as a rollout replaces those at an older configuration
      */
     public record Retirements(Map<String, Set<Integer>> held, Map<String, Set<Integer>> rollingOut, Map<String, Set<Integer>> rolloutWaiting,
-            Map<String, Map<Integer, Reading>> readings, boolean byLoad) {
+            Map<String, Map<Integer, Reading>> readings, boolean byLoad, boolean refresh) {
     }
 
-    public static ReplicaPlan plan(DesiredDeployment deployment, Map<String, String> hashes, Inventory inventory,
+    /** Whether a member of the replica carries an older drain hook or default image than the renderer's. */
+    private static boolean behindTheOperator(PodRenderer renderer, DesiredRole role, ObservedReplica replica) {
+        return replica.members().stream().anyMatch(p -> renderer.hookOutdated(p) || renderer.imageOutdated(p, role));
+    }
+
+    public static ReplicaPlan plan(PodRenderer renderer, DesiredDeployment deployment, Map<String, String> hashes, Inventory inventory,
             Collection<String> existingServices, Retirements retirements) {
         Map<String, Set<Integer>> held = retirements.held();
         List<Pod> create = new ArrayList<>();
@@ -58,9 +69,10 @@ public final class ReplicaPlanner {
             NavigableMap<Integer, ObservedReplica> existing = inventory.replicas(role.name());
             Set<Integer> heldHere = held.getOrDefault(role.name(), Set.of());
             Set<Integer> ordinals = new HashSet<>(existing.keySet());
+            Predicate<ObservedReplica> current = RolloutStep.atHash(hash)
+                    .and(r -> !retirements.refresh() || !behindTheOperator(renderer, role, r));
             // with a surge allowed, the role keeps one replica more for as long as any that stays is outdated
-            boolean outdatedStays = existing.values().stream()
-                    .anyMatch(r -> !heldHere.contains(r.ordinal()) && r.configHash().filter(hash::equals).isEmpty());
+            boolean outdatedStays = existing.values().stream().anyMatch(r -> !heldHere.contains(r.ordinal()) && !current.test(r));
             int keep = role.replicas() + (outdatedStays && role.replicas() > 0 ? role.maxSurge() : 0);
             SurplusChoice.Split split = SurplusChoice.split(existing, keep, heldHere, hash,
                     retirements.readings().getOrDefault(role.name(), Map.of()), retirements.byLoad());
@@ -69,19 +81,19 @@ public final class ReplicaPlanner {
             split.staying().values().stream()
                     .filter(r -> r.configHash().filter(hash::equals).isPresent())
                     .filter(r -> !heldHere.contains(r.ordinal()) && !r.terminating())
-                    .forEach(r -> addMissingMembers(deployment, role, r, hash, create));
+                    .forEach(r -> addMissingMembers(renderer, deployment, role, r, hash, create));
 
             int missing = keep - split.staying().size();
             for (int ordinal = 0; missing > 0; ordinal++) {
                 if (ordinals.add(ordinal)) {
                     for (int member = 0; member < role.size(); member++) {
-                        create.add(PodRenderer.render(new MemberSlot(deployment, role, ordinal, member), hash));
+                        create.add(renderer.render(new MemberSlot(deployment, role, ordinal, member), hash));
                     }
                     missing--;
                 }
             }
             shed(split, role, neverRan, leaving);
-            rollout(role, hash, existing, split.staying(), keep, retirements, neverRan, leaving, later);
+            rollout(role, hash, current, existing, split.staying(), keep, retirements, neverRan, leaving, later);
 
             services.add(ServiceRenderer.roleService(deployment, role));
             if (role.size() > 1) {
@@ -128,19 +140,21 @@ public final class ReplicaPlanner {
 
     /**
      * The rollout's step: the replica whose turn it is retires (one that never ran goes at once), and every other
-     * outdated replica that stays waits for its turn.
+     * outdated replica that stays waits for its turn. A replica at today's configuration that is not current is behind
+     * the operator, replaced on the user's refresh.
      */
-    private static void rollout(DesiredRole role, String hash, NavigableMap<Integer, ObservedReplica> existing,
+    private static void rollout(DesiredRole role, String hash, Predicate<ObservedReplica> current, NavigableMap<Integer, ObservedReplica> existing,
             NavigableMap<Integer, ObservedReplica> staying, int keep, Retirements retirements, List<Pod> neverRan,
             List<NextRetirement.Candidate> leaving, List<NextRetirement.Replica> later) {
-        Optional<ObservedReplica> turn = RolloutStep.next(existing, staying, keep, hash,
+        Optional<ObservedReplica> turn = RolloutStep.next(existing, staying, keep, current,
                 retirements.rollingOut().getOrDefault(role.name(), Set.of()), retirements.rolloutWaiting().getOrDefault(role.name(), Set.of()));
         turn.filter(r -> !r.everRan()).ifPresent(r -> neverRan.addAll(r.members()));
         turn.filter(ObservedReplica::everRan).ifPresent(r -> leaving.add(new NextRetirement.Candidate(role.name(), r.ordinal(),
-                NextRetirement.Purpose.ROLLOUT, "at configuration " + r.configHash().orElse("mixed") + ", replaced by the rollout to " + hash,
+                NextRetirement.Purpose.ROLLOUT, RolloutStep.atHash(hash).test(r) ? REFRESHED_BECAUSE
+                        : "at configuration " + r.configHash().orElse("mixed") + ", replaced by the rollout to " + hash,
                 role.drainBudget())));
         staying.values().stream()
-                .filter(r -> r.configHash().filter(hash::equals).isEmpty() && turn.filter(t -> t.ordinal() == r.ordinal()).isEmpty())
+                .filter(r -> !current.test(r) && turn.filter(t -> t.ordinal() == r.ordinal()).isEmpty())
                 .forEach(r -> later.add(new NextRetirement.Replica(role.name(), r.ordinal())));
     }
 
@@ -153,14 +167,14 @@ public final class ReplicaPlanner {
     }
 
     /** A member that vanished from a replica at today's config is put back; an outdated replica waits for its rollout. */
-    private static void addMissingMembers(DesiredDeployment deployment, DesiredRole role, ObservedReplica replica,
+    private static void addMissingMembers(PodRenderer renderer, DesiredDeployment deployment, DesiredRole role, ObservedReplica replica,
             String hash, List<Pod> create) {
         if (replica.createdSize().filter(size -> size == role.size()).isEmpty()) {
             return;
         }
         for (int member = 0; member < role.size(); member++) {
             if (!replica.hasMember(member)) {
-                create.add(PodRenderer.render(new MemberSlot(deployment, role, replica.ordinal(), member), hash));
+                create.add(renderer.render(new MemberSlot(deployment, role, replica.ordinal(), member), hash));
             }
         }
     }

@@ -117,10 +117,12 @@ public class RetirementRunner {
     private final Map<RetirementState, Counter> outcomes = new EnumMap<>(RetirementState.class);
     private final Map<RetirementState, Timer> durations = new EnumMap<>(RetirementState.class);
     private final Duration endpointPropagation;
+    private final RetirementMachine machine;
 
     public RetirementRunner(KubernetesClient client, ReadLedger reads, RouterProbe router, EventRecorder events, MeterRegistry registry,
-            EbbConfig config) {
+            EbbConfig config, RetirementMachine machine) {
         this.client = client;
+        this.machine = machine;
         this.reads = reads;
         this.router = router;
         this.events = events;
@@ -153,11 +155,11 @@ public class RetirementRunner {
         List<Outcome> outcomes = new ArrayList<>();
         for (NextRetirement.Advance advance : plan.advance()) {
             Retirement current = advance.current().retirement();
-            outcomes.add(stepped(advance.current(), RetirementMachine.step(current, observe(md, current, pods, slices, routerPods, now),
+            outcomes.add(stepped(advance.current(), machine.step(current, observe(md, current, pods, slices, routerPods, now),
                     endpointPropagation)));
         }
         for (NextRetirement.Cancel cancel : plan.cancel()) {
-            outcomes.add(stepped(cancel.current(), RetirementMachine.cancel(cancel.current().retirement(), now)));
+            outcomes.add(stepped(cancel.current(), machine.cancel(cancel.current().retirement(), now)));
         }
         for (NextRetirement.Begin begin : plan.begin()) {
             outcomes.add(begin(md, inventory, begin, routerPods, retry.requestedToken(), now));
@@ -179,7 +181,7 @@ public class RetirementRunner {
         Classification classification = ReplicaClassifier.classify(members);
         List<Member> targets = members.stream()
                 .map(p -> new Member(p.getMetadata().getName(), p.getMetadata().getUid(), engineContainerId(p))).toList();
-        RetirementMachine.Step step = RetirementMachine.begin(candidate.role(), candidate.ordinal(), begin.cause(), targets, classification,
+        RetirementMachine.Step step = machine.begin(candidate.role(), candidate.ordinal(), begin.cause(), targets, classification,
                 dispatchBaseline(md, routerPods, members, classification), candidate.drainBudget(), now);
         RetirementRecord record = new RetirementRecord(step.retirement(), candidate.chosenBecause(), token, begin.attempt());
         return new Outcome(record, step.actions(), step.retirement().state().ended(), true);

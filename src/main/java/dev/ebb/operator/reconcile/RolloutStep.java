@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Which replica of a role a rollout retires next, if any may go now. Only replicas that stay are replaced: one a
@@ -14,7 +15,8 @@ import java.util.Set;
  * terminating, while the last replacement is not yet Ready, or while a replica that stays is missing (its creation
  * comes first). A replica whose last retirement aborted and may not be retried yet is passed over, so the rollout
  * moves on to the next. A replica at an older configuration that is not Ready goes first, since it serves nothing
- * already; otherwise the highest ordinal. Pure.
+ * already; otherwise the highest ordinal. What counts as current is the caller's: the config hash, and on the user's
+ * refresh also the drain hook and default image the replica carries. Pure.
  */
 public final class RolloutStep {
     private RolloutStep() {
@@ -24,21 +26,22 @@ public final class RolloutStep {
      * @param replicas every replica of the role
      * @param staying those the role keeps (see {@link SurplusChoice#split})
      * @param desired how many replicas the role keeps during the rollout: its count, and one more when it may surge
+     * @param current whether a replica needs no replacing
      * @param retiring the ordinals whose rollout retirement is under way
      * @param waiting the ordinals to pass over for now
      */
     public static Optional<ObservedReplica> next(NavigableMap<Integer, ObservedReplica> replicas, NavigableMap<Integer, ObservedReplica> staying,
-            int desired, String hash, Set<Integer> retiring, Set<Integer> waiting) {
+            int desired, Predicate<ObservedReplica> current, Set<Integer> retiring, Set<Integer> waiting) {
         Optional<ObservedReplica> underWay = staying.values().stream()
-                .filter(r -> retiring.contains(r.ordinal()) && !current(r, hash)).findFirst();
+                .filter(r -> retiring.contains(r.ordinal()) && !current.test(r)).findFirst();
         if (underWay.isPresent()) {
             return underWay;
         }
         if (staying.size() != desired || replicas.values().stream().anyMatch(ObservedReplica::terminating)) {
             return Optional.empty();
         }
-        List<ObservedReplica> outdated = staying.values().stream().filter(r -> !current(r, hash) && !waiting.contains(r.ordinal())).toList();
-        boolean replacementPending = staying.values().stream().anyMatch(r -> current(r, hash) && !r.ready());
+        List<ObservedReplica> outdated = staying.values().stream().filter(r -> !current.test(r) && !waiting.contains(r.ordinal())).toList();
+        boolean replacementPending = staying.values().stream().anyMatch(r -> current.test(r) && !r.ready());
         if (outdated.isEmpty() || replacementPending) {
             return Optional.empty();
         }
@@ -47,7 +50,8 @@ public final class RolloutStep {
                 .or(() -> outdated.stream().min(highestFirst));
     }
 
-    private static boolean current(ObservedReplica replica, String hash) {
-        return replica.configHash().filter(hash::equals).isPresent();
+    /** Replicas created at this config hash are current. */
+    public static Predicate<ObservedReplica> atHash(String hash) {
+        return replica -> replica.configHash().filter(hash::equals).isPresent();
     }
 }

@@ -52,12 +52,12 @@ public final class StatusAggregator {
     private StatusAggregator() {
     }
 
-    public static ModelDeploymentStatus accepted(long generation, DesiredDeployment deployment, Map<String, String> hashes,
+    public static ModelDeploymentStatus accepted(PodRenderer renderer, long generation, DesiredDeployment deployment, Map<String, String> hashes,
             Inventory inventory, Optional<RouterStatus> router, List<RetirementStatus> retirements, List<AbortedRetirement> aborted,
             List<Ownership.Conflict> conflicts,
             List<Condition> previous, Instant now) {
         List<RoleStatus> roles = deployment.roles().stream()
-                .map(role -> roleStatus(deployment, role, hashes.get(role.name()), inventory.replicas(role.name())))
+                .map(role -> roleStatus(renderer, deployment, role, hashes.get(role.name()), inventory.replicas(role.name())))
                 .toList();
 
         List<String> notReady = roles.stream().filter(r -> r.ready() < r.desired())
@@ -88,7 +88,7 @@ public final class StatusAggregator {
         return new ModelDeploymentStatus(generation,
                 degraded ? PHASE_DEGRADED : notReady.isEmpty() ? PHASE_READY : PHASE_STARTING,
                 summary(roles), roles, router.orElse(null), retirementsSummary(retirements), List.copyOf(retirements), List.copyOf(aborted),
-                List.copyOf(conditions), scaling(deployment, roles));
+                List.copyOf(conditions), scaling(deployment, roles), null, null);
     }
 
     /**
@@ -148,7 +148,8 @@ public final class StatusAggregator {
         return last == null
                 ? new ModelDeploymentStatus(generation, PHASE_DELETING, null, List.of(), null, null, List.of(), List.of(), List.copyOf(conditions))
                 : new ModelDeploymentStatus(generation, PHASE_DELETING, last.rolesSummary(), last.roles(), last.router(),
-                        last.retirementsSummary(), last.retirements(), last.abortedRetirements(), List.copyOf(conditions), last.scaling());
+                        last.retirementsSummary(), last.retirements(), last.abortedRetirements(), List.copyOf(conditions), last.scaling(),
+                        last.hooksRefreshing(), last.hooksRefreshedFor());
     }
 
     /** Whether the router has a replica ready; while it has none, no withdrawal can be confirmed through it. */
@@ -216,13 +217,14 @@ public final class StatusAggregator {
     }
 
 
-    private static RoleStatus roleStatus(DesiredDeployment deployment, DesiredRole role, String hash,
+    private static RoleStatus roleStatus(PodRenderer renderer, DesiredDeployment deployment, DesiredRole role, String hash,
             NavigableMap<Integer, ObservedReplica> replicas) {
         int ready = (int) replicas.values().stream().filter(ObservedReplica::ready).count();
         int updated = (int) replicas.values().stream().filter(r -> r.configHash().filter(hash::equals).isPresent()).count();
-        int hookOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(PodRenderer::hookOutdated).count();
+        int hookOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(renderer::hookOutdated).count();
+        int imageOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(p -> renderer.imageOutdated(p, role)).count();
         return new RoleStatus(role.name(), role.kind().name(), role.replicas(), replicas.size(), ready, updated, role.takeOver(),
-                hookOutdated, drainStatus(PodRenderer.drainTimeline(deployment, role)));
+                hookOutdated, imageOutdated, drainStatus(renderer.drainTimeline(deployment, role)));
     }
 
     private static DrainStatus drainStatus(DrainTimeline timeline) {

@@ -1,5 +1,6 @@
 package dev.ebb.operator.reconcile;
 
+import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RoleStatus;
 import io.fabric8.kubernetes.api.model.Condition;
@@ -7,9 +8,13 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /** Which Events a change of status deserves. Pure: the reconciler only writes what this returns. */
 public final class StatusNews {
+    public static final String REASON_REFRESH_STARTED = "HooksRefreshStarted";
+    public static final String REASON_REFRESHED = "HooksRefreshed";
+
     /** One Event to write on the ModelDeployment. */
     public record News(boolean warning, String reason, String message) {
     }
@@ -49,6 +54,26 @@ public final class StatusNews {
                     .filter(w -> !known.contains(role.name() + "/" + w.reason()))
                     .forEach(w -> news.add(new News(true, w.reason(), "role " + role.name() + ": " + w.message())));
         }
+        refreshNews(before, after, news);
         return List.copyOf(news);
+    }
+
+    /** A refresh is told when it starts, with what it replaces, and when it is done. */
+    private static void refreshNews(ModelDeploymentStatus before, ModelDeploymentStatus after, List<News> news) {
+        String refreshingBefore = before == null ? null : before.hooksRefreshing();
+        String refreshedBefore = before == null ? null : before.hooksRefreshedFor();
+        if (HooksRefresh.changed(refreshingBefore, after.hooksRefreshing())) {
+            String behind = after.roles().stream().filter(r -> r.hookOutdated() + r.imageOutdated() > 0)
+                    .map(r -> "role " + r.name() + " has " + r.hookOutdated() + " Pod(s) with an older drain hook and "
+                            + r.imageOutdated() + " with an older default image")
+                    .collect(Collectors.joining("; "));
+            news.add(new News(false, REASON_REFRESH_STARTED, Annotations.REFRESH_HOOKS + "=" + after.hooksRefreshing() + ": "
+                    + (behind.isEmpty() ? "waiting for every role's replicas to be Ready" : behind)
+                    + "; their replicas are replaced one at a time through the retirement protocol"));
+        }
+        if (HooksRefresh.changed(refreshedBefore, after.hooksRefreshedFor())) {
+            news.add(new News(false, REASON_REFRESHED, Annotations.REFRESH_HOOKS + "=" + after.hooksRefreshedFor()
+                    + ": every replica carries this operator's drain hook and default images, and every role is Ready"));
+        }
     }
 }

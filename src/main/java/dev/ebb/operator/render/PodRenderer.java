@@ -23,6 +23,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.ProbeBuilder;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -34,9 +36,11 @@ import java.util.stream.IntStream;
 
 /**
  * Turns one member slot into its Pod. Pure and deterministic: the same slot always renders byte-identical Pods,
- * which is what lets the config hash stand for "what would be rendered today".
+ * which is what lets the config hash stand for "what would be rendered today". A bean so that it is injected where
+ * used; it holds no client, clock or I/O, and tests build it with {@code new}.
  */
-public final class PodRenderer {
+@ApplicationScoped
+public class PodRenderer {
     public static final String ENGINE_CONTAINER = "main";
     public static final String METRICS_PATH = "/metrics";
     public static final String PORT_NAME = "http";
@@ -45,24 +49,55 @@ public final class PodRenderer {
             .enable(MapperFeature.SORT_PROPERTIES_ALPHABETICALLY)
             .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
             .build();
+    /** Stands in the hash for an engine image the operator chose, so that a new default turns no replica over. */
+    private static final String OPERATOR_DEFAULT_IMAGE = "operator-default";
 
-    private PodRenderer() {
+    private final DrainTimelines timelines;
+    private final String hookScript;
+    private final String hookRevision;
+
+    public PodRenderer() {
+        this(new DrainTimelines());
+    }
+
+    @Inject
+    public PodRenderer(DrainTimelines timelines) {
+        this(timelines, DrainHook.SCRIPT);
+    }
+
+    /**
+     * What an operator release whose drain hook reads {@code hookScript} renders; releases that differ only in the hook
+     * differ only in this.
+     */
+    public PodRenderer(DrainTimelines timelines, String hookScript) {
+        this.timelines = timelines;
+        this.hookScript = hookScript;
+        this.hookRevision = DrainHook.revisionOf(hookScript);
     }
 
     /**
      * The hash of what a role renders, taken over the members of its first replica with the hash itself left out.
      * Other replicas differ from it only by their ordinal, so any edit that changes one of them changes this.
      */
-    public static String configHash(DesiredDeployment deployment, DesiredRole role) {
+    public String configHash(DesiredDeployment deployment, DesiredRole role) {
         return hashOf(IntStream.range(0, role.size()).mapToObj(member -> renderWithoutHash(new MemberSlot(deployment, role, 0, member))).toList());
     }
 
     /**
-     * The hash of a replica's rendered members. The drain hook's text is left out: it is the operator's, not the spec's,
-     * and a new operator release that changes only the hook must not turn over every replica (reloading every model).
+     * For a role that names its image, the hash it would have had it taken that image as the operator's default: a
+     * replica created so runs what the role asks for. Empty for a role that takes the default.
+     */
+    public Optional<String> configHashOnDefault(DesiredDeployment deployment, DesiredRole role) {
+        return role.defaultImage() ? Optional.empty() : Optional.of(configHash(deployment, role.onDefaultImage()));
+    }
+
+    /**
+     * The hash of a replica's rendered members. What the operator chose rather than the spec is left out: the drain
+     * hook's text and a default engine image. A new operator release that changes only those must not turn over every
+     * replica (reloading every model); the user decides when (see {@link #hookOutdated}, {@link #imageOutdated}).
      */
     static String hashOf(List<Pod> rendered) {
-        List<Pod> firstReplica = rendered.stream().map(PodRenderer::withoutHookText).toList();
+        List<Pod> firstReplica = rendered.stream().map(PodRenderer::withoutOperatorChoices).toList();
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(CANONICAL_JSON.writeValueAsBytes(firstReplica));
             return HexFormat.of().formatHex(digest).substring(0, HASH_HEX_LENGTH);
@@ -71,11 +106,11 @@ public final class PodRenderer {
         }
     }
 
-    public static Pod render(MemberSlot slot, String configHash) {
+    public Pod render(MemberSlot slot, String configHash) {
         Pod pod = renderWithoutHash(slot);
         pod.getMetadata().getLabels().put(Labels.CONFIG_HASH, configHash);
         if (hooked(pod)) {
-            pod.getMetadata().getAnnotations().put(Annotations.HOOK_REVISION, DrainHook.REVISION);
+            pod.getMetadata().getAnnotations().put(Annotations.HOOK_REVISION, hookRevision);
         }
         return pod;
     }
@@ -87,9 +122,20 @@ public final class PodRenderer {
     }
 
     /** Whether the Pod carries another hook than this operator renders (an older release's, or one of unknown age). */
-    public static boolean hookOutdated(Pod pod) {
+    public boolean hookOutdated(Pod pod) {
         Map<String, String> annotations = pod.getMetadata().getAnnotations();
-        return hooked(pod) && (annotations == null || !DrainHook.REVISION.equals(annotations.get(Annotations.HOOK_REVISION)));
+        return hooked(pod) && (annotations == null || !hookRevision.equals(annotations.get(Annotations.HOOK_REVISION)));
+    }
+
+    /**
+     * Whether the Pod runs another default engine image than the operator now has for its role, as the Pod itself
+     * recorded it. Only a role that still takes the default can be behind it; one that names an image is rolled out
+     * by its config hash when the image changes.
+     */
+    public boolean imageOutdated(Pod pod, DesiredRole role) {
+        Map<String, String> annotations = pod.getMetadata().getAnnotations();
+        String createdWith = annotations == null ? null : annotations.get(Annotations.DEFAULT_IMAGE);
+        return role.defaultImage() && createdWith != null && !createdWith.equals(role.image());
     }
 
     private static Optional<Container> engineContainer(Pod pod) {
@@ -97,17 +143,20 @@ public final class PodRenderer {
                 : pod.getSpec().getContainers().stream().filter(c -> ENGINE_CONTAINER.equals(c.getName())).findFirst();
     }
 
-    private static Pod withoutHookText(Pod pod) {
-        if (!hooked(pod)) {
-            return pod;
-        }
+    private static Pod withoutOperatorChoices(Pod pod) {
         Pod copy = new PodBuilder(pod).build();
-        ExecAction exec = engineContainer(copy).orElseThrow().getLifecycle().getPreStop().getExec();
-        exec.setCommand(DrainHook.withoutScriptText(exec.getCommand()));
+        if (hooked(copy)) {
+            ExecAction exec = engineContainer(copy).orElseThrow().getLifecycle().getPreStop().getExec();
+            exec.setCommand(DrainHook.withoutScriptText(exec.getCommand()));
+        }
+        Map<String, String> annotations = copy.getMetadata().getAnnotations();
+        if (annotations != null && annotations.remove(Annotations.DEFAULT_IMAGE) != null) {
+            engineContainer(copy).orElseThrow().setImage(OPERATOR_DEFAULT_IMAGE);
+        }
         return copy;
     }
 
-    private static Pod renderWithoutHash(MemberSlot slot) {
+    private Pod renderWithoutHash(MemberSlot slot) {
         DesiredDeployment deployment = slot.deployment();
         DesiredRole role = slot.role();
         EngineProfile profile = EngineProfile.of(deployment.engine());
@@ -129,7 +178,7 @@ public final class PodRenderer {
         DrainTimeline timeline = drainTimeline(deployment, role);
         if (timeline.hooked()) {
             main.withNewLifecycle().withNewPreStop().withNewExec()
-                    .withCommand(DrainHook.command(timeline, tls ? "https" : "http", enginePort, METRICS_PATH,
+                    .withCommand(DrainHook.command(hookScript, timeline, tls ? "https" : "http", enginePort, METRICS_PATH,
                             InFlightGauges.of(deployment.engine())))
                     .endExec().endPreStop().endLifecycle();
         }
@@ -158,8 +207,8 @@ public final class PodRenderer {
                 .build();
     }
 
-    public static DrainTimeline drainTimeline(DesiredDeployment deployment, DesiredRole role) {
-        return DrainTimelines.of(role.grace(), deployment.engine(), role.kind(), role.size(), role.takeOver());
+    public DrainTimeline drainTimeline(DesiredDeployment deployment, DesiredRole role) {
+        return timelines.of(role.grace(), deployment.engine(), role.kind(), role.size(), role.takeOver());
     }
 
     private static Map<String, String> labels(MemberSlot slot) {
@@ -178,6 +227,9 @@ public final class PodRenderer {
         DesiredRole role = slot.role();
         Map<String, String> annotations = new LinkedHashMap<>();
         annotations.put(Annotations.REPLICA_SIZE, Integer.toString(role.size()));
+        if (role.defaultImage()) {
+            annotations.put(Annotations.DEFAULT_IMAGE, role.image());
+        }
         if (operatorBuilt) {
             annotations.put(Annotations.SCRAPE, "true");
             annotations.put(Annotations.SCRAPE_PORT, Integer.toString(enginePort));

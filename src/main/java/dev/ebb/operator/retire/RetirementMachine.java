@@ -3,6 +3,7 @@ package dev.ebb.operator.retire;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.Reading;
+import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -19,8 +20,10 @@ import java.util.TreeSet;
  * complete envelope, with no restart in between; anything it cannot prove holds the replica, within budgets.
  * Without a router, clients reach the replica through its Service, and each idle read must also find no client
  * connected to the member, the first of them only once the endpoint change has had time to reach every node.
+ * A bean so that it is injected where used; it holds no state, client, clock or I/O, and tests build it with {@code new}.
  */
-public final class RetirementMachine {
+@ApplicationScoped
+public class RetirementMachine {
     private static final String AWAITING_BASELINE =
             "the router cannot be read yet; its dispatch counts are taken before the withdrawal is written, so it waits for them";
     /** Kept in a member's reads without a router: the withdrawal was lost at this time, and is not yet seen back. */
@@ -30,7 +33,7 @@ public final class RetirementMachine {
     /** Peers named in a hold's message at most; the count covers them all. */
     private static final int PEERS_NAMED = 5;
 
-    private RetirementMachine() {
+    public RetirementMachine() {
     }
 
     /** The next state and what to do about it. */
@@ -41,7 +44,7 @@ public final class RetirementMachine {
      * @param dispatchBaseline the router's dispatch counts for the targets, read before anything is withdrawn (none
      *     counted without a router); empty when the router could not be read, and then the withdrawal waits for them
      */
-    public static Step begin(String role, int ordinal, String cause, List<Member> targets, Classification classification,
+    public Step begin(String role, int ordinal, String cause, List<Member> targets, Classification classification,
             Optional<Map<String, Double>> dispatchBaseline, Duration drainBudget, Instant now) {
         if (classification instanceof Classification.Refused refused) {
             Retirement aborted = new Retirement(role, ordinal, cause, List.copyOf(targets), List.of(), Optional.empty(),
@@ -100,7 +103,7 @@ public final class RetirementMachine {
      * @param endpointPropagation without a router, how long after the endpoints were seen clear a node may still send a
      *     new connection through the Service to the replica; reads before then prove nothing
      */
-    public static Step step(Retirement current, Observation seen, Duration endpointPropagation) {
+    public Step step(Retirement current, Observation seen, Duration endpointPropagation) {
         if (current.state().ended()) {
             return new Step(current, List.of());
         }
@@ -515,7 +518,7 @@ public final class RetirementMachine {
      * The spec no longer asks for the target to go (it was scaled back up, say): give it back its traffic. Past the
      * deletion there is nothing to give back, and the operation runs to its end.
      */
-    public static Step cancel(Retirement current, Instant now) {
+    public Step cancel(Retirement current, Instant now) {
         if (current.state().ended() || current.state().pastDeletion()) {
             return new Step(current, List.of());
         }

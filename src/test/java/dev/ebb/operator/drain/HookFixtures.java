@@ -22,6 +22,8 @@ import java.util.concurrent.Executors;
 
 /** Fake engines and the hook as the renderer builds it, for the tests that run the real script. */
 public final class HookFixtures {
+    private static final DrainTimelines TIMELINES = new DrainTimelines();
+
     static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     static final int PORT = 8000;
     private static final ExecutorService CLIENTS = Executors.newCachedThreadPool(DaemonThreads.named("hook-test-client"));
@@ -39,8 +41,8 @@ public final class HookFixtures {
     }
 
     public static List<String> hook(Engine engine, int grace, String scheme) {
-        DrainTimeline timeline = DrainTimelines.of(Optional.of(grace), engine, RoleKind.Server, 1, false);
-        return DrainHook.command(timeline, scheme, PORT, "/metrics", InFlightGauges.of(engine));
+        DrainTimeline timeline = TIMELINES.of(Optional.of(grace), engine, RoleKind.Server, 1, false);
+        return DrainHook.command(DrainHook.SCRIPT, timeline, scheme, PORT, "/metrics", InFlightGauges.of(engine));
     }
 
     static HookRun drain(FakeEngine engine, int grace) throws IOException, InterruptedException {

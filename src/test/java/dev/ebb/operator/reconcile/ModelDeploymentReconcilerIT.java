@@ -6,10 +6,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
+import dev.ebb.operator.drain.DrainTimelines;
+import dev.ebb.operator.render.MemberSlot;
+import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.RetirementMachine;
+import dev.ebb.operator.retire.RetirementMachineTest;
+import dev.ebb.operator.retire.RetirementState;
 import dev.ebb.operator.sim.RecordedEvents;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
@@ -18,10 +27,13 @@ import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.arc.Arc;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -34,6 +46,12 @@ class ModelDeploymentReconcilerIT {
 
     @Inject
     KubernetesClient client;
+    @Inject
+    PodRenderer renderer;
+    @Inject
+    DrainTimelines timelines;
+    @Inject
+    RetirementMachine machine;
 
     private List<String> podNames(String namespace, String deployment) {
         return client.pods().inNamespace(namespace).withLabel(Labels.DEPLOYMENT, deployment).list().getItems().stream()
@@ -57,6 +75,17 @@ class ModelDeploymentReconcilerIT {
     private List<Event> events(String namespace, String name, String reason) {
         return RecordedEvents.occurrences(client, namespace).stream()
                 .filter(e -> name.equals(e.getInvolvedObject().getName()) && reason.equals(e.getReason())).toList();
+    }
+
+    @Test
+    void theRendererTheDrainTimelineCalculatorAndTheRetirementMachineAreApplicationScopedBeans() {
+        for (Class<?> core : List.of(PodRenderer.class, DrainTimelines.class, RetirementMachine.class)) {
+            assertThat(Arc.container().instance(core).getBean().getScope()).as(core.getSimpleName()).isEqualTo(ApplicationScoped.class);
+        }
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server")).desired();
+        assertThat(renderer.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h").getMetadata().getName()).isEqualTo("qwen-server-r0-m0");
+        assertThat(timelines.of(Optional.empty(), Engine.VLLM, RoleKind.Server, 1, false).grace()).contains(DrainTimelines.DEFAULT_GRACE);
+        assertThat(machine.cancel(RetirementMachineTest.draining(), Instant.EPOCH).retirement().state()).isEqualTo(RetirementState.Aborted);
     }
 
     /** What a kubelet would report: the engine container started and the Pod is Ready. */

@@ -11,14 +11,21 @@ import java.util.List;
 
 /** Pods as the API server would return them after the operator created them, for planner and status tests. */
 final class ObservedPods {
+    private static final PodRenderer RENDERER = new PodRenderer();
+
     private ObservedPods() {
     }
 
     static List<Pod> replica(DesiredDeployment deployment, String role, int ordinal, String hash, boolean ready) {
+        return replica(RENDERER, deployment, role, ordinal, hash, ready);
+    }
+
+    /** The replica as the operator build that {@code renderer} stands for created it. */
+    static List<Pod> replica(PodRenderer renderer, DesiredDeployment deployment, String role, int ordinal, String hash, boolean ready) {
         DesiredRole desiredRole = deployment.roles().stream().filter(r -> r.name().equals(role)).findFirst().orElseThrow();
         List<Pod> pods = new ArrayList<>();
         for (int member = 0; member < desiredRole.size(); member++) {
-            pods.add(withReady(PodRenderer.render(new MemberSlot(deployment, desiredRole, ordinal, member), hash), ready));
+            pods.add(withReady(renderer.render(new MemberSlot(deployment, desiredRole, ordinal, member), hash), ready));
         }
         return pods;
     }

@@ -4,9 +4,11 @@ import static dev.ebb.operator.Specs.deployment;
 import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.NextRetirement;
@@ -22,17 +24,18 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 class ReplicaPlannerTest {
+    private static final PodRenderer RENDERER = new PodRenderer();
 
     private static Map<String, String> hashes(DesiredDeployment d) {
-        return d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
+        return d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> RENDERER.configHash(d, r)));
     }
 
     private static ReplicaPlan plan(DesiredDeployment d, List<Pod> pods, List<String> services) {
-        return ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), services, known(Map.of(), allIdle(Inventory.of(pods))));
+        return ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), services, known(Map.of(), allIdle(Inventory.of(pods))));
     }
 
     private static ReplicaPlanner.Retirements known(Map<String, Set<Integer>> held, Map<String, Map<Integer, Reading>> readings) {
-        return new ReplicaPlanner.Retirements(held, Map.of(), Map.of(), readings, true);
+        return new ReplicaPlanner.Retirements(held, Map.of(), Map.of(), readings, true, false);
     }
 
     private static List<String> candidates(ReplicaPlan plan) {
@@ -98,13 +101,13 @@ class ReplicaPlannerTest {
             pods.addAll(ObservedPods.replica(d, "server", ordinal, hash, true));
         }
 
-        ReplicaPlan unread = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of(), Map.of()));
+        ReplicaPlan unread = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of(), Map.of()));
 
         assertThat(unread.awaitingReads()).extracting(ObservedReplica::ordinal).containsExactly(0, 1, 2);
         assertThat(unread.retirements()).isEmpty();
         assertThat(unread.create()).isEmpty();
 
-        ReplicaPlan read = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of(),
+        ReplicaPlan read = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of(),
                 Map.of("server", Map.of(0, new Reading.Busy(1), 1, new Reading.Busy(5), 2, new Reading.Failed("exec refused")))));
 
         assertThat(read.awaitingReads()).isEmpty();
@@ -120,7 +123,7 @@ class ReplicaPlannerTest {
         pods.addAll(ObservedPods.replica(d, "server", 1, hash, true));
         pods.addAll(ObservedPods.replica(d, "server", 2, hash, true));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of(), Map.of()));
+        ReplicaPlan plan = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of(), Map.of()));
 
         assertThat(plan.awaitingReads()).isEmpty();
         assertThat(plan.retirements()).extracting(c -> c.role() + "/" + c.ordinal()).containsExactly("server/0");
@@ -194,7 +197,7 @@ class ReplicaPlannerTest {
         List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "big", 0, hash, true));
         pods.add(ObservedPods.replica(d, "big", 1, hash, true).get(0));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of(), known(Map.of("big", Set.of(1)), allIdle(Inventory.of(pods))));
+        ReplicaPlan plan = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of(), known(Map.of("big", Set.of(1)), allIdle(Inventory.of(pods))));
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.retirements()).isEmpty();
@@ -208,7 +211,7 @@ class ReplicaPlannerTest {
             pods.addAll(ObservedPods.replica(d, "server", ordinal, "old-hash", true));
         }
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
+        ReplicaPlan plan = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
 
         assertThat(candidates(plan)).containsExactly("server/2 REDUCTION", "server/1 ROLLOUT");
         assertThat(plan.later()).containsExactly(new NextRetirement.Replica("server", 0));
@@ -221,7 +224,7 @@ class ReplicaPlannerTest {
         List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 0, "old-hash", true));
         pods.addAll(ObservedPods.replica(d, "server", 2, "old-hash", true));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
+        ReplicaPlan plan = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
 
         assertThat(names(plan.create())).containsExactly("qwen-server-r1-m0");
         assertThat(candidates(plan)).containsExactly("server/2 REDUCTION");
@@ -236,7 +239,7 @@ class ReplicaPlannerTest {
             pods.addAll(ObservedPods.replica(d, "server", ordinal, hash, true));
         }
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
+        ReplicaPlan plan = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.retirements()).isEmpty();
@@ -249,7 +252,7 @@ class ReplicaPlannerTest {
         List<Pod> pods = new ArrayList<>(ObservedPods.replica(d, "server", 1, hash, true));
         pods.addAll(ObservedPods.replica(d, "server", 2, hash, true));
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
+        ReplicaPlan plan = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"), known(Map.of("server", Set.of(2)), allIdle(Inventory.of(pods))));
 
         assertThat(plan.create()).isEmpty();
         assertThat(plan.retirements()).isEmpty();
@@ -287,7 +290,7 @@ class ReplicaPlannerTest {
 
         assertThat(inventory.strays()).hasSize(6);
         assertThat(inventory.byRole()).isEmpty();
-        assertThat(names(ReplicaPlanner.plan(d, hashes(d), inventory, List.of(), known(Map.of(), Map.of())).create())).containsExactly("qwen-server-r0-m0");
+        assertThat(names(ReplicaPlanner.plan(RENDERER, d, hashes(d), inventory, List.of(), known(Map.of(), Map.of())).create())).containsExactly("qwen-server-r0-m0");
     }
 
     @Test
@@ -316,8 +319,8 @@ class ReplicaPlannerTest {
         assertThat(first.create()).isEmpty();
         assertThat(first.retirements().get(0).chosenBecause()).contains("old-hash").contains(hashes(d).get("server"));
 
-        ReplicaPlan retiring = ReplicaPlanner.plan(d, hashes(d), Inventory.of(replicas(d, "old-hash", 0, 1, 2)), List.of("qwen-server"),
-                new ReplicaPlanner.Retirements(Map.of(), Map.of("server", Set.of(2)), Map.of(), Map.of(), true));
+        ReplicaPlan retiring = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(replicas(d, "old-hash", 0, 1, 2)), List.of("qwen-server"),
+                new ReplicaPlanner.Retirements(Map.of(), Map.of("server", Set.of(2)), Map.of(), Map.of(), true, false));
         assertThat(candidates(retiring)).as("the one under way, nothing else").containsExactly("server/2 ROLLOUT");
         assertThat(retiring.create()).isEmpty();
 
@@ -347,12 +350,50 @@ class ReplicaPlannerTest {
         assertThat(last.retirements()).isEmpty();
     }
 
+    private static ReplicaPlan planRefreshing(DesiredDeployment d, List<Pod> pods, boolean refresh) {
+        return ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"),
+                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), allIdle(Inventory.of(pods)), true, refresh));
+    }
+
+    @Test
+    void onlyTheRefreshReplacesReplicasWithAnOlderHookAndThenOnlyThoseOneAtATime() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
+        String hash = hashes(d).get("server");
+        PodRenderer olderRelease = new PodRenderer(new DrainTimelines(), "print('an older hook')");
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(olderRelease, d, "server", 0, hash, true));
+        pods.addAll(replicas(d, hash, 1));
+        pods.addAll(ObservedPods.replica(olderRelease, d, "server", 2, hash, true));
+
+        ReplicaPlan untouched = planRefreshing(d, pods, false);
+        assertThat(untouched.retirements()).isEmpty();
+        assertThat(untouched.create()).isEmpty();
+        assertThat(untouched.later()).isEmpty();
+
+        ReplicaPlan refreshing = planRefreshing(d, pods, true);
+        assertThat(candidates(refreshing)).containsExactly("server/2 ROLLOUT");
+        assertThat(refreshing.retirements().get(0).chosenBecause()).contains(Annotations.REFRESH_HOOKS);
+        assertThat(refreshing.later()).as("the replica at the current hook is left alone").containsExactly(new NextRetirement.Replica("server", 0));
+        assertThat(refreshing.create()).isEmpty();
+    }
+
+    @Test
+    void aRefreshWithASurgeCreatesTheReplacementFirst() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2).maxSurge(1)).desired();
+        String hash = hashes(d).get("server");
+        PodRenderer olderRelease = new PodRenderer(new DrainTimelines(), "print('an older hook')");
+        List<Pod> pods = new ArrayList<>(ObservedPods.replica(olderRelease, d, "server", 0, hash, true));
+        pods.addAll(ObservedPods.replica(olderRelease, d, "server", 1, hash, true));
+
+        assertThat(names(planRefreshing(d, pods, true).create())).containsExactly("qwen-server-r2-m0");
+        assertThat(planRefreshing(d, pods, false).create()).isEmpty();
+    }
+
     @Test
     void aRolloutPassesOverAnAbortedReplicaAndMovesOn() {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(replicas(d, "old-hash", 0, 1, 2)), List.of("qwen-server"),
-                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of("server", Set.of(2)), Map.of(), true));
+        ReplicaPlan plan = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(replicas(d, "old-hash", 0, 1, 2)), List.of("qwen-server"),
+                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of("server", Set.of(2)), Map.of(), true, false));
 
         assertThat(candidates(plan)).containsExactly("server/1 ROLLOUT");
         assertThat(plan.later()).containsExactlyInAnyOrder(new NextRetirement.Replica("server", 0), new NextRetirement.Replica("server", 2));
@@ -383,8 +424,8 @@ class ReplicaPlannerTest {
     void withTheChoiceByLoadOffTheHighestOrdinalsLeaveWithoutAnyRead() {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
 
-        ReplicaPlan plan = ReplicaPlanner.plan(d, hashes(d), Inventory.of(replicas(d, hashes(d).get("server"), 0, 1, 2)), List.of("qwen-server"),
-                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), Map.of(), false));
+        ReplicaPlan plan = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(replicas(d, hashes(d).get("server"), 0, 1, 2)), List.of("qwen-server"),
+                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), Map.of(), false, false));
 
         assertThat(plan.awaitingReads()).isEmpty();
         assertThat(candidates(plan)).containsExactly("server/2 REDUCTION", "server/1 REDUCTION");

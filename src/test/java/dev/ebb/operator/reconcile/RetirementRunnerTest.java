@@ -5,6 +5,7 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
@@ -79,7 +80,7 @@ class RetirementRunnerTest {
         MemberReader unread = new MemberReader((pod, container, argv, limits) -> Uni.createFrom().item(new ExecResult.Failed("not read here")),
                 registry);
         runner = new RetirementRunner(client, new ReadLedger(unread), new HttpRouterProbe((routerPod, kind) -> Optional.of(admin)),
-                new EventRecorder(client), registry, EbbSettings.of(Map.of()));
+                new EventRecorder(client), registry, EbbSettings.of(Map.of()), new RetirementMachine());
         await().atMost(Duration.ofSeconds(10)).until(() -> router.selects(TARGET) && router.selects(KEPT));
     }
 

@@ -21,6 +21,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /** One replica at a time, never while one is leaving or its replacement is not Ready, only over the replicas that stay. */
 class RolloutStepTest {
+    private static final PodRenderer RENDERER = new PodRenderer();
     private static final DesiredDeployment D = deployment("q", "vLLM").role(role("s").size(2)).desired();
     private static final String NEW = "new";
     private static final String OLD = "old";
@@ -75,7 +76,7 @@ class RolloutStepTest {
         NavigableMap<Integer, ObservedReplica> all = Inventory.of(pods).replicas("s");
         NavigableMap<Integer, ObservedReplica> staying = SurplusChoice.split(all, desired, Set.of(), NEW, SurplusChoiceTest.allIdle(all), true).staying();
 
-        Optional<ObservedReplica> next = RolloutStep.next(all, staying, desired, NEW, retiring, waiting);
+        Optional<ObservedReplica> next = RolloutStep.next(all, staying, desired, RolloutStep.atHash(NEW), retiring, waiting);
 
         assertThat(next.map(ObservedReplica::ordinal)).isEqualTo(Optional.ofNullable(expected));
     }
@@ -86,7 +87,7 @@ class RolloutStepTest {
         DesiredRole b = before.roles().get(0);
         DesiredRole a = after.roles().get(0);
 
-        assertThat(PodRenderer.configHash(after, a)).isEqualTo(PodRenderer.configHash(before, b));
+        assertThat(RENDERER.configHash(after, a)).isEqualTo(RENDERER.configHash(before, b));
     }
 
     static Stream<Arguments> sameRender() {
@@ -100,7 +101,7 @@ class RolloutStepTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("newRender")
     void editsThatChangeThePodsTurnReplicasOver(String edit, DesiredDeployment before, DesiredDeployment after) {
-        assertThat(PodRenderer.configHash(after, after.roles().get(0))).isNotEqualTo(PodRenderer.configHash(before, before.roles().get(0)));
+        assertThat(RENDERER.configHash(after, after.roles().get(0))).isNotEqualTo(RENDERER.configHash(before, before.roles().get(0)));
     }
 
     static Stream<Arguments> newRender() {

@@ -39,6 +39,13 @@ class SpecOrRetryChangedTest {
     }
 
     @Test
+    void aNewRefreshTokenStartsAPass() {
+        ModelDeployment before = md(m -> m.getMetadata().setAnnotations(Map.of(Annotations.REFRESH_HOOKS, "t1")));
+        assertThat(filter.accept(md(m -> m.getMetadata().setAnnotations(Map.of(Annotations.REFRESH_HOOKS, "t2"))), before)).isTrue();
+        assertThat(filter.accept(md(m -> m.getMetadata().setAnnotations(Map.of(Annotations.REFRESH_HOOKS, "t1"))), before)).isFalse();
+    }
+
+    @Test
     void deletionAndFinalizersStartAPass() {
         ModelDeployment before = md(m -> { });
         assertThat(filter.accept(md(m -> m.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z")), before)).isTrue();

@@ -31,16 +31,18 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 class StatusAggregatorTest {
+    private static final PodRenderer RENDERER = new PodRenderer();
+    private static final RetirementMachine MACHINE = new RetirementMachine();
     private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
     private static final Instant T1 = Instant.parse("2026-01-01T00:05:00Z");
 
     private final DesiredDeployment d = deployment("qwen", "vLLM")
             .role(role("server").replicas(2)).role(role("custom").command("/bin/x")).desired();
     private final Map<String, String> hashes = d.roles().stream()
-            .collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
+            .collect(Collectors.toMap(DesiredRole::name, r -> RENDERER.configHash(d, r)));
 
     private ModelDeploymentStatus status(List<Pod> pods, List<Condition> previous, Instant now) {
-        return StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), List.of(), List.of(), List.of(), previous, now);
+        return StatusAggregator.accepted(RENDERER, 7, d, hashes, Inventory.of(pods), Optional.empty(), List.of(), List.of(), List.of(), previous, now);
     }
 
     private List<Pod> server(int... ordinals) {
@@ -60,11 +62,11 @@ class StatusAggregatorTest {
     @Test
     void statusSaysWhenTheScaledReplicasOverrideTheRolesOwn() {
         DesiredDeployment scaled = deployment("qwen", "vLLM").scaling("server", 1).role(role("server").replicas(2)).desired();
-        Map<String, String> scaledHashes = Map.of("server", PodRenderer.configHash(scaled, scaled.roles().get(0)));
+        Map<String, String> scaledHashes = Map.of("server", RENDERER.configHash(scaled, scaled.roles().get(0)));
         List<Pod> pods = new ArrayList<>(ObservedPods.replica(scaled, "server", 0, scaledHashes.get("server"), true));
         pods.addAll(ObservedPods.replica(scaled, "server", 1, scaledHashes.get("server"), true));
 
-        ModelDeploymentStatus status = StatusAggregator.accepted(7, scaled, scaledHashes, Inventory.of(pods), Optional.empty(),
+        ModelDeploymentStatus status = StatusAggregator.accepted(RENDERER, 7, scaled, scaledHashes, Inventory.of(pods), Optional.empty(),
                 List.of(), List.of(), List.of(), List.of(), T0);
 
         assertThat(status.scaling().override()).startsWith("spec.scaling.replicas (1) takes precedence over spec.roles[0].replicas (2)");
@@ -122,7 +124,7 @@ class StatusAggregatorTest {
 
         RetirementStatus draining = status(RetirementMachineTest.draining());
 
-        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(pods), Optional.empty(), List.of(draining), List.of(), List.of(), List.of(), T0);
+        ModelDeploymentStatus status = StatusAggregator.accepted(RENDERER, 7, d, hashes, Inventory.of(pods), Optional.empty(), List.of(draining), List.of(), List.of(), List.of(), T0);
 
         Condition upToDate = Conditions.find(status.conditions(), "ReplicasUpToDate").orElseThrow();
         assertThat(upToDate.getStatus()).isEqualTo("False");
@@ -152,7 +154,7 @@ class StatusAggregatorTest {
         List<RetirementStatus> three = List.of(status(at(draining, 1, RetirementState.Draining)), status(at(draining, 2, RetirementState.Draining)),
                 status(at(draining, 3, RetirementState.Withdrawing)));
 
-        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1, 2, 3)), Optional.empty(), three,
+        ModelDeploymentStatus status = StatusAggregator.accepted(RENDERER, 7, d, hashes, Inventory.of(server(0, 1, 2, 3)), Optional.empty(), three,
                 List.of(), List.of(), List.of(), T0);
 
         assertThat(status.retirementsSummary()).isEqualTo("2 Draining, 1 Withdrawing");
@@ -167,7 +169,7 @@ class StatusAggregatorTest {
                 RetirementState.Withdrawing, "EndpointsStillList", "listed", started.startedAt(), started.phaseStartedAt(), started.reads(),
                 started.dispatchBaseline(), started.drainBudget());
         List<RetirementStatus> mixed = List.of(status(at(draining, 1, RetirementState.Draining)), status(other));
-        assertThat(Conditions.find(StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1, 2, 3)), Optional.empty(), mixed,
+        assertThat(Conditions.find(StatusAggregator.accepted(RENDERER, 7, d, hashes, Inventory.of(server(0, 1, 2, 3)), Optional.empty(), mixed,
                 List.of(), List.of(), List.of(), T0).conditions(), Conditions.RETIREMENT_PROGRESSING))
                 .hasValueSatisfying(c -> assertThat(c.getReason()).isEqualTo(StatusAggregator.REASON_RETIREMENTS));
     }
@@ -178,9 +180,9 @@ class StatusAggregatorTest {
                 T0.toString(), null, null);
         AbortedRetirement second = new AbortedRetirement("server", 1, "ScaleDown", 2, 7L, "Busy", "busy", T0.toString(), T0.plusSeconds(600).toString(), null);
 
-        ModelDeploymentStatus blocked = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1, 2)), Optional.empty(), List.of(),
+        ModelDeploymentStatus blocked = StatusAggregator.accepted(RENDERER, 7, d, hashes, Inventory.of(server(0, 1, 2)), Optional.empty(), List.of(),
                 List.of(third, second), List.of(), List.of(), T0);
-        ModelDeploymentStatus cleared = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1, 2)), Optional.empty(), List.of(),
+        ModelDeploymentStatus cleared = StatusAggregator.accepted(RENDERER, 7, d, hashes, Inventory.of(server(0, 1, 2)), Optional.empty(), List.of(),
                 List.of(second), List.of(), blocked.conditions(), T1);
 
         assertThat(Conditions.find(blocked.conditions(), Conditions.RETIREMENT_BLOCKED)).hasValueSatisfying(c -> {
@@ -219,9 +221,9 @@ class StatusAggregatorTest {
 
     @Test
     void anAbortedRetirementIsNotProgressingAndKeepsItsReason() {
-        Retirement aborted = RetirementMachine.cancel(RetirementMachineTest.draining(), T0).retirement();
+        Retirement aborted = MACHINE.cancel(RetirementMachineTest.draining(), T0).retirement();
 
-        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(),
+        ModelDeploymentStatus status = StatusAggregator.accepted(RENDERER, 7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(),
                 List.of(status(aborted)), List.of(), List.of(), List.of(), T0);
 
         Condition retiring = Conditions.find(status.conditions(), Conditions.RETIREMENT_PROGRESSING).orElseThrow();
@@ -231,9 +233,9 @@ class StatusAggregatorTest {
 
     @Test
     void aRouterWithNoReplicaReadyIsReportedAndOneReadyIsAvailable() {
-        ModelDeploymentStatus down = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
+        ModelDeploymentStatus down = StatusAggregator.accepted(RENDERER, 7, d, hashes, Inventory.of(server(0, 1)),
                 Optional.of(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", false, 0)), List.of(), List.of(), List.of(), List.of(), T0);
-        ModelDeploymentStatus up = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)),
+        ModelDeploymentStatus up = StatusAggregator.accepted(RENDERER, 7, d, hashes, Inventory.of(server(0, 1)),
                 Optional.of(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", true, 2)), List.of(), List.of(), List.of(), down.conditions(), T1);
 
         assertThat(down.router()).isEqualTo(new RouterStatus("llm-d-router", "http://qwen-router.ns.svc:8081", false, 0));
@@ -338,7 +340,7 @@ class StatusAggregatorTest {
 
     @Test
     void namesAnotherOwnerHoldsMakeTheDeploymentDegradedNamingTheHolder() {
-        ModelDeploymentStatus status = StatusAggregator.accepted(7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(), List.of(),
+        ModelDeploymentStatus status = StatusAggregator.accepted(RENDERER, 7, d, hashes, Inventory.of(server(0, 1)), Optional.empty(), List.of(),
                 List.of(), List.of(new Ownership.Conflict("Service", "qwen-server", "ModelDeployment qwen-other"),
                         new Ownership.Conflict("Pod", "qwen-server-r0-m0", "ModelDeployment qwen-other")), List.of(), T0);
 

@@ -18,11 +18,12 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 class StatusNewsTest {
+    private static final PodRenderer RENDERER = new PodRenderer();
     private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
 
     private static ModelDeploymentStatus status(DesiredDeployment d, ModelDeploymentStatus before) {
-        Map<String, String> hashes = d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> PodRenderer.configHash(d, r)));
-        return StatusAggregator.accepted(1, d, hashes, Inventory.of(List.of()), Optional.empty(), List.of(), List.of(), List.of(), before == null ? List.of() : before.conditions(), T0);
+        Map<String, String> hashes = d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> RENDERER.configHash(d, r)));
+        return StatusAggregator.accepted(RENDERER, 1, d, hashes, Inventory.of(List.of()), Optional.empty(), List.of(), List.of(), List.of(), before == null ? List.of() : before.conditions(), T0);
     }
 
     @Test

@@ -15,6 +15,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class StrayWithdrawalsTest {
+    private static final RetirementMachine MACHINE = new RetirementMachine();
     private static final Retirement DRAINING = RetirementMachineTest.draining();
     private static final String HELD = DRAINING.targets().get(0).name();
 
@@ -49,7 +50,7 @@ class StrayWithdrawalsTest {
 
     @Test
     void theMembersOfAnAbortedRetirementServeAgain() {
-        Retirement aborted = RetirementMachine.cancel(DRAINING, Instant.parse("2026-01-01T00:01:00Z")).retirement();
+        Retirement aborted = MACHINE.cancel(DRAINING, Instant.parse("2026-01-01T00:01:00Z")).retirement();
 
         assertThat(StrayWithdrawals.among(List.of(pod(HELD, "false", false)), List.of(aborted))).extracting(Member::name).containsExactly(HELD);
     }

@@ -10,7 +10,11 @@ import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.Resolution;
+import dev.ebb.operator.api.RouterImages;
+import dev.ebb.operator.api.SpecResolver;
 import dev.ebb.operator.drain.DrainHook;
+import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.InFlightGauges;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -23,10 +27,11 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class PodRendererTest {
+    private static final PodRenderer RENDERER = new PodRenderer();
 
     private static Pod render(Specs.Deployment spec, int ordinal, int member) {
         DesiredDeployment desired = spec.desired();
-        return PodRenderer.render(new MemberSlot(desired, desired.roles().get(0), ordinal, member), "h");
+        return RENDERER.render(new MemberSlot(desired, desired.roles().get(0), ordinal, member), "h");
     }
 
     private static Container main(Pod pod) {
@@ -179,7 +184,7 @@ class PodRendererTest {
         Pod unset = render(deployment("qwen", "vLLM").role(role("s").command("/bin/engine")), 0, 0);
         Pod set = render(deployment("qwen", "vLLM").role(role("s").command("/bin/engine").grace(90)), 0, 0);
 
-        assertThat(unset.getMetadata().getAnnotations()).containsOnlyKeys(Annotations.REPLICA_SIZE);
+        assertThat(unset.getMetadata().getAnnotations()).containsOnlyKeys(Annotations.REPLICA_SIZE, Annotations.DEFAULT_IMAGE);
         assertThat(main(unset).getReadinessProbe()).isNull();
         assertThat(main(unset).getLifecycle()).isNull();
         assertThat(unset.getSpec().getTerminationGracePeriodSeconds()).isNull();
@@ -242,7 +247,6 @@ class PodRendererTest {
         assertThat(hash(deployment("qwen", "vLLM").role(role("s").port(8000)))).isEqualTo(unset);
         assertThat(hash(deployment("qwen", "vLLM").role(role("s").size(1)))).isEqualTo(unset);
         assertThat(hash(deployment("qwen", "vLLM").role(role("s").extraArgs(List.of())))).isEqualTo(unset);
-        assertThat(hash(deployment("qwen", "vLLM").role(role("s").image("default/vLLM:test")))).isEqualTo(unset);
     }
 
     @Test
@@ -268,22 +272,57 @@ class PodRendererTest {
 
     private static String hash(Specs.Deployment spec) {
         DesiredDeployment desired = spec.desired();
-        return PodRenderer.configHash(desired, desired.roles().get(0));
+        return RENDERER.configHash(desired, desired.roles().get(0));
     }
 
     /** The Pods a release whose hook script reads {@code script} renders for the same spec. */
     private static List<Pod> renderedByARelease(DesiredDeployment d, String script) {
+        PodRenderer release = new PodRenderer(new DrainTimelines(), script);
         List<Pod> pods = new ArrayList<>();
         for (int member = 0; member < d.roles().get(0).size(); member++) {
-            Pod pod = PodRenderer.render(new MemberSlot(d, d.roles().get(0), 0, member), "unused");
-            List<String> command = new ArrayList<>(pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().getCommand());
-            command.set(2, script);
-            pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().setCommand(command);
+            Pod pod = release.render(new MemberSlot(d, d.roles().get(0), 0, member), "unused");
             pod.getMetadata().getLabels().remove(Labels.CONFIG_HASH);
-            pod.getMetadata().getAnnotations().put(Annotations.HOOK_REVISION, DrainHook.revisionOf(script));
             pods.add(pod);
         }
         return pods;
+    }
+
+    /** The same spec as an operator whose default engine images are {@code image} resolves it. */
+    private static DesiredDeployment withDefaultImage(Specs.Deployment spec, String image) {
+        Resolution resolution = new SpecResolver(engine -> image, router -> new RouterImages("router:test", "proxy:test", "routing-proxy:test"),
+                RouterLayout::unservableBy).resolve(spec.build());
+        return ((Resolution.Accepted) resolution).deployment();
+    }
+
+    @Test
+    void twoReleasesThatDifferOnlyInTheirDefaultImageRenderTheSameConfigHashAndEachPodRecordsItsDefault() {
+        Specs.Deployment spec = deployment("qwen", "vLLM").role(role("server").size(2));
+        DesiredDeployment older = withDefaultImage(spec, "vllm/vllm-openai:v0.10.0");
+        DesiredDeployment newer = withDefaultImage(spec, "vllm/vllm-openai:v0.11.0");
+        Pod createdByTheOlder = RENDERER.render(new MemberSlot(older, older.roles().get(0), 0, 0), "h");
+
+        assertThat(RENDERER.configHash(older, older.roles().get(0))).isEqualTo(RENDERER.configHash(newer, newer.roles().get(0)));
+        assertThat(createdByTheOlder.getMetadata().getAnnotations()).containsEntry(Annotations.DEFAULT_IMAGE, "vllm/vllm-openai:v0.10.0");
+        assertThat(main(createdByTheOlder).getImage()).isEqualTo("vllm/vllm-openai:v0.10.0");
+        assertThat(RENDERER.imageOutdated(createdByTheOlder, older.roles().get(0))).isFalse();
+        assertThat(RENDERER.imageOutdated(createdByTheOlder, newer.roles().get(0))).isTrue();
+    }
+
+    @Test
+    void anImageTheSpecNamesIsInTheHashAndNeverOutdatedByADefault() {
+        Specs.Deployment pinned = deployment("qwen", "vLLM").role(role("server").image("vllm/vllm-openai:v0.10.0"));
+        DesiredDeployment d = withDefaultImage(pinned, "vllm/vllm-openai:v0.11.0");
+        Pod pod = RENDERER.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h");
+        DesiredDeployment edited = withDefaultImage(deployment("qwen", "vLLM").role(role("server").image("vllm/vllm-openai:v0.12.0")),
+                "vllm/vllm-openai:v0.11.0");
+
+        assertThat(pod.getMetadata().getAnnotations()).doesNotContainKey(Annotations.DEFAULT_IMAGE);
+        assertThat(RENDERER.imageOutdated(pod, d.roles().get(0))).isFalse();
+        assertThat(RENDERER.configHash(edited, edited.roles().get(0))).isNotEqualTo(RENDERER.configHash(d, d.roles().get(0)));
+        DesiredDeployment unpinned = withDefaultImage(deployment("qwen", "vLLM").role(role("server")), "vllm/vllm-openai:v0.10.0");
+        assertThat(RENDERER.configHashOnDefault(d, d.roles().get(0))).as("what the role would hash to on the default it names")
+                .contains(RENDERER.configHash(unpinned, unpinned.roles().get(0)));
+        assertThat(RENDERER.configHashOnDefault(unpinned, unpinned.roles().get(0))).isEmpty();
     }
 
     @Test
@@ -294,7 +333,7 @@ class PodRendererTest {
         older.forEach(p -> p.getMetadata().getAnnotations().remove(Annotations.HOOK_REVISION));
         newer.forEach(p -> p.getMetadata().getAnnotations().remove(Annotations.HOOK_REVISION));
 
-        assertThat(PodRenderer.hashOf(older)).isEqualTo(PodRenderer.hashOf(newer)).isEqualTo(PodRenderer.configHash(d, d.roles().get(0)));
+        assertThat(PodRenderer.hashOf(older)).isEqualTo(PodRenderer.hashOf(newer)).isEqualTo(RENDERER.configHash(d, d.roles().get(0)));
     }
 
     @Test
@@ -302,22 +341,22 @@ class PodRendererTest {
         DesiredDeployment thirty = deployment("qwen", "vLLM").role(role("server")).desired();
         DesiredDeployment sixty = deployment("qwen", "vLLM").role(role("server").grace(60)).desired();
 
-        assertThat(PodRenderer.configHash(sixty, sixty.roles().get(0))).as("the hook's --grace comes from the spec")
-                .isNotEqualTo(PodRenderer.configHash(thirty, thirty.roles().get(0)));
+        assertThat(RENDERER.configHash(sixty, sixty.roles().get(0))).as("the hook's --grace comes from the spec")
+                .isNotEqualTo(RENDERER.configHash(thirty, thirty.roles().get(0)));
     }
 
     @Test
     void eachHookedPodRecordsItsHookRevisionAndAnOlderOneIsTold() {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("server")).desired();
-        Pod current = PodRenderer.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h");
+        Pod current = RENDERER.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h");
         Pod older = renderedByARelease(d, "print('an older hook')").get(0);
         Pod unknown = renderedByARelease(d, "print('no record')").get(0);
         unknown.getMetadata().getAnnotations().remove(Annotations.HOOK_REVISION);
         DesiredDeployment takeOver = deployment("qwen", "vLLM").role(role("server").command("my-engine")).desired();
-        Pod unhooked = PodRenderer.render(new MemberSlot(takeOver, takeOver.roles().get(0), 0, 0), "h");
+        Pod unhooked = RENDERER.render(new MemberSlot(takeOver, takeOver.roles().get(0), 0, 0), "h");
 
         assertThat(current.getMetadata().getAnnotations()).containsEntry(Annotations.HOOK_REVISION, DrainHook.REVISION);
-        assertThat(List.of(current, older, unknown, unhooked)).extracting(PodRenderer::hookOutdated).containsExactly(false, true, true, false);
+        assertThat(List.of(current, older, unknown, unhooked)).extracting(RENDERER::hookOutdated).containsExactly(false, true, true, false);
         assertThat(unhooked.getMetadata().getAnnotations()).doesNotContainKey(Annotations.HOOK_REVISION);
     }
 }

@@ -11,6 +11,8 @@ import java.util.List;
 
 /** What the router renderer made of a deployment, looked up as the router tests need it. */
 final class RenderedRouter {
+    private static final PodRenderer RENDERER = new PodRenderer();
+
     private RenderedRouter() {
     }
 
@@ -37,6 +39,6 @@ final class RenderedRouter {
     /** A member Pod of the named role's first replica, as the Pod renderer makes it under this router. */
     static Pod member(DesiredDeployment desired, String roleName, int member) {
         DesiredRole role = desired.roles().stream().filter(r -> r.name().equals(roleName)).findFirst().orElseThrow();
-        return PodRenderer.render(new MemberSlot(desired, role, 0, member), "h");
+        return RENDERER.render(new MemberSlot(desired, role, 0, member), "h");
     }
 }

@@ -16,11 +16,13 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 /** Decode replicas under llm-d's router get the routing proxy in front, as a native sidecar where the cluster has them. */
 class RoutingProxyTest {
+    private static final PodRenderer RENDERER = new PodRenderer();
+
     private static Pod decodeLeader(String engine, String router, Platform platform) {
         DesiredDeployment d = deployment("qwen", engine).scaling("prefill").router(router)
                 .role(role("prefill").kind("Prefill")).role(role("decode").kind("Decode").port(8000)).desired().on(platform);
         DesiredRole decode = d.roles().get(1);
-        return PodRenderer.render(new MemberSlot(d, decode, 0, 0), "h");
+        return RENDERER.render(new MemberSlot(d, decode, 0, 0), "h");
     }
 
     private static Container engine(Pod pod) {
@@ -79,7 +81,7 @@ class RoutingProxyTest {
     @Test
     void noProxyForDecodeUnderAnotherRouterNorForOtherRoles() {
         DesiredDeployment d = deployment("qwen", "vLLM").router("llm-d-router").role(role("server")).desired();
-        Pod server = PodRenderer.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h");
+        Pod server = RENDERER.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h");
 
         assertThat(server.getSpec().getInitContainers()).isEmpty();
         assertThat(server.getSpec().getContainers()).hasSize(1);

@@ -20,6 +20,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * until asked, cooled down (longer with each abort in a row) or, once blocked, until the spec changes.
  */
 class NextRetirementTest {
+    private static final RetirementMachine MACHINE = new RetirementMachine();
     private static final Instant T0 = RetirementMachineTest.T0;
     private static final Duration COOL_DOWN = Duration.ofMinutes(5);
     private static final long GENERATION = 4;
@@ -246,7 +247,7 @@ class NextRetirementTest {
                 Reasons.PROVEN_IDLE, "deleting", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline(), r.drainBudget());
 
         assertThat(NextRetirement.decide(List.of(record(late)), List.of(), List.of(), List.of(), NO_RETRY, T0.plusSeconds(6)).advance()).hasSize(1);
-        assertThat(RetirementMachine.cancel(late, T0.plusSeconds(6)).actions()).isEmpty();
+        assertThat(MACHINE.cancel(late, T0.plusSeconds(6)).actions()).isEmpty();
     }
 
     static Stream<RetirementState> pastDeletion() {
@@ -260,7 +261,7 @@ class NextRetirementTest {
         Retirement current = new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), state,
                 Reasons.BUSY, "busy", r.startedAt(), T0.plusSeconds(5), r.reads(), r.dispatchBaseline(), r.drainBudget());
 
-        RetirementMachine.Step step = RetirementMachine.cancel(current, T0.plusSeconds(7));
+        RetirementMachine.Step step = MACHINE.cancel(current, T0.plusSeconds(7));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(step.retirement().reason()).isEqualTo(Reasons.NO_LONGER_WANTED);

@@ -22,13 +22,14 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class ReplicaClassifierTest {
+    private static final PodRenderer RENDERER = new PodRenderer();
 
     /** The Pods the operator rendered for replica 0 of the deployment's first role. */
     static List<Pod> replica(Specs.Deployment spec) {
         DesiredDeployment d = spec.desired();
         List<Pod> pods = new ArrayList<>();
         for (int m = 0; m < d.roles().get(0).size(); m++) {
-            pods.add(PodRenderer.render(new MemberSlot(d, d.roles().get(0), 0, m), "h1"));
+            pods.add(RENDERER.render(new MemberSlot(d, d.roles().get(0), 0, m), "h1"));
         }
         return pods;
     }

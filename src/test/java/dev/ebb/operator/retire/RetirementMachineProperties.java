@@ -33,6 +33,8 @@ import net.jqwik.api.statistics.Statistics;
  * endpoint change has had its propagation margin since the endpoints were (last) seen clear.
  */
 class RetirementMachineProperties {
+    private static final RetirementMachine MACHINE = new RetirementMachine();
+
     /** What the router reports for the targets: the counts read before the withdrawal, or a dispatch since. */
     private static final Map<String, Double> UNMOVED = BASELINE.orElseThrow();
 
@@ -158,7 +160,7 @@ class RetirementMachineProperties {
             @ForAll("mostlyTrue") boolean baselineRead, @ForAll boolean routed) {
         // without a router nothing is counted, and the shell begins with that empty baseline
         Optional<Map<String, Double>> baseline = !routed ? Optional.of(Map.of()) : baselineRead ? BASELINE : Optional.empty();
-        Retirement retirement = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+        Retirement retirement = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), baseline, Budgets.DRAINING, T0).retirement();
         Instant now = T0;
         boolean restarted = false;

@@ -19,6 +19,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 public class RetirementMachineTest {
+    private static final RetirementMachine MACHINE = new RetirementMachine();
+
     static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
     static final Member LEADER = new Member("qwen-server-r2-m0", "uid-0", "c-0");
     static final Member FOLLOWER = new Member("qwen-server-r2-m1", "uid-1", "c-1");
@@ -47,7 +49,7 @@ public class RetirementMachineTest {
     }
 
     static Retirement started() {
-        return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, Budgets.DRAINING, T0).retirement();
+        return MACHINE.begin("server", 2, "ScaleDown", TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, Budgets.DRAINING, T0).retirement();
     }
 
     public static Retirement draining() {
@@ -58,7 +60,7 @@ public class RetirementMachineTest {
     static final Duration PROPAGATION = Duration.ofSeconds(5);
 
     static RetirementMachine.Step step(Retirement current, Observation seen) {
-        return RetirementMachine.step(current, seen, PROPAGATION);
+        return MACHINE.step(current, seen, PROPAGATION);
     }
 
     static Instant at(double seconds) {
@@ -67,7 +69,7 @@ public class RetirementMachineTest {
 
     @Test
     void beginWithdrawsEveryReservedMemberAndAnnouncesIt() {
-        RetirementMachine.Step step = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+        RetirementMachine.Step step = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, Budgets.DRAINING, T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Withdrawing);
@@ -85,7 +87,7 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("refusals")
     void refusedReplicaAbortsAtOnceWithNothingWithdrawnOrDeleted(String reason, String message) {
-        RetirementMachine.Step step = RetirementMachine.begin("d", 0, "ScaleDown", TARGETS, new Classification.Refused(reason, message), BASELINE, Budgets.DRAINING, T0);
+        RetirementMachine.Step step = MACHINE.begin("d", 0, "ScaleDown", TARGETS, new Classification.Refused(reason, message), BASELINE, Budgets.DRAINING, T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(step.retirement().reason()).isEqualTo(reason);
@@ -153,7 +155,7 @@ public class RetirementMachineTest {
     @Test
     void aConfirmedWithdrawalAndOneAwaitingItsBaselineNeverAskTheRouter() {
         RetirementMachine.Step confirmed = step(started(), seen(at(1), CLEAR, Map.of()));
-        Retirement awaiting = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+        Retirement awaiting = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), Budgets.DRAINING, T0).retirement();
         RetirementMachine.Step stillAwaiting = step(awaiting,
                 seen(at(1), withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Map.of()));
@@ -186,7 +188,7 @@ public class RetirementMachineTest {
 
     @Test
     void withoutDispatchCountsReadBeforeTheWithdrawalItIsNeverConfirmed() {
-        Retirement blind = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+        Retirement blind = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), Budgets.DRAINING, T0).retirement();
 
         RetirementMachine.Step held = step(blind, seen(at(2), CLEAR, Map.of()));
@@ -200,7 +202,7 @@ public class RetirementMachineTest {
     @Test
     void aRouterThatCannotBeReadAtTheStartHasItsCountsTakenWhenItAnswersAndOnlyThenIsTheReplicaWithdrawn() {
         Set<String> nothingWithdrawn = Set.of(LEADER.name(), FOLLOWER.name());
-        RetirementMachine.Step begun = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+        RetirementMachine.Step begun = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), Budgets.DRAINING, T0);
         RetirementMachine.Step stillDown = step(begun.retirement(),
                 seen(at(2), withdrawal(true, nothingWithdrawn, Optional.of(true), Optional.empty(), Map.of()), Map.of()));
@@ -449,7 +451,7 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("standingHolds")
     void replicaThatCannotBeReadIsHeldWithItsReasonAndAbortsAtTheBudget(String reason) {
-        Retirement started = RetirementMachine.begin("s", 0, "ScaleDown", TARGETS, new Classification.Held(reason, "cannot read " + reason), BASELINE, Budgets.DRAINING, T0)
+        Retirement started = MACHINE.begin("s", 0, "ScaleDown", TARGETS, new Classification.Held(reason, "cannot read " + reason), BASELINE, Budgets.DRAINING, T0)
                 .retirement();
         Retirement draining = step(started, seen(at(1), CLEAR, Map.of())).retirement();
 
@@ -552,7 +554,7 @@ public class RetirementMachineTest {
 
     /** A retirement without a router, its endpoints seen clear at 1 s. */
     static Retirement drainingUnrouted() {
-        Retirement started = RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+        Retirement started = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.of(Map.of()), Budgets.DRAINING, T0).retirement();
         return step(started, seen(at(1), UNROUTED_CLEAR, Map.of())).retirement();
     }
@@ -583,7 +585,7 @@ public class RetirementMachineTest {
     }
 
     private static Retirement drainingUnroutedStart() {
-        return RetirementMachine.begin("server", 2, "ScaleDown", TARGETS,
+        return MACHINE.begin("server", 2, "ScaleDown", TARGETS,
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.of(Map.of()), Budgets.DRAINING, T0).retirement();
     }
 
@@ -677,10 +679,10 @@ public class RetirementMachineTest {
     @Test
     void withoutARouterThePropagationMarginIsTheSettingGiven() {
         Retirement started = drainingUnroutedStart();
-        Retirement draining = RetirementMachine.step(started, seen(at(1), UNROUTED_CLEAR, Map.of()), Duration.ofSeconds(20)).retirement();
-        Retirement early = RetirementMachine.step(draining, unrouted(at(20.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
+        Retirement draining = MACHINE.step(started, seen(at(1), UNROUTED_CLEAR, Map.of()), Duration.ofSeconds(20)).retirement();
+        Retirement early = MACHINE.step(draining, unrouted(at(20.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
                 Duration.ofSeconds(20)).retirement();
-        Retirement counted = RetirementMachine.step(early, unrouted(at(21), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
+        Retirement counted = MACHINE.step(early, unrouted(at(21), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
                 Duration.ofSeconds(20)).retirement();
 
         assertThat(early.reads().get(LEADER.name()).consecutiveIdle()).isZero();

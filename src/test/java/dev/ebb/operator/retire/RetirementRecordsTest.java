@@ -14,6 +14,8 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class RetirementRecordsTest {
+    private static final RetirementMachine MACHINE = new RetirementMachine();
+
     private final ObjectMapper json = new ObjectMapper();
 
     @Test
@@ -70,7 +72,7 @@ class RetirementRecordsTest {
 
     @Test
     void aStandingHoldIsKept() {
-        Retirement held = RetirementMachine.begin("s", 1, "Surplus", RetirementMachineTest.TARGETS,
+        Retirement held = MACHINE.begin("s", 1, "Surplus", RetirementMachineTest.TARGETS,
                 new Classification.Held(Reasons.TAKE_OVER, "take-over"), Optional.empty(), Budgets.DRAINING, RetirementMachineTest.T0).retirement();
 
         RetirementRecord record = new RetirementRecord(held, null, Optional.empty(), 1);

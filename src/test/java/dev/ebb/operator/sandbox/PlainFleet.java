@@ -33,6 +33,8 @@ import java.util.stream.Collectors;
  * withdraws a replica before its delete or asks whether an engine is busy.
  */
 final class PlainFleet implements Fleet {
+    private static final PodRenderer RENDERER = new PodRenderer();
+
     static final int FIXED_SLEEP_SECONDS = 15;
     static final List<String> FIXED_SLEEP_HOOK = List.of("sleep", Integer.toString(FIXED_SLEEP_SECONDS));
     private final KubernetesClient client;
@@ -110,7 +112,7 @@ final class PlainFleet implements Fleet {
     private Pod render(int ordinal) {
         DesiredDeployment deployment = desired();
         DesiredRole role = deployment.roles().get(0);
-        Pod pod = PodRenderer.render(new MemberSlot(deployment, role, ordinal, 0), PodRenderer.configHash(deployment, role));
+        Pod pod = RENDERER.render(new MemberSlot(deployment, role, ordinal, 0), RENDERER.configHash(deployment, role));
         pod.getMetadata().setOwnerReferences(List.of());
         Container engine = pod.getSpec().getContainers().get(0);
         switch (removal) {

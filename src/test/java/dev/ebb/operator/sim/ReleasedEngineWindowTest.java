@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Test;
 /** Pods the operator renders, run by the kubelet as the engine release their image names would run. */
 @EnableKubernetesMockClient(crud = true)
 class ReleasedEngineWindowTest {
+    private static final PodRenderer RENDERER = new PodRenderer();
+
     static final String NS = "sim";
     KubernetesClient client;
     private SimKubelet kubelet;
@@ -39,7 +41,7 @@ class ReleasedEngineWindowTest {
     private static Pod rendered(Specs.Role role) {
         DesiredDeployment desired = Specs.deployment("qwen", "vLLM").role(role).namespace(NS).desired();
         DesiredRole only = desired.roles().get(0);
-        return PodRenderer.render(new MemberSlot(desired, only, 0, 0), PodRenderer.configHash(desired, only));
+        return RENDERER.render(new MemberSlot(desired, only, 0, 0), RENDERER.configHash(desired, only));
     }
 
     private boolean ready(String name) {

@@ -54,7 +54,7 @@ class ScaleSubresourceTest {
     private void create(Specs.Deployment shape) {
         ModelDeployment md = client.resource(shape.namespace(NS).build()).create();
         md.setStatus(new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, List.of(), List.of(), List.of(),
-                new ScalingStatus("server", 3, SELECTOR, null)));
+                new ScalingStatus("server", 3, SELECTOR, null), null, null));
         client.resource(md).updateStatus();
     }
 

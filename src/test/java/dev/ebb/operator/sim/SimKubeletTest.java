@@ -26,6 +26,8 @@ import org.junit.jupiter.api.Test;
 
 @EnableKubernetesMockClient(crud = true)
 class SimKubeletTest {
+    private static final PodRenderer RENDERER = new PodRenderer();
+
     static final String NS = "sim";
     KubernetesClient client;
     private SimKubelet kubelet;
@@ -74,7 +76,7 @@ class SimKubeletTest {
     private static Pod rendered(Specs.Deployment spec) {
         DesiredDeployment desired = spec.namespace(NS).desired();
         DesiredRole role = desired.roles().get(0);
-        return PodRenderer.render(new MemberSlot(desired, role, 0, 0), PodRenderer.configHash(desired, role));
+        return RENDERER.render(new MemberSlot(desired, role, 0, 0), RENDERER.configHash(desired, role));
     }
 
     /** Starts one stream far longer than any test here lasts and returns once the Pod's engine holds it. */

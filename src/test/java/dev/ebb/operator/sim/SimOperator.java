@@ -3,6 +3,8 @@ package dev.ebb.operator.sim;
 import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.config.EbbSettings;
+import dev.ebb.operator.drain.DrainHook;
+import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.read.MemberReader;
@@ -12,6 +14,8 @@ import dev.ebb.operator.reconcile.OwnedObjects;
 import dev.ebb.operator.reconcile.ReadLedger;
 import dev.ebb.operator.reconcile.RetirementRunner;
 import dev.ebb.operator.reconcile.RouterObjects;
+import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.route.HttpRouterProbe;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
@@ -35,10 +39,20 @@ public final class SimOperator implements AutoCloseable {
 
     /** @param settings {@code ebb.*} settings, read as a deployed operator reads them: one it does not know is left out */
     public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers, Map<String, String> settings) {
+        this(client, exec, routers, settings, DrainHook.SCRIPT);
+    }
+
+    /**
+     * @param hookScript the drain hook this operator renders: another text stands for another release of the operator,
+     *     one that differs from this in its hook alone
+     */
+    public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers, Map<String, String> settings, String hookScript) {
+        PodRenderer renderer = new PodRenderer(new DrainTimelines(), hookScript);
         EventRecorder events = new EventRecorder(client);
         ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
         EbbConfig config = EbbSettings.ignoringUnknown(settings);
-        RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config);
+        RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config,
+                new RetirementMachine());
         operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
                 // the SDK's own meters, as the deployed operator serves them
                 .withMetrics(MicrometerMetricsV2.newBuilder(registry).build())
@@ -46,7 +60,7 @@ public final class SimOperator implements AutoCloseable {
                 .withUseSSAToPatchPrimaryResource(false));
         OwnedObjects owned = new OwnedObjects(client);
         operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new CandidateReads(reads), new RouterObjects(owned), owned,
-                new ClusterPlatform(client), new ReplicaGauges(registry), Clock.systemUTC()));
+                new ClusterPlatform(client), new ReplicaGauges(registry), renderer, Clock.systemUTC()));
         operator.start();
     }
 

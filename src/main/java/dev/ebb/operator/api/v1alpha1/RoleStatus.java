@@ -11,7 +11,12 @@ public record RoleStatus(
         int updated,
         boolean unmanaged,
         @JsonPropertyDescription("Pods that carry an older drain hook than this operator renders. They keep it until they are"
-                + " replaced; an operator upgrade restarts no engine for it.")
+                + " replaced, or until the annotation serving.ebb.dev/refresh-hooks is set to a new value; an operator upgrade"
+                + " restarts no engine for it.")
         int hookOutdated,
+        @JsonPropertyDescription("Pods of a role that takes the operator's default engine image and run an older default than"
+                + " this operator's. They keep it until they are replaced, or until the annotation serving.ebb.dev/refresh-hooks is"
+                + " set to a new value; an operator upgrade restarts no engine for it.")
+        int imageOutdated,
         DrainStatus drain) {
 }

@@ -1,0 +1,171 @@
+package dev.ebb.operator.reconcile;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
+import dev.ebb.operator.api.v1alpha1.RoleStatus;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.drain.DrainHook;
+import dev.ebb.operator.sim.FakeRouter;
+import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.LocalExec;
+import dev.ebb.operator.sim.RecordedEvents;
+import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimOperator;
+import dev.ebb.operator.sim.SimRouterAddress;
+import dev.ebb.operator.sim.SimWorld;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two operator builds, the second differing from the first only in its drain hook and its default engine image: it
+ * takes over a running deployment and restarts no engine, and only the user's refresh token turns the replicas over,
+ * one at a time through the retirement protocol, with nothing cut.
+ */
+class OperatorUpgradeIT {
+    private static final String NS = "upgrade";
+    private static final List<String> SERVERS = List.of("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
+    /** Behaves as this release's hook does (a comment is all it adds), yet is another text, so another revision. */
+    private static final String OLDER_HOOK = DrainHook.SCRIPT + "\n# as an older release shipped it\n";
+    private static final String OLDER_DEFAULT = "vllm/vllm-openai:v0.10.0";
+    private static final String NEWER_DEFAULT = "vllm/vllm-openai:v0.11.0";
+
+    private KubernetesMockServer server;
+    private KubernetesClient client;
+    private SimWorld world;
+    private FakeRouter router;
+    private LocalExec exec;
+    private final SimRouterAddress routers = new SimRouterAddress();
+    private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+
+    @BeforeEach
+    void start() {
+        server = SimApiServer.startServer();
+        client = server.createClient();
+        world = new SimWorld(client);
+        exec = new LocalExec();
+        router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
+        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
+    }
+
+    @AfterEach
+    void stop() {
+        sampler.shutdownNow();
+        router.close();
+        world.close();
+        exec.close();
+        client.close();
+        server.destroy();
+    }
+
+    private List<Pod> servers() {
+        return client.pods().inNamespace(NS).withLabel(Labels.ROLE, "server").list().getItems();
+    }
+
+    private Set<String> uids() {
+        return servers().stream().map(p -> p.getMetadata().getUid()).collect(Collectors.toSet());
+    }
+
+    private Optional<ModelDeploymentStatus> status() {
+        return Optional.ofNullable(client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get()).map(ModelDeployment::getStatus);
+    }
+
+    private Optional<RoleStatus> server() {
+        return status().flatMap(s -> s.roles() == null ? Optional.empty() : s.roles().stream().findFirst());
+    }
+
+    private List<Event> events(String reason) {
+        return RecordedEvents.occurrences(client, NS).stream().filter(e -> reason.equals(e.getReason())).toList();
+    }
+
+    @Test
+    void anUpgradeThatChangesOnlyTheHookAndTheDefaultImageRestartsNothingUntilTheUserRefreshes() throws Exception {
+        SimOperator older = new SimOperator(client, exec, routers, Map.of("ebb.images.vllm", OLDER_DEFAULT), OLDER_HOOK);
+        Set<String> before;
+        String hash;
+        try {
+            client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(3)).build()).create();
+            await().atMost(Duration.ofSeconds(30)).until(() -> SERVERS.stream().allMatch(router::selects)
+                    && server().filter(r -> r.ready() == 3).isPresent());
+            before = uids();
+            hash = servers().get(0).getMetadata().getLabels().get(Labels.CONFIG_HASH);
+        } finally {
+            older.close();
+        }
+
+        SimOperator newer = new SimOperator(client, exec, routers, Map.of("ebb.images.vllm", NEWER_DEFAULT), DrainHook.SCRIPT);
+        try {
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(server()).hasValueSatisfying(r -> {
+                assertThat(r.hookOutdated()).isEqualTo(3);
+                assertThat(r.imageOutdated()).isEqualTo(3);
+            }));
+            // the newer operator has looked at the deployment many times over by now, and turned nothing over
+            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> uids().equals(before)
+                    && servers().stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null));
+            assertThat(servers()).allSatisfy(p -> {
+                assertThat(p.getMetadata().getLabels()).containsEntry(Labels.CONFIG_HASH, hash);
+                assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo(OLDER_DEFAULT);
+            });
+            assertThat(events("RolloutStep")).isEmpty();
+            assertThat(world.kubelet().terminations()).isEmpty();
+
+            LoadGenerator load = new LoadGenerator(router, 3, 20, Duration.ofMillis(50)).start(Duration.ofMinutes(3));
+            await().atMost(Duration.ofSeconds(5)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 3);
+            AtomicInteger fewestServing = new AtomicInteger(3);
+            sampler.scheduleAtFixedRate(() -> fewestServing.accumulateAndGet(router.selected().size(), Math::min), 0, 50, TimeUnit.MILLISECONDS);
+
+            client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen")
+                    .edit(md -> {
+                        md.getMetadata().setAnnotations(Map.of(Annotations.REFRESH_HOOKS, "2026-11-30"));
+                        return md;
+                    });
+            await().atMost(Duration.ofSeconds(120)).until(() -> status().map(ModelDeploymentStatus::hooksRefreshedFor)
+                    .filter("2026-11-30"::equals).isPresent());
+            load.stop(Duration.ofSeconds(10));
+
+            assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
+            assertThat(fewestServing.get()).as("replicas serving at the worst moment").isGreaterThanOrEqualTo(2);
+            assertThat(server()).hasValueSatisfying(r -> {
+                assertThat(r.hookOutdated()).isZero();
+                assertThat(r.imageOutdated()).isZero();
+                assertThat(r.ready()).isEqualTo(3);
+            });
+            assertThat(servers()).hasSize(3).allSatisfy(p -> {
+                assertThat(before).doesNotContain(p.getMetadata().getUid());
+                assertThat(p.getMetadata().getAnnotations()).containsEntry(Annotations.HOOK_REVISION, DrainHook.REVISION)
+                        .containsEntry(Annotations.DEFAULT_IMAGE, NEWER_DEFAULT);
+                assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo(NEWER_DEFAULT);
+                assertThat(p.getMetadata().getLabels()).as("the spec did not change").containsEntry(Labels.CONFIG_HASH, hash);
+            });
+            assertThat(events("RolloutStep")).hasSize(3);
+            assertThat(events(StatusNews.REASON_REFRESH_STARTED)).singleElement()
+                    .satisfies(e -> assertThat(e.getMessage()).contains("3 Pod(s) with an older drain hook and 3 with an older default image"));
+            assertThat(events(StatusNews.REASON_REFRESHED)).hasSize(1);
+            assertThat(world.kubelet().terminations()).hasSize(3).allSatisfy(t -> assertThat(t.killed()).isFalse());
+            assertThat(status().orElseThrow().hooksRefreshing()).isNull();
+        } finally {
+            newer.close();
+        }
+    }
+}
