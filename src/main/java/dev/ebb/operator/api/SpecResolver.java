@@ -238,6 +238,11 @@ public final class SpecResolver {
             if (role.name() != null && !seen.add(role.name())) {
                 errors.add(new FieldError(field + ".name", "duplicate role name \"" + role.name() + "\""));
             }
+            if (behindLlmD(spec) && "Decode".equals(role.kind()) && listOrEmpty(role.command()).isEmpty() && role.port() != null
+                    && role.port() == ModelDeploymentSpec.ROUTING_PROXY_ENGINE_PORT) {
+                errors.add(new FieldError(field + ".port", "cannot be " + role.port() + ": this Decode role's engine listens there,"
+                        + " behind the routing proxy llm-d-router puts on the role's port"));
+            }
             resolveRole(field, role, spec.engine(), engine, errors).ifPresent(resolved::add);
         }
         return List.copyOf(resolved);
@@ -272,6 +277,9 @@ public final class SpecResolver {
             errors.add(new FieldError(field + ".extraArgs", "must not set --host: the operator has the engine listen on every address"
                     + " (0.0.0.0), since clients reach it on the Pod's address and its drain hook and reads on 127.0.0.1"));
         }
+        RoleSpec.LISTENER_FLAGS.stream().filter(flag -> setsFlag(role.extraArgs(), flag)).findFirst().ifPresent(flag -> errors.add(
+                new FieldError(field + ".extraArgs", "must not set " + flag + ": the probe, drain hook and member reads reach the engine"
+                        + " over plain HTTP on " + field + ".port; terminate TLS in front of it")));
         engine.filter(e -> role.size() != null && role.size() > 1 && role.port() != null && role.port() == rendezvousPort(e))
                 .ifPresent(e -> errors.add(new FieldError(field + ".port", "cannot be " + role.port() + ": a multi-Pod " + e.wireName()
                         + " replica's leader holds its rendezvous port there")));
@@ -356,6 +364,10 @@ public final class SpecResolver {
     /** The flag as an argument of its own, or written with its value as --flag=value. */
     private static boolean setsFlag(List<String> args, String flag) {
         return args != null && args.stream().anyMatch(a -> flag.equals(a) || a != null && a.startsWith(flag + "="));
+    }
+
+    private static boolean behindLlmD(ModelDeploymentSpec spec) {
+        return spec.router() != null && RouterKind.LLM_D_ROUTER.wireName().equals(spec.router().name());
     }
 
     private static int rendezvousPort(Engine engine) {

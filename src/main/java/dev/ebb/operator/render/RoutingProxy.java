@@ -6,6 +6,7 @@ import dev.ebb.operator.api.Platform;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import java.util.List;
@@ -19,11 +20,8 @@ public final class RoutingProxy {
     public static final String CONTAINER = "routing-proxy";
     /** The proxy's container port, the one the role's Service targets on its Pods. */
     public static final String PORT_NAME = "proxy";
-    /**
-     * Where the engine listens behind the proxy: the proxy's own default for the model server's port
-     * (pkg/sidecar/proxy/options.go defaultVLLMPort "8200" at llm-d-router v0.10.0), given explicitly all the same.
-     */
-    public static final int ENGINE_PORT = 8200;
+    /** Where the engine listens behind the proxy (the fact and its source: {@link ModelDeploymentSpec#ROUTING_PROXY_ENGINE_PORT}). */
+    public static final int ENGINE_PORT = ModelDeploymentSpec.ROUTING_PROXY_ENGINE_PORT;
     /** The user the proxy's image runs as. */
     private static final long NONROOT_USER = 65532L;
 

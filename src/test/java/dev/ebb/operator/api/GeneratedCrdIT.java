@@ -203,6 +203,13 @@ class GeneratedCrdIT {
                 .contains(RoleSpec.HOST_IN_EXTRA_ARGS);
         assertThat(refusal(deployment("c5", "SGLang").namespace("adm").role(role("s").size(2).port(5000)).build()))
                 .contains("rendezvous port on the leader");
+        assertThat(refusal(deployment("c6", "vLLM").namespace("adm").role(role("s").extraArgs("--ssl-certfile=/tls/cert.pem")).build()))
+                .contains(RoleSpec.LISTENER_IN_EXTRA_ARGS);
+        assertThat(refusal(deployment("c7", "vLLM").namespace("adm").role(role("s").extraArgs("--uds", "/tmp/vllm.sock")).build()))
+                .contains(RoleSpec.LISTENER_IN_EXTRA_ARGS);
+        assertThat(refusal(deployment("c8", "vLLM").router("llm-d-router").scaling("p").namespace("adm")
+                .role(role("p").kind("Prefill")).role(role("d").kind("Decode").port(8200)).build()))
+                .contains(ModelDeploymentSpec.PORT_OF_THE_PROXIED_ENGINE);
         assertThat(refusal(deployment("c2", "vLLM").namespace("adm").role(role("s").drainSeconds(10)).build()))
                 .endsWith("spec.roles[0].retirement.drainSeconds in body should be greater than or equal to 30");
         assertThat(refusal(deployment("d", "SGLang").router("vllm-router").namespace("adm").role(role("s")).build()))

@@ -33,6 +33,11 @@ import java.util.List;
         message = "spec.roles[].port of a multi-Pod replica must not be the engine's rendezvous port on the leader: "
                 + ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT + " for vLLM, " + ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT + " for SGLang",
         fieldPath = ".roles")
+@ValidationRule(
+        value = "!has(self.router) || self.router.name != 'llm-d-router' || self.roles.all(r, !has(r.kind) || r.kind != 'Decode'"
+                + " || (has(r.command) && size(r.command) > 0) || !has(r.port) || r.port != " + ModelDeploymentSpec.ROUTING_PROXY_ENGINE_PORT + ")",
+        message = ModelDeploymentSpec.PORT_OF_THE_PROXIED_ENGINE,
+        fieldPath = ".roles")
 // the first role is a fine default only when every role serves whole requests; of a split, an autoscaler must be
 // told which half its metric speaks for
 @ValidationRule(
@@ -66,6 +71,13 @@ public record ModelDeploymentSpec(
     public ModelDeploymentSpec(ModelSpec model, EngineSpec engine, RouterSpec router, List<RoleSpec> roles) {
         this(model, engine, router, roles, null);
     }
+    /**
+     * Where the engine of a Decode role behind llm-d-router listens, its routing proxy taking the role's port in front
+     * of it (pkg/sidecar/proxy/options.go defaultVLLMPort "8200" at llm-d-router v0.10.0, given explicitly all the same).
+     */
+    public static final int ROUTING_PROXY_ENGINE_PORT = 8200;
+    public static final String PORT_OF_THE_PROXIED_ENGINE = "spec.roles[].port of a Decode role behind llm-d-router must not be "
+            + ROUTING_PROXY_ENGINE_PORT + ": the routing proxy in front of the role's engine has the engine itself listen there";
     /** torch.distributed's rendezvous port on a multi-Pod vLLM replica's leader (--master-port), rendered by VllmProfile. */
     public static final int VLLM_RENDEZVOUS_PORT = 29500;
     /** The port of SGLang's --dist-init-addr on a multi-Pod replica's leader, rendered by SglangProfile. */

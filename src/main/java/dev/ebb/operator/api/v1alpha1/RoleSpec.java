@@ -35,6 +35,11 @@ import java.util.Map;
         value = "!has(self.extraArgs) || !self.extraArgs.exists(a, a == '--host' || a.startsWith('--host='))",
         message = RoleSpec.HOST_IN_EXTRA_ARGS,
         fieldPath = ".extraArgs")
+@ValidationRule(
+        value = "!has(self.extraArgs) || !self.extraArgs.exists(a, a in ['--uds', '--ssl-keyfile', '--ssl-certfile']"
+                + " || a.startsWith('--uds=') || a.startsWith('--ssl-keyfile=') || a.startsWith('--ssl-certfile='))",
+        message = RoleSpec.LISTENER_IN_EXTRA_ARGS,
+        fieldPath = ".extraArgs")
 public record RoleSpec(
         @Required @Size(min = 1, max = RoleSpec.MAX_NAME_LENGTH) @Pattern(RoleSpec.NAME_PATTERN)
         @JsonPropertyDescription("DNS label naming the role; part of every Pod and Service name.")
@@ -79,6 +84,14 @@ public record RoleSpec(
     /** The hook and the reads reach the engine on 127.0.0.1, and clients on the Pod's address: only all addresses serve both. */
     public static final String HOST_IN_EXTRA_ARGS = "spec.roles[].extraArgs must not set --host: the operator has the engine listen on"
             + " every address (0.0.0.0), since clients reach it on the Pod's address and its drain hook and reads on 127.0.0.1";
+    /**
+     * Flags that take the engine off plain HTTP on its port: vLLM's frontend serves a Unix socket with --uds (host and
+     * port then ignored) and HTTPS with --ssl-keyfile/--ssl-certfile (`vllm serve` Frontend arguments,
+     * docs.vllm.ai/en/v0.12.0/cli/serve/). The probe, the hook and the reads speak plain HTTP to the port.
+     */
+    public static final List<String> LISTENER_FLAGS = List.of("--uds", "--ssl-keyfile", "--ssl-certfile");
+    public static final String LISTENER_IN_EXTRA_ARGS = "spec.roles[].extraArgs must not set --uds, --ssl-keyfile or --ssl-certfile:"
+            + " the probe, drain hook and member reads reach the engine over plain HTTP on spec.roles[].port; terminate TLS in front of it";
     public static final String NAME_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
     /** Role names ending like this would collide with the headless Service of another role's replica. */
     /** A role may not take this name: the router's Deployment and Service are named after it. */
