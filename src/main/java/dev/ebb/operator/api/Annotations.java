@@ -19,6 +19,12 @@ public final class Annotations {
     public static final String DEFAULT_IMAGE = "serving.ebb.dev/default-image";
 
     /**
+     * The routing proxy's image a Pod was created with (a Decode role's Pod behind llm-d-router). It is always the
+     * operator's default, and kept out of the config hash for the same reason as {@link #DEFAULT_IMAGE}.
+     */
+    public static final String ROUTING_PROXY_IMAGE = "serving.ebb.dev/routing-proxy-image";
+
+    /**
      * Set on a ModelDeployment to a new value to replace, one replica at a time through the retirement protocol, every
      * replica that carries an older drain hook or default engine image than the operator renders.
      */

@@ -277,9 +277,10 @@ public final class SpecResolver {
             errors.add(new FieldError(field + ".extraArgs", "must not set --host: the operator has the engine listen on every address"
                     + " (0.0.0.0), since clients reach it on the Pod's address and its drain hook and reads on 127.0.0.1"));
         }
-        RoleSpec.LISTENER_FLAGS.stream().filter(flag -> setsFlag(role.extraArgs(), flag)).findFirst().ifPresent(flag -> errors.add(
-                new FieldError(field + ".extraArgs", "must not set " + flag + ": the probe, drain hook and member reads reach the engine"
-                        + " over plain HTTP on " + field + ".port; terminate TLS in front of it")));
+        if (setsFlag(role.extraArgs(), "--uds")) {
+            errors.add(new FieldError(field + ".extraArgs", "must not set --uds: the engine would serve a Unix socket instead of " + field
+                    + ".port, where its clients, probe, drain hook and member reads reach it"));
+        }
         engine.filter(e -> role.size() != null && role.size() > 1 && role.port() != null && role.port() == rendezvousPort(e))
                 .ifPresent(e -> errors.add(new FieldError(field + ".port", "cannot be " + role.port() + ": a multi-Pod " + e.wireName()
                         + " replica's leader holds its rendezvous port there")));

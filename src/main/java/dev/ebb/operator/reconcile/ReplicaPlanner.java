@@ -47,9 +47,9 @@ public final class ReplicaPlanner {
             Map<String, Map<Integer, Reading>> readings, boolean byLoad, boolean refresh) {
     }
 
-    /** Whether a member of the replica carries an older drain hook or default image than the renderer's. */
-    private static boolean behindTheOperator(PodRenderer renderer, DesiredRole role, ObservedReplica replica) {
-        return replica.members().stream().anyMatch(p -> renderer.hookOutdated(p) || renderer.imageOutdated(p, role));
+    /** Whether a member of the replica carries an older drain hook, default engine image or routing proxy image than the renderer's. */
+    private static boolean behindTheOperator(PodRenderer renderer, DesiredDeployment deployment, DesiredRole role, ObservedReplica replica) {
+        return replica.members().stream().anyMatch(p -> renderer.hookOutdated(p) || renderer.imageOutdated(p, deployment, role));
     }
 
     public static ReplicaPlan plan(PodRenderer renderer, DesiredDeployment deployment, Map<String, String> hashes, Inventory inventory,
@@ -70,7 +70,7 @@ public final class ReplicaPlanner {
             Set<Integer> heldHere = held.getOrDefault(role.name(), Set.of());
             Set<Integer> ordinals = new HashSet<>(existing.keySet());
             Predicate<ObservedReplica> current = RolloutStep.atHash(hash)
-                    .and(r -> !retirements.refresh() || !behindTheOperator(renderer, role, r));
+                    .and(r -> !retirements.refresh() || !behindTheOperator(renderer, deployment, role, r));
             // with a surge allowed, the role keeps one replica more for as long as any that stays is outdated
             boolean outdatedStays = existing.values().stream().anyMatch(r -> !heldHere.contains(r.ordinal()) && !current.test(r));
             int keep = role.replicas() + (outdatedStays && role.replicas() > 0 ? role.maxSurge() : 0);

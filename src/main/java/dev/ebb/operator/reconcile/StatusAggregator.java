@@ -222,7 +222,7 @@ public final class StatusAggregator {
         int ready = (int) replicas.values().stream().filter(ObservedReplica::ready).count();
         int updated = (int) replicas.values().stream().filter(r -> r.configHash().filter(hash::equals).isPresent()).count();
         int hookOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(renderer::hookOutdated).count();
-        int imageOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(p -> renderer.imageOutdated(p, role)).count();
+        int imageOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(p -> renderer.imageOutdated(p, deployment, role)).count();
         return new RoleStatus(role.name(), role.kind().name(), role.replicas(), replicas.size(), ready, updated, role.takeOver(),
                 hookOutdated, imageOutdated, drainStatus(renderer.drainTimeline(deployment, role)));
     }

@@ -33,6 +33,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 /**
  * Turns one member slot into its Pod. Pure and deterministic: the same slot always renders byte-identical Pods,
@@ -93,7 +94,7 @@ public class PodRenderer {
 
     /**
      * The hash of a replica's rendered members. What the operator chose rather than the spec is left out: the drain
-     * hook's text and a default engine image. A new operator release that changes only those must not turn over every
+     * hook's text, a default engine image and the routing proxy's image. A new operator release that changes only those must not turn over every
      * replica (reloading every model); the user decides when (see {@link #hookOutdated}, {@link #imageOutdated}).
      */
     static String hashOf(List<Pod> rendered) {
@@ -128,19 +129,30 @@ public class PodRenderer {
     }
 
     /**
-     * Whether the Pod runs another default engine image than the operator now has for its role, as the Pod itself
-     * recorded it. Only a role that still takes the default can be behind it; one that names an image is rolled out
-     * by its config hash when the image changes.
+     * Whether the Pod runs another default engine image than the operator now has for its role, or another routing
+     * proxy image, as the Pod itself recorded them. Only a role that still takes the default engine image can be
+     * behind on it; one that names an image is rolled out by its config hash when the image changes.
      */
-    public boolean imageOutdated(Pod pod, DesiredRole role) {
+    public boolean imageOutdated(Pod pod, DesiredDeployment deployment, DesiredRole role) {
         Map<String, String> annotations = pod.getMetadata().getAnnotations();
-        String createdWith = annotations == null ? null : annotations.get(Annotations.DEFAULT_IMAGE);
-        return role.defaultImage() && createdWith != null && !createdWith.equals(role.image());
+        if (annotations == null) {
+            return false;
+        }
+        String createdWith = annotations.get(Annotations.DEFAULT_IMAGE);
+        String proxyCreatedWith = annotations.get(Annotations.ROUTING_PROXY_IMAGE);
+        boolean engineBehind = role.defaultImage() && createdWith != null && !createdWith.equals(role.image());
+        boolean proxyBehind = proxyCreatedWith != null
+                && !deployment.router().map(r -> r.images().routingProxy()).filter(proxyCreatedWith::equals).isPresent();
+        return engineBehind || proxyBehind;
     }
 
     private static Optional<Container> engineContainer(Pod pod) {
         return pod.getSpec() == null || pod.getSpec().getContainers() == null ? Optional.empty()
                 : pod.getSpec().getContainers().stream().filter(c -> ENGINE_CONTAINER.equals(c.getName())).findFirst();
+    }
+
+    private static <T> List<T> listOrEmpty(List<T> list) {
+        return list == null ? List.of() : list;
     }
 
     private static Pod withoutOperatorChoices(Pod pod) {
@@ -152,6 +164,10 @@ public class PodRenderer {
         Map<String, String> annotations = copy.getMetadata().getAnnotations();
         if (annotations != null && annotations.remove(Annotations.DEFAULT_IMAGE) != null) {
             engineContainer(copy).orElseThrow().setImage(OPERATOR_DEFAULT_IMAGE);
+        }
+        if (annotations != null && annotations.remove(Annotations.ROUTING_PROXY_IMAGE) != null) {
+            Stream.concat(listOrEmpty(copy.getSpec().getInitContainers()).stream(), listOrEmpty(copy.getSpec().getContainers()).stream())
+                    .filter(c -> RoutingProxy.CONTAINER.equals(c.getName())).forEach(c -> c.setImage(OPERATOR_DEFAULT_IMAGE));
         }
         return copy;
     }
@@ -229,6 +245,9 @@ public class PodRenderer {
         annotations.put(Annotations.REPLICA_SIZE, Integer.toString(role.size()));
         if (role.defaultImage()) {
             annotations.put(Annotations.DEFAULT_IMAGE, role.image());
+        }
+        if (RoutingProxy.fronts(slot)) {
+            annotations.put(Annotations.ROUTING_PROXY_IMAGE, slot.deployment().router().orElseThrow().images().routingProxy());
         }
         if (operatorBuilt) {
             annotations.put(Annotations.SCRAPE, "true");

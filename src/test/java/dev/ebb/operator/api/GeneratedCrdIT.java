@@ -203,10 +203,8 @@ class GeneratedCrdIT {
                 .contains(RoleSpec.HOST_IN_EXTRA_ARGS);
         assertThat(refusal(deployment("c5", "SGLang").namespace("adm").role(role("s").size(2).port(5000)).build()))
                 .contains("rendezvous port on the leader");
-        assertThat(refusal(deployment("c6", "vLLM").namespace("adm").role(role("s").extraArgs("--ssl-certfile=/tls/cert.pem")).build()))
-                .contains(RoleSpec.LISTENER_IN_EXTRA_ARGS);
         assertThat(refusal(deployment("c7", "vLLM").namespace("adm").role(role("s").extraArgs("--uds", "/tmp/vllm.sock")).build()))
-                .contains(RoleSpec.LISTENER_IN_EXTRA_ARGS);
+                .contains(RoleSpec.UDS_IN_EXTRA_ARGS);
         assertThat(refusal(deployment("c8", "vLLM").router("llm-d-router").scaling("p").namespace("adm")
                 .role(role("p").kind("Prefill")).role(role("d").kind("Decode").port(8200)).build()))
                 .contains(ModelDeploymentSpec.PORT_OF_THE_PROXIED_ENGINE);

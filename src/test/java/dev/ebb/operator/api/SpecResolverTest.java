@@ -142,10 +142,8 @@ class SpecResolverTest {
                         "spec.roles[0].extraArgs", "must not set --port"),
                 Arguments.of("--host in extraArgs", deployment("qwen", "vLLM").role(role("s").extraArgs("--host=10.0.0.7")),
                         "spec.roles[0].extraArgs", "must not set --host"),
-                Arguments.of("--ssl-keyfile in extraArgs", deployment("qwen", "vLLM").role(role("s").extraArgs("--ssl-keyfile", "/tls/key.pem")),
-                        "spec.roles[0].extraArgs", "must not set --ssl-keyfile: the probe, drain hook and member reads reach the engine over plain HTTP"),
                 Arguments.of("--uds=PATH in extraArgs", deployment("qwen", "vLLM").role(role("s").extraArgs("--uds=/tmp/vllm.sock")),
-                        "spec.roles[0].extraArgs", "must not set --uds"),
+                        "spec.roles[0].extraArgs", "must not set --uds: the engine would serve a Unix socket instead of spec.roles[0].port"),
                 Arguments.of("a Decode role behind llm-d-router on the proxied engine's port", deployment("qwen", "vLLM").router("llm-d-router")
                         .scaling("p").role(role("p").kind("Prefill")).role(role("d").kind("Decode").port(8200)),
                         "spec.roles[1].port", "cannot be 8200: this Decode role's engine listens there"),

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.Resolution;
@@ -289,9 +290,31 @@ class PodRendererTest {
 
     /** The same spec as an operator whose default engine images are {@code image} resolves it. */
     private static DesiredDeployment withDefaultImage(Specs.Deployment spec, String image) {
-        Resolution resolution = new SpecResolver(engine -> image, router -> new RouterImages("router:test", "proxy:test", "routing-proxy:test"),
+        return withDefaults(spec, image, "routing-proxy:test");
+    }
+
+    private static DesiredDeployment withDefaults(Specs.Deployment spec, String image, String routingProxy) {
+        Resolution resolution = new SpecResolver(engine -> image, router -> new RouterImages("router:test", "proxy:test", routingProxy),
                 RouterLayout::unservableBy).resolve(spec.build());
         return ((Resolution.Accepted) resolution).deployment();
+    }
+
+    @Test
+    void twoReleasesThatDifferOnlyInTheirRoutingProxyImageRenderTheSameConfigHashAndEachProxiedPodRecordsIt() {
+        Specs.Deployment spec = deployment("qwen", "vLLM").router("llm-d-router").scaling("p")
+                .role(role("p").kind("Prefill")).role(role("d").kind("Decode"));
+        DesiredDeployment older = withDefaults(spec, "vllm/vllm-openai:v0.11.0", "ghcr.io/llm-d/llm-d-routing-sidecar:v0.9.0");
+        DesiredDeployment newer = withDefaults(spec, "vllm/vllm-openai:v0.11.0", "ghcr.io/llm-d/llm-d-routing-sidecar:v0.10.0");
+        DesiredRole decode = older.roles().get(1);
+        Pod proxied = RENDERER.render(new MemberSlot(older, decode, 0, 0), "h");
+        Pod prefill = RENDERER.render(new MemberSlot(older, older.roles().get(0), 0, 0), "h");
+
+        assertThat(RENDERER.configHash(older, decode)).isEqualTo(RENDERER.configHash(newer, newer.roles().get(1)));
+        assertThat(proxied.getMetadata().getAnnotations()).containsEntry(Annotations.ROUTING_PROXY_IMAGE, "ghcr.io/llm-d/llm-d-routing-sidecar:v0.9.0");
+        assertThat(prefill.getMetadata().getAnnotations()).doesNotContainKey(Annotations.ROUTING_PROXY_IMAGE);
+        assertThat(RENDERER.imageOutdated(proxied, older, decode)).isFalse();
+        assertThat(RENDERER.imageOutdated(proxied, newer, newer.roles().get(1))).isTrue();
+        assertThat(RENDERER.imageOutdated(prefill, newer, newer.roles().get(0))).isFalse();
     }
 
     @Test
@@ -304,8 +327,8 @@ class PodRendererTest {
         assertThat(RENDERER.configHash(older, older.roles().get(0))).isEqualTo(RENDERER.configHash(newer, newer.roles().get(0)));
         assertThat(createdByTheOlder.getMetadata().getAnnotations()).containsEntry(Annotations.DEFAULT_IMAGE, "vllm/vllm-openai:v0.10.0");
         assertThat(main(createdByTheOlder).getImage()).isEqualTo("vllm/vllm-openai:v0.10.0");
-        assertThat(RENDERER.imageOutdated(createdByTheOlder, older.roles().get(0))).isFalse();
-        assertThat(RENDERER.imageOutdated(createdByTheOlder, newer.roles().get(0))).isTrue();
+        assertThat(RENDERER.imageOutdated(createdByTheOlder, older, older.roles().get(0))).isFalse();
+        assertThat(RENDERER.imageOutdated(createdByTheOlder, newer, newer.roles().get(0))).isTrue();
     }
 
     @Test
@@ -317,7 +340,7 @@ class PodRendererTest {
                 "vllm/vllm-openai:v0.11.0");
 
         assertThat(pod.getMetadata().getAnnotations()).doesNotContainKey(Annotations.DEFAULT_IMAGE);
-        assertThat(RENDERER.imageOutdated(pod, d.roles().get(0))).isFalse();
+        assertThat(RENDERER.imageOutdated(pod, d, d.roles().get(0))).isFalse();
         assertThat(RENDERER.configHash(edited, edited.roles().get(0))).isNotEqualTo(RENDERER.configHash(d, d.roles().get(0)));
         DesiredDeployment unpinned = withDefaultImage(deployment("qwen", "vLLM").role(role("server")), "vllm/vllm-openai:v0.10.0");
         assertThat(RENDERER.configHashOnDefault(d, d.roles().get(0))).as("what the role would hash to on the default it names")

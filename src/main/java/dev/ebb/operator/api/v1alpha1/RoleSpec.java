@@ -36,9 +36,8 @@ import java.util.Map;
         message = RoleSpec.HOST_IN_EXTRA_ARGS,
         fieldPath = ".extraArgs")
 @ValidationRule(
-        value = "!has(self.extraArgs) || !self.extraArgs.exists(a, a in ['--uds', '--ssl-keyfile', '--ssl-certfile']"
-                + " || a.startsWith('--uds=') || a.startsWith('--ssl-keyfile=') || a.startsWith('--ssl-certfile='))",
-        message = RoleSpec.LISTENER_IN_EXTRA_ARGS,
+        value = "!has(self.extraArgs) || !self.extraArgs.exists(a, a == '--uds' || a.startsWith('--uds='))",
+        message = RoleSpec.UDS_IN_EXTRA_ARGS,
         fieldPath = ".extraArgs")
 public record RoleSpec(
         @Required @Size(min = 1, max = RoleSpec.MAX_NAME_LENGTH) @Pattern(RoleSpec.NAME_PATTERN)
@@ -85,13 +84,12 @@ public record RoleSpec(
     public static final String HOST_IN_EXTRA_ARGS = "spec.roles[].extraArgs must not set --host: the operator has the engine listen on"
             + " every address (0.0.0.0), since clients reach it on the Pod's address and its drain hook and reads on 127.0.0.1";
     /**
-     * Flags that take the engine off plain HTTP on its port: vLLM's frontend serves a Unix socket with --uds (host and
-     * port then ignored) and HTTPS with --ssl-keyfile/--ssl-certfile (`vllm serve` Frontend arguments,
-     * docs.vllm.ai/en/v0.12.0/cli/serve/). The probe, the hook and the reads speak plain HTTP to the port.
+     * vLLM's frontend serves a Unix socket instead of its port with --uds, host and port then ignored (`vllm serve`
+     * Frontend arguments, docs.vllm.ai/en/v0.12.0/cli/serve/): nothing would reach it where the probe, the hook and the
+     * reads look. (TLS flags are followed instead: the engine profiles' tlsFlags turn them all to HTTPS.)
      */
-    public static final List<String> LISTENER_FLAGS = List.of("--uds", "--ssl-keyfile", "--ssl-certfile");
-    public static final String LISTENER_IN_EXTRA_ARGS = "spec.roles[].extraArgs must not set --uds, --ssl-keyfile or --ssl-certfile:"
-            + " the probe, drain hook and member reads reach the engine over plain HTTP on spec.roles[].port; terminate TLS in front of it";
+    public static final String UDS_IN_EXTRA_ARGS = "spec.roles[].extraArgs must not set --uds: the engine would serve a Unix socket"
+            + " instead of spec.roles[].port, where its clients, probe, drain hook and member reads reach it";
     public static final String NAME_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
     /** Role names ending like this would collide with the headless Service of another role's replica. */
     /** A role may not take this name: the router's Deployment and Service are named after it. */
