@@ -32,8 +32,10 @@ public class DrainTimelines {
      * @param grace the role's terminationGracePeriodSeconds, empty when unset
      * @param takeOver the role replaces the command line, so the operator cannot drain it
      * @param size Pods per replica; followers of a multi-Pod replica serve no metrics
+     * @param proxyStopsAtDelete a routing proxy in front of the engine runs as an ordinary container (a cluster
+     *     without native sidecars), so the kubelet stops it at the Pod's deletion, alongside the engine's hook
      */
-    public DrainTimeline of(Optional<Integer> grace, Engine engine, RoleKind kind, int size, boolean takeOver) {
+    public DrainTimeline of(Optional<Integer> grace, Engine engine, RoleKind kind, int size, boolean takeOver, boolean proxyStopsAtDelete) {
         List<DrainWarning> warnings = new ArrayList<>();
         if (takeOver) {
             warnings.add(new DrainWarning(DrainWarning.NO_DRAIN_HOOK,
@@ -57,6 +59,13 @@ public class DrainTimelines {
                         "an SGLang " + kind + " engine needs about " + SGLANG_SPLIT_EXIT + " s after SIGTERM even when idle; with a grace of "
                                 + g + " s " + killed + "; set terminationGracePeriodSeconds to " + SGLANG_SPLIT_MIN_GRACE + " or more"));
             }
+        }
+        if (proxyStopsAtDelete) {
+            warnings.add(new DrainWarning(DrainWarning.PROXY_STOPS_AT_DELETE,
+                    "below Kubernetes 1.29 the routing proxy in front of the engine runs as an ordinary container, which gets SIGTERM"
+                            + " as soon as a Pod is deleted while the engine's hook still drains: a Pod deleted outside the operator"
+                            + " (kubectl delete, a node drain) may have streams through the proxy cut; the operator's own retirements"
+                            + " delete only replicas proven idle"));
         }
         if (size > 1) {
             warnings.add(new DrainWarning(DrainWarning.FOLLOWERS_DRAIN_BRIEFLY,

@@ -224,7 +224,8 @@ public class PodRenderer {
     }
 
     public DrainTimeline drainTimeline(DesiredDeployment deployment, DesiredRole role) {
-        return timelines.of(role.grace(), deployment.engine(), role.kind(), role.size(), role.takeOver());
+        return timelines.of(role.grace(), deployment.engine(), role.kind(), role.size(), role.takeOver(),
+                RoutingProxy.fronts(deployment, role) && !deployment.platform().nativeSidecars());
     }
 
     private static Map<String, String> labels(MemberSlot slot) {

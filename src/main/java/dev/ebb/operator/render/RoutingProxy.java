@@ -32,7 +32,7 @@ public final class RoutingProxy {
         return fronts(slot.deployment(), slot.role());
     }
 
-    private static boolean fronts(DesiredDeployment deployment, DesiredRole role) {
+    public static boolean fronts(DesiredDeployment deployment, DesiredRole role) {
         return !role.takeOver() && role.kind() == RoleKind.Decode
                 && deployment.router().filter(r -> r.kind() == RouterKind.LLM_D_ROUTER).isPresent();
     }

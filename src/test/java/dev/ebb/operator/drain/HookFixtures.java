@@ -41,7 +41,7 @@ public final class HookFixtures {
     }
 
     public static List<String> hook(Engine engine, int grace, String scheme) {
-        DrainTimeline timeline = TIMELINES.of(Optional.of(grace), engine, RoleKind.Server, 1, false);
+        DrainTimeline timeline = TIMELINES.of(Optional.of(grace), engine, RoleKind.Server, 1, false, false);
         return DrainHook.command(DrainHook.SCRIPT, timeline, scheme, PORT, "/metrics", InFlightGauges.of(engine));
     }
 

@@ -8,6 +8,7 @@ import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Platform;
+import dev.ebb.operator.drain.DrainWarning;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import org.junit.jupiter.api.Test;
@@ -27,6 +28,21 @@ class RoutingProxyTest {
 
     private static Container engine(Pod pod) {
         return pod.getSpec().getContainers().stream().filter(c -> c.getName().equals(PodRenderer.ENGINE_CONTAINER)).findFirst().orElseThrow();
+    }
+
+    /** A classic second container gets SIGTERM at the delete, while the engine's hook is still draining the streams it carries. */
+    @Test
+    void onlyAnOlderClusterWarnsThatTheProxyStopsAtTheDeleteAndOnlyForTheProxiedRole() {
+        DesiredDeployment split = deployment("qwen", "vLLM").scaling("prefill").router("llm-d-router")
+                .role(role("prefill").kind("Prefill")).role(role("decode").kind("Decode")).desired();
+        DesiredDeployment older = split.on(Platform.BEFORE_NATIVE_SIDECARS);
+        DesiredDeployment current = split.on(Platform.CURRENT);
+
+        assertThat(RENDERER.drainTimeline(older, older.roles().get(1)).warnings()).extracting(DrainWarning::reason)
+                .containsExactly(DrainWarning.PROXY_STOPS_AT_DELETE);
+        assertThat(RENDERER.drainTimeline(older, older.roles().get(1)).warnings().get(0).message()).contains("below Kubernetes 1.29");
+        assertThat(RENDERER.drainTimeline(older, older.roles().get(0)).warnings()).isEmpty();
+        assertThat(RENDERER.drainTimeline(current, current.roles().get(1)).warnings()).isEmpty();
     }
 
     @Test
