@@ -10,20 +10,15 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
-import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
-import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.RecordedEvents;
 import dev.ebb.operator.sim.RouteTarget;
-import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.RoutedSimWorld;
 import dev.ebb.operator.sim.SimOperator;
-import dev.ebb.operator.sim.SimRouterAddress;
-import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,32 +40,22 @@ class ConcurrentRetirementIT {
     private static final List<String> STAYING = List.of("qwen-server-r0-m0", "qwen-server-r1-m0");
     private static final List<String> LEAVING = List.of("qwen-server-r2-m0", "qwen-server-r3-m0");
 
-    private KubernetesMockServer server;
+    private RoutedSimWorld sim;
     private KubernetesClient client;
-    private SimWorld world;
     private FakeRouter router;
-    private LocalExec exec;
-    private final SimRouterAddress routers = new SimRouterAddress();
     private final List<LoadGenerator> loads = new ArrayList<>();
 
     @BeforeEach
     void start() {
-        server = SimApiServer.startServer();
-        client = server.createClient();
-        world = new SimWorld(client);
-        exec = new LocalExec();
-        router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
-        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
+        sim = new RoutedSimWorld(NS, "qwen");
+        client = sim.client();
+        router = sim.router();
     }
 
     @AfterEach
     void stop() {
         loads.forEach(LoadGenerator::close);
-        router.close();
-        world.close();
-        exec.close();
-        client.close();
-        server.destroy();
+        sim.close();
     }
 
     private Optional<ModelDeploymentStatus> status() {
@@ -87,7 +72,7 @@ class ConcurrentRetirementIT {
         client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(4)).build()).create();
         await().atMost(Duration.ofSeconds(30)).until(() -> STAYING.stream().allMatch(router::selects) && LEAVING.stream().allMatch(router::selects));
         for (String pod : STAYING) {
-            FakeEngine engine = world.kubelet().engine(NS, pod).orElseThrow();
+            FakeEngine engine = sim.world().kubelet().engine(NS, pod).orElseThrow();
             LoadGenerator busy = new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), 2, 600, Duration.ofMillis(100));
             loads.add(busy.start(Duration.ofSeconds(1)));
             await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() >= 2);
@@ -98,7 +83,7 @@ class ConcurrentRetirementIT {
     private List<CompletableFuture<LoadGenerator.Request>> holdTheLeavingOnes(int seconds) {
         List<CompletableFuture<LoadGenerator.Request>> requests = new ArrayList<>();
         for (String pod : LEAVING) {
-            FakeEngine engine = world.kubelet().engine(NS, pod).orElseThrow();
+            FakeEngine engine = sim.world().kubelet().engine(NS, pod).orElseThrow();
             LoadGenerator one = new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), 1, seconds * 10, Duration.ofMillis(100));
             loads.add(one);
             requests.add(CompletableFuture.supplyAsync(one::send));
@@ -121,7 +106,7 @@ class ConcurrentRetirementIT {
 
     @Test
     void aReductionByTwoHoldsBothAtOnceAndARestartResumesBoth() {
-        SimOperator first = new SimOperator(client, exec, routers);
+        SimOperator first = new SimOperator(client, sim.exec(), sim.routers());
         deployFourWithTheHighestLeastBusy(first);
         List<CompletableFuture<LoadGenerator.Request>> requests = holdTheLeavingOnes(8);
 
@@ -135,7 +120,7 @@ class ConcurrentRetirementIT {
         });
         first.close();
 
-        SimOperator second = new SimOperator(client, exec, routers);
+        SimOperator second = new SimOperator(client, sim.exec(), sim.routers());
         try {
             await().atMost(Duration.ofSeconds(40)).until(() -> LEAVING.stream().allMatch(this::gone) && retirements().isEmpty());
         } finally {
@@ -149,7 +134,7 @@ class ConcurrentRetirementIT {
 
     @Test
     void scalingBackUpDuringTheRetirementsPutsBothBackInServiceAndCreatesNothing() {
-        SimOperator operator = new SimOperator(client, exec, routers);
+        SimOperator operator = new SimOperator(client, sim.exec(), sim.routers());
         try {
             deployFourWithTheHighestLeastBusy(operator);
             Map<String, String> uids = client.pods().inNamespace(NS).withLabel(Labels.ROLE, "server").list().getItems().stream()

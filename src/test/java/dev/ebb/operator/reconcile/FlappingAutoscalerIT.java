@@ -9,16 +9,12 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
-import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
-import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.RecordedEvents;
-import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.RoutedSimWorld;
 import dev.ebb.operator.sim.SimOperator;
-import dev.ebb.operator.sim.SimRouterAddress;
-import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -26,7 +22,6 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -69,24 +64,18 @@ class FlappingAutoscalerIT {
     private static final int MAX_DELETIONS_PER_ORDINAL = 4;
     private static final Pattern ORDINAL = Pattern.compile("^qwen-server-r(\\d+)-m0$");
 
-    private KubernetesMockServer server;
+    private RoutedSimWorld sim;
     private KubernetesClient client;
-    private SimWorld world;
     private FakeRouter router;
-    private LocalExec exec;
-    private final SimRouterAddress routers = new SimRouterAddress();
     private final Map<Integer, Set<String>> createdByOrdinal = new ConcurrentHashMap<>();
     private final Map<Integer, AtomicInteger> deletedByOrdinal = new ConcurrentHashMap<>();
     private Watch podWatch;
 
     @BeforeEach
     void start() {
-        server = SimApiServer.startServer();
-        client = server.createClient();
-        world = new SimWorld(client);
-        exec = new LocalExec();
-        router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
-        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
+        sim = new RoutedSimWorld(NS, "qwen");
+        client = sim.client();
+        router = sim.router();
         podWatch = client.pods().inNamespace(NS).withLabel(Labels.ROLE, ROLE).watch(new Watcher<>() {
             @Override
             public void eventReceived(Action action, Pod pod) {
@@ -111,11 +100,7 @@ class FlappingAutoscalerIT {
     @AfterEach
     void stop() {
         podWatch.close();
-        router.close();
-        world.close();
-        exec.close();
-        client.close();
-        server.destroy();
+        sim.close();
     }
 
     private Optional<ModelDeploymentStatus> status() {
@@ -150,7 +135,7 @@ class FlappingAutoscalerIT {
 
     @Test
     void aFlappingAutoscalerUnderLoadCutsNothingLeavesNothingWithdrawnAndTurnsNoOrdinalOverInALoop() throws Exception {
-        SimOperator operator = new SimOperator(client, exec, routers);
+        SimOperator operator = new SimOperator(client, sim.exec(), sim.routers());
         LoadGenerator load = null;
         try {
             client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").scaling(ROLE, HIGH)

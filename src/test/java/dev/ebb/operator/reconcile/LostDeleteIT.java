@@ -8,18 +8,12 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
-import dev.ebb.operator.api.v1alpha1.RouterKind;
-import dev.ebb.operator.sim.AdmittingDispatcher;
 import dev.ebb.operator.sim.FakeRouter;
-import dev.ebb.operator.sim.LocalExec;
-import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.RoutedSimWorld;
 import dev.ebb.operator.sim.SimOperator;
-import dev.ebb.operator.sim.SimRouterAddress;
-import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -37,35 +31,23 @@ class LostDeleteIT {
     private static final String TARGET_PATH = "/api/v1/namespaces/" + NS + "/pods/" + TARGET;
     private static final Duration CONVERGE = Duration.ofSeconds(30);
 
-    private final AdmittingDispatcher apiServer = SimApiServer.dispatcher();
-    private KubernetesMockServer server;
+    private RoutedSimWorld sim;
     private KubernetesClient client;
     private KubernetesClient operatorClient;
-    private SimWorld world;
     private FakeRouter router;
-    private LocalExec exec;
-    private final SimRouterAddress routers = new SimRouterAddress();
 
     @BeforeEach
     void start() {
-        server = SimApiServer.startServer(apiServer);
-        client = server.createClient();
+        sim = new RoutedSimWorld(NS, "qwen");
+        client = sim.client();
         // the operator sees a failed DELETE at once rather than after its client's own retries
-        operatorClient = SimApiServer.clientWithoutRetries(server);
-        world = new SimWorld(client);
-        exec = new LocalExec();
-        router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
-        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
+        operatorClient = sim.clientWithoutRetries();
+        router = sim.router();
     }
 
     @AfterEach
     void stop() {
-        router.close();
-        world.close();
-        exec.close();
-        operatorClient.close();
-        client.close();
-        server.destroy();
+        sim.close();
     }
 
     private Optional<RetirementStatus> retirement() {
@@ -85,7 +67,7 @@ class LostDeleteIT {
     private void scaleDownUntilTheDeletionIsRecorded() {
         client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
         await().atMost(CONVERGE).until(() -> router.selects(TARGET));
-        apiServer.fail("DELETE", TARGET_PATH, 503);
+        sim.apiServer().fail("DELETE", TARGET_PATH, 503);
 
         Specs.scale(client, NS, "qwen", "server", 1);
 
@@ -101,12 +83,12 @@ class LostDeleteIT {
 
     @Test
     void aDeleteTheApiServerFailedIsSentAgainAndTheRetirementCompletes() {
-        try (SimOperator operator = new SimOperator(operatorClient, exec, routers)) {
+        try (SimOperator operator = new SimOperator(operatorClient, sim.exec(), sim.routers())) {
             scaleDownUntilTheDeletionIsRecorded();
-            await().atMost(CONVERGE).until(() -> apiServer.failed() > 0 && retirement().filter(r -> "Settling".equals(r.state())).isPresent());
+            await().atMost(CONVERGE).until(() -> sim.apiServer().failed() > 0 && retirement().filter(r -> "Settling".equals(r.state())).isPresent());
             assertThat(target().getMetadata().getDeletionTimestamp()).isNull();
 
-            apiServer.lift();
+            sim.apiServer().lift();
 
             assertRetired();
         }
@@ -114,13 +96,13 @@ class LostDeleteIT {
 
     @Test
     void aDeleteLostWhenTheOperatorStoppedIsSentByTheNextOne() {
-        SimOperator first = new SimOperator(operatorClient, exec, routers);
+        SimOperator first = new SimOperator(operatorClient, sim.exec(), sim.routers());
         scaleDownUntilTheDeletionIsRecorded();
         first.close();
-        apiServer.lift();
+        sim.apiServer().lift();
         assertThat(target().getMetadata().getDeletionTimestamp()).as("no DELETE took effect").isNull();
 
-        try (SimOperator second = new SimOperator(operatorClient, exec, routers)) {
+        try (SimOperator second = new SimOperator(operatorClient, sim.exec(), sim.routers())) {
             assertRetired();
         }
     }

@@ -6,21 +6,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.Specs;
-import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
-import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.RecordedEvents;
 import dev.ebb.operator.sim.RouteTarget;
-import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.RoutedSimWorld;
 import dev.ebb.operator.sim.SimOperator;
-import dev.ebb.operator.sim.SimRouterAddress;
-import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -37,30 +32,20 @@ class OperatorRestartIT {
     private static final String NS = "restart";
     private static final String TARGET = "qwen-server-r1-m0";
 
-    private KubernetesMockServer server;
+    private RoutedSimWorld sim;
     private KubernetesClient client;
-    private SimWorld world;
     private FakeRouter router;
-    private LocalExec exec;
-    private final SimRouterAddress routers = new SimRouterAddress();
 
     @BeforeEach
     void start() {
-        server = SimApiServer.startServer();
-        client = server.createClient();
-        world = new SimWorld(client);
-        exec = new LocalExec();
-        router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
-        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
+        sim = new RoutedSimWorld(NS, "qwen");
+        client = sim.client();
+        router = sim.router();
     }
 
     @AfterEach
     void stop() {
-        router.close();
-        world.close();
-        exec.close();
-        client.close();
-        server.destroy();
+        sim.close();
     }
 
     private Optional<RetirementStatus> retirement() {
@@ -70,12 +55,12 @@ class OperatorRestartIT {
 
     @Test
     void aRestartDuringTheDrainResumesTheSameRetirement() {
-        SimOperator first = new SimOperator(client, exec, routers);
+        SimOperator first = new SimOperator(client, sim.exec(), sim.routers());
         client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
         await().atMost(Duration.ofSeconds(30)).until(() -> router.selects(TARGET));
-        FakeEngine engine = world.kubelet().engine(NS, TARGET).orElseThrow();
+        FakeEngine engine = sim.world().kubelet().engine(NS, TARGET).orElseThrow();
         // the replica that stays holds more, so the scale-down, which takes the fewest in flight, takes the target
-        FakeEngine other = world.kubelet().engine(NS, "qwen-server-r0-m0").orElseThrow();
+        FakeEngine other = sim.world().kubelet().engine(NS, "qwen-server-r0-m0").orElseThrow();
         new LoadGenerator(() -> Optional.of(new RouteTarget("qwen-server-r0-m0", other.uri(""))), 2, 400, Duration.ofMillis(100))
                 .start(Duration.ofSeconds(1));
         await().atMost(Duration.ofSeconds(5)).until(() -> other.inFlight() >= 2);
@@ -91,7 +76,7 @@ class OperatorRestartIT {
         request.join();
         assertThat(client.pods().inNamespace(NS).withName(TARGET).get().getMetadata().getDeletionTimestamp()).isNull();
 
-        SimOperator second = new SimOperator(client, exec, routers);
+        SimOperator second = new SimOperator(client, sim.exec(), sim.routers());
         try {
             await().atMost(Duration.ofSeconds(30)).until(() -> client.pods().inNamespace(NS).withName(TARGET).get() == null);
             await().atMost(Duration.ofSeconds(10)).until(() -> retirement().isEmpty());

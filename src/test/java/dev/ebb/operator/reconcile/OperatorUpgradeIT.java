@@ -10,20 +10,15 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RoleStatus;
-import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
-import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.RecordedEvents;
-import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.RoutedSimWorld;
 import dev.ebb.operator.sim.SimOperator;
-import dev.ebb.operator.sim.SimRouterAddress;
-import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -51,32 +46,22 @@ class OperatorUpgradeIT {
     private static final String OLDER_DEFAULT = "vllm/vllm-openai:v0.10.0";
     private static final String NEWER_DEFAULT = "vllm/vllm-openai:v0.11.0";
 
-    private KubernetesMockServer server;
+    private RoutedSimWorld sim;
     private KubernetesClient client;
-    private SimWorld world;
     private FakeRouter router;
-    private LocalExec exec;
-    private final SimRouterAddress routers = new SimRouterAddress();
     private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
 
     @BeforeEach
     void start() {
-        server = SimApiServer.startServer();
-        client = server.createClient();
-        world = new SimWorld(client);
-        exec = new LocalExec();
-        router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
-        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
+        sim = new RoutedSimWorld(NS, "qwen");
+        client = sim.client();
+        router = sim.router();
     }
 
     @AfterEach
     void stop() {
         sampler.shutdownNow();
-        router.close();
-        world.close();
-        exec.close();
-        client.close();
-        server.destroy();
+        sim.close();
     }
 
     private List<Pod> servers() {
@@ -101,7 +86,7 @@ class OperatorUpgradeIT {
 
     @Test
     void anUpgradeThatChangesOnlyTheHookAndTheDefaultImageRestartsNothingUntilTheUserRefreshes() throws Exception {
-        SimOperator older = new SimOperator(client, exec, routers, Map.of("ebb.images.vllm", OLDER_DEFAULT), OLDER_HOOK);
+        SimOperator older = new SimOperator(client, sim.exec(), sim.routers(), Map.of("ebb.images.vllm", OLDER_DEFAULT), OLDER_HOOK);
         Set<String> before;
         String hash;
         try {
@@ -114,7 +99,7 @@ class OperatorUpgradeIT {
             older.close();
         }
 
-        SimOperator newer = new SimOperator(client, exec, routers, Map.of("ebb.images.vllm", NEWER_DEFAULT), DrainHook.SCRIPT);
+        SimOperator newer = new SimOperator(client, sim.exec(), sim.routers(), Map.of("ebb.images.vllm", NEWER_DEFAULT), DrainHook.SCRIPT);
         try {
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(server()).hasValueSatisfying(r -> {
                 assertThat(r.hookOutdated()).isEqualTo(3);
@@ -128,7 +113,7 @@ class OperatorUpgradeIT {
                 assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo(OLDER_DEFAULT);
             });
             assertThat(events("RolloutStep")).isEmpty();
-            assertThat(world.kubelet().terminations()).isEmpty();
+            assertThat(sim.world().kubelet().terminations()).isEmpty();
 
             LoadGenerator load = new LoadGenerator(router, 3, 20, Duration.ofMillis(50)).start(Duration.ofMinutes(3));
             await().atMost(Duration.ofSeconds(5)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 3);
@@ -162,7 +147,7 @@ class OperatorUpgradeIT {
             assertThat(events(StatusNews.REASON_REFRESH_STARTED)).singleElement()
                     .satisfies(e -> assertThat(e.getMessage()).contains("3 Pod(s) with an older drain hook and 3 with an older default image"));
             assertThat(events(StatusNews.REASON_REFRESHED)).hasSize(1);
-            assertThat(world.kubelet().terminations()).hasSize(3).allSatisfy(t -> assertThat(t.killed()).isFalse());
+            assertThat(sim.world().kubelet().terminations()).hasSize(3).allSatisfy(t -> assertThat(t.killed()).isFalse());
             assertThat(status().orElseThrow().hooksRefreshing()).isNull();
         } finally {
             newer.close();

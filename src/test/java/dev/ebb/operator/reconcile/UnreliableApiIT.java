@@ -9,19 +9,13 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
-import dev.ebb.operator.api.v1alpha1.RouterKind;
-import dev.ebb.operator.sim.AdmittingDispatcher;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
-import dev.ebb.operator.sim.LocalExec;
-import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.RoutedSimWorld;
 import dev.ebb.operator.sim.SimOperator;
-import dev.ebb.operator.sim.SimRouterAddress;
-import dev.ebb.operator.sim.SimWorld;
 import dev.ebb.operator.sim.UnreliableApi;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -43,39 +37,25 @@ class UnreliableApiIT {
     private static final String OPERATOR = "ebb-operator-under-test";
     private static final long SEED = 20261130L;
 
-    private KubernetesMockServer server;
-    private AdmittingDispatcher apiServer;
+    private RoutedSimWorld sim;
     private KubernetesClient client;
     private KubernetesClient operatorClient;
-    private SimWorld world;
     private FakeRouter router;
-    private LocalExec exec;
-    private final SimRouterAddress routers = new SimRouterAddress();
     private final ScheduledExecutorService expiries = Executors.newSingleThreadScheduledExecutor();
     private final AtomicInteger watchesExpired = new AtomicInteger();
 
     @BeforeEach
     void start() {
-        apiServer = SimApiServer.dispatcher();
-        server = SimApiServer.startServer(apiServer);
-        client = server.createClient();
-        operatorClient = SimApiServer.clientWithoutRetries(server, OPERATOR);
-        world = new SimWorld(client);
-        exec = new LocalExec();
-        router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
-        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
+        sim = new RoutedSimWorld(NS, "qwen");
+        client = sim.client();
+        operatorClient = sim.clientWithoutRetries(OPERATOR);
+        router = sim.router();
     }
 
     @AfterEach
     void stop() {
         expiries.shutdownNow();
-        apiServer.reliable();
-        router.close();
-        world.close();
-        exec.close();
-        operatorClient.close();
-        client.close();
-        server.destroy();
+        sim.close();
     }
 
     private List<Pod> servers() {
@@ -104,18 +84,18 @@ class UnreliableApiIT {
      */
     @Test
     void aRetirementGoesOnAfterAnOutageLongerThanTheRetriesWithNothingElseHappening() {
-        try (SimOperator operator = new SimOperator(operatorClient, exec, routers)) {
+        try (SimOperator operator = new SimOperator(operatorClient, sim.exec(), sim.routers())) {
             client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
             await().atMost(Duration.ofSeconds(60)).until(() -> servers().size() == 2
                     && servers().stream().allMatch(p -> router.selects(p.getMetadata().getName())));
             String image = servers().get(0).getSpec().getContainers().get(0).getImage();
-            apiServer.unreliable(new UnreliableApi(OPERATOR, 1.0, Duration.ZERO, SEED));
+            sim.apiServer().unreliable(new UnreliableApi(OPERATOR, 1.0, Duration.ZERO, SEED));
 
             Specs.scale(client, NS, "qwen", "server", 1);
             // the operator keeps trying, and failing, for longer than five retries with the SDK's default backoff take
-            int refusedAtFirst = apiServer.failed();
-            await().atMost(Duration.ofSeconds(40)).pollDelay(Duration.ofSeconds(30)).until(() -> apiServer.failed() > refusedAtFirst);
-            apiServer.reliable();
+            int refusedAtFirst = sim.apiServer().failed();
+            await().atMost(Duration.ofSeconds(40)).pollDelay(Duration.ofSeconds(30)).until(() -> sim.apiServer().failed() > refusedAtFirst);
+            sim.apiServer().reliable();
 
             await().atMost(Duration.ofSeconds(40)).until(() -> settledAt(1, image));
         }
@@ -123,7 +103,7 @@ class UnreliableApiIT {
 
     @Test
     void aScaleDownAndARolloutConvergeAndCutNothingThoughWritesFailAndWatchesExpire() throws Exception {
-        try (SimOperator operator = new SimOperator(operatorClient, exec, routers)) {
+        try (SimOperator operator = new SimOperator(operatorClient, sim.exec(), sim.routers())) {
             client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(3)).build()).create();
             String firstImage = "default/vllm:test";
             await().atMost(Duration.ofSeconds(60)).until(() -> servers().size() == 3
@@ -132,8 +112,8 @@ class UnreliableApiIT {
             LoadGenerator load = new LoadGenerator(router, 3, 30, Duration.ofMillis(50)).start(Duration.ofMinutes(5));
             await().atMost(Duration.ofSeconds(10)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 3);
 
-            apiServer.unreliable(new UnreliableApi(OPERATOR, 0.3, Duration.ofMillis(500), SEED));
-            expiries.scheduleAtFixedRate(() -> watchesExpired.addAndGet(apiServer.expireWatches()), 3, 3, TimeUnit.SECONDS);
+            sim.apiServer().unreliable(new UnreliableApi(OPERATOR, 0.3, Duration.ofMillis(500), SEED));
+            expiries.scheduleAtFixedRate(() -> watchesExpired.addAndGet(sim.apiServer().expireWatches()), 3, 3, TimeUnit.SECONDS);
 
             Specs.scale(client, NS, "qwen", "server", 1);
             String before = firstImage;
@@ -145,11 +125,11 @@ class UnreliableApiIT {
             load.stop(Duration.ofSeconds(10));
 
             System.out.printf("unreliable API: %d writes refused, %d watches expired; requests completed %d, cut %d%n",
-                    apiServer.failed(), watchesExpired.get(), load.count(LoadGenerator.Outcome.COMPLETED), load.count(LoadGenerator.Outcome.CUT));
+                    sim.apiServer().failed(), watchesExpired.get(), load.count(LoadGenerator.Outcome.COMPLETED), load.count(LoadGenerator.Outcome.CUT));
             assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
-            assertThat(apiServer.failed()).as("writes refused to the operator").isGreaterThan(5);
+            assertThat(sim.apiServer().failed()).as("writes refused to the operator").isGreaterThan(5);
             assertThat(watchesExpired.get()).as("watches expired under the operator").isGreaterThan(5);
-            assertThat(world.kubelet().terminations()).filteredOn(t -> t.namespace().equals(NS))
+            assertThat(sim.world().kubelet().terminations()).filteredOn(t -> t.namespace().equals(NS))
                     .isNotEmpty().allSatisfy(t -> assertThat(t.killed()).isFalse());
         }
     }
