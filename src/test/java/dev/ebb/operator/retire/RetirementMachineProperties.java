@@ -128,6 +128,11 @@ class RetirementMachineProperties {
                 && w.routerSelects().equals(Optional.of(false));
     }
 
+    /** Members as a deletion names them: by name and uid; the container bound may have moved on after a restart. */
+    private static java.util.Set<String> identities(List<Member> members) {
+        return members.stream().map(m -> m.name() + "/" + m.uid()).collect(java.util.stream.Collectors.toSet());
+    }
+
     /** Whether a count moved from the reference: a positive count other than the one kept (a count at zero is a router restart). */
     private static boolean moved(Map<String, Double> counts, Map<String, Double> reference) {
         return counts.entrySet().stream().anyMatch(c -> c.getValue() > 0 && !c.getValue().equals(reference.getOrDefault(c.getKey(), 0.0)));
@@ -164,6 +169,8 @@ class RetirementMachineProperties {
                 new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), baseline, Budgets.DRAINING, T0).retirement();
         Instant now = T0;
         boolean restarted = false;
+        // a restart the machine has taken in: it binds the new containers on a draining pass whose withdrawal holds
+        boolean restartBound = false;
         Fate leaderFate = Fate.PRESENT;
         Fate followerFate = Fate.PRESENT;
         int idleRun = 0;
@@ -216,10 +223,14 @@ class RetirementMachineProperties {
                 boolean holds = routed ? confirmed(withdrawal, reference) : clearWithoutRouter(withdrawal);
                 boolean idleRead = reads.get(LEADER.name()) instanceof Reading.Idle
                         && (routed || new ConnectionRead.Peers.Connected(0, List.of()).equals(tables.get(LEADER.name())));
-                if (!holds || restarted) {
+                if (!holds) {
                     idleRun = 0;
-                    clearSince = holds ? clearSince : null;
-                    marginOver = holds && marginOver;
+                    clearSince = null;
+                    marginOver = false;
+                } else if (restarted && !restartBound) {
+                    // the new process is proven idle from the start; the endpoints' margin, about the network, runs on
+                    restartBound = true;
+                    idleRun = 0;
                 } else if (!routed && clearSince == null) {
                     // seen clear again: the margin starts now, and this pass's read proves nothing
                     clearSince = now;
@@ -242,8 +253,9 @@ class RetirementMachineProperties {
                 assertThat(step.retirement()).isEqualTo(retirement);
             }
             if (after == RetirementState.Aborted && before != RetirementState.Aborted) {
-                assertThat(step.actions()).as("an abort gives everything back").contains(new Action.Restore(TARGETS))
-                        .noneMatch(a -> a instanceof Action.Delete);
+                assertThat(step.actions()).as("an abort gives everything back").noneMatch(a -> a instanceof Action.Delete)
+                        .anySatisfy(a -> assertThat(a).isInstanceOfSatisfying(Action.Restore.class,
+                                restore -> assertThat(identities(restore.members())).isEqualTo(identities(TARGETS))));
             }
             if (lost && !before.pastDeletion() && !before.ended()) {
                 assertThat(after).as("a member lost before the deletion aborts").isEqualTo(RetirementState.Aborted);
@@ -261,7 +273,7 @@ class RetirementMachineProperties {
 
             List<Member> deleted = step.actions().stream().filter(a -> a instanceof Action.Delete)
                     .flatMap(a -> ((Action.Delete) a).members().stream()).toList();
-            assertThat(deleted).as("only reserved members, each under its reserved uid").allMatch(TARGETS::contains);
+            assertThat(identities(deleted)).as("only reserved members, each under its reserved uid").isSubsetOf(identities(TARGETS));
             if (before.pastDeletion()) {
                 assertThat(deleted).as("past the deletion, only reserved members still there undeleted are deleted again")
                         .allMatch(m -> members.containsKey(m.name()) && members.get(m.name()).uid().equals(m.uid())
@@ -269,9 +281,9 @@ class RetirementMachineProperties {
             } else if (!deleted.isEmpty()) {
                 provingDeletes++;
                 assertThat(before).as("deleted only from Draining").isEqualTo(RetirementState.Draining);
-                assertThat(deleted).as("the whole reservation").containsExactlyInAnyOrderElementsOf(TARGETS);
+                assertThat(identities(deleted)).as("the whole reservation").isEqualTo(identities(TARGETS));
                 assertThat(confirmedBefore).as("the withdrawal still holds at the delete").isTrue();
-                assertThat(restarted).as("no restart before the delete").isFalse();
+                assertThat(restarted && !restartBound).as("no restart the idle proof has not started over on").isFalse();
                 assertThat(lost).as("every reserved member still there").isFalse();
                 assertThat(idleRun).as("two idle reads in a row since the withdrawal last held").isGreaterThanOrEqualTo(2);
             }
