@@ -81,6 +81,20 @@ class PackagedWatchNamespacesIT {
                 .anyMatch(path -> path.contains("/endpointslices")).anyMatch(path -> path.contains("/deployments"));
     }
 
+    /** MultiNamespace: OLM joins the target namespaces with commas (operatorgroup_types.go BuildTargetNamespaces). */
+    @Test
+    void givenSeveralNamespacesItActsInEachOfThemAndNotBeyond() throws Exception {
+        startWatching("team-a,team-b");
+        client.resource(deployment("outside", "vLLM").namespace("team-c").role(role("server").replicas(1)).build()).create();
+        client.resource(deployment("qwen", "vLLM").namespace("team-a").role(role("server").replicas(1)).build()).create();
+        client.resource(deployment("other", "vLLM").namespace("team-b").role(role("server").replicas(1)).build()).create();
+
+        await("a Pod in each watched namespace").atMost(Duration.ofSeconds(30)).until(() -> !client.pods().inNamespace("team-a").list().getItems().isEmpty()
+                && !client.pods().inNamespace("team-b").list().getItems().isEmpty());
+        // created first, so by now it would have been acted on if it were watched
+        assertThat(client.pods().inNamespace("team-c").list().getItems()).isEmpty();
+    }
+
     @Test
     void theEmptyListOlmWritesForAllNamespacesAndTheDownwardApiGivesWithoutOlmWatchesEveryNamespace() throws Exception {
         startWatching("");
