@@ -71,6 +71,7 @@ final class BundleRules {
         List<JsonNode> manifests = files.entrySet().stream().filter(f -> f.getKey().startsWith("manifests/") && !f.getKey().equals(OlmBundle.CSV_FILE))
                 .map(f -> read(YAML, f.getValue(), f.getKey(), broken)).filter(java.util.Objects::nonNull).toList();
         removedApis(manifests, broken);
+        listing(csv, broken);
         List<JsonNode> crds = files.entrySet().stream().filter(f -> f.getKey().startsWith("manifests/") && !f.getKey().equals(OlmBundle.CSV_FILE))
                 .map(f -> read(YAML, f.getValue(), f.getKey(), broken)).filter(n -> n != null && "CustomResourceDefinition".equals(n.path("kind").asText()))
                 .toList();
@@ -284,6 +285,26 @@ final class BundleRules {
             "networking.k8s.io/v1beta1", "storage.k8s.io/v1beta1", "certificates.k8s.io/v1beta1", "batch/v1beta1",
             "discovery.k8s.io/v1beta1", "events.k8s.io/v1beta1", "autoscaling/v2beta1", "autoscaling/v2beta2", "policy/v1beta1",
             "node.k8s.io/v1beta1");
+
+    /**
+     * What OperatorHub's listing shows beside the validators' fields: the repository, the image and when the operator
+     * was made, as the CSV annotations of operator-framework/api's own sample bundles carry them
+     * (pkg/validation/testdata/valid_bundle at v0.45.0: createdAt, containerImage, repository); none is checked there.
+     */
+    private static void listing(JsonNode csv, List<String> broken) {
+        JsonNode annotations = csv.at("/metadata/annotations");
+        if (!absoluteUrl(annotations.path("repository").asText())) {
+            broken.add("listing: metadata.annotations.repository is not a URL");
+        }
+        if (annotations.path("containerImage").asText().isEmpty()) {
+            broken.add("listing: metadata.annotations.containerImage is missing");
+        }
+        try {
+            java.time.OffsetDateTime.parse(annotations.path("createdAt").asText());
+        } catch (java.time.format.DateTimeParseException e) {
+            broken.add("listing: metadata.annotations.createdAt is not an RFC 3339 time: " + annotations.path("createdAt").asText());
+        }
+    }
 
     private static void removedApis(List<JsonNode> manifests, List<String> broken) {
         manifests.stream().filter(m -> REMOVED_API_VERSIONS.contains(m.path("apiVersion").asText()))

@@ -43,6 +43,7 @@ class BundleRulesTest {
                 csv("operatorhub.go checkSpecProviderName", t -> t.replace("  provider:\n    name: Ebb\n", "  provider:\n")),
                 csv("operatorhub.go checkSpecMaintainers", t -> t.replace(OlmBundle.MAINTAINER_EMAIL, "nobody")),
                 csv("operatorhub.go checkSpecLinks", t -> t.replace("url: " + OlmBundle.PROJECT_URL + "\n  icon", "url: not a url\n  icon")),
+                csv("listing: metadata.annotations.createdAt", t -> t.replace("createdAt: " + OlmBundle.CREATED_AT, "createdAt: yesterday")),
                 csv("operatorhub.go checkSpecIcon", t -> t.replace("mediatype: image/svg+xml", "mediatype: image/bmp")),
                 csv("standardcategories.go", t -> t.replace("categories: AI/Machine Learning", "categories: LLMs")),
                 csv("annotations.go ValidateAnnotationNames", t -> t.replace("olm.skipRange:", "olm.skiprange:")),

@@ -68,6 +68,11 @@ final class OlmBundle {
     static final String PROJECT_URL = "https://github.com/ebb-dev/ebb";
     static final String MAINTAINER = "Ebb maintainers";
     static final String MAINTAINER_EMAIL = "maintainers@ebb.dev";
+    /**
+     * When this release line was first bundled, for OperatorHub's listing (the createdAt annotation, RFC 3339): set
+     * with each release and otherwise fixed, so that the bundle is the same on every build and every clone.
+     */
+    static final String CREATED_AT = "2026-11-30T00:00:00Z";
     /** The name the operator's own image takes among the related images. */
     static final String OPERATOR_IMAGE_NAME = "ebb-operator";
     /**
@@ -155,6 +160,7 @@ final class OlmBundle {
         annotations.put("capabilities", "Basic Install");
         annotations.put("categories", "AI/Machine Learning");
         annotations.put("containerImage", operatorImage);
+        annotations.put("createdAt", CREATED_AT);
         annotations.put("description", SHORT_DESCRIPTION);
         annotations.put("repository", PROJECT_URL);
         annotations.put("support", PROVIDER);
