@@ -29,17 +29,12 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * A reduction by two retires both leaving replicas at once, each on its own record in status.retirements[]: both are
  * held by their own requests at the same time, an operator restart in the middle resumes both, and a scale back up
  * gives both back to service without creating anything.
  */
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(RoutedSimWorld.ONE_AT_A_TIME)
 class ConcurrentRetirementIT {
     private static final String NS = "concurrent";
     private static final List<String> STAYING = List.of("qwen-server-r0-m0", "qwen-server-r1-m0");

@@ -42,9 +42,6 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * An autoscaler that flaps: it writes the scale subresource every 1 to 3 s, between 3 and 1 replicas, for most of a
@@ -58,8 +55,6 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * planner that refilled a withdrawn replica with a new Pod, or that deleted without the proof, would turn an ordinal
  * over at every flap down, some 14 times in the run. The counts are printed, so that a run can be quoted.
  */
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(RoutedSimWorld.ONE_AT_A_TIME)
 class FlappingAutoscalerIT {
     private static final String NS = "flapping";
     private static final String ROLE = "server";

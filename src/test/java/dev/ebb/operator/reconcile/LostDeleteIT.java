@@ -20,16 +20,11 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * A retirement recorded as deleting whose DELETE never took effect, because the API server failed it or the operator
  * stopped before sending it: the next pass, or the next operator, sends it again and the retirement completes.
  */
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(RoutedSimWorld.ONE_AT_A_TIME)
 class LostDeleteIT {
     private static final String NS = "lost-delete";
     private static final String TARGET = "qwen-server-r1-m0";

@@ -23,16 +23,11 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The operator stopped in the middle of a drain and started again, as a new process would be: nothing in memory
  * survives, only what status.retirement recorded. The second operator resumes the same operation.
  */
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(RoutedSimWorld.ONE_AT_A_TIME)
 class OperatorRestartIT {
     private static final String NS = "restart";
     private static final String TARGET = "qwen-server-r1-m0";

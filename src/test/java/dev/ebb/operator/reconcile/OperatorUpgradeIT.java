@@ -32,17 +32,12 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Two operator builds, the second differing from the first only in its drain hook and its default engine image: it
  * takes over a running deployment and restarts no engine, and only the user's refresh token turns the replicas over,
  * one at a time through the retirement protocol, with nothing cut.
  */
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(RoutedSimWorld.ONE_AT_A_TIME)
 class OperatorUpgradeIT {
     private static final String NS = "upgrade";
     private static final List<String> SERVERS = List.of("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");

@@ -26,17 +26,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The operator against an API server that refuses a third of its writes (500, 429, and 409 for updates), answers it
  * up to half a second late, and expires every watch every few seconds, with no client-side retries to hide any of it:
  * a scale-down and a rollout under streaming load still converge, and cut nothing.
  */
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(RoutedSimWorld.ONE_AT_A_TIME)
 class UnreliableApiIT {
     private static final String NS = "unreliable";
     private static final String OPERATOR = "ebb-operator-under-test";

@@ -12,11 +12,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * Closing it closes every part, and every client it handed out, in the order that leaves nothing running.
  */
 public final class RoutedSimWorld implements AutoCloseable {
-    /**
-     * The test classes that build one of these run beside the rest of the suite, whose Quarkus tests spend most of
-     * their time waiting on clocks, but one at a time under this lock, which also keeps each class's tests in order.
-     */
-    public static final String ONE_AT_A_TIME = "dev.ebb.operator.sim.RoutedSimWorld";
     private final AdmittingDispatcher apiServer = SimApiServer.dispatcher();
     private final KubernetesMockServer server;
     private final KubernetesClient client;
