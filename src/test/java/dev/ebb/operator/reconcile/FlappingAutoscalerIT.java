@@ -58,7 +58,7 @@ import org.junit.jupiter.api.Test;
 class FlappingAutoscalerIT {
     private static final String NS = "flapping";
     private static final String ROLE = "server";
-    private static final Duration FLAPPING = Duration.ofSeconds(55);
+    private static final Duration FLAPPING = Duration.ofSeconds(40);
     private static final int HIGH = 3;
     private static final int LOW = 1;
     private static final int MAX_DELETIONS_PER_ORDINAL = 4;
@@ -190,7 +190,7 @@ class FlappingAutoscalerIT {
             assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isPositive();
             assertThat(servers()).as("no Pod left withdrawn").allSatisfy(p ->
                     assertThat(p.getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES));
-            assertThat(writes).isGreaterThanOrEqualTo(18);
+            assertThat(writes).as("writes, each 1 to 3 s after the last").isGreaterThanOrEqualTo(13);
             assertThat(started).as("the scale-downs went through the protocol").isPositive();
             assertThat(mostAtOnce.get()).as("a scale-down by two retires both at once").isEqualTo(HIGH - LOW);
             assertThat(choices).as("each chosen by a reading of what it held").isNotEmpty()
