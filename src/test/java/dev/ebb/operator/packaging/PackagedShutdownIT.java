@@ -86,6 +86,19 @@ class PackagedShutdownIT {
     }
 
     @Test
+    void aScrapeFindsTheSdksReconcileMetricsOnceItHasReconciled() {
+        await("the operator ready").atMost(Duration.ofSeconds(60)).until(() -> operator.status("/q/health/ready") == 200);
+        client.resource(deployment("qwen", "vLLM").namespace(NS).role(role("server").replicas(1)).build()).create();
+        await("the replica ready").atMost(Duration.ofSeconds(60)).until(() -> readyReplicas() == 1);
+
+        assertThat(operator.body("/q/metrics").lines())
+                .as("the prod build serves the SDK's per-controller series, not only Ebb's and the JVM's")
+                .contains("# TYPE reconciliations_execution_duration_seconds histogram")
+                .anyMatch(line -> line.startsWith("reconciliations_execution_duration_seconds_count{controller_name=\"modeldeployment\"}")
+                        && !line.endsWith(" 0.0"));
+    }
+
+    @Test
     void sigtermStopsReadinessKeepsLivenessReleasesTheLeaseAndLeavesTheRetirementToTheNextLeader() throws Exception {
         await("the operator ready").atMost(Duration.ofSeconds(60)).until(() -> operator.status("/q/health/ready") == 200);
         assertThat(leaseHolder()).contains(IDENTITY);
