@@ -13,6 +13,7 @@ import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
+import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.PodRenderer;
@@ -86,6 +87,18 @@ class ModelDeploymentReconcilerIT {
         assertThat(renderer.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h").getMetadata().getName()).isEqualTo("qwen-server-r0-m0");
         assertThat(timelines.of(Optional.empty(), Engine.VLLM, RoleKind.Server, 1, false, false).grace()).contains(DrainTimelines.DEFAULT_GRACE);
         assertThat(machine.cancel(RetirementMachineTest.draining(), Instant.EPOCH).retirement().state()).isEqualTo(RetirementState.Aborted);
+    }
+
+    @Test
+    void everyPodTheOperatorsClientReadsSharesThisReleasesOneCopyOfTheHookText() {
+        client.resource(deployment("qwen", "vLLM").namespace("shared-hook").role(role("server").replicas(2)).build()).create();
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(podNames("shared-hook", "qwen")).hasSize(2));
+
+        for (Pod pod : client.pods().inNamespace("shared-hook").list().getItems()) {
+            List<String> hook = pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().getCommand();
+            assertThat(hook).as(pod.getMetadata().getName()).contains(DrainHook.SCRIPT);
+            assertThat(hook.get(hook.indexOf(DrainHook.SCRIPT))).as(pod.getMetadata().getName()).isSameAs(DrainHook.SCRIPT);
+        }
     }
 
     /** What a kubelet would report: the engine container started and the Pod is Ready. */
