@@ -37,4 +37,27 @@ class ReplicaGaugesTest {
         assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.DEPLOYMENT, "qwen").gauges()).isEmpty();
         assertThat(value("llama", "server", "ready")).isEqualTo(1);
     }
+
+    @Test
+    void aRoleNoLongerInTheStatusLosesItsSeriesAndTheOtherRolesKeepTheirs() {
+        gauges.record("a", "qwen", List.of(role("prefill", 2, 2, 2, 2), role("decode", 4, 4, 3, 4)));
+
+        gauges.record("a", "qwen", List.of(role("decode", 5, 4, 4, 4)));
+
+        assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.ROLE, "prefill").gauges()).isEmpty();
+        assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.ROLE, "decode").gauges()).hasSize(4);
+        assertThat(value("qwen", "decode", "desired")).isEqualTo(5);
+        assertThat(value("qwen", "decode", "ready")).isEqualTo(4);
+    }
+
+    @Test
+    void theSameDeploymentNameInTwoNamespacesIsTwoSetsOfSeries() {
+        gauges.record("a", "qwen", List.of(role("server", 1, 1, 1, 1)));
+        gauges.record("b", "qwen", List.of(role("server", 3, 3, 3, 3)));
+
+        gauges.forget("a", "qwen");
+
+        assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.NAMESPACE, "a").gauges()).isEmpty();
+        assertThat(registry.get(Metrics.REPLICAS).tags(Metrics.NAMESPACE, "b", Metrics.STATE, "desired").gauge().value()).isEqualTo(3);
+    }
 }
