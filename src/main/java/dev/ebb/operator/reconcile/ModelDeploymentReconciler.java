@@ -72,6 +72,8 @@ import org.jboss.logging.Logger;
 public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
     public static final String NAME = "modeldeployment";
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
+    /** The Pod cache's index of router Pods by namespace and deployment. */
+    private static final String ROUTER_PODS = "router-pods";
     private static final Duration PODS_GONE_RECHECK = Duration.ofSeconds(5);
     private static final Duration PLATFORM_UNKNOWN_RECHECK = Duration.ofSeconds(5);
     static final String REASON_PLATFORM_UNKNOWN = "PlatformUnknown";
@@ -117,9 +119,10 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     @Override
     public List<EventSource<?, ModelDeployment>> prepareEventSources(EventSourceContext<ModelDeployment> context) {
         // every cache watches only the namespaces the controller does (ebb.watch-namespaces), which is all its RBAC covers
-        return List.of(
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class).withNamespacesInheritedFromController()
-                        .withLabelSelector(Labels.DEPLOYMENT).build(), context),
+        InformerEventSource<Pod, ModelDeployment> pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class,
+                ModelDeployment.class).withNamespacesInheritedFromController().withLabelSelector(Labels.DEPLOYMENT).build(), context);
+        pods.addIndexers(Map.of(ROUTER_PODS, ModelDeploymentReconciler::routerPodKey));
+        return List.of(pods,
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(Service.class, ModelDeployment.class).withNamespacesInheritedFromController()
                         .withLabelSelector(Labels.DEPLOYMENT).build(), context),
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(Deployment.class, ModelDeployment.class).withNamespacesInheritedFromController()
@@ -137,6 +140,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         long generation = Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
         Instant now = clock.instant();
         Set<Pod> pods = context.getSecondaryResources(Pod.class);
+        List<Pod> routerPods = routerPods(md, context);
         tellShortenedGraces(md, pods);
         Inventory inventory = Inventory.of(pods);
         Resolution resolution = resolver.resolve(md);
@@ -168,7 +172,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             RouterObjects.Outcome router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
             conflicts.addAll(router.conflicts());
             pass = retirements.plan(md, seen, pods, plan.retirements(), plan.later(), retry, context.getSecondaryResources(EndpointSlice.class),
-                    routerPods(md, context), now);
+                    routerPods, now);
             List<NextRetirement.Abort> kept = NextRetirement.outstanding(pass.records(), aborts, plan.retirements(), plan.later(), generation);
             status = HooksRefresh.recorded(StatusAggregator.accepted(renderer, generation, deployment, hashes, seen, router.status(),
                     pass.statuses(), RetirementRecords.toStatus(kept, coolDown), conflicts, previous, now), refreshToken, md.getStatus());
@@ -177,7 +181,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             candidateReads.forget(md.getMetadata().getUid());
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
             pass = retirements.plan(md, inventory, pods, List.of(), List.of(), retry, context.getSecondaryResources(EndpointSlice.class),
-                    routerPods(md, context), now);
+                    routerPods, now);
             status = HooksRefresh.kept(StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.statuses(), previous, now),
                     md.getStatus());
         }
@@ -197,7 +201,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 return latest;
             });
         }
-        retirements.carryOut(md, pass, pods, routerPods(md, context));
+        retirements.carryOut(md, pass, pods, routerPods);
         retirements.restoreStrays(md, pods, pass.records());
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
         Optional<Duration> lookAgainIn = Stream.of(pass.lookAgainIn(), choosing).flatMap(Optional::stream).min(Duration::compareTo);
@@ -235,14 +239,21 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     /**
      * The Pods of the deployment's router, by the labels its Deployment selects them with. They carry the deployment
      * label, so the Pod informer holds them, but they belong to the router's ReplicaSet, not to the deployment, so
-     * they are looked up rather than handed over as secondary resources (which are the engine Pods).
+     * they are looked up rather than handed over as secondary resources (which are the engine Pods). Through an index:
+     * a scan of every cached Pod of the namespace, twice a pass, was a third of the operator's CPU at 2000 Pods.
      */
     private static List<Pod> routerPods(ModelDeployment md, Context<ModelDeployment> context) {
-        Map<String, String> labels = RouterRenderer.labels(md.getMetadata().getName());
         InformerEventSource<Pod, ModelDeployment> cache = (InformerEventSource<Pod, ModelDeployment>) context.eventSourceRetriever()
                 .getEventSourceFor(Pod.class);
-        return cache.list(md.getMetadata().getNamespace(), pod -> pod.getMetadata().getLabels() != null
-                && pod.getMetadata().getLabels().entrySet().containsAll(labels.entrySet())).toList();
+        return cache.byIndex(ROUTER_PODS, md.getMetadata().getNamespace() + "/" + md.getMetadata().getName());
+    }
+
+    /** The index key of a router Pod (its namespace and deployment); none for any other Pod. */
+    static List<String> routerPodKey(Pod pod) {
+        Map<String, String> labels = pod.getMetadata().getLabels();
+        String deployment = labels == null ? null : labels.get(Labels.DEPLOYMENT);
+        return deployment != null && labels.entrySet().containsAll(RouterRenderer.labels(deployment).entrySet())
+                ? List.of(pod.getMetadata().getNamespace() + "/" + deployment) : List.of();
     }
 
     /**
