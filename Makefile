@@ -94,7 +94,7 @@ deploy: build
 ## Print the benchmark figures the README quotes: among them a 4 -> 2 scale-down with and without a router and a rollout,
 ## Ebb beside hook-only, naive and fixed-sleep deletion on the same fixed set of requests, four test worlds at a time
 ## (-Debb-bench.parallel-runs=N to change that; about 20 minutes on 2 cores). One alone, after a package: ./mvnw -q exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads
-## (or IdleHookReturn, MemberReads, ReconcileThroughput, RemovalComparison, OperatorProcess, UnroutedIdleScaleDown: each benchmark class has its own main).
+## (or IdleHookReturn, MemberReads, OperatorAtScale, RemovalComparison, OperatorProcess, UnroutedIdleScaleDown: each benchmark class has its own main).
 bench:
 	$(MVNW) -q package -DskipTests
 	$(MVNW) -q exec:java

@@ -56,7 +56,9 @@ public final class Benchmarks {
             idleScaleDown();
             UnroutedIdleScaleDown.run();
             ConcurrentReads.measure().print();
-            ReconcileThroughput.measure().print();
+            for (OperatorAtScale.Shape shape : OperatorAtScale.SHAPES) {
+                OperatorAtScale.measure(shape).print();
+            }
             RemovalComparison.run();
             OperatorProcess.run();
         });

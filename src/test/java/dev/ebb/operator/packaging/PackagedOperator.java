@@ -18,10 +18,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Properties;
+import java.util.stream.Stream;
 
 /**
  * The operator `package` built (target/quarkus-app), run as its own process in the prod profile, as its Deployment's
@@ -119,14 +121,68 @@ public final class PackagedOperator implements AutoCloseable {
         }
     }
 
+    /** The body of one of its endpoints, or empty when it does not answer 200. */
+    public String body(String path) {
+        try {
+            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            return response.statusCode() == 200 ? response.body() : "";
+        } catch (IOException e) {
+            return "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        }
+    }
+
     /** Its resident set as the kernel counts it, where /proc exists. */
     public OptionalLong residentKiB() {
+        return statusKiB("VmRSS:");
+    }
+
+    /** The highest resident set the kernel saw for it so far. */
+    public OptionalLong residentPeakKiB() {
+        return statusKiB("VmHWM:");
+    }
+
+    private OptionalLong statusKiB(String field) {
         try {
             return Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status")).stream()
-                    .filter(line -> line.startsWith("VmRSS:")).mapToLong(line -> Long.parseLong(line.replaceAll("[^0-9]", ""))).findFirst();
+                    .filter(line -> line.startsWith(field)).mapToLong(line -> Long.parseLong(line.replaceAll("[^0-9]", ""))).findFirst();
         } catch (IOException e) {
             return OptionalLong.empty();
         }
+    }
+
+    /**
+     * CPU time each of its live threads has used so far (user and system, in the kernel's clock ticks), by thread id
+     * and with the name the kernel keeps (the JVM's thread name, cut to 15 characters); empty without /proc.
+     */
+    public Map<String, Long> cpuTicksByThread() {
+        Map<String, Long> ticks = new HashMap<>();
+        try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(process.pid()), "task"))) {
+            tasks.forEach(task -> {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    // "tid (name) state ...": the name may hold spaces and parentheses, so split at the last ')'
+                    int close = stat.lastIndexOf(')');
+                    String name = stat.substring(stat.indexOf('(') + 1, close);
+                    String[] fields = stat.substring(close + 2).split(" ");
+                    // after the name: state is field 3, utime 14 and stime 15 (proc(5)), so indexes 11 and 12 here
+                    ticks.put(task.getFileName() + " " + name, Long.parseLong(fields[11]) + Long.parseLong(fields[12]));
+                } catch (IOException | RuntimeException e) {
+                    // a thread that ended between the listing and the read used nothing more worth counting
+                }
+            });
+        } catch (IOException e) {
+            return Map.of();
+        }
+        return ticks;
+    }
+
+    /** CPU time its threads have used so far, user and system, as the kernel counts it. */
+    public Duration cpu() {
+        return process.info().totalCpuDuration().orElse(Duration.ZERO);
     }
 
     public Process process() {
