@@ -6,6 +6,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.packaging.PackagedOperator;
 import dev.ebb.operator.read.PrometheusText;
 import dev.ebb.operator.reconcile.StatusAggregator;
+import dev.ebb.operator.sim.EveryState;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -235,27 +236,11 @@ public final class OperatorAtScale {
 
     /** Notes when each deployment is first seen converged; the watch's own clock, not the poll's, dates it. */
     private static ResourceEventHandler<ModelDeployment> whenConverged(Shape shape, Map<String, Long> convergedAt) {
-        return new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(ModelDeployment md) {
-                note(md);
+        return EveryState.of(md -> {
+            if (converged(md, shape.replicas())) {
+                convergedAt.putIfAbsent(key(md), System.nanoTime());
             }
-
-            @Override
-            public void onUpdate(ModelDeployment old, ModelDeployment md) {
-                note(md);
-            }
-
-            @Override
-            public void onDelete(ModelDeployment md, boolean unknown) {
-            }
-
-            private void note(ModelDeployment md) {
-                if (converged(md, shape.replicas())) {
-                    convergedAt.putIfAbsent(key(md), System.nanoTime());
-                }
-            }
-        };
+        });
     }
 
     /** Status speaks for the current spec, and the role has every replica there, ready and at its configuration. */

@@ -6,6 +6,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RoleStatus;
+import dev.ebb.operator.sim.EveryState;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -78,21 +79,7 @@ final class Invariants implements AutoCloseable {
         this.namespace = namespace;
         this.origin = origin;
         this.say = say;
-        this.deployments = client.resources(ModelDeployment.class).inNamespace(namespace).inform(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(ModelDeployment md) {
-                observe(md);
-            }
-
-            @Override
-            public void onUpdate(ModelDeployment old, ModelDeployment md) {
-                observe(md);
-            }
-
-            @Override
-            public void onDelete(ModelDeployment md, boolean unknown) {
-            }
-        });
+        this.deployments = client.resources(ModelDeployment.class).inNamespace(namespace).inform(EveryState.of(this::observe));
         this.pods = client.pods().inNamespace(namespace).withLabel(Labels.REPLICA).inform(new ResourceEventHandler<>() {
             @Override
             public void onAdd(Pod pod) {
