@@ -34,7 +34,7 @@ public class SharedHookText implements KubernetesClientObjectMapperCustomizer {
         @Override
         public String deserialize(JsonParser parser, DeserializationContext context) throws IOException {
             String read = super.deserialize(parser, context);
-            return read != null && read.length() == shared.length() && read.equals(shared) ? shared : read;
+            return shared.equals(read) ? shared : read;
         }
     }
 }

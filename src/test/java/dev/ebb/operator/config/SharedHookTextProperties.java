@@ -14,13 +14,7 @@ import net.jqwik.api.Provide;
 /** Whatever a string holds, the sharing reader reads it as Jackson's own does; only the hook's exact text is shared. */
 class SharedHookTextProperties {
     private static final ObjectMapper PLAIN = new ObjectMapper();
-    private static final ObjectMapper SHARING = sharing();
-
-    private static ObjectMapper sharing() {
-        ObjectMapper mapper = new ObjectMapper();
-        new SharedHookText().customize(mapper);
-        return mapper;
-    }
+    private static final ObjectMapper SHARING = SharedHookTextTest.sharingMapper();
 
     @Property(tries = 300)
     void everyStringReadsAsItWasWritten(@ForAll("strings") String text) throws Exception {

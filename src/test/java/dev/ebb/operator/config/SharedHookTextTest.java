@@ -21,9 +21,14 @@ class SharedHookTextTest {
     private static final KubernetesSerialization SHARING = sharing();
 
     private static KubernetesSerialization sharing() {
+        return new KubernetesSerialization(sharingMapper(), true);
+    }
+
+    /** A plain mapper with the operator's customization, as the client's own gets it. */
+    static ObjectMapper sharingMapper() {
         ObjectMapper mapper = new ObjectMapper();
         new SharedHookText().customize(mapper);
-        return new KubernetesSerialization(mapper, true);
+        return mapper;
     }
 
     private static Pod hookedPod() {
@@ -60,8 +65,7 @@ class SharedHookTextTest {
     @Test
     void anotherTextOfTheSameLengthAndEveryOtherStringAreReadAsTheyAre() throws Exception {
         String other = "#" + DrainHook.SCRIPT.substring(1);
-        ObjectMapper mapper = new ObjectMapper();
-        new SharedHookText().customize(mapper);
+        ObjectMapper mapper = sharingMapper();
 
         List<String> read = mapper.readValue(mapper.writeValueAsString(List.of(other, "python3", "")), new TypeReference<List<String>>() { });
 
