@@ -77,6 +77,10 @@ public class CandidateReads {
 
     private static Optional<Reading> reading(Round round, ObservedReplica replica, boolean overdue) {
         Classification classification = ReplicaClassifier.classify(replica.members());
+        if (classification instanceof Classification.Unreachable) {
+            // what is left of it takes no requests: it holds nothing, so it is as idle as a replica can be
+            return Optional.of(new Reading.Idle());
+        }
         if (!(classification instanceof Classification.Answerable answerable)) {
             // nothing it says can be read, so waiting would not help; it is simply chosen last
             return Optional.of(new Reading.Failed("no member can answer for the replica"));

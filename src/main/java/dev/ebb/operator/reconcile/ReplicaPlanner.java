@@ -133,7 +133,7 @@ public final class ReplicaPlanner {
                 String because = inSpec || SurplusChoice.HELD_BECAUSE.equals(removal.chosenBecause()) ? removal.chosenBecause() : DROPPED_BECAUSE;
                 leaving.add(new NextRetirement.Candidate(removal.replica().role(), removal.replica().ordinal(),
                         inSpec ? NextRetirement.Purpose.REDUCTION : NextRetirement.Purpose.ROLE_DROPPED, because,
-                        inSpec ? role.drainBudget() : Budgets.DRAINING));
+                        inSpec ? role.drainBudget() : Budgets.DRAINING, removal.replica().terminating()));
             }
         }
     }
@@ -152,7 +152,7 @@ public final class ReplicaPlanner {
         turn.filter(ObservedReplica::everRan).ifPresent(r -> leaving.add(new NextRetirement.Candidate(role.name(), r.ordinal(),
                 NextRetirement.Purpose.ROLLOUT, RolloutStep.atHash(hash).test(r) ? REFRESHED_BECAUSE
                         : "at configuration " + r.configHash().orElse("mixed") + ", replaced by the rollout to " + hash,
-                role.drainBudget())));
+                role.drainBudget(), r.terminating())));
         staying.values().stream()
                 .filter(r -> !current.test(r) && turn.filter(t -> t.ordinal() == r.ordinal()).isEmpty())
                 .forEach(r -> later.add(new NextRetirement.Replica(role.name(), r.ordinal())));

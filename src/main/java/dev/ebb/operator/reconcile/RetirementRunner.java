@@ -194,7 +194,7 @@ public class RetirementRunner {
      */
     private Optional<Map<String, Double>> dispatchBaseline(ModelDeployment md, Collection<Pod> routerPods, List<Pod> members,
             Classification classification) {
-        if (md.getSpec().router() == null || classification instanceof Classification.Refused) {
+        if (md.getSpec().router() == null || classification instanceof Classification.Refused || classification instanceof Classification.Unreachable) {
             return Optional.of(Map.of());
         }
         RouterView view = router.view(md, routerPods, members);

@@ -9,6 +9,13 @@ public sealed interface Classification {
     record Answerable(Engine engine, List<String> answering) implements Classification {
     }
 
+    /**
+     * The replica lost its leader for good and only followers are left: no client and no router ever reaches a
+     * follower, so nothing of the replica can be in flight, and it is deleted without being read.
+     */
+    record Unreachable(String message) implements Classification {
+    }
+
     /** Nothing can be read from the replica; it is held until the budgets run out. */
     record Held(String reason, String message) implements Classification {
     }

@@ -48,8 +48,11 @@ public final class NextRetirement {
      *
      * @param chosenBecause why it leaves before the others, for status.retirements[].chosenBecause
      * @param drainBudget how long its retirement may spend proving it idle: its role's setting
+     * @param memberTerminating whether a member of it is being deleted by someone else: no retirement of it begins
+     *     until that member is gone, since the one it reserved would be lost at once
      */
-    public record Candidate(String role, int ordinal, Purpose purpose, String chosenBecause, Duration drainBudget) {
+    public record Candidate(String role, int ordinal, Purpose purpose, String chosenBecause, Duration drainBudget,
+            boolean memberTerminating) {
         Replica replica() {
             return new Replica(role, ordinal);
         }
@@ -75,13 +78,24 @@ public final class NextRetirement {
             int attempts, long generation) {
         /** Reported as blocked, and retried at once, counting afresh, when the spec changes. */
         public boolean blocked() {
-            return !Reasons.refusal(reason) && attempts >= BLOCKING_ABORTS;
+            return !Reasons.refusal(reason) && !changedUnderneath() && attempts >= BLOCKING_ABORTS;
+        }
+
+        /**
+         * Someone else deleted a member: that says nothing about whether the rest can be proven idle, and the replica is
+         * now another one, so it is retried at once, counting afresh, rather than after a cool-down.
+         */
+        boolean changedUnderneath() {
+            return Reasons.TERMINATED_OUTSIDE.equals(reason);
         }
 
         /** When the cool-down lets it be retried by itself; never for a refusal. */
         public Optional<Instant> retryAt(Duration coolDown) {
             if (Reasons.refusal(reason)) {
                 return Optional.empty();
+            }
+            if (changedUnderneath()) {
+                return Optional.of(at);
             }
             Duration wait = coolDown;
             for (int i = 1; i < attempts && wait.compareTo(LONGEST_COOL_DOWN) < 0; i++) {
@@ -160,7 +174,7 @@ public final class NextRetirement {
         List<Begin> begin = new ArrayList<>();
         Optional<Instant> soonest = Optional.empty();
         for (Candidate candidate : candidates) {
-            if (underWay.contains(candidate.replica()) || begin.size() >= slots) {
+            if (underWay.contains(candidate.replica()) || candidate.memberTerminating() || begin.size() >= slots) {
                 continue;
             }
             Abort abort = aborts.get(candidate.replica());
@@ -257,7 +271,7 @@ public final class NextRetirement {
     private static Optional<Integer> retryAttempt(Abort abort, RetryPolicy retry, Instant now) {
         boolean askedAgain = retry.requestedToken().filter(token -> !Optional.of(token).equals(abort.retryToken())).isPresent();
         boolean unblocked = abort.blocked() && abort.generation() != retry.generation();
-        if (askedAgain || unblocked) {
+        if (askedAgain || unblocked || abort.changedUnderneath()) {
             return Optional.of(1);
         }
         return abort.retryAt(retry.coolDown()).filter(at -> !now.isBefore(at)).map(at -> abort.attempts() + 1);

@@ -20,6 +20,8 @@ public final class Reasons {
     public static final String CONTAINER_RESTARTED = "ContainerRestarted";
     public static final String AWAITING_READS = "AwaitingReads";
     public static final String PROVEN_IDLE = "ProvenIdle";
+    /** Only followers of the replica are left: none of them takes requests, so nothing of it can be in flight. */
+    public static final String LEADER_GONE = "LeaderGone";
     public static final String MEMBERS_GONE_SLOWLY = "MembersGoneSlowly";
     public static final String COMPLETED = "Completed";
     public static final String TERMINATED_OUTSIDE = "TerminatedOutsideOperator";

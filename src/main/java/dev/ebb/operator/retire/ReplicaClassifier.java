@@ -33,6 +33,10 @@ public final class ReplicaClassifier {
             }
         }
         List<Pod> leaders = members.stream().filter(p -> Labels.LEADER_INDEX.equals(label(p, Labels.MEMBER_INDEX))).toList();
+        if (leaders.isEmpty() && shortOfMembersAsCreated(members)) {
+            return new Classification.Unreachable("only followers of the replica are left (" + String.join(", ", names(members))
+                    + "): its leader is gone, and no client or router reaches a follower, so nothing of it can be in flight");
+        }
         if (leaders.isEmpty()) {
             return new Classification.Held(Reasons.NO_LEADER, "no member carries leader index 0, so no member can answer for the replica");
         }
@@ -43,7 +47,9 @@ public final class ReplicaClassifier {
             return new Classification.Held(Reasons.CONFIGURATION_DISAGREEMENT, "the members were created at different configurations");
         }
         List<String> sizes = members.stream().map(p -> annotation(p, Annotations.REPLICA_SIZE)).distinct().toList();
-        if (sizes.size() != 1 || !Objects.equals(sizes.get(0), Integer.toString(members.size()))) {
+        // a replica short of followers still answers through its leader: whatever it holds is in the leader's gauges
+        boolean whole = sizes.size() == 1 && Objects.equals(sizes.get(0), Integer.toString(members.size()));
+        if (!whole && !shortOfMembersAsCreated(members)) {
             return new Classification.Held(Reasons.SIZE_MISMATCH, "the replica has " + members.size() + " members but was created with size "
                     + String.join(" / ", sizes.stream().map(String::valueOf).toList()));
         }
@@ -56,6 +62,33 @@ public final class ReplicaClassifier {
             return new Classification.Refused(Reasons.NO_GAUGE_LIST, "the leader's command runs no engine the operator has a gauge list for");
         }
         return new Classification.Answerable(engine.get(), List.of(leader.getMetadata().getName()));
+    }
+
+    /**
+     * Whether the members are fewer than the one size they all record, each at its own index below that size: a
+     * replica that lost members (deleted, evicted), not one whose labels or annotations someone changed.
+     */
+    private static boolean shortOfMembersAsCreated(List<Pod> members) {
+        List<String> sizes = members.stream().map(p -> annotation(p, Annotations.REPLICA_SIZE)).distinct().toList();
+        Optional<Integer> size = sizes.size() == 1 ? parsedIndex(sizes.get(0)) : Optional.empty();
+        if (members.isEmpty() || size.isEmpty() || members.size() >= size.get()) {
+            return false;
+        }
+        List<Optional<Integer>> indexes = members.stream().map(p -> parsedIndex(label(p, Labels.MEMBER_INDEX))).toList();
+        return indexes.stream().allMatch(i -> i.filter(index -> index < size.get()).isPresent())
+                && indexes.stream().distinct().count() == members.size();
+    }
+
+    /** A member index or replica size as the renderer writes it: a plain decimal without sign or leading zero. */
+    private static Optional<Integer> parsedIndex(String value) {
+        if (value == null || !value.matches("0|[1-9][0-9]{0,5}")) {
+            return Optional.empty();
+        }
+        return Optional.of(Integer.parseInt(value));
+    }
+
+    private static List<String> names(List<Pod> members) {
+        return members.stream().map(p -> p.getMetadata().getName()).sorted().toList();
     }
 
     /** The flag that makes the command one half of a split, read from the command itself. */

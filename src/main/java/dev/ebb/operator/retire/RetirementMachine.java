@@ -51,6 +51,12 @@ public class RetirementMachine {
                     RetirementState.Aborted, refused.reason(), refused.message(), now, now, Map.of(), Optional.empty(), drainBudget);
             return new Step(aborted, List.of(new Action.Announce(true, refused.reason(), refused.message())));
         }
+        if (classification instanceof Classification.Unreachable unreachable) {
+            String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): " + unreachable.message() + "; deleting it";
+            Retirement deleting = new Retirement(role, ordinal, cause, List.copyOf(targets), List.of(), Optional.empty(),
+                    RetirementState.Deleting, Reasons.LEADER_GONE, message, now, now, Map.of(), Optional.empty(), drainBudget);
+            return new Step(deleting, List.of(new Action.Announce(false, Reasons.LEADER_GONE, message), new Action.Delete(deleting.targets())));
+        }
         List<String> answering = classification instanceof Classification.Answerable a ? List.copyOf(a.answering()) : List.of();
         Optional<Classification.Held> held = classification instanceof Classification.Held h ? Optional.of(h) : Optional.empty();
         if (dispatchBaseline.isEmpty()) {

@@ -111,7 +111,7 @@ class RetirementRunnerTest {
     /** One reconcile's worth: plan, persist the record, carry out; a second later. */
     private RetirementStatus pass(List<EndpointSlice> slices) {
         List<Pod> pods = pods();
-        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, NextRetirement.Purpose.REDUCTION, CHOSEN, Budgets.DRAINING)),
+        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, NextRetirement.Purpose.REDUCTION, CHOSEN, Budgets.DRAINING, false)),
                 List.of(), RETRY, slices, ROUTER_PODS, now);
         md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of()));
         runner.carryOut(md, pass, pods, ROUTER_PODS);

@@ -226,6 +226,70 @@ class RolloutIT {
         assertThat(rolloutSteps()).hasSize(2).noneMatch(e -> e.getMessage().startsWith("replacing replica 2 "));
     }
 
+    /** One replica of two Pods at the old configuration, rolling out with a long stream on its leader. */
+    private LoadGenerator rollingOutABusyTwoPodReplica(String oldImage) {
+        client.resource(deployment("qwen", "SGLang").router("llm-d-router").namespace(ns)
+                .role(role("server").size(2).image(oldImage)).build()).create();
+        await().atMost(Duration.ofSeconds(30)).until(() -> router.selects("qwen-server-r0-m0"));
+        FakeEngine leader = world.kubelet().engine(ns, "qwen-server-r0-m0").orElseThrow();
+        // 15 s of tokens: the rollout's retirement is draining it when a member is deleted
+        LoadGenerator stream = new LoadGenerator(() -> Optional.of(new RouteTarget("qwen-server-r0-m0", leader.uri(""))), 1, 150,
+                Duration.ofMillis(100));
+        CompletableFuture.runAsync(stream::send);
+        await().atMost(Duration.ofSeconds(5)).until(() -> leader.inFlight() == 1);
+        editServer(r -> Specs.withImage(r, "lmsysorg/sglang:v0.5.6"));
+        await().atMost(Duration.ofSeconds(30)).until(() -> retirement().filter(r -> "Busy".equals(r.reason())).isPresent());
+        return stream;
+    }
+
+    /** The role's one replica is back at the new configuration, Ready and selected, with nothing of the old one left. */
+    private boolean replacedAtTheNewConfiguration(String oldHash) {
+        List<Pod> pods = servers();
+        return pods.size() == 2 && pods.stream().noneMatch(p -> oldHash.equals(p.getMetadata().getLabels().get(Labels.CONFIG_HASH)))
+                && pods.stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null) && router.selects("qwen-server-r0-m0");
+    }
+
+    private void assertStreamCompletedAndNothingKilled(LoadGenerator stream) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> stream.requests().size() == 1);
+        assertThat(stream.requests().get(0).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        assertThat(world.kubelet().terminations()).filteredOn(t -> t.namespace().equals(ns)).allSatisfy(t -> assertThat(t.killed()).isFalse());
+        stream.close();
+    }
+
+    /**
+     * Someone deletes the leader of the replica a rollout is draining: the retirement aborts, the leader drains through
+     * its own hook, and what is left, a follower no client can reach, goes without waiting out a cool-down or a budget,
+     * so the role serves again at its new configuration. The operator's clock never moves here.
+     */
+    @Test
+    void aTwoPodReplicaWhoseLeaderIsDeletedOutsideDuringItsRolloutIsReplacedWithoutWaiting() {
+        LoadGenerator stream = rollingOutABusyTwoPodReplica("lmsysorg/sglang:v0.5.5");
+        String oldHash = hashOfServers();
+
+        client.pods().inNamespace(ns).withName("qwen-server-r0-m0").delete();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> retirement().filter(r -> "TerminatedOutsideOperator".equals(r.reason())).isPresent());
+        awaitRollout(() -> replacedAtTheNewConfiguration(oldHash));
+        assertStreamCompletedAndNothingKilled(stream);
+    }
+
+    /**
+     * Someone deletes the follower of the replica a rollout is draining: the retirement aborts, and the leader that is
+     * left still answers for what it holds, so the next retirement reads it, waits for its stream, and retires it
+     * without waiting out a budget.
+     */
+    @Test
+    void aTwoPodReplicaWhoseFollowerIsDeletedOutsideDuringItsRolloutIsRetiredThroughItsLeader() {
+        LoadGenerator stream = rollingOutABusyTwoPodReplica("lmsysorg/sglang:v0.5.5");
+        String oldHash = hashOfServers();
+
+        client.pods().inNamespace(ns).withName("qwen-server-r0-m1").delete();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> retirement().filter(r -> "TerminatedOutsideOperator".equals(r.reason())).isPresent());
+        awaitRollout(() -> replacedAtTheNewConfiguration(oldHash));
+        assertStreamCompletedAndNothingKilled(stream);
+    }
+
     private Optional<RetirementStatus> retirement() {
         return Optional.ofNullable(client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get())
                 .map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst());

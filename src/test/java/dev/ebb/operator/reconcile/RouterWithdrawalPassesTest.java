@@ -145,7 +145,7 @@ class RouterWithdrawalPassesTest {
 
     /** One reconcile's worth: plan, persist the record, carry out; a second later. */
     private RetirementStatus pass(RetirementRunner runner, ModelDeployment md) {
-        return pass(runner, md, List.of(new NextRetirement.Candidate("server", 1, NextRetirement.Purpose.REDUCTION, "", Budgets.DRAINING)));
+        return pass(runner, md, List.of(new NextRetirement.Candidate("server", 1, NextRetirement.Purpose.REDUCTION, "", Budgets.DRAINING, false)));
     }
 
     /** @param candidates what the spec asks to retire now: none once it is scaled back up */

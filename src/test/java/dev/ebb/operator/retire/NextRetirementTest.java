@@ -32,7 +32,7 @@ class NextRetirementTest {
     private static final NextRetirement.RetryPolicy NO_RETRY = policy(null, 0);
 
     private static NextRetirement.Candidate candidate(String role, int ordinal, NextRetirement.Purpose purpose) {
-        return new NextRetirement.Candidate(role, ordinal, purpose, "", Budgets.DRAINING);
+        return new NextRetirement.Candidate(role, ordinal, purpose, "", Budgets.DRAINING, false);
     }
 
     private static NextRetirement.RetryPolicy policy(String requested, int maxConcurrent) {
@@ -149,6 +149,9 @@ class NextRetirementTest {
                         policy("t1", 0), t.plusSeconds(1), List.of("r1 ScaleDown #1"), t.plus(COOL_DOWN)),
                 Arguments.of("a first token counts as a request", List.of(abort(SERVER_2, Reasons.BUSY, t, null)), policy("t1", 0),
                         t.plusSeconds(1), List.of("r2 Surplus #1", "r1 ScaleDown #1"), null),
+                Arguments.of("a member deleted by someone else: retried at once, counting afresh, since what is left is another replica",
+                        List.of(abort(SERVER_2, Reasons.TERMINATED_OUTSIDE, t, null, 2)), NO_RETRY, t.plusSeconds(1),
+                        List.of("r2 Surplus #1", "r1 ScaleDown #1"), null),
                 Arguments.of("every candidate held back: the wait is for the soonest cool-down",
                         List.of(abort(SERVER_2, Reasons.BUSY, t, null), abort(SERVER_1, Reasons.READ_FAILED, t.minusSeconds(50), null)),
                         NO_RETRY, t.plusSeconds(1), List.of(), t.minusSeconds(50).plus(COOL_DOWN)));
@@ -162,6 +165,37 @@ class NextRetirementTest {
 
         assertThat(begun(plan)).containsExactlyElementsOf(expected);
         assertThat(plan.soonestRetry()).isEqualTo(Optional.ofNullable(soonest));
+    }
+
+    @Test
+    void noRetirementBeginsOnAReplicaWhileSomeoneElseDeletesAMemberOfItButItsAbortIsKept() {
+        NextRetirement.Candidate terminating = new NextRetirement.Candidate("server", 2, NextRetirement.Purpose.REDUCTION, "", Budgets.DRAINING, true);
+        RetirementRecord aborted = record(abortedAt(T0, Reasons.TERMINATED_OUTSIDE));
+
+        NextRetirement.Plan plan = NextRetirement.decide(List.of(aborted), List.of(), List.of(terminating, SERVER_1), List.of(), NO_RETRY, T0.plusSeconds(1));
+
+        assertThat(begun(plan)).containsExactly("r1 ScaleDown #1");
+        assertThat(plan.keptAborted()).containsExactly(aborted);
+        assertThat(NextRetirement.held(List.of(aborted), List.of())).isEqualTo(Map.of("server", Set.of(2)));
+    }
+
+    @Test
+    void aRetirementUnderWayStillAdvancesWhileAMemberOfItIsDeletedBySomeoneElse() {
+        NextRetirement.Candidate terminating = new NextRetirement.Candidate("server", 2, NextRetirement.Purpose.REDUCTION, "", Budgets.DRAINING, true);
+
+        NextRetirement.Plan plan = NextRetirement.decide(List.of(record(inProgress())), List.of(), List.of(terminating), List.of(), NO_RETRY, T0.plusSeconds(1));
+
+        assertThat(plan.advance()).hasSize(1);
+        assertThat(plan.cancel()).isEmpty();
+    }
+
+    @Test
+    void aReplicaChangedByAnOutsideDeletionIsNeverBlockedAndARolloutDoesNotPassItOver() {
+        NextRetirement.Abort outside = new NextRetirement.Abort("server", 2, NextRetirement.ROLLOUT, Reasons.TERMINATED_OUTSIDE, "", T0,
+                Optional.empty(), 5, GENERATION);
+
+        assertThat(outside.blocked()).isFalse();
+        assertThat(NextRetirement.rolloutWaiting(List.of(outside), NO_RETRY, T0.plusSeconds(1))).isEmpty();
     }
 
     @Test

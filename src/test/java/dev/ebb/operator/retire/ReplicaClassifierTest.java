@@ -94,7 +94,10 @@ class ReplicaClassifierTest {
                 Arguments.of(Reasons.NO_LEADER, List.of(relabel(pair.get(0), Labels.MEMBER_INDEX, "7"), pair.get(1))),
                 Arguments.of(Reasons.MULTIPLE_LEADERS, List.of(pair.get(0), relabel(pair.get(1), Labels.MEMBER_INDEX, "0"))),
                 Arguments.of(Reasons.CONFIGURATION_DISAGREEMENT, List.of(pair.get(0), relabel(pair.get(1), Labels.CONFIG_HASH, "h2"))),
-                Arguments.of(Reasons.SIZE_MISMATCH, List.of(pair.get(0))),
+                Arguments.of(Reasons.SIZE_MISMATCH, List.of(pair.get(0), relabel(pair.get(1), Labels.MEMBER_INDEX, "2"),
+                        new PodBuilder(pair.get(1)).editMetadata().withName("q-s-r0-m1b").endMetadata().build())),
+                Arguments.of(Reasons.NO_LEADER, List.of(relabel(pair.get(1), Labels.MEMBER_INDEX, "2"))),
+                Arguments.of(Reasons.NO_LEADER, List.of(relabel(pair.get(1), Labels.MEMBER_INDEX, "01"))),
                 Arguments.of(Reasons.SIZE_MISMATCH, List.of(pair.get(0), new PodBuilder(pair.get(1)).editMetadata()
                         .addToAnnotations(Annotations.REPLICA_SIZE, "3").endMetadata().build())));
     }
@@ -104,5 +107,43 @@ class ReplicaClassifierTest {
     void replicaWhoseAnsweringMemberCannotBeNamedIsHeldWithTheReason(String reason, List<Pod> members) {
         assertThat(ReplicaClassifier.classify(members)).isInstanceOfSatisfying(Classification.Held.class,
                 held -> assertThat(held.reason()).isEqualTo(reason));
+    }
+
+    @Test
+    void aReplicaShortOfFollowersStillAnswersThroughItsLeader() {
+        List<Pod> three = replica(deployment("q", "SGLang").role(role("s").size(3)));
+
+        assertThat(ReplicaClassifier.classify(List.of(three.get(0), three.get(2))))
+                .isEqualTo(new Classification.Answerable(Engine.SGLANG, List.of("q-s-r0-m0")));
+    }
+
+    @Test
+    void followersLeftWithoutTheirLeaderAreUnreachable() {
+        List<Pod> three = replica(deployment("q", "SGLang").role(role("s").size(3)));
+
+        assertThat(ReplicaClassifier.classify(List.of(three.get(2), three.get(1)))).isInstanceOfSatisfying(Classification.Unreachable.class,
+                unreachable -> assertThat(unreachable.message()).contains("q-s-r0-m1, q-s-r0-m2"));
+    }
+
+    static Stream<Arguments> notPlainlyShort() {
+        List<Pod> three = replica(deployment("q", "SGLang").role(role("s").size(3)));
+        Pod unsized = new PodBuilder(three.get(1)).editMetadata().removeFromAnnotations(Annotations.REPLICA_SIZE).endMetadata().build();
+        return Stream.of(
+                Arguments.of("two members at one index", List.of(three.get(1), relabel(three.get(2), Labels.MEMBER_INDEX, "1"))),
+                Arguments.of("an index beyond the size", List.of(relabel(three.get(1), Labels.MEMBER_INDEX, "3"))),
+                Arguments.of("no index", List.of(new PodBuilder(three.get(1)).editMetadata().removeFromLabels(Labels.MEMBER_INDEX).endMetadata().build())),
+                Arguments.of("no size", List.of(unsized)),
+                Arguments.of("sizes that disagree", List.of(three.get(1), new PodBuilder(three.get(2)).editMetadata()
+                        .addToAnnotations(Annotations.REPLICA_SIZE, "4").endMetadata().build())),
+                Arguments.of("a size that is not a number", List.of(new PodBuilder(three.get(1)).editMetadata()
+                        .addToAnnotations(Annotations.REPLICA_SIZE, "3; rm -rf /").endMetadata().build())),
+                Arguments.of("as many followers as the size", List.of(relabel(three.get(0), Labels.MEMBER_INDEX, "3"), three.get(1), three.get(2))));
+    }
+
+    /** Only a replica that plainly lost members is taken for one: anything else someone changed is held, failing closed. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("notPlainlyShort")
+    void leaderlessMembersThatDoNotPlainlyShowALostLeaderAreHeld(String title, List<Pod> members) {
+        assertThat(ReplicaClassifier.classify(members)).isInstanceOf(Classification.Held.class);
     }
 }

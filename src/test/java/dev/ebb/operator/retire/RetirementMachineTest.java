@@ -94,6 +94,19 @@ public class RetirementMachineTest {
         assertThat(step.actions()).noneMatch(a -> a instanceof Action.Withdraw || a instanceof Action.Delete);
     }
 
+    @Test
+    void followersLeftWithoutTheirLeaderAreDeletedAtOnceAndTheRecordSettlesLikeAnyOther() {
+        RetirementMachine.Step step = MACHINE.begin("server", 2, "Rollout", List.of(FOLLOWER), new Classification.Unreachable("only followers are left"),
+                Optional.of(Map.of()), Budgets.DRAINING, T0);
+        RetirementMachine.Step gone = step(step(step.retirement(), seen(at(1), CLEAR, Map.of())).retirement(),
+                new Observation(at(2), Map.of(), CLEAR, Map.of()));
+
+        assertThat(step.retirement().state()).isEqualTo(RetirementState.Deleting);
+        assertThat(step.retirement().reason()).isEqualTo(Reasons.LEADER_GONE);
+        assertThat(step.actions()).contains(new Action.Delete(List.of(FOLLOWER))).noneMatch(a -> a instanceof Action.Withdraw || a instanceof Action.ReadMembers);
+        assertThat(gone.retirement().state()).isEqualTo(RetirementState.Completed);
+    }
+
     static Stream<Arguments> withdrawalHolds() {
         return Stream.of(
                 Arguments.of(withdrawal(false, Set.of(FOLLOWER.name()), Optional.of(true), Optional.empty(), Map.of()), Reasons.STILL_LABELLED_SERVING),
