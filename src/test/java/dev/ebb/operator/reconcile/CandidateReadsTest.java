@@ -5,6 +5,7 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.read.ExecResult;
 import dev.ebb.operator.read.MemberReader;
@@ -67,6 +68,23 @@ class CandidateReadsTest {
         Map<Integer, Reading> readings = reads.readings(md, inventory, T0.plusSeconds(2)).get("server");
         assertThat(readings).containsOnlyKeys(0, 1).containsEntry(1, new Reading.Idle());
         assertThat(readings.get(0)).isEqualTo(new Reading.Busy(3));
+    }
+
+    @Test
+    void followersLeftWithoutTheirLeaderReadAsIdleWithoutAnExecAndAReplicaNoMemberAnswersForAsUnreadable() {
+        DesiredDeployment pairs = deployment("qwen", "SGLang").role(role("server").replicas(2).size(2)).desired();
+        List<Pod> pods = new ArrayList<>();
+        ObservedPods.replica(pairs, "server", 0, "h", true).stream().filter(p -> p.getMetadata().getName().endsWith("-m1")).forEach(pods::add);
+        ObservedPods.replica(pairs, "server", 1, "h", true).forEach(p -> pods.add(new PodBuilder(p).editMetadata()
+                .addToLabels(Labels.MEMBER_INDEX, "1").endMetadata().build()));
+        Inventory inventory = Inventory.of(pods);
+
+        reads.start(md, List.copyOf(inventory.replicas("server").values()), T0);
+
+        assertThat(execs).isEmpty();
+        Map<Integer, Reading> readings = reads.readings(md, inventory, T0.plusSeconds(1)).get("server");
+        assertThat(readings.get(0)).isEqualTo(new Reading.Idle());
+        assertThat(readings.get(1)).isInstanceOf(Reading.Failed.class);
     }
 
     @Test
