@@ -27,6 +27,7 @@ sandbox:
 ## convergence after the chaos, no cross-deployment writes, no unexplained ERROR). SEED replays a run (a fresh one is
 ## printed otherwise); MINUTES of chaos (10), then up to 3 minutes to converge. Exits 1 on any violation. LOOP moves
 ## the fake servers' loopback addresses away from another build's on the same machine (127.0.x.y from the LOOP-th).
+## Nothing else may build in this checkout meanwhile: it would rewrite classes the soak still loads.
 soak:
 	$(MVNW) -q package -DskipTests
 	$(MVNW) -q exec:java@soak -Dsoak.seed=$(SEED) -Dsoak.minutes=$(MINUTES) $(if $(LOOP),-Debb-sim.loopback-start=$(LOOP))
