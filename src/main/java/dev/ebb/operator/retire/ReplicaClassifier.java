@@ -70,17 +70,17 @@ public final class ReplicaClassifier {
      */
     private static boolean shortOfMembersAsCreated(List<Pod> members) {
         List<String> sizes = members.stream().map(p -> annotation(p, Annotations.REPLICA_SIZE)).distinct().toList();
-        Optional<Integer> size = sizes.size() == 1 ? parsedIndex(sizes.get(0)) : Optional.empty();
+        Optional<Integer> size = sizes.size() == 1 ? plainDecimal(sizes.get(0)) : Optional.empty();
         if (members.isEmpty() || size.isEmpty() || members.size() >= size.get()) {
             return false;
         }
-        List<Optional<Integer>> indexes = members.stream().map(p -> parsedIndex(label(p, Labels.MEMBER_INDEX))).toList();
+        List<Optional<Integer>> indexes = members.stream().map(p -> plainDecimal(label(p, Labels.MEMBER_INDEX))).toList();
         return indexes.stream().allMatch(i -> i.filter(index -> index < size.get()).isPresent())
                 && indexes.stream().distinct().count() == members.size();
     }
 
-    /** A member index or replica size as the renderer writes it: a plain decimal without sign or leading zero. */
-    private static Optional<Integer> parsedIndex(String value) {
+    /** A member index or replica size as the renderer writes it: a decimal without sign or leading zero, of at most six digits. */
+    private static Optional<Integer> plainDecimal(String value) {
         if (value == null || !value.matches("0|[1-9][0-9]{0,5}")) {
             return Optional.empty();
         }
