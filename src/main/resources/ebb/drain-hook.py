@@ -10,7 +10,8 @@ in-flight gauges every --interval and returns on the second consecutive idle rea
 --grace minus --last-read-margin, and no read, connect to last byte, lasts longer than --read-timeout, so the hook
 returns by their sum (grace minus 3 at the defaults) and the kubelet's SIGTERM still leaves the engine a few
 seconds. A listener that refuses, answers an HTTP error or fails the TLS handshake ends the hook at once: there is
-nothing to measure; so do arguments it cannot use, though only after the settle (the given --settle if it can be
+nothing to measure; so does a --host name the resolver says does not exist (a follower's hook reads its leader by
+name, and the name goes with the leader's Pod); so do arguments it cannot use, though only after the settle (the given --settle if it can be
 read, else 5 s). A read that times out, an answer that is not HTTP, a body that cannot be parsed and a gauge that is
 missing all count as busy. Reads connect directly, whatever proxy the environment names. The hook always exits 0,
 and writes one line per read, and a last line saying why it returned, to stderr.
@@ -30,13 +31,15 @@ METRIC_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*\Z"
 
 def load_modules():
     """Imports what the hook needs under main's guard, so a slim python3 still lets the hook exit 0."""
-    global argparse, http, math, re, signal, socket, ssl, urllib
+    global argparse, http, math, re, signal, socket, ssl, urllib, GONE_NAMES
     import argparse
     import http.client
     import math
     import re
     import signal
     import socket
+    # the resolver's "no such name" answers; a temporary failure (EAI_AGAIN) proves nothing and counts as busy
+    GONE_NAMES = {getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, n)}
     import urllib.error
     import urllib.request
     try:
@@ -241,6 +244,9 @@ def read(args, opener, url, budget, context):
             raise Ended("TLS handshake failed: %s" % reason)
         if isinstance(reason, socket.timeout):
             raise Busy("no answer within %gs" % round(budget, 1))
+        if isinstance(reason, socket.gaierror) and reason.errno in GONE_NAMES:
+            # a follower reads its leader by name, which resolves while the leader's Pod exists: nothing left to wait for
+            raise Ended("%s does not resolve" % args.host)
         raise Busy("read failed: %s" % reason)
     except tls_error as e:
         raise Ended("TLS handshake failed: %s" % e)

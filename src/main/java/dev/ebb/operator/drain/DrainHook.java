@@ -7,6 +7,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * The preStop hook's command line: the engine image's own python3 running the bundled script, every parameter a
@@ -14,7 +15,7 @@ import java.util.List;
  */
 public final class DrainHook {
     public static final String RESOURCE = "ebb/drain-hook.py";
-    /** The hook reads the engine over loopback from inside its own container. */
+    /** A leader's hook reads its own engine over loopback from inside its container. */
     public static final String LOOPBACK = "127.0.0.1";
     public static final String SCRIPT = BundledScripts.load(RESOURCE);
     /** What Pods record of the hook they carry; it changes with the script's text and nothing else. */
@@ -37,22 +38,40 @@ public final class DrainHook {
         }
     }
 
-    /** The command line with the script's text left out and its name in its place: everything the spec decided. */
-    public static List<String> withoutScriptText(List<String> command) {
+    /**
+     * The command line with what the operator chose left out: the script's text (its name in its place) and the host it
+     * reads (loopback in its place). What remains is everything the spec decided.
+     */
+    public static List<String> withoutOperatorChoices(List<String> command) {
         if (command.size() <= SCRIPT_INDEX || !"-c".equals(command.get(SCRIPT_INDEX - 1))) {
             return command;
         }
         List<String> without = new ArrayList<>(command);
         without.set(SCRIPT_INDEX, RESOURCE);
+        int host = without.indexOf("--host");
+        if (host > SCRIPT_INDEX && host + 1 < without.size()) {
+            without.set(host + 1, LOOPBACK);
+        }
         return List.copyOf(without);
     }
 
-    /** @param script the hook's text: this release's {@link #SCRIPT}, or another release's */
-    public static List<String> command(String script, DrainTimeline timeline, String scheme, int port, String path, List<String> gauges) {
+    /** The host a hook reads, the value after {@code --host}; empty when its command line names none. */
+    public static Optional<String> host(List<String> command) {
+        int host = command.indexOf("--host");
+        return host > SCRIPT_INDEX && host + 1 < command.size() ? Optional.of(command.get(host + 1)) : Optional.empty();
+    }
+
+    /**
+     * @param script the hook's text: this release's {@link #SCRIPT}, or another release's
+     * @param host where the engine that speaks for the member serves: {@link #LOOPBACK} for a leader, the leader's
+     *     name for a follower, which serves nothing itself
+     */
+    public static List<String> command(String script, DrainTimeline timeline, String scheme, String host, int port, String path,
+            List<String> gauges) {
         int grace = timeline.grace().orElseThrow(() -> new IllegalArgumentException("a hooked role always has a grace"));
         return List.of("python3", "-c", script,
                 "--scheme", scheme,
-                "--host", LOOPBACK,
+                "--host", host,
                 "--port", Integer.toString(port),
                 "--path", path,
                 "--grace", Integer.toString(grace),

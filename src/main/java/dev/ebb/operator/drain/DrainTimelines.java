@@ -31,11 +31,10 @@ public class DrainTimelines {
     /**
      * @param grace the role's terminationGracePeriodSeconds, empty when unset
      * @param takeOver the role replaces the command line, so the operator cannot drain it
-     * @param size Pods per replica; followers of a multi-Pod replica serve no metrics
      * @param proxyStopsAtDelete a routing proxy in front of the engine runs as an ordinary container (a cluster
      *     without native sidecars), so the kubelet stops it at the Pod's deletion, alongside the engine's hook
      */
-    public DrainTimeline of(Optional<Integer> grace, Engine engine, RoleKind kind, int size, boolean takeOver, boolean proxyStopsAtDelete) {
+    public DrainTimeline of(Optional<Integer> grace, Engine engine, RoleKind kind, boolean takeOver, boolean proxyStopsAtDelete) {
         List<DrainWarning> warnings = new ArrayList<>();
         if (takeOver) {
             warnings.add(new DrainWarning(DrainWarning.NO_DRAIN_HOOK,
@@ -66,11 +65,6 @@ public class DrainTimelines {
                             + " as soon as a Pod is deleted while the engine's hook still drains: a Pod deleted outside the operator"
                             + " (kubectl delete, a node drain) may have streams through the proxy cut; the operator's own retirements"
                             + " delete only replicas proven idle"));
-        }
-        if (size > 1) {
-            warnings.add(new DrainWarning(DrainWarning.FOLLOWERS_DRAIN_BRIEFLY,
-                    "replicas of " + size + " Pods drain through their leader: followers serve no metrics, so their hooks end after "
-                            + SETTLE + " s and they get SIGTERM while the leader may still be draining"));
         }
         return new DrainTimeline(Optional.of(g), true, SETTLE, INTERVAL, READ_TIMEOUT, LAST_READ_MARGIN,
                 g - LAST_READ_MARGIN, g - LAST_READ_MARGIN + READ_TIMEOUT, IDLE_RETURN,

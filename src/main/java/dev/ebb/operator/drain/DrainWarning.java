@@ -4,6 +4,5 @@ package dev.ebb.operator.drain;
 public record DrainWarning(String reason, String message) {
     public static final String NO_DRAIN_HOOK = "NoDrainHook";
     public static final String GRACE_TOO_SHORT = "GraceTooShortForSplitRole";
-    public static final String FOLLOWERS_DRAIN_BRIEFLY = "FollowersDrainBriefly";
     public static final String PROXY_STOPS_AT_DELETE = "RoutingProxyStopsAtDelete";
 }

@@ -202,7 +202,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             });
         }
         retirements.carryOut(md, pass, pods, routerPods);
-        retirements.restoreStrays(md, pods, pass.records());
+        retirements.correctServingLabels(md, pods, pass.records());
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
         Optional<Duration> lookAgainIn = Stream.of(pass.lookAgainIn(), choosing).flatMap(Optional::stream).min(Duration::compareTo);
         return lookAgainIn.map(control::rescheduleAfter).orElse(control);

@@ -72,6 +72,7 @@ public class RetirementRunner {
     static final Duration WAITING_LOOK = Duration.ofSeconds(10);
     private static final Logger LOG = Logger.getLogger(RetirementRunner.class);
     static final String REASON_ROLLOUT_STEP = "RolloutStep";
+    static final String REASON_MEMBER_LEAVING = "ReplicaMemberLeaving";
 
     /**
      * What one retirement did in a pass.
@@ -308,11 +309,18 @@ public class RetirementRunner {
     }
 
     /**
-     * A Pod left withdrawn by no retirement in progress (an operator stopped between the two writes, a restore
-     * that failed) serves again: a replica is only ever out of traffic while an operation holds it.
+     * Outside retirements, a replica is out of traffic exactly while one of its members terminates (see
+     * {@link StrayWithdrawals}): the rest of such a replica is withdrawn, and a Pod left withdrawn by nothing (an
+     * operator stopped between two writes, a restore that failed, a member that has left) serves again.
      */
-    public void restoreStrays(ModelDeployment md, Collection<Pod> pods, List<RetirementRecord> records) {
-        StrayWithdrawals.among(pods, records.stream().map(RetirementRecord::retirement).toList()).forEach(member -> setServing(md, member, true));
+    public void correctServingLabels(ModelDeployment md, Collection<Pod> pods, List<RetirementRecord> records) {
+        List<Retirement> retirements = records.stream().map(RetirementRecord::retirement).toList();
+        for (Member member : StrayWithdrawals.losingTheirReplica(pods, retirements)) {
+            setServing(md, member, false);
+            events.normal(md, REASON_MEMBER_LEAVING, member.name() + " no longer serves while another member of its replica terminates:"
+                    + " the engine's collective spans every member and stops with the one that leaves");
+        }
+        StrayWithdrawals.among(pods, retirements).forEach(member -> setServing(md, member, true));
     }
 
     private void count(Retirement ended) {

@@ -15,7 +15,10 @@ public record MemberSlot(DesiredDeployment deployment, DesiredRole role, int ord
 
     /** The leader's stable DNS name inside the namespace: hostname.subdomain of the replica's headless Service. */
     public String leaderHost() {
-        String replica = Names.replica(deployment.owner().name(), role.name(), ordinal);
-        return Names.pod(deployment.owner().name(), role.name(), ordinal, 0) + "." + replica;
+        return leaderHost(deployment.owner().name(), role.name(), ordinal);
+    }
+
+    static String leaderHost(String deployment, String role, int ordinal) {
+        return Names.pod(deployment, role, ordinal, 0) + "." + Names.replica(deployment, role, ordinal);
     }
 }

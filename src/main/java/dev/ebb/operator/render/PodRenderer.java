@@ -122,10 +122,48 @@ public class PodRenderer {
                 && c.getLifecycle().getPreStop().getExec() != null).orElse(false);
     }
 
-    /** Whether the Pod carries another hook than this operator renders (an older release's, or one of unknown age). */
+    /**
+     * Whether the Pod carries another hook than this operator renders: an older release's or one of unknown age, or one
+     * that reads elsewhere (a follower of a release whose follower hooks read their own, engine-less loopback).
+     */
     public boolean hookOutdated(Pod pod) {
         Map<String, String> annotations = pod.getMetadata().getAnnotations();
-        return hooked(pod) && (annotations == null || !hookRevision.equals(annotations.get(Annotations.HOOK_REVISION)));
+        if (!hooked(pod)) {
+            return false;
+        }
+        boolean otherScript = annotations == null || !hookRevision.equals(annotations.get(Annotations.HOOK_REVISION));
+        List<String> hook = engineContainer(pod).orElseThrow().getLifecycle().getPreStop().getExec().getCommand();
+        return otherScript || !DrainHook.host(hook).equals(hookHostOf(pod));
+    }
+
+    /**
+     * Where a member's hook reads the gauges of the engine that speaks for its replica. A follower serves no metrics
+     * (SGLang's node ranks above 0 answer only a fixed /health, python/sglang/srt/entrypoints/engine.py at v0.5.6;
+     * vLLM's followers run --headless), and it must not stop before its leader is idle: a multi-node engine's
+     * collective spans every member, and a follower stops at once on SIGTERM (no handler on SGLang's ranks above 0;
+     * vLLM's run_headless raises SystemExit, vllm/entrypoints/cli/serve.py at upstream 2fd893b4c), which fails the
+     * leader's engine and every generation it holds. So a follower's hook reads its leader, by the leader's stable
+     * name, which the replica's headless Service publishes even while the leader is not ready.
+     */
+    static String hookHost(MemberSlot slot) {
+        return slot.leader() ? DrainHook.LOOPBACK : slot.leaderHost();
+    }
+
+    /** {@link #hookHost} as a Pod's own labels give its slot; empty for a Pod that lacks them. */
+    private static Optional<String> hookHostOf(Pod pod) {
+        Map<String, String> labels = pod.getMetadata().getLabels();
+        if (labels == null || labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX).equals(Labels.LEADER_INDEX)) {
+            return Optional.of(DrainHook.LOOPBACK);
+        }
+        try {
+            int ordinal = Integer.parseInt(labels.getOrDefault(Labels.REPLICA, ""));
+            String deployment = labels.get(Labels.DEPLOYMENT);
+            String role = labels.get(Labels.ROLE);
+            return deployment == null || role == null ? Optional.empty()
+                    : Optional.of(MemberSlot.leaderHost(deployment, role, ordinal));
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
     }
 
     /**
@@ -159,7 +197,7 @@ public class PodRenderer {
         Pod copy = new PodBuilder(pod).build();
         if (hooked(copy)) {
             ExecAction exec = engineContainer(copy).orElseThrow().getLifecycle().getPreStop().getExec();
-            exec.setCommand(DrainHook.withoutScriptText(exec.getCommand()));
+            exec.setCommand(DrainHook.withoutOperatorChoices(exec.getCommand()));
         }
         Map<String, String> annotations = copy.getMetadata().getAnnotations();
         if (annotations != null && annotations.remove(Annotations.DEFAULT_IMAGE) != null) {
@@ -194,8 +232,8 @@ public class PodRenderer {
         DrainTimeline timeline = drainTimeline(deployment, role);
         if (timeline.hooked()) {
             main.withNewLifecycle().withNewPreStop().withNewExec()
-                    .withCommand(DrainHook.command(hookScript, timeline, tls ? "https" : "http", enginePort, METRICS_PATH,
-                            InFlightGauges.of(deployment.engine())))
+                    .withCommand(DrainHook.command(hookScript, timeline, tls ? "https" : "http", hookHost(slot), enginePort,
+                            METRICS_PATH, InFlightGauges.of(deployment.engine())))
                     .endExec().endPreStop().endLifecycle();
         }
 
@@ -224,7 +262,7 @@ public class PodRenderer {
     }
 
     public DrainTimeline drainTimeline(DesiredDeployment deployment, DesiredRole role) {
-        return timelines.of(role.grace(), deployment.engine(), role.kind(), role.size(), role.takeOver(),
+        return timelines.of(role.grace(), deployment.engine(), role.kind(), role.takeOver(),
                 RoutingProxy.fronts(deployment, role) && !deployment.platform().nativeSidecars());
     }
 

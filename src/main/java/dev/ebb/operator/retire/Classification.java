@@ -11,7 +11,11 @@ public sealed interface Classification {
 
     /**
      * The replica lost its leader for good and only followers are left: no client and no router ever reaches a
-     * follower, so nothing of the replica can be in flight, and it is deleted without being read.
+     * follower, so nothing of the replica can be in flight, and it is deleted without being read. Followers take no
+     * requests in the engines themselves: SGLang's node ranks above 0 start no tokenizer and answer only a fixed
+     * /health (python/sglang/srt/entrypoints/engine.py, _launch_subprocesses, at v0.5.6), and vLLM's --headless nodes
+     * run workers without an API server (vllm/entrypoints/cli/serve.py, run_headless, at upstream 2fd893b4c, the
+     * multi-node mp backend's first release not checked against a tag).
      */
     record Unreachable(String message) implements Classification {
     }

@@ -185,6 +185,32 @@ class DrainHookScriptTest {
         }
     }
 
+    /**
+     * A follower's hook reads its leader by name. The resolver is replaced (sitecustomize, which python3 imports at its
+     * start) so that the answers do not depend on this machine's DNS: "no such name" ends the hook, since the name goes
+     * with the leader's Pod; a temporary failure proves nothing and counts as busy until the last read.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("resolverAnswers")
+    void aLeaderNameTheResolverDoesNotKnowEndsTheHookAndATemporaryFailureHoldsIt(String errno, String ending, @TempDir Path modules)
+            throws Exception {
+        Files.writeString(modules.resolve("sitecustomize.py"), "import socket\n"
+                + "def refuse(*args, **kwargs):\n"
+                + "    raise socket.gaierror(socket." + errno + ", 'resolver answer')\n"
+                + "socket.getaddrinfo = refuse\n");
+        List<String> argv = withOption(withOption(hook(Engine.VLLM, 12, "http"), "--settle", "1"), "--host", "qwen-big-r0-m0.qwen-big-r0");
+
+        HookRun run = HookRun.run(argv, "127.0.0.1", Map.of("PYTHONPATH", modules.toString()));
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.last()).contains(ending);
+    }
+
+    static Stream<Arguments> resolverAnswers() {
+        return Stream.of(Arguments.of("EAI_NONAME", "nothing to measure: qwen-big-r0-m0.qwen-big-r0 does not resolve"),
+                Arguments.of("EAI_AGAIN", "no read may start"));
+    }
+
     @Test
     void pythonMissingAModuleTheHookNeedsStillExitsZero(@TempDir Path modules) throws Exception {
         Files.writeString(modules.resolve("argparse.py"), "raise ImportError('no argparse here')\n");

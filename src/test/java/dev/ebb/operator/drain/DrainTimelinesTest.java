@@ -30,7 +30,7 @@ class DrainTimelinesTest {
     @ParameterizedTest(name = "G={0} {1} {2}")
     @MethodSource("windows")
     void everyNumberOfTheWindowFollowsFromTheGrace(int g, Engine engine, RoleKind kind) {
-        DrainTimeline t = TIMELINES.of(Optional.of(g), engine, kind, 1, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.of(g), engine, kind, false, false);
 
         assertThat(t.hooked()).isTrue();
         assertThat(t.grace()).contains(g);
@@ -50,7 +50,7 @@ class DrainTimelinesTest {
 
     @Test
     void defaultGraceIsThirtySeconds() {
-        DrainTimeline t = TIMELINES.of(Optional.empty(), Engine.VLLM, RoleKind.Server, 1, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.empty(), Engine.VLLM, RoleKind.Server, false, false);
 
         assertThat(t.grace()).contains(30);
         assertThat(t.lastReadStartsBy()).isEqualTo(25);
@@ -59,7 +59,7 @@ class DrainTimelinesTest {
 
     @Test
     void splitSglangRoleAtTheDefaultGraceIsWarnedThatALateHookGetsKilled() {
-        DrainTimeline t = TIMELINES.of(Optional.empty(), Engine.SGLANG, RoleKind.Decode, 1, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.empty(), Engine.SGLANG, RoleKind.Decode, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(10);
         assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message())
@@ -68,8 +68,8 @@ class DrainTimelinesTest {
 
     @Test
     void splitSglangRoleWhoseGraceCannotCoverEvenAnIdleHookIsToldSo() {
-        DrainTimeline t = TIMELINES.of(Optional.of(15), Engine.SGLANG, RoleKind.Prefill, 1, false, false);
-        DrainTimeline boundary = TIMELINES.of(Optional.of(26), Engine.SGLANG, RoleKind.Decode, 1, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.of(15), Engine.SGLANG, RoleKind.Prefill, false, false);
+        DrainTimeline boundary = TIMELINES.of(Optional.of(26), Engine.SGLANG, RoleKind.Decode, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(0);
         assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message())
@@ -81,7 +81,7 @@ class DrainTimelinesTest {
 
     @Test
     void splitSglangRoleAt44IsStillWarned() {
-        DrainTimeline t = TIMELINES.of(Optional.of(44), Engine.SGLANG, RoleKind.Decode, 1, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.of(44), Engine.SGLANG, RoleKind.Decode, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(24);
         assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message()).contains("after 24 s").contains("killed at 44 s"));
@@ -89,7 +89,7 @@ class DrainTimelinesTest {
 
     @Test
     void splitSglangRoleAt45HasItsTwentySecondsAfterAHookReturningBy25() {
-        DrainTimeline t = TIMELINES.of(Optional.of(45), Engine.SGLANG, RoleKind.Prefill, 1, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.of(45), Engine.SGLANG, RoleKind.Prefill, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(25);
         assertThat(t.warnings()).isEmpty();
@@ -97,8 +97,8 @@ class DrainTimelinesTest {
 
     @Test
     void takeOverRoleHasNoHookKeepsItsGraceAsGivenAndIsWarned() {
-        DrainTimeline unset = TIMELINES.of(Optional.empty(), Engine.VLLM, RoleKind.Server, 1, true, false);
-        DrainTimeline set = TIMELINES.of(Optional.of(120), Engine.VLLM, RoleKind.Server, 1, true, false);
+        DrainTimeline unset = TIMELINES.of(Optional.empty(), Engine.VLLM, RoleKind.Server, true, false);
+        DrainTimeline set = TIMELINES.of(Optional.of(120), Engine.VLLM, RoleKind.Server, true, false);
 
         assertThat(unset.hooked()).isFalse();
         assertThat(unset.grace()).isEmpty();
@@ -107,9 +107,9 @@ class DrainTimelinesTest {
     }
 
     @Test
-    void multiPodReplicaIsWarnedThatFollowersDrainBriefly() {
-        DrainTimeline t = TIMELINES.of(Optional.of(60), Engine.VLLM, RoleKind.Server, 2, false, false);
+    void anOrdinaryRoleIsWarnedOfNothing() {
+        DrainTimeline t = TIMELINES.of(Optional.of(60), Engine.VLLM, RoleKind.Server, false, false);
 
-        assertThat(t.warnings()).extracting(DrainWarning::reason).containsExactly("FollowersDrainBriefly");
+        assertThat(t.warnings()).isEmpty();
     }
 }

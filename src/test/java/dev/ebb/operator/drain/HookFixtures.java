@@ -41,8 +41,8 @@ public final class HookFixtures {
     }
 
     public static List<String> hook(Engine engine, int grace, String scheme) {
-        DrainTimeline timeline = TIMELINES.of(Optional.of(grace), engine, RoleKind.Server, 1, false, false);
-        return DrainHook.command(DrainHook.SCRIPT, timeline, scheme, PORT, "/metrics", InFlightGauges.of(engine));
+        DrainTimeline timeline = TIMELINES.of(Optional.of(grace), engine, RoleKind.Server, false, false);
+        return DrainHook.command(DrainHook.SCRIPT, timeline, scheme, DrainHook.LOOPBACK, PORT, "/metrics", InFlightGauges.of(engine));
     }
 
     static HookRun drain(FakeEngine engine, int grace) throws IOException, InterruptedException {

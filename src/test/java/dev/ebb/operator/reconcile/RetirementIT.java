@@ -26,6 +26,7 @@ import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimClock;
 import dev.ebb.operator.sim.SimRouterAddress;
 import dev.ebb.operator.sim.SimWorld;
+import dev.ebb.operator.sim.Termination;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -465,24 +466,53 @@ class RetirementIT {
         assertThat(eventReasons()).contains("ContainerRestarted", "ProvenIdle");
     }
 
+    /**
+     * A follower's container restarts while its replica drains: the engine's collective fails with it, so the leader's
+     * engine restarts too and its stream ends there, which nothing in a Pod's drain can prevent. The retirement takes
+     * the restart for what it is: nothing read before it counts, and only a fresh idle proof deletes the replica.
+     */
     @Test
-    void aFollowerRestartDuringTheDrainHoldsUntilTheLeaderIsIdleAgain() throws Exception {
+    void aFollowerRestartDuringTheDrainTakesTheLeaderDownAndOnlyAFreshIdleProofDeletesTheReplica() throws Exception {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         busierThanTheTarget("qwen-server-r0-m0");
-        // long enough to outlast the restart and the pass after it, short enough to end on its own
-        LoadGenerator leaderWork = longRequestTo("qwen-server-r1-m0", 150);
+        LoadGenerator leaderWork = longRequestTo("qwen-server-r1-m0", 400);
         scale("server", 1);
         awaitRetirement("Draining", "Busy");
 
         world.kubelet().restartContainer(ns, "qwen-server-r1-m1");
 
-        // the leader still holds its stream, and a follower's restart is never taken for the replica being idle
-        awaitRetirement("Draining", "Busy");
-        assertThat(eventReasons()).contains("ContainerRestarted");
-        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp()).isNull();
-        await().atMost(CONVERGE.plusSeconds(15)).until(() -> gone("qwen-server-r1-m0") && gone("qwen-server-r1-m1"));
-        assertThat(leaderWork.count(LoadGenerator.Outcome.COMPLETED)).isEqualTo(1);
+        // no budget passes on the test clock: only a fresh idle proof can delete the replica
+        await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0") && gone("qwen-server-r1-m1"));
+        assertThat(eventReasons()).contains("ContainerRestarted", "ProvenIdle");
+        await().atMost(Duration.ofSeconds(10)).until(() -> leaderWork.requests().size() == 1);
+        assertThat(leaderWork.count(LoadGenerator.Outcome.CUT)).as("the collective's failure ended it, not a deletion").isEqualTo(1);
+        assertThat(world.kubelet().terminations()).filteredOn(t -> t.namespace().equals(ns)).noneMatch(Termination::killed);
+    }
+
+    /**
+     * {@code kubectl delete pod} of a follower: its replica stops with it (the engine's collective spans both Pods), so
+     * the leader is taken out of service at once and gets nothing new, the follower's hook keeps it until the leader's
+     * stream has ended, and once the follower is replaced the replica serves again.
+     */
+    @Test
+    void aFollowerDeletedByHandTakesItsReplicaOutOfServiceUntilItIsWholeAgain() throws Exception {
+        deployRouted(deployment("qwen", "vLLM").role(role("server").size(2)));
+        awaitServing("qwen-server-r0-m0");
+        LoadGenerator leaderWork = longRequestTo("qwen-server-r0-m0", 120);
+        String followerUid = pod("qwen-server-r0-m1").getMetadata().getUid();
+
+        client.pods().inNamespace(ns).withName("qwen-server-r0-m1").delete();
+
+        await().atMost(CONVERGE).until(() -> !router.selects("qwen-server-r0-m0"));
+        assertThat(pod("qwen-server-r0-m0").getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_NO);
+        assertThat(eventReasons()).contains("ReplicaMemberLeaving");
+        await().atMost(CONVERGE).until(() -> leaderWork.requests().size() == 1);
+        assertThat(leaderWork.count(LoadGenerator.Outcome.COMPLETED)).as("the follower left only once the leader was idle").isEqualTo(1);
+        await().atMost(CONVERGE).until(() -> Optional.ofNullable(pod("qwen-server-r0-m1")).filter(p -> !p.getMetadata().getUid().equals(followerUid)
+                && p.getMetadata().getDeletionTimestamp() == null).isPresent());
+        awaitServing("qwen-server-r0-m0");
+        assertThat(pod("qwen-server-r0-m0").getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES);
     }
 
     @Test

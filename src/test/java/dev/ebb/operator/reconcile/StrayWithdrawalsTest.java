@@ -55,6 +55,47 @@ class StrayWithdrawalsTest {
         assertThat(StrayWithdrawals.among(List.of(pod(HELD, "false", false)), List.of(aborted))).extracting(Member::name).containsExactly(HELD);
     }
 
+    /** A member of replica {@code ordinal} of role "big". */
+    private static Pod member(int ordinal, int member, String serving, boolean leaving) {
+        return new PodBuilder(pod("qwen-big-r" + ordinal + "-m" + member, serving, leaving)).editMetadata()
+                .addToLabels(Labels.ROLE, "big").addToLabels(Labels.REPLICA, Integer.toString(ordinal))
+                .addToLabels(Labels.MEMBER_INDEX, Integer.toString(member)).endMetadata().build();
+    }
+
+    @Test
+    void theRestOfAReplicaWhoseMemberTerminatesIsWithdrawnAndOtherReplicasServeOn() {
+        List<Pod> pods = List.of(member(0, 0, "true", false), member(0, 1, "true", true), member(1, 0, "true", false), member(1, 1, "true", false));
+
+        assertThat(StrayWithdrawals.losingTheirReplica(pods, List.of())).extracting(Member::name).containsExactly("qwen-big-r0-m0");
+        assertThat(StrayWithdrawals.among(pods, List.of())).isEmpty();
+    }
+
+    @Test
+    void aReplicaLosingAMemberStaysWithdrawnAndServesAgainOnceNoMemberTerminates() {
+        List<Pod> losing = List.of(member(0, 0, "false", false), member(0, 1, "true", true));
+        List<Pod> whole = List.of(member(0, 0, "false", false), member(0, 1, "true", false));
+
+        assertThat(StrayWithdrawals.losingTheirReplica(losing, List.of())).isEmpty();
+        assertThat(StrayWithdrawals.among(losing, List.of())).isEmpty();
+        assertThat(StrayWithdrawals.among(whole, List.of())).extracting(Member::name).containsExactly("qwen-big-r0-m0");
+    }
+
+    @Test
+    void aReplicaARetirementHoldsIsLeftToItEvenWhileAMemberTerminates() {
+        Pod held = new PodBuilder(member(0, 0, "true", false)).editMetadata().withName(HELD).endMetadata().build();
+        List<Pod> pods = List.of(held, member(0, 1, "true", true));
+
+        assertThat(StrayWithdrawals.losingTheirReplica(pods, List.of(DRAINING))).isEmpty();
+        assertThat(StrayWithdrawals.losingTheirReplica(pods, List.of())).extracting(Member::name).containsExactly(HELD);
+    }
+
+    @Test
+    void aPodWithoutReplicaLabelsIsNeverTakenForAMemberOfAnother() {
+        List<Pod> pods = List.of(pod("a", "true", false), pod("b", "true", true));
+
+        assertThat(StrayWithdrawals.losingTheirReplica(pods, List.of())).isEmpty();
+    }
+
     @Test
     void aPodOnItsWayOutIsLeftToGo() {
         assertThat(StrayWithdrawals.among(List.of(pod("a", "false", true)), List.of())).isEmpty();

@@ -144,11 +144,21 @@ class PodRendererTest {
 
         List<String> hook = main(pod).getLifecycle().getPreStop().getExec().getCommand();
         assertThat(hook.subList(0, 3)).containsExactly("python3", "-c", DrainHook.SCRIPT);
-        assertThat(hook.subList(3, hook.size())).containsExactly(
-                "--scheme", "http", "--host", "127.0.0.1", "--port", "30000", "--path", "/metrics", "--grace", "45",
+        assertThat(hook.subList(3, hook.size())).as("a follower's hook reads its leader's engine, by the leader's stable name").containsExactly(
+                "--scheme", "http", "--host", "qwen-d-r0-m0.qwen-d-r0", "--port", "30000", "--path", "/metrics", "--grace", "45",
                 "--gauges", String.join(",", InFlightGauges.of(Engine.SGLANG)),
                 "--settle", "5", "--interval", "1", "--read-timeout", "2", "--last-read-margin", "5");
         assertThat(pod.getSpec().getTerminationGracePeriodSeconds()).isEqualTo(45L);
+    }
+
+    @Test
+    void aLeaderOrASinglePodReplicaReadsItsOwnEngineOverLoopback() {
+        Specs.Deployment spec = deployment("qwen", "SGLang").scaling("d").role(role("d").kind("Decode").size(2));
+
+        assertThat(main(render(spec, 3, 0)).getLifecycle().getPreStop().getExec().getCommand()).containsSubsequence("--host", "127.0.0.1");
+        assertThat(main(render(deployment("qwen", "vLLM").role(role("s")), 0, 0)).getLifecycle().getPreStop().getExec().getCommand())
+                .containsSubsequence("--host", "127.0.0.1");
+        assertThat(main(render(spec, 3, 1)).getLifecycle().getPreStop().getExec().getCommand()).containsSubsequence("--host", "qwen-d-r3-m0.qwen-d-r3");
     }
 
     @Test
@@ -381,5 +391,19 @@ class PodRendererTest {
         assertThat(current.getMetadata().getAnnotations()).containsEntry(Annotations.HOOK_REVISION, DrainHook.REVISION);
         assertThat(List.of(current, older, unknown, unhooked)).extracting(RENDERER::hookOutdated).containsExactly(false, true, true, false);
         assertThat(unhooked.getMetadata().getAnnotations()).doesNotContainKey(Annotations.HOOK_REVISION);
+    }
+
+    @Test
+    void aFollowerWhoseHookReadsItsOwnLoopbackIsOutdatedWithoutTurningTheReplicaOver() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").size(2)).desired();
+        List<Pod> current = renderedByARelease(d, DrainHook.SCRIPT);
+        List<Pod> readingLoopback = renderedByARelease(d, DrainHook.SCRIPT);
+        List<String> followerHook = main(readingLoopback.get(1)).getLifecycle().getPreStop().getExec().getCommand();
+        followerHook.set(followerHook.indexOf("--host") + 1, DrainHook.LOOPBACK);
+
+        assertThat(PodRenderer.hashOf(readingLoopback)).as("where a hook reads is the operator's choice, not the spec's")
+                .isEqualTo(PodRenderer.hashOf(current));
+        assertThat(readingLoopback).extracting(RENDERER::hookOutdated).containsExactly(false, true);
+        assertThat(current).extracting(RENDERER::hookOutdated).containsExactly(false, false);
     }
 }

@@ -556,9 +556,13 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         }
     }
 
+    /**
+     * Where the router sends a Pod's requests: its engine's port, or for a direct decoder the routing proxy's, which
+     * takes the role's port (the InferencePool's target port) and passes everything on to the engine behind it.
+     */
     static URI base(Pod pod) {
         String scheme = Optional.ofNullable(pod.getMetadata().getAnnotations()).map(a -> a.get(Annotations.SCRAPE_SCHEME)).orElse("http");
-        int port = pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort();
+        int port = RoutingProxies.port(pod).orElseGet(() -> pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
         return URI.create(scheme + "://" + pod.getStatus().getPodIP() + ":" + port);
     }
 

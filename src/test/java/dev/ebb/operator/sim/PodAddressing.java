@@ -4,12 +4,16 @@ import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.read.ConnectionRead;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
- * Every engine in the test world listens on its own loopback address, while what the operator renders always
- * reads 127.0.0.1. The world changes a command the operator runs in a Pod in two ways only: that one argv item, and
- * the connection read is told the Pod's own address, since every fake engine shares this machine's connection table
- * where a real Pod has a namespace of its own.
+ * Every engine in the test world listens on its own loopback address, while what the operator renders reads 127.0.0.1
+ * or, in a follower's hook, its leader's stable name (hostname.subdomain, which the replica's headless Service makes
+ * resolvable in a cluster). The world changes a command the operator runs in a Pod in these ways only: the loopback
+ * host becomes the Pod's own address, a peer's name the address of that Pod (the world's stand-in for cluster DNS),
+ * and the connection read is told the Pod's own address, since every fake engine shares this machine's connection
+ * table where a real Pod has a namespace of its own.
  */
 public final class PodAddressing {
     public static final String RENDERED_HOST = DrainHook.LOOPBACK;
@@ -18,10 +22,18 @@ public final class PodAddressing {
     }
 
     public static List<String> onPodAddress(List<String> argv, String podAddress) {
+        return onPodAddress(argv, podAddress, name -> Optional.empty());
+    }
+
+    /**
+     * @param peerAddress the address a name stands for; a name it gives none for is left as it is
+     */
+    public static List<String> onPodAddress(List<String> argv, String podAddress, Function<String, Optional<String>> peerAddress) {
         List<String> out = new ArrayList<>(argv);
         for (int i = 0; i + 1 < out.size(); i++) {
-            if (out.get(i).equals("--host") && out.get(i + 1).equals(RENDERED_HOST)) {
-                out.set(i + 1, podAddress);
+            if (out.get(i).equals("--host")) {
+                String host = out.get(i + 1);
+                out.set(i + 1, host.equals(RENDERED_HOST) ? podAddress : peerAddress.apply(host).orElse(host));
             }
         }
         if (out.size() > 2 && out.get(2).equals(ConnectionRead.SCRIPT) && !out.contains("--local-address")) {

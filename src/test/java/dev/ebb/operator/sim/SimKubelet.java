@@ -1,6 +1,8 @@
 package dev.ebb.operator.sim;
 
+import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.render.Names;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
@@ -61,6 +63,8 @@ public final class SimKubelet implements AutoCloseable {
      */
     static final Duration PROBE_RETRY = Duration.ofMillis(50);
     private static final Logger LOG = Logger.getLogger(SimKubelet.class);
+    /** Outside the 127.0.x.y addresses Pods get: nothing ever listens here, so a connection is refused at once. */
+    private static final String NOWHERE = "127.255.0.1";
 
     private final KubernetesClient client;
     private final LoopbackAddresses addresses;
@@ -73,16 +77,19 @@ public final class SimKubelet implements AutoCloseable {
     private volatile Duration loadDelay = DEFAULT_LOAD_DELAY;
     private volatile boolean closed;
 
-    /** What the kubelet keeps per Pod: its address and the engine it started. */
+    /** What the kubelet keeps per Pod: its address, the engine it started, and for a follower its leader's key. */
     private static final class Node {
         final String address;
+        final Optional<String> leader;
         volatile FakeEngine engine;
+        volatile FakeRoutingProxy proxy;
         volatile String containerId;
         volatile int restarts;
         volatile boolean terminating;
 
-        Node(String address) {
+        Node(String address, Optional<String> leader) {
             this.address = address;
+            this.leader = leader;
         }
     }
 
@@ -105,6 +112,12 @@ public final class SimKubelet implements AutoCloseable {
                 Node node = pods.remove(key(pod));
                 if (node != null && node.engine != null) {
                     node.engine.kill();
+                }
+                if (node != null && node.proxy != null) {
+                    node.proxy.kill();
+                }
+                if (node != null && !node.terminating) {
+                    workers.submit(() -> collectiveLost(node));
                 }
             }
         });
@@ -141,9 +154,40 @@ public final class SimKubelet implements AutoCloseable {
             node.engine.kill();
         }
         node.restarts++;
+        collectiveLost(node);
         node.engine = restartEngine(pod, node.address);
         node.containerId = newContainerId();
         reportRunning(pod, node);
+    }
+
+    /**
+     * A follower's process ended: the collective its leader's engine runs on spans every member, so the leader's
+     * engine fails with it, ending every generation it held, and its container restarts unless the Pod is already
+     * leaving. Read in the engines: SGLang's scheduler on rank 0 raises on the next broadcast to the lost rank or hits
+     * its 300 s watchdog, then SIGQUITs its parent, which kills the whole process tree (managers/scheduler.py,
+     * run_scheduler_process; managers/tokenizer_manager.py, running_phase_sigquit_handler; at v0.5.6). vLLM's leader
+     * watches only its local workers, so a lost headless node fails its next step by the 300 s
+     * VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS, the engine core dies (EngineDeadError to every request) and the API server
+     * exits (v1/executor/multiproc_executor.py, v1/engine/core.py, entrypoints/launcher.py terminate_if_errored, at
+     * upstream 2fd893b4c). Here the generations end at once where a real engine may first stall for up to those
+     * 300 s: either way they are lost.
+     */
+    private void collectiveLost(Node follower) {
+        Optional<Node> leader = follower.leader.flatMap(key -> Optional.ofNullable(pods.get(key)));
+        FakeEngine engine = leader.map(n -> n.engine).orElse(null);
+        if (engine == null || engine.exited()) {
+            return;
+        }
+        if (leader.get().terminating) {
+            engine.kill();
+            return;
+        }
+        String[] key = follower.leader.get().split("/", 2);
+        try {
+            restartContainer(key[0], key[1]);
+        } catch (IOException | IllegalArgumentException e) {
+            LOG.debugf("the leader %s did not come back after its collective failed: %s", follower.leader.get(), e.getMessage());
+        }
     }
 
     private void observe(Pod pod) {
@@ -161,7 +205,7 @@ public final class SimKubelet implements AutoCloseable {
         if (pods.containsKey(key)) {
             return;
         }
-        Node node = new Node(addresses.next());
+        Node node = new Node(addresses.next(), leaderKey(pod));
         pods.put(key, node);
         workers.submit(() -> bind(pod, node));
     }
@@ -175,9 +219,17 @@ public final class SimKubelet implements AutoCloseable {
                         }
                         return p;
                     });
+            // a native sidecar starts before the main containers, a classic one beside them (KEP-753)
+            boolean nativeProxy = RoutingProxies.nativeSidecar(pod);
+            if (nativeProxy) {
+                node.proxy = RoutingProxies.start(pod, node.address).orElse(null);
+            }
             node.engine = startEngine(pod, node.address);
-            if (closed && node.engine != null) {
-                node.engine.kill();
+            if (!nativeProxy) {
+                node.proxy = RoutingProxies.start(pod, node.address).orElse(null);
+            }
+            if (closed) {
+                stopAll(node);
                 return;
             }
             node.containerId = newContainerId();
@@ -290,8 +342,15 @@ public final class SimKubelet implements AutoCloseable {
                 .map(e -> e.getCommand());
         Optional<Duration> hookTook = Optional.empty();
         String hookOutput = "";
+        FakeRoutingProxy proxy = node.proxy;
+        boolean nativeProxy = RoutingProxies.nativeSidecar(pod);
+        if (proxy != null && !nativeProxy) {
+            // a regular container without a hook of its own: kuberuntime_container.go, killContainersWithSyncResult, stops
+            // every regular container at once, each right after its own preStop hook (kubernetes/kubernetes, KEP-753 text)
+            proxy.sigterm();
+        }
         if (hook.isPresent()) {
-            HookRun run = runHook(hook.get(), environment(main), node.address, grace);
+            HookRun run = runHook(hook.get(), environment(main), node.address, pod.getMetadata().getNamespace(), grace);
             hookTook = Optional.of(run.took);
             hookOutput = run.stderr;
         }
@@ -311,6 +370,12 @@ public final class SimKubelet implements AutoCloseable {
                 killed = true;
             }
         }
+        if (proxy != null && nativeProxy) {
+            // a native sidecar gets SIGTERM only once every regular container has exited: kuberuntime_termination_order.go,
+            // newTerminationOrdering ("sidecars need to wait for all main containers to exit"), Kubernetes 1.29 and later
+            proxy.sigterm();
+        }
+        collectiveLost(node);
         terminations.add(new Termination(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), seen, hookTook, hookOutput, sigterm, since(start), killed));
         releaseFinalizer(pod);
     }
@@ -329,11 +394,15 @@ public final class SimKubelet implements AutoCloseable {
         return env;
     }
 
-    /** Runs the hook's argv as given, except the loopback host the operator renders, which becomes this Pod's. */
-    private HookRun runHook(List<String> argv, Map<String, String> env, String podAddress, Duration grace) {
+    /**
+     * Runs the hook's argv as given, except the loopback host the operator renders, which becomes this Pod's, and a
+     * peer's name (a follower's leader), which becomes that Pod's address while it runs.
+     */
+    private HookRun runHook(List<String> argv, Map<String, String> env, String podAddress, String namespace, Duration grace) {
         long start = System.nanoTime();
         try {
-            ProcessBuilder builder = LocalProcesses.builder(PodAddressing.onPodAddress(argv, podAddress)).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+            List<String> command = PodAddressing.onPodAddress(argv, podAddress, name -> peerAddress(namespace, name));
+            ProcessBuilder builder = LocalProcesses.builder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
             builder.environment().putAll(env);
             Process process = builder.start();
             StringBuilder stderr = new StringBuilder();
@@ -356,6 +425,32 @@ public final class SimKubelet implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return new HookRun(since(start), "interrupted");
+        }
+    }
+
+    /**
+     * The address a member's stable name (hostname.subdomain) resolves to while its Pod is here. Once the Pod is gone
+     * its name resolves nowhere, which ends a hook as a refused connection does; an address where nothing listens
+     * stands in for that, so that this machine's resolver plays no part.
+     */
+    private Optional<String> peerAddress(String namespace, String name) {
+        int dot = name.indexOf('.');
+        return dot <= 0 ? Optional.empty()
+                : Optional.of(Optional.ofNullable(pods.get(namespace + "/" + name.substring(0, dot))).map(n -> n.address).orElse(NOWHERE));
+    }
+
+    /** A follower's leader, as the Pod's own labels place it: the member 0 of its replica. */
+    private static Optional<String> leaderKey(Pod pod) {
+        Map<String, String> labels = Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of());
+        String member = labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX);
+        if (member.equals(Labels.LEADER_INDEX) || !labels.containsKey(Labels.DEPLOYMENT) || !labels.containsKey(Labels.ROLE)) {
+            return Optional.empty();
+        }
+        try {
+            int ordinal = Integer.parseInt(labels.getOrDefault(Labels.REPLICA, ""));
+            return Optional.of(pod.getMetadata().getNamespace() + "/" + Names.pod(labels.get(Labels.DEPLOYMENT), labels.get(Labels.ROLE), ordinal, 0));
+        } catch (NumberFormatException e) {
+            return Optional.empty();
         }
     }
 
@@ -439,15 +534,20 @@ public final class SimKubelet implements AutoCloseable {
         }
     }
 
+    private static void stopAll(Node node) {
+        if (node.engine != null) {
+            node.engine.kill();
+        }
+        if (node.proxy != null) {
+            node.proxy.kill();
+        }
+    }
+
     @Override
     public void close() {
         closed = true;
         informer.close();
         workers.shutdownNow();
-        pods.values().forEach(n -> {
-            if (n.engine != null) {
-                n.engine.kill();
-            }
-        });
+        pods.values().forEach(SimKubelet::stopAll);
     }
 }

@@ -6,16 +6,20 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * Whether a cut generation is explained by something done from outside the operator. A deletion explains it only
  * when the numbers show the generation needed more than the deletion's drain window: started at s, length L, the Pod
  * deleted at d with grace g, the window ends at d + g, so only s + L > d + g could not finish. A container or router
- * restart ends every stream it carries at once. Anything else cut a generation the operator was meant to protect.
+ * restart ends every stream it carries at once. What happens to any member of a multi-Pod replica happens to its leader's
+ * streams too: the engine's collective spans every member. Anything else cut a generation the operator was meant to
+ * protect.
  */
 public final class CutJudge {
     /** How far the clocks of the client, the kubelet and the soak may disagree about one moment. */
     static final Duration SLACK = Duration.ofSeconds(2);
+    private static final Pattern MEMBER_SUFFIX = Pattern.compile("-m\\d+$");
 
     private CutJudge() {
     }
@@ -33,7 +37,7 @@ public final class CutJudge {
             return new Verdict(false, request + "; no Pod named, so nothing can explain it");
         }
         Optional<Disruption> restart = disruptions.stream()
-                .filter(d -> (d.kind() == Disruption.Kind.CONTAINER_RESTART && d.target().equals(pod))
+                .filter(d -> (d.kind() == Disruption.Kind.CONTAINER_RESTART && sameReplica(d.target(), pod))
                         || (cut.routed() && d.kind() == Disruption.Kind.ROUTER_RESTART && d.target().equals(cut.deployment())))
                 .filter(d -> !d.at().isBefore(start.minus(SLACK)) && !d.at().isAfter(end.plus(SLACK)))
                 .findFirst();
@@ -43,11 +47,11 @@ public final class CutJudge {
         // the deletion of this Pod nearest before the cut, which the request either ran into or started during
         Optional<Disruption> deletion = disruptions.stream()
                 .filter(d -> d.kind() == Disruption.Kind.DELETE_POD || d.kind() == Disruption.Kind.DRAIN)
-                .filter(d -> d.target().equals(pod))
+                .filter(d -> sameReplica(d.target(), pod))
                 .filter(d -> !d.at().isAfter(end.plus(SLACK)) && !d.at().plus(d.grace()).plus(SLACK).isBefore(start))
                 .max(Comparator.comparing(Disruption::at));
         if (deletion.isEmpty()) {
-            return new Verdict(false, request + "; no outside deletion or restart of that Pod while it ran");
+            return new Verdict(false, request + "; no outside deletion or restart of that Pod or its replica's other members while it ran");
         }
         Disruption d = deletion.get();
         Instant windowEnds = d.at().plus(d.grace());
@@ -55,6 +59,15 @@ public final class CutJudge {
                 d.kind(), at(d.at(), origin), seconds(d.grace()), at(windowEnds, origin), at(cut.wouldEnd(), origin));
         boolean neededMore = cut.wouldEnd().isAfter(windowEnds.minus(SLACK));
         return new Verdict(neededMore, request + "; " + numbers + (neededMore ? "" : ", inside the window"));
+    }
+
+    /** Whether two Pods are members of one replica (named {@code <replica>-m<member>}), or the same Pod. */
+    static boolean sameReplica(String pod, String other) {
+        return replicaOf(pod).equals(replicaOf(other));
+    }
+
+    private static String replicaOf(String pod) {
+        return MEMBER_SUFFIX.matcher(pod).replaceFirst("");
     }
 
     static String at(Instant t, Instant origin) {
