@@ -22,7 +22,7 @@ sandbox:
 	$(MVNW) -q exec:java@sandbox
 
 ## A seeded chaos soak in the test world: five ModelDeployments under streaming load, with scaling, rollouts, Pod
-## deletions, container restarts, node drains, operator restarts, API fault bursts and router restarts at random
+## deletions, container restarts, node drains, operator restarts and leader changes, API fault bursts and router restarts at random
 ## times, and the invariants checked all along (no generation cut by the operator, nothing deleted unproven idle,
 ## convergence after the chaos, no cross-deployment writes, no unexplained ERROR). SEED replays a run (a fresh one is
 ## printed otherwise); MINUTES of chaos (10), then up to 3 minutes to converge. Exits 1 on any violation. LOOP moves

@@ -50,8 +50,11 @@ public class Leadership {
         this(client, config, () -> Runtime.getRuntime().halt(1));
     }
 
-    /** @param haltProcess ends the process at once, skipping the orderly shutdown */
-    Leadership(KubernetesClient client, EbbConfig config, Runnable haltProcess) {
+    /**
+     * @param haltProcess ends the process at once, skipping the orderly shutdown; public for an operator started outside
+     *     Quarkus (the test world's), which calls {@link #shutdownStarted} and {@link #operatorStopped} itself
+     */
+    public Leadership(KubernetesClient client, EbbConfig config, Runnable haltProcess) {
         this.client = client;
         this.haltProcess = haltProcess;
         this.leaseName = config.leaderElection().leaseName();
@@ -63,7 +66,7 @@ public class Leadership {
 
     @Produces
     @Singleton
-    LeaderElectionConfiguration leaderElection() {
+    public LeaderElectionConfiguration leaderElection() {
         electing.set(true);
         LOG.infof("leader election by Lease %s/%s as %s", leaseNamespace(), leaseName, identity);
         return LeaderElectionConfigurationBuilder.aLeaderElectionConfiguration(leaseName)
@@ -78,14 +81,26 @@ public class Leadership {
 
     /** Before the SDK stops: from here on, the end of leading is this Pod's own doing. */
     void onShutdownStarted(@Observes @Priority(Interceptor.Priority.PLATFORM_BEFORE) ShutdownEvent event) {
-        stopping.set(true);
+        shutdownStarted();
     }
 
     /** After the SDK has stopped and its reconciliations have finished or timed out. */
     void onOperatorStopped(@Observes @Priority(Interceptor.Priority.LIBRARY_AFTER) ShutdownEvent event) {
+        operatorStopped();
+    }
+
+    public void shutdownStarted() {
+        stopping.set(true);
+    }
+
+    public void operatorStopped() {
         if (electing.get()) {
             release();
         }
+    }
+
+    public String identity() {
+        return identity;
     }
 
     private void stoppedLeading() {

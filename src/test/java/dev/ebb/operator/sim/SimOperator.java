@@ -5,6 +5,7 @@ import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
+import dev.ebb.operator.lifecycle.Leadership;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.read.MemberReader;
@@ -19,11 +20,14 @@ import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.route.HttpRouterProbe;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.javaoperatorsdk.operator.Operator;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetricsV2;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One operator process in the test world, outside Quarkus: its own reconciler, member reads and metrics, and nothing
@@ -32,6 +36,8 @@ import java.util.Map;
 public final class SimOperator implements AutoCloseable {
     private final Operator operator;
     private final MeterRegistry registry = new SimpleMeterRegistry();
+    private final Optional<Leadership> leadership;
+    private final AtomicBoolean stopped = new AtomicBoolean();
 
     public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers) {
         this(client, exec, routers, Map.of());
@@ -47,17 +53,39 @@ public final class SimOperator implements AutoCloseable {
      *     one that differs from this in its hook alone
      */
     public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers, Map<String, String> settings, String hookScript) {
+        this(client, exec, routers, settings, hookScript, false);
+    }
+
+    /**
+     * An operator that acts only while it holds the Lease, as the deployed one does (its {@link Leadership}, with the
+     * SDK's durations). Where the deployed process exits on losing the Lease, this one stops in place.
+     *
+     * @param leaseNamespace and {@code identity}: where its Lease lives and the name it holds it by
+     */
+    public static SimOperator electing(KubernetesClient client, LocalExec exec, SimRouterAddress routers, String leaseNamespace, String identity) {
+        return new SimOperator(client, exec, routers, Map.of("ebb.leader-election.namespace", leaseNamespace, "ebb.leader-election.identity", identity),
+                DrainHook.SCRIPT, true);
+    }
+
+    private SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers, Map<String, String> settings, String hookScript,
+            boolean electing) {
         PodRenderer renderer = new PodRenderer(new DrainTimelines(), hookScript);
         EventRecorder events = new EventRecorder(client);
         ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
         EbbConfig config = EbbSettings.ignoringUnknown(settings);
         RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config,
                 new RetirementMachine());
-        operator = new Operator(o -> o.withKubernetesClient(client).withCloseClientOnStop(false)
-                // the SDK's own meters, as the deployed operator serves them
-                .withMetrics(MicrometerMetricsV2.newBuilder(registry).build())
-                // the mock API server has no server-side apply
-                .withUseSSAToPatchPrimaryResource(false));
+        // the deployed process halts on a lost Lease; the callback runs on the elector's thread, which the stop ends
+        leadership = electing ? Optional.of(new Leadership(client, config, () -> new Thread(this::crash, "sim-operator-halt").start()))
+                : Optional.empty();
+        operator = new Operator(o -> {
+            o.withKubernetesClient(client).withCloseClientOnStop(false)
+                    // the SDK's own meters, as the deployed operator serves them
+                    .withMetrics(MicrometerMetricsV2.newBuilder(registry).build())
+                    // the mock API server has no server-side apply
+                    .withUseSSAToPatchPrimaryResource(false);
+            leadership.map(Leadership::leaderElection).map(SimOperator::stayingInProcess).ifPresent(o::withLeaderElectionConfiguration);
+        });
         OwnedObjects owned = new OwnedObjects(client);
         operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new CandidateReads(reads), new RouterObjects(owned), owned,
                 new ClusterPlatform(client), new ReplicaGauges(registry), renderer, Clock.systemUTC()));
@@ -68,8 +96,32 @@ public final class SimOperator implements AutoCloseable {
         return registry;
     }
 
+    /** The SDK would end the whole process when leading stops; here only this operator stops. */
+    private static LeaderElectionConfiguration stayingInProcess(LeaderElectionConfiguration c) {
+        return new LeaderElectionConfiguration(c.getLeaseName(), c.getLeaseNamespace().orElse(null), c.getLeaseDuration(), c.getRenewDeadline(),
+                c.getRetryPeriod(), c.getIdentity().orElse(null), c.getLeaderCallbacks().orElse(null), false);
+    }
+
+    /** The identity it holds the Lease by, when it elects. */
+    public Optional<String> identity() {
+        return leadership.map(Leadership::identity);
+    }
+
+    /** Stops as a killed process does: whatever it was doing ends, and a Lease it held stays taken until it expires. */
+    public void crash() {
+        leadership.ifPresent(Leadership::shutdownStarted);
+        if (stopped.compareAndSet(false, true)) {
+            operator.stop();
+        }
+    }
+
+    /** Stops as SIGTERM stops the deployed operator: reconciliations end, then a Lease it held is handed back. */
     @Override
     public void close() {
-        operator.stop();
+        leadership.ifPresent(Leadership::shutdownStarted);
+        if (stopped.compareAndSet(false, true)) {
+            operator.stop();
+        }
+        leadership.ifPresent(Leadership::operatorStopped);
     }
 }

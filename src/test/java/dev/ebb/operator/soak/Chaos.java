@@ -28,20 +28,25 @@ import java.util.function.Consumer;
 final class Chaos {
     enum Kind {
         SCALE, ROLLOUT, DELETE_POD, DELETE_POD_SHORT_GRACE, CONTAINER_RESTART, NODE_DRAIN, OPERATOR_RESTART,
-        OPERATOR_DOUBLE_RESTART, API_FAULTS, ROUTER_RESTART
+        OPERATOR_DOUBLE_RESTART, LEADER_CHANGE, API_FAULTS, ROUTER_RESTART
     }
 
     /** The share each kind gets of the choices. */
-    private static final Map<Kind, Integer> WEIGHTS = new EnumMap<>(Map.of(Kind.SCALE, 4, Kind.ROLLOUT, 2, Kind.DELETE_POD, 2,
-            Kind.DELETE_POD_SHORT_GRACE, 2, Kind.CONTAINER_RESTART, 2, Kind.NODE_DRAIN, 1, Kind.OPERATOR_RESTART, 2,
-            Kind.OPERATOR_DOUBLE_RESTART, 1, Kind.API_FAULTS, 2, Kind.ROUTER_RESTART, 1));
+    private static final Map<Kind, Integer> WEIGHTS = new EnumMap<>(Map.ofEntries(Map.entry(Kind.SCALE, 4), Map.entry(Kind.ROLLOUT, 2),
+            Map.entry(Kind.DELETE_POD, 2), Map.entry(Kind.DELETE_POD_SHORT_GRACE, 2), Map.entry(Kind.CONTAINER_RESTART, 2),
+            Map.entry(Kind.NODE_DRAIN, 1), Map.entry(Kind.OPERATOR_RESTART, 2), Map.entry(Kind.OPERATOR_DOUBLE_RESTART, 1),
+            Map.entry(Kind.LEADER_CHANGE, 1), Map.entry(Kind.API_FAULTS, 2), Map.entry(Kind.ROUTER_RESTART, 1)));
     /** The operator's User-Agent, which the API server's fault bursts single out. */
     static final String OPERATOR_AGENT = "ebb-operator-under-soak";
     private static final String STATUS_PATH = "/apis/serving.ebb.dev/v1alpha1/namespaces/%s/modeldeployments/%s/status";
 
-    /** The operator as a process the chaos may stop and start again. */
+    /** The operator's Pods, one leading and one standing by, which the chaos may stop and start again. */
     interface Operators {
+        /** The leader's process is killed; a new Pod starts after {@code down}, and whoever gets the Lease next leads. */
         void restart(Duration down);
+
+        /** The leader stops in order (SIGTERM, as a rolling update of the operator does) and a new Pod starts. */
+        void changeLeader();
     }
 
     /** A burst of API faults: when it began and ended. */
@@ -115,6 +120,7 @@ final class Chaos {
                 case CONTAINER_RESTART -> restartContainer(d);
                 case OPERATOR_RESTART -> restartOperator(1);
                 case OPERATOR_DOUBLE_RESTART -> restartOperator(2);
+                case LEADER_CHANGE -> changeLeader();
                 case API_FAULTS -> faults();
                 case ROUTER_RESTART -> restartRouter();
             };
@@ -226,6 +232,13 @@ final class Chaos {
         }
         disruptions.add(new Disruption(Disruption.Kind.CONTAINER_RESTART, name, at, Duration.ZERO));
         log.accept("container restart " + name);
+        return true;
+    }
+
+    private boolean changeLeader() {
+        operatorRestarts.add(Instant.now());
+        log.accept("leader change: the leading operator stops in order, a new one starts");
+        operators.changeLeader();
         return true;
     }
 

@@ -12,9 +12,9 @@ import java.util.regex.Pattern;
  * Whether a cut generation is explained by something done from outside the operator. A deletion explains it only
  * when the numbers show the generation needed more than the deletion's drain window: started at s, length L, the Pod
  * deleted at d with grace g, the window ends at d + g, so only s + L > d + g could not finish. A container or router
- * restart ends every stream it carries at once. What happens to any member of a multi-Pod replica happens to its leader's
- * streams too: the engine's collective spans every member. Anything else cut a generation the operator was meant to
- * protect.
+ * restart ends every stream it carries at once, so it explains only a cut that came with it. What happens to any
+ * member of a multi-Pod replica happens to its leader's streams too: the engine's collective spans every member.
+ * Anything else cut a generation the operator was meant to protect.
  */
 public final class CutJudge {
     /** How far the clocks of the client, the kubelet and the soak may disagree about one moment. */
@@ -39,7 +39,8 @@ public final class CutJudge {
         Optional<Disruption> restart = disruptions.stream()
                 .filter(d -> (d.kind() == Disruption.Kind.CONTAINER_RESTART && sameReplica(d.target(), pod))
                         || (cut.routed() && d.kind() == Disruption.Kind.ROUTER_RESTART && d.target().equals(cut.deployment())))
-                .filter(d -> !d.at().isBefore(start.minus(SLACK)) && !d.at().isAfter(end.plus(SLACK)))
+                // a restart ends what it carries at once: it explains a cut that came with it, not one long after
+                .filter(d -> !d.at().isBefore(start.minus(SLACK)) && !d.at().isBefore(end.minus(SLACK)) && !d.at().isAfter(end.plus(SLACK)))
                 .findFirst();
         if (restart.isPresent()) {
             return new Verdict(true, request + "; " + restart.get().kind() + " of " + restart.get().target() + " at " + at(restart.get().at(), origin));

@@ -45,6 +45,8 @@ class CutJudgeTest {
                         List.of(new Disruption(Disruption.Kind.CONTAINER_RESTART, "qwen-server-r1-m1", T0.plusSeconds(25), Duration.ZERO)), true),
                 Arguments.of("a container restart while it ran", cut(true, POD, 10, 60, 25),
                         List.of(new Disruption(Disruption.Kind.CONTAINER_RESTART, POD, T0.plusSeconds(25), Duration.ZERO)), true),
+                Arguments.of("a router restart long before the cut explains nothing", cut(true, POD, 31, 60, 77),
+                        List.of(new Disruption(Disruption.Kind.ROUTER_RESTART, "qwen", T0.plusSeconds(30), Duration.ZERO)), false),
                 Arguments.of("its router restarted while it ran", cut(true, POD, 10, 60, 25),
                         List.of(new Disruption(Disruption.Kind.ROUTER_RESTART, "qwen", T0.plusSeconds(25), Duration.ZERO)), true),
                 Arguments.of("a router restart explains nothing for a client of the Service", cut(false, POD, 10, 60, 25),

@@ -3,14 +3,15 @@ package dev.ebb.operator.soak;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.packaging.PackagedOperator;
 import dev.ebb.operator.sim.AdmittingDispatcher;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.SimApiServer;
-import dev.ebb.operator.sim.SimOperator;
 import dev.ebb.operator.sim.SimRouterAddress;
 import dev.ebb.operator.sim.SimWorld;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -22,13 +23,12 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
  * {@code make soak}: several ModelDeployments in one test world under continuous streaming load, with seeded chaos
- * (scaling, rollouts, Pod deletions, container restarts, node drains, operator restarts, API fault bursts, router
- * restarts) for a number of minutes, and the invariants checked all along and at the end: no generation cut by a
+ * (scaling, rollouts, Pod deletions, container restarts, node drains, operator restarts and leader changes, API fault
+ * bursts, router restarts) for a number of minutes, and the invariants checked all along and at the end: no generation cut by a
  * removal the operator made, nothing deleted that was not proven idle, convergence to the spec after the chaos, no
  * object touched by another deployment's reconcile, no ERROR but from an injected fault. Exits 1 on any violation.
  *
@@ -43,7 +43,11 @@ public final class Soak {
     private static final Duration LAST_STREAMS = Duration.ofSeconds(100);
     /** After a burst of faults, how long errors from it may still surface (the client's retries back off). */
     private static final Duration FAULT_ECHO = Duration.ofSeconds(30);
-    private static final Duration RESTART_ECHO = Duration.ofSeconds(15);
+    /**
+     * After an operator restart or leader change, how long errors from it may still surface: a killed leader's Lease
+     * stays taken until it expires, and only then does the next leader start.
+     */
+    private static final Duration RESTART_ECHO = LeaderElectionConfiguration.LEASE_DURATION_DEFAULT_VALUE.plusSeconds(15);
 
     private Soak() {
     }
@@ -91,16 +95,12 @@ public final class Soak {
         KubernetesClient operatorClient = new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(
                 new io.fabric8.kubernetes.client.ConfigBuilder(client.getConfiguration()).withUserAgent(Chaos.OPERATOR_AGENT).build()).build();
         SimRouterAddress routers = new SimRouterAddress();
-        AtomicReference<SimOperator> operator = new AtomicReference<>();
+        OperatorPods operators = new OperatorPods(operatorClient, routers);
         List<Violation> violations = new ArrayList<>();
         try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec();
                 Invariants invariants = new Invariants(client, NAMESPACE, origin, say)) {
-            operator.set(new SimOperator(operatorClient, exec, routers));
-            Chaos.Operators operators = down -> {
-                operator.getAndSet(null).close();
-                sleep(down.toMillis());
-                operator.set(new SimOperator(operatorClient, exec, routers));
-            };
+            apiServer.grant(PackagedOperator.packagedRules());
+            operators.start(exec);
             for (SoakDeployment d : fleet) {
                 d.deploy(client, NAMESPACE, routers);
                 say.accept("deployed " + d.name + ": " + d.engine + ", " + d.initialReplicas + " replicas of size " + d.size + ", "
@@ -145,7 +145,7 @@ public final class Soak {
             invariants.judgeDeletions(Instant.now().minusSeconds(5));
             return report(seed, origin, out, fleet, invariants, chaos, errors, violations);
         } finally {
-            Optional.ofNullable(operator.get()).ifPresent(SimOperator::close);
+            operators.close();
             fleet.forEach(SoakDeployment::close);
             operatorClient.close();
             client.close();
