@@ -18,9 +18,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A replica of two Pods, leader and follower, whose engine runs one collective over both: what a deletion from
@@ -37,17 +36,8 @@ class MultiNodeDrainTest {
     private static final PodRenderer RENDERER = new PodRenderer();
 
     KubernetesClient client;
-    private SimKubelet kubelet;
-
-    @BeforeEach
-    void start() {
-        kubelet = new SimKubelet(client, new LoopbackAddresses()).loadDelay(Duration.ZERO);
-    }
-
-    @AfterEach
-    void stop() {
-        kubelet.close();
-    }
+    @RegisterExtension
+    final KubeletPerTest kubelets = new KubeletPerTest(() -> client);
 
     private static List<Pod> replica() {
         DesiredDeployment desired = Specs.deployment("qwen", "vLLM").namespace(NS).role(Specs.role("big").size(2)).desired();
@@ -58,7 +48,7 @@ class MultiNodeDrainTest {
 
     private void create(List<Pod> pods) {
         pods.forEach(p -> client.resource(p).create());
-        await().atMost(Duration.ofSeconds(10)).until(() -> kubelet.engine(NS, LEADER).filter(e -> e.state() == FakeEngine.State.SERVING).isPresent()
+        await().atMost(Duration.ofSeconds(10)).until(() -> kubelets.get().engine(NS, LEADER).filter(e -> e.state() == FakeEngine.State.SERVING).isPresent()
                 && running(FOLLOWER));
     }
 
@@ -68,7 +58,7 @@ class MultiNodeDrainTest {
     }
 
     private CompletableFuture<LoadGenerator.Request> streamOnTheLeader() {
-        FakeEngine engine = kubelet.engine(NS, LEADER).orElseThrow();
+        FakeEngine engine = kubelets.get().engine(NS, LEADER).orElseThrow();
         LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(LEADER, engine.uri(""))), 1, TOKENS, TOKEN_INTERVAL);
         CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(load::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
@@ -84,7 +74,7 @@ class MultiNodeDrainTest {
     }
 
     private Termination terminationOf(String name) {
-        return kubelet.terminations().stream().filter(t -> t.pod().equals(name)).findFirst().orElseThrow();
+        return kubelets.get().terminations().stream().filter(t -> t.pod().equals(name)).findFirst().orElseThrow();
     }
 
     @Test
@@ -139,7 +129,7 @@ class MultiNodeDrainTest {
         create(replica());
         CompletableFuture<LoadGenerator.Request> stream = streamOnTheLeader();
 
-        kubelet.restartContainer(NS, FOLLOWER);
+        kubelets.get().restartContainer(NS, FOLLOWER);
 
         assertThat(stream.get(5, TimeUnit.SECONDS).outcome()).isEqualTo(Outcome.CUT);
     }

@@ -22,9 +22,8 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A direct decoder's Pod with llm-d's routing proxy in front of its engine, every container running: a stream reaches
@@ -40,17 +39,8 @@ class RoutingProxyContainerTest {
     private static final PodRenderer RENDERER = new PodRenderer();
 
     KubernetesClient client;
-    private SimKubelet kubelet;
-
-    @BeforeEach
-    void start() {
-        kubelet = new SimKubelet(client, new LoopbackAddresses()).loadDelay(Duration.ZERO);
-    }
-
-    @AfterEach
-    void stop() {
-        kubelet.close();
-    }
+    @RegisterExtension
+    final KubeletPerTest kubelets = new KubeletPerTest(() -> client);
 
     private static DesiredDeployment onPlatform(Platform platform) {
         return Specs.deployment("qwen", "vLLM").namespace(NS).scaling("prefill").router("llm-d-router")
@@ -61,9 +51,9 @@ class RoutingProxyContainerTest {
     private CompletableFuture<LoadGenerator.Request> streamThroughTheProxy(DesiredDeployment deployment) {
         DesiredRole decode = deployment.roles().get(1);
         client.resource(RENDERER.render(new MemberSlot(deployment, decode, 0, 0), RENDERER.configHash(deployment, decode))).create();
-        await().atMost(Duration.ofSeconds(10)).until(() -> kubelet.engine(NS, POD).filter(e -> e.state() == FakeEngine.State.SERVING).isPresent()
+        await().atMost(Duration.ofSeconds(10)).until(() -> kubelets.get().engine(NS, POD).filter(e -> e.state() == FakeEngine.State.SERVING).isPresent()
                 && address().isPresent());
-        FakeEngine engine = kubelet.engine(NS, POD).orElseThrow();
+        FakeEngine engine = kubelets.get().engine(NS, POD).orElseThrow();
         assertThat(engine.port()).as("the engine listens behind the proxy").isNotEqualTo(8000);
         URI proxy = URI.create("http://" + address().orElseThrow() + ":8000");
         LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(POD, proxy)), 1, TOKENS, Duration.ofMillis(50));

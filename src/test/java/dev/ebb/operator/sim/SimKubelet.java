@@ -110,11 +110,8 @@ public final class SimKubelet implements AutoCloseable {
             @Override
             public void onDelete(Pod pod, boolean unknown) {
                 Node node = pods.remove(key(pod));
-                if (node != null && node.engine != null) {
-                    node.engine.kill();
-                }
-                if (node != null && node.proxy != null) {
-                    node.proxy.kill();
+                if (node != null) {
+                    stopAll(node);
                 }
                 if (node != null && !node.terminating) {
                     workers.submit(() -> collectiveLost(node));

@@ -20,9 +20,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 @EnableKubernetesMockClient(crud = true)
 class SimKubeletTest {
@@ -30,19 +29,8 @@ class SimKubeletTest {
 
     static final String NS = "sim";
     KubernetesClient client;
-    private SimKubelet kubelet;
-
-    @BeforeEach
-    void start() {
-        // the hand-made Pods here carry no readiness probe, so they are Ready at once, as Kubernetes has it; an engine
-        // still loading its model would refuse the streams these tests start the moment a Pod runs
-        kubelet = new SimKubelet(client, new LoopbackAddresses()).loadDelay(Duration.ZERO);
-    }
-
-    @AfterEach
-    void stop() {
-        kubelet.close();
-    }
+    @RegisterExtension
+    final KubeletPerTest kubelets = new KubeletPerTest(() -> client);
 
     static Pod enginePod(String name, Long grace, List<String> preStop) {
         return pod(name, "vllm", List.of("vllm", "serve", "m", "--served-model-name", "m", "--host", "0.0.0.0", "--port", "8000"),
@@ -81,7 +69,7 @@ class SimKubeletTest {
 
     /** Starts one stream far longer than any test here lasts and returns once the Pod's engine holds it. */
     private CompletableFuture<LoadGenerator.Request> holdStream(String name) {
-        FakeEngine engine = kubelet.engine(NS, name).orElseThrow();
+        FakeEngine engine = kubelets.get().engine(NS, name).orElseThrow();
         LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(name, engine.uri(""))), 1, 1000, Duration.ofMillis(20));
         CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(load::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
@@ -105,7 +93,7 @@ class SimKubeletTest {
     }
 
     private Termination terminationOf(String name) {
-        return kubelet.terminations().stream().filter(t -> t.pod().equals(name)).findFirst().orElseThrow();
+        return kubelets.get().terminations().stream().filter(t -> t.pod().equals(name)).findFirst().orElseThrow();
     }
 
     @Test
@@ -125,7 +113,7 @@ class SimKubeletTest {
             assertThat(c.getRestartCount()).isZero();
             assertThat(c.getState().getRunning().getStartedAt()).isNotNull();
         });
-        assertThat(kubelet.engine(NS, "a")).hasValueSatisfying(e -> assertThat(e.host()).isEqualTo(pod.getStatus().getPodIP()));
+        assertThat(kubelets.get().engine(NS, "a")).hasValueSatisfying(e -> assertThat(e.host()).isEqualTo(pod.getStatus().getPodIP()));
     }
 
     @Test
@@ -242,7 +230,7 @@ class SimKubeletTest {
         awaitRunning("f");
         String before = fetch("f").getStatus().getContainerStatuses().get(0).getContainerID();
 
-        kubelet.restartContainer(NS, "f");
+        kubelets.get().restartContainer(NS, "f");
 
         await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
             var status = fetch("f").getStatus().getContainerStatuses().get(0);
@@ -257,10 +245,10 @@ class SimKubeletTest {
         awaitRunning("i");
         CompletableFuture<LoadGenerator.Request> held = holdStream("i");
 
-        kubelet.restartContainer(NS, "i");
+        kubelets.get().restartContainer(NS, "i");
 
         assertThat(outcome(held)).isEqualTo(LoadGenerator.Outcome.CUT);
-        FakeEngine restarted = kubelet.engine(NS, "i").orElseThrow();
+        FakeEngine restarted = kubelets.get().engine(NS, "i").orElseThrow();
         assertThat(restarted.inFlight()).isZero();
         assertThat(restarted.state()).isEqualTo(FakeEngine.State.SERVING);
     }
@@ -274,7 +262,7 @@ class SimKubeletTest {
         String name = pod.getMetadata().getName();
         client.resource(pod).create();
         awaitRunning(name);
-        assertThat(kubelet.engine(NS, name)).hasValueSatisfying(e -> assertThat(e.port()).isEqualTo(Integer.parseInt(scrapePort)));
+        assertThat(kubelets.get().engine(NS, name)).hasValueSatisfying(e -> assertThat(e.port()).isEqualTo(Integer.parseInt(scrapePort)));
 
         client.pods().inNamespace(NS).withName(name).delete();
 
@@ -292,7 +280,7 @@ class SimKubeletTest {
         String name = pod.getMetadata().getName();
         client.resource(pod).create();
         awaitRunning(name);
-        assertThat(kubelet.engine(NS, name)).hasValueSatisfying(e -> assertThat(e.uri("/metrics").getScheme()).isEqualTo("https"));
+        assertThat(kubelets.get().engine(NS, name)).hasValueSatisfying(e -> assertThat(e.uri("/metrics").getScheme()).isEqualTo("https"));
 
         client.pods().inNamespace(NS).withName(name).delete();
 
