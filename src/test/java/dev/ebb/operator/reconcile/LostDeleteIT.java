@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.retire.RetirementState;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.RoutedSimWorld;
 import dev.ebb.operator.sim.SimOperator;
@@ -15,6 +16,7 @@ import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
@@ -23,13 +25,15 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A retirement recorded as deleting whose DELETE never took effect, because the API server failed it or the operator
- * stopped before sending it: the next pass, or the next operator, sends it again and the retirement completes.
+ * was killed before sending it: the next pass, or the next operator, sends it again and the retirement completes.
  */
 class LostDeleteIT {
     private static final String NS = "lost-delete";
     private static final String TARGET = "qwen-server-r1-m0";
     private static final String TARGET_PATH = "/api/v1/namespaces/" + NS + "/pods/" + TARGET;
     private static final Duration CONVERGE = Duration.ofSeconds(30);
+    /** Far longer than the test takes to see Deleting recorded and kill the operator, which it polls for every 100 ms. */
+    private static final Duration ANNOUNCEMENT_LATE = Duration.ofSeconds(5);
 
     private RoutedSimWorld sim;
     private KubernetesClient client;
@@ -63,15 +67,14 @@ class LostDeleteIT {
         return client.v1().events().inNamespace(NS).list().getItems().stream().map(Event::getReason).toList();
     }
 
-    /** Scales the role down with every DELETE of the target failing, until the retirement records the deletion. */
-    private void scaleDownUntilTheDeletionIsRecorded() {
+    private void scaleDownFromTwo() {
         client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
         await().atMost(CONVERGE).until(() -> router.selects(TARGET));
-        sim.apiServer().fail("DELETE", TARGET_PATH, 503);
-
         Specs.scale(client, NS, "qwen", "server", 1);
+    }
 
-        await().atMost(CONVERGE).until(() -> retirement().filter(r -> List.of("Deleting", "Settling").contains(r.state())).isPresent());
+    private boolean retirementIn(RetirementState... states) {
+        return retirement().filter(r -> Arrays.stream(states).map(Enum::name).anyMatch(r.state()::equals)).isPresent();
     }
 
     private void assertRetired() {
@@ -84,8 +87,9 @@ class LostDeleteIT {
     @Test
     void aDeleteTheApiServerFailedIsSentAgainAndTheRetirementCompletes() {
         try (SimOperator operator = new SimOperator(operatorClient, sim.exec(), sim.routers())) {
-            scaleDownUntilTheDeletionIsRecorded();
-            await().atMost(CONVERGE).until(() -> sim.apiServer().failed() > 0 && retirement().filter(r -> "Settling".equals(r.state())).isPresent());
+            sim.apiServer().fail("DELETE", TARGET_PATH, 503);
+            scaleDownFromTwo();
+            await().atMost(CONVERGE).until(() -> sim.apiServer().failed() > 0 && retirementIn(RetirementState.Settling));
             assertThat(target().getMetadata().getDeletionTimestamp()).isNull();
 
             sim.apiServer().lift();
@@ -94,11 +98,18 @@ class LostDeleteIT {
         }
     }
 
+    /**
+     * The operator killed after it recorded Deleting and before its DELETE went out. The Event announcing the proof,
+     * which it sends between the two, is answered late, so that the kill lands there every time.
+     */
     @Test
-    void aDeleteLostWhenTheOperatorStoppedIsSentByTheNextOne() {
+    void aDeleteLostWhenTheOperatorWasKilledIsSentByTheNextOne() {
         SimOperator first = new SimOperator(operatorClient, sim.exec(), sim.routers());
-        scaleDownUntilTheDeletionIsRecorded();
-        first.close();
+        scaleDownFromTwo();
+        await().atMost(CONVERGE).until(() -> retirementIn(RetirementState.Draining));
+        sim.apiServer().answerLate("POST", "/api/v1/namespaces/" + NS + "/events", ANNOUNCEMENT_LATE);
+        await().atMost(CONVERGE).until(() -> retirementIn(RetirementState.Deleting));
+        first.crash();
         sim.apiServer().lift();
         assertThat(target().getMetadata().getDeletionTimestamp()).as("no DELETE took effect").isNull();
 

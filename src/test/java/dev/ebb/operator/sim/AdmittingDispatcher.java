@@ -30,7 +30,7 @@ import java.util.regex.Pattern;
  * resource's scale subresource, when its CRD declares one, is served as an API server serves it ({@link #scale}). A
  * SelfSubjectRulesReview is answered from the rules the caller was {@link #grant granted} (none unless told), and
  * GET /version with the {@link #version release} it is told. It can be made to {@link #fail fail} chosen requests, as
- * a loaded or restarting API server does, until the fault is lifted; to treat one caller {@link #unreliable
+ * a loaded or restarting API server does, or to {@link #answerLate answer them late}, until the fault is lifted; to treat one caller {@link #unreliable
  * unreliably}; and to {@link #expireWatches expire} every open watch, as an API server whose watch cache no longer
  * holds a watcher's resource version does, so that informers list again.
  */
@@ -53,12 +53,24 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private volatile java.util.Optional<UnreliableApi> unreliable = java.util.Optional.empty();
     private final java.util.Set<ExpirableWatch> openWatches = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final AtomicInteger watchesOpened = new AtomicInteger();
+    private final List<LateAnswer> lateAnswers = new CopyOnWriteArrayList<>();
 
     /** Requests with this method on this object's path (the query aside) are answered with this status, and not acted on. */
     private record Fault(String method, String path, int code) {
         boolean matches(RecordedRequest request) {
-            return method.equals(request.getMethod()) && path.equals(request.getPath().replaceFirst("\\?.*$", ""));
+            return onPath(request, method, path);
         }
+    }
+
+    /** Requests with this method on this path (the query aside) are acted on at once and answered this late. */
+    private record LateAnswer(String method, String path, java.time.Duration late) {
+        boolean matches(RecordedRequest request) {
+            return onPath(request, method, path);
+        }
+    }
+
+    private static boolean onPath(RecordedRequest request, String method, String path) {
+        return method.equals(request.getMethod()) && path.equals(request.getPath().replaceFirst("\\?.*$", ""));
     }
     private volatile java.util.Optional<VersionInfo> version = java.util.Optional.of(new VersionInfo.Builder()
             .withMajor("1").withMinor("33").withGitVersion("v1.33.1").build());
@@ -94,8 +106,17 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         faults.add(new Fault(method, path, code));
     }
 
+    /**
+     * From now until {@link #lift}, every request with this method on this path takes effect on arrival and is answered
+     * this late, as by an API server slow to answer: its caller waits that long for the answer.
+     */
+    public void answerLate(String method, String path, java.time.Duration late) {
+        lateAnswers.add(new LateAnswer(method, path, late));
+    }
+
     public void lift() {
         faults.clear();
+        lateAnswers.clear();
     }
 
     /** From now until {@link #reliable}, the caller this names is answered late and has a share of its writes refused. */
@@ -290,7 +311,8 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             // the server schedules a delayed body on a timer, which refuses a delay under a millisecond
             return answer.getWebSocketListener() == null && late.toMillis() > 0 ? answer.setBodyDelay(late) : answer;
         }
-        return dispatchReliably(request);
+        MockResponse answer = dispatchReliably(request);
+        return lateAnswers.stream().filter(l -> l.matches(request)).findFirst().map(l -> answer.setBodyDelay(l.late())).orElse(answer);
     }
 
     private MockResponse dispatchReliably(RecordedRequest request) {
