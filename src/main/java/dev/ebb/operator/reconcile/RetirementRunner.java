@@ -310,17 +310,17 @@ public class RetirementRunner {
 
     /**
      * Outside retirements, a replica is out of traffic exactly while one of its members terminates (see
-     * {@link StrayWithdrawals}): the rest of such a replica is withdrawn, and a Pod left withdrawn by nothing (an
+     * {@link ServingLabels}): the rest of such a replica is withdrawn, and a Pod left withdrawn by nothing (an
      * operator stopped between two writes, a restore that failed, a member that has left) serves again.
      */
     public void correctServingLabels(ModelDeployment md, Collection<Pod> pods, List<RetirementRecord> records) {
         List<Retirement> retirements = records.stream().map(RetirementRecord::retirement).toList();
-        for (Member member : StrayWithdrawals.losingTheirReplica(pods, retirements)) {
+        for (Member member : ServingLabels.toWithdraw(pods, retirements)) {
             setServing(md, member, false);
             events.normal(md, REASON_MEMBER_LEAVING, member.name() + " no longer serves while another member of its replica terminates:"
                     + " the engine's collective spans every member and stops with the one that leaves");
         }
-        StrayWithdrawals.among(pods, retirements).forEach(member -> setServing(md, member, true));
+        ServingLabels.toRestore(pods, retirements).forEach(member -> setServing(md, member, true));
     }
 
     private void count(Retirement ended) {

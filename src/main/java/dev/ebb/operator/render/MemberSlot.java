@@ -2,9 +2,16 @@ package dev.ebb.operator.render;
 
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.Labels;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
 
 /** One Pod's place: which deployment, role, replica and member it renders. */
 public record MemberSlot(DesiredDeployment deployment, DesiredRole role, int ordinal, int member) {
+    /** A replica's ordinal as a label carries it: decimal digits, few enough to fit an int. */
+    private static final Pattern ORDINAL = Pattern.compile("[0-9]{1,9}");
+
     public boolean leader() {
         return member == 0;
     }
@@ -20,5 +27,25 @@ public record MemberSlot(DesiredDeployment deployment, DesiredRole role, int ord
 
     static String leaderHost(String deployment, String role, int ordinal) {
         return Names.pod(deployment, role, ordinal, 0) + "." + Names.replica(deployment, role, ordinal);
+    }
+
+    /** A follower's leader: its Pod's name, and the stable name it is reached by ({@link #leaderHost()}). */
+    public record Leader(String pod, String host) {
+    }
+
+    /**
+     * The leader of the replica a Pod follows, as the Pod's own labels name it; empty for a leader, and for labels that
+     * name no replica.
+     */
+    public static Optional<Leader> leaderOf(Map<String, String> labels) {
+        String deployment = labels.get(Labels.DEPLOYMENT);
+        String role = labels.get(Labels.ROLE);
+        String replica = labels.getOrDefault(Labels.REPLICA, "");
+        if (labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX).equals(Labels.LEADER_INDEX) || deployment == null || role == null
+                || !ORDINAL.matcher(replica).matches()) {
+            return Optional.empty();
+        }
+        int ordinal = Integer.parseInt(replica);
+        return Optional.of(new Leader(Names.pod(deployment, role, ordinal, 0), leaderHost(deployment, role, ordinal)));
     }
 }

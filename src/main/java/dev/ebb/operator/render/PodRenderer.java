@@ -33,7 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.IntStream;
-import java.util.stream.Stream;
 
 /**
  * Turns one member slot into its Pod. Pure and deterministic: the same slot always renders byte-identical Pods,
@@ -155,15 +154,7 @@ public class PodRenderer {
         if (labels == null || labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX).equals(Labels.LEADER_INDEX)) {
             return Optional.of(DrainHook.LOOPBACK);
         }
-        try {
-            int ordinal = Integer.parseInt(labels.getOrDefault(Labels.REPLICA, ""));
-            String deployment = labels.get(Labels.DEPLOYMENT);
-            String role = labels.get(Labels.ROLE);
-            return deployment == null || role == null ? Optional.empty()
-                    : Optional.of(MemberSlot.leaderHost(deployment, role, ordinal));
-        } catch (NumberFormatException e) {
-            return Optional.empty();
-        }
+        return MemberSlot.leaderOf(labels).map(MemberSlot.Leader::host);
     }
 
     /**
@@ -189,10 +180,6 @@ public class PodRenderer {
                 : pod.getSpec().getContainers().stream().filter(c -> ENGINE_CONTAINER.equals(c.getName())).findFirst();
     }
 
-    private static <T> List<T> listOrEmpty(List<T> list) {
-        return list == null ? List.of() : list;
-    }
-
     private static Pod withoutOperatorChoices(Pod pod) {
         Pod copy = new PodBuilder(pod).build();
         if (hooked(copy)) {
@@ -204,8 +191,7 @@ public class PodRenderer {
             engineContainer(copy).orElseThrow().setImage(OPERATOR_DEFAULT_IMAGE);
         }
         if (annotations != null && annotations.remove(Annotations.ROUTING_PROXY_IMAGE) != null) {
-            Stream.concat(listOrEmpty(copy.getSpec().getInitContainers()).stream(), listOrEmpty(copy.getSpec().getContainers()).stream())
-                    .filter(c -> RoutingProxy.CONTAINER.equals(c.getName())).forEach(c -> c.setImage(OPERATOR_DEFAULT_IMAGE));
+            RoutingProxy.in(copy).ifPresent(c -> c.setImage(OPERATOR_DEFAULT_IMAGE));
         }
         return copy;
     }

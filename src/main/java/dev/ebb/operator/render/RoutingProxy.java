@@ -9,7 +9,11 @@ import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * Decode replicas under llm-d's router ("direct decoders") get llm-d's routing proxy in front of the engine: the
@@ -40,6 +44,13 @@ public final class RoutingProxy {
     /** Whether any role's Pods carry the proxy, whose form (native sidecar or not) depends on the cluster's version. */
     public static boolean frontsAnyRole(DesiredDeployment deployment) {
         return deployment.roles().stream().anyMatch(role -> fronts(deployment, role));
+    }
+
+    /** The Pod's proxy container, wherever it was rendered: among the init containers (native sidecar) or the main ones. */
+    public static Optional<Container> in(Pod pod) {
+        return Stream.concat(Objects.requireNonNullElse(pod.getSpec().getInitContainers(), List.<Container>of()).stream(),
+                Objects.requireNonNullElse(pod.getSpec().getContainers(), List.<Container>of()).stream())
+                .filter(c -> CONTAINER.equals(c.getName())).findFirst();
     }
 
     /** The port the engine itself listens on. */

@@ -2,7 +2,7 @@ package dev.ebb.operator.sim;
 
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
-import dev.ebb.operator.render.Names;
+import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
@@ -438,17 +438,8 @@ public final class SimKubelet implements AutoCloseable {
 
     /** A follower's leader, as the Pod's own labels place it: the member 0 of its replica. */
     private static Optional<String> leaderKey(Pod pod) {
-        Map<String, String> labels = Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of());
-        String member = labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX);
-        if (member.equals(Labels.LEADER_INDEX) || !labels.containsKey(Labels.DEPLOYMENT) || !labels.containsKey(Labels.ROLE)) {
-            return Optional.empty();
-        }
-        try {
-            int ordinal = Integer.parseInt(labels.getOrDefault(Labels.REPLICA, ""));
-            return Optional.of(pod.getMetadata().getNamespace() + "/" + Names.pod(labels.get(Labels.DEPLOYMENT), labels.get(Labels.ROLE), ordinal, 0));
-        } catch (NumberFormatException e) {
-            return Optional.empty();
-        }
+        return MemberSlot.leaderOf(Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of()))
+                .map(leader -> pod.getMetadata().getNamespace() + "/" + leader.pod());
     }
 
     private void releaseFinalizer(Pod pod) {

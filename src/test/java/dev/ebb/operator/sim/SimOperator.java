@@ -109,19 +109,20 @@ public final class SimOperator implements AutoCloseable {
 
     /** Stops as a killed process does: whatever it was doing ends, and a Lease it held stays taken until it expires. */
     public void crash() {
-        leadership.ifPresent(Leadership::shutdownStarted);
-        if (stopped.compareAndSet(false, true)) {
-            operator.stop();
-        }
+        stopReconciling();
     }
 
     /** Stops as SIGTERM stops the deployed operator: reconciliations end, then a Lease it held is handed back. */
     @Override
     public void close() {
+        stopReconciling();
+        leadership.ifPresent(Leadership::operatorStopped);
+    }
+
+    private void stopReconciling() {
         leadership.ifPresent(Leadership::shutdownStarted);
         if (stopped.compareAndSet(false, true)) {
             operator.stop();
         }
-        leadership.ifPresent(Leadership::operatorStopped);
     }
 }

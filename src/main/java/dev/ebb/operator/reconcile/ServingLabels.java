@@ -20,12 +20,12 @@ import java.util.stream.Collectors;
  * no member terminates, the replica serves again (a leader that restarted is kept out by its readiness until it is
  * whole again).
  */
-public final class StrayWithdrawals {
-    private StrayWithdrawals() {
+public final class ServingLabels {
+    private ServingLabels() {
     }
 
     /** The members to put back in service: withdrawn, not leaving, in no replica losing a member, reserved by no retirement. */
-    public static List<Member> among(Collection<Pod> pods, List<Retirement> records) {
+    public static List<Member> toRestore(Collection<Pod> pods, List<Retirement> records) {
         Set<String> held = heldByRetirements(records);
         Set<String> losing = replicasLosingMembers(pods);
         return pods.stream()
@@ -33,20 +33,20 @@ public final class StrayWithdrawals {
                 .filter(p -> !serving(p))
                 .filter(p -> !held.contains(p.getMetadata().getName()))
                 .filter(p -> replica(p).filter(losing::contains).isEmpty())
-                .map(StrayWithdrawals::member)
+                .map(ServingLabels::member)
                 .toList();
     }
 
     /** The members to take out of service: serving, not leaving themselves, reserved by no retirement, while another member of their replica terminates. */
-    public static List<Member> losingTheirReplica(Collection<Pod> pods, List<Retirement> records) {
+    public static List<Member> toWithdraw(Collection<Pod> pods, List<Retirement> records) {
         Set<String> held = heldByRetirements(records);
         Set<String> losing = replicasLosingMembers(pods);
         return pods.stream()
                 .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-                .filter(StrayWithdrawals::serving)
+                .filter(ServingLabels::serving)
                 .filter(p -> !held.contains(p.getMetadata().getName()))
                 .filter(p -> replica(p).filter(losing::contains).isPresent())
-                .map(StrayWithdrawals::member)
+                .map(ServingLabels::member)
                 .toList();
     }
 
@@ -58,7 +58,7 @@ public final class StrayWithdrawals {
 
     private static Set<String> replicasLosingMembers(Collection<Pod> pods) {
         return pods.stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null)
-                .map(StrayWithdrawals::replica).flatMap(Optional::stream).collect(Collectors.toSet());
+                .map(ServingLabels::replica).flatMap(Optional::stream).collect(Collectors.toSet());
     }
 
     /** The replica a Pod belongs to, when its labels place it in one of several members. */

@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-class StrayWithdrawalsTest {
+class ServingLabelsTest {
     private static final RetirementMachine MACHINE = new RetirementMachine();
     private static final Retirement DRAINING = RetirementMachineTest.draining();
     private static final String HELD = DRAINING.targets().get(0).name();
@@ -32,27 +32,27 @@ class StrayWithdrawalsTest {
 
     @Test
     void aWithdrawnPodThatNoRetirementHoldsServesAgain() {
-        assertThat(StrayWithdrawals.among(List.of(pod("a", "false", false), pod("b", "true", false)), List.of()))
+        assertThat(ServingLabels.toRestore(List.of(pod("a", "false", false), pod("b", "true", false)), List.of()))
                 .containsExactly(new Member("a", "uid-of-a", null));
     }
 
     @Test
     void aPodWithoutTheServingLabelGetsItBack() {
-        assertThat(StrayWithdrawals.among(List.of(pod("a", null, false)), List.of())).extracting(Member::name).containsExactly("a");
+        assertThat(ServingLabels.toRestore(List.of(pod("a", null, false)), List.of())).extracting(Member::name).containsExactly("a");
     }
 
     @Test
     void theMembersOfARetirementUnderWayStayWithdrawn() {
         List<Pod> pods = List.of(pod(HELD, "false", false), pod("other", "false", false));
 
-        assertThat(StrayWithdrawals.among(pods, List.of(DRAINING))).extracting(Member::name).containsExactly("other");
+        assertThat(ServingLabels.toRestore(pods, List.of(DRAINING))).extracting(Member::name).containsExactly("other");
     }
 
     @Test
     void theMembersOfAnAbortedRetirementServeAgain() {
         Retirement aborted = MACHINE.cancel(DRAINING, Instant.parse("2026-01-01T00:01:00Z")).retirement();
 
-        assertThat(StrayWithdrawals.among(List.of(pod(HELD, "false", false)), List.of(aborted))).extracting(Member::name).containsExactly(HELD);
+        assertThat(ServingLabels.toRestore(List.of(pod(HELD, "false", false)), List.of(aborted))).extracting(Member::name).containsExactly(HELD);
     }
 
     /** A member of replica {@code ordinal} of role "big". */
@@ -66,8 +66,8 @@ class StrayWithdrawalsTest {
     void theRestOfAReplicaWhoseMemberTerminatesIsWithdrawnAndOtherReplicasServeOn() {
         List<Pod> pods = List.of(member(0, 0, "true", false), member(0, 1, "true", true), member(1, 0, "true", false), member(1, 1, "true", false));
 
-        assertThat(StrayWithdrawals.losingTheirReplica(pods, List.of())).extracting(Member::name).containsExactly("qwen-big-r0-m0");
-        assertThat(StrayWithdrawals.among(pods, List.of())).isEmpty();
+        assertThat(ServingLabels.toWithdraw(pods, List.of())).extracting(Member::name).containsExactly("qwen-big-r0-m0");
+        assertThat(ServingLabels.toRestore(pods, List.of())).isEmpty();
     }
 
     @Test
@@ -75,9 +75,9 @@ class StrayWithdrawalsTest {
         List<Pod> losing = List.of(member(0, 0, "false", false), member(0, 1, "true", true));
         List<Pod> whole = List.of(member(0, 0, "false", false), member(0, 1, "true", false));
 
-        assertThat(StrayWithdrawals.losingTheirReplica(losing, List.of())).isEmpty();
-        assertThat(StrayWithdrawals.among(losing, List.of())).isEmpty();
-        assertThat(StrayWithdrawals.among(whole, List.of())).extracting(Member::name).containsExactly("qwen-big-r0-m0");
+        assertThat(ServingLabels.toWithdraw(losing, List.of())).isEmpty();
+        assertThat(ServingLabels.toRestore(losing, List.of())).isEmpty();
+        assertThat(ServingLabels.toRestore(whole, List.of())).extracting(Member::name).containsExactly("qwen-big-r0-m0");
     }
 
     @Test
@@ -85,19 +85,19 @@ class StrayWithdrawalsTest {
         Pod held = new PodBuilder(member(0, 0, "true", false)).editMetadata().withName(HELD).endMetadata().build();
         List<Pod> pods = List.of(held, member(0, 1, "true", true));
 
-        assertThat(StrayWithdrawals.losingTheirReplica(pods, List.of(DRAINING))).isEmpty();
-        assertThat(StrayWithdrawals.losingTheirReplica(pods, List.of())).extracting(Member::name).containsExactly(HELD);
+        assertThat(ServingLabels.toWithdraw(pods, List.of(DRAINING))).isEmpty();
+        assertThat(ServingLabels.toWithdraw(pods, List.of())).extracting(Member::name).containsExactly(HELD);
     }
 
     @Test
     void aPodWithoutReplicaLabelsIsNeverTakenForAMemberOfAnother() {
         List<Pod> pods = List.of(pod("a", "true", false), pod("b", "true", true));
 
-        assertThat(StrayWithdrawals.losingTheirReplica(pods, List.of())).isEmpty();
+        assertThat(ServingLabels.toWithdraw(pods, List.of())).isEmpty();
     }
 
     @Test
     void aPodOnItsWayOutIsLeftToGo() {
-        assertThat(StrayWithdrawals.among(List.of(pod("a", "false", true)), List.of())).isEmpty();
+        assertThat(ServingLabels.toRestore(List.of(pod("a", "false", true)), List.of())).isEmpty();
     }
 }
