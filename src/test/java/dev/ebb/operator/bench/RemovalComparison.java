@@ -81,6 +81,9 @@ public final class RemovalComparison {
         if (runs.stream().anyMatch(r -> r.floor().isPresent())) {
             System.out.println("  change to last leaving Pod gone: from the spec change (or the deletes) to the last of the two"
                     + " leaving Pods deleted from the API server");
+            System.out.println("  floor of the Pods that left: when the last generation sent to the two Pods that did leave (those"
+                    + " in flight at the change, and those sent to them after it) would end, plus the same " + DrainTimelines.IDLE_RETURN
+                    + " s; wall time over it is what the removal itself adds, whatever it chose");
             System.out.println("  floor: the longest generation still to stream at the change on the two replicas whose longest"
                     + " is shortest, plus the " + DrainTimelines.IDLE_RETURN + " s the drain hook takes at least; per run, as each run's"
                     + " requests land apart");

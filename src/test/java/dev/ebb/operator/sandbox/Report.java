@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.function.Function;
 import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
@@ -75,11 +76,17 @@ public final class Report {
                 r -> r.wallTime().isPresent() ? String.format(Locale.ROOT, "%.1f", r.wallTime().getAsDouble()) : "-");
         if (scaleDown) {
             row(out, runs, "floor (s)", r -> r.floor().isPresent() ? String.format(Locale.ROOT, "%.1f", r.floor().getAsDouble()) : "-");
-            row(out, runs, "wall time / floor", r -> r.floor().isPresent() && r.wallTime().isPresent()
-                    ? String.format(Locale.ROOT, "%.2f", r.wallTime().getAsDouble() / r.floor().getAsDouble()) : "-");
+            row(out, runs, "wall time / floor", r -> ratio(r.wallTime(), r.floor()));
+            row(out, runs, "floor of the Pods that left (s)", r -> r.floorOfLeaving().isPresent()
+                    ? String.format(Locale.ROOT, "%.1f", r.floorOfLeaving().getAsDouble()) : "-");
+            row(out, runs, "wall time / floor of the Pods that left", r -> ratio(r.wallTime(), r.floorOfLeaving()));
         }
         row(out, runs, "run took (s)", r -> String.format(Locale.ROOT, "%.1f", r.seconds()));
         return out.toString();
+    }
+
+    private static String ratio(OptionalDouble of, OptionalDouble to) {
+        return of.isPresent() && to.isPresent() ? String.format(Locale.ROOT, "%.2f", of.getAsDouble() / to.getAsDouble()) : "-";
     }
 
     private static void row(StringBuilder out, List<Run> runs, String label, Function<Run, String> value) {

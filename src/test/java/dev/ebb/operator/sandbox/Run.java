@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.OptionalDouble;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 
 /**
@@ -73,6 +75,24 @@ public record Run(Removal removal, Choreography choreography, Instant origin, do
         List<String> replicas = IntStream.range(0, choreography.replicas())
                 .mapToObj(i -> Names.pod(OperatorFleet.NAME, OperatorFleet.ROLE, i, 0)).toList();
         return OptionalDouble.of(Floor.seconds(inFlight, replicas, choreography.replicas() - scale.replicas(), DrainTimelines.IDLE_RETURN));
+    }
+
+    /**
+     * For a scale-down: the planned end of the last generation sent to the replicas that did leave (those gone after the
+     * change), counted from the change, plus the least time of the drain hook. That is what removing exactly those
+     * replicas takes without a cut, whoever chose them: wall time over it is what the removal itself adds, and it over
+     * {@link #floor} is what its choice of replicas cost. Empty for anything else.
+     */
+    public OptionalDouble floorOfLeaving() {
+        if (floor().isEmpty()) {
+            return OptionalDouble.empty();
+        }
+        double changedAt = at(changed);
+        Set<String> left = marks.stream().filter(m -> m.kind() == Timeline.Kind.GONE && m.at() >= changedAt).map(Timeline.Mark::pod)
+                .collect(Collectors.toSet());
+        double lastEnd = requests.stream().filter(r -> left.contains(r.pod())).mapToDouble(r -> at(r.start().plus(planned(r))) - changedAt)
+                .max().orElse(0);
+        return OptionalDouble.of(Math.max(0, lastEnd) + DrainTimelines.IDLE_RETURN);
     }
 
     private Duration planned(LoadGenerator.Request r) {

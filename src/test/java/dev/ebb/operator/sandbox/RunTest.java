@@ -10,6 +10,7 @@ import dev.ebb.operator.sim.LoadGenerator.Outcome;
 import dev.ebb.operator.sim.LoadGenerator.Request;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.List;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -19,6 +20,9 @@ class RunTest {
     private static final Choreography SCALE_DOWN = Choreography.scaleDownBench(ClientPath.ROUTER);
     private static final Instant ORIGIN = Instant.parse("2026-01-01T00:00:00Z");
     private static final Instant CHANGED = ORIGIN.plusSeconds(20);
+    /** The index of the set's longest generation. */
+    private static final int LONGEST = IntStream.range(0, SCALE_DOWN.load().lengths().size()).boxed()
+            .max(Comparator.comparing(i -> SCALE_DOWN.load().lengths().get(i))).orElseThrow();
 
     private static Duration planned(int index) {
         return SCALE_DOWN.load().duration(SCALE_DOWN.load().lengths().get(index));
@@ -59,6 +63,24 @@ class RunTest {
 
         assertThat(run.cut()).isEqualTo(2);
         assertThat(run.cutLongerThanGrace()).isEqualTo(1);
+    }
+
+    @Test
+    void theFloorOfThePodsThatLeftCountsEveryGenerationSentToThemEvenAfterTheChange() {
+        // r2 and r3 leave; r3 is sent one more generation 4 s after the change (a keep-alive client); r0 stays, and
+        // its longer generation does not count
+        List<Request> requests = List.of(startedBefore(0, pod(2), Duration.ofSeconds(1), Outcome.COMPLETED),
+                startedBefore(1, pod(3), Duration.ofSeconds(1), Outcome.COMPLETED),
+                startedBefore(2, pod(3), Duration.ofSeconds(-4), Outcome.COMPLETED),
+                startedBefore(LONGEST, pod(0), Duration.ofSeconds(1), Outcome.COMPLETED));
+        List<Mark> marks = List.of(new Mark(20, "", Kind.STEP, "scale to 2"), new Mark(300, pod(2), Kind.GONE, ""),
+                new Mark(310, pod(3), Kind.GONE, ""));
+
+        double lastOnLeaving = Math.max(Math.max(planned(0).toMillis() / 1000.0 - 1, planned(1).toMillis() / 1000.0 - 1),
+                planned(2).toMillis() / 1000.0 + 4);
+        assertThat(planned(LONGEST).toMillis() / 1000.0 - 1).isGreaterThan(lastOnLeaving);
+        assertThat(run(requests, marks).floorOfLeaving()).hasValue(lastOnLeaving + DrainTimelines.IDLE_RETURN);
+        assertThat(new Run(Removal.EBB, Choreography.rolloutBench(), ORIGIN, 200, requests, 0, CHANGED, marks).floorOfLeaving()).isEmpty();
     }
 
     @Test
