@@ -1,6 +1,8 @@
 package dev.ebb.operator.api;
 
-/** Label keys the operator writes on everything it creates; the selectors of Services and routers use them. */
+import java.util.Optional;
+
+/** Label keys the operator writes on everything it creates (the selectors of Services and routers use them), and how a number in one is read back. */
 public final class Labels {
     private static final String PREFIX = "serving.ebb.dev/";
 
@@ -18,6 +20,20 @@ public final class Labels {
     /** Set by Kubernetes on every EndpointSlice: the Service it belongs to. */
     public static final String SERVICE_NAME = "kubernetes.io/service-name";
 
+    /** Enough digits for any count or index, few enough that the value fits an int. */
+    private static final int MAX_DIGITS = 9;
+
     private Labels() {
+    }
+
+    /**
+     * A number the operator wrote into a label or annotation (a replica ordinal, a member index, a replica's size),
+     * read back as untrusted text: plain decimal digits only, no sign or spaces, few enough to fit an int.
+     */
+    public static Optional<Integer> number(String value) {
+        if (value == null || value.isEmpty() || value.length() > MAX_DIGITS || !value.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            return Optional.empty();
+        }
+        return Optional.of(Integer.parseInt(value));
     }
 }

@@ -7,8 +7,6 @@ import java.util.Optional;
 
 /** Reads what the operator needs from a Pod, treating every label as untrusted text. */
 final class PodFacts {
-    private static final int MAX_DIGITS = 9;
-
     private PodFacts() {
     }
 
@@ -39,7 +37,6 @@ final class PodFacts {
                         || c.getRestartCount() != null && c.getRestartCount() > 0);
     }
 
-    /** Plain decimal digits only: no sign, no spaces, no overflow. */
     /** Whether a container of the Pod restarted, or the Pod failed: something that ran has stopped working. */
     static boolean failedAfterRunning(Pod pod) {
         if (pod.getStatus() == null) {
@@ -50,11 +47,8 @@ final class PodFacts {
         return restarted || "Failed".equals(pod.getStatus().getPhase());
     }
 
+    /** {@link Labels#number}, within these bounds. */
     static Optional<Integer> parseBoundedInt(String text, int min, int max) {
-        if (text == null || text.isEmpty() || text.length() > MAX_DIGITS || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            return Optional.empty();
-        }
-        int value = Integer.parseInt(text);
-        return value < min || value > max ? Optional.empty() : Optional.of(value);
+        return Labels.number(text).filter(value -> value >= min && value <= max);
     }
 }

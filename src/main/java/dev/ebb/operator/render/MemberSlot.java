@@ -5,13 +5,9 @@ import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /** One Pod's place: which deployment, role, replica and member it renders. */
 public record MemberSlot(DesiredDeployment deployment, DesiredRole role, int ordinal, int member) {
-    /** A replica's ordinal as a label carries it: decimal digits, few enough to fit an int. */
-    private static final Pattern ORDINAL = Pattern.compile("[0-9]{1,9}");
-
     public boolean leader() {
         return member == 0;
     }
@@ -40,12 +36,11 @@ public record MemberSlot(DesiredDeployment deployment, DesiredRole role, int ord
     public static Optional<Leader> leaderOf(Map<String, String> labels) {
         String deployment = labels.get(Labels.DEPLOYMENT);
         String role = labels.get(Labels.ROLE);
-        String replica = labels.getOrDefault(Labels.REPLICA, "");
+        Optional<Integer> ordinal = Labels.number(labels.get(Labels.REPLICA));
         if (labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX).equals(Labels.LEADER_INDEX) || deployment == null || role == null
-                || !ORDINAL.matcher(replica).matches()) {
+                || ordinal.isEmpty()) {
             return Optional.empty();
         }
-        int ordinal = Integer.parseInt(replica);
-        return Optional.of(new Leader(Names.pod(deployment, role, ordinal, 0), leaderHost(deployment, role, ordinal)));
+        return Optional.of(new Leader(Names.pod(deployment, role, ordinal.get(), 0), leaderHost(deployment, role, ordinal.get())));
     }
 }

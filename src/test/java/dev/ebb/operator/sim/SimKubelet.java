@@ -110,10 +110,11 @@ public final class SimKubelet implements AutoCloseable {
             @Override
             public void onDelete(Pod pod, boolean unknown) {
                 Node node = pods.remove(key(pod));
-                if (node != null) {
-                    stopAll(node);
+                if (node == null) {
+                    return;
                 }
-                if (node != null && !node.terminating) {
+                stopAll(node);
+                if (!node.terminating) {
                     workers.submit(() -> collectiveLost(node));
                 }
             }

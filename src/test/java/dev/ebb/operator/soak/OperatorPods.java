@@ -1,5 +1,6 @@
 package dev.ebb.operator.soak;
 
+import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.SimOperator;
 import dev.ebb.operator.sim.SimRouterAddress;
@@ -8,6 +9,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -20,7 +22,7 @@ final class OperatorPods implements Chaos.Operators, AutoCloseable {
     /** Where the Lease lives: the operator's own namespace, apart from the deployments'. */
     static final String LEASE_NAMESPACE = "ebb-system";
     /** The Lease's name, as the deployed operator's configuration defaults it. */
-    private static final String LEASE = "ebb-operator";
+    private static final String LEASE = EbbSettings.ignoringUnknown(Map.of()).leaderElection().leaseName();
     private static final int PODS = 2;
 
     private final KubernetesClient client;
