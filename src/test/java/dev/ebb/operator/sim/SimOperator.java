@@ -19,6 +19,7 @@ import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.route.HttpRouterProbe;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.javaoperatorsdk.operator.Operator;
 import io.javaoperatorsdk.operator.api.config.LeaderElectionConfiguration;
 import io.javaoperatorsdk.operator.monitoring.micrometer.MicrometerMetricsV2;
@@ -31,9 +32,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One operator process in the test world, outside Quarkus: its own reconciler, member reads and metrics, and nothing
- * shared with an operator started before it, as after a restart. Member reads go through the local exec.
+ * shared with an operator started before it, as after a restart. Member reads go through the local exec. It reaches
+ * the API server through a client of its own, which a crash closes first: the SDK's stop only interrupts a
+ * reconciliation, and an interrupted one still sends its next request, where a killed process sends nothing.
  */
 public final class SimOperator implements AutoCloseable {
+    private final KubernetesClient client;
     private final Operator operator;
     private final MeterRegistry registry = new SimpleMeterRegistry();
     private final Optional<Leadership> leadership;
@@ -67,8 +71,10 @@ public final class SimOperator implements AutoCloseable {
                 DrainHook.SCRIPT, true);
     }
 
-    private SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers, Map<String, String> settings, String hookScript,
+    private SimOperator(KubernetesClient given, LocalExec exec, SimRouterAddress routers, Map<String, String> settings, String hookScript,
             boolean electing) {
+        KubernetesClient client = new KubernetesClientBuilder().withConfig(given.getConfiguration()).build();
+        this.client = client;
         PodRenderer renderer = new PodRenderer(new DrainTimelines(), hookScript);
         EventRecorder events = new EventRecorder(client);
         ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
@@ -109,14 +115,21 @@ public final class SimOperator implements AutoCloseable {
 
     /** Stops as a killed process does: whatever it was doing ends, and a Lease it held stays taken until it expires. */
     public void crash() {
+        if (!stopped.get()) {
+            client.close();
+        }
         stopReconciling();
     }
 
     /** Stops as SIGTERM stops the deployed operator: reconciliations end, then a Lease it held is handed back. */
     @Override
     public void close() {
+        boolean running = !stopped.get();
         stopReconciling();
-        leadership.ifPresent(Leadership::operatorStopped);
+        if (running) {
+            leadership.ifPresent(Leadership::operatorStopped);
+        }
+        client.close();
     }
 
     private void stopReconciling() {
