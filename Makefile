@@ -5,7 +5,7 @@ MANIFESTS := target/kubernetes
 SEED ?=
 MINUTES ?= 10
 
-.PHONY: run sandbox soak dev test build native native-sources bundle image image-native deploy bench clean
+.PHONY: run sandbox soak dev test test-cluster cluster-binaries build native native-sources bundle image image-native deploy bench clean
 
 ## With a kubeconfig: the operator in dev mode against that cluster. Without one (or with SANDBOX=1): the sandbox,
 ## the operator and a scale-down under load in the test world, beside naive deletion (about 2 minutes).
@@ -41,9 +41,22 @@ dev:
 	$(MVNW) quarkus:dev
 
 ## The whole test suite: the native-image sources first (checked with the packaged manifests), then unit tests, the
-## operator against the mock API server, the sandbox's smoke run, and the packaged manifests, samples and OLM bundle.
-test: native-sources
+## operator against the mock API server, the sandbox's smoke run, the packaged manifests, samples and OLM bundle, and
+## the cluster tier on a real control plane (whose binaries are built first, once per Kubernetes release).
+test: native-sources cluster-binaries
 	$(MVNW) verify
+
+## The cluster tier alone: the packaged operator, its CRD and RBAC on a real etcd, kube-apiserver,
+## kube-controller-manager and kube-scheduler.
+test-cluster: cluster-binaries
+	$(MVNW) -q package -DskipTests
+	$(MVNW) surefire:test@real-cluster
+
+## The control plane the cluster tier runs, built from the Go modules under src/test/go (Go needed; 10 to 20
+## minutes on 2 cores) into ~/.kubeapitest (or $$KUBE_API_TEST_DIR), where fabric8's kube-api-test looks; does nothing
+## when that release is already there.
+cluster-binaries:
+	src/test/go/build.sh
 
 ## Build the JVM application (target/quarkus-app) and the manifests (target/kubernetes).
 build:

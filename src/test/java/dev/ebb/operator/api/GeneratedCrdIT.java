@@ -22,6 +22,8 @@ import jakarta.inject.Inject;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Reads the CRD the build generated (Quarkus writes it while augmenting the application, before these tests run),
@@ -67,16 +69,6 @@ class GeneratedCrdIT {
         assertThat(scale.getLabelSelectorPath()).isEqualTo(".status.scaling.selector");
         JSONSchemaProps replicas = spec.getProperties().get("scaling").getProperties().get("replicas");
         assertBounds(replicas, 0, 1024);
-    }
-
-    @Test
-    void aSplitMustNameTheRoleToScaleAndTheNameMustBeARole() {
-        assertThat(refusal(deployment("s1", "vLLM").namespace("adm").role(role("p").kind("Prefill")).role(role("d").kind("Decode")).build()))
-                .endsWith("spec.scaling.role: Invalid value: \"object\": " + ModelDeploymentSpec.SCALING_ROLE_REQUIRED);
-        assertThat(refusal(deployment("s2", "vLLM").namespace("adm").scaling("decode").role(role("s")).build()))
-                .endsWith("spec.scaling.role: Invalid value: \"object\": " + ModelDeploymentSpec.SCALING_ROLE_UNKNOWN);
-        client.resource(deployment("s3", "vLLM").namespace("adm").scaling("d", 3).role(role("p").kind("Prefill")).role(role("d").kind("Decode"))
-                .build()).create();
     }
 
     @Test
@@ -161,9 +153,6 @@ class GeneratedCrdIT {
     void takeOverRoleTakesNoExtraArgs() {
         ValidationRule exclusive = rule(role.getXKubernetesValidations(), "self.extraArgs");
         assertThat(exclusive.getFieldPath()).isEqualTo(".extraArgs");
-        assertThat(refusal(deployment("x", "vLLM").namespace("adm").role(role("s").command("/bin/engine").extraArgs(List.of("--x"))).build()))
-                .endsWith("spec.roles[0].extraArgs: Invalid value: \"object\": " + RoleSpec.EXTRA_ARGS_WITH_COMMAND);
-        client.resource(deployment("y", "vLLM").namespace("adm").role(role("s").command("/bin/engine")).build()).create();
     }
 
     private static List<String> enumOf(JSONSchemaProps props) {
@@ -181,69 +170,20 @@ class GeneratedCrdIT {
                 .orElseThrow(() -> new AssertionError("no rule containing " + fragment + " in " + rules));
     }
 
-    private String refusal(ModelDeployment md) {
-        Throwable thrown = catchThrowable(() -> client.resource(md).create());
-        assertThat(thrown).as("the API server should refuse it").isInstanceOf(KubernetesClientException.class);
-        assertThat(((KubernetesClientException) thrown).getCode()).isEqualTo(422);
-        return ((KubernetesClientException) thrown).getStatus().getMessage();
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.ebb.operator.api.AdmissionCases#refused")
+    void admissionRefusesBadResourcesWithTheCrdsOwnMessages(AdmissionCases.Refused refused) {
+        refused.checkAgainst(client);
     }
 
-    @Test
-    void admissionRefusesBadResourcesWithTheCrdsOwnMessages() {
-        assertThat(refusal(deployment("a", "TGI").namespace("adm").role(role("s")).build()))
-                .isEqualTo("ModelDeployment.serving.ebb.dev \"a\" is invalid: spec.engine.name: Unsupported value: \"TGI\": "
-                        + "supported values: \"SGLang\", \"vLLM\"");
-        assertThat(refusal(deployment("b", "vLLM").namespace("adm").role(role("s").size(0)).build()))
-                .endsWith("spec.roles[0].size: Invalid value: 0: spec.roles[0].size in body should be greater than or equal to 1");
-        assertThat(refusal(deployment("c", "vLLM").namespace("adm").role(role("s").grace(3601)).build()))
-                .endsWith("spec.roles[0].terminationGracePeriodSeconds in body should be less than or equal to 3600");
-        assertThat(refusal(deployment("c3", "vLLM").namespace("adm").role(role("s").extraArgs("--port=9000")).build()))
-                .contains("spec.roles[0].extraArgs: Invalid value: \"object\": " + RoleSpec.PORT_IN_EXTRA_ARGS);
-        assertThat(refusal(deployment("c4", "vLLM").namespace("adm").role(role("s").extraArgs("--host", "10.0.0.7")).build()))
-                .contains(RoleSpec.HOST_IN_EXTRA_ARGS);
-        assertThat(refusal(deployment("c5", "SGLang").namespace("adm").role(role("s").size(2).port(5000)).build()))
-                .contains("rendezvous port on the leader");
-        assertThat(refusal(deployment("c7", "vLLM").namespace("adm").role(role("s").extraArgs("--uds", "/tmp/vllm.sock")).build()))
-                .contains(RoleSpec.UDS_IN_EXTRA_ARGS);
-        assertThat(refusal(deployment("c8", "vLLM").router("llm-d-router").scaling("p").namespace("adm")
-                .role(role("p").kind("Prefill")).role(role("d").kind("Decode").port(8200)).build()))
-                .contains(ModelDeploymentSpec.PORT_OF_THE_PROXIED_ENGINE);
-        assertThat(refusal(deployment("c2", "vLLM").namespace("adm").role(role("s").drainSeconds(10)).build()))
-                .endsWith("spec.roles[0].retirement.drainSeconds in body should be greater than or equal to 30");
-        assertThat(refusal(deployment("d", "SGLang").router("vllm-router").namespace("adm").role(role("s")).build()))
-                .endsWith("spec.router.name: Invalid value: \"object\": spec.router.name does not fit spec.engine.name: "
-                        + "vllm-router serves only vLLM, sglang-gateway only SGLang, llm-d-router either");
-        assertThat(refusal(deployment("e", "vLLM").namespace("adm").role(role("s")).role(role("s")).build()))
-                .endsWith("spec.roles: Invalid value: \"object\": spec.roles[].name must be unique");
-        assertThat(refusal(deployment("f", "vLLM").namespace("adm").role(role("server-r1")).build()))
-                .contains("spec.roles[0].name: Invalid value: \"object\": spec.roles[].name must not end in -r<digits>");
-        assertThat(refusal(deployment("i", "vLLM").namespace("adm").role(role("router")).build()))
-                .contains("spec.roles[0].name: Invalid value: \"object\": spec.roles[].name must not be 'router'");
-        assertThat(refusal(deployment("g".repeat(40), "vLLM").namespace("adm").role(role("r".repeat(13))).build()))
-                .contains("spec.roles: Invalid value: \"object\": metadata.name and spec.roles[].name together exceed 52");
-        assertThat(refusal(deployment("h", "vLLM").namespace("adm").build()))
-                .endsWith("spec.roles: Invalid value: 0: spec.roles in body should have at least 1 items");
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.ebb.operator.api.AdmissionCases#admitted")
+    void admissionLetsGoodResourcesThrough(AdmissionCases.Admitted admitted) {
+        admitted.checkAgainst(client);
     }
 
     @Test
     void admissionKeepsTheEngineImmutable() {
-        client.resource(deployment("imm", "vLLM").namespace("adm").role(role("s")).build()).create();
-
-        Throwable thrown = catchThrowable(() -> client.resources(ModelDeployment.class).inNamespace("adm").withName("imm").edit(md -> {
-            md.setSpec(new ModelDeploymentSpec(md.getSpec().model(), new EngineSpec("SGLang", null), null, md.getSpec().roles()));
-            return md;
-        }));
-
-        assertThat(((KubernetesClientException) thrown).getStatus().getMessage())
-                .endsWith("spec.engine.name: Invalid value: \"object\": spec.engine.name is immutable; create a new ModelDeployment to change engines");
-        assertThat(client.resources(ModelDeployment.class).inNamespace("adm").withName("imm").get().getSpec().engine().name()).isEqualTo("vLLM");
-    }
-
-    @Test
-    void admissionLetsAGoodResourceAndItsStatusThrough() {
-        ModelDeployment created = client.resource(deployment("ok", "SGLang").scaling("decode").router("sglang-gateway").namespace("adm")
-                .role(role("prefill").kind("Prefill").grace(45)).role(role("decode").kind("Decode").size(2)).build()).create();
-
-        assertThat(created.getMetadata().getUid()).isNotNull();
+        AdmissionCases.checkEngineStaysImmutable(client);
     }
 }

@@ -9,15 +9,15 @@ import java.nio.file.Path;
 import java.util.List;
 
 /** The manifests `package` writes for installing the operator, as objects. */
-final class PackagedManifests {
-    static final Path MANIFESTS = Path.of("target", "kubernetes", "kubernetes.json");
+public final class PackagedManifests {
+    public static final Path MANIFESTS = Path.of("target", "kubernetes", "kubernetes.json");
     /** The operator's ServiceAccount, as src/main/kubernetes/kubernetes.yml names it. */
-    static final String SERVICE_ACCOUNT = "ebb-operator";
+    public static final String SERVICE_ACCOUNT = "ebb-operator";
 
     private PackagedManifests() {
     }
 
-    static List<HasMetadata> read() throws IOException {
+    public static List<HasMetadata> read() throws IOException {
         // the build writes a bare JSON array of objects: read it as the List kind it stands for
         String list = "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":" + Files.readString(MANIFESTS) + "}";
         return Serialization.unmarshal(list, KubernetesList.class).getItems();

@@ -88,26 +88,45 @@ public final class PackagedOperator implements AutoCloseable {
     /** The same with these variables added to its environment, as its Deployment's env would add them. */
     public static PackagedOperator start(KubernetesClient client, String identity, Path log, Map<String, String> env) throws IOException {
         client.resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build()).createOr(c -> c.update());
-        int port;
-        try (ServerSocket free = new ServerSocket(0)) {
-            port = free.getLocalPort();
-        }
         Files.createDirectories(log.toAbsolutePath().getParent());
         // A Pod's service account token, which the mock API server does not check. Without a token at all the client
         // rereads its whole configuration (kubeconfig, properties, environment) before every request once it is a
         // minute old, where with one it does so once a minute: TokenRefreshInterceptor.before and refreshToken in
         // fabric8 kubernetes-client-api 7.5.2 move the refresh time only when a token was found. That was 6 % of the
         // operator's CPU samples at 500 ModelDeployments, a cost no cluster has.
-        Path token = Files.writeString(log.toAbsolutePath().resolveSibling(log.getFileName() + ".token"), "ebb-test-world-token");
-        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "@" + JVM_OPTIONS.toAbsolutePath(),
-                // the client's own settings, as a kubeconfig or a Pod's service account would give them
-                "-Dkubernetes.master=" + client.getConfiguration().getMasterUrl(),
-                "-Dkubernetes.auth.serviceAccount.token=" + token,
-                "-Dkubernetes.namespace=" + NAMESPACE,
-                "-Dquarkus.http.port=" + port,
-                "-Debb.leader-election.identity=" + identity,
-                "-jar", "quarkus-run.jar");
+        Path token = Files.writeString(tokenFile(log), "ebb-test-world-token");
+        return launch(List.of("-Dkubernetes.master=" + client.getConfiguration().getMasterUrl(), "-Dkubernetes.auth.serviceAccount.token=" + token),
+                identity, log, env);
+    }
+
+    /**
+     * Starts it against a real API server as a Pod of its Deployment would reach it: the server's address and CA, and
+     * the token of its ServiceAccount, with nothing of the harness's own credentials or kubeconfig.
+     */
+    public static PackagedOperator startAs(String masterUrl, Path certificateAuthority, String serviceAccountToken, String identity, Path log,
+            Map<String, String> env) throws IOException {
+        Files.createDirectories(log.toAbsolutePath().getParent());
+        Path token = Files.writeString(tokenFile(log), serviceAccountToken);
+        return launch(List.of("-Dkubernetes.master=" + masterUrl, "-Dkubernetes.certs.ca.file=" + certificateAuthority.toAbsolutePath(),
+                "-Dkubernetes.auth.serviceAccount.token=" + token, "-Dkubernetes.auth.tryKubeConfig=false"), identity, log, env);
+    }
+
+    private static Path tokenFile(Path log) {
+        return log.toAbsolutePath().resolveSibling(log.getFileName() + ".token");
+    }
+
+    /** @param clientSettings the client's own settings, as a kubeconfig or a Pod's service account would give them */
+    private static PackagedOperator launch(List<String> clientSettings, String identity, Path log, Map<String, String> env) throws IOException {
+        int port;
+        try (ServerSocket free = new ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("@" + JVM_OPTIONS.toAbsolutePath());
+        command.addAll(clientSettings);
+        command.addAll(List.of("-Dkubernetes.namespace=" + NAMESPACE, "-Dquarkus.http.port=" + port,
+                "-Debb.leader-election.identity=" + identity, "-jar", "quarkus-run.jar"));
         // from the application's own directory, as the image's WORKDIR, so the flags' relative paths hold
         ProcessBuilder process = new ProcessBuilder(command).directory(APP.toFile()).redirectErrorStream(true)
                 .redirectOutput(log.toAbsolutePath().toFile());

@@ -22,6 +22,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
@@ -39,6 +40,10 @@ public final class CrdAdmission {
             .addVar("oldSelf", SimpleType.DYN)
             .build();
     private final Map<String, CelAbstractSyntaxTree> compiled = new HashMap<>();
+    /** The schema keywords whose failure keeps the CEL rules from running (NotSupported, Required, TooLong, TooMany, TypeInvalid). */
+    private static final Set<String> BLOCKING_KEYWORDS = Set.of("enum", "required", "maxLength", "maxItems", "type");
+    static final String RULES_NOT_CHECKED = "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; "
+            + "correct the existing errors to complete validation";
 
     public CrdAdmission(CustomResourceDefinition crd) {
         this.schemaTree = JSON.valueToTree(crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema());
@@ -47,14 +52,23 @@ public final class CrdAdmission {
         this.resource = crd.getSpec().getNames().getKind() + "." + crd.getSpec().getGroup();
     }
 
-    /** Every reason to refuse the object, each starting with the path of the field; empty when it is admitted. */
+    /**
+     * Every reason to refuse the object, each starting with the path of the field; empty when it is admitted. As
+     * kube-apiserver v1.37.2 does (apiextensions-apiserver, pkg/registry/customresource/strategy.go, hasBlockingErr):
+     * an unsupported, required, too long, too many or mistyped value stops the CEL rules from running and says so;
+     * any other schema error (a bound, a pattern, too few items) lets them run beside it.
+     */
     public List<String> violations(JsonNode given, JsonNode old) {
         JsonNode object = withoutNulls(given);
         List<String> out = new ArrayList<>();
+        boolean blocking = false;
         for (Error error : schema.validate(object.toString(), InputFormat.JSON)) {
             out.add(describe(error));
+            blocking |= BLOCKING_KEYWORDS.contains(error.getKeyword());
         }
-        if (out.isEmpty()) {
+        if (blocking) {
+            out.add(RULES_NOT_CHECKED);
+        } else {
             checkRules(schemaTree, object, old, "", out);
         }
         return out;
@@ -95,7 +109,7 @@ public final class CrdAdmission {
         JsonNode rules = schemaNode.get("x-kubernetes-validations");
         if (rules != null) {
             for (JsonNode rule : rules) {
-                evaluate(rule, value, old, path, out);
+                evaluate(schemaNode, rule, value, old, path, out);
             }
         }
         JsonNode properties = schemaNode.get("properties");
@@ -115,7 +129,12 @@ public final class CrdAdmission {
         }
     }
 
-    private void evaluate(JsonNode rule, JsonNode value, JsonNode old, String path, List<String> out) {
+    /**
+     * A failed rule reads "path: Invalid value: detail" where it is declared on an object or an array, whose value the
+     * server leaves out, and "path: Invalid value: value: detail" on a scalar (apiextensions-apiserver v0.37.2,
+     * pkg/apiserver/schema/cel/validation.go: field.OmitValueType for "object" and "array").
+     */
+    private void evaluate(JsonNode schemaNode, JsonNode rule, JsonNode value, JsonNode old, String path, List<String> out) {
         String expression = rule.get("rule").asText();
         boolean transition = expression.contains("oldSelf");
         if (transition && (old == null || old.isNull())) {
@@ -128,13 +147,15 @@ public final class CrdAdmission {
         }
         String field = rule.hasNonNull("fieldPath") ? join(path, rule.get("fieldPath").asText().substring(1)) : path;
         String message = rule.hasNonNull("message") ? rule.get("message").asText() : "failed rule: " + expression;
+        String type = schemaNode.path("type").asText();
+        String invalid = field + ": Invalid value: " + (type.equals("object") || type.equals("array") ? "" : value + ": ");
         try {
             Object result = cel.createProgram(ast(expression)).eval(variables);
             if (!Boolean.TRUE.equals(result)) {
-                out.add(field + ": Invalid value: \"object\": " + message);
+                out.add(invalid + message);
             }
         } catch (CelEvaluationException e) {
-            out.add(field + ": Invalid value: \"object\": " + message + " (" + e.getMessage() + ")");
+            out.add(invalid + e.getMessage() + " evaluating rule: " + expression);
         }
     }
 

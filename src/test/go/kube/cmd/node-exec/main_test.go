@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/remotecommand"
+	"k8s.io/client-go/util/exec"
+)
+
+// fakeRunner answers by the script in `sh -c SCRIPT` and remembers the requests it saw.
+type fakeRunner struct {
+	mu       sync.Mutex
+	seen     []runRequest
+	canceled chan struct{}
+}
+
+func (f *fakeRunner) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req runRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Command) != 3 {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	f.seen = append(f.seen, req)
+	f.mu.Unlock()
+	answer := func(stdout, stderr string, code int) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"stdout": []byte(stdout), "stderr": []byte(stderr), "exitCode": code})
+	}
+	switch req.Command[2] {
+	case "ok":
+		answer("out\n", "err\n", 0)
+	case "exit3":
+		answer("partial\n", "failed\n", 3)
+	case "cat":
+		in, _ := base64.StdEncoding.DecodeString(*req.Stdin)
+		answer(string(in), "", 0)
+	case "fail":
+		http.Error(w, "container c not known to the agent", http.StatusInternalServerError)
+	case "huge":
+		answer(strings.Repeat("x", maxRunnerBody), "", 0)
+	case "hang":
+		<-r.Context().Done()
+		close(f.canceled)
+	}
+}
+
+func start(t *testing.T) (*fakeRunner, string) {
+	t.Helper()
+	runner := &fakeRunner{canceled: make(chan struct{})}
+	rs := httptest.NewServer(runner)
+	t.Cleanup(rs.Close)
+	cert, err := loadOrCreateCert(t.TempDir(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newServer(ln.Addr().String(), rs.URL+"/exec", cert)
+	go srv.ServeTLS(ln, "", "")
+	t.Cleanup(func() { srv.Close() })
+	return runner, "https://" + ln.Addr().String()
+}
+
+type result struct {
+	stdout, stderr string
+	err            error
+}
+
+type executorFor func(t *testing.T, cfg *rest.Config, u *url.URL) remotecommand.Executor
+
+var executors = map[string]executorFor{
+	"spdy": func(t *testing.T, cfg *rest.Config, u *url.URL) remotecommand.Executor {
+		e, err := remotecommand.NewSPDYExecutor(cfg, "POST", u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	},
+	"websocket": func(t *testing.T, cfg *rest.Config, u *url.URL) remotecommand.Executor {
+		e, err := remotecommand.NewWebSocketExecutor(cfg, "GET", u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	},
+}
+
+func run(ctx context.Context, t *testing.T, newExec executorFor, base, path, script, stdin string) result {
+	t.Helper()
+	q := url.Values{"command": {"sh", "-c", script}, "output": {"1"}, "error": {"1"}}
+	opts := remotecommand.StreamOptions{}
+	if stdin != "" {
+		q.Set("input", "1")
+		opts.Stdin = strings.NewReader(stdin)
+	}
+	u, _ := url.Parse(base + path + "?" + q.Encode())
+	cfg := &rest.Config{Host: base, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	var out, errOut bytes.Buffer
+	opts.Stdout, opts.Stderr = &out, &errOut
+	err := newExec(t, cfg, u).StreamWithContext(ctx, opts)
+	return result{out.String(), errOut.String(), err}
+}
+
+func TestExec(t *testing.T) {
+	for name, newExec := range executors {
+		t.Run(name, func(t *testing.T) {
+			runner, base := start(t)
+			ctx := t.Context()
+
+			r := run(ctx, t, newExec, base, "/exec/ns/pod/c", "ok", "")
+			if r.err != nil || r.stdout != "out\n" || r.stderr != "err\n" {
+				t.Errorf("ok: got %+v", r)
+			}
+
+			r = run(ctx, t, newExec, base, "/exec/ns/pod/c", "exit3", "")
+			var exitErr exec.CodeExitError
+			if !errors.As(r.err, &exitErr) || exitErr.ExitStatus() != 3 || r.stdout != "partial\n" || r.stderr != "failed\n" {
+				t.Errorf("exit3: got %+v", r)
+			}
+
+			r = run(ctx, t, newExec, base, "/exec/ns/pod/uid-1/c", "cat", "hello stdin")
+			if r.err != nil || r.stdout != "hello stdin" {
+				t.Errorf("cat: got %+v", r)
+			}
+
+			r = run(ctx, t, newExec, base, "/exec/ns/pod/c", "fail", "")
+			if r.err == nil || !strings.Contains(r.err.Error(), "container c not known to the agent") {
+				t.Errorf("fail: got %+v", r)
+			}
+
+			r = run(ctx, t, newExec, base, "/exec/ns/pod/c", "huge", "")
+			if r.err == nil || !strings.Contains(r.err.Error(), errTooLarge.Error()) || r.stdout != "" {
+				t.Errorf("huge: got err %v and %d bytes of stdout", r.err, len(r.stdout))
+			}
+
+			runner.mu.Lock()
+			seen := runner.seen
+			runner.mu.Unlock()
+			first, withUID := seen[0], seen[2]
+			if first.Namespace != "ns" || first.Pod != "pod" || first.UID != "" || first.Container != "c" ||
+				strings.Join(first.Command, " ") != "sh -c ok" || first.Stdin != nil {
+				t.Errorf("first runner request: %+v", first)
+			}
+			if withUID.UID != "uid-1" || withUID.Container != "c" || withUID.Stdin == nil {
+				t.Errorf("runner request with uid: %+v", withUID)
+			}
+
+			// A client going away cancels the runner's request.
+			hangCtx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			run(hangCtx, t, newExec, base, "/exec/ns/pod/c", "hang", "")
+			select {
+			case <-runner.canceled:
+			case <-time.After(10 * time.Second):
+				t.Error("the runner's request outlived the client")
+			}
+		})
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	_, base := start(t)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Post(base+"/exec/ns/pod/c?command=true", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("no stream requested: got %s, want 400", resp.Status)
+	}
+}

@@ -1,0 +1,54 @@
+package dev.ebb.operator.cluster;
+
+import dev.ebb.operator.api.AdmissionCases;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The admission table the test world's API server passes, against a real kube-apiserver: its OpenAPI schema and CEL
+ * rules compiled, cost-checked and enforced by the server itself, each refusal naming the field.
+ */
+class ClusterAdmissionIT {
+    private static KubernetesClient admin;
+
+    @BeforeAll
+    static void install() {
+        admin = ControlPlane.shared().adminClient();
+        ClusterCrd.install(admin);
+        admin.resource(new NamespaceBuilder().withNewMetadata().withName(AdmissionCases.NAMESPACE).endMetadata().build()).create();
+    }
+
+    @AfterAll
+    static void close() {
+        admin.namespaces().withName(AdmissionCases.NAMESPACE).delete();
+        admin.close();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.ebb.operator.api.AdmissionCases#refused")
+    void refusesWhatTheTestWorldRefusesWithTheSameMessage(AdmissionCases.Refused refused) {
+        refused.checkAgainst(admin);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.ebb.operator.api.AdmissionCases#admitted")
+    void admitsWhatTheTestWorldAdmits(AdmissionCases.Admitted admitted) {
+        admitted.checkAgainst(admin);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.ebb.operator.api.AdmissionCases#routerShapes")
+    void refusesWhatTheOperatorCannotRoute(AdmissionCases.RouterShape shape) {
+        shape.checkAgainst(admin);
+    }
+
+    @Test
+    void keepsTheEngineImmutable() {
+        AdmissionCases.checkEngineStaysImmutable(admin);
+    }
+}

@@ -1,0 +1,195 @@
+package dev.ebb.operator.cluster;
+
+import io.fabric8.kubeapitest.KubeAPIServer;
+import io.fabric8.kubeapitest.KubeAPIServerConfigBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.jboss.logging.Logger;
+
+/**
+ * A real Kubernetes control plane on this machine: etcd and kube-apiserver started by fabric8's kube-api-test (RBAC
+ * authorization, a client certificate in system:masters for the harness), and kube-controller-manager and
+ * kube-scheduler beside them, each a process of its own whose output goes to {@code target/cluster/<name>/}.
+ * Closing it, or the JVM ending, stops all of them.
+ */
+public final class ControlPlane implements AutoCloseable {
+    /**
+     * The controllers the operator's world depends on: EndpointSlices for Services, garbage collection of owned
+     * objects, the router's Deployment, namespace deletion, PodDisruptionBudgets, the default ServiceAccount, named as
+     * kube-controller-manager v1.37 spells them (cmd/kube-controller-manager/names). Node lifecycle is left out: it would taint and evict the agent's Node whenever the agent pauses longer than its
+     * grace. So are the controllers that need keys or clouds this harness does not have.
+     */
+    static final List<String> CONTROLLERS = List.of("endpointslice-controller", "endpointslice-mirroring-controller",
+            "endpoints-controller", "garbage-collector-controller", "deployment-controller", "replicaset-controller",
+            "namespace-controller", "disruption-controller", "serviceaccount-controller", "pod-garbage-collector-controller",
+            "resourcequota-controller", "clusterrole-aggregation-controller");
+    private static final Logger LOG = Logger.getLogger(ControlPlane.class);
+
+    private final String name;
+    private final ControlPlaneRelease release;
+    private final KubeAPIServer apiServer;
+    private final Path kubeconfig;
+    private final Path logs;
+    private final List<Process> processes = new ArrayList<>();
+    private final Thread stopAtExit = new Thread(this::stopProcesses, "control-plane-stop");
+    private volatile boolean closed;
+
+    private ControlPlane(String name, ControlPlaneRelease release, KubeAPIServer apiServer, Path kubeconfig, Path logs) {
+        this.name = name;
+        this.release = release;
+        this.apiServer = apiServer;
+        this.kubeconfig = kubeconfig;
+        this.logs = logs;
+    }
+
+    private static ControlPlane shared;
+
+    /**
+     * The control plane the cluster tier's classes share in one JVM, each in namespaces of its own; started by the
+     * first that asks, stopped when the JVM ends. A class that stops or breaks its control plane starts its own.
+     */
+    public static synchronized ControlPlane shared() {
+        if (shared == null || shared.closed) {
+            shared = start("shared");
+        }
+        return shared;
+    }
+
+    /** Starts the pinned release's control plane, named for its logs. */
+    public static ControlPlane start(String name) {
+        ControlPlaneRelease release = ControlPlaneRelease.pinned();
+        // Fail here, naming what builds them, before kube-api-test tries to download what it cannot.
+        List.of("etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler").forEach(release::binary);
+        KubeAPIServer apiServer = new KubeAPIServer(KubeAPIServerConfigBuilder.anAPIServerConfig()
+                .withTestDir(release.binaries().toString())
+                .withApiServerVersion(release.version())
+                // Every boolean and integer option is set here: kube-api-test 7.5.2 casts its environment variables
+                // to Boolean and Integer, which throws for any value they have.
+                .withOfflineMode(true)
+                .withWaitForEtcdHealthCheckOnStartup(true)
+                .withStartupTimeout((int) Duration.ofMinutes(2).toMillis())
+                // The harness hands out its own kubeconfig; ~/.kube/config would turn `make run` into dev mode.
+                .withUpdateKubeConfig(false)
+                // Nodes of the test world are reached on their loopback InternalIP, at the port each registers.
+                .withApiServerFlag("--kubelet-preferred-address-types", "InternalIP")
+                .build());
+        Path logs = Path.of("target", "cluster", name).toAbsolutePath();
+        try {
+            Files.createDirectories(logs);
+            apiServer.start();
+            Path kubeconfig = Files.writeString(logs.resolve("admin.kubeconfig"), apiServer.getKubeConfigYaml());
+            ControlPlane plane = new ControlPlane(name, release, apiServer, kubeconfig, logs);
+            Runtime.getRuntime().addShutdownHook(plane.stopAtExit);
+            plane.startControllers();
+            return plane;
+        } catch (IOException e) {
+            apiServer.stop();
+            throw new UncheckedIOException(e);
+        } catch (RuntimeException e) {
+            apiServer.stop();
+            throw e;
+        }
+    }
+
+    private void startControllers() throws IOException {
+        spawn("kube-controller-manager", List.of(
+                "--kubeconfig=" + kubeconfig,
+                "--leader-elect=false",
+                "--secure-port=0",
+                "--controllers=" + String.join(",", CONTROLLERS),
+                // controllers act on their own informers: a short resync is not needed, a short GC discovery is
+                "--concurrent-gc-syncs=5"));
+        spawn("kube-scheduler", List.of("--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0"));
+        try (KubernetesClient admin = adminClient()) {
+            // The serviceaccount controller writes the default namespace's ServiceAccount once it runs.
+            Awaitility.await("kube-controller-manager running").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(200))
+                    .until(() -> admin.serviceAccounts().inNamespace("default").withName("default").get() != null);
+        }
+    }
+
+    private void spawn(String binary, List<String> flags) throws IOException {
+        List<String> command = new ArrayList<>();
+        command.add(release.binary(binary).toString());
+        command.addAll(flags);
+        Process process = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(logs.resolve(binary + ".log").toFile()).start();
+        synchronized (processes) {
+            processes.add(process);
+        }
+        process.onExit().thenRun(() -> {
+            if (!closed) {
+                LOG.errorf("%s of control plane %s exited with %d; its log: %s", binary, name, process.exitValue(), logs.resolve(binary + ".log"));
+            }
+        });
+    }
+
+    public String version() {
+        return release.version();
+    }
+
+    public ControlPlaneRelease release() {
+        return release;
+    }
+
+    /** The harness's kubeconfig: a client certificate in system:masters, so RBAC never stops it. */
+    public Path adminKubeconfig() {
+        return kubeconfig;
+    }
+
+    public KubernetesClient adminClient() {
+        return new KubernetesClientBuilder().withConfig(adminConfig()).build();
+    }
+
+    public Config adminConfig() {
+        return Config.fromKubeconfig(apiServer.getKubeConfigYaml());
+    }
+
+    public Path logs() {
+        return logs;
+    }
+
+    private void stopProcesses() {
+        closed = true;
+        List<Process> running;
+        synchronized (processes) {
+            running = List.copyOf(processes);
+        }
+        for (Process process : running) {
+            process.destroy();
+        }
+        for (Process process : running) {
+            try {
+                if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                process.destroyForcibly();
+            }
+        }
+        apiServer.stop();
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        stopProcesses();
+        try {
+            Runtime.getRuntime().removeShutdownHook(stopAtExit);
+        } catch (IllegalStateException exiting) {
+            // the JVM is already running its shutdown hooks, this one among them
+        }
+    }
+}
