@@ -4,7 +4,6 @@ import dev.ebb.operator.packaging.PackagedManifests;
 import dev.ebb.operator.packaging.PackagedOperator;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
-import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -14,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The operator as `make deploy` installs it, on a real control plane: the packaged ServiceAccount, ClusterRoles, Role
@@ -22,15 +22,21 @@ import java.util.Map;
  * cluster here, as the process the Deployment's container would run.
  */
 public final class DeployedOperator {
+    private static final Set<String> IDENTITY = Set.of("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding");
+
     private DeployedOperator() {
     }
 
-    /** Applies everything the packaged manifests hold but the Deployment, in the operator's namespace. */
+    /**
+     * The identity the packaged manifests give the operator: its ServiceAccount, ClusterRoles, Role and their bindings,
+     * applied as they are, in the operator's namespace. The rest (its Deployment, Service, ServiceMonitor) is not what
+     * it runs as.
+     */
     public static void installRbac(KubernetesClient admin) {
         admin.resource(new NamespaceBuilder().withNewMetadata().withName(PackagedOperator.NAMESPACE).endMetadata().build())
                 .forceConflicts().serverSideApply();
         for (HasMetadata item : manifests()) {
-            if (!(item instanceof Deployment)) {
+            if (IDENTITY.contains(item.getKind())) {
                 admin.resource(item).inNamespace(PackagedOperator.NAMESPACE).forceConflicts().serverSideApply();
             }
         }

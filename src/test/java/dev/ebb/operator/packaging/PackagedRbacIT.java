@@ -44,7 +44,7 @@ class PackagedRbacIT {
             Map.entry("rbac.authorization.k8s.io/rolebindings", Set.of("get", "create", "delete", "patch", "update")),
             // the SDK checks at start-up that the installed CRD matches the one it was built with
             Map.entry("apiextensions.k8s.io/customresourcedefinitions", Set.of("get", "list")),
-            Map.entry("coordination.k8s.io/leases", Set.of("get", "create", "update")));
+            Map.entry("coordination.k8s.io/leases", Set.of("get", "create", "update", "patch")));
 
     private static <T> List<T> ofType(List<HasMetadata> items, Class<T> type) {
         return items.stream().filter(type::isInstance).map(type::cast).toList();
