@@ -24,15 +24,17 @@ import org.jboss.logging.Logger;
  */
 public final class ControlPlane implements AutoCloseable {
     /**
-     * The controllers the operator's world depends on: EndpointSlices for Services, garbage collection of owned
-     * objects, the router's Deployment, namespace deletion, PodDisruptionBudgets, the default ServiceAccount, named as
-     * kube-controller-manager v1.37 spells them (cmd/kube-controller-manager/names). Node lifecycle is left out: it would taint and evict the agent's Node whenever the agent pauses longer than its
-     * grace. So are the controllers that need keys or clouds this harness does not have.
+     * The controllers the operator's world depends on, named as kube-controller-manager v1.37 spells them
+     * (cmd/kube-controller-manager/names): EndpointSlices for Services, garbage collection of owned objects, the
+     * router's Deployment, namespace deletion, PodDisruptionBudgets, the default ServiceAccount, and node lifecycle,
+     * which lifts the not-ready taint a new Node is admitted with once its agent renews its Lease, and taints and
+     * evicts as a cluster does when the agent stops. The controllers that need keys or clouds this harness does not
+     * have are left out.
      */
     static final List<String> CONTROLLERS = List.of("endpointslice-controller", "endpointslice-mirroring-controller",
             "endpoints-controller", "garbage-collector-controller", "deployment-controller", "replicaset-controller",
             "namespace-controller", "disruption-controller", "serviceaccount-controller", "pod-garbage-collector-controller",
-            "resourcequota-controller", "clusterrole-aggregation-controller");
+            "resourcequota-controller", "clusterrole-aggregation-controller", "node-lifecycle-controller", "taint-eviction-controller");
     private static final Logger LOG = Logger.getLogger(ControlPlane.class);
 
     private final String name;

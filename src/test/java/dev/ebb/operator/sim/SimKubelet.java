@@ -6,6 +6,7 @@ import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
+import io.fabric8.kubernetes.api.model.DeleteOptionsBuilder;
 import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
@@ -68,6 +69,8 @@ public final class SimKubelet implements AutoCloseable {
 
     private final KubernetesClient client;
     private final LoopbackAddresses addresses;
+    /** The Node it is the agent of, on a real cluster; empty in the test world, where it binds every Pod itself. */
+    private final Optional<String> nodeName;
     private final Map<String, Node> pods = new ConcurrentHashMap<>();
     private final List<Termination> terminations = new CopyOnWriteArrayList<>();
     private final ExecutorService workers = Executors.newCachedThreadPool(DaemonThreads.named("sim-kubelet"));
@@ -93,10 +96,27 @@ public final class SimKubelet implements AutoCloseable {
         }
     }
 
+    /** The test world's kubelet: it binds every Pod of the mock API server itself and holds each with a finalizer. */
     public SimKubelet(KubernetesClient client, LoopbackAddresses addresses) {
+        this(client, addresses, Optional.empty());
+    }
+
+    /**
+     * The same as the node agent of a real cluster's Node: it runs only the Pods the scheduler bound to that Node, holds
+     * nothing with a finalizer, and once a deleted Pod's containers have stopped removes it as the kubelet does, with a
+     * zero grace and the Pod's UID as a precondition (status_manager.go, canBeDeleted and the delete in syncPod, at
+     * Kubernetes v1.37.2). The Node itself is the caller's to register.
+     */
+    public static SimKubelet onNode(KubernetesClient client, LoopbackAddresses addresses, String nodeName) {
+        return new SimKubelet(client, addresses, Optional.of(nodeName));
+    }
+
+    private SimKubelet(KubernetesClient client, LoopbackAddresses addresses, Optional<String> nodeName) {
         this.client = client;
         this.addresses = addresses;
-        this.informer = client.pods().inAnyNamespace().inform(new ResourceEventHandler<>() {
+        this.nodeName = nodeName;
+        var watched = nodeName.map(node -> client.pods().inAnyNamespace().withField("spec.nodeName", node)).orElse(client.pods().inAnyNamespace());
+        this.informer = watched.inform(new ResourceEventHandler<>() {
             @Override
             public void onAdd(Pod pod) {
                 observe(pod);
@@ -196,7 +216,7 @@ public final class SimKubelet implements AutoCloseable {
                 node.terminating = true;
                 workers.submit(() -> terminate(pod, node));
             } else if (node == null) {
-                releaseFinalizer(pod);
+                release(pod);
             }
             return;
         }
@@ -210,13 +230,15 @@ public final class SimKubelet implements AutoCloseable {
 
     private void bind(Pod pod, Node node) {
         try {
-            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
-                    .edit(p -> {
-                        if (!p.getMetadata().getFinalizers().contains(FINALIZER)) {
-                            p.getMetadata().getFinalizers().add(FINALIZER);
-                        }
-                        return p;
-                    });
+            if (nodeName.isEmpty()) {
+                client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+                        .edit(p -> {
+                            if (!p.getMetadata().getFinalizers().contains(FINALIZER)) {
+                                p.getMetadata().getFinalizers().add(FINALIZER);
+                            }
+                            return p;
+                        });
+            }
             // a native sidecar starts before the main containers, a classic one beside them (KEP-753)
             boolean nativeProxy = RoutingProxies.nativeSidecar(pod);
             if (nativeProxy) {
@@ -303,7 +325,9 @@ public final class SimKubelet implements AutoCloseable {
                 p.setStatus(new PodStatusBuilder()
                         .withPhase("Running")
                         .withPodIP(node.address)
+                        .addNewPodIP(node.address)
                         .withHostIP("127.0.0.1")
+                        .addNewHostIP("127.0.0.1")
                         .withStartTime(now)
                         .addNewCondition().withType("PodScheduled").withStatus("True").endCondition()
                         .addNewCondition().withType("Initialized").withStatus("True").endCondition()
@@ -375,7 +399,7 @@ public final class SimKubelet implements AutoCloseable {
         }
         collectiveLost(node);
         terminations.add(new Termination(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), seen, hookTook, hookOutput, sigterm, since(start), killed));
-        releaseFinalizer(pod);
+        release(pod);
     }
 
     private record HookRun(Duration took, String stderr) {
@@ -441,6 +465,22 @@ public final class SimKubelet implements AutoCloseable {
     private static Optional<String> leaderKey(Pod pod) {
         return MemberSlot.leaderOf(Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of()))
                 .map(leader -> pod.getMetadata().getNamespace() + "/" + leader.pod());
+    }
+
+    /** Lets the API server remove a Pod whose containers have stopped: the finalizer here, the kubelet's delete on a Node. */
+    private void release(Pod pod) {
+        if (nodeName.isEmpty()) {
+            releaseFinalizer(pod);
+            return;
+        }
+        String url = client.getConfiguration().getMasterUrl().replaceAll("/$", "") + "/api/v1/namespaces/" + pod.getMetadata().getNamespace()
+                + "/pods/" + pod.getMetadata().getName();
+        try {
+            client.raw(url, "DELETE", new DeleteOptionsBuilder().withGracePeriodSeconds(0L).withNewPreconditions()
+                    .withUid(pod.getMetadata().getUid()).endPreconditions().build());
+        } catch (KubernetesClientException e) {
+            LOG.debugf("pod %s already gone: %s", key(pod), e.getMessage());
+        }
     }
 
     private void releaseFinalizer(Pod pod) {

@@ -1,0 +1,116 @@
+package dev.ebb.operator.cluster;
+
+import dev.ebb.operator.sim.DaemonThreads;
+import dev.ebb.operator.sim.LoopbackAddresses;
+import dev.ebb.operator.sim.SimKubelet;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.NodeStatus;
+import io.fabric8.kubernetes.api.model.NodeStatusBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.time.Instant;
+import java.util.Map;
+
+/**
+ * A Node of the real control plane, played on this machine: registered as a kubelet registers itself (Ready, its
+ * loopback address, capacity including an accelerator), with the test world's kubelet as its agent, running the Pods
+ * the scheduler binds to it.
+ */
+public final class ClusterNode implements AutoCloseable {
+    /** An extended resource as a device plugin advertises one, so Pods that ask for accelerators fit here. */
+    public static final String ACCELERATOR = "nvidia.com/gpu";
+    private static final String NODE_LEASES = "kube-node-lease";
+    /** The kubelet renews its Lease every quarter of its 40 s duration (nodelease.NewController, v1.37.2). */
+    static final Duration LEASE_DURATION = Duration.ofSeconds(40);
+    private final KubernetesClient client;
+    private final String name;
+    private final SimKubelet kubelet;
+    private final ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("node-lease"));
+
+    private ClusterNode(KubernetesClient client, String name, SimKubelet kubelet) {
+        this.client = client;
+        this.name = name;
+        this.kubelet = kubelet;
+    }
+
+    /**
+     * Registers the Node and starts its agent, giving its Pods addresses from {@code addresses}.
+     *
+     * @param kubeletPort where the API server reaches its kubelet (pods/exec), as the Node's daemon endpoint says
+     */
+    public static ClusterNode register(KubernetesClient client, String name, LoopbackAddresses addresses, String version, int kubeletPort) {
+        client.resource(new NodeBuilder().withNewMetadata().withName(name)
+                .withLabels(Map.of("kubernetes.io/hostname", name, "kubernetes.io/os", "linux", "kubernetes.io/arch", "amd64"))
+                .endMetadata().build()).create();
+        client.nodes().withName(name).editStatus(node -> {
+            node.setStatus(status(version, kubeletPort));
+            return node;
+        });
+        ClusterNode node = new ClusterNode(client, name, SimKubelet.onNode(client, addresses, name));
+        node.renewLease();
+        long period = LEASE_DURATION.toMillis() / 4;
+        node.heartbeat.scheduleAtFixedRate(node::renewLease, period, period, TimeUnit.MILLISECONDS);
+        return node;
+    }
+
+    /** The Node's Lease in kube-node-lease, which node lifecycle reads as the agent's heartbeat. */
+    private void renewLease() {
+        try {
+            Node owner = client.nodes().withName(name).get();
+            client.resource(new LeaseBuilder().withNewMetadata().withName(name).withNamespace(NODE_LEASES)
+                            .addNewOwnerReference().withApiVersion("v1").withKind("Node").withName(name).withUid(owner.getMetadata().getUid()).endOwnerReference()
+                            .endMetadata()
+                            .withNewSpec().withHolderIdentity(name).withLeaseDurationSeconds((int) LEASE_DURATION.toSeconds())
+                            .withRenewTime(ZonedDateTime.now(ZoneOffset.UTC)).endSpec().build())
+                    .forceConflicts().serverSideApply();
+        } catch (KubernetesClientException e) {
+            // the next beat tries again, as the kubelet's lease controller does
+        }
+    }
+
+    private static NodeStatus status(String version, int kubeletPort) {
+        String now = Instant.now().toString();
+        Map<String, Quantity> capacity = Map.of("cpu", new Quantity("64"), "memory", new Quantity("512Gi"), "pods", new Quantity("110"),
+                "ephemeral-storage", new Quantity("1Ti"), ACCELERATOR, new Quantity("8"));
+        return new NodeStatusBuilder()
+                .withCapacity(capacity)
+                .withAllocatable(capacity)
+                .addNewCondition().withType("Ready").withStatus("True").withReason("KubeletReady").withMessage("kubelet is posting ready status")
+                .withLastHeartbeatTime(now).withLastTransitionTime(now).endCondition()
+                .addNewAddress().withType("InternalIP").withAddress("127.0.0.1").endAddress()
+                .addNewAddress().withType("Hostname").withAddress("localhost").endAddress()
+                .withNewDaemonEndpoints().withNewKubeletEndpoint().withPort(kubeletPort).endKubeletEndpoint().endDaemonEndpoints()
+                .withNewNodeInfo().withKubeletVersion("v" + version).withOperatingSystem("linux").withArchitecture("amd64")
+                .withContainerRuntimeVersion("sim://1").withKernelVersion("").withOsImage("").withKubeProxyVersion("")
+                .withMachineID("").withSystemUUID("").withBootID("").endNodeInfo()
+                .build();
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public SimKubelet kubelet() {
+        return kubelet;
+    }
+
+    /** The agent stops; the Node stays registered, as a stopped kubelet's does. */
+    @Override
+    public void close() {
+        heartbeat.shutdownNow();
+        kubelet.close();
+    }
+
+    Node node() {
+        return client.nodes().withName(name).get();
+    }
+}
