@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.IOException;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
@@ -34,28 +35,27 @@ public final class ClusterNode implements AutoCloseable {
     private final KubernetesClient client;
     private final String name;
     private final SimKubelet kubelet;
+    private final NodeExec exec;
     private final ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("node-lease"));
 
-    private ClusterNode(KubernetesClient client, String name, SimKubelet kubelet) {
+    private ClusterNode(KubernetesClient client, String name, SimKubelet kubelet, NodeExec exec) {
         this.client = client;
         this.name = name;
         this.kubelet = kubelet;
+        this.exec = exec;
     }
 
-    /**
-     * Registers the Node and starts its agent, giving its Pods addresses from {@code addresses}.
-     *
-     * @param kubeletPort where the API server reaches its kubelet (pods/exec), as the Node's daemon endpoint says
-     */
-    public static ClusterNode register(KubernetesClient client, String name, LoopbackAddresses addresses, String version, int kubeletPort) {
+    /** Registers the Node and starts its agent and its kubelet endpoint, giving its Pods addresses from {@code addresses}. */
+    public static ClusterNode register(ControlPlane plane, KubernetesClient client, String name, LoopbackAddresses addresses) throws IOException {
+        NodeExec exec = NodeExec.start(client, plane.release(), plane.logs().resolve(name));
         client.resource(new NodeBuilder().withNewMetadata().withName(name)
                 .withLabels(Map.of("kubernetes.io/hostname", name, "kubernetes.io/os", "linux", "kubernetes.io/arch", "amd64"))
                 .endMetadata().build()).create();
         client.nodes().withName(name).editStatus(node -> {
-            node.setStatus(status(version, kubeletPort));
+            node.setStatus(status(plane.version(), exec.port()));
             return node;
         });
-        ClusterNode node = new ClusterNode(client, name, SimKubelet.onNode(client, addresses, name));
+        ClusterNode node = new ClusterNode(client, name, SimKubelet.onNode(client, addresses, name), exec);
         node.renewLease();
         long period = LEASE_DURATION.toMillis() / 4;
         node.heartbeat.scheduleAtFixedRate(node::renewLease, period, period, TimeUnit.MILLISECONDS);
@@ -108,6 +108,7 @@ public final class ClusterNode implements AutoCloseable {
     public void close() {
         heartbeat.shutdownNow();
         kubelet.close();
+        exec.close();
     }
 
     Node node() {

@@ -33,7 +33,7 @@ class DeployedOperatorIT {
         admin = plane.adminClient();
         ClusterCrd.install(admin);
         admin.resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        node = ClusterNode.register(admin, "node-deployed", new LoopbackAddresses(), plane.version(), 10250);
+        node = ClusterNode.register(plane, admin, "node-deployed", new LoopbackAddresses());
         operator = DeployedOperator.start(plane, "ebb-operator-0", LOG, Map.of("EBB_WATCH_NAMESPACES", ""));
         await("the operator ready").atMost(Duration.ofSeconds(90)).until(() -> operator.status("/q/health/ready") == 200);
     }
