@@ -6,7 +6,9 @@
 // /exec/<namespace>/<pod>/<container> (k8s.io/kubernetes pkg/registry/core/pod/strategy.go, streamLocation) and,
 // without --kubelet-certificate-authority, does not verify the kubelet's certificate: in
 // k8s.io/kubernetes pkg/kubelet/client/kubelet_client.go, KubeletClientConfig.transportConfig sets
-// TLS.Insecure = true when !cfg.HasCA(). So a self-signed certificate is enough.
+// TLS.Insecure = true when !cfg.HasCA(). So a self-signed certificate is enough. It sends SPDY, or passes websocket v5
+// through only when the Node's status.declaredFeatures lists ExtendWebSocketsToKubelet (pkg/registry/core/pod/rest/
+// subresources.go, ExecREST.Connect); otherwise it translates websocket v5 to SPDY itself. Both arrive here.
 package main
 
 import (
@@ -100,7 +102,13 @@ func loadOrCreateCert(dir, listen string) (tls.Certificate, error) {
 // newServer serves the kubelet's exec routes (k8s.io/kubernetes pkg/kubelet/server/server.go, InstallDebuggingHandlers:
 // GET and POST on /exec/{podNamespace}/{podID}/{containerName} and /exec/{podNamespace}/{podID}/{uid}/{containerName}).
 func newServer(addr, runnerURL string, cert tls.Certificate) *http.Server {
-	h := &execHandler{self: selfURL(addr), runner: runnerURL, client: &http.Client{}}
+	h := &execHandler{
+		self: selfURL(addr),
+		// Certificate checks are pointless on this leg: the peer is this process's own listener.
+		back:   &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+		runner: runnerURL,
+		client: &http.Client{},
+	}
 	mux := http.NewServeMux()
 	for _, method := range []string{"GET", "POST"} {
 		mux.Handle(method+" /exec/{namespace}/{pod}/{container}", h)
@@ -126,6 +134,7 @@ func selfURL(addr string) *url.URL {
 
 type execHandler struct {
 	self   *url.URL
+	back   http.RoundTripper
 	runner string
 	client *http.Client
 }
@@ -147,9 +156,7 @@ func (h *execHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if wsstream.IsWebSocketRequestWithStreamCloseProtocol(r) {
 		loc := *h.self
 		loc.Path, loc.RawQuery = r.URL.Path, r.URL.RawQuery
-		// Certificate checks are pointless here: the peer is this process's own listener.
-		back := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
-		translator.NewStreamTranslatorHandler(&loc, back, 0, translator.Options{
+		translator.NewStreamTranslatorHandler(&loc, h.back, 0, translator.Options{
 			Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY,
 		}).ServeHTTP(w, r)
 		return
@@ -160,8 +167,9 @@ func (h *execHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		remotecommandserver.SupportedStreamingProtocols)
 }
 
-// cancelOnHangUp cancels the request's context once the upgraded connection fails to read, that is when the client
-// has gone away: net/http stops watching a connection once it is hijacked, so its context would outlive the client.
+// cancelOnHangUp cancels the request's context when the upgraded connection is closed. A read error on a hijacked
+// connection already cancels it (net/http), but the SPDY server closes the connection on the client's GOAWAY and then
+// stops reading without an error, which would leave the runner's request running after the client has gone.
 type cancelOnHangUp struct {
 	http.ResponseWriter
 	cancel context.CancelFunc
@@ -172,22 +180,17 @@ func (w *cancelOnHangUp) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &hangUpConn{Conn: conn, r: rw.Reader, cancel: w.cancel}
-	return c, bufio.NewReadWriter(bufio.NewReader(c), rw.Writer), nil
+	return &cancelOnClose{Conn: conn, cancel: w.cancel}, rw, nil
 }
 
-type hangUpConn struct {
+type cancelOnClose struct {
 	net.Conn
-	r      io.Reader
 	cancel context.CancelFunc
 }
 
-func (c *hangUpConn) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	if err != nil {
-		c.cancel()
-	}
-	return n, err
+func (c *cancelOnClose) Close() error {
+	c.cancel()
+	return c.Conn.Close()
 }
 
 // runRequest and runResponse are the runner's protocol; []byte fields travel as standard base64.

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/util/exec"
+	utilexec "k8s.io/utils/exec"
 )
 
 // fakeRunner answers by the script in `sh -c SCRIPT` and remembers the requests it saw.
@@ -101,6 +102,24 @@ var executors = map[string]executorFor{
 	},
 }
 
+// syncBuffer is locked: a canceled StreamWithContext returns before its copying goroutines end.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func run(ctx context.Context, t *testing.T, newExec executorFor, base, path, script, stdin string) result {
 	t.Helper()
 	q := url.Values{"command": {"sh", "-c", script}, "output": {"1"}, "error": {"1"}}
@@ -111,7 +130,7 @@ func run(ctx context.Context, t *testing.T, newExec executorFor, base, path, scr
 	}
 	u, _ := url.Parse(base + path + "?" + q.Encode())
 	cfg := &rest.Config{Host: base, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
-	var out, errOut bytes.Buffer
+	var out, errOut syncBuffer
 	opts.Stdout, opts.Stderr = &out, &errOut
 	err := newExec(t, cfg, u).StreamWithContext(ctx, opts)
 	return result{out.String(), errOut.String(), err}
@@ -184,5 +203,17 @@ func TestBadOptions(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("no stream requested: got %s, want 400", resp.Status)
+	}
+}
+
+func TestRunnerRefused(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	ex := &runnerExecutor{h: &execHandler{runner: "http://" + addr + "/exec", client: &http.Client{}}, namespace: "ns"}
+	err := ex.ExecInContainer(t.Context(), "pod", "", "c", []string{"true"}, nil, nil, nil, false, nil, 0)
+	var exitErr utilexec.ExitError
+	if err == nil || errors.As(err, &exitErr) || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("got %v, want a plain connection refused error", err)
 	}
 }

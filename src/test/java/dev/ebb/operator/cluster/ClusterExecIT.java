@@ -33,13 +33,11 @@ class ClusterExecIT {
         ControlPlane plane = ControlPlane.shared();
         admin = plane.adminClient();
         admin.resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        node = ClusterNode.register(plane, admin, "node-exec", new LoopbackAddresses());
+        node = ClusterNode.register(plane, admin, "node-exec", LoopbackAddresses.podNetwork());
         admin.resource(new PodBuilder().withNewMetadata().withName("shell").withNamespace(NS).endMetadata()
                 .withNewSpec().withNodeName(node.name()).addNewContainer().withName("main").withImage("busybox").endContainer().endSpec().build()).create();
-        await("the Pod running").atMost(Duration.ofSeconds(30)).until(() -> {
-            Pod p = admin.pods().inNamespace(NS).withName("shell").get();
-            return p.getStatus() != null && "Running".equals(p.getStatus().getPhase());
-        });
+        await("the Pod running").atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(admin.pods().inNamespace(NS).withName("shell").get().getStatus().getPhase()).as(ClusterState.describe(admin, NS)).isEqualTo("Running"));
         pod = admin.pods().inNamespace(NS).withName("shell").get();
     }
 

@@ -11,6 +11,8 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.ZoneOffset;
@@ -51,10 +53,10 @@ public final class ClusterNode implements AutoCloseable {
         client.resource(new NodeBuilder().withNewMetadata().withName(name)
                 .withLabels(Map.of("kubernetes.io/hostname", name, "kubernetes.io/os", "linux", "kubernetes.io/arch", "amd64"))
                 .endMetadata().build()).create();
-        client.nodes().withName(name).editStatus(node -> {
-            node.setStatus(status(plane.version(), exec.port()));
-            return node;
-        });
+        // a merge patch of the whole status, without a resourceVersion: node lifecycle writes the new Node too, and an
+        // edit read before its write would conflict
+        client.nodes().withName(name).subresource("status")
+                .patch(PatchContext.of(PatchType.JSON_MERGE), new NodeBuilder().withStatus(status(plane.version(), exec.port())).build());
         ClusterNode node = new ClusterNode(client, name, SimKubelet.onNode(client, addresses, name), exec);
         node.renewLease();
         long period = LEASE_DURATION.toMillis() / 4;
@@ -103,12 +105,16 @@ public final class ClusterNode implements AutoCloseable {
         return kubelet;
     }
 
-    /** The agent stops; the Node stays registered, as a stopped kubelet's does. */
+    /**
+     * The agent stops and the Node leaves the cluster, so that the scheduler of a control plane shared by other tests
+     * never binds a Pod to it (a stopped kubelet's Node would stay Ready until node lifecycle's grace ran out).
+     */
     @Override
     public void close() {
         heartbeat.shutdownNow();
         kubelet.close();
         exec.close();
+        client.nodes().withName(name).delete();
     }
 
     Node node() {

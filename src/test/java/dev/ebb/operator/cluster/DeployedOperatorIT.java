@@ -33,7 +33,7 @@ class DeployedOperatorIT {
         admin = plane.adminClient();
         ClusterCrd.install(admin);
         admin.resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        node = ClusterNode.register(plane, admin, "node-deployed", new LoopbackAddresses());
+        node = ClusterNode.register(plane, admin, "node-deployed", LoopbackAddresses.podNetwork());
         operator = DeployedOperator.start(plane, "ebb-operator-0", LOG, Map.of("EBB_WATCH_NAMESPACES", ""));
         await("the operator ready").atMost(Duration.ofSeconds(90)).until(() -> operator.status("/q/health/ready") == 200);
     }
@@ -61,7 +61,7 @@ class DeployedOperatorIT {
         await("Ready").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(phase("qwen")).as(ClusterState.describe(admin, NS)).isEqualTo("Ready"));
         assertThat(admin.pods().inNamespace(NS).list().getItems()).allSatisfy(p -> {
             assertThat(p.getSpec().getNodeName()).isEqualTo(node.name());
-            assertThat(p.getStatus().getPodIP()).startsWith("127.");
+            assertThat(p.getStatus().getPodIP()).startsWith("10.244.");
         });
         // server-side apply wrote the finalizer, which the mock world's %test profile never does
         assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get().getMetadata().getFinalizers()).isNotEmpty();
@@ -69,7 +69,8 @@ class DeployedOperatorIT {
         // AbstractCustomResourceHandler.handlePrinterColumns), not the order the annotations give
         assertThat(kubectl("get", "md", "qwen", "-n", NS)).containsPattern("(?m)^NAME +AGE +ENGINE +PHASE +RETIREMENT +ROLES$")
                 .containsPattern("(?m)^qwen +\\S+ +vLLM +Ready +server 2/2$");
-        assertThat(operator.log()).doesNotContainIgnoringCase("forbidden");
+        // nothing its RBAC does not grant (a 403 for writing into a namespace being deleted is the API server's, not RBAC's)
+        assertThat(operator.log()).doesNotContain("is forbidden: User \"system:serviceaccount:");
     }
 
     private static String phase(String name) {

@@ -38,7 +38,7 @@ public final class KubeProxyService implements AutoCloseable {
     private record View(Instant at, List<Ready> endpoints) {
     }
 
-    private final SimEndpoints endpoints;
+    private final EndpointSlices endpoints;
     private final String namespace;
     private final String service;
     private final Duration lag;
@@ -51,7 +51,7 @@ public final class KubeProxyService implements AutoCloseable {
      * @param lag how long an endpoint change takes to reach this node
      * @param sourceAddress the address clients connect from
      */
-    public KubeProxyService(SimEndpoints endpoints, String namespace, String service, Duration lag, String sourceAddress) {
+    public KubeProxyService(EndpointSlices endpoints, String namespace, String service, Duration lag, String sourceAddress) {
         this.endpoints = endpoints;
         this.namespace = namespace;
         this.service = service;

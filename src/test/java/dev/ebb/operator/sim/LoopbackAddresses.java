@@ -1,6 +1,8 @@
 package dev.ebb.operator.sim;
 
+import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.net.BindException;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
@@ -33,16 +35,65 @@ public final class LoopbackAddresses {
     /** Held for good: a claim socket that was collected would be closed, and its address handed out again. */
     private static final List<DatagramSocket> CLAIMS = new CopyOnWriteArrayList<>();
 
+    private static final AtomicInteger NEXT_ON_POD_NETWORK = new AtomicInteger(START);
+    /** A Pod network of the kind clusters use, which a real API server takes in an EndpointSlice. */
+    static final String POD_NETWORK = "10.244.";
+
+    private final String network;
+    private final AtomicInteger next;
+    private final boolean assign;
+
+    /** 127.0.x.y addresses, which the mock API server and every local socket take as they are. */
+    public LoopbackAddresses() {
+        this("127.0.", NEXT, false);
+    }
+
+    private LoopbackAddresses(String network, AtomicInteger next, boolean assign) {
+        this.network = network;
+        this.next = next;
+        this.assign = assign;
+    }
+
+    /**
+     * 10.244.x.y addresses, each added to the loopback interface before it is handed out, so that local processes
+     * reach each other on it as on 127.0.x.y. A real API server refuses a loopback address in an EndpointSlice
+     * ("may not be in the loopback range", kube-apiserver v1.37.2), so Pods of a real cluster need these. Adding an
+     * address needs root and iproute2's {@code ip}.
+     */
+    public static LoopbackAddresses podNetwork() {
+        return new LoopbackAddresses(POD_NETWORK, NEXT_ON_POD_NETWORK, true);
+    }
+
     public String next() {
         while (true) {
-            int n = NEXT.getAndIncrement();
+            int n = next.getAndIncrement();
             if (n >= END) {
-                throw new IllegalStateException("out of loopback addresses");
+                throw new IllegalStateException("out of addresses in " + network + "0.0/16");
             }
-            String address = "127.0." + (n / 254) + "." + (1 + n % 254);
+            String address = network + (n / 254) + "." + (1 + n % 254);
+            if (assign) {
+                addToLoopback(address);
+            }
             if (claim(address)) {
                 return address;
             }
+        }
+    }
+
+    private static void addToLoopback(String address) {
+        try {
+            Process ip = new ProcessBuilder("ip", "addr", "add", address + "/32", "dev", "lo").redirectErrorStream(true).start();
+            String said = new String(ip.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            // present already, from an earlier run on this machine: as good as added (iproute2 6.1 says "Address already
+            // assigned", older releases "File exists")
+            if (ip.waitFor() != 0 && !said.contains("already assigned") && !said.contains("File exists")) {
+                throw new IllegalStateException("cannot add " + address + " to the loopback interface (root and iproute2 needed): " + said);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run ip to add " + address + " to the loopback interface", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted adding " + address, e);
         }
     }
 

@@ -9,12 +9,12 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /** A client reaching a role through its Service: kube-proxy spreads connections over the ready endpoints. */
 public final class ServiceTarget implements LoadGenerator.Target {
-    private final SimEndpoints endpoints;
+    private final EndpointSlices endpoints;
     private final String namespace;
     private final String service;
     private final AtomicLong turn = new AtomicLong();
 
-    public ServiceTarget(SimEndpoints endpoints, String namespace, String service) {
+    public ServiceTarget(EndpointSlices endpoints, String namespace, String service) {
         this.endpoints = endpoints;
         this.namespace = namespace;
         this.service = service;
@@ -23,8 +23,12 @@ public final class ServiceTarget implements LoadGenerator.Target {
     @Override
     public Optional<RouteTarget> pick() {
         for (EndpointSlice slice : endpoints.slicesOf(namespace, service)) {
+            // a Service with no endpoints has a placeholder slice whose lists are null
+            if (slice.getEndpoints() == null || slice.getPorts() == null || slice.getPorts().isEmpty()) {
+                continue;
+            }
             List<Endpoint> ready = slice.getEndpoints().stream().filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).toList();
-            if (!ready.isEmpty() && !slice.getPorts().isEmpty()) {
+            if (!ready.isEmpty()) {
                 Endpoint e = ready.get((int) (turn.getAndIncrement() % ready.size()));
                 URI base = URI.create("http://" + e.getAddresses().get(0) + ":" + slice.getPorts().get(0).getPort());
                 return Optional.of(new RouteTarget(e.getTargetRef().getName(), base));

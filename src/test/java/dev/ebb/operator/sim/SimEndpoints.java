@@ -29,7 +29,7 @@ import org.jboss.logging.Logger;
  * {@code ready=false}, {@code serving} = its readiness and {@code terminating=true}. Like the real controller, it
  * writes a slice only when its content changes, and a burst of events waits for one pass over the caches.
  */
-public final class SimEndpoints implements AutoCloseable {
+public final class SimEndpoints implements EndpointSlices, AutoCloseable {
     private static final Logger LOG = Logger.getLogger(SimEndpoints.class);
 
     private final KubernetesClient client;
@@ -113,8 +113,14 @@ public final class SimEndpoints implements AutoCloseable {
                     .addToLabels(Labels.SERVICE_NAME, service.getMetadata().getName())
                     .addToLabels("endpointslice.kubernetes.io/managed-by", "sim-endpoints")
                 .endMetadata()
-                .withAddressType("IPv4")
-                .withEndpoints(endpoints);
+                .withAddressType("IPv4");
+        if (endpoints.isEmpty()) {
+            // The real controller's placeholder for a Service that selects no Pod with an address: no endpoints and no
+            // ports, which the API server answers as null lists (endpointslice v0.37.2, reconciler.go; read back from
+            // kube-apiserver v1.37.2)
+            return slice.build();
+        }
+        slice.withEndpoints(endpoints);
         service.getSpec().getPorts().forEach(port -> slice.addToPorts(new EndpointPortBuilder()
                 .withName(port.getName())
                 .withPort(port.getTargetPort() == null || port.getTargetPort().getIntVal() == null
@@ -139,6 +145,7 @@ public final class SimEndpoints implements AutoCloseable {
         return labels != null && selector.entrySet().stream().allMatch(e -> e.getValue().equals(labels.get(e.getKey())));
     }
 
+    @Override
     public List<EndpointSlice> slicesOf(String namespace, String service) {
         return client.discovery().v1().endpointSlices().inNamespace(namespace).withLabel(Labels.SERVICE_NAME, service).list().getItems();
     }

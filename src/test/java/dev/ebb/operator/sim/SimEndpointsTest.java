@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -44,7 +45,7 @@ class SimEndpointsTest {
     }
 
     private List<Endpoint> endpoints() {
-        return world.endpoints().slicesOf(NS, "svc").stream().flatMap(s -> s.getEndpoints().stream()).toList();
+        return world.endpoints().slicesOf(NS, "svc").stream().flatMap(s -> s.getEndpoints() == null ? Stream.<Endpoint>empty() : s.getEndpoints().stream()).toList();
     }
 
     @Test
