@@ -37,17 +37,21 @@ public final class AdmissionCases {
         /** Creates it through the client and checks the refusal. */
         public void checkAgainst(KubernetesClient client) {
             ModelDeployment md = shape.namespace(NAMESPACE).build();
-            Throwable thrown = catchThrowable(() -> client.resource(md).create());
-            assertThat(thrown).as("the API server should refuse %s", title).isInstanceOf(KubernetesClientException.class);
-            KubernetesClientException refused = (KubernetesClientException) thrown;
-            assertThat(refused.getCode()).as("HTTP status").isEqualTo(422);
-            String said = refused.getStatus().getMessage();
+            String said = refusal(catchThrowable(() -> client.resource(md).create()), title);
             switch (match) {
                 case WHOLE -> assertThat(said).isEqualTo(message);
                 case END -> assertThat(said).startsWith(RESOURCE + " \"" + md.getMetadata().getName() + "\" is invalid: ").endsWith(message);
                 case PART -> assertThat(said).contains(message);
             }
         }
+    }
+
+    /** The message of the 422 the API server refused a resource with; fails when it was not refused so. */
+    private static String refusal(Throwable thrown, String title) {
+        assertThat(thrown).as("the API server should refuse %s", title).isInstanceOf(KubernetesClientException.class);
+        KubernetesClientException refused = (KubernetesClientException) thrown;
+        assertThat(refused.getCode()).as("HTTP status").isEqualTo(422);
+        return refused.getStatus().getMessage();
     }
 
     public enum Match { WHOLE, END, PART }
@@ -168,9 +172,7 @@ public final class AdmissionCases {
                 assertThat(operatorRefuses).isFalse();
                 client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName(md.getMetadata().getName()).delete();
             } else {
-                assertThat(thrown).as("the API server should refuse it").isInstanceOf(KubernetesClientException.class);
-                assertThat(((KubernetesClientException) thrown).getCode()).isEqualTo(422);
-                assertThat(((KubernetesClientException) thrown).getStatus().getMessage()).contains(refusedField);
+                assertThat(refusal(thrown, title)).contains(refusedField);
                 assertThat(operatorRefuses).isTrue();
             }
         }

@@ -6,20 +6,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.Labels;
-import dev.ebb.operator.packaging.PackagedOperator;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.sim.LoadGenerator;
-import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.RouteTarget;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -34,30 +29,22 @@ import org.junit.jupiter.api.Test;
  */
 class ClusterRetirementIT {
     private static final String NS = "retire";
-    private static ControlPlane plane;
+    private static ClusterWorld world;
     private static KubernetesClient admin;
     private static ClusterNode node;
-    private static PackagedOperator operator;
 
     @BeforeAll
     static void start() throws Exception {
-        plane = ControlPlane.shared();
-        admin = plane.adminClient();
-        ClusterCrd.install(admin);
-        admin.resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        node = ClusterNode.register(plane, admin, "node-retire", LoopbackAddresses.podNetwork());
-        operator = DeployedOperator.start(plane, "ebb-operator-retire", plane.logs().resolve("retire-operator.log"), Map.of("EBB_WATCH_NAMESPACES", NS));
-        await("the operator ready").atMost(Duration.ofSeconds(90)).until(() -> operator.status("/q/health/ready") == 200);
+        world = ClusterWorld.start(NS, NS);
+        admin = world.admin;
+        node = world.node;
     }
 
     @AfterAll
     static void stop() {
-        if (operator != null) {
-            operator.close();
+        if (world != null) {
+            world.close();
         }
-        node.close();
-        admin.namespaces().withName(NS).delete();
-        admin.close();
     }
 
     @Test

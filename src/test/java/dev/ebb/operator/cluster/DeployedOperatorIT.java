@@ -7,13 +7,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.packaging.PackagedOperator;
-import dev.ebb.operator.sim.LoopbackAddresses;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -21,33 +17,24 @@ import org.junit.jupiter.api.Test;
 /** The packaged operator, with its own RBAC and ServiceAccount token, on a real control plane. */
 class DeployedOperatorIT {
     private static final String NS = "deployed";
-    private static final Path LOG = Path.of("target", "cluster", "deployed-operator.log");
-    private static ControlPlane plane;
+    private static ClusterWorld world;
     private static KubernetesClient admin;
     private static PackagedOperator operator;
     private static ClusterNode node;
 
     @BeforeAll
     static void start() throws Exception {
-        plane = ControlPlane.shared();
-        admin = plane.adminClient();
-        ClusterCrd.install(admin);
-        admin.resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
-        node = ClusterNode.register(plane, admin, "node-deployed", LoopbackAddresses.podNetwork());
-        operator = DeployedOperator.start(plane, "ebb-operator-0", LOG, Map.of("EBB_WATCH_NAMESPACES", ""));
-        await("the operator ready").atMost(Duration.ofSeconds(90)).until(() -> operator.status("/q/health/ready") == 200);
+        world = ClusterWorld.start(NS, "");
+        admin = world.admin;
+        operator = world.operator;
+        node = world.node;
     }
 
     @AfterAll
     static void stop() {
-        if (operator != null) {
-            operator.close();
+        if (world != null) {
+            world.close();
         }
-        if (node != null) {
-            node.close();
-        }
-        admin.namespaces().withName(NS).delete();
-        admin.close();
     }
 
     @Test
@@ -79,7 +66,7 @@ class DeployedOperatorIT {
     }
 
     private static String kubectl(String... args) throws Exception {
-        List<String> command = new java.util.ArrayList<>(List.of(plane.release().binary("kubectl").toString(), "--kubeconfig", plane.adminKubeconfig().toString()));
+        List<String> command = new java.util.ArrayList<>(List.of(world.plane.release().binary("kubectl").toString(), "--kubeconfig", world.plane.adminKubeconfig().toString()));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
