@@ -35,6 +35,11 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  */
 @Execution(ExecutionMode.CONCURRENT)
 class DrainHookScriptTest {
+    /**
+     * More reads than the two idle ones that would end a hook early. How many fit before the last start (6 of them, at
+     * 5 s to 10 s, with a grace of 15 s) depends on the machine: a loaded 2-core run fitted 4.
+     */
+    private static final int KEPT_READING = 3;
     @BeforeAll
     static void warmUp() throws Exception {
         HookFixtures.warmUp();
@@ -46,7 +51,7 @@ class DrainHookScriptTest {
             engine.faults().notMetrics(true);
             HookRun run = drain(engine, 15);
 
-            assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(5);
+            assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(KEPT_READING);
             assertThat(run.lines()).filteredOn(l -> l.startsWith("t=")).allMatch(l -> l.contains("busy ("));
             assertThat(run.last()).contains("no read may start");
         }
@@ -60,7 +65,7 @@ class DrainHookScriptTest {
         try (CannedListener engine = new CannedListener(address, PORT, "HTTP/1.0 200 OK\r\n\r\n" + page)) {
             HookRun run = HookRun.run(hook(Engine.VLLM, 15, "http"), address);
 
-            assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(5);
+            assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(KEPT_READING);
             assertThat(run.lines()).filteredOn(l -> l.startsWith("t="))
                     .allMatch(l -> l.endsWith("busy (line 3 is neither a comment nor a sample)"));
         }
@@ -118,7 +123,7 @@ class DrainHookScriptTest {
             HookRun run = HookRun.run(hook(Engine.VLLM, 15, "http"), address);
 
             assertThat(run.exitCode()).isZero();
-            assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(5);
+            assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(KEPT_READING);
             assertThat(run.lines()).filteredOn(l -> l.startsWith("t=")).allMatch(l -> l.contains("busy (not an HTTP answer"));
             assertThat(run.last()).contains("no read may start");
         }
