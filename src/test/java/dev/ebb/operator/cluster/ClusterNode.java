@@ -116,8 +116,4 @@ public final class ClusterNode implements AutoCloseable {
         exec.close();
         client.nodes().withName(name).delete();
     }
-
-    Node node() {
-        return client.nodes().withName(name).get();
-    }
 }

@@ -1,6 +1,7 @@
 package dev.ebb.operator.cluster;
 
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -35,7 +36,8 @@ final class ClusterState {
                 .append(slice.getMetadata().getName()).append(" ports=").append(slice.getPorts()).append(" endpoints=").append(slice.getEndpoints()));
         admin.services().inNamespace(namespace).list().getItems().forEach(svc -> out.append("\nservice ").append(svc.getMetadata().getName())
                 .append(" selector=").append(svc.getSpec().getSelector()).append(" ports=").append(svc.getSpec().getPorts()));
-        admin.v1().events().inNamespace(namespace).list().getItems().stream().skip(Math.max(0, admin.v1().events().inNamespace(namespace).list().getItems().size() - 15))
+        List<Event> events = admin.v1().events().inNamespace(namespace).list().getItems();
+        events.subList(Math.max(0, events.size() - 15), events.size())
                 .forEach(e -> out.append("\nevent ").append(e.getInvolvedObject().getName()).append(' ').append(e.getReason()).append(": ").append(e.getMessage()));
         return out.toString();
     }

@@ -8,7 +8,9 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.packaging.PackagedOperator;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -66,10 +68,10 @@ class DeployedOperatorIT {
     }
 
     private static String kubectl(String... args) throws Exception {
-        List<String> command = new java.util.ArrayList<>(List.of(world.plane.release().binary("kubectl").toString(), "--kubeconfig", world.plane.adminKubeconfig().toString()));
+        List<String> command = new ArrayList<>(List.of(world.plane.release().binary("kubectl").toString(), "--kubeconfig", world.plane.adminKubeconfig().toString()));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(process.waitFor()).as("kubectl %s: %s", String.join(" ", args), out).isZero();
         return out;
     }
