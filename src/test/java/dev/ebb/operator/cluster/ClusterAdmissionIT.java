@@ -1,8 +1,14 @@
 package dev.ebb.operator.cluster;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.ebb.operator.api.AdmissionCases;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -14,6 +20,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * rules compiled, cost-checked and enforced by the server itself, each refusal naming the field.
  */
 class ClusterAdmissionIT {
+    private static final Path BUNDLED_CRD = Path.of("bundle", "manifests", "modeldeployments.serving.ebb.dev.crd.yaml");
     private static KubernetesClient admin;
 
     @BeforeAll
@@ -45,6 +52,17 @@ class ClusterAdmissionIT {
     @MethodSource("dev.ebb.operator.api.AdmissionCases#routerShapes")
     void refusesWhatTheOperatorCannotRoute(AdmissionCases.RouterShape shape) {
         shape.checkAgainst(admin);
+    }
+
+    @Test
+    void theOlmBundlesCrdAppliedOverTheInstalledOneChangesNothing() throws Exception {
+        CustomResourceDefinition installed = ClusterCrd.install(admin);
+        CustomResourceDefinition bundled = Serialization.unmarshal(Files.readString(BUNDLED_CRD), CustomResourceDefinition.class);
+
+        CustomResourceDefinition after = admin.resource(bundled).fieldManager("olm").forceConflicts().serverSideApply();
+
+        assertThat(after.getMetadata().getGeneration()).as("a spec OLM would change").isEqualTo(installed.getMetadata().getGeneration());
+        assertThat(after.getSpec()).isEqualTo(installed.getSpec());
     }
 
     @Test

@@ -38,6 +38,7 @@ public final class ClusterNode implements AutoCloseable {
     private final String name;
     private final SimKubelet kubelet;
     private final NodeExec exec;
+    private final NodeRouters routers;
     private final ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("node-lease"));
 
     private ClusterNode(KubernetesClient client, String name, SimKubelet kubelet, NodeExec exec) {
@@ -45,6 +46,7 @@ public final class ClusterNode implements AutoCloseable {
         this.name = name;
         this.kubelet = kubelet;
         this.exec = exec;
+        this.routers = new NodeRouters(client, name);
     }
 
     /** Registers the Node and starts its agent and its kubelet endpoint, giving its Pods addresses from {@code addresses}. */
@@ -105,6 +107,11 @@ public final class ClusterNode implements AutoCloseable {
         return kubelet;
     }
 
+    /** The routers running in the router Pods bound here. */
+    NodeRouters routers() {
+        return routers;
+    }
+
     /**
      * The agent stops and the Node leaves the cluster, so that the scheduler of a control plane shared by other tests
      * never binds a Pod to it (a stopped kubelet's Node would stay Ready until node lifecycle's grace ran out).
@@ -112,6 +119,7 @@ public final class ClusterNode implements AutoCloseable {
     @Override
     public void close() {
         heartbeat.shutdownNow();
+        routers.close();
         kubelet.close();
         exec.close();
         client.nodes().withName(name).delete();

@@ -6,18 +6,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.packaging.PackagedOperator;
+import dev.ebb.operator.Specs;
 import dev.ebb.operator.render.Names;
+import dev.ebb.operator.render.RouterRenderer;
+import dev.ebb.operator.sim.FakeEngine;
+import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.RouteTarget;
+import dev.ebb.operator.sim.ServiceTarget;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -69,6 +81,173 @@ class ClusterRetirementIT {
         });
         assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().equals(victim.getMetadata().getName()))
                 .singleElement().satisfies(t -> assertThat(t.killed()).isFalse());
+    }
+
+    @Test
+    void kubectlScaleTakesTwoOfFourAwayUnderLoadWithoutARouterAndCutsNothing() throws Exception {
+        admin.resource(deployment("shrink", "vLLM").namespace(NS).role(role("server").replicas(4)).scaling("server", 4).build()).create();
+        ServiceTarget service = new ServiceTarget(world.endpointSlices(), NS, Names.roleService("shrink", "server"));
+        await("four ready and in the Service").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
+            assertThat(readyPods("shrink")).as(ClusterState.describe(admin, NS)).isEqualTo(4);
+            assertThat(readyEndpoints(service, 4)).isTrue();
+        });
+        // generations of 2 to 6 s, four at a time, spread by the Service over every replica
+        Random lengths = new Random(7);
+        try (LoadGenerator load = new LoadGenerator(service, 4, () -> 20 + lengths.nextInt(40), Duration.ofMillis(100))) {
+            load.start(Duration.ofMinutes(3));
+            await("every replica streaming").atMost(Duration.ofSeconds(20)).until(() -> IntStream.range(0, 4)
+                    .allMatch(ordinal -> node.kubelet().engine(NS, Names.pod("shrink", "server", ordinal, 0)).map(e -> e.inFlight() > 0).orElse(false)));
+
+            assertThat(world.kubectl("scale", "md/shrink", "--replicas=2", "-n", NS)).contains("scaled");
+
+            await("two replicas left, the retirements done").atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
+                assertThat(podsOf("shrink")).as(ClusterState.describe(admin, NS)).hasSize(2);
+                assertThat(retirements("shrink")).isEmpty();
+                assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("shrink").get().getStatus().rolesSummary()).isEqualTo("server 2/2");
+            });
+            load.stop(Duration.ofSeconds(30));
+            assertThat(load.requests()).filteredOn(r -> r.outcome() != LoadGenerator.Outcome.COMPLETED)
+                    .as("requests that did not complete").isEmpty();
+            assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThan(8);
+        }
+        assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("shrink").get().getSpec().scaling().replicas()).isEqualTo(2);
+        assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("shrink-")).hasSize(2)
+                .allSatisfy(t -> assertThat(t.killed()).as("killed at the grace").isFalse());
+    }
+
+    @Test
+    void aScaleDownThroughTheRouterTakesTwoOfFourAwayUnderLoadAndCutsNothing() throws Exception {
+        admin.resource(deployment("routed", "vLLM").namespace(NS).router("vllm-router").role(role("server").replicas(4)).build()).create();
+        AtomicReference<FakeRouter> router = new AtomicReference<>();
+        await("the router Pod running its router, routing to all four").atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
+            List<Pod> routerPods = admin.pods().inNamespace(NS).withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER)
+                    .withLabel(Labels.DEPLOYMENT, "routed").list().getItems();
+            assertThat(routerPods).as(ClusterState.describe(admin, NS)).hasSize(1);
+            router.set(node.routers().of(routerPods.get(0)).orElseThrow());
+            assertThat(router.get().selected()).hasSize(4);
+        });
+        Random lengths = new Random(11);
+        try (LoadGenerator load = new LoadGenerator(router.get(), 4, () -> 20 + lengths.nextInt(40), Duration.ofMillis(100))) {
+            load.start(Duration.ofMinutes(3));
+            await("streaming").atMost(Duration.ofSeconds(20)).until(() -> inFlight("routed", 4) >= 3);
+
+            Specs.scale(admin, NS, "routed", "server", 2);
+
+            await("two replicas left, the retirements done").atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
+                assertThat(podsOf("routed").stream().filter(p -> p.getMetadata().getLabels().containsKey(Labels.ROLE)))
+                        .as(ClusterState.describe(admin, NS)).hasSize(2);
+                assertThat(retirements("routed")).isEmpty();
+                assertThat(router.get().selected()).hasSize(2);
+            });
+            load.stop(Duration.ofSeconds(30));
+            assertThat(load.requests()).filteredOn(r -> r.outcome() != LoadGenerator.Outcome.COMPLETED)
+                    .as("requests that did not complete").isEmpty();
+            assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThan(8);
+        }
+        assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("routed-server-")).hasSize(2)
+                .allSatisfy(t -> assertThat(t.killed()).as("killed at the grace").isFalse());
+    }
+
+    @Test
+    void anImageRolloutUnderLoadReplacesEveryReplicaAndCutsNothing() throws Exception {
+        admin.resource(deployment("roll", "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
+        ServiceTarget service = new ServiceTarget(world.endpointSlices(), NS, Names.roleService("roll", "server"));
+        await("two ready and in the Service").atMost(Duration.ofSeconds(90)).untilAsserted(() ->
+                assertThat(readyEndpoints(service, 2)).as(ClusterState.describe(admin, NS)).isTrue());
+        List<String> before = podsOf("roll").stream().map(p -> p.getMetadata().getUid()).toList();
+        try (LoadGenerator load = new LoadGenerator(service, 2, 30, Duration.ofMillis(100))) {
+            load.start(Duration.ofMinutes(3));
+            await("streaming").atMost(Duration.ofSeconds(20)).until(() -> inFlight("roll", 2) >= 1);
+
+            Specs.editRole(admin, NS, "roll", "server", r -> Specs.withImage(r, "vllm/vllm-openai:v0.12.0"));
+
+            await("both replaced at the new image and serving").atMost(Duration.ofSeconds(150)).untilAsserted(() -> {
+                List<Pod> pods = podsOf("roll");
+                assertThat(pods).as(ClusterState.describe(admin, NS)).hasSize(2).allSatisfy(p -> {
+                    assertThat(before).doesNotContain(p.getMetadata().getUid());
+                    assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo("vllm/vllm-openai:v0.12.0");
+                    assertThat(Readiness.isPodReady(p)).isTrue();
+                });
+                assertThat(retirements("roll")).isEmpty();
+            });
+            load.stop(Duration.ofSeconds(30));
+            assertThat(load.requests()).filteredOn(r -> r.outcome() != LoadGenerator.Outcome.COMPLETED)
+                    .as("requests that did not complete").isEmpty();
+        }
+        assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("roll-")).hasSize(2)
+                .allSatisfy(t -> assertThat(t.killed()).as("killed at the grace").isFalse());
+    }
+
+    @Test
+    void deletingTheModelDeploymentDrainsItsPodsAndTheGarbageCollectorTakesTheRest() throws Exception {
+        admin.resource(deployment("gone", "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
+        ServiceTarget service = new ServiceTarget(world.endpointSlices(), NS, Names.roleService("gone", "server"));
+        await("two ready and in the Service").atMost(Duration.ofSeconds(90)).untilAsserted(() ->
+                assertThat(readyEndpoints(service, 2)).as(ClusterState.describe(admin, NS)).isTrue());
+        LoadGenerator stream = new LoadGenerator(service, 1, 100, Duration.ofMillis(100));
+        CompletableFuture<LoadGenerator.Request> tenSeconds = CompletableFuture.supplyAsync(stream::send);
+        await("streaming").atMost(Duration.ofSeconds(10)).until(() -> inFlight("gone", 2) == 1);
+
+        world.kubectl("delete", "md/gone", "-n", NS, "--wait=false");
+
+        LoadGenerator.Request request = tenSeconds.get(60, TimeUnit.SECONDS);
+        assertThat(request.outcome()).as(request.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        await("the ModelDeployment and all it owned gone").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
+            assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("gone").get()).as(ClusterState.describe(admin, NS)).isNull();
+            assertThat(podsOf("gone")).isEmpty();
+            assertThat(admin.services().inNamespace(NS).list().getItems()).noneMatch(svc -> svc.getMetadata().getName().startsWith("gone-"));
+        });
+        assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("gone-")).hasSize(2)
+                .allSatisfy(t -> assertThat(t.killed()).as("killed at the grace").isFalse());
+    }
+
+    @Test
+    void anOperatorKilledMidRetirementIsSucceededByOneThatResumesItWhenTheLeaseRunsOut() throws Exception {
+        admin.resource(deployment("resume", "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
+        await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(readyPods("resume")).as(ClusterState.describe(admin, NS)).isEqualTo(2));
+        // a 20 s generation on each replica, so whichever is chosen to leave is held by it
+        List<CompletableFuture<LoadGenerator.Request>> streams = new ArrayList<>();
+        for (Pod pod : podsOf("resume")) {
+            URI engine = URI.create("http://" + pod.getStatus().getPodIP() + ":" + pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
+            LoadGenerator one = new LoadGenerator(() -> Optional.of(new RouteTarget(pod.getMetadata().getName(), engine)), 1, 200, Duration.ofMillis(100));
+            streams.add(CompletableFuture.supplyAsync(one::send));
+        }
+        await("both streaming").atMost(Duration.ofSeconds(10)).until(() -> inFlight("resume", 2) == 2);
+        Specs.scale(admin, NS, "resume", "server", 1);
+        await("the retirement held by its stream").atMost(Duration.ofSeconds(30)).until(() -> retirements("resume").stream()
+                .anyMatch(r -> "Draining".equals(r.state()) && "Busy".equals(r.reason())));
+        RetirementStatus held = retirements("resume").get(0);
+
+        PackagedOperator successor = world.killOperatorAndStartAnother();
+
+        await("the successor finished the same retirement").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
+            assertThat(podsOf("resume")).as(ClusterState.describe(admin, NS)).hasSize(1)
+                    .allSatisfy(p -> assertThat(p.getMetadata().getName()).isNotEqualTo(Names.pod("resume", "server", held.replicaOrdinal(), 0)));
+            assertThat(retirements("resume")).isEmpty();
+        });
+        assertThat(streams).allSatisfy(s -> assertThat(s.get(30, TimeUnit.SECONDS).outcome()).as(s.get().why()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        assertThat(successor.log()).contains("ebb-operator-" + NS + "-2 leads");
+        assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("resume-")).singleElement()
+                .satisfies(t -> assertThat(t.killed()).as("killed at the grace").isFalse());
+    }
+
+    private static List<RetirementStatus> retirements(String deployment) {
+        ModelDeployment md = admin.resources(ModelDeployment.class).inNamespace(NS).withName(deployment).get();
+        return md == null || md.getStatus() == null || md.getStatus().retirements() == null ? List.of() : md.getStatus().retirements();
+    }
+
+    private static List<Pod> podsOf(String deployment) {
+        return admin.pods().inNamespace(NS).withLabel(Labels.DEPLOYMENT, deployment).list().getItems();
+    }
+
+    /** Requests the deployment's first {@code replicas} engines hold right now. */
+    private static int inFlight(String deployment, int replicas) {
+        return IntStream.range(0, replicas).map(ordinal -> node.kubelet().engine(NS, Names.pod(deployment, "server", ordinal, 0))
+                .map(FakeEngine::inFlight).orElse(0)).sum();
+    }
+
+    private static boolean readyEndpoints(ServiceTarget service, int count) {
+        return IntStream.range(0, 4 * count).mapToObj(i -> service.pick()).flatMap(Optional::stream).map(RouteTarget::pod).distinct().count() == count;
     }
 
     private static long readyPods(String deployment) {

@@ -1,14 +1,25 @@
 package dev.ebb.operator.cluster;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.packaging.PackagedOperator;
+import dev.ebb.operator.sim.DaemonThreads;
+import dev.ebb.operator.sim.EndpointSlices;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One test class's world on the shared control plane: a namespace of its own, the CRD, a Node of its own with its
@@ -16,18 +27,25 @@ import java.util.Map;
  * the namespace.
  */
 final class ClusterWorld implements AutoCloseable {
+    /** The kubelet's first back-off before it restarts an exited container (backOffPeriod in pkg/kubelet/kubelet.go, v1.37.2,
+     * with the alpha ReduceDefaultCrashLoopBackOffDecay gate off, as it is by default). */
+    static final Duration RESTART_BACKOFF = Duration.ofSeconds(10);
     final ControlPlane plane;
     final KubernetesClient admin;
     final String namespace;
     final ClusterNode node;
-    final PackagedOperator operator;
+    private final String watched;
+    private final AtomicInteger generation = new AtomicInteger();
+    private final ScheduledExecutorService restarts = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("operator-restart"));
+    private volatile PackagedOperator operator;
+    private volatile boolean closing;
 
-    private ClusterWorld(ControlPlane plane, KubernetesClient admin, String namespace, ClusterNode node, PackagedOperator operator) {
+    private ClusterWorld(ControlPlane plane, KubernetesClient admin, String namespace, ClusterNode node, String watched) {
         this.plane = plane;
         this.admin = admin;
         this.namespace = namespace;
         this.node = node;
-        this.operator = operator;
+        this.watched = watched;
     }
 
     /** @param watched what the operator's Deployment would give it as EBB_WATCH_NAMESPACES ("" for every namespace) */
@@ -37,16 +55,82 @@ final class ClusterWorld implements AutoCloseable {
         ClusterCrd.install(admin);
         admin.resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build()).create();
         ClusterNode node = ClusterNode.register(plane, admin, "node-" + namespace, LoopbackAddresses.podNetwork());
-        PackagedOperator operator = DeployedOperator.start(plane, "ebb-operator-" + namespace, plane.logs().resolve(namespace + "-operator.log"),
-                Map.of("EBB_WATCH_NAMESPACES", watched));
-        ClusterWorld world = new ClusterWorld(plane, admin, namespace, node, operator);
-        await("the operator ready").atMost(Duration.ofSeconds(90)).until(() -> operator.status("/q/health/ready") == 200);
+        ClusterWorld world = new ClusterWorld(plane, admin, namespace, node, watched);
+        world.startOperator();
         return world;
+    }
+
+    /**
+     * Starts the next operator and waits until it is ready. An operator that exits by itself (it halts when it loses
+     * its Lease) is started again after the kubelet's back-off, as its container's restartPolicy Always has it.
+     */
+    private synchronized PackagedOperator startOperator() throws IOException {
+        String identity = "ebb-operator-" + namespace + "-" + generation.incrementAndGet();
+        PackagedOperator started = DeployedOperator.start(plane, identity, plane.logs().resolve(identity + ".log"),
+                Map.of("EBB_WATCH_NAMESPACES", watched));
+        operator = started;
+        started.process().onExit().thenRun(() -> {
+            if (!closing && operator == started) {
+                restarts.schedule(this::restartQuietly, RESTART_BACKOFF.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        });
+        await("the operator ready").atMost(Duration.ofSeconds(90)).until(() -> started.status("/q/health/ready") == 200);
+        return started;
+    }
+
+    private void restartQuietly() {
+        try {
+            if (!closing) {
+                startOperator();
+            }
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalStateException("the operator of " + namespace + " could not be started again", e);
+        }
+    }
+
+    PackagedOperator operator() {
+        return operator;
+    }
+
+    /** How many operators this world has started, the first one included. */
+    int operatorsStarted() {
+        return generation.get();
+    }
+
+    /**
+     * The operator's process killed as a node failure or an OOM kill ends it, with no orderly exit and its Lease still
+     * held, and another one started in its place at once, as its Deployment would on another node.
+     */
+    PackagedOperator killOperatorAndStartAnother() throws IOException {
+        PackagedOperator killed = operator;
+        synchronized (this) {
+            operator = null;
+            killed.process().destroyForcibly();
+        }
+        return startOperator();
+    }
+
+    /** Runs the release's kubectl as the cluster's admin, and returns what it printed; it must succeed. */
+    String kubectl(String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(plane.release().binary("kubectl").toString(), "--kubeconfig", plane.adminKubeconfig().toString()));
+        command.addAll(List.of(args));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor()).as("kubectl %s: %s", String.join(" ", args), out).isZero();
+        return out;
+    }
+
+    /** The Service's EndpointSlices as the real EndpointSlice controller last wrote them, which clients of it follow. */
+    EndpointSlices endpointSlices() {
+        return (ns, service) -> admin.discovery().v1().endpointSlices().inNamespace(ns)
+                .withLabel("kubernetes.io/service-name", service).list().getItems();
     }
 
     @Override
     public void close() {
-        operator.close();
+        closing = true;
+        restarts.shutdownNow();
+        Optional.ofNullable(operator).ifPresent(PackagedOperator::close);
         node.close();
         admin.namespaces().withName(namespace).delete();
         admin.close();

@@ -1,5 +1,7 @@
 package dev.ebb.operator.cluster;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubeapitest.KubeAPIServer;
 import io.fabric8.kubeapitest.KubeAPIServerConfigBuilder;
 import io.fabric8.kubernetes.client.Config;
@@ -7,12 +9,17 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.awaitility.Awaitility;
 import org.jboss.logging.Logger;
 
@@ -40,16 +47,19 @@ public final class ControlPlane implements AutoCloseable {
     private final String name;
     private final ControlPlaneRelease release;
     private final KubeAPIServer apiServer;
+    private final AtomicBoolean replacingApiServer;
     private final Path kubeconfig;
     private final Path logs;
     private final List<Process> processes = new ArrayList<>();
     private final Thread stopAtExit = new Thread(this::stopProcesses, "control-plane-stop");
     private volatile boolean closed;
 
-    private ControlPlane(String name, ControlPlaneRelease release, KubeAPIServer apiServer, Path kubeconfig, Path logs) {
+    private ControlPlane(String name, ControlPlaneRelease release, KubeAPIServer apiServer, AtomicBoolean replacingApiServer, Path kubeconfig,
+            Path logs) {
         this.name = name;
         this.release = release;
         this.apiServer = apiServer;
+        this.replacingApiServer = replacingApiServer;
         this.kubeconfig = kubeconfig;
         this.logs = logs;
     }
@@ -72,6 +82,7 @@ public final class ControlPlane implements AutoCloseable {
         ControlPlaneRelease release = ControlPlaneRelease.pinned();
         // Fail here, naming what builds them, before kube-api-test tries to download what it cannot.
         List.of("etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "node-exec").forEach(release::binary);
+        AtomicBoolean replacingApiServer = new AtomicBoolean();
         KubeAPIServer apiServer = new KubeAPIServer(KubeAPIServerConfigBuilder.anAPIServerConfig()
                 .withTestDir(release.binaries().toString())
                 .withApiServerVersion(release.version())
@@ -84,13 +95,21 @@ public final class ControlPlane implements AutoCloseable {
                 .withUpdateKubeConfig(false)
                 // Nodes of the test world are reached on their loopback InternalIP, at the port each registers.
                 .withApiServerFlag("--kubelet-preferred-address-types", "InternalIP")
-                .build());
+                .build()) {
+            /** kube-api-test stops etcd too when its kube-apiserver exits, unless this harness is the one replacing it. */
+            @Override
+            public void processStopped(Process process) {
+                if (!replacingApiServer.get()) {
+                    super.processStopped(process);
+                }
+            }
+        };
         Path logs = Path.of("target", "cluster", name).toAbsolutePath();
         try {
             Files.createDirectories(logs);
             apiServer.start();
             Path kubeconfig = Files.writeString(logs.resolve("admin.kubeconfig"), apiServer.getKubeConfigYaml());
-            ControlPlane plane = new ControlPlane(name, release, apiServer, kubeconfig, logs);
+            ControlPlane plane = new ControlPlane(name, release, apiServer, replacingApiServer, kubeconfig, logs);
             Runtime.getRuntime().addShutdownHook(plane.stopAtExit);
             plane.startControllers();
             return plane;
@@ -158,6 +177,68 @@ public final class ControlPlane implements AutoCloseable {
 
     public Path logs() {
         return logs;
+    }
+
+    /**
+     * Kills kube-apiserver as a crash or the loss of its machine ends it (its own graceful shutdown, on SIGTERM, took
+     * 40 s and more here with watches open), keeps it down for {@code down}, and starts it again with the same command
+     * line against the same etcd; returns once it is ready. Its new watch cache starts at etcd's current revision.
+     */
+    public void restartApiServer(Duration down) throws IOException, InterruptedException {
+        ProcessHandle running = childRunning("kube-apiserver");
+        List<String> command = new ArrayList<>();
+        command.add(running.info().command().orElseThrow());
+        command.addAll(List.of(running.info().arguments().orElseThrow()));
+        replacingApiServer.set(true);
+        running.destroyForcibly();
+        // polled: kube-api-test's own Process reaps the exit, which onExit() of another handle to it may never see
+        Awaitility.await("kube-apiserver exited").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(100)).until(() -> !running.isAlive());
+        Thread.sleep(down.toMillis());
+        Process restarted = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logs.resolve("kube-apiserver-restarted.log").toFile())).start();
+        synchronized (processes) {
+            processes.add(restarted);
+        }
+        try (KubernetesClient admin = adminClient()) {
+            Awaitility.await("kube-apiserver ready again").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions().until(() -> "ok".equals(admin.raw(admin.getConfiguration().getMasterUrl() + "readyz")));
+        }
+    }
+
+    /**
+     * Compacts etcd's history up to its current revision, as kube-apiserver's own compaction does every five minutes
+     * (--etcd-compaction-interval), through etcd's JSON gateway; returns that revision. A watch or list from an older
+     * resourceVersion then meets 410 Gone wherever the API server's cache does not hold it.
+     */
+    public long compactEtcd() throws IOException, InterruptedException {
+        ProcessHandle etcd = childRunning("etcd");
+        List<String> arguments = List.of(etcd.info().arguments().orElseThrow());
+        String endpoint = arguments.get(arguments.indexOf("--listen-client-urls") + 1).replace("0.0.0.0", "127.0.0.1");
+        HttpClient http = HttpClient.newHttpClient();
+        JsonNode range = etcdCall(http, endpoint + "/v3/kv/range", "{\"key\":\"Lw==\"}");
+        long revision = range.path("header").path("revision").asLong();
+        etcdCall(http, endpoint + "/v3/kv/compaction", "{\"revision\":\"" + revision + "\",\"physical\":true}");
+        return revision;
+    }
+
+    private static JsonNode etcdCall(HttpClient http, String url, String body) throws IOException, InterruptedException {
+        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(URI.create(url)).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (answer.statusCode() != 200) {
+            throw new IOException("etcd " + url + " answered " + answer.statusCode() + ": " + answer.body());
+        }
+        return new ObjectMapper().readTree(answer.body());
+    }
+
+    /** The one process of this control plane running {@code binary}, started by kube-api-test or by this class. */
+    private ProcessHandle childRunning(String binary) {
+        Path path = release.binary(binary).toAbsolutePath();
+        List<ProcessHandle> found = ProcessHandle.current().descendants()
+                .filter(p -> p.info().command().map(c -> Path.of(c).toAbsolutePath().equals(path)).orElse(false)).toList();
+        if (found.size() != 1) {
+            throw new IllegalStateException(found.size() + " processes run " + path + "; a control plane of its own is needed to stop one");
+        }
+        return found.get(0);
     }
 
     private void stopProcesses() {

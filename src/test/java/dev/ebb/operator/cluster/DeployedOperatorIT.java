@@ -8,10 +8,7 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.packaging.PackagedOperator;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -28,7 +25,7 @@ class DeployedOperatorIT {
     static void start() throws Exception {
         world = ClusterWorld.start(NS, "");
         admin = world.admin;
-        operator = world.operator;
+        operator = world.operator();
         node = world.node;
     }
 
@@ -56,7 +53,7 @@ class DeployedOperatorIT {
         assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get().getMetadata().getFinalizers()).isNotEmpty();
         // in the order of their JSON paths, which fabric8's CRD generator sorts them by (crd-generator-api-v2 7.5.2,
         // AbstractCustomResourceHandler.handlePrinterColumns), not the order the annotations give
-        assertThat(kubectl("get", "md", "qwen", "-n", NS)).containsPattern("(?m)^NAME +AGE +ENGINE +PHASE +RETIREMENT +ROLES$")
+        assertThat(world.kubectl("get", "md", "qwen", "-n", NS)).containsPattern("(?m)^NAME +AGE +ENGINE +PHASE +RETIREMENT +ROLES$")
                 .containsPattern("(?m)^qwen +\\S+ +vLLM +Ready +server 2/2$");
         // nothing its RBAC does not grant (a 403 for writing into a namespace being deleted is the API server's, not RBAC's)
         assertThat(operator.log()).doesNotContain("is forbidden: User \"system:serviceaccount:");
@@ -65,14 +62,5 @@ class DeployedOperatorIT {
     private static String phase(String name) {
         ModelDeployment md = admin.resources(ModelDeployment.class).inNamespace(NS).withName(name).get();
         return md == null || md.getStatus() == null ? null : md.getStatus().phase();
-    }
-
-    private static String kubectl(String... args) throws Exception {
-        List<String> command = new ArrayList<>(List.of(world.plane.release().binary("kubectl").toString(), "--kubeconfig", world.plane.adminKubeconfig().toString()));
-        command.addAll(List.of(args));
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.waitFor()).as("kubectl %s: %s", String.join(" ", args), out).isZero();
-        return out;
     }
 }

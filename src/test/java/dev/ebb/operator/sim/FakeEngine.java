@@ -13,12 +13,15 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
@@ -46,7 +49,8 @@ public final class FakeEngine implements AutoCloseable {
     private final EngineFaults faults;
     private final EngineBehaviour behaviour;
     private final SSLContext tls;
-    private volatile HttpServer server;
+    /** One listener on the engine's address and, for a Pod on the pod network, one on its Pod's loopback stand-in. */
+    private final List<HttpServer> servers = new CopyOnWriteArrayList<>();
     private final ExecutorService threads = Executors.newCachedThreadPool(DaemonThreads.named("fake-engine"));
     /** Every request held over HTTP, counted in the gauges or not yet. */
     private final Map<Long, HttpExchange> running = new ConcurrentHashMap<>();
@@ -102,8 +106,19 @@ public final class FakeEngine implements AutoCloseable {
         return new FakeEngine(engine, host, port, model, faults, behaviour, tls);
     }
 
+    /** Binds every address or none: a second bind that fails leaves the first one closed again. */
     private synchronized void listen() throws IOException {
-        InetSocketAddress address = new InetSocketAddress(host, port);
+        try {
+            for (String address : new LinkedHashSet<>(List.of(host, LoopbackAddresses.loopbackOf(host)))) {
+                servers.add(listenOn(new InetSocketAddress(address, port)));
+            }
+        } catch (IOException e) {
+            stopListening();
+            throw e;
+        }
+    }
+
+    private HttpServer listenOn(InetSocketAddress address) throws IOException {
         HttpServer created;
         if (tls != null) {
             HttpsServer https = HttpsServer.create(address, 64);
@@ -117,7 +132,7 @@ public final class FakeEngine implements AutoCloseable {
         created.createContext("/metrics", this::metrics);
         created.createContext("/health", this::health);
         created.start();
-        server = created;
+        return created;
     }
 
     /** The model is in: the engine serves, on a listener it opens only now if it refused until then. */
@@ -211,11 +226,9 @@ public final class FakeEngine implements AutoCloseable {
      * restarted container binds it again. So the wait runs uninterrupted, and the interrupt is kept for after.
      */
     private void stopListening() {
-        if (server == null) {
-            return;
-        }
         boolean interrupted = Thread.interrupted();
-        server.stop(0);
+        servers.forEach(server -> server.stop(0));
+        servers.clear();
         if (interrupted) {
             Thread.currentThread().interrupt();
         }

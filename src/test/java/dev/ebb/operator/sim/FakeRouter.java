@@ -130,22 +130,26 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
      */
     public FakeRouter(KubernetesClient client, String namespace, RouterKind kind, Map<String, String> watch, Map<String, String> selector,
             Timing timing) {
+        // Real routers take clients on llm-d's Envoy listener 8081 (llm-d-router v0.10.0
+        // config/charts/llm-d-router-standalone/values.yaml), vLLM's router's --port, 8001 by default
+        // (production-stack vllm-stack-0.1.12 src/vllm_router/parsers/parser.py), and smg's --port, 30000 by default
+        // (smg v1.9.0 model_gateway/src/main.rs); each fake has an address of its own, so any free port serves.
+        this(client, namespace, kind, watch, selector, timing, new LoopbackAddresses().next(), 0, 0);
+    }
+
+    private FakeRouter(KubernetesClient client, String namespace, RouterKind kind, Map<String, String> watch, Map<String, String> selector,
+            Timing timing, String address, int entryPort, int adminPort) {
         this.kind = kind;
         this.namespace = namespace;
         this.selector = Map.copyOf(selector);
         this.timing = timing;
         try {
-            String address = new LoopbackAddresses().next();
-            // Real routers take clients on llm-d's Envoy listener 8081 (llm-d-router v0.10.0
-            // config/charts/llm-d-router-standalone/values.yaml), vLLM's router's --port, 8001 by default
-            // (production-stack vllm-stack-0.1.12 src/vllm_router/parsers/parser.py), and smg's --port, 30000 by default
-            // (smg v1.9.0 model_gateway/src/main.rs); each fake has an address of its own, so any free port serves.
-            entry = HttpServer.create(new InetSocketAddress(address, 0), 64);
+            entry = HttpServer.create(new InetSocketAddress(address, entryPort), 64);
             entry.setExecutor(serving);
             entry.createContext("/v1/", this::serveClient);
             // llm-d's picker answers on its own metrics port while Envoy takes clients; vLLM's router and smg
             // serve both on their one API port (render/RouterAdmin)
-            admin = kind == RouterKind.LLM_D_ROUTER ? HttpServer.create(new InetSocketAddress(address, 0), 64) : entry;
+            admin = kind == RouterKind.LLM_D_ROUTER ? HttpServer.create(new InetSocketAddress(address, adminPort), 64) : entry;
             admin.setExecutor(serving);
             admin.createContext(RouterAdmin.of(kind).path(), this::serveAdmin);
         } catch (IOException e) {
@@ -188,8 +192,21 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     }
 
     public static FakeRouter inFrontOf(KubernetesClient client, String namespace, String deployment, RouterKind kind, Timing timing) {
-        return new FakeRouter(client, namespace, kind, Map.of(Labels.DEPLOYMENT, deployment),
-                Map.of(Labels.DEPLOYMENT, deployment, Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX), timing);
+        return new FakeRouter(client, namespace, kind, Map.of(Labels.DEPLOYMENT, deployment), selectorOf(deployment), timing);
+    }
+
+    /**
+     * The router a router Pod of a real cluster runs, on the Pod's own address and the ports the operator rendered for
+     * it, so the operator finds it where it asks a router Pod: clients on {@code entryPort}, the admin answer on the
+     * kind's own port (render/RouterAdmin).
+     */
+    public static FakeRouter inPodOf(KubernetesClient client, String namespace, String deployment, RouterKind kind, String address, int entryPort) {
+        return new FakeRouter(client, namespace, kind, Map.of(Labels.DEPLOYMENT, deployment), selectorOf(deployment), Timing.asReleased(),
+                address, entryPort, RouterAdmin.of(kind).port());
+    }
+
+    private static Map<String, String> selectorOf(String deployment) {
+        return Map.of(Labels.DEPLOYMENT, deployment, Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX);
     }
 
     public RouterKind kind() {

@@ -64,6 +64,16 @@ public final class LoopbackAddresses {
         return new LoopbackAddresses(POD_NETWORK, NEXT_ON_POD_NETWORK, true);
     }
 
+    /**
+     * The address that stands for 127.0.0.1 inside the Pod at {@code podAddress}. A Pod of a cluster has a loopback
+     * of its own; here every Pod shares the machine's, so a Pod on the pod network gets 127.244.x.y for its 10.244.x.y,
+     * which is in 127.0.0.0/8 (on the loopback interface without being added) and is never handed out as a Pod's
+     * address. A 127.0.x.y Pod is already on loopback, and is its own stand-in.
+     */
+    public static String loopbackOf(String podAddress) {
+        return podAddress.startsWith(POD_NETWORK) ? "127.244." + podAddress.substring(POD_NETWORK.length()) : podAddress;
+    }
+
     public String next() {
         while (true) {
             int n = next.getAndIncrement();

@@ -11,7 +11,8 @@ import java.util.function.Function;
  * Every engine in the test world listens on its own loopback address, while what the operator renders reads 127.0.0.1
  * or, in a follower's hook, its leader's stable name (hostname.subdomain, which the replica's headless Service makes
  * resolvable in a cluster). The world changes a command the operator runs in a Pod in these ways only: the loopback
- * host becomes the Pod's own address, a peer's name the address of that Pod (the world's stand-in for cluster DNS),
+ * host becomes the Pod's own loopback ({@link LoopbackAddresses#loopbackOf}), a peer's name the address of that Pod
+ * (the world's stand-in for cluster DNS),
  * and the connection read is told the Pod's own address, since every fake engine shares this machine's connection
  * table where a real Pod has a namespace of its own.
  */
@@ -33,7 +34,7 @@ public final class PodAddressing {
         for (int i = 0; i + 1 < out.size(); i++) {
             if (out.get(i).equals("--host")) {
                 String host = out.get(i + 1);
-                out.set(i + 1, host.equals(RENDERED_HOST) ? podAddress : peerAddress.apply(host).orElse(host));
+                out.set(i + 1, host.equals(RENDERED_HOST) ? LoopbackAddresses.loopbackOf(podAddress) : peerAddress.apply(host).orElse(host));
             }
         }
         if (out.size() > 2 && out.get(2).equals(ConnectionRead.SCRIPT) && !out.contains("--local-address")) {
