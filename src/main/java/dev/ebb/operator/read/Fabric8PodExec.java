@@ -1,17 +1,24 @@
 package dev.ebb.operator.read;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.ExecListener;
 import io.fabric8.kubernetes.client.dsl.ExecWatch;
+import io.fabric8.kubernetes.client.http.WebSocketHandshakeException;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import io.smallrye.mutiny.subscription.UniEmitter;
+import io.vertx.core.http.UpgradeRejectedException;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -22,6 +29,10 @@ import java.util.function.Consumer;
  */
 @ApplicationScoped
 public class Fabric8PodExec implements PodExec {
+    /** How much of the API server's reason for a refusal is kept: enough for RBAC's sentence, little in status. */
+    static final int MAX_REFUSAL_CHARS = 300;
+    /** A refusal body longer than this is not read as a Status at all. */
+    private static final int MAX_REFUSAL_BODY_BYTES = 64 * 1024;
     private final Opener opener;
 
     /** Opens the exec stream: a Pod lookup and the websocket handshake. Blocks until the stream is open. */
@@ -95,15 +106,60 @@ public class Fabric8PodExec implements PodExec {
                     : code == null || code < 0 ? new ExecResult.Failed("the exec ended without a readable exit status")
                     : new ExecResult.Exited(code, stdout.bytes())));
         } catch (RuntimeException e) {
-            emitter.complete(new ExecResult.Failed(String.valueOf(e.getMessage())));
+            emitter.complete(new ExecResult.Failed(describe(e)));
         }
     }
 
+    /**
+     * A refused handshake carries the API server's Status, whose message says what was refused and for whom (RBAC's
+     * "cannot create resource pods/exec"); the client's own exception says only "null". The body comes from the
+     * server, so only a Status's message is taken, as one line of bounded length.
+     */
     private static String describe(Throwable t, ExecListener.Response response) {
-        if (response != null) {
-            return "HTTP " + response.code() + ": " + t.getMessage();
+        if (response == null) {
+            return String.valueOf(t.getMessage());
         }
-        return String.valueOf(t.getMessage());
+        String body;
+        try {
+            body = response.body();
+        } catch (IOException unreadable) {
+            body = null;
+        }
+        return refused(response.code(), body == null || body.isEmpty() ? rejectedBody(t) : Optional.of(body));
+    }
+
+    /** fabric8 throws, rather than calling the listener, a refusal whose body it cannot read as a Status. */
+    private static String describe(RuntimeException e) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+            if (cause instanceof WebSocketHandshakeException handshake && handshake.getResponse() != null) {
+                return refused(handshake.getResponse().code(), rejectedBody(handshake));
+            }
+        }
+        return String.valueOf(e.getMessage());
+    }
+
+    /** fabric8's Vert.x client (7.5.2) keeps a refused upgrade's body on Vert.x's own exception, not on its response. */
+    private static Optional<String> rejectedBody(Throwable handshake) {
+        return handshake.getCause() instanceof UpgradeRejectedException rejected && rejected.getBody() != null
+                && rejected.getBody().length() <= MAX_REFUSAL_BODY_BYTES
+                ? Optional.of(rejected.getBody().toString(StandardCharsets.UTF_8)) : Optional.empty();
+    }
+
+    private static String refused(int code, Optional<String> body) {
+        return "HTTP " + code + body.flatMap(Fabric8PodExec::statusMessage).map(message -> ": " + message).orElse("");
+    }
+
+    private static Optional<String> statusMessage(String body) {
+        if (body.length() > MAX_REFUSAL_BODY_BYTES) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.ofNullable(Serialization.unmarshal(body, Status.class).getMessage())
+                    .map(m -> m.replaceAll("\\p{Cntrl}+", " ").strip()).filter(m -> !m.isEmpty())
+                    .map(m -> m.length() <= MAX_REFUSAL_CHARS ? m : m.substring(0, MAX_REFUSAL_CHARS - 1) + "…");
+        } catch (RuntimeException notAStatus) {
+            return Optional.empty();
+        }
     }
 
     /** Keeps at most {@code cap} bytes; the first byte over it ends the read. */

@@ -58,13 +58,10 @@ class ClusterOutageIT {
     @Test
     void theApiServerGoneForTwentySecondsMidRetirementHoldsItAndItFinishesOnceBack() throws Exception {
         List<CompletableFuture<LoadGenerator.Request>> streams = retireOneOfTwoHeldByStreams("down");
-        int operatorsBefore = world.operatorsStarted();
 
         world.plane.restartApiServer(Duration.ofSeconds(20));
 
         awaitTheRetirementDone("down");
-        // it could not renew its Lease for longer than the renew deadline, so it halted, and its container was restarted
-        assertThat(world.operatorsStarted()).isGreaterThan(operatorsBefore);
         assertThat(streams).allSatisfy(s -> assertThat(s.get(60, TimeUnit.SECONDS).outcome()).as(s.get().why()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
         assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("down-")).singleElement()
                 .satisfies(t -> assertThat(t.killed()).as("killed at the grace").isFalse());

@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.packaging.PackagedManifests;
 import dev.ebb.operator.packaging.PackagedOperator;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.render.Names;
@@ -123,7 +124,9 @@ class ClusterRetirementIT {
             List<Pod> routerPods = admin.pods().inNamespace(NS).withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER)
                     .withLabel(Labels.DEPLOYMENT, "routed").list().getItems();
             assertThat(routerPods).as(ClusterState.describe(admin, NS)).hasSize(1);
-            router.set(node.routers().of(routerPods.get(0)).orElseThrow());
+            Optional<FakeRouter> running = node.routers().of(routerPods.get(0));
+            assertThat(running).as("the router running in its Pod").isPresent();
+            router.set(running.get());
             assertThat(router.get().selected()).hasSize(4);
         });
         Random lengths = new Random(11);
@@ -229,6 +232,38 @@ class ClusterRetirementIT {
         assertThat(successor.log()).contains("ebb-operator-" + NS + "-2 leads");
         assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("resume-")).singleElement()
                 .satisfies(t -> assertThat(t.killed()).as("killed at the grace").isFalse());
+    }
+
+    @Test
+    void pastAForbiddenExecTheRetirementHoldsSayingWhyAndGoesOnOnceTheGrantIsBack() throws Exception {
+        admin.resource(deployment("denied", "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
+        await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(readyPods("denied")).as(ClusterState.describe(admin, NS)).isEqualTo(2));
+        List<String> uids = podsOf("denied").stream().map(p -> p.getMetadata().getUid()).toList();
+        admin.rbac().clusterRoles().withName(PackagedManifests.CLUSTER_ROLE).edit(role -> {
+            role.getRules().removeIf(rule -> rule.getResources().contains("pods/exec"));
+            return role;
+        });
+        try {
+            Specs.scale(admin, NS, "denied", "server", 1);
+
+            await("the retirement held, saying the read was forbidden").atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                assertThat(retirements("denied")).as(ClusterState.describe(admin, NS)).singleElement().satisfies(r -> {
+                    assertThat(r.reason()).isEqualTo("ReadFailed");
+                    assertThat(r.message()).containsIgnoringCase("forbidden");
+                });
+                assertThat(admin.v1().events().inNamespace(NS).list().getItems())
+                        .anySatisfy(e -> assertThat(e.getReason() + ": " + e.getMessage()).startsWith("ReadFailed").containsIgnoringCase("forbidden"));
+            });
+            assertThat(podsOf("denied")).as("nothing deleted on a read it could not make").extracting(p -> p.getMetadata().getUid())
+                    .containsExactlyInAnyOrderElementsOf(uids);
+        } finally {
+            DeployedOperator.installRbac(admin);
+        }
+
+        await("the retirement done once exec is granted again").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
+            assertThat(podsOf("denied")).as(ClusterState.describe(admin, NS)).hasSize(1);
+            assertThat(retirements("denied")).isEmpty();
+        });
     }
 
     private static List<RetirementStatus> retirements(String deployment) {

@@ -8,7 +8,10 @@ import dev.ebb.operator.sim.DaemonThreads;
 import dev.ebb.operator.sim.EndpointSlices;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -92,11 +95,6 @@ final class ClusterWorld implements AutoCloseable {
         return operator;
     }
 
-    /** How many operators this world has started, the first one included. */
-    int operatorsStarted() {
-        return generation.get();
-    }
-
     /**
      * The operator's process killed as a node failure or an OOM kill ends it, with no orderly exit and its Lease still
      * held, and another one started in its place at once, as its Deployment would on another node.
@@ -108,6 +106,12 @@ final class ClusterWorld implements AutoCloseable {
             killed.process().destroyForcibly();
         }
         return startOperator();
+    }
+
+    /** A client that authenticates as the operator's ServiceAccount, so the real authorizer grants it what the packaged RBAC grants. */
+    KubernetesClient operatorClient() {
+        return new KubernetesClientBuilder().withConfig(new ConfigBuilder(Config.empty()).withMasterUrl(admin.getConfiguration().getMasterUrl())
+                .withCaCertFile(admin.getConfiguration().getCaCertFile()).withOauthToken(DeployedOperator.token(admin)).build()).build();
     }
 
     /** Runs the release's kubectl as the cluster's admin, and returns what it printed; it must succeed. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.packaging.PackagedOperator;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Duration;
@@ -57,6 +58,21 @@ class DeployedOperatorIT {
                 .containsPattern("(?m)^qwen +\\S+ +vLLM +Ready +server 2/2$");
         // nothing its RBAC does not grant (a 403 for writing into a namespace being deleted is the API server's, not RBAC's)
         assertThat(operator.log()).doesNotContain("is forbidden: User \"system:serviceaccount:");
+    }
+
+    @Test
+    void anEventRecordedTwiceUnderTheOperatorsOwnRbacIsOneEventCountedTwice() throws Exception {
+        admin.resource(deployment("told", "vLLM").namespace(NS).role(role("server").replicas(1)).build()).create();
+        ModelDeployment subject = admin.resources(ModelDeployment.class).inNamespace(NS).withName("told").get();
+        try (KubernetesClient asOperator = world.operatorClient()) {
+            EventRecorder events = new EventRecorder(asOperator);
+
+            events.warning(subject, "TestRepeated", "said twice");
+            events.warning(subject, "TestRepeated", "said twice");
+        }
+
+        assertThat(admin.v1().events().inNamespace(NS).list().getItems()).filteredOn(e -> "TestRepeated".equals(e.getReason()))
+                .singleElement().satisfies(e -> assertThat(e.getCount()).isEqualTo(2));
     }
 
     private static String phase(String name) {

@@ -13,6 +13,8 @@ public final class PackagedManifests {
     public static final Path MANIFESTS = Path.of("target", "kubernetes", "kubernetes.json");
     /** The operator's ServiceAccount, as src/main/kubernetes/kubernetes.yml names it. */
     public static final String SERVICE_ACCOUNT = "ebb-operator";
+    /** The ClusterRole of what the operator does in the namespaces it watches, named as the generator names it. */
+    public static final String CLUSTER_ROLE = "ebb-operator";
 
     private PackagedManifests() {
     }

@@ -112,13 +112,39 @@ class Fabric8PodExecTest {
         assertThat(result).isEqualTo(new ExecResult.Failed("container main not found in pod q"));
     }
 
+    /** The refusal kube-apiserver v1.37.2 answers an exec its RBAC does not allow with, as the cluster tier saw it. */
+    private static final String FORBIDDEN = "pods \\\"q\\\" is forbidden: User \\\"system:serviceaccount:ebb-system:ebb-operator\\\" cannot create"
+            + " resource \\\"pods/exec\\\" in API group \\\"\\\" in the namespace \\\"ns\\\"";
+
     @Test
-    void refusedUpgradeIsAFailedExec() {
+    void refusedUpgradeIsAFailedExecThatSaysWhatTheApiServerSaid() {
         server.expect().get().withPath(PATH).andReturn(403,
-                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"forbidden\",\"code\":403}")
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"" + FORBIDDEN + "\",\"reason\":\"Forbidden\",\"code\":403}")
                 .once();
 
-        assertThat(run(LIMITS)).isInstanceOf(ExecResult.Failed.class);
+        assertThat(run(LIMITS)).isEqualTo(new ExecResult.Failed("HTTP 403: pods \"q\" is forbidden: User \"system:serviceaccount:ebb-system:ebb-operator\""
+                + " cannot create resource \"pods/exec\" in API group \"\" in the namespace \"ns\""));
+    }
+
+    @Test
+    void refusalWhoseBodyIsNoStatusSaysOnlyItsCode() {
+        server.expect().get().withPath(PATH).andReturn(403, "<html>denied</html>").once();
+
+        assertThat(run(LIMITS)).isEqualTo(new ExecResult.Failed("HTTP 403"));
+    }
+
+    @Test
+    void refusalWithAHugeOrMultiLineMessageIsCutToOneBoundedLine() {
+        String huge = "line one\\nline two " + "x".repeat(10_000);
+        server.expect().get().withPath(PATH).andReturn(403,
+                "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"" + huge + "\",\"code\":403}").once();
+
+        ExecResult result = run(LIMITS);
+
+        assertThat(result).isInstanceOfSatisfying(ExecResult.Failed.class, failed -> {
+            assertThat(failed.why()).startsWith("HTTP 403: line one line two xxx").doesNotContain("\n");
+            assertThat(failed.why().length()).isLessThanOrEqualTo(Fabric8PodExec.MAX_REFUSAL_CHARS + "HTTP 403: ".length());
+        });
     }
 
     private static String status(int code, String reason) {
