@@ -5,17 +5,12 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.sim.LoadGenerator;
-import dev.ebb.operator.sim.RouteTarget;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.readiness.Readiness;
-import java.net.URI;
 import java.time.Duration;
-import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -52,8 +47,7 @@ class ClusterNodeDrainIT {
         admin.resource(deployment("evict", "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
         await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(readyPods()).as(ClusterState.describe(admin, NS)).isEqualTo(2));
         Pod streaming = admin.pods().inNamespace(NS).withName(Names.pod("evict", "server", 0, 0)).get();
-        URI engine = URI.create("http://" + streaming.getStatus().getPodIP() + ":" + streaming.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
-        LoadGenerator stream = new LoadGenerator(() -> Optional.of(new RouteTarget(streaming.getMetadata().getName(), engine)), 1, 120, Duration.ofMillis(100));
+        LoadGenerator stream = new LoadGenerator(ClusterWorld.straightTo(streaming), 1, 120, Duration.ofMillis(100));
         CompletableFuture<LoadGenerator.Request> twelveSeconds = CompletableFuture.supplyAsync(stream::send);
         await("streaming").atMost(Duration.ofSeconds(10)).until(() -> node.kubelet().engine(NS, streaming.getMetadata().getName()).map(e -> e.inFlight() > 0).orElse(false));
 
@@ -65,7 +59,7 @@ class ClusterNodeDrainIT {
         assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("evict-")).hasSize(2)
                 .allSatisfy(t -> assertThat(t.killed()).as("killed at the grace").isFalse());
         // the operator puts the replicas back, and on a cordoned Node they wait to be scheduled
-        await("replacements pending").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(pods()).as(ClusterState.describe(admin, NS))
+        await("replacements pending").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(world.podsOf("evict")).as(ClusterState.describe(admin, NS))
                 .hasSize(2).allSatisfy(p -> assertThat(p.getSpec().getNodeName()).isNull()));
 
         world.kubectl("uncordon", node.name());
@@ -73,11 +67,7 @@ class ClusterNodeDrainIT {
         await("two ready again").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(readyPods()).as(ClusterState.describe(admin, NS)).isEqualTo(2));
     }
 
-    private static List<Pod> pods() {
-        return admin.pods().inNamespace(NS).withLabel(Labels.DEPLOYMENT, "evict").list().getItems();
-    }
-
     private static long readyPods() {
-        return pods().stream().filter(Readiness::isPodReady).count();
+        return world.podsOf("evict").stream().filter(Readiness::isPodReady).count();
     }
 }

@@ -6,24 +6,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.Specs;
-import dev.ebb.operator.api.Labels;
-import dev.ebb.operator.api.v1alpha1.ModelDeployment;
-import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.LoadGenerator;
-import dev.ebb.operator.sim.RouteTarget;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.readiness.Readiness;
-import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
@@ -91,25 +85,24 @@ class ClusterOutageIT {
     private static List<CompletableFuture<LoadGenerator.Request>> retireOneOfTwoHeldByStreams(String name) {
         admin.resource(deployment(name, "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
         await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() ->
-                assertThat(podsOf(name).stream().filter(Readiness::isPodReady).count()).as(ClusterState.describe(admin, NS)).isEqualTo(2));
+                assertThat(world.podsOf(name).stream().filter(Readiness::isPodReady).count()).as(ClusterState.describe(admin, NS)).isEqualTo(2));
         List<CompletableFuture<LoadGenerator.Request>> streams = new ArrayList<>();
-        for (Pod pod : podsOf(name)) {
-            URI engine = URI.create("http://" + pod.getStatus().getPodIP() + ":" + pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
-            LoadGenerator one = new LoadGenerator(() -> Optional.of(new RouteTarget(pod.getMetadata().getName(), engine)), 1, 300, Duration.ofMillis(100));
+        for (Pod pod : world.podsOf(name)) {
+            LoadGenerator one = new LoadGenerator(ClusterWorld.straightTo(pod), 1, 300, Duration.ofMillis(100));
             streams.add(CompletableFuture.supplyAsync(one::send));
         }
         await("both streaming").atMost(Duration.ofSeconds(10)).until(() -> IntStream.range(0, 2)
                 .map(ordinal -> node.kubelet().engine(NS, Names.pod(name, "server", ordinal, 0)).map(FakeEngine::inFlight).orElse(0)).sum() == 2);
         Specs.scale(admin, NS, name, "server", 1);
-        await("the retirement held by its stream").atMost(Duration.ofSeconds(30)).until(() -> retirements(name).stream()
+        await("the retirement held by its stream").atMost(Duration.ofSeconds(30)).until(() -> world.retirements(name).stream()
                 .anyMatch(r -> "Draining".equals(r.state()) && "Busy".equals(r.reason())));
         return streams;
     }
 
     private static void awaitTheRetirementDone(String name) {
         await("one replica left, the retirement done").atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
-            assertThat(podsOf(name)).as(ClusterState.describe(admin, NS)).hasSize(1);
-            assertThat(retirements(name)).isEmpty();
+            assertThat(world.podsOf(name)).as(ClusterState.describe(admin, NS)).hasSize(1);
+            assertThat(world.retirements(name)).isEmpty();
         });
     }
 
@@ -132,14 +125,5 @@ class ClusterOutageIT {
             }
         });
         return ended.whenComplete((code, e) -> watch.close());
-    }
-
-    private static List<Pod> podsOf(String name) {
-        return admin.pods().inNamespace(NS).withLabel(Labels.DEPLOYMENT, name).list().getItems();
-    }
-
-    private static List<RetirementStatus> retirements(String name) {
-        ModelDeployment md = admin.resources(ModelDeployment.class).inNamespace(NS).withName(name).get();
-        return md == null || md.getStatus() == null || md.getStatus().retirements() == null ? List.of() : md.getStatus().retirements();
     }
 }

@@ -21,7 +21,6 @@ import dev.ebb.operator.sim.ServiceTarget;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.readiness.Readiness;
-import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,8 +65,7 @@ class ClusterRetirementIT {
         await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() ->
                 assertThat(readyPods("del")).as(ClusterState.describe(admin, NS)).isEqualTo(2));
         Pod victim = admin.pods().inNamespace(NS).withName(Names.pod("del", "server", 0, 0)).get();
-        URI engine = URI.create("http://" + victim.getStatus().getPodIP() + ":" + victim.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
-        LoadGenerator stream = new LoadGenerator(() -> Optional.of(new RouteTarget(victim.getMetadata().getName(), engine)), 1, 150, Duration.ofMillis(100));
+        LoadGenerator stream = new LoadGenerator(ClusterWorld.straightTo(victim), 1, 150, Duration.ofMillis(100));
         CompletableFuture<LoadGenerator.Request> fifteenSeconds = CompletableFuture.supplyAsync(stream::send);
         await().atMost(Duration.ofSeconds(10)).until(() -> node.kubelet().engine(NS, victim.getMetadata().getName()).map(e -> e.inFlight() > 0).orElse(false));
 
@@ -102,8 +100,8 @@ class ClusterRetirementIT {
             assertThat(world.kubectl("scale", "md/shrink", "--replicas=2", "-n", NS)).contains("scaled");
 
             await("two replicas left, the retirements done").atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
-                assertThat(podsOf("shrink")).as(ClusterState.describe(admin, NS)).hasSize(2);
-                assertThat(retirements("shrink")).isEmpty();
+                assertThat(world.podsOf("shrink")).as(ClusterState.describe(admin, NS)).hasSize(2);
+                assertThat(world.retirements("shrink")).isEmpty();
                 assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("shrink").get().getStatus().rolesSummary()).isEqualTo("server 2/2");
             });
             load.stop(Duration.ofSeconds(30));
@@ -137,9 +135,9 @@ class ClusterRetirementIT {
             Specs.scale(admin, NS, "routed", "server", 2);
 
             await("two replicas left, the retirements done").atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
-                assertThat(podsOf("routed").stream().filter(p -> p.getMetadata().getLabels().containsKey(Labels.ROLE)))
+                assertThat(world.podsOf("routed").stream().filter(p -> p.getMetadata().getLabels().containsKey(Labels.ROLE)))
                         .as(ClusterState.describe(admin, NS)).hasSize(2);
-                assertThat(retirements("routed")).isEmpty();
+                assertThat(world.retirements("routed")).isEmpty();
                 assertThat(router.get().selected()).hasSize(2);
             });
             load.stop(Duration.ofSeconds(30));
@@ -157,7 +155,7 @@ class ClusterRetirementIT {
         ServiceTarget service = new ServiceTarget(world.endpointSlices(), NS, Names.roleService("roll", "server"));
         await("two ready and in the Service").atMost(Duration.ofSeconds(90)).untilAsserted(() ->
                 assertThat(readyEndpoints(service, 2)).as(ClusterState.describe(admin, NS)).isTrue());
-        List<String> before = podsOf("roll").stream().map(p -> p.getMetadata().getUid()).toList();
+        List<String> before = world.podsOf("roll").stream().map(p -> p.getMetadata().getUid()).toList();
         try (LoadGenerator load = new LoadGenerator(service, 2, 30, Duration.ofMillis(100))) {
             load.start(Duration.ofMinutes(3));
             await("streaming").atMost(Duration.ofSeconds(20)).until(() -> inFlight("roll", 2) >= 1);
@@ -165,13 +163,13 @@ class ClusterRetirementIT {
             Specs.editRole(admin, NS, "roll", "server", r -> Specs.withImage(r, "vllm/vllm-openai:v0.12.0"));
 
             await("both replaced at the new image and serving").atMost(Duration.ofSeconds(150)).untilAsserted(() -> {
-                List<Pod> pods = podsOf("roll");
+                List<Pod> pods = world.podsOf("roll");
                 assertThat(pods).as(ClusterState.describe(admin, NS)).hasSize(2).allSatisfy(p -> {
                     assertThat(before).doesNotContain(p.getMetadata().getUid());
                     assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo("vllm/vllm-openai:v0.12.0");
                     assertThat(Readiness.isPodReady(p)).isTrue();
                 });
-                assertThat(retirements("roll")).isEmpty();
+                assertThat(world.retirements("roll")).isEmpty();
             });
             load.stop(Duration.ofSeconds(30));
             assertThat(load.requests()).filteredOn(r -> r.outcome() != LoadGenerator.Outcome.COMPLETED)
@@ -197,7 +195,7 @@ class ClusterRetirementIT {
         assertThat(request.outcome()).as(request.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
         await("the ModelDeployment and all it owned gone").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
             assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("gone").get()).as(ClusterState.describe(admin, NS)).isNull();
-            assertThat(podsOf("gone")).isEmpty();
+            assertThat(world.podsOf("gone")).isEmpty();
             assertThat(admin.services().inNamespace(NS).list().getItems()).noneMatch(svc -> svc.getMetadata().getName().startsWith("gone-"));
         });
         assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("gone-")).hasSize(2)
@@ -210,23 +208,22 @@ class ClusterRetirementIT {
         await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(readyPods("resume")).as(ClusterState.describe(admin, NS)).isEqualTo(2));
         // a 20 s generation on each replica, so whichever is chosen to leave is held by it
         List<CompletableFuture<LoadGenerator.Request>> streams = new ArrayList<>();
-        for (Pod pod : podsOf("resume")) {
-            URI engine = URI.create("http://" + pod.getStatus().getPodIP() + ":" + pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
-            LoadGenerator one = new LoadGenerator(() -> Optional.of(new RouteTarget(pod.getMetadata().getName(), engine)), 1, 200, Duration.ofMillis(100));
+        for (Pod pod : world.podsOf("resume")) {
+            LoadGenerator one = new LoadGenerator(ClusterWorld.straightTo(pod), 1, 200, Duration.ofMillis(100));
             streams.add(CompletableFuture.supplyAsync(one::send));
         }
         await("both streaming").atMost(Duration.ofSeconds(10)).until(() -> inFlight("resume", 2) == 2);
         Specs.scale(admin, NS, "resume", "server", 1);
-        await("the retirement held by its stream").atMost(Duration.ofSeconds(30)).until(() -> retirements("resume").stream()
+        await("the retirement held by its stream").atMost(Duration.ofSeconds(30)).until(() -> world.retirements("resume").stream()
                 .anyMatch(r -> "Draining".equals(r.state()) && "Busy".equals(r.reason())));
-        RetirementStatus held = retirements("resume").get(0);
+        RetirementStatus held = world.retirements("resume").get(0);
 
         PackagedOperator successor = world.killOperatorAndStartAnother();
 
         await("the successor finished the same retirement").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
-            assertThat(podsOf("resume")).as(ClusterState.describe(admin, NS)).hasSize(1)
+            assertThat(world.podsOf("resume")).as(ClusterState.describe(admin, NS)).hasSize(1)
                     .allSatisfy(p -> assertThat(p.getMetadata().getName()).isNotEqualTo(Names.pod("resume", "server", held.replicaOrdinal(), 0)));
-            assertThat(retirements("resume")).isEmpty();
+            assertThat(world.retirements("resume")).isEmpty();
         });
         assertThat(streams).allSatisfy(s -> assertThat(s.get(30, TimeUnit.SECONDS).outcome()).as(s.get().why()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
         assertThat(successor.log()).contains("ebb-operator-" + NS + "-2 leads");
@@ -238,7 +235,7 @@ class ClusterRetirementIT {
     void pastAForbiddenExecTheRetirementHoldsSayingWhyAndGoesOnOnceTheGrantIsBack() throws Exception {
         admin.resource(deployment("denied", "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
         await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(readyPods("denied")).as(ClusterState.describe(admin, NS)).isEqualTo(2));
-        List<String> uids = podsOf("denied").stream().map(p -> p.getMetadata().getUid()).toList();
+        List<String> uids = world.podsOf("denied").stream().map(p -> p.getMetadata().getUid()).toList();
         admin.rbac().clusterRoles().withName(PackagedManifests.CLUSTER_ROLE).edit(role -> {
             role.getRules().removeIf(rule -> rule.getResources().contains("pods/exec"));
             return role;
@@ -247,32 +244,23 @@ class ClusterRetirementIT {
             Specs.scale(admin, NS, "denied", "server", 1);
 
             await("the retirement held, saying the read was forbidden").atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-                assertThat(retirements("denied")).as(ClusterState.describe(admin, NS)).singleElement().satisfies(r -> {
+                assertThat(world.retirements("denied")).as(ClusterState.describe(admin, NS)).singleElement().satisfies(r -> {
                     assertThat(r.reason()).isEqualTo("ReadFailed");
                     assertThat(r.message()).containsIgnoringCase("forbidden");
                 });
                 assertThat(admin.v1().events().inNamespace(NS).list().getItems())
                         .anySatisfy(e -> assertThat(e.getReason() + ": " + e.getMessage()).startsWith("ReadFailed").containsIgnoringCase("forbidden"));
             });
-            assertThat(podsOf("denied")).as("nothing deleted on a read it could not make").extracting(p -> p.getMetadata().getUid())
+            assertThat(world.podsOf("denied")).as("nothing deleted on a read it could not make").extracting(p -> p.getMetadata().getUid())
                     .containsExactlyInAnyOrderElementsOf(uids);
         } finally {
             DeployedOperator.installRbac(admin);
         }
 
         await("the retirement done once exec is granted again").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
-            assertThat(podsOf("denied")).as(ClusterState.describe(admin, NS)).hasSize(1);
-            assertThat(retirements("denied")).isEmpty();
+            assertThat(world.podsOf("denied")).as(ClusterState.describe(admin, NS)).hasSize(1);
+            assertThat(world.retirements("denied")).isEmpty();
         });
-    }
-
-    private static List<RetirementStatus> retirements(String deployment) {
-        ModelDeployment md = admin.resources(ModelDeployment.class).inNamespace(NS).withName(deployment).get();
-        return md == null || md.getStatus() == null || md.getStatus().retirements() == null ? List.of() : md.getStatus().retirements();
-    }
-
-    private static List<Pod> podsOf(String deployment) {
-        return admin.pods().inNamespace(NS).withLabel(Labels.DEPLOYMENT, deployment).list().getItems();
     }
 
     /** Requests the deployment's first {@code replicas} engines hold right now. */

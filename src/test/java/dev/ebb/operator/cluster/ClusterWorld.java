@@ -3,16 +3,23 @@ package dev.ebb.operator.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.packaging.PackagedOperator;
 import dev.ebb.operator.sim.DaemonThreads;
 import dev.ebb.operator.sim.EndpointSlices;
+import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LoopbackAddresses;
+import dev.ebb.operator.sim.RouteTarget;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -106,6 +113,23 @@ final class ClusterWorld implements AutoCloseable {
             killed.process().destroyForcibly();
         }
         return startOperator();
+    }
+
+    /** The Pods of one ModelDeployment in this world's namespace, its router's included. */
+    List<Pod> podsOf(String deployment) {
+        return admin.pods().inNamespace(namespace).withLabel(Labels.DEPLOYMENT, deployment).list().getItems();
+    }
+
+    /** The retirements a ModelDeployment's status records; none when it has no status or is gone. */
+    List<RetirementStatus> retirements(String deployment) {
+        ModelDeployment md = admin.resources(ModelDeployment.class).inNamespace(namespace).withName(deployment).get();
+        return md == null || md.getStatus() == null || md.getStatus().retirements() == null ? List.of() : md.getStatus().retirements();
+    }
+
+    /** A client of one Pod's engine alone, at the Pod's address and its container's port, as a peer in the cluster reaches it. */
+    static LoadGenerator.Target straightTo(Pod pod) {
+        URI engine = URI.create("http://" + pod.getStatus().getPodIP() + ":" + pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
+        return () -> Optional.of(new RouteTarget(pod.getMetadata().getName(), engine));
     }
 
     /** A client that authenticates as the operator's ServiceAccount, so the real authorizer grants it what the packaged RBAC grants. */
