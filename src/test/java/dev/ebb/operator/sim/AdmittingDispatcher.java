@@ -53,6 +53,8 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private volatile java.util.Optional<UnreliableApi> unreliable = java.util.Optional.empty();
     private final java.util.Set<ExpirableWatch> openWatches = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final AtomicInteger watchesOpened = new AtomicInteger();
+    /** Enough for the soak's churn; a watch from before the oldest kept deletion is expired instead. */
+    private final DeletionHistory deletions = new DeletionHistory(20_000);
     private final List<LateAnswer> lateAnswers = new CopyOnWriteArrayList<>();
 
     /** Requests with this method on this object's path (the query aside) are answered with this status, and not acted on. */
@@ -146,6 +148,22 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         return ended;
     }
 
+    /**
+     * Ends every open watch without an error, as an API server shutting down or a proxy's idle timeout does: the
+     * client opens it again from the last resourceVersion it saw, without listing.
+     *
+     * @return how many watches were ended
+     */
+    public int dropWatches() {
+        int ended = 0;
+        for (ExpirableWatch watch : List.copyOf(openWatches)) {
+            if (watch.drop()) {
+                ended++;
+            }
+        }
+        return ended;
+    }
+
     /** How many watches were opened so far; a client that re-watches after an expiry opens one more. */
     public int watchesOpened() {
         return watchesOpened.get();
@@ -232,11 +250,64 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         return versionAnswers.get();
     }
 
+    /** Every write goes through here; a deletion is remembered for the watches opened from before it. */
+    @Override
+    public void processEvent(String path, io.fabric8.mockwebserver.crud.AttributeSet pathAttributes,
+            io.fabric8.mockwebserver.crud.AttributeSet oldAttributes, io.fabric8.kubernetes.api.model.GenericKubernetesResource resource,
+            String newState) {
+        String deleted = newState == null && oldAttributes != null ? map.get(oldAttributes) : null;
+        synchronized (deletions) {
+            super.processEvent(path, pathAttributes, oldAttributes, resource, newState);
+            if (deleted != null) {
+                deletions.deleted(identity(deleted), requestResourceVersion(), oldAttributes, deleted);
+            } else if (newState != null) {
+                deletions.written(resource != null ? identity(resource) : identity(newState));
+            }
+        }
+    }
+
+    private static String identity(io.fabric8.kubernetes.api.model.GenericKubernetesResource resource) {
+        return resource.getApiVersion() + "/" + resource.getKind() + "/" + resource.getMetadata().getNamespace() + "/"
+                + resource.getMetadata().getName();
+    }
+
+    private static String identity(String object) {
+        return identity(Serialization.unmarshal(object, io.fabric8.kubernetes.api.model.GenericKubernetesResource.class));
+    }
+
     @Override
     public MockResponse handleWatch(String path) {
         MockResponse upgrade = super.handleWatch(path);
         io.fabric8.mockwebserver.http.WebSocketListener store = upgrade.getWebSocketListener();
-        return store == null ? upgrade : upgrade.withWebSocketUpgrade(new ExpirableWatch(store));
+        return store == null ? upgrade : upgrade.withWebSocketUpgrade(new ExpirableWatch(store, resumedFrom(path), watchQuery(path)));
+    }
+
+    /** The resourceVersion a watch starts after, when it names one (a client resuming, or watching after its list). */
+    private static java.util.OptionalLong resumedFrom(String path) {
+        return queryParameter(path, "resourceVersion").filter(v -> v.matches("[1-9][0-9]{0,18}"))
+                .map(v -> java.util.OptionalLong.of(Long.parseLong(v))).orElse(java.util.OptionalLong.empty());
+    }
+
+    /** What the store's own watch matches objects with: the path's attributes, and the name a field selector asks for. */
+    private io.fabric8.mockwebserver.crud.AttributeSet watchQuery(String path) {
+        io.fabric8.mockwebserver.crud.AttributeSet query = attributeExtractor.fromPath(path);
+        java.util.Optional<String> name = queryParameter(path, "fieldSelector").filter(f -> f.startsWith("metadata.name="))
+                .map(f -> f.substring("metadata.name=".length()));
+        return name.map(n -> query.add(new io.fabric8.mockwebserver.crud.Attribute("name", n))).orElse(query);
+    }
+
+    private static java.util.Optional<String> queryParameter(String path, String name) {
+        int question = path.indexOf('?');
+        if (question < 0) {
+            return java.util.Optional.empty();
+        }
+        for (String pair : path.substring(question + 1).split("&")) {
+            int equals = pair.indexOf('=');
+            if (equals > 0 && pair.substring(0, equals).equals(name)) {
+                return java.util.Optional.of(java.net.URLDecoder.decode(pair.substring(equals + 1), java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+        return java.util.Optional.empty();
     }
 
     /** The store's own watch, passed every callback, with the socket kept so that the watch can be expired. */
@@ -245,10 +316,15 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
                 new StatusBuilder().withStatus("Failure").withReason("Expired").withCode(410)
                         .withMessage("too old resource version").build()));
         private final io.fabric8.mockwebserver.http.WebSocketListener store;
+        private final java.util.OptionalLong resumedFrom;
+        private final io.fabric8.mockwebserver.crud.AttributeSet query;
         private volatile io.fabric8.mockwebserver.http.WebSocket socket;
 
-        ExpirableWatch(io.fabric8.mockwebserver.http.WebSocketListener store) {
+        ExpirableWatch(io.fabric8.mockwebserver.http.WebSocketListener store, java.util.OptionalLong resumedFrom,
+                io.fabric8.mockwebserver.crud.AttributeSet query) {
             this.store = store;
+            this.resumedFrom = resumedFrom;
+            this.query = query;
         }
 
         boolean expire() {
@@ -261,11 +337,31 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             return true;
         }
 
+        boolean drop() {
+            io.fabric8.mockwebserver.http.WebSocket open = socket;
+            if (open == null || !openWatches.remove(this)) {
+                return false;
+            }
+            open.close(1000, "");
+            return true;
+        }
+
         @Override
         public void onOpen(io.fabric8.mockwebserver.http.WebSocket webSocket, io.fabric8.mockwebserver.http.Response response) {
             socket = webSocket;
-            openWatches.add(this);
             watchesOpened.incrementAndGet();
+            if (resumedFrom.isPresent()) {
+                java.util.concurrent.atomic.AtomicBoolean expired = new java.util.concurrent.atomic.AtomicBoolean();
+                // the deletions since its version first, then the store's ADDED of all it holds, as the real one replays
+                deletions.replay(resumedFrom.getAsLong(), query, missed -> missed.ifPresentOrElse(
+                        events -> events.forEach(webSocket::send), () -> expired.set(true)));
+                if (expired.get()) {
+                    webSocket.send(EXPIRED);
+                    webSocket.close(1000, "");
+                    return;
+                }
+            }
+            openWatches.add(this);
             store.onOpen(webSocket, response);
         }
 

@@ -156,6 +156,63 @@ class AdmittingDispatcherTest {
         }
     }
 
+    /**
+     * A watch that ends without an error (a restarting API server, a proxy's idle timeout) is opened again by the
+     * client from the last resourceVersion it saw, and a real API server replays what happened since, deletions
+     * included. An informer whose watch came back after a Pod was deleted must not keep that Pod.
+     */
+    @Test
+    void aWatchOpenedAgainFromAnOlderVersionIsToldOfWhatWasDeletedMeanwhile() {
+        stop();
+        AdmittingDispatcher dispatcher = SimApiServer.dispatcher();
+        server = SimApiServer.startServer(dispatcher);
+        client = server.createClient();
+        java.util.Set<String> cached = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        client.pods().inNamespace("ns").resource(pod("deleted-meanwhile")).create();
+        client.pods().inNamespace("ns").resource(pod("kept")).create();
+        try (var informer = client.pods().inNamespace("ns").inform()) {
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> dispatcher.watchesOpened() == 1);
+            // the watch cannot come back until the deletion has happened
+            dispatcher.fail("GET", "/api/v1/namespaces/ns/pods", 503);
+            assertThat(dispatcher.dropWatches()).isEqualTo(1);
+            client.pods().inNamespace("ns").withName("deleted-meanwhile").delete();
+            client.pods().inNamespace("ns").resource(pod("created-meanwhile")).create();
+            dispatcher.lift();
+
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> {
+                assertThat(dispatcher.watchesOpened()).isEqualTo(2);
+                assertThat(informer.getStore().list()).extracting(p -> p.getMetadata().getName())
+                        .containsExactlyInAnyOrder("kept", "created-meanwhile");
+            });
+        }
+    }
+
+    /** A watch from before the oldest deletion the server still remembers is told to list again, as with a real server. */
+    @Test
+    void aWatchFromBeforeWhatTheServerRemembersIsExpired() {
+        DeletionHistory history = new DeletionHistory(2);
+        io.fabric8.mockwebserver.crud.AttributeSet anyPod = new io.fabric8.mockwebserver.crud.AttributeSet();
+        history.deleted("v1/Pod/ns/a", 10, anyPod, "{\"metadata\":{\"name\":\"a\"}}");
+        history.deleted("v1/Pod/ns/b", 11, anyPod, "{\"metadata\":{\"name\":\"b\"}}");
+        history.deleted("v1/Pod/ns/c", 12, anyPod, "{\"metadata\":{\"name\":\"c\"}}");
+
+        assertThat(history.since(9, anyPod)).isEmpty();
+        assertThat(history.since(10, anyPod)).hasValueSatisfying(events -> assertThat(events).hasSize(2)
+                .allSatisfy(e -> assertThat(e).startsWith("{\"type\":\"DELETED\"")));
+        assertThat(history.since(12, anyPod)).hasValue(List.of());
+    }
+
+    /** An object written again after its deletion is no deletion to replay: the watch's own ADDED carries it. */
+    @Test
+    void aDeletionUndoneByANewObjectOfTheSameNameIsNotReplayed() {
+        DeletionHistory history = new DeletionHistory(10);
+        io.fabric8.mockwebserver.crud.AttributeSet anyPod = new io.fabric8.mockwebserver.crud.AttributeSet();
+        history.deleted("v1/Pod/ns/a", 10, anyPod, "{\"metadata\":{\"name\":\"a\"}}");
+        history.written("v1/Pod/ns/a");
+
+        assertThat(history.since(1, anyPod)).hasValue(List.of());
+    }
+
     /** A real API server answers the write that removes the last finalizer with the object as it was deleted. */
     @Test
     void removingTheLastFinalizerOfADeletedObjectAnswersWithTheObjectAndDeletesIt() {
