@@ -101,11 +101,13 @@ def path(text):
 
 
 def gauges(text):
-    names = text.split(",")
-    for name in names:
-        if not re.match(METRIC_NAME, name):
-            raise argparse.ArgumentTypeError("%r is not a metric name" % name)
-    return names
+    # comma-separated gauges, each one name or the names its engine's releases have given it, with "|" between them
+    slots = [slot.split("|") for slot in text.split(",")]
+    for names in slots:
+        for name in names:
+            if not re.match(METRIC_NAME, name):
+                raise argparse.ArgumentTypeError("%r is not a metric name" % name)
+    return slots
 
 
 def parse_args(argv):
@@ -119,7 +121,8 @@ def parse_args(argv):
     p.add_argument("--port", type=port, required=True)
     p.add_argument("--path", type=path, default="/metrics")
     p.add_argument("--grace", type=number(0, strictly=True), required=True, help="the Pod's terminationGracePeriodSeconds")
-    p.add_argument("--gauges", type=gauges, required=True, help="comma-separated gauges whose sum is the work in flight")
+    p.add_argument("--gauges", type=gauges, required=True,
+                   help="comma-separated gauges whose sum is the work in flight; a|b for a gauge named a or b")
     p.add_argument("--settle", type=number(0), default=SETTLE, help="seconds before the first read (default: %(default)s)")
     # below a tenth of a second the hook would only load the engine's metrics endpoint
     p.add_argument("--interval", type=number(0.1), default=1.0, help="seconds between read starts (default: %(default)s)")
@@ -174,10 +177,10 @@ def split_sample(line):
     return name, fields[0]
 
 
-def in_flight(body, names):
-    """Sums every series of every gauge; any gauge absent, any value unusable or any line that is neither a comment
-    nor a sample (a cut page hides the sample that matters) means the engine may be busy."""
-    sums = dict.fromkeys(names, 0.0)
+def in_flight(body, slots):
+    """Sums every series of every gauge under any of its names; a gauge under none of them, any value unusable or any
+    line that is neither a comment nor a sample (a cut page hides the sample that matters) means the engine may be busy."""
+    sums = dict.fromkeys((name for names in slots for name in names), 0.0)
     seen = set()
     for line_number, raw in enumerate(body.splitlines(), 1):
         line = raw.strip()
@@ -197,7 +200,7 @@ def in_flight(body, names):
                 raise Busy("value %s of %s cannot be a count" % (value[:32], name))
             sums[name] += count
             seen.add(name)
-    missing = [g for g in names if g not in seen]
+    missing = ["|".join(names) for names in slots if not any(name in seen for name in names)]
     if missing:
         raise Busy("gauge %s missing" % ",".join(missing))
     return sum(sums.values())

@@ -67,7 +67,7 @@ public final class DrainHook {
      *     name for a follower, which serves nothing itself
      */
     public static List<String> command(String script, DrainTimeline timeline, String scheme, String host, int port, String path,
-            List<String> gauges) {
+            List<InFlightGauges.Gauge> gauges) {
         int grace = timeline.grace().orElseThrow(() -> new IllegalArgumentException("a hooked role always has a grace"));
         return List.of("python3", "-c", script,
                 "--scheme", scheme,
@@ -75,7 +75,7 @@ public final class DrainHook {
                 "--port", Integer.toString(port),
                 "--path", path,
                 "--grace", Integer.toString(grace),
-                "--gauges", String.join(",", gauges),
+                "--gauges", InFlightGauges.argument(gauges),
                 "--settle", Integer.toString(timeline.settle()),
                 "--interval", Integer.toString(timeline.interval()),
                 "--read-timeout", Integer.toString(timeline.readTimeout()),

@@ -55,7 +55,7 @@ public class MemberReader {
             return Uni.createFrom().item(record(new Reading.Failed(command.refusal()), Duration.ZERO));
         }
         long start = System.nanoTime();
-        List<String> gauges = InFlightGauges.of(engine);
+        List<InFlightGauges.Gauge> gauges = InFlightGauges.of(engine);
         // the bound is the reader's own promise too, whatever the transport does
         return exec.exec(member, PodRenderer.ENGINE_CONTAINER, command.argv().get(), ExecLimits.MEMBER_READ)
                 .ifNoItem().after(ExecLimits.MEMBER_READ.deadline()).recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.MEMBER_READ.deadline()))

@@ -1,5 +1,6 @@
 package dev.ebb.operator.read;
 
+import dev.ebb.operator.drain.InFlightGauges;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -8,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Reads a Prometheus text exposition into a {@link Reading} for a list of gauges: every series of each gauge is
@@ -20,7 +22,7 @@ public final class PrometheusText {
     private PrometheusText() {
     }
 
-    public static Reading read(String body, List<String> gauges) {
+    public static Reading read(String body, List<InFlightGauges.Gauge> gauges) {
         try {
             return parse(body, gauges);
         } catch (RuntimeException e) {
@@ -28,7 +30,7 @@ public final class PrometheusText {
         }
     }
 
-    private static Reading parse(String body, List<String> gauges) {
+    private static Reading parse(String body, List<InFlightGauges.Gauge> gauges) {
         if (body == null) {
             return new Reading.Failed("no body");
         }
@@ -39,7 +41,7 @@ public final class PrometheusText {
         if (page.samples.isEmpty()) {
             return new Reading.Failed("the body holds no metrics");
         }
-        Set<String> wanted = Set.copyOf(gauges);
+        Set<String> wanted = gauges.stream().flatMap(g -> g.names().stream()).collect(Collectors.toSet());
         Map<String, Double> sums = new LinkedHashMap<>();
         for (Sample sample : page.samples) {
             if (!wanted.contains(sample.name)) {
@@ -51,9 +53,9 @@ public final class PrometheusText {
             sums.merge(sample.name, sample.value, Double::sum);
         }
         List<String> missing = new ArrayList<>();
-        for (String gauge : gauges) {
-            if (!sums.containsKey(gauge)) {
-                missing.add(gauge);
+        for (InFlightGauges.Gauge gauge : gauges) {
+            if (gauge.names().stream().noneMatch(sums::containsKey)) {
+                missing.add(gauge.toString());
             }
         }
         if (!missing.isEmpty()) {

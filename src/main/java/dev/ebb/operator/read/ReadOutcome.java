@@ -1,5 +1,6 @@
 package dev.ebb.operator.read;
 
+import dev.ebb.operator.drain.InFlightGauges;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 
@@ -8,7 +9,7 @@ public final class ReadOutcome {
     private ReadOutcome() {
     }
 
-    public static Reading interpret(ExecResult result, List<String> gauges) {
+    public static Reading interpret(ExecResult result, List<InFlightGauges.Gauge> gauges) {
         if (result instanceof ExecResult.Exited exited) {
             return switch (exited.code()) {
                 case 0 -> PrometheusText.read(new String(exited.stdout(), StandardCharsets.UTF_8), gauges);

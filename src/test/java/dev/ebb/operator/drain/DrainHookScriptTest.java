@@ -1,5 +1,7 @@
 package dev.ebb.operator.drain;
 
+import dev.ebb.operator.sim.EngineFaults;
+import dev.ebb.operator.sim.EngineBehaviour;
 import static dev.ebb.operator.drain.HookFixtures.ADDRESSES;
 import static dev.ebb.operator.drain.HookFixtures.PORT;
 import static dev.ebb.operator.drain.HookFixtures.drain;
@@ -82,6 +84,17 @@ class DrainHookScriptTest {
         }
     }
 
+    /** The default SGLang image until v0.5.12 names the prefill bootstrap queue otherwise; the hook knows both names. */
+    @Test
+    void anSglangReleaseFromBeforeTheQueueRenameIsReadUnderTheOldName() throws Exception {
+        EngineBehaviour v054 = EngineBehaviour.ofContainer(Engine.SGLANG, "lmsysorg/sglang:v0.5.4", List.of("python3", "-m", "sglang.launch_server"));
+        try (FakeEngine engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m", new EngineFaults(), v054, null)) {
+            HookRun run = drain(engine, 15);
+
+            assertThat(run.last()).contains("idle on two consecutive reads");
+        }
+    }
+
     @Test
     void everySeriesOfEveryGaugeIsSummed() throws Exception {
         try (FakeEngine vllm = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m");
@@ -141,7 +154,9 @@ class DrainHookScriptTest {
                 Arguments.of("--gauges", "vllm:num_requests_running vllm:num_requests_waiting"),
                 Arguments.of("--gauges", "vllm:num_requests_running{engine=\"0\"}"),
                 Arguments.of("--gauges", "vllm:num_requests_running,,vllm:num_requests_waiting"),
-                Arguments.of("--gauges", "1vllm:num_requests_running"));
+                Arguments.of("--gauges", "1vllm:num_requests_running"),
+                Arguments.of("--gauges", "vllm:num_requests_running|"), Arguments.of("--gauges", "|vllm:num_requests_running"),
+                Arguments.of("--gauges", "vllm:num_requests_running||vllm:num_requests_waiting"));
     }
 
     @ParameterizedTest(name = "{0} \"{1}\"")

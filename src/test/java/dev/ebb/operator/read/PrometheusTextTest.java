@@ -17,8 +17,8 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class PrometheusTextTest {
-    private static final List<String> VLLM = InFlightGauges.of(Engine.VLLM);
-    private static final List<String> SGLANG = InFlightGauges.of(Engine.SGLANG);
+    private static final List<InFlightGauges.Gauge> VLLM = InFlightGauges.of(Engine.VLLM);
+    private static final List<InFlightGauges.Gauge> SGLANG = InFlightGauges.of(Engine.SGLANG);
 
     static final String VLLM_BODY = """
             # HELP vllm:num_requests_running Number of requests in model execution batches.
@@ -52,6 +52,12 @@ class PrometheusTextTest {
         return Stream.of(
                 Arguments.of("vLLM, several series summed", VLLM_BODY, VLLM, new Reading.Busy(7)),
                 Arguments.of("SGLang idle on every queue", SGLANG_BODY, SGLANG, new Reading.Idle()),
+                // sglang v0.5.4 to v0.5.11 (python/sglang/srt/metrics/collector.py) name the prefill bootstrap queue so
+                Arguments.of("SGLang before v0.5.12, its prefill queue under its old name",
+                        SGLANG_BODY.replace("num_prefill_bootstrap_queue_reqs", "num_prefill_prealloc_queue_reqs"), SGLANG, new Reading.Idle()),
+                Arguments.of("SGLang busy only in the old-named queue",
+                        SGLANG_BODY.replace("sglang:num_prefill_bootstrap_queue_reqs{dp_rank=\"0\",model_name=\"m\",tp_rank=\"0\"} 0.0",
+                                "sglang:num_prefill_prealloc_queue_reqs{dp_rank=\"0\",model_name=\"m\",tp_rank=\"0\"} 2.0"), SGLANG, new Reading.Busy(2)),
                 Arguments.of("Windows line ends", VLLM_BODY.replace("\n", "\r\n"), VLLM, new Reading.Busy(7)),
                 Arguments.of("blank lines and timestamps",
                         "\n\nvllm:num_requests_running 1 1712345678000\n\nvllm:num_requests_waiting{a=\"b\"} 0 1712345678000\n", VLLM,
@@ -99,7 +105,7 @@ class PrometheusTextTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("bodies")
-    void readsRealFormatBodies(String title, String body, List<String> gauges, Reading expected) {
+    void readsRealFormatBodies(String title, String body, List<InFlightGauges.Gauge> gauges, Reading expected) {
         assertThat(PrometheusText.read(body, gauges)).isEqualTo(expected);
     }
 

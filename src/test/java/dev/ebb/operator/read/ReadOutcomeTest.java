@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class ReadOutcomeTest {
-    private static final List<String> VLLM = InFlightGauges.of(Engine.VLLM);
+    private static final List<InFlightGauges.Gauge> VLLM = InFlightGauges.of(Engine.VLLM);
 
     private static ExecResult exited(int code, String stdout) {
         return new ExecResult.Exited(code, stdout.getBytes(StandardCharsets.UTF_8));

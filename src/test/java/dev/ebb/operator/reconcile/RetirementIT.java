@@ -519,7 +519,7 @@ class RetirementIT {
     void aPartialEnvelopeHoldsUntilEveryGaugeIsBack() {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
-        String missing = InFlightGauges.of(Engine.VLLM).get(0);
+        String missing = InFlightGauges.of(Engine.VLLM).get(0).name();
         // an unreadable replica goes only after every readable one, so the one kept is unreadable too
         engine("qwen-server-r0-m0").faults().missingGauge(missing);
         engine("qwen-server-r1-m0").faults().missingGauge(missing);

@@ -69,7 +69,7 @@ class RolloutIT {
     SimClock clock;
 
     /** A gauge every vLLM page must carry: without it a read is partial and never counts as idle. */
-    private static final String UNREAD_GAUGE = InFlightGauges.of(Engine.VLLM).get(0);
+    private static final String UNREAD_GAUGE = InFlightGauges.of(Engine.VLLM).get(0).name();
 
     private SimWorld world;
     private FakeRouter router;

@@ -146,7 +146,7 @@ class PodRendererTest {
         assertThat(hook.subList(0, 3)).containsExactly("python3", "-c", DrainHook.SCRIPT);
         assertThat(hook.subList(3, hook.size())).as("a follower's hook reads its leader's engine, by the leader's stable name").containsExactly(
                 "--scheme", "http", "--host", "qwen-d-r0-m0.qwen-d-r0", "--port", "30000", "--path", "/metrics", "--grace", "45",
-                "--gauges", String.join(",", InFlightGauges.of(Engine.SGLANG)),
+                "--gauges", InFlightGauges.argument(InFlightGauges.of(Engine.SGLANG)),
                 "--settle", "5", "--interval", "1", "--read-timeout", "2", "--last-read-margin", "5");
         assertThat(pod.getSpec().getTerminationGracePeriodSeconds()).isEqualTo(45L);
     }

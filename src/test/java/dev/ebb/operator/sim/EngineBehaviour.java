@@ -3,6 +3,7 @@ package dev.ebb.operator.sim;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * How one fake engine behaves where released engines differ from an ideal one: what SIGTERM does, how long the model
@@ -14,19 +15,23 @@ public final class EngineBehaviour {
     volatile Duration loadDelay = Duration.ZERO;
     volatile Duration busyGaugeLag = Duration.ZERO;
     volatile Duration tokenizing = Duration.ZERO;
+    /** The in-flight gauges' names on its page, as its release names them. */
+    final List<String> gauges;
 
-    private EngineBehaviour(SigtermConduct onSigterm) {
+    private EngineBehaviour(SigtermConduct onSigterm, List<String> gauges) {
         this.onSigterm = onSigterm;
+        this.gauges = gauges;
     }
 
-    /** The engine as the default images run it: vLLM before graceful shutdown aborts, SGLang drains. */
+    /** The engine as a release of unknown tag runs it: vLLM before graceful shutdown aborts, SGLang drains. */
     public static EngineBehaviour of(Engine engine) {
-        return new EngineBehaviour(engine == Engine.VLLM ? SigtermConduct.ABORT : SigtermConduct.DRAIN_WITHOUT_BOUND);
+        return new EngineBehaviour(engine == Engine.VLLM ? SigtermConduct.ABORT : SigtermConduct.DRAIN_WITHOUT_BOUND,
+                MetricsPage.gaugesOf(engine, Optional.empty()));
     }
 
     /** The engine a container runs, its release read from the image's tag and its shutdown flags from the command. */
     public static EngineBehaviour ofContainer(Engine engine, String image, List<String> command) {
-        return new EngineBehaviour(SigtermConduct.of(engine, image, command));
+        return new EngineBehaviour(SigtermConduct.of(engine, image, command), MetricsPage.gaugesOf(engine, SigtermConduct.versionOf(image)));
     }
 
     public SigtermConduct sigtermConduct() { return onSigterm; }

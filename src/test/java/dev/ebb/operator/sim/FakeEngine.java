@@ -5,7 +5,6 @@ import com.sun.net.httpserver.HttpServer;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
 import dev.ebb.operator.api.v1alpha1.Engine;
-import dev.ebb.operator.drain.InFlightGauges;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.BindException;
@@ -354,7 +353,7 @@ public final class FakeEngine implements AutoCloseable {
             return;
         }
         String page = faults.notMetrics ? "<html><body>Welcome to nginx!</body></html>\n"
-                : MetricsPage.render(engine, model, shownInGauges(), arrived.get(), finished.get(),
+                : MetricsPage.render(engine, behaviour.gauges, model, shownInGauges(), arrived.get(), finished.get(),
                         createdEpochSeconds, faults.missingGauge, faults.paddingBytes);
         byte[] bytes = page.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
@@ -405,7 +404,7 @@ public final class FakeEngine implements AutoCloseable {
         if (!faults.trickle.isZero()) {
             return IntStream.rangeClosed(1, length).toArray();
         }
-        String gauge = InFlightGauges.of(engine).get(0);
+        String gauge = behaviour.gauges.get(0);
         int line = page.indexOf("\n" + gauge + "{");
         int insideGauge = line < 0 ? length / 2
                 : page.substring(0, line + 1 + gauge.length() + 3).getBytes(StandardCharsets.UTF_8).length;

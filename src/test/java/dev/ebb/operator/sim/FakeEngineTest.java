@@ -51,7 +51,7 @@ class FakeEngineTest {
     /** Sums every series of every in-flight gauge, the way the drain does. */
     private long inFlightOnPage(String page) {
         long sum = 0;
-        for (String gauge : InFlightGauges.of(engine.engine())) {
+        for (String gauge : InFlightGauges.of(engine.engine()).stream().flatMap(g -> g.names().stream()).toList()) {
             Matcher m = Pattern.compile("(?m)^" + Pattern.quote(gauge) + "\\{[^}]*\\} ([0-9.]+)$").matcher(page);
             while (m.find()) {
                 sum += (long) Double.parseDouble(m.group(1));
@@ -102,7 +102,7 @@ class FakeEngineTest {
         String page = metrics();
 
         assertThat(inFlightOnPage(page)).isEqualTo(11);
-        for (String gauge : InFlightGauges.of(kind)) {
+        for (String gauge : InFlightGauges.of(kind).stream().map(InFlightGauges.Gauge::name).toList()) {
             assertThat(page).contains("# HELP " + gauge + " ").contains("# TYPE " + gauge + " gauge");
             assertThat(page.lines().filter(l -> l.startsWith(gauge + "{")).count()).isEqualTo(2);
         }
@@ -212,10 +212,10 @@ class FakeEngineTest {
         }
 
         assertThat(ends).hasSizeGreaterThanOrEqualTo(3);
-        assertThat(page.toString()).contains("# TYPE " + InFlightGauges.of(kind).get(0) + " gauge");
+        assertThat(page.toString()).contains("# TYPE " + InFlightGauges.of(kind).get(0).name() + " gauge");
         assertThat(ends.subList(0, ends.size() - 1)).anySatisfy(end -> {
             String line = page.substring(page.lastIndexOf("\n", end - 1) + 1, page.indexOf("\n", end));
-            assertThat(InFlightGauges.of(kind)).anyMatch(line::startsWith);
+            assertThat(InFlightGauges.of(kind)).anyMatch(g -> line.startsWith(g.name()));
             assertThat(page.charAt(end - 1)).isNotEqualTo('\n');
         });
     }

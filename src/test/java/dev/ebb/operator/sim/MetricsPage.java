@@ -4,6 +4,7 @@ import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.InFlightGauges;
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A /metrics page in the engine's own exposition format: HELP and TYPE lines, the engine's labels, two series
@@ -13,14 +14,25 @@ final class MetricsPage {
     /** Requests a series runs at once before the rest queue, as an engine's batch size would. */
     static final int BATCH = 4;
     private static final int SERIES = 2;
+    private static final SigtermConduct.Version SGLANG_BOOTSTRAP_QUEUE_NAMED = new SigtermConduct.Version(0, 5, 12);
 
     private MetricsPage() {
     }
 
-    static String render(Engine engine, String model, Collection<Long> held, long arrived, long finished,
+    /**
+     * The in-flight gauges under the names the engine's release publishes them, the current ones when the release is
+     * not known. SGLang before v0.5.12 named its prefill bootstrap queue sglang:num_prefill_prealloc_queue_reqs (read
+     * in the released v0.5.4 and v0.5.11 packages), the name {@link InFlightGauges} keeps last.
+     */
+    static List<String> gaugesOf(Engine engine, Optional<SigtermConduct.Version> release) {
+        boolean beforeRename = engine == Engine.SGLANG && release.filter(v -> v.compareTo(SGLANG_BOOTSTRAP_QUEUE_NAMED) < 0).isPresent();
+        return InFlightGauges.of(engine).stream().map(g -> beforeRename ? g.names().get(g.names().size() - 1) : g.name()).toList();
+    }
+
+    /** @param gauges the in-flight gauges' names as the fake's release publishes them ({@link #gaugesOf}) */
+    static String render(Engine engine, List<String> gauges, String model, Collection<Long> held, long arrived, long finished,
             long createdEpochSeconds, String missingGauge, int paddingBytes) {
         StringBuilder page = new StringBuilder();
-        List<String> gauges = InFlightGauges.of(engine);
         for (int g = 0; g < gauges.size(); g++) {
             String gauge = gauges.get(g);
             if (gauge.equals(missingGauge)) {

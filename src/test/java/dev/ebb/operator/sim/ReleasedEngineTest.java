@@ -63,7 +63,7 @@ class ReleasedEngineTest {
     private long inFlightOnPage() throws Exception {
         String page = http.send(HttpRequest.newBuilder(engine.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
         long sum = 0;
-        for (String gauge : InFlightGauges.of(engine.engine())) {
+        for (String gauge : InFlightGauges.of(engine.engine()).stream().flatMap(g -> g.names().stream()).toList()) {
             Matcher m = Pattern.compile("(?m)^" + Pattern.quote(gauge) + "\\{[^}]*\\} ([0-9.]+)$").matcher(page);
             while (m.find()) {
                 sum += (long) Double.parseDouble(m.group(1));
