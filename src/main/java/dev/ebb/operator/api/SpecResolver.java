@@ -281,6 +281,11 @@ public final class SpecResolver {
             errors.add(new FieldError(field + ".extraArgs", "must not set --uds: the engine would serve a Unix socket instead of " + field
                     + ".port, where its clients, probe, drain hook and member reads reach it"));
         }
+        if (role.extraArgs() != null && role.extraArgs().stream().anyMatch(SpecResolver::turnsGaugesOff)) {
+            errors.add(new FieldError(field + ".extraArgs", "must not set --disable-log-stats: vLLM then publishes no"
+                    + " vllm:num_requests_running or vllm:num_requests_waiting, so the drain hook and the member reads could never see"
+                    + " the engine idle; every scale-down would wait out its drain budget and every deleted Pod its grace"));
+        }
         engine.filter(e -> role.size() != null && role.size() > 1 && role.port() != null && role.port() == rendezvousPort(e))
                 .ifPresent(e -> errors.add(new FieldError(field + ".port", "cannot be " + role.port() + ": a multi-Pod " + e.wireName()
                         + " replica's leader holds its rendezvous port there")));
@@ -363,6 +368,12 @@ public final class SpecResolver {
     }
 
     /** The flag as an argument of its own, or written with its value as --flag=value. */
+    /** An argument vLLM's parser reads as --disable-log-stats, as {@link RoleSpec#GAUGES_OFF_SPELLINGS} lists them. */
+    static boolean turnsGaugesOff(String arg) {
+        return arg != null && arg.startsWith("--") && arg.length() >= "--disable-log-s".length()
+                && "--disable-log-stats".startsWith(arg.replace('_', '-'));
+    }
+
     private static boolean setsFlag(List<String> args, String flag) {
         return args != null && args.stream().anyMatch(a -> flag.equals(a) || a != null && a.startsWith(flag + "="));
     }

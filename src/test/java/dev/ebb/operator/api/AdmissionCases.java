@@ -84,6 +84,10 @@ public final class AdmissionCases {
                         "spec.roles[0].extraArgs: Invalid value: " + RoleSpec.PORT_IN_EXTRA_ARGS),
                 new Refused("--host in extraArgs", deployment("c4", "vLLM").role(role("s").extraArgs("--host", "10.0.0.7")), Match.PART,
                         RoleSpec.HOST_IN_EXTRA_ARGS),
+                new Refused("--disable-log-stats in extraArgs", deployment("c9", "vLLM").role(role("s").extraArgs("--disable-log-stats")), Match.PART,
+                        "spec.roles[0].extraArgs: Invalid value: " + RoleSpec.GAUGES_OFF_IN_EXTRA_ARGS),
+                new Refused("--disable-log-stats abbreviated, with underscores", deployment("c10", "vLLM")
+                        .role(role("s").extraArgs("--max-model-len", "4096", "--disable_log_sta")), Match.PART, RoleSpec.GAUGES_OFF_IN_EXTRA_ARGS),
                 new Refused("a multi-Pod SGLang replica on the rendezvous port", deployment("c5", "SGLang").role(role("s").size(2).port(5000)),
                         Match.PART, "rendezvous port on the leader"),
                 new Refused("--uds in extraArgs", deployment("c7", "vLLM").role(role("s").extraArgs("--uds", "/tmp/vllm.sock")), Match.PART,

@@ -1,5 +1,6 @@
 package dev.ebb.operator.api;
 
+import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import static dev.ebb.operator.Specs.deployment;
 import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,6 +19,17 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class SpecResolverTest {
+    /** What the CRD's rule refuses and what the operator refuses are the same arguments. */
+    @Test
+    void theAdmissionRuleAndTheResolverAgreeOnWhatTurnsTheGaugesOff() {
+        List<String> spellings = java.util.Arrays.stream(RoleSpec.GAUGES_OFF_SPELLINGS.replaceAll("[\\[\\]' ]", "").split(",")).toList();
+
+        assertThat(spellings).hasSize(20).allMatch(SpecResolver::turnsGaugesOff);
+        assertThat(List.of("--disable-log-", "--disable-log-requests", "--disable-log-statsx", "--disable-log-stats=true", "disable-log-stats",
+                "--enable-log-stats", "-disable-log-stats", "--disable-log")).noneMatch(SpecResolver::turnsGaugesOff);
+        assertThat(SpecResolver.turnsGaugesOff(null)).isFalse();
+    }
+
 
     @Test
     void fillsEveryDefaultWhenTheRoleSetsNothing() {
@@ -144,6 +156,12 @@ class SpecResolverTest {
                         "spec.roles[0].extraArgs", "must not set --host"),
                 Arguments.of("--uds=PATH in extraArgs", deployment("qwen", "vLLM").role(role("s").extraArgs("--uds=/tmp/vllm.sock")),
                         "spec.roles[0].extraArgs", "must not set --uds: the engine would serve a Unix socket instead of spec.roles[0].port"),
+                Arguments.of("--disable-log-stats in extraArgs", deployment("qwen", "vLLM").role(role("s").extraArgs("--disable-log-stats")),
+                        "spec.roles[0].extraArgs", "must not set --disable-log-stats: vLLM then publishes no vllm:num_requests_running"),
+                Arguments.of("--disable-log-stats with underscores", deployment("qwen", "vLLM").role(role("s").extraArgs("--disable_log_stats")),
+                        "spec.roles[0].extraArgs", "must not set --disable-log-stats"),
+                Arguments.of("--disable-log-stats abbreviated", deployment("qwen", "vLLM").role(role("s").extraArgs("--enforce-eager", "--disable-log-st")),
+                        "spec.roles[0].extraArgs", "must not set --disable-log-stats"),
                 Arguments.of("a Decode role behind llm-d-router on the proxied engine's port", deployment("qwen", "vLLM").router("llm-d-router")
                         .scaling("p").role(role("p").kind("Prefill")).role(role("d").kind("Decode").port(8200)),
                         "spec.roles[1].port", "cannot be 8200: this Decode role's engine listens there"),

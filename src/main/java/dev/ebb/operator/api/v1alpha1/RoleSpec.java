@@ -39,6 +39,10 @@ import java.util.Map;
         value = "!has(self.extraArgs) || !self.extraArgs.exists(a, a == '--uds' || a.startsWith('--uds='))",
         message = RoleSpec.UDS_IN_EXTRA_ARGS,
         fieldPath = ".extraArgs")
+@ValidationRule(
+        value = "!has(self.extraArgs) || !self.extraArgs.exists(a, a in " + RoleSpec.GAUGES_OFF_SPELLINGS + ")",
+        message = RoleSpec.GAUGES_OFF_IN_EXTRA_ARGS,
+        fieldPath = ".extraArgs")
 public record RoleSpec(
         @Required @Size(min = 1, max = RoleSpec.MAX_NAME_LENGTH) @Pattern(RoleSpec.NAME_PATTERN)
         @JsonPropertyDescription("DNS label naming the role; part of every Pod and Service name.")
@@ -90,6 +94,25 @@ public record RoleSpec(
      */
     public static final String UDS_IN_EXTRA_ARGS = "spec.roles[].extraArgs must not set --uds: the engine would serve a Unix socket"
             + " instead of spec.roles[].port, where its clients, probe, drain hook and member reads reach it";
+    /**
+     * vLLM with --disable-log-stats builds no Prometheus stat logger, so its page lacks vllm:num_requests_running and
+     * vllm:num_requests_waiting (vllm/v1/engine/async_llm.py, log_stats, at v0.11.0 and v0.33.0): no read could find the
+     * engine idle.
+     */
+    public static final String GAUGES_OFF_IN_EXTRA_ARGS = "spec.roles[].extraArgs must not set --disable-log-stats: vLLM then"
+            + " publishes no vllm:num_requests_running or vllm:num_requests_waiting, so the drain hook and the member reads could"
+            + " never see the engine idle; every scale-down would wait out its drain budget and every deleted Pod its grace";
+    /**
+     * Every spelling vLLM's parser takes for it: underscores for dashes in the name (FlexibleArgumentParser,
+     * vllm/utils/argparse_utils.py at v0.33.0) and any unambiguous prefix (argparse's allow_abbrev; --disable-log-
+     * is shared with --disable-log-requests). As a store_true flag it takes no "=value". Literal, so the API server's
+     * CEL cost stays that of a comparison.
+     */
+    public static final String GAUGES_OFF_SPELLINGS = "['--disable-log-s', '--disable-log_s', '--disable_log-s', '--disable_log_s',"
+            + " '--disable-log-st', '--disable-log_st', '--disable_log-st', '--disable_log_st',"
+            + " '--disable-log-sta', '--disable-log_sta', '--disable_log-sta', '--disable_log_sta',"
+            + " '--disable-log-stat', '--disable-log_stat', '--disable_log-stat', '--disable_log_stat',"
+            + " '--disable-log-stats', '--disable-log_stats', '--disable_log-stats', '--disable_log_stats']";
     public static final String NAME_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
     /** Role names ending like this would collide with the headless Service of another role's replica. */
     /** A role may not take this name: the router's Deployment and Service are named after it. */
