@@ -290,6 +290,14 @@ public final class SpecResolver {
                 .ifPresent(e -> errors.add(new FieldError(field + ".port", "cannot be " + role.port() + ": a multi-Pod " + e.wireName()
                         + " replica's leader holds its rendezvous port there")));
         checkImage(field + ".image", role.image(), errors);
+        boolean ownImage = role.image() != null && !role.image().isEmpty();
+        String image = ownImage ? role.image() : engineSpec.image();
+        if (engine.filter(e -> e == Engine.VLLM).isPresent() && role.size() != null && role.size() > 1
+                && EngineRelease.olderThan(image, VLLM_MULTI_NODE_SINCE)) {
+            errors.add(new FieldError(ownImage ? field + ".image" : "spec.engine.image", "names vLLM " + EngineRelease.of(image).orElseThrow()
+                    + ", which has no --nnodes, --node-rank, --master-addr or --master-port, the flags the members of a multi-Pod replica"
+                    + " (" + field + ".size " + role.size() + ") start with; use vLLM " + VLLM_MULTI_NODE_SINCE + " or later"));
+        }
         if (errors.size() > before || kind.isEmpty() || engine.isEmpty()) {
             return Optional.empty();
         }
@@ -368,6 +376,12 @@ public final class SpecResolver {
     }
 
     /** The flag as an argument of its own, or written with its value as --flag=value. */
+    /**
+     * The first vLLM release that starts the members of one engine on several nodes without Ray: --nnodes, --node-rank,
+     * --master-addr and --master-port are in vllm/engine/arg_utils.py from v0.11.1 (absent at v0.11.0).
+     */
+    static final EngineRelease VLLM_MULTI_NODE_SINCE = new EngineRelease(0, 11, 1);
+
     /** An argument vLLM's parser reads as --disable-log-stats, as {@link RoleSpec#GAUGES_OFF_SPELLINGS} lists them. */
     static boolean turnsGaugesOff(String arg) {
         return arg != null && arg.startsWith("--") && arg.length() >= "--disable-log-s".length()

@@ -66,10 +66,18 @@ public interface EbbConfig {
     }
 
     interface Images {
-        @WithDefault("vllm/vllm-openai:v0.11.0")
+        /**
+         * vLLM's newest release, 0.33.0, whose image .buildkite/scripts/annotate-release.sh tags vX.Y.Z. Every flag the
+         * profile renders and both gauges the drain sums were read in that release's package.
+         */
+        @WithDefault("vllm/vllm-openai:v0.33.0")
         String vllm();
 
-        @WithDefault("lmsysorg/sglang:v0.5.4")
+        /**
+         * SGLang's newest release, 0.5.23, whose image its release workflow tags vX.Y.Z on each v* tag. Every flag the
+         * profile renders and every gauge the drain sums were read in that release's package.
+         */
+        @WithDefault("lmsysorg/sglang:v0.5.23")
         String sglang();
 
         /**

@@ -162,6 +162,12 @@ class SpecResolverTest {
                         "spec.roles[0].extraArgs", "must not set --disable-log-stats"),
                 Arguments.of("--disable-log-stats abbreviated", deployment("qwen", "vLLM").role(role("s").extraArgs("--enforce-eager", "--disable-log-st")),
                         "spec.roles[0].extraArgs", "must not set --disable-log-stats"),
+                Arguments.of("a multi-Pod vLLM role on a release without multi-node flags",
+                        deployment("qwen", "vLLM").role(role("s").size(2).image("vllm/vllm-openai:v0.11.0")),
+                        "spec.roles[0].image", "names vLLM v0.11.0, which has no --nnodes, --node-rank, --master-addr or --master-port"),
+                Arguments.of("a multi-Pod vLLM role on an engine image without multi-node flags",
+                        deployment("qwen", "vLLM").engineImage("vllm/vllm-openai:v0.10.2").role(role("s").size(4)),
+                        "spec.engine.image", "use vLLM v0.11.1 or later"),
                 Arguments.of("a Decode role behind llm-d-router on the proxied engine's port", deployment("qwen", "vLLM").router("llm-d-router")
                         .scaling("p").role(role("p").kind("Prefill")).role(role("d").kind("Decode").port(8200)),
                         "spec.roles[1].port", "cannot be 8200: this Decode role's engine listens there"),

@@ -285,9 +285,11 @@ class RetirementIT {
         }
     }
 
+    /** Each router before each engine it serves, on the default image; SGLang also on a release of its older gauge names. */
     static Stream<Arguments> routers() {
-        return Stream.of(Arguments.of(RouterKind.LLM_D_ROUTER, "vLLM"), Arguments.of(RouterKind.LLM_D_ROUTER, "SGLang"),
-                Arguments.of(RouterKind.VLLM_ROUTER, "vLLM"), Arguments.of(RouterKind.SGLANG_GATEWAY, "SGLang"));
+        return Stream.of(Arguments.of(RouterKind.LLM_D_ROUTER, "vLLM", null), Arguments.of(RouterKind.LLM_D_ROUTER, "SGLang", null),
+                Arguments.of(RouterKind.VLLM_ROUTER, "vLLM", null), Arguments.of(RouterKind.SGLANG_GATEWAY, "SGLang", null),
+                Arguments.of(RouterKind.SGLANG_GATEWAY, "SGLang", "lmsysorg/sglang:v0.5.4"));
     }
 
     /**
@@ -295,10 +297,11 @@ class RetirementIT {
      * its release does. smg's discovery would see the replica leave its selector only at its 60 s reconcile, past the
      * withdrawing budget, so the operator withdraws the worker through smg's DELETE /workers/{id} to finish in time.
      */
-    @ParameterizedTest(name = "{0} in front of {1}")
+    @ParameterizedTest(name = "{0} in front of {1} {2}")
     @MethodSource("routers")
-    void aRetirementUnderStreamingLoadThroughTheRouterCutsNothingAndWithdrawsWellWithinItsBudget(RouterKind kind, String engine) throws Exception {
-        deployRouted(deployment("qwen", engine).role(role("server").replicas(2).grace(30)), kind);
+    void aRetirementUnderStreamingLoadThroughTheRouterCutsNothingAndWithdrawsWellWithinItsBudget(RouterKind kind, String engine, String image)
+            throws Exception {
+        deployRouted(deployment("qwen", engine).role(role("server").replicas(2).grace(30).image(image)), kind);
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         Map<Integer, String> uids = Map.of(0, pod("qwen-server-r0-m0").getMetadata().getUid(), 1, pod("qwen-server-r1-m0").getMetadata().getUid());
         LoadGenerator load = new LoadGenerator(router, 3, 20, Duration.ofMillis(50)).start(Duration.ofSeconds(90));

@@ -1,5 +1,6 @@
 package dev.ebb.operator.sim;
 
+import dev.ebb.operator.api.EngineRelease;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import java.time.Duration;
 import java.util.List;
@@ -31,7 +32,7 @@ public final class EngineBehaviour {
 
     /** The engine a container runs, its release read from the image's tag and its shutdown flags from the command. */
     public static EngineBehaviour ofContainer(Engine engine, String image, List<String> command) {
-        return new EngineBehaviour(SigtermConduct.of(engine, image, command), MetricsPage.gaugesOf(engine, SigtermConduct.versionOf(image)));
+        return new EngineBehaviour(SigtermConduct.of(engine, image, command), MetricsPage.gaugesOf(engine, EngineRelease.of(image)));
     }
 
     public SigtermConduct sigtermConduct() { return onSigterm; }

@@ -1,5 +1,6 @@
 package dev.ebb.operator.sim;
 
+import dev.ebb.operator.api.EngineRelease;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.InFlightGauges;
 import java.util.Collection;
@@ -14,7 +15,7 @@ final class MetricsPage {
     /** Requests a series runs at once before the rest queue, as an engine's batch size would. */
     static final int BATCH = 4;
     private static final int SERIES = 2;
-    private static final SigtermConduct.Version SGLANG_BOOTSTRAP_QUEUE_NAMED = new SigtermConduct.Version(0, 5, 12);
+    private static final EngineRelease SGLANG_BOOTSTRAP_QUEUE_NAMED = new EngineRelease(0, 5, 12);
 
     private MetricsPage() {
     }
@@ -24,7 +25,7 @@ final class MetricsPage {
      * not known. SGLang before v0.5.12 named its prefill bootstrap queue sglang:num_prefill_prealloc_queue_reqs (read
      * in the released v0.5.4 and v0.5.11 packages), the name {@link InFlightGauges} keeps last.
      */
-    static List<String> gaugesOf(Engine engine, Optional<SigtermConduct.Version> release) {
+    static List<String> gaugesOf(Engine engine, Optional<EngineRelease> release) {
         boolean beforeRename = engine == Engine.SGLANG && release.filter(v -> v.compareTo(SGLANG_BOOTSTRAP_QUEUE_NAMED) < 0).isPresent();
         return InFlightGauges.of(engine).stream().map(g -> beforeRename ? g.names().get(g.names().size() - 1) : g.name()).toList();
     }

@@ -1,11 +1,10 @@
 package dev.ebb.operator.sim;
 
+import dev.ebb.operator.api.EngineRelease;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * What a released engine does on SIGTERM, decided from the container as the kubelet starts it: the version from the
@@ -22,14 +21,12 @@ public record SigtermConduct(boolean drains, Optional<Duration> limit) {
      * The first vLLM release whose API server honours --shutdown-timeout: vllm-project/vllm#34730, re-applied as #36666
      * after a revert, shipped in v0.18.0 (llm-d/llm-d#927: "Available in: vLLM v0.18.0+").
      */
-    static final Version VLLM_GRACEFUL_SHUTDOWN = new Version(0, 18, 0);
+    static final EngineRelease VLLM_GRACEFUL_SHUTDOWN = new EngineRelease(0, 18, 0);
     /**
      * vLLM's flag; its default 0 aborts everything at once (vllm-project/vllm#34730's description; EngineArgs has
      * shutdown_timeout: int = 0 in recent sources; not checked at v0.18.0 itself).
      */
     static final String VLLM_SHUTDOWN_TIMEOUT = "--shutdown-timeout";
-
-    private static final Pattern RELEASE = Pattern.compile("v?(\\d+)\\.(\\d+)(?:\\.(\\d+))?(?:[^0-9].*)?");
 
     public static SigtermConduct drainFor(Duration limit) {
         return new SigtermConduct(true, Optional.of(limit));
@@ -41,35 +38,16 @@ public record SigtermConduct(boolean drains, Optional<Duration> limit) {
             // 5 s, while any request is left, and only then exits; nothing bounds the wait but the kubelet's kill
             // (read in recent sources and in an early one alike; tag not checked)
             case SGLANG -> DRAIN_WITHOUT_BOUND;
-            case VLLM -> vllm(versionOf(image), shutdownTimeoutSeconds(command));
+            case VLLM -> vllm(EngineRelease.of(image), shutdownTimeoutSeconds(command));
         };
     }
 
-    private static SigtermConduct vllm(Optional<Version> version, Optional<Integer> timeout) {
+    private static SigtermConduct vllm(Optional<EngineRelease> version, Optional<Integer> timeout) {
         if (version.isPresent() && version.get().compareTo(VLLM_GRACEFUL_SHUTDOWN) < 0) {
             return ABORT;
         }
         // an image whose tag names no release still understands the flag if it started with it
         return timeout.filter(seconds -> seconds > 0).map(seconds -> drainFor(Duration.ofSeconds(seconds))).orElse(ABORT);
-    }
-
-    /** The release an image's tag names ({@code vllm/vllm-openai:v0.11.0}), if it names one; a digest or "latest" does not. */
-    static Optional<Version> versionOf(String image) {
-        if (image == null) {
-            return Optional.empty();
-        }
-        String name = image.contains("@") ? image.substring(0, image.indexOf('@')) : image;
-        String last = name.substring(name.lastIndexOf('/') + 1);
-        int colon = last.indexOf(':');
-        if (colon < 0) {
-            return Optional.empty();
-        }
-        Matcher m = RELEASE.matcher(last.substring(colon + 1));
-        if (!m.matches()) {
-            return Optional.empty();
-        }
-        return Optional.of(new Version(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
-                m.group(3) == null ? 0 : Integer.parseInt(m.group(3))));
     }
 
     /** The flag's value, whether given as {@code --shutdown-timeout 30} or {@code --shutdown-timeout=30}; the last one wins. */
@@ -92,16 +70,5 @@ public record SigtermConduct(boolean drains, Optional<Duration> limit) {
             }
         }
         return found;
-    }
-
-    record Version(int major, int minor, int patch) implements Comparable<Version> {
-        @Override
-        public int compareTo(Version other) {
-            int c = Integer.compare(major, other.major);
-            if (c == 0) {
-                c = Integer.compare(minor, other.minor);
-            }
-            return c != 0 ? c : Integer.compare(patch, other.patch);
-        }
     }
 }

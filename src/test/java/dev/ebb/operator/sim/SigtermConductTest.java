@@ -44,21 +44,4 @@ class SigtermConductTest {
         assertThat(conduct.drains()).isEqualTo(drains);
         assertThat(conduct.limit()).isEqualTo(limit < 0 ? Optional.empty() : Optional.of(Duration.ofSeconds(limit)));
     }
-
-    @ParameterizedTest
-    @CsvSource({
-            "vllm/vllm-openai:v0.11.0, 0, 11, 0",
-            "vllm/vllm-openai:v0.18, 0, 18, 0",
-            "lmsysorg/sglang:v0.5.4.post1-cu126, 0, 5, 4",
-            "host:5000/team/vllm:1.2.3, 1, 2, 3",
-    })
-    void readsTheReleaseFromTheImageTag(String image, int major, int minor, int patch) {
-        assertThat(SigtermConduct.versionOf(image)).contains(new SigtermConduct.Version(major, minor, patch));
-    }
-
-    @ParameterizedTest
-    @CsvSource({"vllm/vllm-openai:latest", "vllm/vllm-openai", "host:5000/vllm", "vllm/vllm-openai@sha256:0123", "vllm:nightly-0.18.0", "vllm:v", "''"})
-    void aTagThatNamesNoReleaseGivesNone(String image) {
-        assertThat(SigtermConduct.versionOf(image)).isEmpty();
-    }
 }
