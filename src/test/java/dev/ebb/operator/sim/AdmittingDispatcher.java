@@ -139,13 +139,7 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
      * @return how many watches were ended
      */
     public int expireWatches() {
-        int ended = 0;
-        for (ExpirableWatch watch : List.copyOf(openWatches)) {
-            if (watch.expire()) {
-                ended++;
-            }
-        }
-        return ended;
+        return endEveryWatch(true);
     }
 
     /**
@@ -155,9 +149,13 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
      * @return how many watches were ended
      */
     public int dropWatches() {
+        return endEveryWatch(false);
+    }
+
+    private int endEveryWatch(boolean expired) {
         int ended = 0;
         for (ExpirableWatch watch : List.copyOf(openWatches)) {
-            if (watch.drop()) {
+            if (watch.end(expired)) {
                 ended++;
             }
         }
@@ -327,20 +325,14 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             this.query = query;
         }
 
-        boolean expire() {
+        /** Closes the watch, after a 410 Expired event when it expired rather than dropped. */
+        boolean end(boolean expired) {
             io.fabric8.mockwebserver.http.WebSocket open = socket;
             if (open == null || !openWatches.remove(this)) {
                 return false;
             }
-            open.send(EXPIRED);
-            open.close(1000, "");
-            return true;
-        }
-
-        boolean drop() {
-            io.fabric8.mockwebserver.http.WebSocket open = socket;
-            if (open == null || !openWatches.remove(this)) {
-                return false;
+            if (expired) {
+                open.send(EXPIRED);
             }
             open.close(1000, "");
             return true;

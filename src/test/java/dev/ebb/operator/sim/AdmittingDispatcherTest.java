@@ -44,6 +44,15 @@ class AdmittingDispatcherTest {
         server.destroy();
     }
 
+    /** The server again, on a store the test reaches into, and the test's client to it. */
+    private AdmittingDispatcher restartOnOwnStore(java.util.function.Function<KubernetesMockServer, KubernetesClient> newClient) {
+        stop();
+        AdmittingDispatcher dispatcher = SimApiServer.dispatcher();
+        server = SimApiServer.startServer(dispatcher);
+        client = newClient.apply(server);
+        return dispatcher;
+    }
+
     private void deleteWithUid(String name, String uid) {
         String url = URLUtils.join(client.getMasterUrl().toString(), "api", "v1", "namespaces", "ns", "pods", name);
         client.raw(url, "DELETE", new DeleteOptionsBuilder().withNewPreconditions().withUid(uid).endPreconditions().build());
@@ -66,10 +75,7 @@ class AdmittingDispatcherTest {
 
     @Test
     void aFailedRequestChangesNothingUntilTheFaultIsLifted() {
-        stop();
-        AdmittingDispatcher dispatcher = SimApiServer.dispatcher();
-        server = SimApiServer.startServer(dispatcher);
-        client = SimApiServer.clientWithoutRetries(server);
+        AdmittingDispatcher dispatcher = restartOnOwnStore(SimApiServer::clientWithoutRetries);
         Pod pod = client.pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withName("p").endMetadata()
                 .withNewSpec().addNewContainer().withName("main").withImage("x").endContainer().endSpec().build()).create();
         dispatcher.fail("DELETE", "/api/v1/namespaces/ns/pods/p", 503);
@@ -91,10 +97,7 @@ class AdmittingDispatcherTest {
 
     @Test
     void anUnreliableCallerHasAShareOfItsWritesRefusedLateAndEveryoneElseNone() {
-        stop();
-        AdmittingDispatcher dispatcher = SimApiServer.dispatcher();
-        server = SimApiServer.startServer(dispatcher);
-        client = SimApiServer.clientWithoutRetries(server);
+        AdmittingDispatcher dispatcher = restartOnOwnStore(SimApiServer::clientWithoutRetries);
         try (KubernetesClient flaky = SimApiServer.clientWithoutRetries(server, "flaky-operator")) {
             dispatcher.unreliable(new UnreliableApi("flaky-operator", 0.5, java.time.Duration.ofMillis(20), 42));
             List<Integer> codes = new java.util.ArrayList<>();
@@ -120,10 +123,7 @@ class AdmittingDispatcherTest {
 
     @Test
     void anExpiredWatchMakesAnInformerListAndWatchAgainWithoutMissingAChange() {
-        stop();
-        AdmittingDispatcher dispatcher = SimApiServer.dispatcher();
-        server = SimApiServer.startServer(dispatcher);
-        client = server.createClient();
+        AdmittingDispatcher dispatcher = restartOnOwnStore(KubernetesMockServer::createClient);
         java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
         client.pods().inNamespace("ns").resource(pod("before")).create();
         try (var informer = client.pods().inNamespace("ns").inform(new io.fabric8.kubernetes.client.informers.ResourceEventHandler<>() {
@@ -163,11 +163,7 @@ class AdmittingDispatcherTest {
      */
     @Test
     void aWatchOpenedAgainFromAnOlderVersionIsToldOfWhatWasDeletedMeanwhile() {
-        stop();
-        AdmittingDispatcher dispatcher = SimApiServer.dispatcher();
-        server = SimApiServer.startServer(dispatcher);
-        client = server.createClient();
-        java.util.Set<String> cached = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        AdmittingDispatcher dispatcher = restartOnOwnStore(KubernetesMockServer::createClient);
         client.pods().inNamespace("ns").resource(pod("deleted-meanwhile")).create();
         client.pods().inNamespace("ns").resource(pod("kept")).create();
         try (var informer = client.pods().inNamespace("ns").inform()) {
