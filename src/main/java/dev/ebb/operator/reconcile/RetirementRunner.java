@@ -13,6 +13,7 @@ import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.Action;
 import dev.ebb.operator.retire.Classification;
+import dev.ebb.operator.retire.FollowerGauges;
 import dev.ebb.operator.retire.Member;
 import dev.ebb.operator.retire.NextRetirement;
 import dev.ebb.operator.retire.Observation;
@@ -225,11 +226,20 @@ public class RetirementRunner {
         Map<String, MemberWork> work = reads.collect(operation(md, current));
         Map<String, Reading> gauges = new HashMap<>();
         Map<String, ConnectionRead.Peers> connections = new HashMap<>();
+        Optional<String> unread = followerGaugesUnread(current, byName);
         work.forEach((member, read) -> {
-            gauges.put(member, read.gauges());
+            gauges.put(member, FollowerGauges.asRead(read.gauges(), unread));
             read.connections().ifPresent(peers -> connections.put(member, peers));
         });
         return new Observation(now, present, withdrawal, gauges, connections);
+    }
+
+    /** The data-parallel setting of a target replica whose followers count requests the leader's page does not show. */
+    private static Optional<String> followerGaugesUnread(Retirement current, Map<String, Pod> byName) {
+        return current.targets().stream().map(member -> byName.get(member.name())).filter(Objects::nonNull).map(ReplicaClassifier::engineCommand)
+                .flatMap(command -> ReplicaClassifier.engineOf(command)
+                        .flatMap(engine -> FollowerGauges.unreadOnTheLeader(engine, current.targets().size(), command)).stream())
+                .findFirst();
     }
 
     private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices,

@@ -1,5 +1,6 @@
 package dev.ebb.operator.reconcile;
 
+import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
@@ -12,8 +13,9 @@ import dev.ebb.operator.api.v1alpha1.RoleStatus;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.api.v1alpha1.ScalingStatus;
 import dev.ebb.operator.drain.DrainTimeline;
-import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.drain.DrainWarning;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.FollowerGauges;
 import dev.ebb.operator.retire.NextRetirement;
 import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.retire.RetirementState;
@@ -26,6 +28,7 @@ import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /** Sums up what exists against what the spec asks for. Pure: the clock's reading comes in as a value. */
 public final class StatusAggregator {
@@ -224,11 +227,12 @@ public final class StatusAggregator {
         int hookOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(renderer::hookOutdated).count();
         int imageOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(p -> renderer.imageOutdated(p, deployment, role)).count();
         return new RoleStatus(role.name(), role.kind().name(), role.replicas(), replicas.size(), ready, updated, role.takeOver(),
-                hookOutdated, imageOutdated, drainStatus(renderer.drainTimeline(deployment, role)));
+                hookOutdated, imageOutdated, drainStatus(renderer.drainTimeline(deployment, role),
+                        FollowerGauges.unreadOnTheLeader(deployment.engine(), role.size(), role.extraArgs()).map(FollowerGauges::warning)));
     }
 
-    private static DrainStatus drainStatus(DrainTimeline timeline) {
-        List<DrainStatus.Warning> warnings = timeline.warnings().stream()
+    private static DrainStatus drainStatus(DrainTimeline timeline, Optional<DrainWarning> unreadWork) {
+        List<DrainStatus.Warning> warnings = Stream.concat(timeline.warnings().stream(), unreadWork.stream())
                 .map(w -> new DrainStatus.Warning(w.reason(), w.message())).toList();
         return timeline.hooked()
                 ? new DrainStatus(timeline.grace().orElse(null), timeline.lastReadStartsBy(), timeline.sigtermBy(), warnings)

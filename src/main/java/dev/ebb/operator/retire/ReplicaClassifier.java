@@ -26,7 +26,7 @@ public final class ReplicaClassifier {
 
     public static Classification classify(List<Pod> members) {
         for (Pod member : members) {
-            Optional<String> split = splitRole(command(member));
+            Optional<String> split = splitRole(engineCommand(member));
             if (split.isPresent()) {
                 return new Classification.Refused(Reasons.DISAGGREGATED, member.getMetadata().getName() + " runs " + split.get()
                         + ": a prefill or decode replica reading zero may be handed work at any moment, so it is never retired this way");
@@ -57,7 +57,7 @@ public final class ReplicaClassifier {
         if (annotation(leader, Annotations.SCRAPE) == null) {
             return new Classification.Held(Reasons.TAKE_OVER, "the role sets its own command, so the operator cannot tell what serves the gauges");
         }
-        Optional<Engine> engine = engineOf(command(leader));
+        Optional<Engine> engine = engineOf(engineCommand(leader));
         if (engine.isEmpty()) {
             return new Classification.Refused(Reasons.NO_GAUGE_LIST, "the leader's command runs no engine the operator has a gauge list for");
         }
@@ -119,14 +119,15 @@ public final class ReplicaClassifier {
 
     /** The engine a member Pod runs, from its own engine container's command. */
     public static Optional<Engine> engineOf(Pod member) {
-        return engineOf(command(member));
+        return engineOf(engineCommand(member));
     }
 
     private static boolean isVllm(List<String> command) {
         return command.size() >= 2 && command.get(0).equals("vllm") && command.get(1).equals("serve");
     }
 
-    private static List<String> command(Pod pod) {
+    /** A member Pod's engine container's command, empty when it has none. */
+    public static List<String> engineCommand(Pod pod) {
         if (pod.getSpec() == null || pod.getSpec().getContainers() == null) {
             return List.of();
         }

@@ -10,6 +10,7 @@ import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.DrainStatus;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.drain.InFlightGauges;
@@ -533,6 +534,27 @@ class RetirementIT {
 
         engine("qwen-server-r1-m0").faults().missingGauge(null);
         await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
+    }
+
+    /**
+     * A multi-Pod SGLang replica whose data-parallel groups reach its followers counts their requests on the followers'
+     * own pages, which the operator does not read: an idle leader proves nothing, so the retirement holds as unread, and
+     * the role's status and a Warning Event say why.
+     */
+    @Test
+    void aMultiPodSglangReplicaWithDataParallelGroupsOnItsFollowersIsHeldRatherThanReadIdle() {
+        deployRouted(deployment("qwen", "SGLang").role(role("server").replicas(2).size(2).extraArgs("--dp-size", "2", "--enable-dp-attention")));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+
+        scale("server", 1);
+
+        awaitRetirement("Draining", "ReadFailed");
+        assertThat(retirement().orElseThrow().message()).contains("count their data-parallel groups' requests on their own /metrics (--dp-size 2)");
+        assertThat(client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get().getStatus().roles().get(0).drain().warnings())
+                .extracting(DrainStatus.Warning::reason).contains("FollowerGaugesUnread");
+        assertThat(eventReasons()).contains("FollowerGaugesUnread");
+        assertThat(List.of("qwen-server-r0-m0", "qwen-server-r0-m1", "qwen-server-r1-m0", "qwen-server-r1-m1"))
+                .allSatisfy(name -> assertThat(pod(name).getMetadata().getDeletionTimestamp()).isNull());
     }
 
     @Test
