@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -86,6 +87,12 @@ class ClusterOutageIT {
         admin.resource(deployment(name, "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
         await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() ->
                 assertThat(world.podsOf(name).stream().filter(Readiness::isPodReady).count()).as(ClusterState.describe(admin, NS)).isEqualTo(2));
+        // before the 30 s streams start: a withdrawal is confirmed on the EndpointSlices, and after the other case's outage
+        // kube-controller-manager's watches come back on client-go's back-off (seen to take 50 s), writing no slice until then
+        await("the Service's slice lists both").atMost(Duration.ofSeconds(90)).until(() -> admin.discovery().v1().endpointSlices()
+                .inNamespace(NS).withLabel("kubernetes.io/service-name", Names.roleService(name, "server")).list().getItems().stream()
+                .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
+                .filter(endpoint -> endpoint.getConditions() != null && Boolean.TRUE.equals(endpoint.getConditions().getReady())).count() == 2);
         List<CompletableFuture<LoadGenerator.Request>> streams = new ArrayList<>();
         for (Pod pod : world.podsOf(name)) {
             LoadGenerator one = new LoadGenerator(ClusterWorld.straightTo(pod), 1, 300, Duration.ofMillis(100));
@@ -94,8 +101,8 @@ class ClusterOutageIT {
         await("both streaming").atMost(Duration.ofSeconds(10)).until(() -> IntStream.range(0, 2)
                 .map(ordinal -> node.kubelet().engine(NS, Names.pod(name, "server", ordinal, 0)).map(FakeEngine::inFlight).orElse(0)).sum() == 2);
         Specs.scale(admin, NS, name, "server", 1);
-        await("the retirement held by its stream").atMost(Duration.ofSeconds(30)).until(() -> world.retirements(name).stream()
-                .anyMatch(r -> "Draining".equals(r.state()) && "Busy".equals(r.reason())));
+        await("the retirement held by its stream").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(world.retirements(name))
+                .as(ClusterState.describe(admin, NS)).anyMatch(r -> "Draining".equals(r.state()) && "Busy".equals(r.reason())));
         return streams;
     }
 
