@@ -36,12 +36,11 @@ public final class FollowerGauges {
             if (DATA_PARALLEL_ATTENTION.equals(arg)) {
                 return Optional.of(arg);
             }
-            int equals = arg.indexOf('=');
-            String flag = equals < 0 ? arg : arg.substring(0, equals);
+            String flag = Argv.flagOf(arg);
             if (!DATA_PARALLEL_SIZES.contains(flag)) {
                 continue;
             }
-            String value = equals >= 0 ? arg.substring(equals + 1) : i + 1 < extraArgs.size() ? extraArgs.get(i + 1) : "";
+            String value = Argv.valueAt(extraArgs, i);
             if (!value.matches("\\d{1,9}") || Integer.parseInt(value) > 1) {
                 // a value SGLang may not read as 1 is taken as more than one group
                 return Optional.of(flag + " " + value);

@@ -95,12 +95,12 @@ public final class ReplicaClassifier {
     static Optional<String> splitRole(List<String> command) {
         for (int i = 0; i < command.size(); i++) {
             String arg = command.get(i);
-            String flag = arg.contains("=") ? arg.substring(0, arg.indexOf('=')) : arg;
+            String flag = Argv.flagOf(arg);
             if (VLLM_SPLIT_FLAGS.contains(flag) && isVllm(command)) {
                 return Optional.of(flag);
             }
             if (flag.equals("--disaggregation-mode")) {
-                String mode = arg.contains("=") ? arg.substring(arg.indexOf('=') + 1) : i + 1 < command.size() ? command.get(i + 1) : "";
+                String mode = Argv.valueAt(command, i);
                 if (SGLANG_SPLIT_MODES.contains(mode)) {
                     return Optional.of("--disaggregation-mode " + mode);
                 }

@@ -1,0 +1,22 @@
+package dev.ebb.operator.retire;
+
+import java.util.List;
+
+/** Reading an engine's command line as its argument parser does: {@code --flag value} or {@code --flag=value}. Pure. */
+final class Argv {
+    private Argv() {
+    }
+
+    /** The flag an argument names, without any {@code =value}. */
+    static String flagOf(String arg) {
+        int equals = arg.indexOf('=');
+        return equals < 0 ? arg : arg.substring(0, equals);
+    }
+
+    /** The value of the flag at {@code i}: after its {@code =}, else the next argument; empty when there is none. */
+    static String valueAt(List<String> argv, int i) {
+        String arg = argv.get(i);
+        int equals = arg.indexOf('=');
+        return equals >= 0 ? arg.substring(equals + 1) : i + 1 < argv.size() ? argv.get(i + 1) : "";
+    }
+}
