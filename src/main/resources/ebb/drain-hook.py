@@ -9,10 +9,12 @@ Timeline, in seconds from the delete: the engine serves on undisturbed for --set
 in-flight gauges every --interval and returns on the second consecutive idle read. No read starts later than
 --grace minus --last-read-margin, and no read, connect to last byte, lasts longer than --read-timeout, so the hook
 returns by their sum (grace minus 3 at the defaults) and the kubelet's SIGTERM still leaves the engine a few
-seconds. A listener that refuses, answers an HTTP error or fails the TLS handshake ends the hook at once: there is
-nothing to measure; so does a --host name the resolver says does not exist (a follower's hook reads its leader by
-name, and the name goes with the leader's Pod); so do arguments it cannot use, though only after the settle (the given --settle if it can be
-read, else 5 s). A read that times out, an answer that is not HTTP, a body that cannot be parsed and a gauge that is
+seconds. --host may be given several times (the members of a replica whose followers count requests of their own):
+each read then sums every host's gauges within the one --read-timeout. A listener that refuses, answers an HTTP
+error or fails the TLS handshake ends the hook at once: there is nothing to measure (a multi-node engine's collective
+spans every member, so one member's engine gone ends the replica's work); so does a --host name the resolver says
+does not exist (a follower's hook reads its leader by name, and the name goes with the leader's Pod); so do arguments
+it cannot use, though only after the settle (the given --settle if it can be read, else 5 s). A read that times out, an answer that is not HTTP, a body that cannot be parsed and a gauge that is
 missing all count as busy. Reads connect directly, whatever proxy the environment names. The hook always exits 0,
 and writes one line per read, and a last line saying why it returned, to stderr.
 """
@@ -23,6 +25,7 @@ STARTED = time.monotonic()  # before the other imports: the timeline counts from
 import sys  # noqa: E402
 
 MAX_BODY = 1024 * 1024
+MAX_HOSTS = 64
 SETTLE = 5.0
 # a sleep may wake a little late; a read planned for the last start time still counts as starting then
 LATE_START = 0.05
@@ -117,7 +120,7 @@ def parse_args(argv):
 
     p = Parser(prog="drain-hook", description="Wait until an inference engine holds no requests.")
     p.add_argument("--scheme", choices=["http", "https"], default="http")
-    p.add_argument("--host", type=host, default="127.0.0.1")
+    p.add_argument("--host", type=host, action="append", help="where an engine serves; repeat to sum several (default: 127.0.0.1)")
     p.add_argument("--port", type=port, required=True)
     p.add_argument("--path", type=path, default="/metrics")
     p.add_argument("--grace", type=number(0, strictly=True), required=True, help="the Pod's terminationGracePeriodSeconds")
@@ -130,7 +133,11 @@ def parse_args(argv):
                    help="a slower read is busy (default: %(default)s)")
     p.add_argument("--last-read-margin", type=number(0), default=5.0,
                    help="no read starts later than grace minus this (default: %(default)s)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    args.host = args.host or ["127.0.0.1"]
+    if len(args.host) > MAX_HOSTS:
+        raise BadArguments("more than %d --host" % MAX_HOSTS)
+    return args
 
 
 def settle_of(argv):
@@ -229,7 +236,7 @@ def fetch(opener, url, budget):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def read(args, opener, url, budget, context):
+def read(args, host, opener, url, budget, context):
     if args.scheme == "https" and context is None:
         raise Ended("this python3 has no TLS support")
     tls_error = ssl.SSLError if ssl else ()
@@ -249,7 +256,7 @@ def read(args, opener, url, budget, context):
             raise Busy("no answer within %gs" % round(budget, 1))
         if isinstance(reason, socket.gaierror) and reason.errno in GONE_NAMES:
             # a follower reads its leader by name, which resolves while the leader's Pod exists: nothing left to wait for
-            raise Ended("%s does not resolve" % args.host)
+            raise Ended("%s does not resolve" % host)
         raise Busy("read failed: %s" % reason)
     except tls_error as e:
         raise Ended("TLS handshake failed: %s" % e)
@@ -272,13 +279,26 @@ def read(args, opener, url, budget, context):
     return in_flight(text, args.gauges)
 
 
+def read_all(args, urls, opener, deadline, elapsed, context):
+    """Every host's in-flight sum, each read within what is left of the one read's budget."""
+    total = 0
+    for h, url in urls:
+        left = deadline - elapsed()
+        if left <= 0:
+            raise Busy("no answer from %s in time" % h)
+        try:
+            total += read(args, h, opener, url, left, context)
+        except (Busy, Ended) as e:
+            raise type(e)("%s: %s" % (h, e) if len(urls) > 1 else str(e))
+    return total
+
+
 def drain(args, log):
     elapsed = lambda: time.monotonic() - STARTED
     last_read_start = args.grace - args.last_read_margin
     # the kubelet's SIGTERM comes once the hook returns; the timeline promises it by the last read's end at the latest
     sigterm_by = last_read_start + args.read_timeout
-    address = "[%s]" % args.host if ":" in args.host else args.host
-    url = "%s://%s:%d%s" % (args.scheme, address, args.port, args.path)
+    urls = [(h, "%s://%s:%d%s" % (args.scheme, "[%s]" % h if ":" in h else h, args.port, args.path)) for h in args.host]
     context = None
     if args.scheme == "https" and ssl is not None:
         # loopback to the engine's own listener: its certificate names the Service, not 127.0.0.1
@@ -301,7 +321,7 @@ def drain(args, log):
         if began > last_read_start + LATE_START or budget <= 0:
             return no_more
         try:
-            total = read(args, opener, url, budget, context)
+            total = read_all(args, urls, opener, began + budget, elapsed, context)
         except Ended as e:
             log("t=%.1fs read ended the drain: %s" % (began, e))
             return "nothing to measure: %s" % e

@@ -25,6 +25,13 @@ public final class Annotations {
     public static final String ROUTING_PROXY_IMAGE = "serving.ebb.dev/routing-proxy-image";
 
     /**
+     * The engine's own drain on SIGTERM the operator rendered into a Pod's command line (vLLM's --shutdown-timeout), in
+     * seconds. It comes with the operator's choice of release and is kept out of the config hash for the same reason as
+     * {@link #DEFAULT_IMAGE}.
+     */
+    public static final String ENGINE_SHUTDOWN = "serving.ebb.dev/engine-shutdown-seconds";
+
+    /**
      * Set on a ModelDeployment to a new value to replace, one replica at a time through the retirement protocol, every
      * replica that carries an older drain hook or default engine image than the operator renders.
      */

@@ -7,7 +7,6 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * The preStop hook's command line: the engine image's own python3 running the bundled script, every parameter a
@@ -22,6 +21,7 @@ public final class DrainHook {
     public static final String REVISION = revisionOf(SCRIPT);
     /** A hook's command line holds its script here: {@code python3 -c SCRIPT ...}. */
     static final int SCRIPT_INDEX = 2;
+    private static final String HOST = "--host";
 
     private static final int REVISION_HEX_LENGTH = 10;
 
@@ -39,39 +39,56 @@ public final class DrainHook {
     }
 
     /**
-     * The command line with what the operator chose left out: the script's text (its name in its place) and the host it
-     * reads (loopback in its place). What remains is everything the spec decided.
+     * The command line with what the operator chose left out: the script's text (its name in its place) and the hosts it
+     * reads (one loopback in their place). What remains is everything the spec decided.
      */
     public static List<String> withoutOperatorChoices(List<String> command) {
         if (command.size() <= SCRIPT_INDEX || !"-c".equals(command.get(SCRIPT_INDEX - 1))) {
             return command;
         }
-        List<String> without = new ArrayList<>(command);
-        without.set(SCRIPT_INDEX, RESOURCE);
-        int host = without.indexOf("--host");
-        if (host > SCRIPT_INDEX && host + 1 < without.size()) {
-            without.set(host + 1, LOOPBACK);
+        List<String> without = new ArrayList<>(command.subList(0, SCRIPT_INDEX));
+        without.add(RESOURCE);
+        boolean hostKept = false;
+        for (int i = SCRIPT_INDEX + 1; i < command.size(); i++) {
+            if (!HOST.equals(command.get(i)) || i + 1 >= command.size()) {
+                without.add(command.get(i));
+            } else if (!hostKept) {
+                without.addAll(List.of(HOST, LOOPBACK));
+                hostKept = true;
+                i++;
+            } else {
+                i++;
+            }
         }
         return List.copyOf(without);
     }
 
-    /** The host a hook reads, the value after {@code --host}; empty when its command line names none. */
-    public static Optional<String> host(List<String> command) {
-        int host = command.indexOf("--host");
-        return host > SCRIPT_INDEX && host + 1 < command.size() ? Optional.of(command.get(host + 1)) : Optional.empty();
+    /** The hosts a hook reads, the value after each {@code --host}, in order; empty when its command line names none. */
+    public static List<String> hosts(List<String> command) {
+        List<String> hosts = new ArrayList<>();
+        for (int i = SCRIPT_INDEX + 1; i + 1 < command.size(); i++) {
+            if (HOST.equals(command.get(i))) {
+                hosts.add(command.get(++i));
+            }
+        }
+        return List.copyOf(hosts);
     }
 
     /**
      * @param script the hook's text: this release's {@link #SCRIPT}, or another release's
-     * @param host where the engine that speaks for the member serves: {@link #LOOPBACK} for a leader, the leader's
-     *     name for a follower, which serves nothing itself
+     * @param hosts where the engines that speak for the member's replica serve, their gauges summed: {@link #LOOPBACK}
+     *     for a leader, the leader's name for a follower, which serves nothing itself; every member where followers
+     *     count requests of their own ({@link FollowerGauges})
      */
-    public static List<String> command(String script, DrainTimeline timeline, String scheme, String host, int port, String path,
+    public static List<String> command(String script, DrainTimeline timeline, String scheme, List<String> hosts, int port, String path,
             List<InFlightGauges.Gauge> gauges) {
         int grace = timeline.grace().orElseThrow(() -> new IllegalArgumentException("a hooked role always has a grace"));
-        return List.of("python3", "-c", script,
-                "--scheme", scheme,
-                "--host", host,
+        if (hosts.isEmpty()) {
+            throw new IllegalArgumentException("a hook reads at least one host");
+        }
+        List<String> command = new ArrayList<>(List.of("python3", "-c", script, "--scheme", scheme));
+        hosts.forEach(host -> command.addAll(List.of(HOST, host)));
+        command.addAll(List.of(
                 "--port", Integer.toString(port),
                 "--path", path,
                 "--grace", Integer.toString(grace),
@@ -79,6 +96,7 @@ public final class DrainHook {
                 "--settle", Integer.toString(timeline.settle()),
                 "--interval", Integer.toString(timeline.interval()),
                 "--read-timeout", Integer.toString(timeline.readTimeout()),
-                "--last-read-margin", Integer.toString(timeline.lastReadMargin()));
+                "--last-read-margin", Integer.toString(timeline.lastReadMargin())));
+        return List.copyOf(command);
     }
 }

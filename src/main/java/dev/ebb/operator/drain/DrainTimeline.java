@@ -18,6 +18,8 @@ import java.util.Optional;
  * @param exitAfterSigterm how long the engine needs after SIGTERM even when idle, when that is known to matter
  * @param latestCleanHookReturn a hook returning later than this leaves the engine too little time and it is killed;
  *     0 when the grace is too short for any hook, and below {@code idleReturn} even an idle replica is killed
+ * @param engineShutdown the engine's own drain after SIGTERM, as the operator renders it ({@link EngineShutdown}):
+ *     new requests are refused and those held run on for up to this long; empty when the operator renders none
  */
 public record DrainTimeline(
         Optional<Integer> grace,
@@ -31,5 +33,6 @@ public record DrainTimeline(
         int idleReturn,
         Optional<Integer> exitAfterSigterm,
         Optional<Integer> latestCleanHookReturn,
+        Optional<Integer> engineShutdown,
         List<DrainWarning> warnings) {
 }

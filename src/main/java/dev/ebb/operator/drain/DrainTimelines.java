@@ -24,6 +24,11 @@ public class DrainTimelines {
     public static final int SGLANG_SPLIT_EXIT = 20;
     /** The grace that leaves a split-role SGLang engine its exit time after a busy drain. */
     public static final int SGLANG_SPLIT_MIN_GRACE = 45;
+    /**
+     * Kept free after vLLM's own drain ends, for it to stop its API server and engine core before the kill; a margin
+     * until vLLM's exit on SIGTERM is measured.
+     */
+    public static final int ENGINE_EXIT_MARGIN = 5;
 
     public DrainTimelines() {
     }
@@ -33,14 +38,18 @@ public class DrainTimelines {
      * @param takeOver the role replaces the command line, so the operator cannot drain it
      * @param proxyStopsAtDelete a routing proxy in front of the engine runs as an ordinary container (a cluster
      *     without native sidecars), so the kubelet stops it at the Pod's deletion, alongside the engine's hook
+     * @param engineShutdownSized the engine drains on SIGTERM for as long as the operator tells it
+     *     ({@link EngineShutdown#operatorSizes})
      */
-    public DrainTimeline of(Optional<Integer> grace, Engine engine, RoleKind kind, boolean takeOver, boolean proxyStopsAtDelete) {
+    public DrainTimeline of(Optional<Integer> grace, Engine engine, RoleKind kind, boolean takeOver, boolean proxyStopsAtDelete,
+            boolean engineShutdownSized) {
         List<DrainWarning> warnings = new ArrayList<>();
         if (takeOver) {
             warnings.add(new DrainWarning(DrainWarning.NO_DRAIN_HOOK,
                     "the role sets command, so its Pods get no drain hook: a deleted replica gets SIGTERM at once and "
                             + "requests it still holds may be cut"));
-            return new DrainTimeline(grace, false, 0, 0, 0, 0, 0, 0, 0, Optional.empty(), Optional.empty(), List.copyOf(warnings));
+            return new DrainTimeline(grace, false, 0, 0, 0, 0, 0, 0, 0, Optional.empty(), Optional.empty(), Optional.empty(),
+                    List.copyOf(warnings));
         }
         int g = grace.orElse(DEFAULT_GRACE);
         Optional<Integer> exitAfterSigterm = Optional.empty();
@@ -66,8 +75,12 @@ public class DrainTimelines {
                             + " (kubectl delete, a node drain) may have streams through the proxy cut; the operator's own retirements"
                             + " delete only replicas proven idle"));
         }
+        // Sized for a hook that returns on its idle reads: a request the gauges did not show yet then has the rest of
+        // the grace to finish in. A hook that gives up at sigtermBy leaves less, and the kill ends that drain instead.
+        int shutdown = g - IDLE_RETURN - ENGINE_EXIT_MARGIN;
+        Optional<Integer> engineShutdown = engineShutdownSized && shutdown > 0 ? Optional.of(shutdown) : Optional.empty();
         return new DrainTimeline(Optional.of(g), true, SETTLE, INTERVAL, READ_TIMEOUT, LAST_READ_MARGIN,
                 g - LAST_READ_MARGIN, g - LAST_READ_MARGIN + READ_TIMEOUT, IDLE_RETURN,
-                exitAfterSigterm, latestClean, List.copyOf(warnings));
+                exitAfterSigterm, latestClean, engineShutdown, List.copyOf(warnings));
     }
 }

@@ -49,7 +49,7 @@ public final class ReplicaPlanner {
 
     /** Whether a member of the replica carries an older drain hook, default engine image or routing proxy image than the renderer's. */
     private static boolean behindTheOperator(PodRenderer renderer, DesiredDeployment deployment, DesiredRole role, ObservedReplica replica) {
-        return replica.members().stream().anyMatch(p -> renderer.hookOutdated(p) || renderer.imageOutdated(p, deployment, role));
+        return replica.members().stream().anyMatch(p -> renderer.hookOutdated(p, deployment) || renderer.imageOutdated(p, deployment, role));
     }
 
     public static ReplicaPlan plan(PodRenderer renderer, DesiredDeployment deployment, Map<String, String> hashes, Inventory inventory,

@@ -4,6 +4,7 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.config.EbbConfig;
+import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.Metrics;
 import dev.ebb.operator.read.ConnectionRead;
@@ -13,7 +14,6 @@ import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.Action;
 import dev.ebb.operator.retire.Classification;
-import dev.ebb.operator.retire.FollowerGauges;
 import dev.ebb.operator.retire.Member;
 import dev.ebb.operator.retire.NextRetirement;
 import dev.ebb.operator.retire.Observation;
@@ -118,6 +118,12 @@ public class RetirementRunner {
     private final EventRecorder events;
     private final Map<RetirementState, Counter> outcomes = new EnumMap<>(RetirementState.class);
     private final Map<RetirementState, Timer> durations = new EnumMap<>(RetirementState.class);
+    /**
+     * With a router, how long a request sent just before the withdrawal may sit in an engine's front end, unseen by the
+     * gauges: as long as the drain hook lets an engine serve on undisturbed after a delete, for the same requests.
+     */
+    static final Duration FRONT_END_LAG = Duration.ofSeconds(DrainTimelines.SETTLE);
+
     private final Duration endpointPropagation;
     private final RetirementMachine machine;
 
@@ -158,7 +164,7 @@ public class RetirementRunner {
         for (NextRetirement.Advance advance : plan.advance()) {
             Retirement current = advance.current().retirement();
             outcomes.add(stepped(advance.current(), machine.step(current, observe(md, current, pods, slices, routerPods, now),
-                    endpointPropagation)));
+                    endpointPropagation, FRONT_END_LAG)));
         }
         for (NextRetirement.Cancel cancel : plan.cancel()) {
             outcomes.add(stepped(cancel.current(), machine.cancel(cancel.current().retirement(), now)));
@@ -226,20 +232,11 @@ public class RetirementRunner {
         Map<String, MemberWork> work = reads.collect(operation(md, current));
         Map<String, Reading> gauges = new HashMap<>();
         Map<String, ConnectionRead.Peers> connections = new HashMap<>();
-        Optional<String> unread = followerGaugesUnread(current, byName);
         work.forEach((member, read) -> {
-            gauges.put(member, FollowerGauges.asRead(read.gauges(), unread));
+            gauges.put(member, read.gauges());
             read.connections().ifPresent(peers -> connections.put(member, peers));
         });
         return new Observation(now, present, withdrawal, gauges, connections);
-    }
-
-    /** The data-parallel setting of a target replica whose followers count requests the leader's page does not show. */
-    private static Optional<String> followerGaugesUnread(Retirement current, Map<String, Pod> byName) {
-        return current.targets().stream().map(member -> byName.get(member.name())).filter(Objects::nonNull).map(ReplicaClassifier::engineCommand)
-                .flatMap(command -> ReplicaClassifier.engineOf(command)
-                        .flatMap(engine -> FollowerGauges.unreadOnTheLeader(engine, current.targets().size(), command)).stream())
-                .findFirst();
     }
 
     private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices,

@@ -13,9 +13,7 @@ import dev.ebb.operator.api.v1alpha1.RoleStatus;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.api.v1alpha1.ScalingStatus;
 import dev.ebb.operator.drain.DrainTimeline;
-import dev.ebb.operator.drain.DrainWarning;
 import dev.ebb.operator.render.PodRenderer;
-import dev.ebb.operator.retire.FollowerGauges;
 import dev.ebb.operator.retire.NextRetirement;
 import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.retire.RetirementState;
@@ -28,7 +26,6 @@ import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 /** Sums up what exists against what the spec asks for. Pure: the clock's reading comes in as a value. */
 public final class StatusAggregator {
@@ -224,19 +221,18 @@ public final class StatusAggregator {
             NavigableMap<Integer, ObservedReplica> replicas) {
         int ready = (int) replicas.values().stream().filter(ObservedReplica::ready).count();
         int updated = (int) replicas.values().stream().filter(r -> r.configHash().filter(hash::equals).isPresent()).count();
-        int hookOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(renderer::hookOutdated).count();
+        int hookOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(p -> renderer.hookOutdated(p, deployment)).count();
         int imageOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(p -> renderer.imageOutdated(p, deployment, role)).count();
         return new RoleStatus(role.name(), role.kind().name(), role.replicas(), replicas.size(), ready, updated, role.takeOver(),
-                hookOutdated, imageOutdated, drainStatus(renderer.drainTimeline(deployment, role),
-                        FollowerGauges.unreadOnTheLeader(deployment.engine(), role.size(), role.extraArgs()).map(FollowerGauges::warning)));
+                hookOutdated, imageOutdated, drainStatus(renderer.drainTimeline(deployment, role)));
     }
 
-    private static DrainStatus drainStatus(DrainTimeline timeline, Optional<DrainWarning> unreadWork) {
-        List<DrainStatus.Warning> warnings = Stream.concat(timeline.warnings().stream(), unreadWork.stream())
-                .map(w -> new DrainStatus.Warning(w.reason(), w.message())).toList();
+    private static DrainStatus drainStatus(DrainTimeline timeline) {
+        List<DrainStatus.Warning> warnings = timeline.warnings().stream().map(w -> new DrainStatus.Warning(w.reason(), w.message())).toList();
         return timeline.hooked()
-                ? new DrainStatus(timeline.grace().orElse(null), timeline.lastReadStartsBy(), timeline.sigtermBy(), warnings)
-                : new DrainStatus(timeline.grace().orElse(null), null, null, warnings);
+                ? new DrainStatus(timeline.grace().orElse(null), timeline.lastReadStartsBy(), timeline.sigtermBy(),
+                        timeline.engineShutdown().orElse(null), warnings)
+                : new DrainStatus(timeline.grace().orElse(null), null, null, null, warnings);
     }
 
     private static Condition upToDate(List<RoleStatus> roles, long generation, List<Condition> previous, Instant now) {

@@ -18,11 +18,12 @@ public record MemberSlot(DesiredDeployment deployment, DesiredRole role, int ord
 
     /** The leader's stable DNS name inside the namespace: hostname.subdomain of the replica's headless Service. */
     public String leaderHost() {
-        return leaderHost(deployment.owner().name(), role.name(), ordinal);
+        return memberHost(deployment.owner().name(), role.name(), ordinal, 0);
     }
 
-    static String leaderHost(String deployment, String role, int ordinal) {
-        return Names.pod(deployment, role, ordinal, 0) + "." + Names.replica(deployment, role, ordinal);
+    /** A member's stable DNS name inside the namespace, as {@link #leaderHost()} is the leader's. */
+    static String memberHost(String deployment, String role, int ordinal, int member) {
+        return Names.pod(deployment, role, ordinal, member) + "." + Names.replica(deployment, role, ordinal);
     }
 
     /** A follower's leader: its Pod's name, and the stable name it is reached by ({@link #leaderHost()}). */
@@ -41,6 +42,6 @@ public record MemberSlot(DesiredDeployment deployment, DesiredRole role, int ord
                 || ordinal.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(new Leader(Names.pod(deployment, role, ordinal.get(), 0), leaderHost(deployment, role, ordinal.get())));
+        return Optional.of(new Leader(Names.pod(deployment, role, ordinal.get(), 0), memberHost(deployment, role, ordinal.get(), 0)));
     }
 }

@@ -9,9 +9,12 @@ import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimeline;
 import dev.ebb.operator.drain.DrainTimelines;
+import dev.ebb.operator.drain.EngineShutdown;
+import dev.ebb.operator.drain.FollowerGauges;
 import dev.ebb.operator.drain.InFlightGauges;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
@@ -27,6 +30,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,7 +97,7 @@ public class PodRenderer {
 
     /**
      * The hash of a replica's rendered members. What the operator chose rather than the spec is left out: the drain
-     * hook's text, a default engine image and the routing proxy's image. A new operator release that changes only those must not turn over every
+     * hook's text, a default engine image, the engine's own drain it sized for that image and the routing proxy's image. A new operator release that changes only those must not turn over every
      * replica (reloading every model); the user decides when (see {@link #hookOutdated}, {@link #imageOutdated}).
      */
     static String hashOf(List<Pod> rendered) {
@@ -123,38 +127,68 @@ public class PodRenderer {
 
     /**
      * Whether the Pod carries another hook than this operator renders: an older release's or one of unknown age, or one
-     * that reads elsewhere (a follower of a release whose follower hooks read their own, engine-less loopback).
+     * that reads elsewhere (a follower of a release whose follower hooks read their own, engine-less loopback; a member
+     * of a replica whose followers count requests of their own, from a release whose hooks read one engine).
      */
-    public boolean hookOutdated(Pod pod) {
+    public boolean hookOutdated(Pod pod, DesiredDeployment deployment) {
         Map<String, String> annotations = pod.getMetadata().getAnnotations();
         if (!hooked(pod)) {
             return false;
         }
         boolean otherScript = annotations == null || !hookRevision.equals(annotations.get(Annotations.HOOK_REVISION));
-        List<String> hook = engineContainer(pod).orElseThrow().getLifecycle().getPreStop().getExec().getCommand();
-        return otherScript || !DrainHook.host(hook).equals(hookHostOf(pod));
+        Container engine = engineContainer(pod).orElseThrow();
+        List<String> hook = engine.getLifecycle().getPreStop().getExec().getCommand();
+        return otherScript || !Optional.of(DrainHook.hosts(hook)).equals(hookHostsOf(pod, deployment.engine(), engine.getCommand()));
     }
 
     /**
-     * Where a member's hook reads the gauges of the engine that speaks for its replica. A follower serves no metrics
-     * (SGLang's node ranks above 0 answer only a fixed /health, python/sglang/srt/entrypoints/engine.py at v0.5.6;
-     * vLLM's followers run --headless), and it must not stop before its leader is idle: a multi-node engine's
-     * collective spans every member, and a follower stops at once on SIGTERM (no handler on SGLang's ranks above 0;
-     * vLLM's run_headless raises SystemExit, vllm/entrypoints/cli/serve.py at upstream 2fd893b4c), which fails the
-     * leader's engine and every generation it holds. So a follower's hook reads its leader, by the leader's stable
-     * name, which the replica's headless Service publishes even while the leader is not ready.
+     * Where a member's hook reads the gauges of the engines that speak for its replica, summed. A follower counts no
+     * request of its own (SGLang's node ranks above 0 serve a small health server whose page carries only what their
+     * own schedulers record, nothing under tensor or pipeline parallelism; vLLM's followers run --headless), and it
+     * must not stop before its leader is idle: a multi-node engine's
+     * collective spans every member, and a follower stops at once on SIGTERM (no handler on SGLang's ranks above 0 at
+     * v0.5.4; vLLM's run_headless raises SystemExit, vllm/entrypoints/cli/serve.py at upstream 2fd893b4c), which fails
+     * the leader's engine and every generation it holds. So a follower's hook reads its leader, by the leader's stable
+     * name, which the replica's headless Service publishes even while the leader is not ready. Where followers count
+     * requests of their own ({@link FollowerGauges}), every member's hook reads its own engine and every other member.
      */
-    static String hookHost(MemberSlot slot) {
-        return slot.leader() ? DrainHook.LOOPBACK : slot.leaderHost();
+    static List<String> hookHosts(MemberSlot slot) {
+        boolean everyMember = FollowerGauges.onFollowers(slot.deployment().engine(), slot.role().size(), slot.role().extraArgs()).isPresent();
+        return hookHosts(slot.deployment().owner().name(), slot.role().name(), slot.ordinal(), slot.member(), slot.role().size(), everyMember);
     }
 
-    /** {@link #hookHost} as a Pod's own labels give its slot; empty for a Pod that lacks them. */
-    private static Optional<String> hookHostOf(Pod pod) {
-        Map<String, String> labels = pod.getMetadata().getLabels();
-        if (labels == null || labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX).equals(Labels.LEADER_INDEX)) {
-            return Optional.of(DrainHook.LOOPBACK);
+    private static List<String> hookHosts(String deployment, String role, int ordinal, int member, int size, boolean everyMember) {
+        if (!everyMember) {
+            return List.of(member == 0 ? DrainHook.LOOPBACK : MemberSlot.memberHost(deployment, role, ordinal, 0));
         }
-        return MemberSlot.leaderOf(labels).map(MemberSlot.Leader::host);
+        List<String> hosts = new ArrayList<>(List.of(DrainHook.LOOPBACK));
+        IntStream.range(0, size).filter(other -> other != member)
+                .forEach(other -> hosts.add(MemberSlot.memberHost(deployment, role, ordinal, other)));
+        return List.copyOf(hosts);
+    }
+
+    /**
+     * {@link #hookHosts} as a Pod's own labels, size and command give its slot; empty for a Pod that lacks them. A leader
+     * with no labels reads its own engine.
+     */
+    private static Optional<List<String>> hookHostsOf(Pod pod, Engine engine, List<String> command) {
+        Map<String, String> labels = Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of());
+        Map<String, String> annotations = Optional.ofNullable(pod.getMetadata().getAnnotations()).orElse(Map.of());
+        Optional<Integer> member = Labels.number(labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
+        Optional<Integer> size = Labels.number(annotations.get(Annotations.REPLICA_SIZE));
+        Optional<Integer> ordinal = Labels.number(labels.get(Labels.REPLICA));
+        boolean everyMember = size.isPresent() && command != null && FollowerGauges.onFollowers(engine, size.get(), command).isPresent();
+        if (member.isEmpty()) {
+            return Optional.empty();
+        }
+        if (member.get() == 0 && !everyMember) {
+            return Optional.of(List.of(DrainHook.LOOPBACK));
+        }
+        if (labels.get(Labels.DEPLOYMENT) == null || labels.get(Labels.ROLE) == null || ordinal.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(hookHosts(labels.get(Labels.DEPLOYMENT), labels.get(Labels.ROLE), ordinal.get(), member.get(), size.orElse(1),
+                everyMember));
     }
 
     /**
@@ -190,10 +224,25 @@ public class PodRenderer {
         if (annotations != null && annotations.remove(Annotations.DEFAULT_IMAGE) != null) {
             engineContainer(copy).orElseThrow().setImage(OPERATOR_DEFAULT_IMAGE);
         }
+        if (annotations != null && annotations.remove(Annotations.ENGINE_SHUTDOWN) != null) {
+            Container engine = engineContainer(copy).orElseThrow();
+            engine.setCommand(withoutFlag(engine.getCommand(), EngineShutdown.VLLM_FLAG));
+        }
         if (annotations != null && annotations.remove(Annotations.ROUTING_PROXY_IMAGE) != null) {
             RoutingProxy.in(copy).ifPresent(c -> c.setImage(OPERATOR_DEFAULT_IMAGE));
         }
         return copy;
+    }
+
+    /** The command line without the first {@code flag value} pair. */
+    private static List<String> withoutFlag(List<String> command, String flag) {
+        int at = command.indexOf(flag);
+        if (at < 0 || at + 1 >= command.size()) {
+            return command;
+        }
+        List<String> without = new ArrayList<>(command.subList(0, at));
+        without.addAll(command.subList(at + 2, command.size()));
+        return without;
     }
 
     private Pod renderWithoutHash(MemberSlot slot) {
@@ -201,7 +250,8 @@ public class PodRenderer {
         DesiredRole role = slot.role();
         EngineProfile profile = EngineProfile.of(deployment.engine());
         boolean operatorBuilt = !role.takeOver();
-        List<String> command = operatorBuilt ? profile.command(slot) : role.command();
+        DrainTimeline timeline = drainTimeline(deployment, role);
+        List<String> command = operatorBuilt ? profile.command(slot, timeline) : role.command();
         boolean tls = operatorBuilt && usesAny(command, profile.tlsFlags());
         int enginePort = RoutingProxy.enginePort(slot);
 
@@ -215,10 +265,9 @@ public class PodRenderer {
         if (operatorBuilt && slot.leader()) {
             main.withReadinessProbe(readiness(profile, enginePort, tls));
         }
-        DrainTimeline timeline = drainTimeline(deployment, role);
         if (timeline.hooked()) {
             main.withNewLifecycle().withNewPreStop().withNewExec()
-                    .withCommand(DrainHook.command(hookScript, timeline, tls ? "https" : "http", hookHost(slot), enginePort,
+                    .withCommand(DrainHook.command(hookScript, timeline, tls ? "https" : "http", hookHosts(slot), enginePort,
                             METRICS_PATH, InFlightGauges.of(deployment.engine())))
                     .endExec().endPreStop().endLifecycle();
         }
@@ -228,7 +277,7 @@ public class PodRenderer {
                     .withName(slot.podName())
                     .withNamespace(deployment.owner().namespace())
                     .withLabels(labels(slot))
-                    .withAnnotations(annotations(slot, enginePort, tls, operatorBuilt))
+                    .withAnnotations(annotations(slot, enginePort, tls, operatorBuilt, timeline))
                     .withOwnerReferences(ownerReference(deployment.owner()))
                 .endMetadata()
                 .withNewSpec()
@@ -249,7 +298,8 @@ public class PodRenderer {
 
     public DrainTimeline drainTimeline(DesiredDeployment deployment, DesiredRole role) {
         return timelines.of(role.grace(), deployment.engine(), role.kind(), role.takeOver(),
-                RoutingProxy.fronts(deployment, role) && !deployment.platform().nativeSidecars());
+                RoutingProxy.fronts(deployment, role) && !deployment.platform().nativeSidecars(),
+                EngineShutdown.operatorSizes(deployment.engine(), role.image(), role.extraArgs()));
     }
 
     private static Map<String, String> labels(MemberSlot slot) {
@@ -264,12 +314,16 @@ public class PodRenderer {
         return labels;
     }
 
-    private static Map<String, String> annotations(MemberSlot slot, int enginePort, boolean tls, boolean operatorBuilt) {
+    private static Map<String, String> annotations(MemberSlot slot, int enginePort, boolean tls, boolean operatorBuilt,
+            DrainTimeline timeline) {
         DesiredRole role = slot.role();
         Map<String, String> annotations = new LinkedHashMap<>();
         annotations.put(Annotations.REPLICA_SIZE, Integer.toString(role.size()));
         if (role.defaultImage()) {
             annotations.put(Annotations.DEFAULT_IMAGE, role.image());
+        }
+        if (operatorBuilt) {
+            timeline.engineShutdown().ifPresent(seconds -> annotations.put(Annotations.ENGINE_SHUTDOWN, Integer.toString(seconds)));
         }
         if (RoutingProxy.fronts(slot)) {
             annotations.put(Annotations.ROUTING_PROXY_IMAGE, slot.deployment().router().orElseThrow().images().routingProxy());

@@ -3,6 +3,8 @@ package dev.ebb.operator.render;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.drain.DrainTimeline;
+import dev.ebb.operator.drain.FollowerGauges;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -17,7 +19,7 @@ final class SglangProfile implements EngineProfile {
     }
 
     @Override
-    public List<String> command(MemberSlot slot) {
+    public List<String> command(MemberSlot slot, DrainTimeline timeline) {
         DesiredRole role = slot.role();
         List<String> argv = new ArrayList<>();
         // Server arguments: https://docs.sglang.ai/advanced_features/server_arguments.html
@@ -36,6 +38,10 @@ final class SglangProfile implements EngineProfile {
             argv.addAll(List.of("--nnodes", Integer.toString(role.size()),
                     "--node-rank", Integer.toString(slot.member()),
                     "--dist-init-addr", slot.leaderHost() + ":" + DIST_INIT_PORT));
+        }
+        if (FollowerGauges.rendersAllSchedulers(slot.deployment().engine(), role.size(), role.extraArgs())) {
+            // every node then publishes the gauges of its own schedulers, which the reads and hooks of such a replica sum
+            argv.add(FollowerGauges.ALL_SCHEDULERS);
         }
         argv.addAll(role.extraArgs());
         return List.copyOf(argv);

@@ -3,6 +3,8 @@ package dev.ebb.operator.render;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.drain.DrainTimeline;
+import dev.ebb.operator.drain.EngineShutdown;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -22,7 +24,7 @@ final class VllmProfile implements EngineProfile {
     }
 
     @Override
-    public List<String> command(MemberSlot slot) {
+    public List<String> command(MemberSlot slot, DrainTimeline timeline) {
         DesiredRole role = slot.role();
         List<String> argv = new ArrayList<>();
         // `vllm serve <model>` with the OpenAI-compatible server flags:
@@ -44,6 +46,8 @@ final class VllmProfile implements EngineProfile {
                 argv.add("--headless");
             }
         }
+        // A request the hook could not wait for is finished, or refused, rather than aborted at SIGTERM.
+        timeline.engineShutdown().ifPresent(seconds -> argv.addAll(List.of(EngineShutdown.VLLM_FLAG, Integer.toString(seconds))));
         argv.addAll(role.extraArgs());
         return List.copyOf(argv);
     }

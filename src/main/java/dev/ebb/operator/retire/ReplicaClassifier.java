@@ -1,10 +1,13 @@
 package dev.ebb.operator.retire;
 
 import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.Argv;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.drain.FollowerGauges;
 import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.Pod;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -60,6 +63,13 @@ public final class ReplicaClassifier {
         Optional<Engine> engine = engineOf(engineCommand(leader));
         if (engine.isEmpty()) {
             return new Classification.Refused(Reasons.NO_GAUGE_LIST, "the leader's command runs no engine the operator has a gauge list for");
+        }
+        List<String> leaderCommand = engineCommand(leader);
+        if (FollowerGauges.onFollowers(engine.get(), members.size(), leaderCommand).isPresent()) {
+            // data-parallel groups that start on a follower show their requests on that follower's page alone
+            return new Classification.Answerable(engine.get(), members.stream()
+                    .sorted(Comparator.comparing(p -> plainDecimal(label(p, Labels.MEMBER_INDEX)).orElse(Integer.MAX_VALUE)))
+                    .map(p -> p.getMetadata().getName()).toList());
         }
         return new Classification.Answerable(engine.get(), List.of(leader.getMetadata().getName()));
     }

@@ -19,16 +19,18 @@ import java.util.TreeSet;
  * only after the replica left every path to new work and each answering member read idle twice in a row on a
  * complete envelope, with no restart in between; anything it cannot prove holds the replica, within budgets.
  * Without a router, clients reach the replica through its Service, and each idle read must also find no client
- * connected to the member, the first of them only once the endpoint change has had time to reach every node.
+ * connected to the member, the first of them only once the endpoint change has had time to reach every node. With a
+ * router, the first read counts only once a request the router sent just before it let the replica go has had time to
+ * pass the engine's front end (templating, tokenizing, fetching inputs), where no gauge counts it.
  * A bean so that it is injected where used; it holds no state, client, clock or I/O, and tests build it with {@code new}.
  */
 @ApplicationScoped
 public class RetirementMachine {
     private static final String AWAITING_BASELINE =
             "the router cannot be read yet; its dispatch counts are taken before the withdrawal is written, so it waits for them";
-    /** Kept in a member's reads without a router: the withdrawal was lost at this time, and is not yet seen back. */
+    /** Kept in a member's reads: the withdrawal was lost at this time, and is not yet seen back. */
     private static final String WITHDRAWAL_LOST_MARK = "WithdrawalLost";
-    /** Kept in a member's reads without a router: the endpoints were seen clear at this time; no read counts before the margin. */
+    /** Kept in a member's reads: the withdrawal was seen to hold at this time; no read counts before the margin. */
     private static final String PROPAGATING_MARK = "AwaitingPropagation";
     /** Peers named in a hold's message at most; the count covers them all. */
     private static final int PEERS_NAMED = 5;
@@ -108,8 +110,10 @@ public class RetirementMachine {
     /**
      * @param endpointPropagation without a router, how long after the endpoints were seen clear a node may still send a
      *     new connection through the Service to the replica; reads before then prove nothing
+     * @param frontEndLag with a router, how long after the router was seen to send the replica nothing more a request it
+     *     sent before may still be in an engine's front end, unseen by the gauges; reads before then prove nothing
      */
-    public Step step(Retirement current, Observation seen, Duration endpointPropagation) {
+    public Step step(Retirement current, Observation seen, Duration endpointPropagation, Duration frontEndLag) {
         if (current.state().ended()) {
             return new Step(current, List.of());
         }
@@ -119,9 +123,10 @@ public class RetirementMachine {
                 return aborted.get();
             }
         }
+        Duration margin = seen.withdrawal().routed() ? frontEndLag : endpointPropagation;
         return switch (current.state()) {
-            case Withdrawing -> withdrawing(current, seen);
-            case Draining -> draining(current, seen, endpointPropagation);
+            case Withdrawing -> withdrawing(current, seen, margin);
+            case Draining -> draining(current, seen, margin);
             case Deleting -> settle(current, seen);
             case Settling -> settling(current, seen);
             default -> new Step(current, List.of());
@@ -144,7 +149,7 @@ public class RetirementMachine {
         return Optional.empty();
     }
 
-    private static Step withdrawing(Retirement current, Observation seen) {
+    private static Step withdrawing(Retirement current, Observation seen, Duration margin) {
         if (current.dispatchBaseline().isEmpty()) {
             return awaitingBaseline(current, seen);
         }
@@ -161,13 +166,13 @@ public class RetirementMachine {
                     : current;
             return unroute(withdrawAgain(hold(reference, hold.get().reason(), hold.get().message(), current.reads()), current, seen), current, seen);
         }
-        if (!seen.withdrawal().routed()) {
-            String message = "no EndpointSlice of the role lists the replica; reading its answering members' gauges and connections";
+        String message = seen.withdrawal().routed() ? "no path gives the replica new work; reading its answering members"
+                : "no EndpointSlice of the role lists the replica; reading its answering members' gauges and connections";
+        if (!margin.isZero()) {
             Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), marked(current, PROPAGATING_MARK, seen.now()));
             // no read starts within the margin, so none that counts can have been taken before it ended
             return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message)));
         }
-        String message = "no path gives the replica new work; reading its answering members";
         Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), Map.of());
         return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message), new Action.ReadMembers(draining.answering())));
     }
@@ -249,7 +254,7 @@ public class RetirementMachine {
         return new Step(step.retirement(), List.copyOf(actions));
     }
 
-    private static Step draining(Retirement current, Observation seen, Duration endpointPropagation) {
+    private static Step draining(Retirement current, Observation seen, Duration margin) {
         boolean routed = seen.withdrawal().routed();
         boolean outOfTime = Budgets.exhausted(current.phaseStartedAt(), current.drainBudget(), seen.now());
         if (current.standingHold().isPresent()) {
@@ -261,8 +266,8 @@ public class RetirementMachine {
             // whatever was read while the replica could get new work proves nothing about it: the run starts over
             Map<String, MemberReads> runsStartedOver = new HashMap<>();
             current.reads().forEach((name, read) -> runsStartedOver.put(name, new MemberReads(read.verdict(), read.inFlight(), 0, read.at())));
-            if (!routed) {
-                // the margin for the endpoint change to propagate counts again from when the endpoints are next seen clear
+            if (!margin.isZero()) {
+                // the margin counts again from when the withdrawal is next seen to hold
                 runsStartedOver.putAll(marked(current, WITHDRAWAL_LOST_MARK, seen.now()));
             }
             String message = "the withdrawal no longer holds: " + lost.get().message();
@@ -271,7 +276,7 @@ public class RetirementMachine {
                         "not proven idle within " + current.drainBudget().toSeconds() + " s: " + message);
             }
             Step held = unroute(withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen), current, seen);
-            if (!routed) {
+            if (!margin.isZero()) {
                 return held;
             }
             List<Action> actions = new ArrayList<>(held.actions());
@@ -289,14 +294,18 @@ public class RetirementMachine {
         for (String name : current.answering()) {
             MemberReads before = reads.getOrDefault(name, MemberReads.NONE);
             Reading reading = seen.reads().get(name);
-            Optional<MemberReads> propagating = routed ? Optional.empty() : propagating(before, seen.now(), endpointPropagation);
+            Optional<MemberReads> propagating = propagating(before, seen.now(), margin);
             if (propagating.isPresent()) {
                 withinMargin = true;
                 reads.put(name, propagating.get());
                 if (holdReason == null || Reasons.AWAITING_READS.equals(holdReason)) {
+                    Instant until = propagating.get().at().plus(margin);
                     holdReason = Reasons.AWAITING_READS;
-                    holdMessage = "the endpoints were seen clear at " + propagating.get().at() + "; until "
-                            + propagating.get().at().plus(endpointPropagation) + " a node may still send a new connection to " + name;
+                    holdMessage = routed
+                            ? "the router was seen to send the replica nothing more at " + propagating.get().at() + "; until " + until
+                                    + " a request it sent before may still be in " + name + "'s front end, where no gauge counts it"
+                            : "the endpoints were seen clear at " + propagating.get().at() + "; until " + until
+                                    + " a node may still send a new connection to " + name;
                 }
                 continue;
             }
@@ -350,7 +359,7 @@ public class RetirementMachine {
         String message = "the engine container of " + String.join(", ", restarted)
                 + " restarted since the retirement began; proving the new process idle from the start";
         Map<String, MemberReads> startedOver = new HashMap<>();
-        // without a router the margin for the endpoints to propagate is about the network, not the process: it runs on
+        // the margin is about the paths to the replica, not its process: it runs on
         current.answering().forEach(name -> {
             MemberReads before = current.reads().getOrDefault(name, MemberReads.NONE);
             startedOver.put(name, marks(before) ? before : new MemberReads(Reasons.CONTAINER_RESTARTED, 0, 0, seen.now()));
@@ -419,14 +428,14 @@ public class RetirementMachine {
     }
 
     /**
-     * The mark a member's reads keep while the endpoint change propagates, or empty once reads count. A withdrawal lost
-     * and now seen back starts the margin at this pass; a mark without a time (an edited record) starts it again too.
+     * The mark a member's reads keep while the withdrawal settles, or empty once reads count. A withdrawal lost and now
+     * seen back starts the margin at this pass; a mark without a time (an edited record) starts it again too.
      */
-    private static Optional<MemberReads> propagating(MemberReads before, Instant now, Duration endpointPropagation) {
+    private static Optional<MemberReads> propagating(MemberReads before, Instant now, Duration margin) {
         if (WITHDRAWAL_LOST_MARK.equals(before.verdict()) || (PROPAGATING_MARK.equals(before.verdict()) && before.at() == null)) {
             return Optional.of(new MemberReads(PROPAGATING_MARK, 0, 0, now));
         }
-        if (PROPAGATING_MARK.equals(before.verdict()) && now.isBefore(before.at().plus(endpointPropagation))) {
+        if (PROPAGATING_MARK.equals(before.verdict()) && now.isBefore(before.at().plus(margin))) {
             return Optional.of(before);
         }
         return Optional.empty();

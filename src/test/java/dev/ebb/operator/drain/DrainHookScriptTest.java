@@ -95,6 +95,50 @@ class DrainHookScriptTest {
         }
     }
 
+    /**
+     * A member of a replica whose followers count requests of their own reads every member: its own engine idle
+     * proves nothing while a peer's gauges show work, and it returns on two reads that find every member idle.
+     */
+    @Test
+    void aHookGivenSeveralHostsWaitsUntilEveryOneOfThemReadsIdle() throws Exception {
+        try (FakeEngine own = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m");
+                FakeEngine peer = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m")) {
+            hold(peer, 3, 9);
+            HookRun run = HookRun.run(hook(Engine.SGLANG, 30, "http", List.of(DrainHook.LOOPBACK, peer.host())), own.host());
+
+            assertThat(run.lines()).anyMatch(l -> l.contains("busy (sum 3)"));
+            assertThat(run.last()).contains("idle on two consecutive reads");
+            assertThat(run.returnedAt()).isGreaterThan(9);
+            assertThat(peer.inFlight()).isZero();
+        }
+    }
+
+    @Test
+    void aHookGivenSeveralHostsEndsWhenOneMembersEngineIsGone() throws Exception {
+        try (FakeEngine own = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m")) {
+            hold(own, 1, 20);
+            String nothingListens = ADDRESSES.next();
+            HookRun run = HookRun.run(hook(Engine.SGLANG, 30, "http", List.of(DrainHook.LOOPBACK, nothingListens)), own.host());
+
+            assertThat(run.last()).contains("nothing to measure: " + nothingListens + ": connection refused");
+            assertThat(run.returnedAt()).isLessThan(8);
+        }
+    }
+
+    @Test
+    void moreHostsThanAReplicaCouldHaveAreBadArguments() throws Exception {
+        try (FakeEngine own = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m")) {
+            List<String> hosts = new ArrayList<>();
+            for (int i = 0; i < 65; i++) {
+                hosts.add("10.0.0." + i);
+            }
+            HookRun run = HookRun.run(hook(Engine.SGLANG, 30, "http", hosts), own.host());
+
+            assertThat(run.last()).contains("bad arguments, nothing measured: more than 64 --host");
+            assertThat(run.exitCode()).isZero();
+        }
+    }
+
     @Test
     void everySeriesOfEveryGaugeIsSummed() throws Exception {
         try (FakeEngine vllm = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m");

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class DrainTimelinesTest {
     private static final DrainTimelines TIMELINES = new DrainTimelines();
@@ -30,7 +31,7 @@ class DrainTimelinesTest {
     @ParameterizedTest(name = "G={0} {1} {2}")
     @MethodSource("windows")
     void everyNumberOfTheWindowFollowsFromTheGrace(int g, Engine engine, RoleKind kind) {
-        DrainTimeline t = TIMELINES.of(Optional.of(g), engine, kind, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.of(g), engine, kind, false, false, false);
 
         assertThat(t.hooked()).isTrue();
         assertThat(t.grace()).contains(g);
@@ -48,9 +49,23 @@ class DrainTimelinesTest {
                 .isEqualTo(split && g < 45 ? List.of("GraceTooShortForSplitRole") : List.of());
     }
 
+    @ParameterizedTest(name = "G={0}")
+    @ValueSource(ints = {11, 12, 15, 30, 45, 3600})
+    void anEngineThatDrainsOnSigtermIsToldToFinishWithinWhatAnIdleReturnLeavesOfTheGrace(int g) {
+        DrainTimeline sized = TIMELINES.of(Optional.of(g), Engine.VLLM, RoleKind.Server, false, false, true);
+        DrainTimeline unsized = TIMELINES.of(Optional.of(g), Engine.VLLM, RoleKind.Server, false, false, false);
+        DrainTimeline takeOver = TIMELINES.of(Optional.of(g), Engine.VLLM, RoleKind.Server, true, false, true);
+
+        // the hook's idle return (6 s) plus the drain plus 5 s for the engine to exit fit in the grace; nothing when none is left
+        assertThat(sized.engineShutdown()).isEqualTo(g > 11 ? Optional.of(g - 11) : Optional.empty());
+        sized.engineShutdown().ifPresent(drain -> assertThat(sized.idleReturn() + drain + DrainTimelines.ENGINE_EXIT_MARGIN).isEqualTo(g));
+        assertThat(unsized.engineShutdown()).isEmpty();
+        assertThat(takeOver.engineShutdown()).isEmpty();
+    }
+
     @Test
     void defaultGraceIsThirtySeconds() {
-        DrainTimeline t = TIMELINES.of(Optional.empty(), Engine.VLLM, RoleKind.Server, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.empty(), Engine.VLLM, RoleKind.Server, false, false, false);
 
         assertThat(t.grace()).contains(30);
         assertThat(t.lastReadStartsBy()).isEqualTo(25);
@@ -59,7 +74,7 @@ class DrainTimelinesTest {
 
     @Test
     void splitSglangRoleAtTheDefaultGraceIsWarnedThatALateHookGetsKilled() {
-        DrainTimeline t = TIMELINES.of(Optional.empty(), Engine.SGLANG, RoleKind.Decode, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.empty(), Engine.SGLANG, RoleKind.Decode, false, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(10);
         assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message())
@@ -68,8 +83,8 @@ class DrainTimelinesTest {
 
     @Test
     void splitSglangRoleWhoseGraceCannotCoverEvenAnIdleHookIsToldSo() {
-        DrainTimeline t = TIMELINES.of(Optional.of(15), Engine.SGLANG, RoleKind.Prefill, false, false);
-        DrainTimeline boundary = TIMELINES.of(Optional.of(26), Engine.SGLANG, RoleKind.Decode, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.of(15), Engine.SGLANG, RoleKind.Prefill, false, false, false);
+        DrainTimeline boundary = TIMELINES.of(Optional.of(26), Engine.SGLANG, RoleKind.Decode, false, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(0);
         assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message())
@@ -81,7 +96,7 @@ class DrainTimelinesTest {
 
     @Test
     void splitSglangRoleAt44IsStillWarned() {
-        DrainTimeline t = TIMELINES.of(Optional.of(44), Engine.SGLANG, RoleKind.Decode, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.of(44), Engine.SGLANG, RoleKind.Decode, false, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(24);
         assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message()).contains("after 24 s").contains("killed at 44 s"));
@@ -89,7 +104,7 @@ class DrainTimelinesTest {
 
     @Test
     void splitSglangRoleAt45HasItsTwentySecondsAfterAHookReturningBy25() {
-        DrainTimeline t = TIMELINES.of(Optional.of(45), Engine.SGLANG, RoleKind.Prefill, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.of(45), Engine.SGLANG, RoleKind.Prefill, false, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(25);
         assertThat(t.warnings()).isEmpty();
@@ -97,8 +112,8 @@ class DrainTimelinesTest {
 
     @Test
     void takeOverRoleHasNoHookKeepsItsGraceAsGivenAndIsWarned() {
-        DrainTimeline unset = TIMELINES.of(Optional.empty(), Engine.VLLM, RoleKind.Server, true, false);
-        DrainTimeline set = TIMELINES.of(Optional.of(120), Engine.VLLM, RoleKind.Server, true, false);
+        DrainTimeline unset = TIMELINES.of(Optional.empty(), Engine.VLLM, RoleKind.Server, true, false, false);
+        DrainTimeline set = TIMELINES.of(Optional.of(120), Engine.VLLM, RoleKind.Server, true, false, false);
 
         assertThat(unset.hooked()).isFalse();
         assertThat(unset.grace()).isEmpty();
@@ -108,7 +123,7 @@ class DrainTimelinesTest {
 
     @Test
     void anOrdinaryRoleIsWarnedOfNothing() {
-        DrainTimeline t = TIMELINES.of(Optional.of(60), Engine.VLLM, RoleKind.Server, false, false);
+        DrainTimeline t = TIMELINES.of(Optional.of(60), Engine.VLLM, RoleKind.Server, false, false, false);
 
         assertThat(t.warnings()).isEmpty();
     }

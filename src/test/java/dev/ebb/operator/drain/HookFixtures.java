@@ -41,8 +41,13 @@ public final class HookFixtures {
     }
 
     public static List<String> hook(Engine engine, int grace, String scheme) {
-        DrainTimeline timeline = TIMELINES.of(Optional.of(grace), engine, RoleKind.Server, false, false);
-        return DrainHook.command(DrainHook.SCRIPT, timeline, scheme, DrainHook.LOOPBACK, PORT, "/metrics", InFlightGauges.of(engine));
+        return hook(engine, grace, scheme, List.of(DrainHook.LOOPBACK));
+    }
+
+    /** @param hosts what the hook reads and sums: the member's own engine and its peers, as the renderer lists them */
+    static List<String> hook(Engine engine, int grace, String scheme, List<String> hosts) {
+        DrainTimeline timeline = TIMELINES.of(Optional.of(grace), engine, RoleKind.Server, false, false, false);
+        return DrainHook.command(DrainHook.SCRIPT, timeline, scheme, hosts, PORT, "/metrics", InFlightGauges.of(engine));
     }
 
     static HookRun drain(FakeEngine engine, int grace) throws IOException, InterruptedException {

@@ -85,7 +85,7 @@ class ModelDeploymentReconcilerIT {
         }
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("server")).desired();
         assertThat(renderer.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h").getMetadata().getName()).isEqualTo("qwen-server-r0-m0");
-        assertThat(timelines.of(Optional.empty(), Engine.VLLM, RoleKind.Server, false, false).grace()).contains(DrainTimelines.DEFAULT_GRACE);
+        assertThat(timelines.of(Optional.empty(), Engine.VLLM, RoleKind.Server, false, false, false).grace()).contains(DrainTimelines.DEFAULT_GRACE);
         assertThat(machine.cancel(RetirementMachineTest.draining(), Instant.EPOCH).retirement().state()).isEqualTo(RetirementState.Aborted);
     }
 

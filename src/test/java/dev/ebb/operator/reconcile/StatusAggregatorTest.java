@@ -98,7 +98,7 @@ class StatusAggregatorTest {
                 .containsExactly(
                         List.of("server", "Server", 2, 2, 2, 2, false),
                         List.of("custom", "Server", 1, 1, 1, 1, true));
-        assertThat(status.roles().get(0).drain()).isEqualTo(new DrainStatus(30, 25, 27, List.of()));
+        assertThat(status.roles().get(0).drain()).isEqualTo(new DrainStatus(30, 25, 27, 19, List.of()));
         assertThat(status.roles().get(1).drain().graceSeconds()).isNull();
         assertThat(status.roles().get(1).drain().sigtermBy()).isNull();
         assertThat(status.roles().get(1).drain().warnings()).extracting(DrainStatus.Warning::reason).containsExactly("NoDrainHook");

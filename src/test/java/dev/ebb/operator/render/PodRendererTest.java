@@ -21,6 +21,7 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -43,27 +44,30 @@ class PodRendererTest {
         return Stream.of(
                 Arguments.of("vLLM server", deployment("qwen", "vLLM").role(role("server")), 0,
                         List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
-                                "--host", "0.0.0.0", "--port", "8000")),
+                                "--host", "0.0.0.0", "--port", "8000", "--shutdown-timeout", "19")),
                 Arguments.of("vLLM loads from path, serves the name", deployment("qwen", "vLLM").modelPath("/models/q").role(role("server").port(9000)), 0,
                         List.of("vllm", "serve", "/models/q", "--served-model-name", "Qwen/Qwen3-8B",
-                                "--host", "0.0.0.0", "--port", "9000")),
+                                "--host", "0.0.0.0", "--port", "9000", "--shutdown-timeout", "19")),
                 Arguments.of("vLLM prefill", deployment("qwen", "vLLM").scaling("p").role(role("p").kind("Prefill")), 0,
                         List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
                                 "--host", "0.0.0.0", "--port", "8000",
-                                "--kv-transfer-config", "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}")),
+                                "--kv-transfer-config", "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}",
+                                "--shutdown-timeout", "19")),
                 Arguments.of("vLLM decode", deployment("qwen", "vLLM").scaling("d").role(role("d").kind("Decode")), 0,
                         List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
                                 "--host", "0.0.0.0", "--port", "8000",
-                                "--kv-transfer-config", "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}")),
+                                "--kv-transfer-config", "{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}",
+                                "--shutdown-timeout", "19")),
                 Arguments.of("vLLM multi-node leader", deployment("qwen", "vLLM").role(role("big").size(2)), 0,
                         List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
                                 "--host", "0.0.0.0", "--port", "8000",
-                                "--nnodes", "2", "--node-rank", "0", "--master-addr", "qwen-big-r3-m0.qwen-big-r3", "--master-port", "29500")),
+                                "--nnodes", "2", "--node-rank", "0", "--master-addr", "qwen-big-r3-m0.qwen-big-r3", "--master-port", "29500",
+                                "--shutdown-timeout", "19")),
                 Arguments.of("vLLM multi-node follower", deployment("qwen", "vLLM").role(role("big").size(2)), 1,
                         List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
                                 "--host", "0.0.0.0", "--port", "8000",
                                 "--nnodes", "2", "--node-rank", "1", "--master-addr", "qwen-big-r3-m0.qwen-big-r3", "--master-port", "29500",
-                                "--headless")),
+                                "--headless", "--shutdown-timeout", "19")),
                 Arguments.of("SGLang server", deployment("qwen", "SGLang").role(role("server")), 0,
                         List.of("python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
                                 "--served-model-name", "Qwen/Qwen3-8B", "--host", "0.0.0.0", "--port", "8000", "--enable-metrics")),
@@ -81,7 +85,7 @@ class PodRendererTest {
                                 "--nnodes", "4", "--node-rank", "2", "--dist-init-addr", "qwen-big-r3-m0.qwen-big-r3:5000")),
                 Arguments.of("extraArgs come last", deployment("qwen", "vLLM").role(role("s").extraArgs("--max-model-len", "8192")), 0,
                         List.of("vllm", "serve", "Qwen/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B",
-                                "--host", "0.0.0.0", "--port", "8000", "--max-model-len", "8192")),
+                                "--host", "0.0.0.0", "--port", "8000", "--shutdown-timeout", "19", "--max-model-len", "8192")),
                 Arguments.of("take-over is rendered as given", deployment("qwen", "vLLM").role(role("s").command("/bin/my-engine", "--flag")), 0,
                         List.of("/bin/my-engine", "--flag")));
     }
@@ -341,6 +345,62 @@ class PodRendererTest {
         assertThat(RENDERER.imageOutdated(createdByTheOlder, newer, newer.roles().get(0))).isTrue();
     }
 
+    static Stream<Arguments> engineShutdowns() {
+        return Stream.of(
+                Arguments.of("vLLM at the default release, default grace", deployment("qwen", "vLLM").role(role("server")), List.of("19"), true),
+                Arguments.of("vLLM's first release with the flag", deployment("qwen", "vLLM").role(role("server").image("vllm/vllm-openai:v0.18.0").grace(60)),
+                        List.of("49"), true),
+                Arguments.of("a tag naming no release is taken as current", deployment("qwen", "vLLM").role(role("server").image("registry.example/vllm:nightly")),
+                        List.of("19"), true),
+                Arguments.of("vLLM before the flag", deployment("qwen", "vLLM").role(role("server").image("vllm/vllm-openai:v0.17.1")), List.of(), false),
+                Arguments.of("the shortest grace the spec takes", deployment("qwen", "vLLM").role(role("server").grace(15)), List.of("4"), true),
+                Arguments.of("the role sets it itself", deployment("qwen", "vLLM").role(role("server").extraArgs("--shutdown-timeout", "7")), List.of("7"), false),
+                Arguments.of("the role sets it with =", deployment("qwen", "vLLM").role(role("server").extraArgs("--shutdown-timeout=7")), List.of(), false),
+                Arguments.of("the role sets it underscored", deployment("qwen", "vLLM").role(role("server").extraArgs("--shutdown_timeout", "7")), List.of(), false),
+                Arguments.of("SGLang drains on SIGTERM by itself", deployment("qwen", "SGLang").role(role("server")), List.of(), false),
+                Arguments.of("a role that sets command", deployment("qwen", "vLLM").role(role("server").command("/bin/my-engine")), List.of(), false));
+    }
+
+    /**
+     * The values after every --shutdown-timeout on the engine's command line, and whether the operator rendered it: the
+     * timeline and the Pod then record it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("engineShutdowns")
+    void vllmIsGivenItsOwnDrainSizedFromTheGraceWhereItsReleaseHasOneAndTheRoleSetsNone(String title, Specs.Deployment spec,
+            List<String> values, boolean operators) {
+        DesiredDeployment desired = spec.desired();
+        Pod pod = render(spec, 0, 0);
+        List<String> command = main(pod).getCommand();
+        List<String> found = new ArrayList<>();
+        for (int i = 0; i + 1 < command.size(); i++) {
+            if (command.get(i).equals("--shutdown-timeout")) {
+                found.add(command.get(i + 1));
+            }
+        }
+
+        assertThat(found).isEqualTo(values);
+        assertThat(RENDERER.drainTimeline(desired, desired.roles().get(0)).engineShutdown().map(String::valueOf))
+                .isEqualTo(operators ? Optional.of(values.get(0)) : Optional.empty());
+        assertThat(pod.getMetadata().getAnnotations().get(Annotations.ENGINE_SHUTDOWN)).isEqualTo(operators ? values.get(0) : null);
+    }
+
+    @Test
+    void aDefaultImageThatBringsVllmsOwnDrainTurnsNoReplicaOverButAGraceEditDoes() {
+        Specs.Deployment spec = deployment("qwen", "vLLM").role(role("server").size(2));
+        DesiredDeployment before = withDefaultImage(spec, "vllm/vllm-openai:v0.17.1");
+        DesiredDeployment after = withDefaultImage(spec, "vllm/vllm-openai:v0.18.0");
+        Specs.Deployment longer = deployment("qwen", "vLLM").role(role("server").size(2).grace(31));
+        DesiredDeployment afterWithLongerGrace = withDefaultImage(longer, "vllm/vllm-openai:v0.18.0");
+        DesiredDeployment beforeWithLongerGrace = withDefaultImage(longer, "vllm/vllm-openai:v0.17.1");
+
+        assertThat(main(RENDERER.render(new MemberSlot(after, after.roles().get(0), 0, 0), "h")).getCommand()).contains("--shutdown-timeout");
+        assertThat(RENDERER.configHash(after, after.roles().get(0))).isEqualTo(RENDERER.configHash(before, before.roles().get(0)));
+        assertThat(RENDERER.configHash(afterWithLongerGrace, afterWithLongerGrace.roles().get(0)))
+                .isNotEqualTo(RENDERER.configHash(after, after.roles().get(0)))
+                .isEqualTo(RENDERER.configHash(beforeWithLongerGrace, beforeWithLongerGrace.roles().get(0)));
+    }
+
     @Test
     void anImageTheSpecNamesIsInTheHashAndNeverOutdatedByADefault() {
         Specs.Deployment pinned = deployment("qwen", "vLLM").role(role("server").image("vllm/vllm-openai:v0.10.0"));
@@ -389,7 +449,7 @@ class PodRendererTest {
         Pod unhooked = RENDERER.render(new MemberSlot(takeOver, takeOver.roles().get(0), 0, 0), "h");
 
         assertThat(current.getMetadata().getAnnotations()).containsEntry(Annotations.HOOK_REVISION, DrainHook.REVISION);
-        assertThat(List.of(current, older, unknown, unhooked)).extracting(RENDERER::hookOutdated).containsExactly(false, true, true, false);
+        assertThat(List.of(current, older, unknown, unhooked)).extracting(p -> RENDERER.hookOutdated(p, d)).containsExactly(false, true, true, false);
         assertThat(unhooked.getMetadata().getAnnotations()).doesNotContainKey(Annotations.HOOK_REVISION);
     }
 
@@ -403,7 +463,60 @@ class PodRendererTest {
 
         assertThat(PodRenderer.hashOf(readingLoopback)).as("where a hook reads is the operator's choice, not the spec's")
                 .isEqualTo(PodRenderer.hashOf(current));
-        assertThat(readingLoopback).extracting(RENDERER::hookOutdated).containsExactly(false, true);
-        assertThat(current).extracting(RENDERER::hookOutdated).containsExactly(false, false);
+        assertThat(readingLoopback).extracting(p -> RENDERER.hookOutdated(p, d)).containsExactly(false, true);
+        assertThat(current).extracting(p -> RENDERER.hookOutdated(p, d)).containsExactly(false, false);
+    }
+
+    private static List<String> hookHosts(Pod pod) {
+        return DrainHook.hosts(main(pod).getLifecycle().getPreStop().getExec().getCommand());
+    }
+
+    /**
+     * SGLang's data-parallel groups that start on a follower count their requests on that follower's page alone, so
+     * every member's hook sums every member, and every scheduler is told to record.
+     */
+    @Test
+    void everyMemberOfAnSglangReplicaWithDataParallelGroupsAcrossItsPodsReadsEveryMember() {
+        DesiredDeployment d = deployment("qwen", "SGLang").role(role("big").size(3).extraArgs("--tp", "24", "--dp-size", "3",
+                "--enable-dp-attention")).desired();
+        List<Pod> members = renderedByARelease(d, DrainHook.SCRIPT);
+
+        assertThat(members).extracting(PodRendererTest::hookHosts).containsExactly(
+                List.of("127.0.0.1", "qwen-big-r0-m1.qwen-big-r0", "qwen-big-r0-m2.qwen-big-r0"),
+                List.of("127.0.0.1", "qwen-big-r0-m0.qwen-big-r0", "qwen-big-r0-m2.qwen-big-r0"),
+                List.of("127.0.0.1", "qwen-big-r0-m0.qwen-big-r0", "qwen-big-r0-m1.qwen-big-r0"));
+        assertThat(members).allSatisfy(p -> assertThat(main(p).getCommand())
+                .containsSubsequence("--enable-metrics", "--enable-metrics-for-all-schedulers", "--tp"));
+        assertThat(members).extracting(p -> RENDERER.hookOutdated(p, d)).containsOnly(false);
+    }
+
+    @Test
+    void aRoleThatAsksEverySchedulerToRecordItselfIsNotToldTwice() {
+        DesiredDeployment d = deployment("qwen", "SGLang").role(role("big").size(2).extraArgs("--dp", "2", "--enable-metrics-for-all-schedulers"))
+                .desired();
+
+        assertThat(main(renderedByARelease(d, DrainHook.SCRIPT).get(0)).getCommand())
+                .filteredOn("--enable-metrics-for-all-schedulers"::equals).hasSize(1);
+    }
+
+    /**
+     * Members created by a release whose hooks read one engine are told outdated, and the hosts are the operator's
+     * choice: the replica is not turned over for them.
+     */
+    @Test
+    void aDataParallelReplicaWhoseHooksReadOneEngineIsOutdatedWithoutTurningItOver() {
+        DesiredDeployment d = deployment("qwen", "SGLang").role(role("big").size(2).extraArgs("--dp-size", "2")).desired();
+        List<Pod> current = renderedByARelease(d, DrainHook.SCRIPT);
+        List<Pod> readingOne = renderedByARelease(d, DrainHook.SCRIPT);
+        for (Pod member : readingOne) {
+            List<String> hook = main(member).getLifecycle().getPreStop().getExec().getCommand();
+            int second = hook.lastIndexOf("--host");
+            hook.remove(second + 1);
+            hook.remove(second);
+        }
+
+        assertThat(readingOne).extracting(PodRendererTest::hookHosts).containsExactly(List.of("127.0.0.1"), List.of("127.0.0.1"));
+        assertThat(PodRenderer.hashOf(readingOne)).isEqualTo(PodRenderer.hashOf(current));
+        assertThat(readingOne).extracting(p -> RENDERER.hookOutdated(p, d)).containsExactly(true, true);
     }
 }

@@ -14,6 +14,7 @@ import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -41,6 +42,20 @@ class ReplicaClassifierTest {
     @Test
     void singlePodReplicaAnswersThroughItself() {
         assertThat(ReplicaClassifier.classify(replica(deployment("q", "vLLM").role(role("s")))))
+                .isEqualTo(new Classification.Answerable(Engine.VLLM, List.of("q-s-r0-m0")));
+    }
+
+    /** Data-parallel groups that start on a follower count their requests on its own page: every member answers. */
+    @Test
+    void multiPodSglangReplicaWithDataParallelGroupsAnswersThroughEveryMemberInOrder() {
+        List<Pod> members = new ArrayList<>(replica(deployment("q", "SGLang").role(role("s").size(3).extraArgs("--dp-size", "3",
+                "--enable-dp-attention"))));
+        Collections.reverse(members);
+
+        assertThat(ReplicaClassifier.classify(members))
+                .isEqualTo(new Classification.Answerable(Engine.SGLANG, List.of("q-s-r0-m0", "q-s-r0-m1", "q-s-r0-m2")));
+        assertThat(ReplicaClassifier.classify(replica(deployment("q", "vLLM").role(role("s").size(2).extraArgs("--data-parallel-size", "2")))))
+                .as("vLLM's data-parallel engines report to the leader's API server")
                 .isEqualTo(new Classification.Answerable(Engine.VLLM, List.of("q-s-r0-m0")));
     }
 

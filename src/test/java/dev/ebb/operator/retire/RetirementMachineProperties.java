@@ -3,6 +3,7 @@ package dev.ebb.operator.retire;
 import static dev.ebb.operator.retire.RetirementMachineTest.BASELINE;
 import static dev.ebb.operator.retire.RetirementMachineTest.FOLLOWER;
 import static dev.ebb.operator.retire.RetirementMachineTest.LEADER;
+import static dev.ebb.operator.retire.RetirementMachineTest.FRONT_END_LAG;
 import static dev.ebb.operator.retire.RetirementMachineTest.PROPAGATION;
 import static dev.ebb.operator.retire.RetirementMachineTest.T0;
 import static dev.ebb.operator.retire.RetirementMachineTest.TARGETS;
@@ -179,7 +180,7 @@ class RetirementMachineProperties {
         // the counts the machine compares with: read before the withdrawal, taken when the router first answers before
         // anything is withdrawn, and moved on while withdrawing by a dispatch the router made as it learned of it
         Optional<Map<String, Double>> reference = baselineRead ? Optional.of(UNMOVED) : Optional.empty();
-        // without a router: when the endpoints were last seen clear while draining, null while the withdrawal is lost
+        // when the withdrawal was last seen to hold while draining, null while it is lost
         Instant clearSince = null;
         // once a pass found the margin over, it stays over until the withdrawal is lost again, even if a later pass's
         // clock reads earlier (a clock stepped back)
@@ -206,7 +207,7 @@ class RetirementMachineProperties {
             Observation seen = new Observation(now, members, withdrawal, reads, tables);
             RetirementState before = retirement.state();
 
-            RetirementMachine.Step step = RetirementMachineTest.step(retirement, seen);
+            RetirementMachine.Step step = RetirementMachineTest.lagging(retirement, seen);
             RetirementState after = step.retirement().state();
 
             Optional<Map<String, Double>> referenceBefore = reference;
@@ -228,15 +229,15 @@ class RetirementMachineProperties {
                     clearSince = null;
                     marginOver = false;
                 } else if (restarted && !restartBound) {
-                    // the new process is proven idle from the start; the endpoints' margin, about the network, runs on
+                    // the new process is proven idle from the start; the margin, about the paths to it, runs on
                     restartBound = true;
                     idleRun = 0;
-                } else if (!routed && clearSince == null) {
+                } else if (clearSince == null) {
                     // seen clear again: the margin starts now, and this pass's read proves nothing
                     clearSince = now;
                     marginOver = false;
                     idleRun = 0;
-                } else if (!routed && !marginOver && now.isBefore(clearSince.plus(PROPAGATION))) {
+                } else if (!marginOver && now.isBefore(clearSince.plus(routed ? FRONT_END_LAG : PROPAGATION))) {
                     idleRun = 0;
                 } else if (!reads.isEmpty() && !idleRead) {
                     marginOver = true;

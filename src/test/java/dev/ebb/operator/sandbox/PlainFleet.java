@@ -5,6 +5,7 @@ import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.config.EbbSettings;
+import dev.ebb.operator.drain.EngineShutdown;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.ServiceRenderer;
@@ -16,6 +17,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.readiness.Readiness;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -119,11 +121,27 @@ final class PlainFleet implements Fleet {
             case HOOK_ONLY -> {
                 // the drain hook the operator renders stays as it is
             }
-            case FIXED_SLEEP -> engine.setLifecycle(
-                    new LifecycleBuilder().withNewPreStop().withNewExec().withCommand(FIXED_SLEEP_HOOK).endExec().endPreStop().build());
-            default -> engine.setLifecycle(null);
+            case FIXED_SLEEP -> {
+                engine.setLifecycle(
+                        new LifecycleBuilder().withNewPreStop().withNewExec().withCommand(FIXED_SLEEP_HOOK).endExec().endPreStop().build());
+                engine.setCommand(withEnginesOwnSigterm(engine.getCommand()));
+            }
+            default -> {
+                engine.setLifecycle(null);
+                engine.setCommand(withEnginesOwnSigterm(engine.getCommand()));
+            }
         }
         return pod;
+    }
+
+    /** The command line as a deployment without Ebb runs it: vLLM's SIGTERM as it ships, without the drain Ebb sizes. */
+    private static List<String> withEnginesOwnSigterm(List<String> command) {
+        List<String> plain = new ArrayList<>(command);
+        int flag = plain.indexOf(EngineShutdown.VLLM_FLAG);
+        if (flag >= 0 && flag + 1 < plain.size()) {
+            plain.subList(flag, flag + 2).clear();
+        }
+        return plain;
     }
 
     private List<Pod> pods() {

@@ -16,6 +16,11 @@ public final class EngineBehaviour {
     volatile Duration loadDelay = Duration.ZERO;
     volatile Duration busyGaugeLag = Duration.ZERO;
     volatile Duration tokenizing = Duration.ZERO;
+    /**
+     * How many members the engine's data-parallel groups are spread over: request i runs on member i mod this, and
+     * the engine's own page counts only member 0's. 1 for an engine whose page counts every request.
+     */
+    volatile int dataParallelMembers = 1;
     /** The in-flight gauges' names on its page, as its release names them. */
     final List<String> gauges;
 
@@ -43,6 +48,8 @@ public final class EngineBehaviour {
     public EngineBehaviour loadDelay(Duration delay) { loadDelay = delay; return this; }
     /** The in-flight gauges show what the engine held at the last write of a logger that runs this often. */
     public EngineBehaviour busyGaugeLag(Duration lag) { busyGaugeLag = lag; return this; }
+    /** Spreads the requests' data-parallel groups over this many members; see {@link #dataParallelMembers}. */
+    public EngineBehaviour dataParallelMembers(int members) { dataParallelMembers = Math.max(1, members); return this; }
     /** A request is held over HTTP this long before any in-flight gauge counts it. */
     public EngineBehaviour tokenizing(Duration delay) { tokenizing = delay; return this; }
 }

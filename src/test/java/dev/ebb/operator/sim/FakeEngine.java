@@ -26,6 +26,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import javax.net.ssl.SSLContext;
 
@@ -327,6 +328,14 @@ public final class FakeEngine implements AutoCloseable {
         }
     }
 
+    /** What a member's page shows of the requests whose data-parallel group runs there ({@link EngineBehaviour#dataParallelMembers}). */
+    public Set<Long> shownOnMember(int member) {
+        int members = behaviour.dataParallelMembers;
+        Set<Long> shown = shownInGauges();
+        return members == 1 ? (member == 0 ? shown : Set.of())
+                : shown.stream().filter(id -> id % members == member).collect(Collectors.toUnmodifiableSet());
+    }
+
     private synchronized void exitWhenDrained() {
         if (state == State.DRAINING && running.isEmpty()) {
             state = State.EXITED;
@@ -353,7 +362,7 @@ public final class FakeEngine implements AutoCloseable {
             return;
         }
         String page = faults.notMetrics ? "<html><body>Welcome to nginx!</body></html>\n"
-                : MetricsPage.render(engine, behaviour.gauges, model, shownInGauges(), arrived.get(), finished.get(),
+                : MetricsPage.render(engine, behaviour.gauges, model, shownOnMember(0), arrived.get(), finished.get(),
                         createdEpochSeconds, faults.missingGauge, faults.paddingBytes);
         byte[] bytes = page.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");

@@ -15,9 +15,13 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Pods the operator renders, run by the kubelet as the engine release their image names would run. */
 @EnableKubernetesMockClient(crud = true)
@@ -95,30 +99,28 @@ class ReleasedEngineWindowTest {
     /**
      * A stream that outlasts the hook's last read (grace 15: no read after 10 s) gets SIGTERM with the rest of the grace
      * still to run. A release before graceful shutdown cuts it there; from v0.18.0, given --shutdown-timeout, the
-     * engine spends that rest on it. The operator renders no --shutdown-timeout, so only a role's extraArgs give it.
+     * engine spends that rest on it: the operator renders the flag, or a role's extraArgs give their own.
      */
-    @Test
-    void vllmBeforeGracefulShutdownCutsAStreamTheHookGaveUpOnAtSigterm() throws Exception {
-        String name = create(rendered(Specs.role("server").image("vllm/vllm-openai:v0.11.0").grace(15)));
-        CompletableFuture<LoadGenerator.Request> held = stream(name, 12.5);
-
-        client.pods().inNamespace(NS).withName(name).delete();
-
-        assertThat(held.get(30, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
-        Termination t = terminationOf(name);
-        assertThat(t.sigterm()).isBetween(Duration.ofSeconds(9), Duration.ofMillis(13_500));
-        assertThat(t.killed()).isFalse();
+    static Stream<Arguments> streamsTheHookGaveUpOn() {
+        return Stream.of(
+                Arguments.of("vLLM before graceful shutdown cuts it at SIGTERM", Specs.role("server").image("vllm/vllm-openai:v0.11.0").grace(15),
+                        LoadGenerator.Outcome.CUT),
+                Arguments.of("vLLM finishes it in the drain the operator rendered", Specs.role("server").image("vllm/vllm-openai:v0.33.0").grace(15),
+                        LoadGenerator.Outcome.COMPLETED),
+                Arguments.of("vLLM finishes it in a drain the role set itself", Specs.role("server").image("vllm/vllm-openai:v0.18.0").grace(15)
+                        .extraArgs("--shutdown-timeout", "4"), LoadGenerator.Outcome.COMPLETED));
     }
 
-    @Test
-    void vllmWithAShutdownTimeoutFinishesAStreamTheHookGaveUpOnWithinTheGrace() throws Exception {
-        String name = create(rendered(Specs.role("server").image("vllm/vllm-openai:v0.18.0").grace(15)
-                .extraArgs("--shutdown-timeout", "4")));
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("streamsTheHookGaveUpOn")
+    void aStreamThatOutlastsTheHooksLastReadEndsAsTheReleaseDrains(String title, Specs.Role role, LoadGenerator.Outcome outcome)
+            throws Exception {
+        String name = create(rendered(role));
         CompletableFuture<LoadGenerator.Request> held = stream(name, 12.5);
 
         client.pods().inNamespace(NS).withName(name).delete();
 
-        assertThat(held.get(30, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        assertThat(held.get(30, TimeUnit.SECONDS).outcome()).isEqualTo(outcome);
         Termination t = terminationOf(name);
         assertThat(t.sigterm()).isBetween(Duration.ofSeconds(9), Duration.ofMillis(13_500));
         assertThat(t.killed()).isFalse();

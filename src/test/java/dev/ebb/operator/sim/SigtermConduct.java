@@ -2,6 +2,7 @@ package dev.ebb.operator.sim;
 
 import dev.ebb.operator.api.EngineRelease;
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.drain.EngineShutdown;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -16,17 +17,6 @@ import java.util.Optional;
 public record SigtermConduct(boolean drains, Optional<Duration> limit) {
     public static final SigtermConduct ABORT = new SigtermConduct(false, Optional.empty());
     public static final SigtermConduct DRAIN_WITHOUT_BOUND = new SigtermConduct(true, Optional.empty());
-
-    /**
-     * The first vLLM release whose API server honours --shutdown-timeout: vllm-project/vllm#34730, re-applied as #36666
-     * after a revert, shipped in v0.18.0 (llm-d/llm-d#927: "Available in: vLLM v0.18.0+").
-     */
-    static final EngineRelease VLLM_GRACEFUL_SHUTDOWN = new EngineRelease(0, 18, 0);
-    /**
-     * vLLM's flag; its default 0 aborts everything at once (vllm-project/vllm#34730's description; EngineArgs has
-     * shutdown_timeout: int = 0 in recent sources; not checked at v0.18.0 itself).
-     */
-    static final String VLLM_SHUTDOWN_TIMEOUT = "--shutdown-timeout";
 
     public static SigtermConduct drainFor(Duration limit) {
         return new SigtermConduct(true, Optional.of(limit));
@@ -43,7 +33,7 @@ public record SigtermConduct(boolean drains, Optional<Duration> limit) {
     }
 
     private static SigtermConduct vllm(Optional<EngineRelease> version, Optional<Integer> timeout) {
-        if (version.isPresent() && version.get().compareTo(VLLM_GRACEFUL_SHUTDOWN) < 0) {
+        if (version.isPresent() && version.get().compareTo(EngineShutdown.VLLM_SINCE) < 0) {
             return ABORT;
         }
         // an image whose tag names no release still understands the flag if it started with it
@@ -56,10 +46,10 @@ public record SigtermConduct(boolean drains, Optional<Duration> limit) {
         for (int i = 0; i < command.size(); i++) {
             String arg = command.get(i);
             String value = null;
-            if (arg.equals(VLLM_SHUTDOWN_TIMEOUT) && i + 1 < command.size()) {
+            if (arg.equals(EngineShutdown.VLLM_FLAG) && i + 1 < command.size()) {
                 value = command.get(i + 1);
-            } else if (arg.startsWith(VLLM_SHUTDOWN_TIMEOUT + "=")) {
-                value = arg.substring(VLLM_SHUTDOWN_TIMEOUT.length() + 1);
+            } else if (arg.startsWith(EngineShutdown.VLLM_FLAG + "=")) {
+                value = arg.substring(EngineShutdown.VLLM_FLAG.length() + 1);
             }
             if (value != null) {
                 try {

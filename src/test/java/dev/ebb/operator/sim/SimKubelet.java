@@ -3,6 +3,7 @@ package dev.ebb.operator.sim;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.render.MemberSlot;
+import dev.ebb.operator.drain.FollowerGauges;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
@@ -85,6 +86,8 @@ public final class SimKubelet implements AutoCloseable {
         final String address;
         final Optional<String> leader;
         volatile FakeEngine engine;
+        /** A follower's page of its own schedulers' gauges, where it has one. */
+        volatile FollowerPage page;
         volatile FakeRoutingProxy proxy;
         volatile String containerId;
         volatile int restarts;
@@ -245,6 +248,7 @@ public final class SimKubelet implements AutoCloseable {
                 node.proxy = RoutingProxies.start(pod, node.address).orElse(null);
             }
             node.engine = startEngine(pod, node.address);
+            node.page = startFollowerPage(pod, node);
             if (!nativeProxy) {
                 node.proxy = RoutingProxies.start(pod, node.address).orElse(null);
             }
@@ -397,6 +401,7 @@ public final class SimKubelet implements AutoCloseable {
             // newTerminationOrdering ("sidecars need to wait for all main containers to exit"), Kubernetes 1.29 and later
             proxy.sigterm();
         }
+        Optional.ofNullable(node.page).ifPresent(FollowerPage::close);
         collectiveLost(node);
         terminations.add(new Termination(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), seen, hookTook, hookOutput, sigterm, since(start), killed));
         release(pod);
@@ -523,9 +528,22 @@ public final class SimKubelet implements AutoCloseable {
         int port = argAfter(main.getCommand(), "--port").map(Integer::parseInt).orElse(main.getPorts().get(0).getContainerPort());
         SSLContext tls = main.getCommand().contains("--ssl-certfile") ? SelfSignedTls.shared() : null;
         EngineBehaviour behaviour = EngineBehaviour.ofContainer(engine.get(), main.getImage(), main.getCommand()).loadDelay(loadDelay);
+        int nodes = argAfter(main.getCommand(), "--nnodes").filter(n -> n.matches("\\d{1,6}")).map(Integer::parseInt).orElse(1);
+        if (FollowerGauges.onFollowers(engine.get(), nodes, main.getCommand()).isPresent()) {
+            behaviour.dataParallelMembers(nodes);
+        }
         shaping.accept(pod, behaviour);
         return FakeEngine.start(engine.get(), address, port, argAfter(main.getCommand(), "--served-model-name").orElse("model"),
                 new EngineFaults(), behaviour, tls);
+    }
+
+    /** A follower whose SGLang schedulers count requests of their own serves them on a page of its own. */
+    private FollowerPage startFollowerPage(Pod pod, Node node) throws IOException {
+        Container main = pod.getSpec().getContainers().get(0);
+        int port = argAfter(main.getCommand(), "--port").map(Integer::parseInt).orElse(main.getPorts().get(0).getContainerPort());
+        return FollowerPage.start(main.getImage(), main.getCommand(), node.address, port,
+                argAfter(main.getCommand(), "--served-model-name").orElse("model"),
+                () -> node.leader.flatMap(key -> Optional.ofNullable(pods.get(key))).map(leader -> leader.engine)).orElse(null);
     }
 
     /**
@@ -566,6 +584,9 @@ public final class SimKubelet implements AutoCloseable {
     private static void stopAll(Node node) {
         if (node.engine != null) {
             node.engine.kill();
+        }
+        if (node.page != null) {
+            node.page.close();
         }
         if (node.proxy != null) {
             node.proxy.kill();

@@ -1,9 +1,9 @@
-package dev.ebb.operator.retire;
+package dev.ebb.operator.drain;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
-import dev.ebb.operator.read.Reading;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
@@ -11,7 +11,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class FollowerGaugesTest {
-    record Row(String name, Engine engine, int size, List<String> args, Optional<String> unread) {
+    record Row(String name, Engine engine, int size, List<String> args, Optional<String> onFollowers) {
         @Override
         public String toString() {
             return name;
@@ -38,21 +38,17 @@ class FollowerGaugesTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("roles")
-    void aReplicaReadsIdleOnlyWhereItsLeaderCountsEveryRequest(Row row) {
-        assertThat(FollowerGauges.unreadOnTheLeader(row.engine(), row.size(), row.args())).isEqualTo(row.unread());
+    void followersCountRequestsOfTheirOwnOnlyWithDataParallelGroupsAcrossSglangNodes(Row row) {
+        assertThat(FollowerGauges.onFollowers(row.engine(), row.size(), row.args())).isEqualTo(row.onFollowers());
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("roles")
-    void anIdleLeaderOfSuchAReplicaHoldsAsUnreadAndAnyOtherReadingStands(Row row) {
-        Reading idle = FollowerGauges.asRead(new Reading.Idle(), row.unread());
-        if (row.unread().isPresent()) {
-            assertThat(idle).isInstanceOfSatisfying(Reading.Failed.class, failed -> assertThat(failed.why())
-                    .contains("followers count their data-parallel groups' requests on their own /metrics (" + row.unread().get() + ")"));
-        } else {
-            assertThat(idle).isEqualTo(new Reading.Idle());
-        }
-        assertThat(FollowerGauges.asRead(new Reading.Busy(3), row.unread())).isEqualTo(new Reading.Busy(3));
-        assertThat(FollowerGauges.asRead(new Reading.Partial(List.of("g")), row.unread())).isEqualTo(new Reading.Partial(List.of("g")));
+    void everySchedulerIsToldToRecordWhereFollowersCountTheirOwnUnlessTheRoleSaysSoItself(Row row) {
+        List<String> alreadySet = new ArrayList<>(row.args());
+        alreadySet.add(FollowerGauges.ALL_SCHEDULERS);
+
+        assertThat(FollowerGauges.rendersAllSchedulers(row.engine(), row.size(), row.args())).isEqualTo(row.onFollowers().isPresent());
+        assertThat(FollowerGauges.rendersAllSchedulers(row.engine(), row.size(), alreadySet)).isFalse();
     }
 }
