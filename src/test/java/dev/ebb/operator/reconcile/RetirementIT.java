@@ -427,7 +427,7 @@ class RetirementIT {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         busierThanTheTarget("qwen-server-r0-m0");
-        LoadGenerator held = longRequestTo("qwen-server-r1-m0", 60);
+        LoadGenerator held = longRequestTo("qwen-server-r1-m0", 150);
 
         scale("server", 1);
         awaitRetirement("Draining", "Busy");
@@ -587,7 +587,7 @@ class RetirementIT {
         deployRouted(deployment("qwen", "SGLang").role(role("server").replicas(2).size(2).extraArgs("--dp-size", "2", "--enable-dp-attention")));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         busierThanTheTarget("qwen-server-r0-m0");
-        LoadGenerator held = longRequestTo("qwen-server-r1-m0", 80);
+        LoadGenerator held = longRequestTo("qwen-server-r1-m0", 200);
         assertThat(engine("qwen-server-r1-m0").shownOnMember(0)).as("the leader's own page shows none of it").isEmpty();
         assertThat(engine("qwen-server-r1-m0").shownOnMember(1)).as("the follower's page shows it").hasSize(1);
 
@@ -605,7 +605,7 @@ class RetirementIT {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         busierThanTheTarget("qwen-server-r0-m0");
-        longRequestTo("qwen-server-r1-m0", 120);
+        longRequestTo("qwen-server-r1-m0", 300);
         scale("server", 1);
         awaitRetirement("Draining", "Busy");
 

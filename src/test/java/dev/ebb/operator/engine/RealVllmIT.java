@@ -1,0 +1,141 @@
+package dev.ebb.operator.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.drain.DrainHook;
+import dev.ebb.operator.drain.DrainTimelines;
+import dev.ebb.operator.drain.InFlightGauges;
+import dev.ebb.operator.read.PrometheusText;
+import dev.ebb.operator.read.Reading;
+import dev.ebb.operator.sim.LocalProcesses;
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Real vLLM for CPU ({@link RealVllm#RELEASE}) under what the operator relies on: the gauges' names, labels and
+ * framing, how soon they show a request, and the drain hook and the reader against its own pages. Each figure is
+ * printed as measured.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class RealVllmIT {
+    private static final List<InFlightGauges.Gauge> GAUGES = InFlightGauges.of(Engine.VLLM);
+    private RealVllm vllm;
+
+    @BeforeAll
+    void start() throws Exception {
+        Assumptions.assumeTrue(RealVllm.installed(), "make engine-env installs real vLLM first");
+        vllm = RealVllm.start();
+        System.out.printf("vLLM %s for CPU: /health 200 %.1f s after start%n", RealVllm.RELEASE, vllm.startedIn.toMillis() / 1000.0);
+    }
+
+    @AfterAll
+    void stop() {
+        if (vllm != null) {
+            vllm.close();
+        }
+    }
+
+    private Reading read() throws IOException {
+        return PrometheusText.read(vllm.get("/metrics").body(), GAUGES);
+    }
+
+    /** Both gauges, one series for the one engine core, labelled engine and model_name, in a body of known length. */
+    @Test
+    void theMetricsPageCarriesBothGaugesPerEngineAndAContentLength() throws IOException {
+        HttpResponse<String> page = vllm.get("/metrics");
+
+        assertThat(page.headers().firstValue("Content-Length")).as("framed with a length, not chunked").isPresent();
+        assertThat(page.headers().firstValue("Transfer-Encoding")).isEmpty();
+        assertThat(page.body()).contains("vllm:num_requests_running{engine=\"0\",model_name=\"tiny\"} 0.0",
+                "vllm:num_requests_waiting{engine=\"0\",model_name=\"tiny\"} 0.0", "# TYPE vllm:num_requests_running gauge");
+        assertThat(read()).isEqualTo(new Reading.Idle());
+    }
+
+    /**
+     * A request shows in the gauges only once the API server has tokenized it. The retirement waits 5 s after the
+     * router lets a replica go before its reads count, and the hook 5 s after a delete: both must cover this.
+     */
+    @Test
+    void aRequestShowsInTheGaugesWellWithinTheMarginAndLeavesThemAsItEnds() throws Exception {
+        for (int words : new int[] {3, 2000, 6000}) {
+            CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(words), 200);
+            long seen = 0;
+            while (!stream.isDone()) {
+                if (read() instanceof Reading.Busy) {
+                    seen = System.nanoTime();
+                    break;
+                }
+                Thread.sleep(5);
+            }
+            Stream ended = stream.get(120, TimeUnit.SECONDS);
+            long zero = 0;
+            while (zero == 0) {
+                if (read() instanceof Reading.Idle) {
+                    zero = System.nanoTime();
+                }
+            }
+            double lag = (seen - ended.sentNanos()) / 1e9;
+            System.out.printf("prompt of %d words: response headers after %.3f s, gauges show it after %.3f s, back to 0 %.3f s after its end%n",
+                    words, (ended.headersNanos() - ended.sentNanos()) / 1e9, lag, Math.max(0, zero - ended.endedNanos()) / 1e9);
+            assertThat(ended.complete(200)).as("the stream itself: %s", ended).isTrue();
+            assertThat(seen).as("the gauges showed the request before it ended").isPositive();
+            assertThat(lag).isLessThan(DrainTimelines.SETTLE);
+            assertThat(ended.headersNanos()).as("vLLM answers with its headers before it has tokenized the prompt")
+                    .isLessThan(seen);
+        }
+    }
+
+    /** The hook as the renderer builds it, against the real engine: it returns on two idle reads, and waits out a stream. */
+    @Test
+    void theDrainHookReturnsOnTwoIdleReadsAndHoldsWhileAStreamRuns() throws Exception {
+        HookOutput idle = hook();
+        assertThat(idle.last()).contains("idle on two consecutive reads");
+        assertThat(idle.seconds()).isBetween(5.5, 9.0);
+
+        CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 1500);
+        await().atMost(Duration.ofSeconds(10)).until(() -> read() instanceof Reading.Busy);
+        HookOutput busy = hook();
+        Stream ended = stream.get(60, TimeUnit.SECONDS);
+
+        assertThat(ended.complete(1500)).as("the stream: %s", ended).isTrue();
+        assertThat(busy.lines()).anyMatch(line -> line.contains("busy (sum 1)"));
+        assertThat(busy.last()).contains("idle on two consecutive reads");
+        assertThat(busy.returnedNanos()).as("the hook returned after the stream ended").isGreaterThan(ended.endedNanos());
+        System.out.printf("drain hook: idle engine %.1f s; engine with a stream %.1f s%n", idle.seconds(), busy.seconds());
+    }
+
+    private record HookOutput(List<String> lines, double seconds, long returnedNanos) {
+        String last() {
+            return lines.get(lines.size() - 1);
+        }
+    }
+
+    private HookOutput hook() throws IOException, InterruptedException {
+        List<String> argv = DrainHook.command(DrainHook.SCRIPT, new DrainTimelines().of(Optional.of(30), Engine.VLLM, RoleKind.Server,
+                false, false, true), "http", List.of(DrainHook.LOOPBACK), vllm.port, "/metrics", GAUGES);
+        Path log = Files.createTempFile("hook", ".log");
+        long start = System.nanoTime();
+        Process hook = LocalProcesses.builder(argv).redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(log.toFile()).start();
+        assertThat(hook.waitFor(40, TimeUnit.SECONDS)).isTrue();
+        long returned = System.nanoTime();
+        List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+        Files.delete(log);
+        return new HookOutput(lines, (returned - start) / 1e9, returned);
+    }
+}
