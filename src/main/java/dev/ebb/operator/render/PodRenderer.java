@@ -97,8 +97,9 @@ public class PodRenderer {
 
     /**
      * The hash of a replica's rendered members. What the operator chose rather than the spec is left out: the drain
-     * hook's text, a default engine image, the engine's own drain it sized for that image and the routing proxy's image. A new operator release that changes only those must not turn over every
-     * replica (reloading every model); the user decides when (see {@link #hookOutdated}, {@link #imageOutdated}).
+     * hook's text, a default engine image, the engine's own drain it sized for that image and the routing proxy's
+     * image. A new operator release that changes only those must not turn over every replica (reloading every
+     * model); the user decides when (see {@link #hookOutdated}, {@link #imageOutdated}).
      */
     static String hashOf(List<Pod> rendered) {
         List<Pod> firstReplica = rendered.stream().map(PodRenderer::withoutOperatorChoices).toList();
@@ -145,10 +146,10 @@ public class PodRenderer {
      * Where a member's hook reads the gauges of the engines that speak for its replica, summed. A follower counts no
      * request of its own (SGLang's node ranks above 0 serve a small health server whose page carries only what their
      * own schedulers record, nothing under tensor or pipeline parallelism; vLLM's followers run --headless), and it
-     * must not stop before its leader is idle: a multi-node engine's
-     * collective spans every member, and a follower stops at once on SIGTERM (no handler on SGLang's ranks above 0 at
-     * v0.5.4; vLLM's run_headless raises SystemExit, vllm/entrypoints/cli/serve.py at upstream 2fd893b4c), which fails
-     * the leader's engine and every generation it holds. So a follower's hook reads its leader, by the leader's stable
+     * must not stop before its leader is idle: a multi-node engine's collective spans every member, and a follower
+     * stops at once on SIGTERM (no handler on SGLang's ranks above 0 at v0.5.4, while at v0.5.23 they wait for rank
+     * 0's shutdown broadcast; vLLM's run_headless raises SystemExit, vllm/entrypoints/cli/serve.py at upstream
+     * 2fd893b4c), which fails the leader's engine and every generation it holds. So a follower's hook reads its leader, by the leader's stable
      * name, which the replica's headless Service publishes even while the leader is not ready. Where followers count
      * requests of their own ({@link FollowerGauges}), every member's hook reads its own engine and every other member.
      */

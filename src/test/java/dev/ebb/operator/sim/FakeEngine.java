@@ -246,6 +246,12 @@ public final class FakeEngine implements AutoCloseable {
     private void complete(HttpExchange exchange) throws IOException {
         String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
         completionClients.add(exchange.getRemoteAddress());
+        if (engine == Engine.VLLM && state == State.DRAINING) {
+            // observed at vLLM 0.32.0 on CPU, given --shutdown-timeout (the engine tier's RealVllmSigtermIT)
+            refuse(exchange, 500, "{\"error\":{\"message\":\"cannot schedule new futures after shutdown\",\"type\":\"InternalServerError\","
+                    + "\"param\":null,\"code\":500}}");
+            return;
+        }
         if (state != State.SERVING) {
             exchange.sendResponseHeaders(503, -1);
             exchange.close();
@@ -257,15 +263,17 @@ public final class FakeEngine implements AutoCloseable {
         int tokens = intField(MAX_TOKENS, body, 16);
         int tokenMs = intField(TOKEN_MS, body, DEFAULT_TOKEN_MS);
         try (OutputStream out = exchange.getResponseBody()) {
-            // vLLM's API server tokenizes the prompt before the request reaches the engine core, whose scheduler's
-            // running and waiting queues the gauges report; the stream's headers go out only after that
+            // vLLM's API server sends the stream's headers at once and tokenizes the prompt before the request reaches
+            // the engine core, whose scheduler's running and waiting queues the gauges report (observed at vLLM 0.32.0
+            // on CPU: headers after 5 to 20 ms, the gauges after up to 0.5 s for 6,000 words; RealVllmIT)
+            exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
+            exchange.sendResponseHeaders(200, 0);
+            out.flush();
             Thread.sleep(behaviour.tokenizing.toMillis());
             if (state == State.EXITED) {
                 return;
             }
             count(id, true);
-            exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
-            exchange.sendResponseHeaders(200, 0);
             for (int i = 0; i < tokens; i++) {
                 if (state == State.EXITED) {
                     return;
@@ -343,9 +351,20 @@ public final class FakeEngine implements AutoCloseable {
         }
     }
 
+    /** vLLM answers 200 while it drains (observed at vLLM 0.32.0, RealVllmSigtermIT); SGLang 503. */
     private void health(HttpExchange exchange) throws IOException {
-        exchange.sendResponseHeaders(state == State.SERVING ? 200 : 503, -1);
+        boolean up = state == State.SERVING || engine == Engine.VLLM && state == State.DRAINING;
+        exchange.sendResponseHeaders(up ? 200 : 503, -1);
         exchange.close();
+    }
+
+    private static void refuse(HttpExchange exchange, int status, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", "application/json");
+        exchange.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes);
+        }
     }
 
     private void metrics(HttpExchange exchange) throws IOException {

@@ -123,20 +123,26 @@ public final class LoadGenerator implements AutoCloseable {
             }
             int received = 0;
             boolean done = false;
+            boolean error = false;
             try (Stream<String> lines = response.body()) {
                 Iterator<String> it = lines.iterator();
                 while (it.hasNext()) {
                     String line = it.next();
                     if (line.equals("data: [DONE]")) {
                         done = true;
+                    } else if (line.startsWith("data: {\"error\"")) {
+                        // vLLM ends a generation it aborts with an error event, and still sends [DONE] after it
+                        // (observed at vLLM 0.32.0 on SIGTERM; RealVllmSigtermIT)
+                        error = true;
                     } else if (line.startsWith("data: ")) {
                         received++;
                     }
                 }
             }
-            return record(done
+            return record(done && !error && received == length
                     ? new Request(id, pod, start, Instant.now(), Outcome.COMPLETED, received + " tokens")
-                    : new Request(id, pod, start, Instant.now(), Outcome.CUT, "stream ended after " + received + " of " + length + " tokens"));
+                    : new Request(id, pod, start, Instant.now(), Outcome.CUT, "stream ended after " + received + " of " + length + " tokens"
+                            + (error ? " with an error event" : done ? "" : " without [DONE]")));
         } catch (UncheckedIOException e) {
             return record(new Request(id, pod, start, Instant.now(), Outcome.CUT, "connection lost: " + e.getCause().getMessage()));
         } catch (java.io.IOException e) {
