@@ -260,9 +260,9 @@ public final class SimKubelet implements AutoCloseable {
             reportRunning(pod, node);
         } catch (KubernetesClientException e) {
             LOG.debugf("could not bind %s: %s", key(pod), e.getMessage());
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             // the Pod then never gets an address, and a test waiting for it only times out: say why where it shows
-            LOG.warnf("could not start the engine of %s on %s: %s", key(pod), node.address, e.getMessage());
+            LOG.warnf(e, "could not start the engine of %s on %s", key(pod), node.address);
         }
     }
 
@@ -540,9 +540,14 @@ public final class SimKubelet implements AutoCloseable {
     /** A follower whose SGLang schedulers count requests of their own serves them on a page of its own. */
     private FollowerPage startFollowerPage(Pod pod, Node node) throws IOException {
         Container main = pod.getSpec().getContainers().get(0);
-        int port = argAfter(main.getCommand(), "--port").map(Integer::parseInt).orElse(main.getPorts().get(0).getContainerPort());
-        return FollowerPage.start(main.getImage(), main.getCommand(), node.address, port,
-                argAfter(main.getCommand(), "--served-model-name").orElse("model"),
+        List<String> command = Optional.ofNullable(main.getCommand()).orElse(List.of());
+        Optional<Integer> port = argAfter(command, "--port").filter(p -> p.matches("\\d{1,5}")).map(Integer::parseInt);
+        if (port.isEmpty()) {
+            // not an operator-rendered engine (a plain container of the cluster tier, say): nothing of SGLang's runs
+            return null;
+        }
+        return FollowerPage.start(main.getImage(), command, node.address, port.get(),
+                argAfter(command, "--served-model-name").orElse("model"),
                 () -> node.leader.flatMap(key -> Optional.ofNullable(pods.get(key))).map(leader -> leader.engine)).orElse(null);
     }
 

@@ -96,6 +96,16 @@ class SimKubeletTest {
         return kubelets.get().terminations().stream().filter(t -> t.pod().equals(name)).findFirst().orElseThrow();
     }
 
+    /** A container that runs no engine and declares no port (the cluster tier's plain Pods) still runs. */
+    @Test
+    void aPlainContainerWithoutPortsOrCommandRunsWithoutAnEngine() {
+        client.resource(new PodBuilder().withNewMetadata().withName("shell").withNamespace(NS).endMetadata()
+                .withNewSpec().addNewContainer().withName("main").withImage("busybox").endContainer().endSpec().build()).create();
+
+        awaitRunning("shell");
+        assertThat(kubelets.get().engine(NS, "shell")).isEmpty();
+    }
+
     @Test
     void bindsThePodReportsItReadyAndStartsItsEngine() {
         client.resource(enginePod("a", null, null)).create();
