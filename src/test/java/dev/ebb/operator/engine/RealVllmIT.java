@@ -96,8 +96,11 @@ class RealVllmIT {
             assertThat(ended.complete(200)).as("the stream itself: %s", ended).isTrue();
             assertThat(seen).as("the gauges showed the request before it ended").isPositive();
             assertThat(lag).isLessThan(DrainTimelines.SETTLE);
-            assertThat(ended.headersNanos()).as("vLLM answers with its headers before it has tokenized the prompt")
-                    .isLessThan(seen);
+            if (words == 6000) {
+                // the half second of tokenizing leaves a wide gap; a short prompt's few milliseconds would make it a race
+                assertThat(ended.headersNanos()).as("vLLM answers with its headers before it has tokenized the prompt")
+                        .isLessThan(seen);
+            }
         }
     }
 
