@@ -93,7 +93,7 @@ class RealVllmIT {
             double lag = (seen - ended.sentNanos()) / 1e9;
             System.out.printf("prompt of %d words: response headers after %.3f s, gauges show it after %.3f s, back to 0 %.3f s after its end%n",
                     words, (ended.headersNanos() - ended.sentNanos()) / 1e9, lag, Math.max(0, zero - ended.endedNanos()) / 1e9);
-            assertThat(ended.complete(200)).as("the stream itself: %s", ended).isTrue();
+            assertThat(ended.complete()).as("the stream itself: %s", ended).isTrue();
             assertThat(seen).as("the gauges showed the request before it ended").isPositive();
             assertThat(lag).isLessThan(DrainTimelines.SETTLE);
             if (words == 6000) {
@@ -116,7 +116,7 @@ class RealVllmIT {
         HookOutput busy = hook();
         Stream ended = stream.get(60, TimeUnit.SECONDS);
 
-        assertThat(ended.complete(1500)).as("the stream: %s", ended).isTrue();
+        assertThat(ended.complete()).as("the stream: %s", ended).isTrue();
         assertThat(busy.lines()).anyMatch(line -> line.contains("busy (sum 1)"));
         assertThat(busy.last()).contains("idle on two consecutive reads");
         assertThat(busy.returnedNanos()).as("the hook returned after the stream ended").isGreaterThan(ended.endedNanos());

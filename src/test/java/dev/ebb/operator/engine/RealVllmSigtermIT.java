@@ -49,12 +49,12 @@ class RealVllmSigtermIT {
             String late = lateRequest(vllm.uri("/v1/completions"));
             Optional<Stream> ended = stream.isDone() ? Optional.of(stream.get()) : Optional.empty();
 
-            System.out.printf("--shutdown-timeout 0: %d of %d tokens by 3 s after SIGTERM, %d by 6 s; the stream %s; the server %s; a new request: %s%n",
+            System.out.printf("--shutdown-timeout 0: %d token events for %d tokens by 3 s after SIGTERM, %d by 6 s; the stream %s; the server %s; a new request: %s%n",
                     atThree, LONG, atSix, ended.map(s -> "ended " + (s.errorEvent() != null ? "with an error event" : "without one")
                             + (s.done() ? " and [DONE]" : "")).orElse("stalled, open"),
                     exited ? "exited" : "still running", late);
             assertThat(atSix).as("no token after SIGTERM").isEqualTo(atThree).isLessThan(LONG);
-            ended.ifPresent(s -> assertThat(s.complete(LONG)).as("the stream: %s", s).isFalse());
+            ended.ifPresent(s -> assertThat(s.complete()).as("the stream: %s", s).isFalse());
             assertThat(late).as("nothing new is taken").doesNotStartWith("200");
         }
     }
@@ -76,11 +76,11 @@ class RealVllmSigtermIT {
             boolean exited = vllm.exitsWithin(Duration.ofSeconds(30));
             double exit = (System.nanoTime() - sigterm) / 1e9;
 
-            System.out.printf("--shutdown-timeout 60: stream ended %.1f s after SIGTERM with %d of %d tokens; exit %.1f s after SIGTERM, "
+            System.out.printf("--shutdown-timeout 60: stream ended %.1f s after SIGTERM, %d token events for %d tokens; exit %.1f s after SIGTERM, "
                     + "%.1f s after the stream; a request 0.5 s after SIGTERM: %s; /health meanwhile: %d%n",
                     (finished.endedNanos() - sigterm) / 1e9, finished.tokens(), LONG, exit, (System.nanoTime() - finished.endedNanos()) / 1e9,
                     late, health);
-            assertThat(finished.complete(LONG)).as("the stream: %s", finished).isTrue();
+            assertThat(finished.complete()).as("the stream: %s", finished).isTrue();
             assertThat(late).startsWith("500 ").contains("cannot schedule new futures after shutdown");
             assertThat(health).isEqualTo(200);
             assertThat(exited).isTrue();
