@@ -149,9 +149,10 @@ public class PodRenderer {
      * must not stop before its leader is idle: a multi-node engine's collective spans every member, and a follower
      * stops at once on SIGTERM (no handler on SGLang's ranks above 0 at v0.5.4, while at v0.5.23 they wait for rank
      * 0's shutdown broadcast; vLLM's run_headless raises SystemExit, vllm/entrypoints/cli/serve.py at upstream
-     * 2fd893b4c), which fails the leader's engine and every generation it holds. So a follower's hook reads its leader, by the leader's stable
-     * name, which the replica's headless Service publishes even while the leader is not ready. Where followers count
-     * requests of their own ({@link FollowerGauges}), every member's hook reads its own engine and every other member.
+     * 2fd893b4c), which fails the leader's engine and every generation it holds. So a follower's hook reads its
+     * leader, by the leader's stable name, which the replica's headless Service publishes even while the leader is not
+     * ready. Where followers count requests of their own ({@link FollowerGauges}), every member's hook reads its own
+     * engine and every other member.
      */
     static List<String> hookHosts(MemberSlot slot) {
         boolean everyMember = FollowerGauges.onFollowers(slot.deployment().engine(), slot.role().size(), slot.role().extraArgs()).isPresent();

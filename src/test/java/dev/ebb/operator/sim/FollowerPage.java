@@ -2,6 +2,7 @@ package dev.ebb.operator.sim;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.ebb.operator.api.Argv;
 import dev.ebb.operator.api.EngineRelease;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.FollowerGauges;
@@ -88,8 +89,12 @@ final class FollowerPage implements AutoCloseable {
     }
 
     private static Optional<String> valueAfter(List<String> argv, String flag) {
-        int i = argv.indexOf(flag);
-        return i >= 0 && i + 1 < argv.size() ? Optional.of(argv.get(i + 1)) : Optional.empty();
+        for (int i = 0; i < argv.size(); i++) {
+            if (Argv.flagOf(argv.get(i)).equals(flag)) {
+                return Optional.of(Argv.valueAt(argv, i));
+            }
+        }
+        return Optional.empty();
     }
 
     private static Optional<Integer> number(String value) {
