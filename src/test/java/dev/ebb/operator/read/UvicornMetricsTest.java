@@ -24,8 +24,9 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The read script and the hook against a real uvicorn serving prometheus_client's ASGI app, as vLLM and SGLang
- * serve /metrics: httptools chunks the answer, even to the read script's HTTP/1.0 request. The server runs under
+ * The read script and the hook against a real uvicorn serving prometheus_client's ASGI app, as SGLang serves
+ * /metrics: httptools chunks the answer, even to the read script's HTTP/1.0 request. (vLLM 0.32.0 mounts the same
+ * app but answers from another route first, with a Content-Length: the engine tier's RealVllmIT.) The server runs under
  * the python3 the test world runs hooks and reads with (the distribution's first, see {@link LocalProcesses}), since
  * that is the one that sees Debian's packages; a version manager's python3 found first on PATH does not.
  */
@@ -33,7 +34,7 @@ class UvicornMetricsTest {
     private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     private static final int PORT = 8000;
     private static final String PACKAGES = "python3-uvicorn python3-httptools python3-prometheus-client";
-    /** A vLLM-shaped page with the given count on engine 1, served as vLLM serves it; many series make it long. */
+    /** A vLLM-shaped page with the given count on engine 1, served chunked; many series make it long. */
     private static final String SERVER = """
             import sys
             import prometheus_client

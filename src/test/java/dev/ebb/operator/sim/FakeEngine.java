@@ -35,12 +35,13 @@ import javax.net.ssl.SSLContext;
  * OpenAI-style completions, counts the requests it holds in its in-flight gauges, and loads, lags and reacts to
  * SIGTERM the way the engine release it imitates does ({@link EngineBehaviour}).
  */
-public final class FakeEngine implements AutoCloseable {
+public final class FakeEngine implements EngineContainer, AutoCloseable {
     public enum State { LOADING, SERVING, DRAINING, EXITED }
 
     private static final Pattern MAX_TOKENS = Pattern.compile("\"max_tokens\"\\s*:\\s*(\\d+)");
     private static final Pattern TOKEN_MS = Pattern.compile("\"token_interval_ms\"\\s*:\\s*(\\d+)");
     static final int DEFAULT_TOKEN_MS = 50;
+    private static final Duration STALL_POLL = Duration.ofMillis(50);
 
     private final Engine engine;
     private final String host;
@@ -66,6 +67,8 @@ public final class FakeEngine implements AutoCloseable {
     private final Set<InetSocketAddress> completionClients = ConcurrentHashMap.newKeySet();
     private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
     private volatile State state;
+    /** False once a drain's limit has passed: streams still open stay open and get nothing more. */
+    private volatile boolean generating = true;
 
     private FakeEngine(Engine engine, String host, int port, String model, EngineFaults faults, EngineBehaviour behaviour,
             SSLContext tls) throws IOException {
@@ -189,6 +192,7 @@ public final class FakeEngine implements AutoCloseable {
      * An engine still loading exits at once: vLLM's setup_server installs a SIGTERM handler that interrupts the
      * start-up (vllm/entrypoints/openai/api_server.py; tag not checked).
      */
+    @Override
     public synchronized void sigterm() {
         if (state == State.DRAINING || state == State.EXITED) {
             return;
@@ -203,8 +207,10 @@ public final class FakeEngine implements AutoCloseable {
         conduct.limit().ifPresent(limit -> threads.submit(() -> {
             try {
                 Thread.sleep(limit.toMillis());
-                // vLLM's --shutdown-timeout: what is still running when it passes is aborted and the engine exits
-                kill();
+                // vLLM's --shutdown-timeout: when it passes, the engine core is killed and generation stops; uvicorn
+                // still waits on each stream left open, so the process stays until it is killed (observed at vLLM
+                // 0.32.0: with 16 s of a stream left at a 10 s timeout it outlived 120 s; the engine tier's README)
+                generating = false;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -212,6 +218,7 @@ public final class FakeEngine implements AutoCloseable {
     }
 
     /** SIGKILL: every connection is dropped where it stands. */
+    @Override
     public synchronized void kill() {
         state = State.EXITED;
         running.values().forEach(HttpExchange::close);
@@ -234,6 +241,7 @@ public final class FakeEngine implements AutoCloseable {
         }
     }
 
+    @Override
     public boolean exited() {
         return state == State.EXITED;
     }
@@ -275,6 +283,9 @@ public final class FakeEngine implements AutoCloseable {
             }
             count(id, true);
             for (int i = 0; i < tokens; i++) {
+                while (!generating && state != State.EXITED) {
+                    Thread.sleep(STALL_POLL.toMillis());
+                }
                 if (state == State.EXITED) {
                     return;
                 }
@@ -385,13 +396,15 @@ public final class FakeEngine implements AutoCloseable {
                         createdEpochSeconds, faults.missingGauge, faults.paddingBytes);
         byte[] bytes = page.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-        // The JDK server would answer HTTP/1.0 unframed; uvicorn with httptools chunks it all the same, so the fake
-        // frames it itself there, and leaves HTTP/1.1 to the JDK's chunked stream, one chunk per flush.
-        boolean frameByHand = "HTTP/1.0".equalsIgnoreCase(exchange.getProtocol());
+        // vLLM answers with a Content-Length (observed at 0.32.0: RealVllmIT). SGLang's page is chunked; the JDK server
+        // would answer HTTP/1.0 unframed, where uvicorn with httptools chunks it all the same, so the fake frames it
+        // itself there, and leaves HTTP/1.1 to the JDK's chunked stream, one chunk per flush.
+        boolean lengthKnown = engine == Engine.VLLM;
+        boolean frameByHand = !lengthKnown && "HTTP/1.0".equalsIgnoreCase(exchange.getProtocol());
         if (frameByHand) {
             exchange.getResponseHeaders().set("Transfer-Encoding", "chunked");
         }
-        exchange.sendResponseHeaders(200, 0);
+        exchange.sendResponseHeaders(200, lengthKnown ? bytes.length : 0);
         try (OutputStream out = exchange.getResponseBody()) {
             int from = 0;
             for (int end : chunkEnds(page, bytes.length)) {
@@ -418,15 +431,16 @@ public final class FakeEngine implements AutoCloseable {
     private static final byte[] LAST_CHUNK = "0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
 
     /**
-     * Where each chunk of a /metrics answer ends. uvicorn sends every ASGI body message as a chunk, with no
-     * Content-Length from prometheus_client's app, whatever the request's version (uvicorn 0.17.6,
-     * uvicorn/protocols/http/httptools_impl.py, RequestResponseCycle.send; prometheus_client 0.16.0,
-     * prometheus_client/asgi.py). Both engines mount that app at /metrics: vLLM's mount_metrics in
-     * vllm/entrypoints/openai/api_server.py, SGLang's add_prometheus_middleware in python/sglang/srt/utils.py (later
-     * python/sglang/srt/utils/common.py).
-     * The app sends the page in one message, but a middleware or a proxy in front may split it anywhere, so the fake
-     * always sends several: one ending inside the first in-flight gauge's sample line, the others where this read's
-     * number puts them. A trickle sends one byte per chunk.
+     * Where each piece of a /metrics answer ends. uvicorn sends every ASGI body message as a chunk, with no
+     * Content-Length from prometheus_client's app, whatever the request's version (uvicorn 0.17.6 and 0.54.0,
+     * uvicorn/protocols/http/httptools_impl.py, RequestResponseCycle.send; prometheus_client 0.16.0 and 0.26.0,
+     * prometheus_client/asgi.py). SGLang mounts that app at /metrics (add_prometheus_middleware in
+     * python/sglang/srt/utils.py, later python/sglang/srt/utils/common.py). vLLM mounts it too, but registers
+     * prometheus-fastapi-instrumentator's GET /metrics before it, a plain starlette Response with a Content-Length,
+     * and that route answers (vllm/entrypoints/serve/instrumentator/metrics.py at 0.32.0; the framing observed).
+     * Either way a proxy in front, or TCP, may split the page anywhere, so the fake always sends it in several
+     * pieces: one ending inside the first in-flight gauge's sample line, the others where this read's number puts
+     * them. A trickle sends one byte per piece.
      */
     private int[] chunkEnds(String page, int length) {
         if (!faults.trickle.isZero()) {

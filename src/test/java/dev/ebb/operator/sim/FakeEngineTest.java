@@ -24,6 +24,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 class FakeEngineTest {
@@ -186,9 +187,22 @@ class FakeEngineTest {
         }
     }
 
+    /** As vLLM 0.32.0 answers (RealVllmIT): framed by a Content-Length, whatever the request's version. */
     @ParameterizedTest
-    @CsvSource({"VLLM, HTTP/1.0", "VLLM, HTTP/1.1", "SGLANG, HTTP/1.0", "SGLANG, HTTP/1.1"})
-    void metricsComeChunkedInSeveralChunksOneEndingInsideAGaugeLine(Engine kind, String version) throws Exception {
+    @ValueSource(strings = {"HTTP/1.0", "HTTP/1.1"})
+    void vllmMetricsComeWithAContentLength(String version) throws Exception {
+        engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), 8000, "m");
+
+        String answer = new String(rawMetrics(version), StandardCharsets.ISO_8859_1);
+        String head = answer.substring(0, answer.indexOf("\r\n\r\n")).toLowerCase(Locale.ROOT);
+        String page = answer.substring(head.length() + 4);
+        assertThat(head).contains("content-length: " + page.length()).doesNotContain("transfer-encoding");
+        assertThat(page).contains("# TYPE vllm:num_requests_running gauge").endsWith("\n");
+    }
+
+    @ParameterizedTest
+    @CsvSource({"SGLANG, HTTP/1.0", "SGLANG, HTTP/1.1"})
+    void sglangMetricsComeChunkedInSeveralChunksOneEndingInsideAGaugeLine(Engine kind, String version) throws Exception {
         engine = FakeEngine.start(kind, ADDRESSES.next(), 8000, "m");
 
         String answer = new String(rawMetrics(version), StandardCharsets.ISO_8859_1);

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
@@ -112,18 +113,22 @@ class ReleasedEngineTest {
         await().atMost(Duration.ofSeconds(2)).until(engine::exited);
     }
 
+    /**
+     * A stream that outlasts the timeout stops getting tokens there and stays open, and so does the server, until it
+     * is killed; the stream is then cut. Observed at vLLM 0.32.0 (the engine tier's README).
+     */
     @Test
-    void vllmCutsWhatOutlastsItsShutdownTimeout() throws Exception {
+    void vllmStopsGeneratingAtItsShutdownTimeoutAndStaysUntilKilled() throws Exception {
         start(Engine.VLLM, vllm("v0.18.0", "--shutdown-timeout=1"));
-        CompletableFuture<LoadGenerator.Request> held = stream(500, 20);
+        // 2 s of tokens: it would be over well within the wait below if the engine went on generating
+        CompletableFuture<LoadGenerator.Request> held = stream(100, 20);
         await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
-        long sigterm = System.nanoTime();
 
         engine.sigterm();
 
-        assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
-        assertThat(engine.exited()).isTrue();
-        assertThat(Duration.ofNanos(System.nanoTime() - sigterm)).isBetween(Duration.ofMillis(900), Duration.ofSeconds(5));
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> !held.isDone() && !engine.exited());
+        engine.kill();
+        assertThat(held.get(5, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
     }
 
     @Test

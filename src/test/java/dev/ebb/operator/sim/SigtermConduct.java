@@ -12,7 +12,8 @@ import java.util.Optional;
  * image's tag, the flags from its command line. Pure.
  *
  * @param drains whether it stops taking new requests and lets the ones it holds finish, rather than aborting them
- * @param limit how long it drains before it aborts what is left and exits; empty when it drains without bound
+ * @param limit how long it drains before generation stops: a stream still open then stalls, and the engine stays
+ *     until it is killed; empty when it drains without bound
  */
 public record SigtermConduct(boolean drains, Optional<Duration> limit) {
     public static final SigtermConduct ABORT = new SigtermConduct(false, Optional.empty());

@@ -43,10 +43,11 @@ import org.jboss.logging.Logger;
 
 /**
  * The kubelet the mock API server lacks. It binds every Pod (a finalizer stands in for the kubelet's hold on a
- * running Pod, so a delete leaves it Terminating), starts a fake engine for every engine container, reports the
- * Pod Running, and Ready once the container's readiness probe passes (at once without one), and on deletion plays
- * the real termination sequence: the preStop hook as a real process, SIGTERM, the grace deadline, the kill.
- * Each engine behaves as the release its image's tag names, with the shutdown flags its command line gives.
+ * running Pod, so a delete leaves it Terminating), starts an engine for every engine container (a fake one unless
+ * told to run another {@link EngineRuntime}), reports the Pod Running, and Ready once the container's readiness probe
+ * passes (at once without one), and on deletion plays the real termination sequence: the preStop hook as a real
+ * process, SIGTERM, the grace deadline, the kill. Each fake engine behaves as the release its image's tag names, with
+ * the shutdown flags its command line gives.
  */
 public final class SimKubelet implements AutoCloseable {
     public static final String FINALIZER = "sim.ebb.dev/kubelet";
@@ -79,13 +80,14 @@ public final class SimKubelet implements AutoCloseable {
     private final HttpClient prober = prober();
     private volatile BiConsumer<Pod, EngineBehaviour> shaping = (pod, behaviour) -> { };
     private volatile Duration loadDelay = DEFAULT_LOAD_DELAY;
+    private volatile EngineRuntime runtime = this::startFakeEngine;
     private volatile boolean closed;
 
     /** What the kubelet keeps per Pod: its address, the engine it started, and for a follower its leader's key. */
     private static final class Node {
         final String address;
         final Optional<String> leader;
-        volatile FakeEngine engine;
+        volatile EngineContainer engine;
         /** A follower's page of its own schedulers' gauges, where it has one. */
         volatile FollowerPage page;
         volatile FakeRoutingProxy proxy;
@@ -156,12 +158,23 @@ public final class SimKubelet implements AutoCloseable {
         return this;
     }
 
+    /** Runs each engine started from now on with this runtime instead of a fake engine. */
+    public SimKubelet runEnginesWith(EngineRuntime engines) {
+        runtime = engines;
+        return this;
+    }
+
     public List<Termination> terminations() {
         return List.copyOf(terminations);
     }
 
+    /** The fake engine a Pod runs; empty when it runs none, or a real engine's process. */
     public Optional<FakeEngine> engine(String namespace, String pod) {
-        return Optional.ofNullable(pods.get(namespace + "/" + pod)).map(n -> n.engine);
+        return Optional.ofNullable(pods.get(namespace + "/" + pod)).map(n -> n.engine).flatMap(SimKubelet::fake);
+    }
+
+    private static Optional<FakeEngine> fake(EngineContainer container) {
+        return container instanceof FakeEngine engine ? Optional.of(engine) : Optional.empty();
     }
 
     /** The container crashes and comes back: the engine loses what it held, and the container gets a new ID. */
@@ -195,7 +208,7 @@ public final class SimKubelet implements AutoCloseable {
      */
     private void collectiveLost(Node follower) {
         Optional<Node> leader = follower.leader.flatMap(key -> Optional.ofNullable(pods.get(key)));
-        FakeEngine engine = leader.map(n -> n.engine).orElse(null);
+        EngineContainer engine = leader.map(n -> n.engine).orElse(null);
         if (engine == null || engine.exited()) {
             return;
         }
@@ -247,7 +260,7 @@ public final class SimKubelet implements AutoCloseable {
             if (nativeProxy) {
                 node.proxy = RoutingProxies.start(pod, node.address).orElse(null);
             }
-            node.engine = startEngine(pod, node.address);
+            node.engine = runtime.start(pod, node.address).orElse(null);
             node.page = startFollowerPage(pod, node);
             if (!nativeProxy) {
                 node.proxy = RoutingProxies.start(pod, node.address).orElse(null);
@@ -313,7 +326,9 @@ public final class SimKubelet implements AutoCloseable {
 
     private static HttpClient prober() {
         try {
-            return HttpClient.newBuilder().sslContext(SelfSignedTls.trustingClientContext())
+            // the kubelet's probe is a plain HTTP/1.1 GET; the JDK's default would ask to upgrade to h2c, which uvicorn
+            // warns about on every probe of a real engine
+            return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).sslContext(SelfSignedTls.trustingClientContext())
                     .connectTimeout(Duration.ofSeconds(1)).build();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
@@ -384,7 +399,7 @@ public final class SimKubelet implements AutoCloseable {
         // the container gets what is left of the grace after the hook, and never less than the minimum
         Duration left = grace.minus(sigterm);
         Duration deadline = sigterm.plus(left.compareTo(MINIMUM_GRACE) < 0 ? MINIMUM_GRACE : left);
-        FakeEngine engine = node.engine;
+        EngineContainer engine = node.engine;
         boolean killed = false;
         if (engine != null) {
             engine.sigterm();
@@ -503,11 +518,11 @@ public final class SimKubelet implements AutoCloseable {
      * The new container binds the address the old one just released; the operating system may hold it a moment
      * longer, so it tries again for a while, as a kubelet's restart back-off would give it time to.
      */
-    private FakeEngine restartEngine(Pod pod, String address) throws IOException {
+    private EngineContainer restartEngine(Pod pod, String address) throws IOException {
         long giveUp = System.nanoTime() + RESTART_PATIENCE.toNanos();
         while (true) {
             try {
-                return startEngine(pod, address);
+                return runtime.start(pod, address).orElse(null);
             } catch (BindException e) {
                 if (System.nanoTime() > giveUp) {
                     throw e;
@@ -517,11 +532,11 @@ public final class SimKubelet implements AutoCloseable {
         }
     }
 
-    private FakeEngine startEngine(Pod pod, String address) throws IOException {
+    private Optional<EngineContainer> startFakeEngine(Pod pod, String address) throws IOException {
         Container main = pod.getSpec().getContainers().get(0);
         Optional<Engine> engine = engineOf(main.getCommand());
         if (engine.isEmpty()) {
-            return null;
+            return Optional.empty();
         }
         // as a real engine does, it listens where its own command line says, whatever the Pod's annotations claim:
         // the hook and the reads, which follow the annotations, find it only if the operator rendered both alike
@@ -533,8 +548,8 @@ public final class SimKubelet implements AutoCloseable {
             behaviour.dataParallelMembers(nodes);
         }
         shaping.accept(pod, behaviour);
-        return FakeEngine.start(engine.get(), address, port, argAfter(main.getCommand(), "--served-model-name").orElse("model"),
-                new EngineFaults(), behaviour, tls);
+        return Optional.of(FakeEngine.start(engine.get(), address, port, argAfter(main.getCommand(), "--served-model-name").orElse("model"),
+                new EngineFaults(), behaviour, tls));
     }
 
     /** A follower whose SGLang schedulers count requests of their own serves them on a page of its own. */
@@ -548,14 +563,14 @@ public final class SimKubelet implements AutoCloseable {
         }
         return FollowerPage.start(main.getImage(), command, node.address, port.get(),
                 argAfter(command, "--served-model-name").orElse("model"),
-                () -> node.leader.flatMap(key -> Optional.ofNullable(pods.get(key))).map(leader -> leader.engine)).orElse(null);
+                () -> node.leader.flatMap(key -> Optional.ofNullable(pods.get(key))).map(leader -> leader.engine).flatMap(SimKubelet::fake)).orElse(null);
     }
 
     /**
      * Recognises the engine from the command line the operator renders. Followers of a multi-Pod replica serve
      * no HTTP, and a take-over command is opaque: neither gets an engine.
      */
-    static Optional<Engine> engineOf(List<String> command) {
+    public static Optional<Engine> engineOf(List<String> command) {
         boolean follower = command.contains("--headless")
                 || argAfter(command, "--node-rank").filter(rank -> !rank.equals("0")).isPresent();
         return follower ? Optional.empty() : ReplicaClassifier.engineOf(command);
