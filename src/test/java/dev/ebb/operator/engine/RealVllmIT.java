@@ -5,27 +5,20 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.v1alpha1.Engine;
-import dev.ebb.operator.api.v1alpha1.RoleKind;
-import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.InFlightGauges;
 import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.read.PrometheusText;
 import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.sim.LocalExec;
-import dev.ebb.operator.sim.LocalProcesses;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -140,13 +133,13 @@ class RealVllmIT {
     /** The hook as the renderer builds it, against the real engine: it returns on two idle reads, and waits out a stream. */
     @Test
     void theDrainHookReturnsOnTwoIdleReadsAndHoldsWhileAStreamRuns() throws Exception {
-        HookOutput idle = hook();
+        EngineHook idle = EngineHook.run(Engine.VLLM, vllm.port);
         assertThat(idle.last()).contains("idle on two consecutive reads");
         assertThat(idle.seconds()).isBetween(5.5, 9.0);
 
-        CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 1500);
+        CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 600);
         await().atMost(Duration.ofSeconds(10)).until(() -> read() instanceof Reading.Busy);
-        HookOutput busy = hook();
+        EngineHook busy = EngineHook.run(Engine.VLLM, vllm.port);
         Stream ended = stream.get(60, TimeUnit.SECONDS);
 
         assertThat(ended.complete()).as("the stream: %s", ended).isTrue();
@@ -154,24 +147,5 @@ class RealVllmIT {
         assertThat(busy.last()).contains("idle on two consecutive reads");
         assertThat(busy.returnedNanos()).as("the hook returned after the stream ended").isGreaterThan(ended.endedNanos());
         System.out.printf("drain hook: idle engine %.1f s; engine with a stream %.1f s%n", idle.seconds(), busy.seconds());
-    }
-
-    private record HookOutput(List<String> lines, double seconds, long returnedNanos) {
-        String last() {
-            return lines.get(lines.size() - 1);
-        }
-    }
-
-    private HookOutput hook() throws IOException, InterruptedException {
-        List<String> argv = DrainHook.command(DrainHook.SCRIPT, new DrainTimelines().of(Optional.of(30), Engine.VLLM, RoleKind.Server,
-                false, false, true), "http", List.of(DrainHook.LOOPBACK), vllm.port, "/metrics", GAUGES);
-        Path log = Files.createTempFile("hook", ".log");
-        long start = System.nanoTime();
-        Process hook = LocalProcesses.builder(argv).redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(log.toFile()).start();
-        assertThat(hook.waitFor(40, TimeUnit.SECONDS)).isTrue();
-        long returned = System.nanoTime();
-        List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-        Files.delete(log);
-        return new HookOutput(lines, (returned - start) / 1e9, returned);
     }
 }

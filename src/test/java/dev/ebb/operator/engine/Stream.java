@@ -29,12 +29,12 @@ public record Stream(long sentNanos, long headersNanos, long endedNanos, int sta
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
 
     static CompletableFuture<Stream> start(URI completions, String prompt, int maxTokens) {
-        return start(completions, RealVllm.MODEL_NAME, prompt, maxTokens, new AtomicInteger());
+        return start(completions, RealEngine.MODEL_NAME, prompt, maxTokens, new AtomicInteger());
     }
 
     /**
      * @param model the name the engine serves the model by
-     * @param prompt words without quotes or escapes, as {@link RealVllm#prompt} makes them
+     * @param prompt words without quotes or escapes, as {@link RealEngine#prompt} makes them
      * @param progress counts the token events as they come
      */
     public static CompletableFuture<Stream> start(URI completions, String model, String prompt, int maxTokens, AtomicInteger progress) {

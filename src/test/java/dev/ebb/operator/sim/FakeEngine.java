@@ -260,7 +260,10 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
                     + "\"param\":null,\"code\":500}}");
             return;
         }
-        if (state != State.SERVING) {
+        // SGLang takes and serves a request that arrives during its drain, whatever /health says (observed at 0.5.15
+        // on CPU: RealSglangSigtermIT)
+        boolean serves = state == State.SERVING || engine == Engine.SGLANG && state == State.DRAINING;
+        if (!serves) {
             exchange.sendResponseHeaders(503, -1);
             exchange.close();
             return;

@@ -1,0 +1,174 @@
+package dev.ebb.operator.engine;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.sim.EngineContainer;
+import dev.ebb.operator.sim.LocalProcesses;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real engine's API server for CPU, run as a process of this machine from an environment {@code make engine-env}
+ * installs, serving the tiny model the tests write: what every engine of the engine tier shares.
+ */
+public class RealEngine implements EngineContainer, AutoCloseable {
+    /** The name every engine of the tier serves the tiny model by, unless a rendered command names another. */
+    static final String MODEL_NAME = "tiny";
+    /** Start-up on 2 shared cores, with a margin: 44 to 133 s have been seen. */
+    private static final Duration START_LIMIT = Duration.ofMinutes(6);
+    private static volatile Path model;
+
+    final String host;
+    final int port;
+    final Path log;
+    /** From the process's start to the first 200 from /health; zero for one whose readiness is another's to find. */
+    final Duration startedIn;
+    private final Process process;
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
+
+    RealEngine(Process process, String host, int port, Path log, Duration startedIn) {
+        this.process = process;
+        this.host = host;
+        this.port = port;
+        this.log = log;
+        this.startedIn = startedIn;
+    }
+
+    /** Where an engine's environment is, by its directory's name: the same root the install script takes. */
+    static Path environment(String name) {
+        Path root = Optional.ofNullable(System.getenv("EBB_ENGINE_DIR")).map(Path::of)
+                .orElse(Path.of(System.getProperty("user.home"), ".cache", "ebb-engines"));
+        return root.resolve(name);
+    }
+
+    static boolean installed(String name) {
+        return Files.exists(environment(name).resolve("installed"));
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket free = new ServerSocket(0)) {
+            return free.getLocalPort();
+        }
+    }
+
+    /** Starts the process, its output to a log file of its own; it is not waited for. */
+    static Process launch(List<String> argv, Map<String, String> env, Path log) throws IOException {
+        ProcessBuilder builder = LocalProcesses.builder(argv).redirectErrorStream(true).redirectOutput(log.toFile());
+        builder.environment().putAll(env);
+        return builder.start();
+    }
+
+    static Path logFor(String host, int port) throws IOException {
+        return Files.createTempFile("engine-" + host + "-" + port, ".log");
+    }
+
+    /** Waits until /health answers 200, and returns how long that took from {@code begun}; a process that exits first fails. */
+    static Duration awaitHealthy(RealEngine engine, long begun) {
+        try {
+            await().atMost(START_LIMIT).pollInterval(Duration.ofMillis(200)).until(() -> !engine.process.isAlive() || engine.healthy());
+            if (!engine.process.isAlive()) {
+                throw new IllegalStateException("the engine exited while starting; its log: " + engine.log);
+            }
+        } catch (RuntimeException e) {
+            engine.close();
+            throw e;
+        }
+        return Duration.ofNanos(System.nanoTime() - begun);
+    }
+
+    /** The tiny model, written once per JVM with the given environment's Python (which has tokenizers). */
+    static synchronized Path tinyModel(Path python) throws IOException {
+        if (model == null) {
+            Path dir = Files.createTempDirectory("tiny-llama");
+            Path script = Path.of("src/test/engine/make-tiny-model.py").toAbsolutePath();
+            Process made = LocalProcesses.builder(List.of(python.toString(), script.toString(), dir.toString())).inheritIO().start();
+            try {
+                if (!made.waitFor(60, TimeUnit.SECONDS) || made.exitValue() != 0) {
+                    throw new IllegalStateException("could not write the tiny model");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while writing the tiny model", e);
+            }
+            model = dir;
+        }
+        return model;
+    }
+
+    /** A prompt of this many words of the tiny model's vocabulary. */
+    public static String prompt(int words) {
+        StringBuilder prompt = new StringBuilder();
+        for (int i = 0; i < words; i++) {
+            prompt.append(i == 0 ? "" : " ").append('w').append(i % 500);
+        }
+        return prompt.toString();
+    }
+
+    URI uri(String path) {
+        return URI.create("http://" + host + ":" + port + path);
+    }
+
+    boolean healthy() {
+        try {
+            return get("/health").statusCode() == 200;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    HttpResponse<String> get(String path) throws IOException {
+        try {
+            return http.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException(e);
+        }
+    }
+
+    /** SIGTERM to the API server alone, as the container runtime signals a container's first process. */
+    @Override
+    public void sigterm() {
+        process.destroy();
+    }
+
+    /** SIGKILL to the whole process tree, as a container's cgroup is killed. */
+    @Override
+    public void kill() {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
+    }
+
+    @Override
+    public boolean exited() {
+        return !process.isAlive();
+    }
+
+    Process process() {
+        return process;
+    }
+
+    boolean exitsWithin(Duration limit) throws InterruptedException {
+        return process.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close() {
+        kill();
+        try {
+            process.waitFor(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
