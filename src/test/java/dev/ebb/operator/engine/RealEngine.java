@@ -4,6 +4,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.sim.EngineContainer;
 import dev.ebb.operator.sim.LocalProcesses;
+import dev.ebb.operator.sim.LoopbackAddresses;
+import io.fabric8.kubernetes.api.model.Container;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -13,6 +15,8 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -104,6 +108,40 @@ public class RealEngine implements EngineContainer, AutoCloseable {
             model = dir;
         }
         return model;
+    }
+
+    /**
+     * A Pod's engine container run as rendered: the engine's module under this environment's Python, listening on the
+     * Pod's address (which {@code args} must give as --host) and, for a Pod on the pod network, on the address that
+     * stands for its loopback, where the hook and the reads reach it. The container's literal variables come first,
+     * the engine's own for this machine over them.
+     */
+    static RealEngine inPod(Path python, String module, List<String> args, Container main, Map<String, String> engineEnv, String address)
+            throws IOException {
+        String loopback = LoopbackAddresses.loopbackOf(address);
+        List<String> argv = new ArrayList<>(List.of(python.toString()));
+        argv.addAll(loopback.equals(address) ? List.of("-m", module)
+                : List.of(Path.of("src/test/engine/serve-in-pod.py").toAbsolutePath().toString(), loopback, module));
+        argv.addAll(args);
+        Map<String, String> env = new HashMap<>();
+        Optional.ofNullable(main.getEnv()).orElse(List.of()).stream().filter(v -> v.getValue() != null)
+                .forEach(v -> env.put(v.getName(), v.getValue()));
+        env.putAll(engineEnv);
+        int port = Integer.parseInt(args.get(args.indexOf("--port") + 1));
+        Path log = logFor(address, port);
+        return new RealEngine(launch(argv, env, log), address, port, log, Duration.ZERO);
+    }
+
+    /** The flags with the value after {@code flag} replaced, or the flag added with it where they lack it. */
+    static List<String> withValue(List<String> flags, String flag, String value) {
+        List<String> out = new ArrayList<>(flags);
+        int at = out.indexOf(flag);
+        if (at >= 0 && at + 1 < out.size()) {
+            out.set(at + 1, value);
+        } else {
+            out.addAll(List.of(flag, value));
+        }
+        return out;
     }
 
     /** A prompt of this many words of the tiny model's vocabulary. */

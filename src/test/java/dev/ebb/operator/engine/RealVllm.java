@@ -2,14 +2,12 @@ package dev.ebb.operator.engine;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.sim.EngineRuntime;
-import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.SimKubelet;
 import io.fabric8.kubernetes.api.model.Container;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -70,18 +68,8 @@ public final class RealVllm extends RealEngine {
             if (!SimKubelet.engineOf(Optional.ofNullable(main.getCommand()).orElse(List.of())).equals(Optional.of(Engine.VLLM))) {
                 return Optional.empty();
             }
-            String loopback = LoopbackAddresses.loopbackOf(address);
-            // a Pod on the pod network has a loopback of its own, where the hook and the reads reach its engine
-            List<String> argv = new ArrayList<>(loopback.equals(address) ? List.of(venv().resolve("bin/vllm").toString())
-                    : List.of(venv().resolve("bin/python").toString(), Path.of("src/test/engine/serve-in-pod.py").toAbsolutePath().toString(), loopback));
-            argv.addAll(asRendered(main.getCommand(), tinyModel(), address));
-            Map<String, String> env = new HashMap<>();
-            Optional.ofNullable(main.getEnv()).orElse(List.of()).stream().filter(v -> v.getValue() != null)
-                    .forEach(v -> env.put(v.getName(), v.getValue()));
-            env.putAll(ENVIRONMENT);
-            int port = Integer.parseInt(argv.get(argv.indexOf("--port") + 1));
-            Path log = logFor(address, port);
-            return Optional.of(new RealVllm(launch(argv, env, log), address, port, log, Duration.ZERO));
+            return Optional.of(inPod(venv().resolve("bin/python"), "vllm.entrypoints.cli.main", asRendered(main.getCommand(), tinyModel(), address),
+                    main, ENVIRONMENT, address));
         };
     }
 
@@ -91,21 +79,11 @@ public final class RealVllm extends RealEngine {
      * not know fails the start.
      */
     static List<String> asRendered(List<String> rendered, Path tiny, String address) {
-        if (rendered.size() < 3 || !rendered.get(0).equals("vllm") || !rendered.get(1).equals("serve")) {
-            throw new IllegalArgumentException("not a rendered vllm serve command: " + rendered);
+        if (rendered.size() < 3 || !rendered.get(0).equals("vllm") || !rendered.get(1).equals("serve") || !rendered.contains("--port")) {
+            throw new IllegalArgumentException("not a rendered vllm serve command with its port: " + rendered);
         }
         List<String> argv = new ArrayList<>(List.of("serve", tiny.toString()));
-        List<String> flags = rendered.subList(3, rendered.size());
-        int host = flags.indexOf("--host");
-        for (int i = 0; i < flags.size(); i++) {
-            argv.add(i == host + 1 && host >= 0 ? address : flags.get(i));
-        }
-        if (host < 0) {
-            argv.addAll(List.of("--host", address));
-        }
-        if (!argv.contains("--port")) {
-            throw new IllegalArgumentException("a rendered vllm serve command names its port: " + rendered);
-        }
+        argv.addAll(withValue(rendered.subList(3, rendered.size()), "--host", address));
         argv.addAll(ON_THIS_MACHINE);
         return List.copyOf(argv);
     }
