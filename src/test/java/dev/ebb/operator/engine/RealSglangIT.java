@@ -92,6 +92,26 @@ class RealSglangIT {
         assertThat((seen - ended.sentNanos()) / 1e9).isLessThan(DrainTimelines.SETTLE);
     }
 
+    /**
+     * The member read as the operator runs it, on the engine's own page: two streams show as two in flight, and the
+     * member reads idle again once the scheduler has written its gauges after their end.
+     */
+    @Test
+    void theMemberReadTellsBusyFromIdleOnTheEnginesOwnPage() throws Exception {
+        try (MemberRead member = new MemberRead(Engine.SGLANG, sglang)) {
+            await().atMost(IDLE_WRITE).until(() -> member.read().equals(new Reading.Idle()));
+
+            List<CompletableFuture<Stream>> streams = List.of(Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(3), 150),
+                    Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(5), 150));
+            await().atMost(Duration.ofSeconds(20)).until(() -> member.read().equals(new Reading.Busy(2)));
+            for (CompletableFuture<Stream> stream : streams) {
+                Stream ended = stream.get(300, TimeUnit.SECONDS);
+                assertThat(ended.complete()).as("the stream: %s", ended).isTrue();
+            }
+            await().atMost(IDLE_WRITE).until(() -> member.read().equals(new Reading.Idle()));
+        }
+    }
+
     /** The hook as the renderer builds it, against the real engine: it waits out a stream and the gauges' late write. */
     @Test
     void theDrainHookHoldsWhileAStreamRunsAndReturnsOnceTheGaugesSayIdle() throws Exception {

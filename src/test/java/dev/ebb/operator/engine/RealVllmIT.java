@@ -3,25 +3,17 @@ package dev.ebb.operator.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.InFlightGauges;
-import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.read.PrometheusText;
 import dev.ebb.operator.read.Reading;
-import dev.ebb.operator.sim.LocalExec;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -111,22 +103,17 @@ class RealVllmIT {
      */
     @Test
     void theMemberReadTellsBusyFromIdleOnTheEnginesOwnPage() throws Exception {
-        Pod member = new PodBuilder().withNewMetadata().withName("tiny-server-r0-m0").withNamespace("engine")
-                .withAnnotations(Map.of(Annotations.SCRAPE_PORT, Integer.toString(vllm.port))).endMetadata()
-                .withNewStatus().withPodIP(vllm.host).endStatus().build();
-        try (LocalExec exec = new LocalExec()) {
-            MemberReader reader = new MemberReader(exec, new SimpleMeterRegistry());
-            Supplier<Reading> read = () -> reader.read(member, Engine.VLLM).await().atMost(Duration.ofSeconds(10));
-            assertThat(read.get()).isEqualTo(new Reading.Idle());
+        try (MemberRead member = new MemberRead(Engine.VLLM, vllm)) {
+            assertThat(member.read()).isEqualTo(new Reading.Idle());
 
             List<CompletableFuture<Stream>> streams = List.of(Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 1000),
                     Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(5), 1000));
-            await().atMost(Duration.ofSeconds(10)).until(() -> read.get().equals(new Reading.Busy(2)));
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.read().equals(new Reading.Busy(2)));
             for (CompletableFuture<Stream> stream : streams) {
                 Stream ended = stream.get(120, TimeUnit.SECONDS);
                 assertThat(ended.complete()).as("the stream: %s", ended).isTrue();
             }
-            await().atMost(Duration.ofSeconds(2)).until(() -> read.get().equals(new Reading.Idle()));
+            await().atMost(Duration.ofSeconds(2)).until(() -> member.read().equals(new Reading.Idle()));
         }
     }
 
