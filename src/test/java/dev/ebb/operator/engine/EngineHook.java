@@ -2,7 +2,6 @@ package dev.ebb.operator.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
@@ -25,10 +24,10 @@ record EngineHook(List<String> lines, double seconds, long returnedNanos) {
         return lines.get(lines.size() - 1);
     }
 
-    static EngineHook run(Engine engine, int port) throws IOException, InterruptedException {
-        List<InFlightGauges.Gauge> gauges = InFlightGauges.of(engine);
-        List<String> argv = DrainHook.command(DrainHook.SCRIPT, new DrainTimelines().of(Optional.of(30), engine, RoleKind.Server,
-                false, false, true), "http", List.of(DrainHook.LOOPBACK), port, "/metrics", gauges);
+    static EngineHook run(RealEngine engine) throws IOException, InterruptedException {
+        List<InFlightGauges.Gauge> gauges = InFlightGauges.of(engine.engine);
+        List<String> argv = DrainHook.command(DrainHook.SCRIPT, new DrainTimelines().of(Optional.of(30), engine.engine, RoleKind.Server,
+                false, false, true), "http", List.of(DrainHook.LOOPBACK), engine.port, "/metrics", gauges);
         Path log = Files.createTempFile("hook", ".log");
         long start = System.nanoTime();
         Process hook = LocalProcesses.builder(argv).redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(log.toFile()).start();

@@ -21,8 +21,8 @@ final class MemberRead implements AutoCloseable {
     private final Engine engine;
     private final Pod member;
 
-    MemberRead(Engine engine, RealEngine real) {
-        this.engine = engine;
+    MemberRead(RealEngine real) {
+        this.engine = real.engine;
         this.member = new PodBuilder().withNewMetadata().withName("tiny-server-r0-m0").withNamespace("engine")
                 .withAnnotations(Map.of(Annotations.SCRAPE_PORT, Integer.toString(real.port))).endMetadata()
                 .withNewStatus().withPodIP(real.host).endStatus().build();

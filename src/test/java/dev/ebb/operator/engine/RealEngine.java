@@ -2,6 +2,10 @@ package dev.ebb.operator.engine;
 
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.drain.InFlightGauges;
+import dev.ebb.operator.read.PrometheusText;
+import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.sim.EngineContainer;
 import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.LoopbackAddresses;
@@ -20,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -33,6 +38,7 @@ public class RealEngine implements EngineContainer, AutoCloseable {
     private static final Duration START_LIMIT = Duration.ofMinutes(6);
     private static volatile Path model;
 
+    final Engine engine;
     final String host;
     final int port;
     final Path log;
@@ -41,8 +47,9 @@ public class RealEngine implements EngineContainer, AutoCloseable {
     private final Process process;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
 
-    RealEngine(Process process, String host, int port, Path log, Duration startedIn) {
+    RealEngine(Process process, Engine engine, String host, int port, Path log, Duration startedIn) {
         this.process = process;
+        this.engine = engine;
         this.host = host;
         this.port = port;
         this.log = log;
@@ -116,8 +123,8 @@ public class RealEngine implements EngineContainer, AutoCloseable {
      * stands for its loopback, where the hook and the reads reach it. The container's literal variables come first,
      * the engine's own for this machine over them.
      */
-    static RealEngine inPod(Path python, String module, List<String> args, Container main, Map<String, String> engineEnv, String address)
-            throws IOException {
+    static RealEngine inPod(Engine engine, Path python, String module, List<String> args, Container main, Map<String, String> engineEnv,
+            String address) throws IOException {
         String loopback = LoopbackAddresses.loopbackOf(address);
         List<String> argv = new ArrayList<>(List.of(python.toString()));
         argv.addAll(loopback.equals(address) ? List.of("-m", module)
@@ -129,7 +136,7 @@ public class RealEngine implements EngineContainer, AutoCloseable {
         env.putAll(engineEnv);
         int port = Integer.parseInt(args.get(args.indexOf("--port") + 1));
         Path log = logFor(address, port);
-        return new RealEngine(launch(argv, env, log), address, port, log, Duration.ZERO);
+        return new RealEngine(launch(argv, env, log), engine, address, port, log, Duration.ZERO);
     }
 
     /** The flags with the value after {@code flag} replaced, or the flag added with it where they lack it. */
@@ -172,6 +179,22 @@ public class RealEngine implements EngineContainer, AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IOException(e);
         }
+    }
+
+    /** The engine's own page, as the reader reads it for this engine's gauges. */
+    Reading read() throws IOException {
+        return PrometheusText.read(get("/metrics").body(), InFlightGauges.of(engine));
+    }
+
+    /** When the gauges first counted a request, looked for every 5 ms while its stream runs; 0 if not before it ended. */
+    long firstBusy(CompletableFuture<Stream> stream) throws IOException, InterruptedException {
+        while (!stream.isDone()) {
+            if (read() instanceof Reading.Busy) {
+                return System.nanoTime();
+            }
+            Thread.sleep(5);
+        }
+        return 0;
     }
 
     /** SIGTERM to the API server alone, as the container runtime signals a container's first process. */

@@ -24,7 +24,7 @@ public final class RealSglang extends RealEngine {
     private static final Map<String, String> ENVIRONMENT = Map.of("SGLANG_USE_CPU_ENGINE", "1", "HF_HUB_OFFLINE", "1", "DO_NOT_TRACK", "1");
 
     private RealSglang(Process process, int port, Path log, Duration startedIn) {
-        super(process, "127.0.0.1", port, log, startedIn);
+        super(process, Engine.SGLANG, "127.0.0.1", port, log, startedIn);
     }
 
     /** What a CPU-only machine needs beside a rendered command; see {@link #start}. */
@@ -49,7 +49,7 @@ public final class RealSglang extends RealEngine {
             if (!SimKubelet.engineOf(Optional.ofNullable(main.getCommand()).orElse(List.of())).equals(Optional.of(Engine.SGLANG))) {
                 return Optional.empty();
             }
-            return Optional.of(inPod(python(), "sglang.launch_server", asRendered(main.getCommand(), tinyModel(python()), address),
+            return Optional.of(inPod(Engine.SGLANG, python(), "sglang.launch_server", asRendered(main.getCommand(), tinyModel(python()), address),
                     main, ENVIRONMENT, address));
         };
     }

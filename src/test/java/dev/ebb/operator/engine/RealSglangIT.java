@@ -3,10 +3,7 @@ package dev.ebb.operator.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.DrainTimelines;
-import dev.ebb.operator.drain.InFlightGauges;
-import dev.ebb.operator.read.PrometheusText;
 import dev.ebb.operator.read.Reading;
 import java.io.IOException;
 import java.net.http.HttpResponse;
@@ -27,7 +24,6 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RealSglangIT {
-    private static final List<InFlightGauges.Gauge> GAUGES = InFlightGauges.of(Engine.SGLANG);
     /** The scheduler writes its gauges while idle once 30 s have passed since the last write; a margin on top. */
     private static final Duration IDLE_WRITE = Duration.ofSeconds(40);
     private RealSglang sglang;
@@ -46,10 +42,6 @@ class RealSglangIT {
         }
     }
 
-    private Reading read() throws IOException {
-        return PrometheusText.read(sglang.get("/metrics").body(), GAUGES);
-    }
-
     /** Every queue gauge the operator sums, one series for the one scheduler, in a chunked body. */
     @Test
     void theMetricsPageCarriesEveryQueueGaugeChunked() throws IOException {
@@ -62,7 +54,7 @@ class RealSglangIT {
                 "sglang:num_queue_reqs" + labels, "sglang:num_prefill_bootstrap_queue_reqs" + labels,
                 "sglang:num_prefill_inflight_queue_reqs" + labels, "sglang:num_decode_prealloc_queue_reqs" + labels,
                 "sglang:num_decode_transfer_queue_reqs" + labels);
-        await().atMost(IDLE_WRITE).until(() -> read().equals(new Reading.Idle()));
+        await().atMost(IDLE_WRITE).until(() -> sglang.read().equals(new Reading.Idle()));
     }
 
     /**
@@ -71,18 +63,11 @@ class RealSglangIT {
      */
     @Test
     void aRequestShowsInTheGaugesAtOnceAndLeavesThemLate() throws Exception {
-        await().atMost(IDLE_WRITE).until(() -> read().equals(new Reading.Idle()));
+        await().atMost(IDLE_WRITE).until(() -> sglang.read().equals(new Reading.Idle()));
         CompletableFuture<Stream> stream = Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(3), 200);
-        long seen = 0;
-        while (!stream.isDone()) {
-            if (read() instanceof Reading.Busy) {
-                seen = System.nanoTime();
-                break;
-            }
-            Thread.sleep(5);
-        }
+        long seen = sglang.firstBusy(stream);
         Stream ended = stream.get(300, TimeUnit.SECONDS);
-        await().atMost(IDLE_WRITE).pollInterval(Duration.ofMillis(100)).until(() -> read().equals(new Reading.Idle()));
+        await().atMost(IDLE_WRITE).pollInterval(Duration.ofMillis(100)).until(() -> sglang.read().equals(new Reading.Idle()));
         long idle = System.nanoTime();
 
         System.out.printf("SGLang: 200 tokens in %.1f s; the gauges show the request %.3f s after it is sent, and go back to 0 %.1f s after its end%n",
@@ -98,7 +83,7 @@ class RealSglangIT {
      */
     @Test
     void theMemberReadTellsBusyFromIdleOnTheEnginesOwnPage() throws Exception {
-        try (MemberRead member = new MemberRead(Engine.SGLANG, sglang)) {
+        try (MemberRead member = new MemberRead(sglang)) {
             await().atMost(IDLE_WRITE).until(() -> member.read().equals(new Reading.Idle()));
 
             List<CompletableFuture<Stream>> streams = List.of(Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(3), 150),
@@ -115,13 +100,13 @@ class RealSglangIT {
     /** The hook as the renderer builds it, against the real engine: it waits out a stream and the gauges' late write. */
     @Test
     void theDrainHookHoldsWhileAStreamRunsAndReturnsOnceTheGaugesSayIdle() throws Exception {
-        await().atMost(IDLE_WRITE).until(() -> read().equals(new Reading.Idle()));
-        EngineHook idle = EngineHook.run(Engine.SGLANG, sglang.port);
+        await().atMost(IDLE_WRITE).until(() -> sglang.read().equals(new Reading.Idle()));
+        EngineHook idle = EngineHook.run(sglang);
         assertThat(idle.last()).contains("idle on two consecutive reads");
 
         CompletableFuture<Stream> stream = Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(3), 100);
-        await().atMost(Duration.ofSeconds(10)).until(() -> read() instanceof Reading.Busy);
-        EngineHook busy = EngineHook.run(Engine.SGLANG, sglang.port);
+        await().atMost(Duration.ofSeconds(10)).until(() -> sglang.read() instanceof Reading.Busy);
+        EngineHook busy = EngineHook.run(sglang);
         Stream ended = stream.get(120, TimeUnit.SECONDS);
 
         System.out.printf("SGLang drain hook: idle engine %.1f s; engine with a stream %.1f s, the stream %.1f s; hook's last line: %s%n",

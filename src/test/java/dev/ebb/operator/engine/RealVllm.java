@@ -29,7 +29,7 @@ public final class RealVllm extends RealEngine {
             "VLLM_CPU_KVCACHE_SPACE", "1", "VLLM_NO_USAGE_STATS", "1", "DO_NOT_TRACK", "1");
 
     private RealVllm(Process process, String host, int port, Path log, Duration startedIn) {
-        super(process, host, port, log, startedIn);
+        super(process, Engine.VLLM, host, port, log, startedIn);
     }
 
     public static boolean installed() {
@@ -68,7 +68,7 @@ public final class RealVllm extends RealEngine {
             if (!SimKubelet.engineOf(Optional.ofNullable(main.getCommand()).orElse(List.of())).equals(Optional.of(Engine.VLLM))) {
                 return Optional.empty();
             }
-            return Optional.of(inPod(venv().resolve("bin/python"), "vllm.entrypoints.cli.main", asRendered(main.getCommand(), tinyModel(), address),
+            return Optional.of(inPod(Engine.VLLM, venv().resolve("bin/python"), "vllm.entrypoints.cli.main", asRendered(main.getCommand(), tinyModel(), address),
                     main, ENVIRONMENT, address));
         };
     }

@@ -3,10 +3,7 @@ package dev.ebb.operator.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.DrainTimelines;
-import dev.ebb.operator.drain.InFlightGauges;
-import dev.ebb.operator.read.PrometheusText;
 import dev.ebb.operator.read.Reading;
 import java.io.IOException;
 import java.net.http.HttpResponse;
@@ -27,7 +24,6 @@ import org.junit.jupiter.api.TestInstance;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class RealVllmIT {
-    private static final List<InFlightGauges.Gauge> GAUGES = InFlightGauges.of(Engine.VLLM);
     private RealVllm vllm;
 
     @BeforeAll
@@ -44,10 +40,6 @@ class RealVllmIT {
         }
     }
 
-    private Reading read() throws IOException {
-        return PrometheusText.read(vllm.get("/metrics").body(), GAUGES);
-    }
-
     /** Both gauges, one series for the one engine core, labelled engine and model_name, in a body of known length. */
     @Test
     void theMetricsPageCarriesBothGaugesPerEngineAndAContentLength() throws IOException {
@@ -57,7 +49,7 @@ class RealVllmIT {
         assertThat(page.headers().firstValue("Transfer-Encoding")).isEmpty();
         assertThat(page.body()).contains("vllm:num_requests_running{engine=\"0\",model_name=\"tiny\"} 0.0",
                 "vllm:num_requests_waiting{engine=\"0\",model_name=\"tiny\"} 0.0", "# TYPE vllm:num_requests_running gauge");
-        assertThat(read()).isEqualTo(new Reading.Idle());
+        assertThat(vllm.read()).isEqualTo(new Reading.Idle());
     }
 
     /**
@@ -68,18 +60,11 @@ class RealVllmIT {
     void aRequestShowsInTheGaugesWellWithinTheMarginAndLeavesThemAsItEnds() throws Exception {
         for (int words : new int[] {3, 2000, 6000}) {
             CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(words), 200);
-            long seen = 0;
-            while (!stream.isDone()) {
-                if (read() instanceof Reading.Busy) {
-                    seen = System.nanoTime();
-                    break;
-                }
-                Thread.sleep(5);
-            }
+            long seen = vllm.firstBusy(stream);
             Stream ended = stream.get(120, TimeUnit.SECONDS);
             long zero = 0;
             while (zero == 0) {
-                if (read() instanceof Reading.Idle) {
+                if (vllm.read() instanceof Reading.Idle) {
                     zero = System.nanoTime();
                 }
             }
@@ -103,7 +88,7 @@ class RealVllmIT {
      */
     @Test
     void theMemberReadTellsBusyFromIdleOnTheEnginesOwnPage() throws Exception {
-        try (MemberRead member = new MemberRead(Engine.VLLM, vllm)) {
+        try (MemberRead member = new MemberRead(vllm)) {
             assertThat(member.read()).isEqualTo(new Reading.Idle());
 
             List<CompletableFuture<Stream>> streams = List.of(Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 1000),
@@ -120,13 +105,13 @@ class RealVllmIT {
     /** The hook as the renderer builds it, against the real engine: it returns on two idle reads, and waits out a stream. */
     @Test
     void theDrainHookReturnsOnTwoIdleReadsAndHoldsWhileAStreamRuns() throws Exception {
-        EngineHook idle = EngineHook.run(Engine.VLLM, vllm.port);
+        EngineHook idle = EngineHook.run(vllm);
         assertThat(idle.last()).contains("idle on two consecutive reads");
         assertThat(idle.seconds()).isBetween(5.5, 9.0);
 
         CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 600);
-        await().atMost(Duration.ofSeconds(10)).until(() -> read() instanceof Reading.Busy);
-        EngineHook busy = EngineHook.run(Engine.VLLM, vllm.port);
+        await().atMost(Duration.ofSeconds(10)).until(() -> vllm.read() instanceof Reading.Busy);
+        EngineHook busy = EngineHook.run(vllm);
         Stream ended = stream.get(60, TimeUnit.SECONDS);
 
         assertThat(ended.complete()).as("the stream: %s", ended).isTrue();
