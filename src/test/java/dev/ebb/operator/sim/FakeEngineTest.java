@@ -128,21 +128,6 @@ class FakeEngineTest {
     }
 
     @Test
-    void sglangRefusesNewWorkButFinishesWhatItHoldsOnSigterm() throws Exception {
-        engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), 8000, "m");
-        LoadGenerator holding = load(30, 20);
-        CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(holding::send);
-        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
-
-        engine.sigterm();
-
-        assertThat(engine.state()).isEqualTo(FakeEngine.State.DRAINING);
-        assertThat(load(3, 1).send().outcome()).isEqualTo(LoadGenerator.Outcome.REJECTED);
-        assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
-        await().atMost(Duration.ofSeconds(2)).until(engine::exited);
-    }
-
-    @Test
     void killCutsWhatSglangStillHolds() throws Exception {
         engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), 8000, "m");
         CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(load(500, 20)::send);
