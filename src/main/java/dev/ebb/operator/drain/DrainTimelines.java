@@ -26,7 +26,9 @@ public class DrainTimelines {
     public static final int SGLANG_SPLIT_MIN_GRACE = 45;
     /**
      * Kept free after vLLM's own drain ends, for it to stop its API server and engine core before the kill: vLLM
-     * 0.32.0 on CPU exited 0.3 to 4.1 s after its last stream ended (the engine tier's RealVllmSigtermIT).
+     * 0.32.0 on CPU exited 0.3 to 7.6 s after its last stream ended, the longer ones on a loaded machine (the engine
+     * tier). An exit slower than this meets the kill with nothing left to cut, while a wider margin would take the
+     * time from the drain, where a stream still running at its end is cut.
      */
     public static final int ENGINE_EXIT_MARGIN = 5;
 

@@ -118,4 +118,24 @@ class LaggingEngineHookTest {
             assertThat(late.get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
         }
     }
+    /**
+     * With SGLang's gauges as observed (a finished request stays on its page until the idle write, about 30 s later),
+     * a hook that starts right after a stream ends never reads idle and gives up at its last read: SIGTERM then
+     * follows, and SGLang, holding nothing, exits. What RealSglangIT saw the hook do at 0.5.15.
+     */
+    @Test
+    void sglangsGaugesAsObservedHoldAHookStartedRightAfterAStreamToItsLastRead() throws Exception {
+        try (FakeEngine engine = start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).timedAsObserved(Engine.SGLANG))) {
+            hold(engine, 1, 3);
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> engine.inFlight() == 0);
+            long started = System.nanoTime();
+
+            HookRun run = drainAsync(hook(Engine.SGLANG, 15, "http"), engine.host()).get();
+
+            double took = (System.nanoTime() - started) / 1e9;
+            assertThat(run.lines()).as(String.join(" / ", run.lines())).allMatch(l -> !l.contains("idle on two"));
+            assertThat(run.lines()).anyMatch(l -> l.contains("busy (sum 1)"));
+            assertThat(took).as(String.join(" / ", run.lines())).isBetween(DrainTimelines.SETTLE + 4.0, 15.0);
+        }
+    }
 }

@@ -57,6 +57,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -420,6 +421,35 @@ class RetirementIT {
 
         await().atMost(Duration.ofSeconds(60)).until(() -> gone("qwen-server-r1-m0") && !hidden.requests().isEmpty());
         assertThat(hidden.requests()).singleElement().satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+    }
+
+    /**
+     * The engines' timings as the engine tier saw them (vLLM 0.32.0 exits 6 s after its drain; SGLang 0.5.15 shows a
+     * finished request for about 30 s more and exits at its watchdog's next look and a teardown): the replica goes only
+     * once its page shows it idle, its stream completes, and its engine leaves within the grace, unkilled.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Engine.class)
+    void aBusyReplicaOfEnginesTimedAsObservedGoesOnceItsPageShowsItIdleAndLeavesUnkilled(Engine kind) {
+        world.kubelet().shapeEngines((pod, behaviour) -> behaviour.timedAsObserved(kind));
+        deployRouted(deployment("qwen", kind.wireName()).role(role("server").replicas(2)));
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        busierThanTheTarget("qwen-server-r0-m0");
+        LoadGenerator held = longRequestTo("qwen-server-r1-m0", 30);
+
+        scale("server", 1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> !held.requests().isEmpty());
+        Instant ended = Instant.now();
+
+        await().atMost(Duration.ofSeconds(90)).until(() -> gone("qwen-server-r1-m0"));
+        assertThat(held.requests()).singleElement().satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        Termination left = world.kubelet().terminations().stream()
+                .filter(t -> t.namespace().equals(ns) && t.pod().equals("qwen-server-r1-m0")).findFirst().orElseThrow();
+        assertThat(left.killed()).isFalse();
+        assertThat(left.exited().minus(left.sigterm())).isGreaterThanOrEqualTo(kind == Engine.VLLM ? Duration.ofSeconds(6) : Duration.ofMillis(4_400));
+        if (kind == Engine.SGLANG) {
+            assertThat(Duration.between(ended, left.deletionSeen())).as("deleted only after the idle write").isGreaterThan(Duration.ofSeconds(25));
+        }
     }
 
     @Test

@@ -23,6 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -69,6 +70,8 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
     private volatile State state;
     /** False once a drain's limit has passed: streams still open stay open and get nothing more. */
     private volatile boolean generating = true;
+    /** True from the moment a drain that held nothing set out to exit, until a request found at its check calls it off. */
+    private boolean exitUnderWay;
 
     private FakeEngine(Engine engine, String host, int port, String model, EngineFaults faults, EngineBehaviour behaviour,
             SSLContext tls) throws IOException {
@@ -83,9 +86,10 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         Duration load = behaviour.loadDelay;
         state = load.isZero() ? State.SERVING : State.LOADING;
         // vllm/entrypoints/openai/api_server.py, setup_server: the socket is bound before the engine loads but listened
-        // on only once uvicorn serves, after it, so until then a connection is refused. SGLang's /health answers 503
-        // while its server is Starting (python/sglang/srt/entrypoints/http_server.py, health_generate). Both read in
-        // recent sources; the release tags they first appear at are not checked.
+        // on only once uvicorn serves, after it, so until then a connection is refused (read in recent sources). SGLang
+        // 0.5.15 on CPU refused connections while it loaded and answered /health with 503 during its warm-up request
+        // (RealSglangIT's start-up); the fake SGLang listens from its start and answers 503 throughout, which the
+        // probes and the reads treat alike: neither is a page.
         boolean refuseWhileLoading = engine == Engine.VLLM && !load.isZero();
         if (!refuseWhileLoading) {
             listen();
@@ -276,7 +280,7 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         try (OutputStream out = exchange.getResponseBody()) {
             // vLLM's API server sends the stream's headers at once and tokenizes the prompt before the request reaches
             // the engine core, whose scheduler's running and waiting queues the gauges report (observed at vLLM 0.32.0
-            // on CPU: headers after 5 to 20 ms, the gauges after up to 0.5 s for 6,000 words; RealVllmIT)
+            // on CPU: headers after 5 to 42 ms, the gauges after 0.03 to 3.05 s as prompts grow to 6,000 words; RealVllmIT)
             exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
             exchange.sendResponseHeaders(200, 0);
             out.flush();
@@ -320,8 +324,12 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
             if (changed) {
                 long now = System.nanoTime();
                 countedSince.put(now, Set.copyOf(counted));
-                // what a lagging gauge may still show is the last change before now minus the lag; older ones go
-                Long keep = countedSince.floorKey(now - behaviour.busyGaugeLag.toNanos());
+                // a lagging page shows at most the last change before now minus its lag, or the one before that
+                // while it still shows the engine busy after it went idle; older ones go
+                long lag = Math.max(behaviour.busyGaugeLag.toNanos(),
+                        behaviour.gaugeWriteDelay.toNanos() + behaviour.idleWriteAfter.toNanos());
+                Long shownAtMost = countedSince.floorKey(now - lag);
+                Long keep = shownAtMost == null ? null : countedSince.lowerKey(shownAtMost);
                 if (keep != null) {
                     countedSince.headMap(keep, false).clear();
                 }
@@ -334,21 +342,33 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
      * decode_log_interval decode steps (40 by default), and while idle once 30 s have passed since the last write
      * (python/sglang/srt/managers/scheduler_metrics_mixin.py, log_prefill_stats and log_decode_stats;
      * scheduler_runtime_checker_mixin.py, check_memory: "During idle time, also collect metrics every 30 seconds";
-     * read in recent sources, tag not checked). Observed at SGLang 0.5.15 on CPU (RealSglangIT): a request shows 1.2 to
-     * 1.8 s after it is sent, and a finished one leaves the gauges 29.3 to 29.7 s after its end. The fake writes on a
-     * fixed beat of the configured lag, so a page shows what the engine held up to that long ago, busy or idle; the lag
-     * is none unless a test sets it, so that suites of SGLang retirements stay fast.
+     * read in recent sources, tag not checked). Two ways to lag, both none unless a test sets them, so that suites of
+     * SGLang retirements stay fast: as observed ({@link EngineBehaviour#timedAsObserved}), each change shows after a
+     * delay while the engine is busy and the last busy page stays until the idle write; or, for the worst case, on a
+     * fixed beat of {@link EngineBehaviour#busyGaugeLag}, so a page shows what the engine held up to that long ago,
+     * busy or idle, and a new request may go unseen for the whole beat.
      */
     private Set<Long> shownInGauges() {
-        long lag = behaviour.busyGaugeLag.toNanos();
+        long beat = behaviour.busyGaugeLag.toNanos();
+        long writeDelay = behaviour.gaugeWriteDelay.toNanos();
+        long idleWrite = behaviour.idleWriteAfter.toNanos();
         synchronized (countedSince) {
-            if (lag <= 0) {
+            long now = System.nanoTime();
+            if (beat > 0) {
+                long lastWrite = startedNanos + (now - startedNanos) / beat * beat;
+                Map.Entry<Long, Set<Long>> then = countedSince.floorEntry(lastWrite);
+                return then == null ? Set.of() : then.getValue();
+            }
+            if (writeDelay <= 0 && idleWrite <= 0) {
                 return Set.copyOf(counted);
             }
-            long now = System.nanoTime();
-            long lastWrite = startedNanos + (now - startedNanos) / lag * lag;
-            Map.Entry<Long, Set<Long>> then = countedSince.floorEntry(lastWrite);
-            return then == null ? Set.of() : then.getValue();
+            Map.Entry<Long, Set<Long>> written = countedSince.floorEntry(now - writeDelay);
+            if (written == null || !written.getValue().isEmpty()) {
+                return written == null ? Set.of() : written.getValue();
+            }
+            Map.Entry<Long, Set<Long>> lastBusy = countedSince.lowerEntry(written.getKey());
+            boolean idleWritten = now - written.getKey() >= idleWrite;
+            return lastBusy == null || idleWritten ? Set.of() : lastBusy.getValue();
         }
     }
 
@@ -360,11 +380,49 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
                 : shown.stream().filter(id -> id % members == member).collect(Collectors.toUnmodifiableSet());
     }
 
+    /**
+     * Exits once a drain holds nothing: at once, or at the engine's next look at its drain and after its teardown
+     * ({@link EngineBehaviour#timedAsObserved}). A request taken meanwhile (SGLang serves during its drain) and
+     * still held at that look keeps the engine draining; one taken during the teardown is dropped with the process.
+     */
     private synchronized void exitWhenDrained() {
-        if (state == State.DRAINING && running.isEmpty()) {
+        if (state != State.DRAINING || !running.isEmpty() || exitUnderWay) {
+            return;
+        }
+        long now = System.nanoTime();
+        long check = nextDrainCheck(now);
+        Duration teardown = behaviour.exitAfterDrain;
+        if (check == now && teardown.isZero()) {
             state = State.EXITED;
             stopListening();
+            return;
         }
+        exitUnderWay = true;
+        threads.submit(() -> {
+            try {
+                TimeUnit.NANOSECONDS.sleep(check - now);
+                synchronized (this) {
+                    if (!running.isEmpty()) {
+                        exitUnderWay = false;
+                        return;
+                    }
+                }
+                Thread.sleep(teardown.toMillis());
+                kill();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
+    /** The first of the engine's looks at its drain at or after {@code now}; {@code now} itself when it looks at once. */
+    private long nextDrainCheck(long now) {
+        long period = behaviour.drainCheckEvery.toNanos();
+        if (period <= 0) {
+            return now;
+        }
+        long sinceStart = now - startedNanos;
+        return startedNanos + Math.max(1, (sinceStart + period - 1) / period) * period;
     }
 
     /** vLLM answers 200 while it drains (observed at vLLM 0.32.0, RealVllmSigtermIT); SGLang 503. */

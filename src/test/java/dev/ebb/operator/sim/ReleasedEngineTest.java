@@ -146,6 +146,53 @@ class ReleasedEngineTest {
         await().atMost(Duration.ofSeconds(2)).until(engine::exited);
     }
 
+    /** vLLM 0.32.0 on CPU exited 4 to 7.6 s after its last stream ended; the fake takes 6 s. */
+    @Test
+    void vllmExitingAsObservedStaysUpForItsTeardownAfterItsLastStreamEnds() throws Exception {
+        start(Engine.VLLM, vllm("v0.32.0", "--shutdown-timeout", "10").timedAsObserved(Engine.VLLM));
+        CompletableFuture<LoadGenerator.Request> held = stream(25, 20);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+
+        engine.sigterm();
+        assertThat(held.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        long ended = System.nanoTime();
+
+        await().during(Duration.ofMillis(5_500)).atMost(Duration.ofSeconds(8)).until(() -> !engine.exited());
+        await().atMost(Duration.ofSeconds(5)).until(engine::exited);
+        assertThat(Duration.ofNanos(System.nanoTime() - ended)).isGreaterThanOrEqualTo(Duration.ofSeconds(6));
+    }
+
+    /**
+     * SGLang 0.5.15 on CPU exited 4.5 to 9.3 s after its last stream: its watchdog finds the drain over at its next
+     * 5 s look, and its schedulers then take about 4.4 s to stop.
+     */
+    @Test
+    void sglangExitingAsObservedLeavesAtItsWatchdogsNextLookAndATeardownAfterItsLastStream() throws Exception {
+        start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).timedAsObserved(Engine.SGLANG));
+        CompletableFuture<LoadGenerator.Request> held = stream(25, 20);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+
+        engine.sigterm();
+        assertThat(held.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        long ended = System.nanoTime();
+
+        await().during(Duration.ofMillis(4_200)).atMost(Duration.ofSeconds(6)).until(() -> !engine.exited());
+        await().atMost(Duration.ofSeconds(10)).until(engine::exited);
+        assertThat(Duration.ofNanos(System.nanoTime() - ended)).isBetween(Duration.ofMillis(4_400), Duration.ofSeconds(12));
+    }
+
+    /** A request taken during the teardown, after the watchdog found the drain over, goes with the process. */
+    @Test
+    void aRequestSglangTakesDuringItsTeardownIsCutByItsExit() throws Exception {
+        start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).exitAfterDrain(Duration.ofSeconds(3)));
+
+        engine.sigterm();
+        CompletableFuture<LoadGenerator.Request> late = stream(400, 20);
+
+        assertThat(late.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
+        assertThat(engine.exited()).isTrue();
+    }
+
     @Test
     void vllmRefusesConnectionsUntilItsModelIsLoaded() throws Exception {
         start(Engine.VLLM, EngineBehaviour.of(Engine.VLLM).loadDelay(Duration.ofMillis(1500)));
@@ -204,6 +251,30 @@ class ReleasedEngineTest {
 
         // within one lag, and a second of scheduling on a loaded machine
         assertThat(Duration.ofNanos(System.nanoTime() - arrived)).isLessThanOrEqualTo(Duration.ofMillis(3_000));
+    }
+
+    /**
+     * As SGLang 0.5.15 did on CPU, in shorter figures: a request shows once the scheduler has written its gauges, and
+     * once the engine is idle the page keeps the last request until the idle write.
+     */
+    @Test
+    void sglangsGaugesAsWrittenShowARequestAfterTheWriteDelayAndItsEndOnlyAtTheIdleWrite() throws Exception {
+        start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).gaugeWriteDelay(Duration.ofMillis(800)).idleWriteAfter(Duration.ofSeconds(3)));
+        CompletableFuture<LoadGenerator.Request> held = stream(60, 20);
+        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(10)).until(() -> engine.counted() == 1);
+        long arrived = System.nanoTime();
+
+        assertThat(inFlightOnPage()).as("not written yet").isZero();
+        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(20)).until(() -> inFlightOnPage() == 1);
+        // less the poll that saw it counted
+        assertThat(Duration.ofNanos(System.nanoTime() - arrived)).isGreaterThanOrEqualTo(Duration.ofMillis(700));
+
+        held.get();
+        long ended = System.nanoTime();
+        assertThat(engine.counted()).isZero();
+        await().during(Duration.ofMillis(2_500)).atMost(Duration.ofSeconds(3)).until(() -> inFlightOnPage() == 1);
+        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(20)).until(() -> inFlightOnPage() == 0);
+        assertThat(Duration.ofNanos(System.nanoTime() - ended)).isGreaterThanOrEqualTo(Duration.ofSeconds(3));
     }
 
     @Test

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -43,7 +44,11 @@ class ReleasedEngineWindowTest {
     }
 
     private static Pod rendered(Specs.Role role) {
-        DesiredDeployment desired = Specs.deployment("qwen", "vLLM").role(role).namespace(NS).desired();
+        return rendered("vLLM", role);
+    }
+
+    private static Pod rendered(String engine, Specs.Role role) {
+        DesiredDeployment desired = Specs.deployment("qwen", engine).role(role).namespace(NS).desired();
         DesiredRole only = desired.roles().get(0);
         return RENDERER.render(new MemberSlot(desired, only, 0, 0), RENDERER.configHash(desired, only));
     }
@@ -124,5 +129,29 @@ class ReleasedEngineWindowTest {
         Termination t = terminationOf(name);
         assertThat(t.sigterm()).isBetween(Duration.ofSeconds(9), Duration.ofMillis(13_500));
         assertThat(t.killed()).isFalse();
+    }
+    /**
+     * With the engines' exit after a drain as the engine tier saw it (vLLM 6 s, SGLang up to its watchdog's next 5 s
+     * look and 4.4 s more), an idle replica's engine still leaves well within the default grace, unkilled.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("idleEnginesExitingAsObserved")
+    void anIdleReplicasEngineExitingAsObservedLeavesWithinTheGraceUnkilled(String engine, Specs.Role role, Engine kind,
+            Duration earliestExitAfterSigterm) {
+        kubelet.shapeEngines((pod, behaviour) -> behaviour.timedAsObserved(kind));
+        String name = create(rendered(engine, role));
+
+        client.pods().inNamespace(NS).withName(name).delete();
+
+        Termination t = terminationOf(name);
+        assertThat(t.killed()).isFalse();
+        assertThat(t.exited().minus(t.sigterm())).isGreaterThanOrEqualTo(earliestExitAfterSigterm);
+        assertThat(t.exited()).isLessThan(Duration.ofSeconds(30));
+    }
+
+    static Stream<Arguments> idleEnginesExitingAsObserved() {
+        return Stream.of(
+                Arguments.of("vLLM", Specs.role("server").image("vllm/vllm-openai:v0.33.0"), Engine.VLLM, Duration.ofSeconds(6)),
+                Arguments.of("SGLang", Specs.role("server").image("lmsysorg/sglang:v0.5.15"), Engine.SGLANG, Duration.ofMillis(4_400)));
     }
 }
