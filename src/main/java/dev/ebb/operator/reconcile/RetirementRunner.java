@@ -256,8 +256,8 @@ public class RetirementRunner {
         Set<String> stillServing = members.stream().filter(p -> PodFacts.label(p, Labels.SERVING).filter(Labels.SERVING_NO::equals).isEmpty())
                 .map(p -> p.getMetadata().getName()).collect(Collectors.toSet());
         boolean routed = md.getSpec().router() != null;
-        RouterView view = routed ? router.view(md, routerPods, members) : RouterView.unavailable();
-        return new Observation.Withdrawal(routed, stillServing, endpointsClear, view.selects(), view.dispatches());
+        RouterView view = routed ? router.view(md, routerPods, members) : RouterView.unavailable("the deployment has no router");
+        return new Observation.Withdrawal(routed, stillServing, endpointsClear, view.selects(), view.dispatches(), view.unknownBecause());
     }
 
     /**

@@ -40,8 +40,13 @@ public record Observation(Instant now, Map<String, Present> members, Withdrawal 
      *     role's Service is known, which says nothing
      * @param routerSelects whether the router still selects a target member; empty when the router cannot be asked
      * @param dispatches the router's count of scheduling decisions per target member now, for routers that count them
+     * @param routerUnknownBecause why the router could not be asked, when it could not
      */
     public record Withdrawal(boolean routed, Set<String> stillServing, Optional<Boolean> endpointsClear, Optional<Boolean> routerSelects,
-            Map<String, Double> dispatches) {
+            Map<String, Double> dispatches, Optional<String> routerUnknownBecause) {
+        public Withdrawal(boolean routed, Set<String> stillServing, Optional<Boolean> endpointsClear, Optional<Boolean> routerSelects,
+                Map<String, Double> dispatches) {
+            this(routed, stillServing, endpointsClear, routerSelects, dispatches, Optional.empty());
+        }
     }
 }

@@ -98,8 +98,9 @@ public class RetirementMachine {
             Retirement withdrawing = current.withBaseline(baselineFor(w.dispatches(), current.targets()), Reasons.STARTED, message);
             return new Step(withdrawing, List.of(new Action.Withdraw(current.targets()), new Action.Announce(false, Reasons.STARTED, message)));
         }
-        String message = nothingWithdrawnYet ? AWAITING_BASELINE
-                : "the router's dispatch counts were not read before the withdrawal, so a dispatch since cannot be ruled out";
+        String message = (nothingWithdrawnYet ? AWAITING_BASELINE
+                : "the router's dispatch counts were not read before the withdrawal, so a dispatch since cannot be ruled out")
+                + w.routerUnknownBecause().map(why -> " (" + why + ")").orElse("");
         if (Budgets.exhausted(current.phaseStartedAt(), Budgets.WITHDRAWING, seen.now())) {
             return abort(current, seen.now(), Reasons.ROUTER_UNAVAILABLE,
                     "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: " + message);
@@ -205,7 +206,8 @@ public class RetirementMachine {
             return Optional.empty();
         }
         if (w.routerSelects().isEmpty()) {
-            return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE, "the router cannot say whether it still selects the replica"));
+            return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE, "the router cannot say whether it still selects the replica"
+                    + w.routerUnknownBecause().map(why -> ": " + why).orElse("")));
         }
         if (baseline.isEmpty()) {
             return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE, "the router's dispatch counts were not read before the withdrawal"));

@@ -82,13 +82,13 @@ public class HttpRouterProbe implements RouterProbe {
     public RouterView view(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
         Optional<RouterKind> kind = Optional.ofNullable(deployment.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()));
         if (kind.isEmpty()) {
-            return RouterView.unavailable();
+            return RouterView.unavailable("the deployment names no router this operator knows");
         }
         RouterReplicas.Decision decision = RouterReplicas.toAsk(routerPods);
         if (decision instanceof RouterReplicas.CannotTell cannotTell) {
             LOG.debugf("router of %s/%s cannot be asked: %s", deployment.getMetadata().getNamespace(), deployment.getMetadata().getName(),
                     cannotTell.why());
-            return RouterView.unavailable();
+            return RouterView.unavailable(cannotTell.why());
         }
         List<Pod> replicas = ((RouterReplicas.Ask) decision).pods();
         List<URI> uris = new ArrayList<>();
@@ -96,7 +96,7 @@ public class HttpRouterProbe implements RouterProbe {
             Optional<URI> uri = address.of(replica, kind.get());
             if (uri.isEmpty()) {
                 LOG.debugf("router Pod %s has no address to ask", replica.getMetadata().getName());
-                return RouterView.unavailable();
+                return RouterView.unavailable("router Pod " + replica.getMetadata().getName() + " has no address to ask");
             }
             uris.add(uri.get());
         }
@@ -105,11 +105,12 @@ public class HttpRouterProbe implements RouterProbe {
         try {
             Map<String, RouterView> views = new LinkedHashMap<>();
             for (int i = 0; i < replicas.size(); i++) {
-                Optional<String> body = asked.get(i).answer(deadline);
-                if (body.isEmpty()) {
-                    return RouterView.unavailable();
+                Answer answer = asked.get(i).answer(deadline);
+                String replica = replicas.get(i).getMetadata().getName();
+                if (answer.body().isEmpty()) {
+                    return RouterView.unavailable("router Pod " + replica + " " + answer.failure());
                 }
-                views.put(replicas.get(i).getMetadata().getName(), dialects.get(kind.get()).read(body.get(), members));
+                views.put(replica, dialects.get(kind.get()).read(answer.body().get(), members));
             }
             return RouterView.allOf(views);
         } finally {
@@ -126,29 +127,36 @@ public class HttpRouterProbe implements RouterProbe {
         }
     }
 
+    /** A router Pod's page, or why there is none: its status, its silence, or the error that ended the exchange. */
+    private record Answer(Optional<String> body, String failure) {
+        static Answer failed(String failure) {
+            return new Answer(Optional.empty(), failure);
+        }
+    }
+
     /** One router Pod being asked. */
     private record Asking(URI uri, CappedBody body, CompletableFuture<HttpResponse<byte[]>> exchange) {
         /**
-         * The answer, or empty when it is not a 200 read whole by the deadline and within {@link #MAX_ANSWER_BYTES}.
-         * The request's own timeout ends at the headers, so the whole exchange is bounded here.
+         * The answer, when it is a 200 read whole by the deadline and within {@link #MAX_ANSWER_BYTES}. The request's
+         * own timeout ends at the headers, so the whole exchange is bounded here.
          */
-        Optional<String> answer(long deadlineNanos) {
+        Answer answer(long deadlineNanos) {
             try {
                 HttpResponse<byte[]> response = exchange.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
                 if (response.statusCode() != 200) {
                     LOG.debugf("router at %s answered %d", uri, response.statusCode());
-                    return Optional.empty();
+                    return Answer.failed("answered HTTP " + response.statusCode());
                 }
-                return Optional.of(new String(response.body(), StandardCharsets.UTF_8));
+                return new Answer(Optional.of(new String(response.body(), StandardCharsets.UTF_8)), "");
             } catch (TimeoutException e) {
                 LOG.debugf("router at %s did not answer whole within %s", uri, ANSWER_TIME);
-                return Optional.empty();
+                return Answer.failed("did not answer within " + ANSWER_TIME.toSeconds() + " s");
             } catch (ExecutionException e) {
                 LOG.debugf("router at %s could not be asked: %s", uri, e.getCause().getMessage());
-                return Optional.empty();
+                return Answer.failed("could not be asked (" + e.getCause().getClass().getSimpleName() + ")");
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return Optional.empty();
+                return Answer.failed("was not asked: the operator is stopping");
             }
         }
 

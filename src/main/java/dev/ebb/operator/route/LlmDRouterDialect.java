@@ -20,7 +20,7 @@ final class LlmDRouterDialect implements RouterDialect {
         Optional<Set<String>> endpoints = RouterAnswers.eppEndpoints(body);
         Optional<Map<String, Double>> attempts = RouterAnswers.eppAttempts(body);
         if (endpoints.isEmpty() || attempts.isEmpty()) {
-            return RouterView.unavailable();
+            return RouterView.unavailable("served a metrics page without the endpoints or attempts it must show");
         }
         boolean selects = members.stream()
                 .anyMatch(m -> endpoints.get().stream().anyMatch(e -> RouterAnswers.namesPod(e, m.getMetadata().getName())));

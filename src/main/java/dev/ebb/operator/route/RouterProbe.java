@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * Asks the router in front of a deployment whether it still sends work to some members. Called only for deployments
- * with {@code spec.router}; an answer it cannot get is {@link RouterView#unavailable()}, never an exception.
+ * with {@code spec.router}; an answer it cannot get is {@link RouterView#unavailable}, never an exception.
  */
 public interface RouterProbe {
     /** @param routerPods the Pods of the deployment's router, as the caches hold them */

@@ -14,7 +14,8 @@ import java.util.Set;
  * one that cannot be asked leaves the answer unknown. vLLM's router, for one, keeps the engines its own watch thread
  * found, and one whose removal it missed while that watch reconnected stays (production-stack
  * src/vllm_router/service_discovery.py, K8sPodIPServiceDiscovery), so one replica can keep an engine the others
- * have dropped. Pure.
+ * have dropped. A Pod that has never run, or has no address, has routed nothing and is not asked: a surge Pod that
+ * cannot be scheduled or pull its image must not hold every retirement of the deployment. Pure.
  */
 public final class RouterReplicas {
     /** Phases whose containers have all stopped: such a Pod routes nothing and has nothing to say. */
@@ -41,15 +42,25 @@ public final class RouterReplicas {
         if (running.isEmpty()) {
             return new CannotTell("the router has no Pod");
         }
-        for (Pod pod : running) {
+        List<Pod> routing = running.stream().filter(RouterReplicas::mayHaveRouted).toList();
+        if (routing.isEmpty()) {
+            return new CannotTell("no router Pod has run yet");
+        }
+        for (Pod pod : routing) {
             if (!Readiness.isPodReady(pod)) {
+                // it may have routed before it stopped being ready, and may still hold its own view of the replica
                 return new CannotTell("router Pod " + pod.getMetadata().getName() + " is not ready");
             }
-            if (address(pod).isEmpty()) {
-                return new CannotTell("router Pod " + pod.getMetadata().getName() + " has no address");
-            }
         }
-        return new Ask(running);
+        return new Ask(routing);
+    }
+
+    /**
+     * A Pod routes only once every container runs, and it leaves Pending then for good (Running, or an end), so one
+     * still Pending, or without an address, has never been ready and never had a request to route.
+     */
+    private static boolean mayHaveRouted(Pod pod) {
+        return !"Pending".equals(phase(pod)) && !phase(pod).isEmpty() && address(pod).isPresent();
     }
 
     /** The address a router Pod answers at, when it has one. */

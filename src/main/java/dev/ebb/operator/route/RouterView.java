@@ -12,10 +12,17 @@ import java.util.Optional;
  *     never taken for "withdrawn"
  * @param dispatches the router's count of scheduling decisions so far per member, for routers that count them (none
  *     otherwise); the retirement compares them with the counts it read before the withdrawal
+ * @param unknownBecause why the router could not be asked, naming the router Pod where one is to blame; empty when it
+ *     answered
  */
-public record RouterView(Optional<Boolean> selects, Map<String, Double> dispatches) {
-    public static RouterView unavailable() {
-        return new RouterView(Optional.empty(), Map.of());
+public record RouterView(Optional<Boolean> selects, Map<String, Double> dispatches, Optional<String> unknownBecause) {
+    public RouterView(Optional<Boolean> selects, Map<String, Double> dispatches) {
+        this(selects, dispatches, Optional.empty());
+    }
+
+    /** The router's answer cannot be known, for this reason. */
+    public static RouterView unavailable(String why) {
+        return new RouterView(Optional.empty(), Map.of(), Optional.of(why));
     }
 
     /**
@@ -27,8 +34,13 @@ public record RouterView(Optional<Boolean> selects, Map<String, Double> dispatch
      * @param replicas each router replica's name with its own view
      */
     public static RouterView allOf(Map<String, RouterView> replicas) {
-        if (replicas.isEmpty() || replicas.values().stream().anyMatch(r -> r.selects().isEmpty())) {
-            return unavailable();
+        if (replicas.isEmpty()) {
+            return unavailable("the router has no Pod to ask");
+        }
+        Optional<Map.Entry<String, RouterView>> unknown = replicas.entrySet().stream().filter(r -> r.getValue().selects().isEmpty()).findFirst();
+        if (unknown.isPresent()) {
+            return unavailable("router Pod " + unknown.get().getKey() + " "
+                    + unknown.get().getValue().unknownBecause().orElse("gave no answer that could be read"));
         }
         Map<String, Double> dispatches = new HashMap<>();
         replicas.forEach((replica, view) -> view.dispatches().forEach((member, count) -> dispatches.put(replica + "/" + member, count)));

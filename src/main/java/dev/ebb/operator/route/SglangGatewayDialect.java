@@ -19,7 +19,7 @@ final class SglangGatewayDialect implements RouterDialect {
         return RouterAnswers.sglangWorkers(body)
                 .map(hosts -> new RouterView(Optional.of(members.stream().map(SglangGatewayDialect::ip).filter(Objects::nonNull)
                         .map(RouterAnswers::normalHost).flatMap(Optional::stream).anyMatch(hosts::containsKey)), Map.of()))
-                .orElse(RouterView.unavailable());
+                .orElse(RouterView.unavailable("listed its workers in a shape that cannot be read"));
     }
 
     static String ip(Pod pod) {

@@ -19,6 +19,6 @@ final class VllmRouterDialect implements RouterDialect {
         return RouterAnswers.vllmEngines(body)
                 .map(ids -> new RouterView(Optional.of(members.stream()
                         .anyMatch(m -> ids.contains(RouterAnswers.vllmEngineId(m.getMetadata().getName())))), Map.of()))
-                .orElse(RouterView.unavailable());
+                .orElse(RouterView.unavailable("listed its engines in a shape that cannot be read"));
     }
 }

@@ -376,6 +376,21 @@ class RetirementIT {
         assertKeptAndServing("qwen-server-r1-m0", uid);
     }
 
+    /** A router Pod that has routed and now cannot be asked holds the withdrawal, and the hold names it and what it did. */
+    @Test
+    void aRouterPodThatCannotBeAskedHoldsTheWithdrawalAndTheHoldNamesIt() {
+        deployRoutedReplicas(deployment("qwen", "vLLM").role(role("server").replicas(2)), RouterKind.VLLM_ROUTER, 2);
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        replicas.get(1).setUp(false);
+
+        scale("server", 1);
+
+        awaitRetirement("Withdrawing", "RouterUnavailable");
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(retirement().orElseThrow().message())
+                .matches(".*router Pod qwen-router-\\d+ answered HTTP 503.*"));
+        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp()).isNull();
+    }
+
     /**
      * A dispatch the router made while it still selected the target (it learns of the withdrawal late) holds the
      * withdrawal until the counts stop moving; then the replica drains and goes. A router that keeps dispatching to it

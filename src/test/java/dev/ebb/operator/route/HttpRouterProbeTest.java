@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -103,7 +104,7 @@ class HttpRouterProbeTest {
 
         Timed asked = ask(at(dripping));
 
-        assertThat(asked.view()).isEqualTo(RouterView.unavailable());
+        assertThat(asked.view()).isEqualTo(RouterView.unavailable("router Pod qwen-router-0 did not answer within 2 s"));
         assertThat(asked.took()).isLessThan(BOUND_WITH_MARGIN);
     }
 
@@ -114,7 +115,7 @@ class HttpRouterProbeTest {
 
         Timed asked = ask(at(oversized));
 
-        assertThat(asked.view()).isEqualTo(RouterView.unavailable());
+        assertThat(asked.view()).isEqualTo(RouterView.unavailable("router Pod qwen-router-0 could not be asked (IOException)"));
         assertThat(asked.took()).isLessThan(BOUND_WITH_MARGIN);
     }
 
@@ -154,9 +155,15 @@ class HttpRouterProbeTest {
                 Duration.ofMillis(100)));
         URI refused = URI.create("http://" + ADDRESSES.next() + ":9" + ENGINES_PATH);
 
-        for (URI unanswered : List.of(down, malformed, dripping, refused)) {
+        Map<URI, String> why = new LinkedHashMap<>();
+        why.put(down, "answered HTTP 503");
+        why.put(malformed, "listed its engines in a shape that cannot be read");
+        why.put(dripping, "did not answer within 2 s");
+        why.put(refused, "could not be asked (ConnectException)");
+        for (URI unanswered : why.keySet()) {
             Timed asked = ask(dropped, unanswered);
-            assertThat(asked.view()).as("beside %s", unanswered).isEqualTo(RouterView.unavailable());
+            // the hold names the router Pod to blame, and what it did
+            assertThat(asked.view()).as("beside %s", unanswered).isEqualTo(RouterView.unavailable("router Pod qwen-router-1 " + why.get(unanswered)));
             assertThat(asked.took()).isLessThan(BOUND_WITH_MARGIN);
         }
     }
@@ -170,8 +177,9 @@ class HttpRouterProbeTest {
                 .editStatus().editFirstCondition().withStatus("False").endCondition().endStatus().build();
 
         assertThat(ask(probe, List.of(ready)).view().selects()).contains(false);
-        assertThat(ask(probe, List.of(ready, notReady)).view()).isEqualTo(RouterView.unavailable());
-        assertThat(ask(probe, List.of()).view()).isEqualTo(RouterView.unavailable());
-        assertThat(ask(new HttpRouterProbe((routerPod, kind) -> Optional.empty()), List.of(ready)).view()).isEqualTo(RouterView.unavailable());
+        assertThat(ask(probe, List.of(ready, notReady)).view()).isEqualTo(RouterView.unavailable("router Pod qwen-router-1 is not ready"));
+        assertThat(ask(probe, List.of()).view()).isEqualTo(RouterView.unavailable("the router has no Pod"));
+        assertThat(ask(new HttpRouterProbe((routerPod, kind) -> Optional.empty()), List.of(ready)).view())
+                .isEqualTo(RouterView.unavailable("router Pod qwen-router-0 has no address to ask"));
     }
 }

@@ -48,9 +48,10 @@ class RouterDialectsTest {
 
     @Test
     void aPickerPageWithoutItsCountsCannotTell() {
-        assertThat(new LlmDRouterDialect().read("up 1\n", List.of(TARGET))).isEqualTo(RouterView.unavailable());
+        RouterView unreadable = RouterView.unavailable("served a metrics page without the endpoints or attempts it must show");
+        assertThat(new LlmDRouterDialect().read("up 1\n", List.of(TARGET))).isEqualTo(unreadable);
         assertThat(new LlmDRouterDialect().read(picker(true) + "llm_d_epp_per_endpoint_queue_size{\n", List.of(TARGET)))
-                .isEqualTo(RouterView.unavailable());
+                .isEqualTo(unreadable);
     }
 
     @Test
@@ -62,7 +63,7 @@ class RouterDialectsTest {
         assertThat(new SglangGatewayDialect().read("{\"workers\":[]}", List.of(TARGET)).selects()).contains(false);
         assertThat(new VllmRouterDialect().read(engines, List.of(TARGET)).selects()).contains(true);
         assertThat(new VllmRouterDialect().read("[]", List.of(TARGET)).selects()).contains(false);
-        assertThat(new VllmRouterDialect().read("<html>", List.of(TARGET))).isEqualTo(RouterView.unavailable());
+        assertThat(new VllmRouterDialect().read("<html>", List.of(TARGET)).selects()).isEmpty();
     }
 
     private static Pod member(String name, String ip) {

@@ -32,7 +32,14 @@ class RouterReplicasTest {
                 Arguments.of("every ready Pod, in name order", List.of(READY_B, READY_A), Optional.of(List.of("router-a", "router-b"))),
                 Arguments.of("a ready Pod beside one that is not", List.of(READY_A, routerPod("router-b", "Running", "False", "10.0.0.3")),
                         Optional.empty()),
-                Arguments.of("a Pod with no Ready condition yet", List.of(READY_A, routerPod("router-b", "Pending", null, null)), Optional.empty()),
+                Arguments.of("a ready Pod beside one not scheduled yet, which has routed nothing",
+                        List.of(READY_A, routerPod("router-b", "Pending", null, null)), Optional.of(List.of("router-a"))),
+                Arguments.of("a ready Pod beside a surge Pod that cannot pull its image, which has an address but has routed nothing",
+                        List.of(READY_A, routerPod("router-b", "Pending", "False", "10.0.0.3")), Optional.of(List.of("router-a"))),
+                Arguments.of("only a Pod not scheduled yet", List.of(routerPod("router-a", "Pending", null, null)), Optional.empty()),
+                Arguments.of("a ready Pod beside a terminating one on a lost node, which did route",
+                        List.of(READY_A, new PodBuilder(routerPod("router-b", "Running", "Unknown", "10.0.0.3")).editMetadata()
+                                .withDeletionTimestamp("2026-11-30T10:00:00Z").endMetadata().build()), Optional.empty()),
                 Arguments.of("a ready Pod without an address", List.of(routerPod("router-a", "Running", "True", null)), Optional.empty()),
                 Arguments.of("a ready Pod with a blank address", List.of(routerPod("router-a", "Running", "True", " ")), Optional.empty()),
                 Arguments.of("a Pod with no status at all", List.of(new PodBuilder().withNewMetadata().withName("router-a").endMetadata().build()),
@@ -65,6 +72,6 @@ class RouterReplicasTest {
         assertThat(RouterReplicas.toAsk(List.of(READY_A, routerPod("router-b", "Running", "False", "10.0.0.3"))))
                 .isEqualTo(new RouterReplicas.CannotTell("router Pod router-b is not ready"));
         assertThat(RouterReplicas.toAsk(List.of(routerPod("router-a", "Running", "True", null))))
-                .isEqualTo(new RouterReplicas.CannotTell("router Pod router-a has no address"));
+                .isEqualTo(new RouterReplicas.CannotTell("no router Pod has run yet"));
     }
 }

@@ -16,16 +16,18 @@ import org.junit.jupiter.params.provider.MethodSource;
 class RouterViewTest {
     private static final RouterView DROPPED = new RouterView(Optional.of(false), Map.of());
     private static final RouterView SELECTS = new RouterView(Optional.of(true), Map.of());
-    private static final RouterView UNKNOWN = RouterView.unavailable();
+    private static final RouterView UNKNOWN = RouterView.unavailable("did not answer within 2 s");
 
     static Stream<Arguments> replicas() {
         return Stream.of(
                 Arguments.of("one replica that dropped the target", List.of(DROPPED), DROPPED),
                 Arguments.of("every replica dropped it", List.of(DROPPED, DROPPED, DROPPED), DROPPED),
                 Arguments.of("one of several still selects it", List.of(DROPPED, SELECTS, DROPPED), SELECTS),
-                Arguments.of("one cannot tell beside those that dropped it", List.of(DROPPED, UNKNOWN, DROPPED), UNKNOWN),
-                Arguments.of("one cannot tell beside one that selects", List.of(SELECTS, UNKNOWN), UNKNOWN),
-                Arguments.of("no replica at all", List.of(), UNKNOWN));
+                Arguments.of("one cannot tell beside those that dropped it", List.of(DROPPED, UNKNOWN, DROPPED),
+                        RouterView.unavailable("router Pod router-1 did not answer within 2 s")),
+                Arguments.of("one cannot tell beside one that selects", List.of(SELECTS, UNKNOWN),
+                        RouterView.unavailable("router Pod router-1 did not answer within 2 s")),
+                Arguments.of("no replica at all", List.of(), RouterView.unavailable("the router has no Pod to ask")));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -274,7 +274,7 @@ class FakeRouterTest {
             assertThat(r.why()).isEqualTo("HTTP 503");
         });
         get(router.adminUri(), 503);
-        assertThat(probe(kind, router, "a")).isEqualTo(RouterView.unavailable());
+        assertThat(probe(kind, router, "a").unknownBecause()).hasValueSatisfying(why -> assertThat(why).endsWith("answered HTTP 503"));
         router.setUp(true);
         assertThat(router.selects("a")).isTrue();
     }
