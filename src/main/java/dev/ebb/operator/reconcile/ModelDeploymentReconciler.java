@@ -20,6 +20,7 @@ import dev.ebb.operator.render.RoutingProxy;
 import dev.ebb.operator.retire.NextRetirement;
 import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
+import dev.ebb.operator.route.GatewayMembership;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
@@ -76,6 +77,11 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private static final String ROUTER_PODS = "router-pods";
     private static final Duration PODS_GONE_RECHECK = Duration.ofSeconds(5);
     private static final Duration PLATFORM_UNKNOWN_RECHECK = Duration.ofSeconds(5);
+    /**
+     * How soon a router that keeps its own list of engines is read again after it was told something, lists a serving
+     * replica it should not lack, or has a Pod that could not be read.
+     */
+    static final Duration ROUTER_RECHECK = Duration.ofSeconds(5);
     static final String REASON_PLATFORM_UNKNOWN = "PlatformUnknown";
 
     private final KubernetesClient client;
@@ -152,6 +158,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
 
         ModelDeploymentStatus status;
         RetirementRunner.Pass pass;
+        Optional<GatewayMembership.Plan> routing = Optional.empty();
         Optional<Duration> choosing = Optional.empty();
         if (resolution instanceof Resolution.Accepted accepted) {
             Optional<DesiredDeployment> onThisCluster = onThisCluster(accepted.deployment());
@@ -173,8 +180,11 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             conflicts.addAll(router.conflicts());
             pass = retirements.plan(md, seen, pods, plan.retirements(), plan.later(), retry, context.getSecondaryResources(EndpointSlice.class),
                     routerPods, now);
+            routing = retirements.routerMembership(md, pods, routerPods, pass);
+            Optional<Integer> unrouted = routing.map(membership -> membership.unrouted().size());
+            Optional<RouterStatus> routerStatus = router.status().map(s -> unrouted.map(s::withUnroutedReplicas).orElse(s));
             List<NextRetirement.Abort> kept = NextRetirement.outstanding(pass.records(), aborts, plan.retirements(), plan.later(), generation);
-            status = HooksRefresh.recorded(StatusAggregator.accepted(renderer, generation, deployment, hashes, seen, router.status(),
+            status = HooksRefresh.recorded(StatusAggregator.accepted(renderer, generation, deployment, hashes, seen, routerStatus,
                     pass.statuses(), RetirementRecords.toStatus(kept, coolDown), conflicts, previous, now), refreshToken, md.getStatus());
             choosing = readCandidates(md, plan.awaitingReads(), pass, now);
         } else {
@@ -202,9 +212,13 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             });
         }
         retirements.carryOut(md, pass, pods, routerPods);
-        retirements.correctServingLabels(md, pods, pass.records());
+        retirements.correctServingLabels(md, pods, routerPods, pass.records());
+        retirements.keepRouterInStep(md, routerPods, routing);
+        // what the router was told, or could not be asked, is looked at again soon: nothing else would bring a pass
+        Optional<Duration> routerRecheck = routing.filter(r -> !r.nothingToSend() || !r.unrouted().isEmpty() || !r.unread().isEmpty())
+                .map(r -> ROUTER_RECHECK);
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
-        Optional<Duration> lookAgainIn = Stream.of(pass.lookAgainIn(), choosing).flatMap(Optional::stream).min(Duration::compareTo);
+        Optional<Duration> lookAgainIn = Stream.of(pass.lookAgainIn(), choosing, routerRecheck).flatMap(Optional::stream).min(Duration::compareTo);
         return lookAgainIn.map(control::rescheduleAfter).orElse(control);
     }
 

@@ -23,6 +23,7 @@ import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
 import dev.ebb.operator.retire.RetirementState;
+import dev.ebb.operator.route.GatewayMembership;
 import dev.ebb.operator.route.RouterProbe;
 import dev.ebb.operator.route.RouterView;
 import io.fabric8.kubernetes.api.model.DeleteOptionsBuilder;
@@ -319,17 +320,50 @@ public class RetirementRunner {
 
     /**
      * Outside retirements, a replica is out of traffic exactly while one of its members terminates (see
-     * {@link ServingLabels}): the rest of such a replica is withdrawn, and a Pod left withdrawn by nothing (an
-     * operator stopped between two writes, a restore that failed, a member that has left) serves again.
+     * {@link ServingLabels}): the rest of such a replica is withdrawn, from the router's own lists too where it keeps
+     * them, and a Pod left withdrawn by nothing (an operator stopped between two writes, a restore that failed, a
+     * member that has left) serves again.
      */
-    public void correctServingLabels(ModelDeployment md, Collection<Pod> pods, List<RetirementRecord> records) {
+    public void correctServingLabels(ModelDeployment md, Collection<Pod> pods, Collection<Pod> routerPods, List<RetirementRecord> records) {
         List<Retirement> retirements = records.stream().map(RetirementRecord::retirement).toList();
-        for (Member member : ServingLabels.toWithdraw(pods, retirements)) {
+        List<Member> withdrawn = ServingLabels.toWithdraw(pods, retirements);
+        for (Member member : withdrawn) {
             setServing(md, member, false);
             events.normal(md, REASON_MEMBER_LEAVING, member.name() + " no longer serves while another member of its replica terminates:"
                     + " the engine's collective spans every member and stops with the one that leaves");
         }
+        if (!withdrawn.isEmpty() && md.getSpec().router() != null) {
+            Set<String> names = withdrawn.stream().map(Member::name).collect(Collectors.toSet());
+            router.withdraw(md, routerPods, pods.stream().filter(p -> names.contains(p.getMetadata().getName())).toList());
+        }
         ServingLabels.toRestore(pods, retirements).forEach(member -> setServing(md, member, true));
+    }
+
+    /**
+     * What the router's own lists of engines must be told in this pass, for a router that keeps them (SGLang's
+     * gateway), and which serving replicas a router Pod does not route to. Decided from the Pods whose serving label
+     * the pass leaves as it is: those it relabels (a retirement's withdrawal or restore, a label correction) are told
+     * to the router by that step itself, and seen here on the next pass.
+     */
+    public Optional<GatewayMembership.Plan> routerMembership(ModelDeployment md, Collection<Pod> pods, Collection<Pod> routerPods, Pass pass) {
+        if (md.getSpec().router() == null) {
+            return Optional.empty();
+        }
+        List<Retirement> retirements = pass.records().stream().map(RetirementRecord::retirement).toList();
+        Set<String> relabelled = Stream.of(pass.outcomes().stream().flatMap(o -> o.record().retirement().targets().stream()),
+                        ServingLabels.toWithdraw(pods, retirements).stream(), ServingLabels.toRestore(pods, retirements).stream())
+                .flatMap(s -> s).map(Member::name).collect(Collectors.toSet());
+        List<Pod> settled = pods.stream().filter(p -> !relabelled.contains(p.getMetadata().getName())).toList();
+        return router.workerLists(md, routerPods).map(lists -> GatewayMembership.decide(lists, settled));
+    }
+
+    /** Sends the router what {@link #routerMembership} decided; called only after the pass's status is persisted. */
+    public void keepRouterInStep(ModelDeployment md, Collection<Pod> routerPods, Optional<GatewayMembership.Plan> plan) {
+        plan.filter(p -> !p.nothingToSend()).ifPresent(p -> {
+            LOG.infof("telling the router of %s/%s: removing %s, adding back %s", md.getMetadata().getNamespace(), md.getMetadata().getName(),
+                    p.remove(), p.add());
+            router.tell(md, routerPods, p);
+        });
     }
 
     private void count(Retirement ended) {

@@ -73,6 +73,18 @@ public class HttpRouterProbe implements RouterProbe {
         }
     }
 
+    @Override
+    public Optional<List<GatewayMembership.Listing>> workerLists(ModelDeployment deployment, Collection<Pod> routerPods) {
+        return isSglangGateway(deployment) ? Optional.of(sglangWorkers.list(routerPods)) : Optional.empty();
+    }
+
+    @Override
+    public void tell(ModelDeployment deployment, Collection<Pod> routerPods, GatewayMembership.Plan plan) {
+        if (isSglangGateway(deployment) && !plan.nothingToSend()) {
+            sglangWorkers.tell(routerPods, plan);
+        }
+    }
+
     private static boolean isSglangGateway(ModelDeployment deployment) {
         return Optional.ofNullable(deployment.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()))
                 .filter(RouterKind.SGLANG_GATEWAY::equals).isPresent();

@@ -4,6 +4,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.util.Collection;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Asks the router in front of a deployment whether it still sends work to some members. Called only for deployments
@@ -26,5 +27,17 @@ public interface RouterProbe {
      * them back by itself after {@link #withdraw}; nothing for one that follows the label.
      */
     default void restore(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
+    }
+
+    /**
+     * Each router Pod's own list of the engines it routes to, for a router that keeps one apart from the labels
+     * (SGLang's gateway); empty for one that follows the labels by itself.
+     */
+    default Optional<List<GatewayMembership.Listing>> workerLists(ModelDeployment deployment, Collection<Pod> routerPods) {
+        return Optional.empty();
+    }
+
+    /** Tells each router Pod what {@link GatewayMembership#decide} found it must drop and take back. */
+    default void tell(ModelDeployment deployment, Collection<Pod> routerPods, GatewayMembership.Plan plan) {
     }
 }

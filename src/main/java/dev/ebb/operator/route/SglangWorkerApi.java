@@ -86,8 +86,7 @@ final class SglangWorkerApi {
         }
         return askEach(routerPods, (workers, listed) -> RouterAnswers.sglangWorkersToRemove(listed, targetIps).stream()
                 .limit(MAX_REQUESTS_PER_POD)
-                .map(id -> new Request(id, HttpRequest.newBuilder(workers.resolve(workers.getPath() + "/" + id))
-                        .timeout(HttpRouterProbe.ANSWER_TIME).DELETE().build()))
+                .map(id -> removal(workers, id))
                 .toList());
     }
 
@@ -101,13 +100,11 @@ final class SglangWorkerApi {
         Map<String, String> wanted = new LinkedHashMap<>();
         for (Pod member : members) {
             Optional<String> host = Optional.ofNullable(SglangGatewayDialect.ip(member)).flatMap(RouterAnswers::normalHost);
-            Optional<Integer> port = enginePort(member);
+            Optional<Integer> port = GatewayMembership.enginePort(member);
             boolean server = Optional.ofNullable(member.getMetadata().getLabels()).map(labels -> labels.get(Labels.ROLE_KIND))
                     .filter(RoleKind.Server.name()::equals).isPresent();
             if (server && Readiness.isPodReady(member) && host.isPresent() && port.isPresent()) {
-                // the url the gateway's discovery registers the Pod under, http://<Pod IP>:<engine port>
-                String bracketed = host.get().contains(":") ? "[" + host.get() + "]" : host.get();
-                wanted.put(host.get(), "http://" + bracketed + ":" + port.get());
+                wanted.put(host.get(), GatewayMembership.workerUrl(host.get(), port.get()));
             }
         }
         if (wanted.isEmpty()) {
@@ -115,21 +112,52 @@ final class SglangWorkerApi {
         }
         return askEach(routerPods, (workers, listed) -> RouterAnswers.sglangWorkersToAdd(listed, wanted).stream()
                 .limit(MAX_REQUESTS_PER_POD)
-                .map(url -> new Request(url, HttpRequest.newBuilder(workers).timeout(HttpRouterProbe.ANSWER_TIME)
-                        .header("Content-Type", "application/json")
-                        .POST(HttpRequest.BodyPublishers.ofString(JSON.createObjectNode().put("url", url).toString())).build()))
+                .map(url -> addition(workers, url))
                 .toList());
-    }
-
-    private static Optional<Integer> enginePort(Pod member) {
-        return Optional.ofNullable(member.getSpec()).map(spec -> spec.getContainers()).stream().flatMap(List::stream)
-                .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName())).findFirst()
-                .flatMap(c -> Optional.ofNullable(c.getPorts()).stream().flatMap(List::stream).findFirst())
-                .map(ContainerPort::getContainerPort);
     }
 
     /** A request to send to one gateway Pod, about one worker. */
     private record Request(String subject, HttpRequest request) {
+    }
+
+    /**
+     * Each gateway Pod's list of workers, for {@link GatewayMembership}: a Pod that is not ready or has no address is
+     * listed as unread. Sent at once to every Pod and bounded to 2 s as a whole.
+     */
+    List<GatewayMembership.Listing> list(Collection<Pod> routerPods) {
+        List<Pod> askable = routerPods.stream().filter(pod -> Readiness.isPodReady(pod) && RouterReplicas.address(pod).isPresent()).toList();
+        Map<String, Listed> listed = listEach(askable);
+        List<GatewayMembership.Listing> listings = new ArrayList<>();
+        routerPods.stream().map(pod -> pod.getMetadata().getName()).sorted().forEach(pod -> listings.add(new GatewayMembership.Listing(pod,
+                Optional.ofNullable(listed.get(pod)).flatMap(Listed::workers))));
+        return List.copyOf(listings);
+    }
+
+    /** Sends each gateway Pod the removals and additions the plan names for it. */
+    List<Asked> tell(Collection<Pod> routerPods, GatewayMembership.Plan plan) {
+        Map<String, URI> uris = new LinkedHashMap<>();
+        routerPods.forEach(pod -> address.of(pod, RouterKind.SGLANG_GATEWAY).ifPresent(uri -> uris.put(pod.getMetadata().getName(), uri)));
+        Map<String, List<Request>> requests = new LinkedHashMap<>();
+        uris.forEach((pod, workers) -> {
+            List<Request> toSend = new ArrayList<>();
+            plan.remove().getOrDefault(pod, List.of()).stream().map(id -> removal(workers, id)).forEach(toSend::add);
+            plan.add().getOrDefault(pod, List.of()).stream().map(url -> addition(workers, url)).forEach(toSend::add);
+            requests.put(pod, toSend.stream().limit(MAX_REQUESTS_PER_POD).toList());
+        });
+        return sendEach(requests);
+    }
+
+    private static Request removal(URI workers, String id) {
+        return new Request(id, HttpRequest.newBuilder(workers.resolve(workers.getPath() + "/" + id)).timeout(HttpRouterProbe.ANSWER_TIME).DELETE().build());
+    }
+
+    private static Request addition(URI workers, String url) {
+        return new Request(url, HttpRequest.newBuilder(workers).timeout(HttpRouterProbe.ANSWER_TIME).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(JSON.createObjectNode().put("url", url).toString())).build());
+    }
+
+    /** One gateway Pod's address and its list, empty when it could not be read. */
+    private record Listed(URI uri, Optional<List<RouterAnswers.SglangWorker>> workers) {
     }
 
     /**
@@ -142,23 +170,34 @@ final class SglangWorkerApi {
         if (!(RouterReplicas.toAsk(routerPods) instanceof RouterReplicas.Ask ask)) {
             return List.of();
         }
-        Map<String, URI> lists = new LinkedHashMap<>();
-        ask.pods().forEach(pod -> address.of(pod, RouterKind.SGLANG_GATEWAY).ifPresent(uri -> lists.put(pod.getMetadata().getName(), uri)));
-        Map<String, Exchange> listing = new LinkedHashMap<>();
-        lists.forEach((pod, uri) -> listing.put(pod, send(HttpRequest.newBuilder(uri).timeout(HttpRouterProbe.ANSWER_TIME).GET().build())));
-        long listed = System.nanoTime() + HttpRouterProbe.ANSWER_TIME.toNanos();
-
-        Map<Asked, Exchange> sent = new LinkedHashMap<>();
-        listing.forEach((pod, exchange) -> {
-            Optional<List<RouterAnswers.SglangWorker>> workers = exchange.answer(listed).filter(response -> response.statusCode() == 200)
-                    .map(response -> new String(response.body(), StandardCharsets.UTF_8)).flatMap(RouterAnswers::sglangWorkerList);
-            if (workers.isEmpty()) {
+        Map<String, List<Request>> toSend = new LinkedHashMap<>();
+        listEach(ask.pods()).forEach((pod, listed) -> {
+            if (listed.workers().isEmpty()) {
                 LOG.debugf("gateway Pod %s did not list its workers; nothing asked of it", pod);
                 return;
             }
-            requests.apply(lists.get(pod), workers.get())
-                    .forEach(request -> sent.put(new Asked(pod, request.subject(), Outcome.UNANSWERED), send(request.request())));
+            toSend.put(pod, requests.apply(listed.uri(), listed.workers().get()));
         });
+        return sendEach(toSend);
+    }
+
+    private Map<String, Listed> listEach(Collection<Pod> pods) {
+        Map<String, URI> lists = new LinkedHashMap<>();
+        pods.forEach(pod -> address.of(pod, RouterKind.SGLANG_GATEWAY).ifPresent(uri -> lists.put(pod.getMetadata().getName(), uri)));
+        Map<String, Exchange> listing = new LinkedHashMap<>();
+        lists.forEach((pod, uri) -> listing.put(pod, send(HttpRequest.newBuilder(uri).timeout(HttpRouterProbe.ANSWER_TIME).GET().build())));
+        long listed = System.nanoTime() + HttpRouterProbe.ANSWER_TIME.toNanos();
+        Map<String, Listed> answers = new LinkedHashMap<>();
+        listing.forEach((pod, exchange) -> answers.put(pod, new Listed(lists.get(pod), exchange.answer(listed)
+                .filter(response -> response.statusCode() == 200)
+                .map(response -> new String(response.body(), StandardCharsets.UTF_8)).flatMap(RouterAnswers::sglangWorkerList))));
+        return answers;
+    }
+
+    private List<Asked> sendEach(Map<String, List<Request>> requests) {
+        Map<Asked, Exchange> sent = new LinkedHashMap<>();
+        requests.forEach((pod, toSend) -> toSend
+                .forEach(request -> sent.put(new Asked(pod, request.subject(), Outcome.UNANSWERED), send(request.request()))));
         long answered = System.nanoTime() + HttpRouterProbe.ANSWER_TIME.toNanos();
 
         List<Asked> asked = new ArrayList<>();

@@ -346,6 +346,52 @@ class RetirementIT {
         await().atMost(CONVERGE).until(() -> router.selects("qwen-server-r1-m0"));
     }
 
+    /**
+     * The add-back after an abort is refused once (a gateway Pod restarting): the replica is not left out of routing
+     * while its status says it serves; the next passes find it missing from the gateway's list and add it again.
+     */
+    @Test
+    void aReplicaWhoseAddBackFailsAfterAnAbortIsRoutedAgainOnALaterPass() throws Exception {
+        deployRouted(deployment("qwen", "SGLang").role(role("server").replicas(2)), RouterKind.SGLANG_GATEWAY);
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        busierThanTheTarget("qwen-server-r0-m0");
+        longRequestTo("qwen-server-r1-m0", 400);
+
+        scale("server", 1);
+        awaitRetirement("Draining", "Busy");
+        router.refuseWorkerAdditions(1);
+        clock.advance(Budgets.DRAINING);
+        awaitRetirement("Aborted", "Busy");
+
+        await().atMost(Duration.ofSeconds(15)).until(() -> router.selects("qwen-server-r1-m0"));
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get()
+                .getStatus().router().unroutedReplicas()).isZero());
+    }
+
+    /**
+     * A follower of a two-Pod SGLang replica is deleted while its leader streams: the gateway, which would see the
+     * leader's withdrawal only at its 60 s relist, is told at once, so the requests that follow go to the whole
+     * replica, and the leader's stream completes before the follower leaves.
+     */
+    @Test
+    void aFollowerLostUnderLoadTakesItsSglangReplicaOutOfTheGatewayAtOnce() {
+        deployRouted(deployment("qwen", "SGLang").role(role("server").replicas(2).size(2)), RouterKind.SGLANG_GATEWAY);
+        awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
+        LoadGenerator leaderWork = longRequestTo("qwen-server-r0-m0", 80);
+
+        client.pods().inNamespace(ns).withName("qwen-server-r0-m1").delete();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> !router.selects("qwen-server-r0-m0"));
+        Instant withdrawn = Instant.now();
+        LoadGenerator clients = new LoadGenerator(router, 1, 5, Duration.ofMillis(10));
+        for (int i = 0; i < 6; i++) {
+            assertThat(clients.send().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        }
+        assertThat(router.dispatchesTo("qwen-server-r0-m0", withdrawn)).isEmpty();
+        await().atMost(CONVERGE).until(() -> leaderWork.requests().size() == 1);
+        assertThat(leaderWork.count(LoadGenerator.Outcome.COMPLETED)).isEqualTo(1);
+    }
+
     @Test
     void aRouterThatKeepsSelectingTheTargetHoldsItAndTheWithdrawalAborts() {
         deployRouted(deployment("qwen", "vLLM").role(role("server").replicas(2)), RouterKind.VLLM_ROUTER);

@@ -37,6 +37,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
@@ -121,6 +122,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     private final HttpServer entry;
     private final HttpServer admin;
     private volatile boolean up = true;
+    /** How many of the next worker additions (smg's POST /workers) are refused. */
+    private final AtomicInteger additionsToRefuse = new AtomicInteger();
     private volatile boolean watching = true;
     private volatile boolean everHeld;
 
@@ -253,6 +256,11 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     /** A router that is down answers 503 to clients and to the operator alike. */
     public void setUp(boolean value) {
         up = value;
+    }
+
+    /** Refuses the next worker additions with 503, as a gateway Pod restarting or overloaded would. */
+    public void refuseWorkerAdditions(int times) {
+        additionsToRefuse.set(times);
     }
 
     /** The router keeps selecting this Pod whatever its discovery says, as a router whose discovery lags would. */
@@ -484,7 +492,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         if (kind == RouterKind.SGLANG_GATEWAY && "DELETE".equals(method) && path.startsWith("/workers/")) {
             answer(exchange, deleteWorker(path.substring("/workers/".length())));
         } else if (kind == RouterKind.SGLANG_GATEWAY && "POST".equals(method) && path.equals("/workers")) {
-            answer(exchange, createWorker(body));
+            boolean refused = additionsToRefuse.getAndUpdate(n -> Math.max(0, n - 1)) > 0;
+            answer(exchange, refused ? new FakeRouterPages.Answer(503, FakeRouterPages.TEXT, "Service Unavailable") : createWorker(body));
         } else if ("GET".equals(method) && path.equals(RouterAdmin.of(kind).path())) {
             answer(exchange, page());
         } else {

@@ -8,5 +8,15 @@ public record RouterStatus(
         @JsonPropertyDescription("Where clients in the cluster send their requests: the router Service's client port.")
         String address,
         Boolean ready,
-        Integer readyReplicas) {
+        Integer readyReplicas,
+        @JsonPropertyDescription("Replicas that serve and are ready but that a router Pod does not route to, for a router that keeps its own list"
+                + " of engines (sglang-gateway); the operator adds them back on its next pass. Unset for a router that follows the labels.")
+        Integer unroutedReplicas) {
+    public RouterStatus(String name, String address, Boolean ready, Integer readyReplicas) {
+        this(name, address, ready, readyReplicas, null);
+    }
+
+    public RouterStatus withUnroutedReplicas(int unrouted) {
+        return new RouterStatus(name, address, ready, readyReplicas, unrouted);
+    }
 }
