@@ -182,4 +182,26 @@ class HttpRouterProbeTest {
         assertThat(ask(new HttpRouterProbe((routerPod, kind) -> Optional.empty()), List.of(ready)).view())
                 .isEqualTo(RouterView.unavailable("router Pod qwen-router-0 has no address to ask"));
     }
+    /**
+     * A router rollout whose surge Pod cannot be scheduled or pull its image: that Pod has never run and routed
+     * nothing, so the router's answer is the ready Pods' alone. One left Terminating on a lost node did route: it holds
+     * the answer, named.
+     */
+    @Test
+    void aSurgePodThatNeverRanIsNotAskedButATerminatingPodThatRoutedHoldsAndIsNamed() throws IOException {
+        URI dropped = at(answering("[]"));
+        HttpRouterProbe probe = new HttpRouterProbe((routerPod, kind) -> Optional.of(dropped));
+        Pod ready = SimRouterPods.ready("team-a", "qwen-router-0", dropped.getHost());
+        Pod unscheduled = new PodBuilder().withNewMetadata().withName("qwen-router-7f9c-x2").endMetadata()
+                .withNewStatus().withPhase("Pending").endStatus().build();
+        Pod pullingNoImage = new PodBuilder().withNewMetadata().withName("qwen-router-7f9c-x3").endMetadata()
+                .withNewStatus().withPhase("Pending").withPodIP("10.0.0.8").addNewCondition().withType("Ready").withStatus("False").endCondition()
+                .endStatus().build();
+        Pod lostNode = new PodBuilder(SimRouterPods.ready("team-a", "qwen-router-1", "10.0.0.9")).editMetadata()
+                .withDeletionTimestamp("2026-12-02T10:00:00Z").endMetadata()
+                .editStatus().editFirstCondition().withStatus("Unknown").endCondition().endStatus().build();
+
+        assertThat(ask(probe, List.of(ready, unscheduled, pullingNoImage)).view().selects()).contains(false);
+        assertThat(ask(probe, List.of(ready, lostNode)).view()).isEqualTo(RouterView.unavailable("router Pod qwen-router-1 is not ready"));
+    }
 }
