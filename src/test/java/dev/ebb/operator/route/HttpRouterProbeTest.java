@@ -14,7 +14,6 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
