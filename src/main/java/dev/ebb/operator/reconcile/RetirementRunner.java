@@ -46,6 +46,7 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -349,10 +350,8 @@ public class RetirementRunner {
         if (md.getSpec().router() == null) {
             return Optional.empty();
         }
-        List<Retirement> retirements = pass.records().stream().map(RetirementRecord::retirement).toList();
-        Set<String> relabelled = Stream.of(pass.outcomes().stream().flatMap(o -> o.record().retirement().targets().stream()),
-                        ServingLabels.toWithdraw(pods, retirements).stream(), ServingLabels.toRestore(pods, retirements).stream())
-                .flatMap(s -> s).map(Member::name).collect(Collectors.toSet());
+        Set<String> relabelled = new HashSet<>(ServingLabels.relabelled(pods, pass.records().stream().map(RetirementRecord::retirement).toList()));
+        pass.outcomes().forEach(o -> o.record().retirement().targets().forEach(target -> relabelled.add(target.name())));
         List<Pod> settled = pods.stream().filter(p -> !relabelled.contains(p.getMetadata().getName())).toList();
         return router.workerLists(md, routerPods).map(lists -> GatewayMembership.decide(lists, settled));
     }

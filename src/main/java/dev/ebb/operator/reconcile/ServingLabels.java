@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Which Pods' serving label is wrong while no retirement holds them. Pure.
@@ -48,6 +49,12 @@ public final class ServingLabels {
                 .filter(p -> replica(p).filter(losing::contains).isPresent())
                 .map(ServingLabels::member)
                 .toList();
+    }
+
+    /** The Pods whose serving label {@link #toWithdraw} and {@link #toRestore} change, by name. */
+    public static Set<String> relabelled(Collection<Pod> pods, List<Retirement> records) {
+        return Stream.concat(toWithdraw(pods, records).stream(), toRestore(pods, records).stream()).map(Member::name)
+                .collect(Collectors.toSet());
     }
 
     private static Set<String> heldByRetirements(List<Retirement> records) {

@@ -59,9 +59,9 @@ public final class GatewayMembership {
             }
             if (!serving(pod) || pod.getMetadata().getDeletionTimestamp() != null) {
                 leaving.add(host.get());
-            } else if (routable(pod)) {
-                enginePort(pod).ifPresent(port -> {
-                    routable.put(host.get(), workerUrl(host.get(), port));
+            } else {
+                workerUrl(pod).ifPresent(url -> {
+                    routable.put(host.get(), url);
                     routableNames.put(host.get(), pod.getMetadata().getName());
                 });
             }
@@ -88,11 +88,18 @@ public final class GatewayMembership {
         return new Plan(remove, add, unrouted, List.copyOf(unread));
     }
 
-    /** A leader of a Server replica, ready: what the gateway's own discovery would add, a worker without a type. */
-    private static boolean routable(Pod pod) {
-        return label(pod, Labels.MEMBER_INDEX).filter(Labels.LEADER_INDEX::equals).isPresent()
+    /**
+     * The url a Pod is a worker under, when it is one the gateway's own discovery would add: the leader of a Server
+     * replica (the gateway's selector names member index 0), ready, with an address and an engine port. A worker the
+     * operator adds has no type, which is what a Server one is; a prefill or decode replica is never withdrawn.
+     */
+    static Optional<String> workerUrl(Pod pod) {
+        boolean worker = label(pod, Labels.MEMBER_INDEX).filter(Labels.LEADER_INDEX::equals).isPresent()
                 && label(pod, Labels.ROLE_KIND).filter(RoleKind.Server.name()::equals).isPresent()
                 && Readiness.isPodReady(pod);
+        Optional<String> host = Optional.ofNullable(pod.getStatus()).map(s -> s.getPodIP()).flatMap(RouterAnswers::normalHost);
+        Optional<Integer> port = enginePort(pod);
+        return worker && host.isPresent() && port.isPresent() ? Optional.of(workerUrl(host.get(), port.get())) : Optional.empty();
     }
 
     private static boolean serving(Pod pod) {
@@ -104,11 +111,11 @@ public final class GatewayMembership {
     }
 
     /** The url the gateway's discovery registers a Pod under, {@code http://<Pod IP>:<engine port>}. */
-    static String workerUrl(String host, int port) {
+    private static String workerUrl(String host, int port) {
         return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
     }
 
-    static Optional<Integer> enginePort(Pod member) {
+    private static Optional<Integer> enginePort(Pod member) {
         return Optional.ofNullable(member.getSpec()).map(spec -> spec.getContainers()).stream().flatMap(List::stream)
                 .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName())).findFirst()
                 .flatMap(c -> Optional.ofNullable(c.getPorts()).stream().flatMap(List::stream).findFirst())

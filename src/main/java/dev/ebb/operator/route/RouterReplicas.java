@@ -59,7 +59,7 @@ public final class RouterReplicas {
      * A Pod routes only once every container runs, and it leaves Pending then for good (Running, or an end), so one
      * still Pending, or without an address, has never been ready and never had a request to route.
      */
-    private static boolean mayHaveRouted(Pod pod) {
+    static boolean mayHaveRouted(Pod pod) {
         return !"Pending".equals(phase(pod)) && !phase(pod).isEmpty() && address(pod).isPresent();
     }
 

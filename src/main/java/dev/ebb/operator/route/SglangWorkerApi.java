@@ -1,8 +1,6 @@
 package dev.ebb.operator.route;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.ebb.operator.api.Labels;
-import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.readiness.Readiness;
@@ -13,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -89,21 +88,15 @@ final class SglangWorkerApi {
     }
 
     /**
-     * Adds the restored members back to every gateway Pod that does not list them, each at its engine's port, which is
-     * the one port the gateway reaches every role on. Only a ready member is added, as the gateway's own discovery adds
-     * only ready Pods, and only a Server one: that is what a worker added without a type is, and a prefill or decode
-     * replica is never withdrawn.
+     * Adds the restored members back to every gateway Pod that does not list them, each as the worker the gateway's
+     * own discovery would have made of it ({@link GatewayMembership#workerUrl}): a follower, a Pod not ready or one of
+     * a prefill or decode role is no worker of its own.
      */
     List<Asked> restore(Collection<Pod> routerPods, List<Pod> members) {
         Map<String, String> wanted = new LinkedHashMap<>();
         for (Pod member : members) {
             Optional<String> host = Optional.ofNullable(SglangGatewayDialect.ip(member)).flatMap(RouterAnswers::normalHost);
-            Optional<Integer> port = GatewayMembership.enginePort(member);
-            boolean server = Optional.ofNullable(member.getMetadata().getLabels()).map(labels -> labels.get(Labels.ROLE_KIND))
-                    .filter(RoleKind.Server.name()::equals).isPresent();
-            if (server && Readiness.isPodReady(member) && host.isPresent() && port.isPresent()) {
-                wanted.put(host.get(), GatewayMembership.workerUrl(host.get(), port.get()));
-            }
+            GatewayMembership.workerUrl(member).ifPresent(url -> wanted.put(host.orElseThrow(), url));
         }
         if (wanted.isEmpty()) {
             return List.of();
@@ -123,12 +116,12 @@ final class SglangWorkerApi {
      * listed as unread. Sent at once to every Pod and bounded to 2 s as a whole.
      */
     List<GatewayMembership.Listing> list(Collection<Pod> routerPods) {
-        List<Pod> askable = routerPods.stream().filter(pod -> Readiness.isPodReady(pod) && RouterReplicas.address(pod).isPresent()).toList();
-        Map<String, Listed> listed = listEach(askable);
-        List<GatewayMembership.Listing> listings = new ArrayList<>();
-        routerPods.stream().map(pod -> pod.getMetadata().getName()).sorted().forEach(pod -> listings.add(new GatewayMembership.Listing(pod,
-                Optional.ofNullable(listed.get(pod)).flatMap(Listed::workers))));
-        return List.copyOf(listings);
+        // a Pod that has never run holds no list of its own yet: its discovery starts from the labels
+        List<Pod> running = routerPods.stream().filter(RouterReplicas::mayHaveRouted).sorted(Comparator.comparing(p -> p.getMetadata().getName()))
+                .toList();
+        Map<String, Listed> listed = listEach(running.stream().filter(Readiness::isPodReady).toList());
+        return running.stream().map(pod -> pod.getMetadata().getName())
+                .map(pod -> new GatewayMembership.Listing(pod, Optional.ofNullable(listed.get(pod)).flatMap(Listed::workers))).toList();
     }
 
     /** Sends each gateway Pod the removals and additions the plan names for it. */

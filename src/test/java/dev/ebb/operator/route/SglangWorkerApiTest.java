@@ -43,7 +43,8 @@ class SglangWorkerApiTest {
     private static final String TARGET_ID = "5e9d1f3a-2b7c-4e6d-8f0a-1c3b5d7e9f21";
     private static final String KEPT_ID = "0b7c5a2e-4f1d-4c8e-9a3b-6d2f8e1c7a90";
     /** The target as the operator renders it: the engine container serving on its role's port; ready. */
-    private static final Pod TARGET = new PodBuilder().withNewMetadata().withName("qwen-server-r1-m0").addToLabels(Labels.ROLE_KIND, "Server").endMetadata()
+    private static final Pod TARGET = new PodBuilder().withNewMetadata().withName("qwen-server-r1-m0").addToLabels(Labels.ROLE_KIND, "Server")
+            .addToLabels(Labels.MEMBER_INDEX, Labels.LEADER_INDEX).endMetadata()
             .withNewSpec().addNewContainer().withName("main").addNewPort().withName("http").withContainerPort(8000).endPort().endContainer().endSpec()
             .withNewStatus().withPodIP(TARGET_IP).addNewCondition().withType("Ready").withStatus("True").endCondition().endStatus().build();
 
@@ -291,15 +292,38 @@ class SglangWorkerApiTest {
     }
 
     @Test
-    void aMemberNotReadyWithoutAnEnginePortOrOfASplitIsNotAddedBack() throws IOException {
+    void aMemberNotReadyWithoutAnEnginePortAFollowerOrOfASplitIsNotAddedBack() throws IOException {
         Gateway gateway = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000");
         Pod notReady = new PodBuilder(TARGET).editStatus().editFirstCondition().withStatus("False").endCondition().endStatus().build();
         Pod noPort = new PodBuilder(TARGET).editSpec().editFirstContainer().withPorts(List.of()).endContainer().endSpec().build();
         Pod prefill = new PodBuilder(TARGET).editMetadata().addToLabels(Labels.ROLE_KIND, "Prefill").endMetadata().build();
+        // the gateway's selector takes only a replica's leader: a follower serves no requests of its own
+        Pod follower = new PodBuilder(TARGET).editMetadata().withName("qwen-server-r1-m1").addToLabels(Labels.MEMBER_INDEX, "1").endMetadata().build();
 
         assertThat(restore(notReady, gateway)).isEmpty();
         assertThat(restore(noPort, gateway)).isEmpty();
         assertThat(restore(prefill, gateway)).isEmpty();
+        assertThat(restore(follower, gateway)).isEmpty();
         assertThat(gateway.requests).isEmpty();
+    }
+    /**
+     * The per-pass listing: a gateway Pod that has never run holds no list yet and is left out; one running but not
+     * ready is named, unread; a ready one is read.
+     */
+    @Test
+    void theListingReadsReadyGatewayPodsNamesOnesNotReadyAndLeavesOutOnesThatNeverRan() throws IOException {
+        Gateway gateway = new Gateway().with(TARGET_ID, "http://" + TARGET_IP + ":8000");
+        Pod ready = SimRouterPods.ready("team-a", "qwen-router-0", gateway.address().getHost());
+        Pod notReady = new PodBuilder(SimRouterPods.ready("team-a", "qwen-router-1", "10.0.0.9"))
+                .editStatus().editFirstCondition().withStatus("False").endCondition().endStatus().build();
+        Pod pending = new PodBuilder().withNewMetadata().withName("qwen-router-2").endMetadata().withNewStatus().withPhase("Pending").endStatus().build();
+        SglangWorkerApi api = new SglangWorkerApi((pod, kind) -> Optional.of(gateway.address()), HttpClient.newHttpClient());
+
+        List<GatewayMembership.Listing> listings = api.list(List.of(pending, notReady, ready));
+
+        assertThat(listings).extracting(GatewayMembership.Listing::gatewayPod).containsExactly("qwen-router-0", "qwen-router-1");
+        assertThat(listings.get(0).workers()).hasValueSatisfying(workers -> assertThat(workers).extracting(RouterAnswers.SglangWorker::id)
+                .containsExactly(TARGET_ID));
+        assertThat(listings.get(1).workers()).isEmpty();
     }
 }

@@ -159,7 +159,8 @@ class ReleasedEngineTest {
 
         await().during(Duration.ofMillis(5_500)).atMost(Duration.ofSeconds(8)).until(() -> !engine.exited());
         await().atMost(Duration.ofSeconds(5)).until(engine::exited);
-        assertThat(Duration.ofNanos(System.nanoTime() - ended)).isGreaterThanOrEqualTo(Duration.ofSeconds(6));
+        // the client may see its stream's end a little after the engine does: a margin of 0.5 s for that
+        assertThat(Duration.ofNanos(System.nanoTime() - ended)).isGreaterThanOrEqualTo(Duration.ofMillis(5_500));
     }
 
     /**
@@ -178,7 +179,8 @@ class ReleasedEngineTest {
 
         await().during(Duration.ofMillis(4_200)).atMost(Duration.ofSeconds(6)).until(() -> !engine.exited());
         await().atMost(Duration.ofSeconds(10)).until(engine::exited);
-        assertThat(Duration.ofNanos(System.nanoTime() - ended)).isBetween(Duration.ofMillis(4_400), Duration.ofSeconds(12));
+        // the teardown at least, less the client's lag behind the engine; the watchdog's look and a loaded machine at most
+        assertThat(Duration.ofNanos(System.nanoTime() - ended)).isBetween(Duration.ofMillis(3_900), Duration.ofSeconds(12));
     }
 
     /** A request taken during the teardown, after the watchdog found the drain over, goes with the process. */
