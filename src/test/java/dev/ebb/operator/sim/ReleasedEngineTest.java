@@ -146,16 +146,20 @@ class ReleasedEngineTest {
         await().atMost(Duration.ofSeconds(2)).until(engine::exited);
     }
 
+    /** Sends SIGTERM while a stream of 0.5 s runs; returns, by System.nanoTime(), once the stream has completed. */
+    private long sigtermDuringAStreamThatCompletes() throws Exception {
+        CompletableFuture<LoadGenerator.Request> held = stream(25, 20);
+        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
+        engine.sigterm();
+        assertThat(held.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        return System.nanoTime();
+    }
+
     /** vLLM 0.32.0 on CPU exited 4 to 7.6 s after its last stream ended; the fake takes 6 s. */
     @Test
     void vllmExitingAsObservedStaysUpForItsTeardownAfterItsLastStreamEnds() throws Exception {
         start(Engine.VLLM, vllm("v0.32.0", "--shutdown-timeout", "10").timedAsObserved(Engine.VLLM));
-        CompletableFuture<LoadGenerator.Request> held = stream(25, 20);
-        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
-
-        engine.sigterm();
-        assertThat(held.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
-        long ended = System.nanoTime();
+        long ended = sigtermDuringAStreamThatCompletes();
 
         await().during(Duration.ofMillis(5_500)).atMost(Duration.ofSeconds(8)).until(() -> !engine.exited());
         await().atMost(Duration.ofSeconds(5)).until(engine::exited);
@@ -170,12 +174,7 @@ class ReleasedEngineTest {
     @Test
     void sglangExitingAsObservedLeavesAtItsWatchdogsNextLookAndATeardownAfterItsLastStream() throws Exception {
         start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).timedAsObserved(Engine.SGLANG));
-        CompletableFuture<LoadGenerator.Request> held = stream(25, 20);
-        await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
-
-        engine.sigterm();
-        assertThat(held.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
-        long ended = System.nanoTime();
+        long ended = sigtermDuringAStreamThatCompletes();
 
         await().during(Duration.ofMillis(4_200)).atMost(Duration.ofSeconds(6)).until(() -> !engine.exited());
         await().atMost(Duration.ofSeconds(10)).until(engine::exited);
