@@ -16,6 +16,7 @@ import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import jakarta.interceptor.Interceptor;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.ZonedDateTime;
 import java.util.Optional;
@@ -30,9 +31,12 @@ import org.jboss.logging.Logger;
  * <p>Two things the SDK leaves undone are done here. A leader that loses its Lease while running stops at once,
  * since another Pod may already act. And on shutdown, once the SDK has stopped reconciling, the Lease is handed back
  * so a standby takes over within its retry period instead of waiting for the Lease to expire.
+ *
+ * <p>And a third: the elector notices a lost Lease only on its next renewal, while a paused leader's reconciliation
+ * resumes at once. So before taking anything away the operator reads the Lease itself ({@link #stillLeads}).
  */
 @ApplicationScoped
-public class Leadership {
+public class Leadership implements LeaseGuard {
     private static final Logger LOG = Logger.getLogger(Leadership.class);
     /** What an API server's leader election also writes on release: the Lease is free, and soon stale. */
     private static final Duration RELEASED_LEASE = Duration.ofSeconds(1);
@@ -43,19 +47,25 @@ public class Leadership {
     private final String identity;
     private final AtomicBoolean electing = new AtomicBoolean();
     private final AtomicBoolean stopping = new AtomicBoolean();
+    /** Once leading has ended, every later action is dropped without asking again, while the process ends. */
+    private final AtomicBoolean deposed = new AtomicBoolean();
     private final Runnable haltProcess;
+    private final Clock clock;
+    /** Set with the configuration the SDK elects by, whose durations the spare comes from. */
+    private volatile Duration spare = Duration.ZERO;
 
     @Inject
-    public Leadership(KubernetesClient client, EbbConfig config) {
-        this(client, config, () -> Runtime.getRuntime().halt(1));
+    public Leadership(KubernetesClient client, EbbConfig config, Clock clock) {
+        this(client, config, clock, () -> Runtime.getRuntime().halt(1));
     }
 
     /**
      * @param haltProcess ends the process at once, skipping the orderly shutdown; public for an operator started outside
      *     Quarkus (the test world's), which calls {@link #shutdownStarted} and {@link #operatorStopped} itself
      */
-    public Leadership(KubernetesClient client, EbbConfig config, Runnable haltProcess) {
+    public Leadership(KubernetesClient client, EbbConfig config, Clock clock, Runnable haltProcess) {
         this.client = client;
+        this.clock = clock;
         this.haltProcess = haltProcess;
         this.leaseName = config.leaderElection().leaseName();
         this.namespace = config.leaderElection().namespace();
@@ -69,7 +79,7 @@ public class Leadership {
     public LeaderElectionConfiguration leaderElection() {
         electing.set(true);
         LOG.infof("leader election by Lease %s/%s as %s", leaseNamespace(), leaseName, identity);
-        return LeaderElectionConfigurationBuilder.aLeaderElectionConfiguration(leaseName)
+        LeaderElectionConfiguration configuration = LeaderElectionConfigurationBuilder.aLeaderElectionConfiguration(leaseName)
                 .withLeaseNamespace(leaseNamespace())
                 .withIdentity(identity)
                 .withLeaderCallbacks(new LeaderCallbacks(
@@ -77,6 +87,45 @@ public class Leadership {
                         this::stoppedLeading,
                         leader -> LOG.infof("the leader is %s", leader)))
                 .build();
+        // A leader that renews on time always has more than this left; one with less has missed renewals for as long
+        // as the elector tolerates before it gives up (the renew deadline), so it is as good as deposed.
+        spare = configuration.getLeaseDuration().minus(configuration.getRenewDeadline());
+        return configuration;
+    }
+
+    /**
+     * Reads the Lease from the API server. When another holds it, nobody does, or it lapses within the spare, the
+     * action is dropped and this Pod stops leading as it does when the elector finds the Lease lost. When the Lease
+     * cannot be read the action is dropped too, and the elector, which cannot renew either, decides the rest.
+     */
+    @Override
+    public boolean stillLeads(String before) {
+        if (!electing.get()) {
+            return true;
+        }
+        if (deposed.get()) {
+            LOG.infof("dropped, since %s no longer leads: %s", identity, before);
+            return false;
+        }
+        LeaseStanding standing;
+        try {
+            standing = LeaseStanding.judge(Optional.ofNullable(new LeaseLock(leaseNamespace(), leaseName, identity).get(client)).map(Leadership::read),
+                    identity, clock.instant(), spare);
+        } catch (KubernetesClientException e) {
+            LOG.warnf("not done, since the Lease %s/%s cannot be read (%s): %s", leaseNamespace(), leaseName, e.getMessage(), before);
+            return false;
+        }
+        if (standing instanceof LeaseStanding.Lost lost) {
+            LOG.errorf("%s no longer leads (%s); dropped: %s", identity, lost.why(), before);
+            stoppedLeading();
+            return false;
+        }
+        return true;
+    }
+
+    private static LeaseStanding.Lease read(LeaderElectionRecord record) {
+        return new LeaseStanding.Lease(Optional.ofNullable(record.getHolderIdentity()),
+                Optional.ofNullable(record.getRenewTime()).map(ZonedDateTime::toInstant), Optional.ofNullable(record.getLeaseDuration()));
     }
 
     /** Before the SDK stops: from here on, the end of leading is this Pod's own doing. */
@@ -104,6 +153,7 @@ public class Leadership {
     }
 
     private void stoppedLeading() {
+        deposed.set(true);
         if (stopping.get()) {
             return;
         }

@@ -35,7 +35,6 @@ import io.javaoperatorsdk.operator.api.reconciler.Context;
 import io.javaoperatorsdk.operator.api.reconciler.ControllerConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
-import io.javaoperatorsdk.operator.api.reconciler.PrimaryUpdateAndCacheUtils;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
@@ -195,6 +194,13 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             status = HooksRefresh.kept(StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.statuses(), previous, now),
                     md.getStatus());
         }
+        // the retirement's next state is on record before anything it decided is done, so a restart never repeats
+        // or loses a step: a withdrawal, a restore or a deletion follows a status that already says so
+        if (!Objects.equals(status, md.getStatus()) && !StatusWrite.recorded(md, status, context)) {
+            LOG.infof("%s/%s changed while a pass decided on it; nothing the pass decided is done, and the next decides afresh",
+                    md.getMetadata().getNamespace(), md.getMetadata().getName());
+            return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(RetirementRunner.PASS_INTERVAL);
+        }
         gauges.record(md.getMetadata().getNamespace(), md.getMetadata().getName(), status.roles());
         for (StatusNews.News news : StatusNews.between(md.getStatus(), status)) {
             if (news.warning()) {
@@ -202,14 +208,6 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             } else {
                 events.normal(md, news.reason(), news.message());
             }
-        }
-        // the retirement's next state is on record before anything it decided is done, so a restart never repeats
-        // or loses a step: a withdrawal, a restore or a deletion follows a status that already says so
-        if (!Objects.equals(status, md.getStatus())) {
-            PrimaryUpdateAndCacheUtils.patchStatusAndCacheResource(md, context, latest -> {
-                latest.setStatus(status);
-                return latest;
-            });
         }
         retirements.carryOut(md, pass, pods, routerPods);
         retirements.correctServingLabels(md, pods, routerPods, pass.records());
@@ -360,10 +358,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                         + " Pod(s); each finishes its requests through its own hook, then the router and the Services go");
             }
             if (!Objects.equals(status, md.getStatus())) {
-                PrimaryUpdateAndCacheUtils.patchStatusAndCacheResource(md, context, latest -> {
-                    latest.setStatus(status);
-                    return latest;
-                });
+                // refused when the ModelDeployment changed since this pass read it; the next pass writes afresh
+                StatusWrite.recorded(md, status, context);
             }
             // Pod events bring the next pass sooner; this is the bound if one is missed
             return DeleteControl.noFinalizerRemoval().rescheduleAfter(PODS_GONE_RECHECK);

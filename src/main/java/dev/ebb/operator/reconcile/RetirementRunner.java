@@ -5,6 +5,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.drain.DrainTimelines;
+import dev.ebb.operator.lifecycle.LeaseGuard;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.Metrics;
 import dev.ebb.operator.read.ConnectionRead;
@@ -130,10 +131,12 @@ public class RetirementRunner {
 
     private final Duration endpointPropagation;
     private final RetirementMachine machine;
+    private final LeaseGuard lease;
 
     public RetirementRunner(KubernetesClient client, ReadLedger reads, RouterProbe router, EventRecorder events, MeterRegistry registry,
-            EbbConfig config, RetirementMachine machine) {
+            EbbConfig config, RetirementMachine machine, LeaseGuard lease) {
         this.client = client;
+        this.lease = lease;
         this.machine = machine;
         this.reads = reads;
         this.router = router;
@@ -268,6 +271,12 @@ public class RetirementRunner {
      * @param routerPods the Pods of the deployment's router, each of which is asked when the router must be told
      */
     public void carryOut(ModelDeployment md, Pass pass, Collection<Pod> pods, Collection<Pod> routerPods) {
+        List<String> takenAway = pass.outcomes().stream().filter(o -> o.actions().stream().anyMatch(RetirementRunner::takesAway))
+                .map(o -> o.record().retirement().role() + "/" + o.record().retirement().ordinal()).toList();
+        if (!takenAway.isEmpty() && !lease.stillLeads("the retirement actions of " + md.getMetadata().getNamespace() + "/"
+                + md.getMetadata().getName() + " for replica(s) " + takenAway)) {
+            return;
+        }
         Map<String, Pod> byName = pods.stream().collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> p, (a, b) -> a));
         for (Outcome outcome : pass.outcomes()) {
             Retirement retirement = outcome.record().retirement();
@@ -283,6 +292,11 @@ public class RetirementRunner {
                 count(retirement);
             }
         }
+    }
+
+    /** What takes traffic or a replica away, and so is done only by an operator that still leads. */
+    private static boolean takesAway(Action action) {
+        return action instanceof Action.Withdraw || action instanceof Action.Unroute || action instanceof Action.Delete;
     }
 
     private void carryOut(ModelDeployment md, Retirement retirement, Action action, Map<String, Pod> byName, Collection<Pod> routerPods) {
@@ -328,6 +342,10 @@ public class RetirementRunner {
     public void correctServingLabels(ModelDeployment md, Collection<Pod> pods, Collection<Pod> routerPods, List<RetirementRecord> records) {
         List<Retirement> retirements = records.stream().map(RetirementRecord::retirement).toList();
         List<Member> withdrawn = ServingLabels.toWithdraw(pods, retirements);
+        if (!withdrawn.isEmpty() && !lease.stillLeads("withdrawing " + withdrawn.stream().map(Member::name).toList() + " of "
+                + md.getMetadata().getNamespace() + "/" + md.getMetadata().getName() + " while another member of their replica terminates")) {
+            return;
+        }
         for (Member member : withdrawn) {
             setServing(md, member, false);
             events.normal(md, REASON_MEMBER_LEAVING, member.name() + " no longer serves while another member of its replica terminates:"
@@ -358,11 +376,16 @@ public class RetirementRunner {
 
     /** Sends the router what {@link #routerMembership} decided; called only after the pass's status is persisted. */
     public void keepRouterInStep(ModelDeployment md, Collection<Pod> routerPods, Optional<GatewayMembership.Plan> plan) {
-        plan.filter(p -> !p.nothingToSend()).ifPresent(p -> {
-            LOG.infof("telling the router of %s/%s: removing %s, adding back %s", md.getMetadata().getNamespace(), md.getMetadata().getName(),
-                    p.remove(), p.add());
-            router.tell(md, routerPods, p);
-        });
+        if (plan.isEmpty() || plan.get().nothingToSend()) {
+            return;
+        }
+        GatewayMembership.Plan p = plan.get();
+        String name = md.getMetadata().getNamespace() + "/" + md.getMetadata().getName();
+        if (p.remove().values().stream().anyMatch(urls -> !urls.isEmpty()) && !lease.stillLeads("removing " + p.remove() + " from the router of " + name)) {
+            return;
+        }
+        LOG.infof("telling the router of %s: removing %s, adding back %s", name, p.remove(), p.add());
+        router.tell(md, routerPods, p);
     }
 
     private void count(Retirement ended) {

@@ -9,6 +9,7 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.v1alpha1.EngineSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -156,6 +157,29 @@ public final class AdmissionCases {
         assertThat(((KubernetesClientException) thrown).getStatus().getMessage())
                 .endsWith("spec.engine.name: Invalid value: spec.engine.name is immutable; create a new ModelDeployment to change engines");
         assertThat(client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName("imm").get().getSpec().engine().name()).isEqualTo("vLLM");
+    }
+
+    /**
+     * A status write carrying the resourceVersion its writer read is refused with 409 once another writer has changed
+     * the object, as the API server's optimistic concurrency does for the status subresource too
+     * (k8s.io/apiserver, pkg/registry/generic/registry/store.go, Update): the operator's fence rests on it.
+     */
+    public static void checkStaleStatusWriteIsRefused(KubernetesClient client) {
+        client.resource(deployment("stale", "vLLM").namespace(NAMESPACE).role(role("s")).build()).create();
+        ModelDeployment read = client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName("stale").get();
+        client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName("stale")
+                .edit(md -> {
+                    md.getMetadata().setAnnotations(java.util.Map.of("example.com/touched", "by another writer"));
+                    return md;
+                });
+
+        ModelDeployment stale = client.getKubernetesSerialization().clone(read);
+        stale.setStatus(new ModelDeploymentStatus(1L, "Progressing", null, null, null, null, null, null, null));
+        Throwable thrown = catchThrowable(() -> client.resource(stale).updateStatus());
+
+        assertThat(thrown).isInstanceOf(KubernetesClientException.class);
+        assertThat(((KubernetesClientException) thrown).getCode()).isEqualTo(409);
+        client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName("stale").delete();
     }
 
     /** A shape that a router cannot serve, or can; the field a refusal names, or null when it is admitted. */

@@ -186,4 +186,9 @@ class GeneratedCrdIT {
     void admissionKeepsTheEngineImmutable() {
         AdmissionCases.checkEngineStaysImmutable(client);
     }
+
+    @Test
+    void aStatusWriteFromAStaleReadIsRefused() {
+        AdmissionCases.checkStaleStatusWriteIsRefused(client);
+    }
 }

@@ -69,4 +69,9 @@ class ClusterAdmissionIT {
     void keepsTheEngineImmutable() {
         AdmissionCases.checkEngineStaysImmutable(admin);
     }
+
+    @Test
+    void refusesAStatusWriteFromAStaleRead() {
+        AdmissionCases.checkStaleStatusWriteIsRefused(admin);
+    }
 }

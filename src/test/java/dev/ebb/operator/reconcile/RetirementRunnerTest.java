@@ -5,6 +5,7 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.lifecycle.LeaseGuard;
 import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Labels;
@@ -75,13 +76,17 @@ class RetirementRunnerTest {
         }
         md = deployment("qwen", "vLLM").namespace(NS).router(RouterKind.LLM_D_ROUTER.wireName()).role(role("server").replicas(1)).build();
         router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
+        runner = runner(LeaseGuard.NOT_ELECTING);
+        await().atMost(Duration.ofSeconds(10)).until(() -> router.selects(TARGET) && router.selects(KEPT));
+    }
+
+    private RetirementRunner runner(LeaseGuard lease) {
         URI admin = router.adminUri();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         MemberReader unread = new MemberReader((pod, container, argv, limits) -> Uni.createFrom().item(new ExecResult.Failed("not read here")),
                 registry);
-        runner = new RetirementRunner(client, new ReadLedger(unread), new HttpRouterProbe((routerPod, kind) -> Optional.of(admin)),
-                new EventRecorder(client), registry, EbbSettings.of(Map.of()), new RetirementMachine());
-        await().atMost(Duration.ofSeconds(10)).until(() -> router.selects(TARGET) && router.selects(KEPT));
+        return new RetirementRunner(client, new ReadLedger(unread), new HttpRouterProbe((routerPod, kind) -> Optional.of(admin)),
+                new EventRecorder(client), registry, EbbSettings.of(Map.of()), new RetirementMachine(), lease);
     }
 
     @AfterEach
@@ -123,6 +128,21 @@ class RetirementRunnerTest {
     private void begin() {
         assertThat(pass(List.of(sliceListing(KEPT, TARGET))).state()).isEqualTo("Withdrawing");
         await().atMost(Duration.ofSeconds(10)).until(() -> !router.selects(TARGET));
+    }
+
+    @Test
+    void anOperatorThatNoLongerLeadsTakesNothingAwayThatItsPassDecided() {
+        List<String> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+        runner = runner(before -> {
+            asked.add(before);
+            return false;
+        });
+
+        assertThat(pass(List.of(sliceListing(KEPT, TARGET))).state()).isEqualTo("Withdrawing");
+
+        assertThat(asked).containsExactly("the retirement actions of " + NS + "/qwen for replica(s) [server/1]");
+        assertThat(client.pods().inNamespace(NS).withName(TARGET).get().getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES);
+        assertThat(router.selects(TARGET)).isTrue();
     }
 
     @Test

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.ebb.operator.lifecycle.LeaseGuard;
 import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Labels;
@@ -132,7 +133,7 @@ class RouterWithdrawalPassesTest {
                 registry);
         return new RetirementRunner(client, new ReadLedger(unread),
                 new HttpRouterProbe((routerPod, kind) -> Optional.ofNullable(routerAddresses.get(routerPod.getMetadata().getName()))),
-                new EventRecorder(client), registry, EbbSettings.of(Map.of()), new RetirementMachine());
+                new EventRecorder(client), registry, EbbSettings.of(Map.of()), new RetirementMachine(), LeaseGuard.NOT_ELECTING);
     }
 
     /** The role's Service's slice, which already dropped the target: only the router is in question. */

@@ -184,8 +184,35 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     public MockResponse handleUpdate(RecordedRequest request) {
         return guard(request, null).orElseGet(() -> {
             byte[] body = request.getBody().getBytes();
-            return answeringWithTheObject(request, body, null, super.handleUpdate(request));
+            // checked and written in one step, as the API server's storage compares and swaps
+            synchronized (this) {
+                return staleStatusWrite(request, body).orElseGet(() -> answeringWithTheObject(request, body, null, super.handleUpdate(request)));
+            }
         });
+    }
+
+    /**
+     * The store writes a PUT to a status subresource over whatever is stored, ignoring the resourceVersion it carries;
+     * an API server refuses it with 409 when that version is not the stored one (k8s.io/apiserver v0.37.2,
+     * pkg/registry/generic/registry/store.go, Update), for the status as for the whole object.
+     */
+    private java.util.Optional<MockResponse> staleStatusWrite(RecordedRequest request, byte[] body) {
+        String path = request.getPath().replaceFirst("\\?.*$", "");
+        if (!path.endsWith("/status")) {
+            return java.util.Optional.empty();
+        }
+        try {
+            String version = JSON.readTree(body).path("metadata").path("resourceVersion").asText("");
+            JsonNode stored = current(path.substring(0, path.length() - "/status".length()));
+            String storedVersion = stored == null ? "" : stored.path("metadata").path("resourceVersion").asText("");
+            if (version.isEmpty() || stored == null || version.equals(storedVersion)) {
+                return java.util.Optional.empty();
+            }
+            return java.util.Optional.of(status(409, "Conflict", "Operation cannot be fulfilled on " + stored.path("kind").asText().toLowerCase(java.util.Locale.ROOT)
+                    + " \"" + stored.path("metadata").path("name").asText() + "\": the object has been modified; please apply your changes to the latest version and try again"));
+        } catch (Exception e) {
+            return java.util.Optional.empty();
+        }
     }
 
     @Override
@@ -194,7 +221,15 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         return guard(patch, patch).orElseGet(() -> {
             byte[] body = patch.getBody().getBytes();
             JsonNode before = currentOrNull(patch.getPath());
-            return answeringWithTheObject(patch, body, before, super.handlePatch(patch));
+            MockResponse patched;
+            try {
+                patched = super.handlePatch(patch);
+            } catch (io.fabric8.zjsonpatch.JsonPatchException e) {
+                // the store lets a patch that does not apply escape and never answers; an API server answers 422
+                // (k8s.io/apiserver v0.37.2, pkg/endpoints/handlers/patch.go, applyJSPatch)
+                return status(422, "Invalid", "the server rejected our request due to an error in our request: " + e.getMessage());
+            }
+            return answeringWithTheObject(patch, body, before, patched);
         });
     }
 

@@ -5,6 +5,7 @@ import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
+import dev.ebb.operator.lifecycle.LeaseGuard;
 import dev.ebb.operator.lifecycle.Leadership;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
@@ -42,6 +43,7 @@ public final class SimOperator implements AutoCloseable {
     private final MeterRegistry registry = new SimpleMeterRegistry();
     private final Optional<Leadership> leadership;
     private final AtomicBoolean stopped = new AtomicBoolean();
+    private final ProcessPause pause = new ProcessPause();
 
     public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers) {
         this(client, exec, routers, Map.of());
@@ -73,17 +75,20 @@ public final class SimOperator implements AutoCloseable {
 
     private SimOperator(KubernetesClient given, LocalExec exec, SimRouterAddress routers, Map<String, String> settings, String hookScript,
             boolean electing) {
-        KubernetesClient client = new KubernetesClientBuilder().withConfig(given.getConfiguration()).build();
+        KubernetesClient client = new KubernetesClientBuilder().withConfig(given.getConfiguration())
+                .withHttpClientBuilderConsumer(http -> http.addOrReplaceInterceptor("process-pause", pause)).build();
         this.client = client;
         PodRenderer renderer = new PodRenderer(new DrainTimelines(), hookScript);
         EventRecorder events = new EventRecorder(client);
         ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
         EbbConfig config = EbbSettings.ignoringUnknown(settings);
-        RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config,
-                new RetirementMachine());
         // the deployed process halts on a lost Lease; the callback runs on the elector's thread, which the stop ends
-        leadership = electing ? Optional.of(new Leadership(client, config, () -> new Thread(this::crash, "sim-operator-halt").start()))
-                : Optional.empty();
+        leadership = electing ? Optional.of(new Leadership(client, config, Clock.systemUTC(), () -> new Thread(() -> {
+            pause.awaitHaltAllowed();
+            crash();
+        }, "sim-operator-halt").start())) : Optional.empty();
+        RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config,
+                new RetirementMachine(), leadership.<LeaseGuard>map(l -> l).orElse(LeaseGuard.NOT_ELECTING));
         operator = new Operator(o -> {
             o.withKubernetesClient(client).withCloseClientOnStop(false)
                     // the SDK's own meters, as the deployed operator serves them
@@ -98,6 +103,11 @@ public final class SimOperator implements AutoCloseable {
         operator.start();
     }
 
+    /** Where a test pauses this operator's process and resumes it. */
+    public ProcessPause pause() {
+        return pause;
+    }
+
     public MeterRegistry registry() {
         return registry;
     }
@@ -106,6 +116,11 @@ public final class SimOperator implements AutoCloseable {
     private static LeaderElectionConfiguration stayingInProcess(LeaderElectionConfiguration c) {
         return new LeaderElectionConfiguration(c.getLeaseName(), c.getLeaseNamespace().orElse(null), c.getLeaseDuration(), c.getRenewDeadline(),
                 c.getRetryPeriod(), c.getIdentity().orElse(null), c.getLeaderCallbacks().orElse(null), false);
+    }
+
+    /** Whether it has stopped: crashed, closed, or ended on a lost Lease. */
+    public boolean stopped() {
+        return stopped.get();
     }
 
     /** The identity it holds the Lease by, when it elects. */
@@ -118,12 +133,20 @@ public final class SimOperator implements AutoCloseable {
         if (!stopped.get()) {
             client.close();
         }
+        // what a pause held fails now on the closed client, as a killed process's requests never arrive
+        pause.thaw();
+        pause.endHeldHalt();
         stopReconciling();
     }
 
     /** Stops as SIGTERM stops the deployed operator: reconciliations end, then a Lease it held is handed back. */
     @Override
     public void close() {
+        if (pause.isFrozen()) {
+            // a paused process cannot stop in order
+            crash();
+            return;
+        }
         boolean running = !stopped.get();
         stopReconciling();
         if (running) {

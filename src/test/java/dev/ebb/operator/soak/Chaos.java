@@ -28,14 +28,14 @@ import java.util.function.Consumer;
 final class Chaos {
     enum Kind {
         SCALE, ROLLOUT, DELETE_POD, DELETE_POD_SHORT_GRACE, CONTAINER_RESTART, NODE_DRAIN, OPERATOR_RESTART,
-        OPERATOR_DOUBLE_RESTART, LEADER_CHANGE, API_FAULTS, ROUTER_RESTART
+        OPERATOR_DOUBLE_RESTART, LEADER_CHANGE, LEADER_PAUSE, API_FAULTS, ROUTER_RESTART
     }
 
     /** The share each kind gets of the choices. */
     private static final Map<Kind, Integer> WEIGHTS = new EnumMap<>(Map.ofEntries(Map.entry(Kind.SCALE, 4), Map.entry(Kind.ROLLOUT, 2),
             Map.entry(Kind.DELETE_POD, 2), Map.entry(Kind.DELETE_POD_SHORT_GRACE, 2), Map.entry(Kind.CONTAINER_RESTART, 2),
             Map.entry(Kind.NODE_DRAIN, 1), Map.entry(Kind.OPERATOR_RESTART, 2), Map.entry(Kind.OPERATOR_DOUBLE_RESTART, 1),
-            Map.entry(Kind.LEADER_CHANGE, 1), Map.entry(Kind.API_FAULTS, 2), Map.entry(Kind.ROUTER_RESTART, 1)));
+            Map.entry(Kind.LEADER_CHANGE, 1), Map.entry(Kind.LEADER_PAUSE, 2), Map.entry(Kind.API_FAULTS, 2), Map.entry(Kind.ROUTER_RESTART, 1)));
     /** The operator's User-Agent, which the API server's fault bursts single out. */
     static final String OPERATOR_AGENT = "ebb-operator-under-soak";
     private static final String STATUS_PATH = "/apis/serving.ebb.dev/v1alpha1/namespaces/%s/modeldeployments/%s/status";
@@ -47,6 +47,12 @@ final class Chaos {
 
         /** The leader stops in order (SIGTERM, as a rolling update of the operator does) and a new Pod starts. */
         void changeLeader();
+
+        /**
+         * The leader's process is paused for {@code paused} (a long GC pause, a frozen cgroup) and then resumes; one
+         * that lost its Lease meanwhile ends and a new Pod starts in its place.
+         */
+        void pauseLeader(Duration paused);
     }
 
     /** A burst of API faults: when it began and ended. */
@@ -121,6 +127,7 @@ final class Chaos {
                 case OPERATOR_RESTART -> restartOperator(1);
                 case OPERATOR_DOUBLE_RESTART -> restartOperator(2);
                 case LEADER_CHANGE -> changeLeader();
+                case LEADER_PAUSE -> pauseLeader();
                 case API_FAULTS -> faults();
                 case ROUTER_RESTART -> restartRouter();
             };
@@ -239,6 +246,17 @@ final class Chaos {
         operatorRestarts.add(Instant.now());
         log.accept("leader change: the leading operator stops in order, a new one starts");
         operators.changeLeader();
+        return true;
+    }
+
+    /** Paused for 2 to 30 s: shorter than the Lease's 15 s, the leader resumes leading; longer, a standby takes over. */
+    private boolean pauseLeader() {
+        Duration paused = Duration.ofMillis(2_000 + random.nextInt(28_000));
+        operatorRestarts.add(Instant.now());
+        log.accept("leader pause of " + paused.toMillis() + " ms");
+        operators.pauseLeader(paused);
+        // what the resumed operator logs as it finds its Lease lost comes from the pause
+        operatorRestarts.add(Instant.now());
         return true;
     }
 

@@ -1,5 +1,7 @@
 package dev.ebb.operator.soak;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.SimOperator;
@@ -78,6 +80,30 @@ final class OperatorPods implements Chaos.Operators, AutoCloseable {
         running.remove(leaving);
         leaving.close();
         startOne();
+    }
+
+    @Override
+    public void pauseLeader(Duration paused) {
+        SimOperator leader = leader();
+        leader.pause().freezeNow();
+        sleep(paused.toMillis());
+        leader.pause().thaw();
+        leader.pause().endHeldHalt();
+        // the resumed elector renews within its retry period, or finds the Lease another's and ends the process
+        await().atMost(Duration.ofSeconds(20)).until(() -> leader.stopped() || holds(leader));
+        if (leader.stopped()) {
+            running.remove(leader);
+            startOne();
+        }
+    }
+
+    private boolean holds(SimOperator operator) {
+        try {
+            return Optional.ofNullable(client.leases().inNamespace(LEASE_NAMESPACE).withName(LEASE).get()).map(Lease::getSpec)
+                    .map(s -> s.getHolderIdentity()).equals(operator.identity());
+        } catch (KubernetesClientException e) {
+            return false;
+        }
     }
 
     @Override
