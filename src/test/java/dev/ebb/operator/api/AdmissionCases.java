@@ -13,6 +13,8 @@ import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -180,6 +182,18 @@ public final class AdmissionCases {
         assertThat(thrown).isInstanceOf(KubernetesClientException.class);
         assertThat(((KubernetesClientException) thrown).getCode()).isEqualTo(409);
         client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName("stale").delete();
+    }
+
+    /** A JSON patch that does not apply to the object (it replaces a field that is not there) is refused with 422. */
+    public static void checkUnappliableJsonPatchIsRefused(KubernetesClient client) {
+        client.resource(deployment("unpatched", "vLLM").namespace(NAMESPACE).role(role("s")).build()).create();
+
+        Throwable thrown = catchThrowable(() -> client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName("unpatched")
+                .patch(PatchContext.of(PatchType.JSON), "[{\"op\":\"replace\",\"path\":\"/metadata/labels/absent\",\"value\":\"x\"}]"));
+
+        assertThat(thrown).isInstanceOf(KubernetesClientException.class);
+        assertThat(((KubernetesClientException) thrown).getCode()).isEqualTo(422);
+        client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName("unpatched").delete();
     }
 
     /** A shape that a router cannot serve, or can; the field a refusal names, or null when it is admitted. */

@@ -191,4 +191,9 @@ class GeneratedCrdIT {
     void aStatusWriteFromAStaleReadIsRefused() {
         AdmissionCases.checkStaleStatusWriteIsRefused(client);
     }
+
+    @Test
+    void refusesAJsonPatchThatDoesNotApply() {
+        AdmissionCases.checkUnappliableJsonPatchIsRefused(client);
+    }
 }

@@ -74,4 +74,9 @@ class ClusterAdmissionIT {
     void refusesAStatusWriteFromAStaleRead() {
         AdmissionCases.checkStaleStatusWriteIsRefused(admin);
     }
+
+    @Test
+    void refusesAJsonPatchThatDoesNotApply() {
+        AdmissionCases.checkUnappliableJsonPatchIsRefused(admin);
+    }
 }

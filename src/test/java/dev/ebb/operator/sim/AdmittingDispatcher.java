@@ -225,9 +225,7 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             try {
                 patched = super.handlePatch(patch);
             } catch (io.fabric8.zjsonpatch.JsonPatchException e) {
-                // the store lets a patch that does not apply escape and never answers; an API server answers 422
-                // (k8s.io/apiserver v0.37.2, pkg/endpoints/handlers/patch.go, applyJSPatch)
-                return status(422, "Invalid", "the server rejected our request due to an error in our request: " + e.getMessage());
+                return unappliablePatch(e);
             }
             return answeringWithTheObject(patch, body, before, patched);
         });
@@ -553,6 +551,14 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         }
     }
 
+    /**
+     * The store lets a JSON patch that does not apply escape, and never answers; an API server answers 422 (seen on
+     * kube-apiserver v1.37.2; k8s.io/apiserver pkg/endpoints/handlers/patch.go, applyJSPatch).
+     */
+    private static MockResponse unappliablePatch(Exception e) {
+        return status(422, "Invalid", "the server rejected our request due to an error in our request: " + e.getMessage());
+    }
+
     private static MockResponse status(int code, String reason, String message) {
         return new MockResponse().setResponseCode(code).setBody(Serialization.asJson(new StatusBuilder().withStatus("Failure")
                 .withReason(reason).withCode(code).withMessage(message).build()));
@@ -612,7 +618,12 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             JsonNode old = current(request.getPath());
             // getBytes leaves the body in place for the store behind us; reading it would consume it
             byte[] body = request.getBody().getBytes();
-            JsonNode object = patch == null ? JSON.readTree(body) : patched(old, JSON.readTree(body), request);
+            JsonNode object;
+            try {
+                object = patch == null ? JSON.readTree(body) : patched(old, JSON.readTree(body), request);
+            } catch (io.fabric8.zjsonpatch.JsonPatchException e) {
+                return java.util.Optional.of(unappliablePatch(e));
+            }
             if (object == null) {
                 return java.util.Optional.empty();
             }
