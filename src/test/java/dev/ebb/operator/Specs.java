@@ -10,6 +10,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.ModelSpec;
 import dev.ebb.operator.api.v1alpha1.RetirementSpec;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
+import dev.ebb.operator.api.v1alpha1.RoleTemplate;
 import dev.ebb.operator.api.v1alpha1.RolloutSpec;
 import dev.ebb.operator.api.v1alpha1.RouterSpec;
 import dev.ebb.operator.api.v1alpha1.ScalingSpec;
@@ -65,17 +66,17 @@ public final class Specs {
 
     public static RoleSpec withReplicas(RoleSpec r, Integer replicas) {
         return new RoleSpec(r.name(), r.kind(), replicas, r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout());
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds());
     }
 
     public static RoleSpec withImage(RoleSpec r, String image) {
         return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), image, r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout());
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds());
     }
 
     public static RoleSpec withGrace(RoleSpec r, Integer grace) {
         return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), grace, r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout());
+                r.command(), grace, r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds());
     }
 
     public static final class Deployment {
@@ -139,6 +140,9 @@ public final class Specs {
         private List<Toleration> tolerations;
         private RetirementSpec retirement;
         private RolloutSpec rollout;
+        private RoleTemplate template;
+        private String sharedMemory;
+        private Integer startupSeconds;
 
         private Role(String name) {
             this.name = name;
@@ -159,10 +163,13 @@ public final class Specs {
         public Role tolerations(List<Toleration> value) { tolerations = value; return this; }
         public Role drainSeconds(Integer value) { retirement = new RetirementSpec(value); return this; }
         public Role maxSurge(Integer value) { rollout = new RolloutSpec(value); return this; }
+        public Role template(RoleTemplate value) { template = value; return this; }
+        public Role sharedMemory(String value) { sharedMemory = value; return this; }
+        public Role startupSeconds(Integer value) { startupSeconds = value; return this; }
 
         public RoleSpec build() {
             return new RoleSpec(name, kind, replicas, size, image, port, resources, extraArgs, env, command, grace,
-                    nodeSelector, tolerations, retirement, rollout);
+                    nodeSelector, tolerations, retirement, rollout, template, sharedMemory, startupSeconds);
         }
     }
 }

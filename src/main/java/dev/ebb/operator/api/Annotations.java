@@ -32,6 +32,15 @@ public final class Annotations {
     public static final String ENGINE_SHUTDOWN = "serving.ebb.dev/engine-shutdown-seconds";
 
     /**
+     * On a Pod whose /dev/shm the operator sized by default rather than the spec: the size. Such a volume stays out of
+     * the configuration hash, so the release that brought the default turned over no replica.
+     */
+    public static final String DEFAULT_SHARED_MEMORY = "serving.ebb.dev/default-shared-memory";
+
+    /** On a Pod whose startup probe the operator bounded by default: the bound in seconds, kept out of the hash alike. */
+    public static final String DEFAULT_STARTUP_SECONDS = "serving.ebb.dev/default-startup-seconds";
+
+    /**
      * Set on a ModelDeployment to a new value to replace, one replica at a time through the retirement protocol, every
      * replica that carries an older drain hook or default engine image than the operator renders.
      */

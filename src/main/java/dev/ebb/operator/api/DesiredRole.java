@@ -1,6 +1,7 @@
 package dev.ebb.operator.api;
 
 import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.api.v1alpha1.RoleTemplate;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.Toleration;
@@ -16,6 +17,9 @@ import java.util.Optional;
  * @param defaultImage whether {@code image} is the operator's default, the role and spec.engine naming none
  * @param drainBudget how long a retirement of one of its replicas may spend proving it idle
  * @param maxSurge replicas a rollout may add beyond {@code replicas} while it replaces them: 0 or 1
+ * @param template what the role's Pods and engine container carry beyond what the operator renders
+ * @param sharedMemory the size of the memory-backed /dev/shm, if any
+ * @param startupSeconds how long the engine may load before the kubelet restarts it
  */
 public record DesiredRole(
         String name,
@@ -33,7 +37,26 @@ public record DesiredRole(
         Map<String, String> nodeSelector,
         List<Toleration> tolerations,
         Duration drainBudget,
-        int maxSurge) {
+        int maxSurge,
+        RoleTemplate template,
+        Setting<String> sharedMemory,
+        Setting<Integer> startupSeconds) {
+
+    /**
+     * A value the spec set, or the operator's default for it. Defaults stay out of the configuration hash, so a
+     * release that brings a new one turns over no replica.
+     *
+     * @param value empty for none
+     */
+    public record Setting<T>(Optional<T> value, boolean defaulted) {
+        public static <T> Setting<T> set(Optional<T> value) {
+            return new Setting<>(value, false);
+        }
+
+        public static <T> Setting<T> byDefault(Optional<T> value) {
+            return new Setting<>(value, true);
+        }
+    }
 
     public static final int DEFAULT_REPLICAS = 1;
     public static final int DEFAULT_SIZE = 1;
@@ -42,13 +65,13 @@ public record DesiredRole(
     /** The same role as it would be had it named no image and taken {@code image} as the operator's default. */
     public DesiredRole onDefaultImage() {
         return new DesiredRole(name, kind, replicas, size, image, true, port, resources, extraArgs, env, command, grace, nodeSelector,
-                tolerations, drainBudget, maxSurge);
+                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds);
     }
 
     /** The same role at another replica count. */
     public DesiredRole withReplicas(int count) {
         return new DesiredRole(name, kind, count, size, image, defaultImage, port, resources, extraArgs, env, command, grace, nodeSelector,
-                tolerations, drainBudget, maxSurge);
+                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds);
     }
 
     /** A take-over role replaces the whole command line, so the operator cannot know what serves where. */

@@ -8,11 +8,13 @@ import dev.ebb.operator.api.v1alpha1.ModelSpec;
 import dev.ebb.operator.api.v1alpha1.RetirementSpec;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
+import dev.ebb.operator.api.v1alpha1.RoleTemplate;
 import dev.ebb.operator.api.v1alpha1.RolloutSpec;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.RouterSpec;
 import dev.ebb.operator.api.v1alpha1.ScalingSpec;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Quantity;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,6 +35,7 @@ import java.util.stream.Collectors;
  * it cannot render in full must not be rendered in part.
  */
 public final class SpecResolver {
+    private static final Pattern QUANTITY = Pattern.compile(RoleSpec.QUANTITY_PATTERN);
     private static final Pattern DNS_LABEL = Pattern.compile(RoleSpec.NAME_PATTERN);
     private static final Pattern RESERVED_SUFFIX = Pattern.compile(RoleSpec.RESERVED_SUFFIX);
     private static final int MAX_MODEL_NAME = 256;
@@ -290,6 +293,7 @@ public final class SpecResolver {
                 .ifPresent(e -> errors.add(new FieldError(field + ".port", "cannot be " + role.port() + ": a multi-Pod " + e.wireName()
                         + " replica's leader holds its rendezvous port there")));
         checkImage(field + ".image", role.image(), errors);
+        checkSharedMemory(field + ".sharedMemory", role.sharedMemory(), errors);
         boolean ownImage = role.image() != null && !role.image().isEmpty();
         String image = ownImage ? role.image() : engineSpec.image();
         if (engine.filter(e -> e == Engine.VLLM).isPresent() && role.size() != null && role.size() > 1
@@ -317,7 +321,34 @@ public final class SpecResolver {
                 role.nodeSelector() == null ? Map.of() : Map.copyOf(role.nodeSelector()),
                 listOrEmpty(role.tolerations()),
                 Duration.ofSeconds(orDefault(drainSeconds, RetirementSpec.DEFAULT_DRAIN_SECONDS)),
-                orDefault(maxSurge, 0)));
+                orDefault(maxSurge, 0),
+                role.template() == null ? new RoleTemplate(null, null) : role.template(),
+                sharedMemory(role),
+                role.startupSeconds() == null ? DesiredRole.Setting.byDefault(Optional.of(RoleSpec.DEFAULT_STARTUP_SECONDS))
+                        : DesiredRole.Setting.set(Optional.of(role.startupSeconds()))));
+    }
+
+    /**
+     * The size the spec sets ("0" for none); unset, the default wherever a replica spans several accelerators or
+     * Pods, whose engine processes exchange tensors through /dev/shm.
+     */
+    private static DesiredRole.Setting<String> sharedMemory(RoleSpec role) {
+        if (role.sharedMemory() != null) {
+            return DesiredRole.Setting.set(Optional.of(role.sharedMemory()).filter(size -> Quantity.getAmountInBytes(new Quantity(size)).signum() > 0));
+        }
+        boolean parallel = orDefault(role.size(), DesiredRole.DEFAULT_SIZE) > 1 || ParallelDegree.of(listOrEmpty(role.extraArgs())) > 1;
+        return DesiredRole.Setting.byDefault(parallel ? Optional.of(RoleSpec.DEFAULT_SHARED_MEMORY) : Optional.empty());
+    }
+
+    private static void checkSharedMemory(String field, String size, List<FieldError> errors) {
+        if (size == null) {
+            return;
+        }
+        if (size.length() > RoleSpec.MAX_QUANTITY_LENGTH) {
+            errors.add(new FieldError(field, "longer than " + RoleSpec.MAX_QUANTITY_LENGTH + " characters"));
+        } else if (!QUANTITY.matcher(size).matches()) {
+            errors.add(new FieldError(field, "must be a quantity such as 8Gi, or \"0\" for none; got " + quote(size)));
+        }
     }
 
     private static void checkRoleName(String field, String roleName, String mdName, List<FieldError> errors) {

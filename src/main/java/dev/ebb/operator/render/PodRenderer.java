@@ -10,6 +10,7 @@ import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RoleTemplate;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimeline;
 import dev.ebb.operator.drain.DrainTimelines;
@@ -26,6 +27,9 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.ProbeBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.security.MessageDigest;
@@ -36,6 +40,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 
 /**
@@ -55,6 +60,8 @@ public class PodRenderer {
             .build();
     /** Stands in the hash for an engine image the operator chose, so that a new default turns no replica over. */
     private static final String OPERATOR_DEFAULT_IMAGE = "operator-default";
+    /** The startup probe asks as often as the readiness probe, so a loaded engine is found ready as soon. */
+    private static final int STARTUP_PERIOD_SECONDS = 5;
 
     private final DrainTimelines timelines;
     private final String hookScript;
@@ -230,6 +237,16 @@ public class PodRenderer {
             Container engine = engineContainer(copy).orElseThrow();
             engine.setCommand(withoutFlag(engine.getCommand(), EngineShutdown.VLLM_FLAG));
         }
+        if (annotations != null && annotations.remove(Annotations.DEFAULT_SHARED_MEMORY) != null) {
+            copy.getSpec().getVolumes().removeIf(v -> RoleTemplate.SHARED_MEMORY_VOLUME.equals(v.getName()));
+            if (copy.getSpec().getVolumes().isEmpty()) {
+                copy.getSpec().setVolumes(null);
+            }
+            engineContainer(copy).orElseThrow().getVolumeMounts().removeIf(m -> RoleTemplate.SHARED_MEMORY_VOLUME.equals(m.getName()));
+        }
+        if (annotations != null && annotations.remove(Annotations.DEFAULT_STARTUP_SECONDS) != null) {
+            engineContainer(copy).orElseThrow().setStartupProbe(null);
+        }
         if (annotations != null && annotations.remove(Annotations.ROUTING_PROXY_IMAGE) != null) {
             RoutingProxy.in(copy).ifPresent(c -> c.setImage(OPERATOR_DEFAULT_IMAGE));
         }
@@ -264,8 +281,16 @@ public class PodRenderer {
                 .addNewPort().withName(PORT_NAME).withContainerPort(enginePort).withProtocol("TCP").endPort()
                 .withEnv(role.env());
         role.resources().ifPresent(main::withResources);
+        RoleTemplate.EngineContainerTemplate engineTemplate = role.template().engineContainer();
+        if (engineTemplate != null) {
+            main.withEnvFrom(engineTemplate.envFrom()).withVolumeMounts(engineTemplate.volumeMounts())
+                    .withSecurityContext(engineTemplate.securityContext());
+        }
+        role.sharedMemory().value().ifPresent(size -> main.addNewVolumeMount().withName(RoleTemplate.SHARED_MEMORY_VOLUME)
+                .withMountPath(RoleTemplate.SHARED_MEMORY_PATH).endVolumeMount());
         if (operatorBuilt && slot.leader()) {
             main.withReadinessProbe(readiness(profile, enginePort, tls));
+            role.startupSeconds().value().ifPresent(seconds -> main.withStartupProbe(startup(profile, enginePort, tls, seconds)));
         }
         if (timeline.hooked()) {
             main.withNewLifecycle().withNewPreStop().withNewExec()
@@ -274,15 +299,27 @@ public class PodRenderer {
                     .endExec().endPreStop().endLifecycle();
         }
 
+        RoleTemplate.PodTemplate podTemplate = Optional.ofNullable(role.template().pod())
+                .orElseGet(() -> new RoleTemplate.PodTemplate(null, null, null, null, null, null, null, null, null, null));
         return new PodBuilder()
                 .withNewMetadata()
                     .withName(slot.podName())
                     .withNamespace(deployment.owner().namespace())
-                    .withLabels(labels(slot))
-                    .withAnnotations(annotations(slot, enginePort, tls, operatorBuilt, timeline))
+                    .withLabels(withTemplates(podTemplate, RoleTemplate.Metadata::labels, labels(slot)))
+                    .withAnnotations(withTemplates(podTemplate, RoleTemplate.Metadata::annotations,
+                            annotations(slot, enginePort, tls, operatorBuilt, timeline)))
                     .withOwnerReferences(ownerReference(deployment.owner()))
                 .endMetadata()
                 .withNewSpec()
+                    .withServiceAccountName(podTemplate.serviceAccountName())
+                    .withImagePullSecrets(podTemplate.imagePullSecrets())
+                    .withAffinity(podTemplate.affinity())
+                    .withTopologySpreadConstraints(podTemplate.topologySpreadConstraints())
+                    .withPriorityClassName(podTemplate.priorityClassName())
+                    .withRuntimeClassName(podTemplate.runtimeClassName())
+                    .withSchedulerName(podTemplate.schedulerName())
+                    .withSecurityContext(podTemplate.securityContext())
+                    .withVolumes(volumes(podTemplate, role))
                     .withHostname(role.size() > 1 ? slot.podName() : null)
                     .withSubdomain(role.size() > 1 ? Names.replica(deployment.owner().name(), role.name(), slot.ordinal()) : null)
                     // A Service named like the engine would inject e.g. VLLM_PORT, which vLLM reads as its own setting.
@@ -302,6 +339,23 @@ public class PodRenderer {
         return timelines.of(role.grace(), deployment.engine(), role.kind(), role.takeOver(),
                 RoutingProxy.fronts(deployment, role) && !deployment.platform().nativeSidecars(),
                 EngineShutdown.operatorSizes(deployment.engine(), role.image(), role.extraArgs()));
+    }
+
+    /** The template's labels or annotations with the operator's own over them: these the Pod must carry as rendered. */
+    private static Map<String, String> withTemplates(RoleTemplate.PodTemplate template, Function<RoleTemplate.Metadata, Map<String, String>> part,
+            Map<String, String> operators) {
+        Map<String, String> merged = new LinkedHashMap<>();
+        Optional.ofNullable(template.metadata()).map(part).ifPresent(merged::putAll);
+        merged.putAll(operators);
+        return merged;
+    }
+
+    /** The template's volumes and, where the role has shared memory, the memory-backed one mounted at /dev/shm. */
+    private static List<Volume> volumes(RoleTemplate.PodTemplate template, DesiredRole role) {
+        List<Volume> volumes = new ArrayList<>(template.volumes() == null ? List.of() : template.volumes());
+        role.sharedMemory().value().ifPresent(size -> volumes.add(new VolumeBuilder().withName(RoleTemplate.SHARED_MEMORY_VOLUME)
+                .withNewEmptyDir().withMedium("Memory").withSizeLimit(new Quantity(size)).endEmptyDir().build()));
+        return volumes.isEmpty() ? null : volumes;
     }
 
     private static Map<String, String> labels(MemberSlot slot) {
@@ -327,6 +381,12 @@ public class PodRenderer {
         if (operatorBuilt) {
             timeline.engineShutdown().ifPresent(seconds -> annotations.put(Annotations.ENGINE_SHUTDOWN, Integer.toString(seconds)));
         }
+        role.sharedMemory().value().filter(size -> role.sharedMemory().defaulted())
+                .ifPresent(size -> annotations.put(Annotations.DEFAULT_SHARED_MEMORY, size));
+        if (operatorBuilt && slot.leader()) {
+            role.startupSeconds().value().filter(seconds -> role.startupSeconds().defaulted())
+                    .ifPresent(seconds -> annotations.put(Annotations.DEFAULT_STARTUP_SECONDS, Integer.toString(seconds)));
+        }
         if (RoutingProxy.fronts(slot)) {
             annotations.put(Annotations.ROUTING_PROXY_IMAGE, slot.deployment().router().orElseThrow().images().routingProxy());
         }
@@ -338,6 +398,23 @@ public class PodRenderer {
         }
         slot.deployment().router().ifPresent(r -> annotations.putAll(RouterLayout.of(r.kind()).memberAnnotations(slot)));
         return annotations;
+    }
+
+    /**
+     * Holds off the readiness probe, and restarts the engine, only if it has not answered within {@code seconds}: the
+     * time a model may take to load.
+     */
+    private static Probe startup(EngineProfile profile, int enginePort, boolean tls, int seconds) {
+        return new ProbeBuilder()
+                .withNewHttpGet()
+                    .withPath(profile.healthPath())
+                    .withPort(new IntOrString(enginePort))
+                    .withScheme(tls ? "HTTPS" : "HTTP")
+                .endHttpGet()
+                .withPeriodSeconds(STARTUP_PERIOD_SECONDS)
+                .withTimeoutSeconds(2)
+                .withFailureThreshold((seconds + STARTUP_PERIOD_SECONDS - 1) / STARTUP_PERIOD_SECONDS)
+                .build();
     }
 
     private static Probe readiness(EngineProfile profile, int enginePort, boolean tls) {

@@ -5,12 +5,14 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import dev.ebb.operator.RoleTemplates;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.v1alpha1.EngineSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
+import dev.ebb.operator.api.v1alpha1.RoleTemplate;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -126,6 +128,18 @@ public final class AdmissionCases {
                         Match.END, "spec.scaling.role: Invalid value: " + ModelDeploymentSpec.SCALING_ROLE_REQUIRED),
                 new Refused("a scaled role that is not a role", deployment("s2", "vLLM").scaling("decode").role(role("s")), Match.END,
                         "spec.scaling.role: Invalid value: " + ModelDeploymentSpec.SCALING_ROLE_UNKNOWN),
+                new Refused("a template label under the operator's prefix", deployment("t1", "vLLM")
+                        .role(role("s").template(RoleTemplates.withPodLabels(java.util.Map.of("serving.ebb.dev/serving", "false")))), Match.END,
+                        "spec.roles[0].template.pod.metadata.labels: Invalid value: " + RoleTemplate.RESERVED_LABEL),
+                new Refused("a template volume named like the shared memory", deployment("t2", "vLLM")
+                        .role(role("s").template(RoleTemplates.withVolumeNamed(RoleTemplate.SHARED_MEMORY_VOLUME))), Match.END,
+                        "spec.roles[0].template.pod.volumes: Invalid value: " + RoleTemplate.RESERVED_VOLUME),
+                new Refused("a mount of its own at /dev/shm", deployment("t3", "vLLM").role(role("s").template(RoleTemplates.withMountAt("/dev/shm"))),
+                        Match.END, "spec.roles[0].template.engineContainer.volumeMounts: Invalid value: " + RoleTemplate.SHARED_MEMORY_MOUNT),
+                new Refused("a shared memory size that is no quantity", deployment("t4", "vLLM").role(role("s").sharedMemory("lots")), Match.PART,
+                        "spec.roles[0].sharedMemory: Invalid value: \"lots\": spec.roles[0].sharedMemory in body should match"),
+                new Refused("a startup budget under a minute", deployment("t5", "vLLM").role(role("s").startupSeconds(30)), Match.END,
+                        "spec.roles[0].startupSeconds: Invalid value: 30: spec.roles[0].startupSeconds in body should be greater than or equal to 60"),
                 new Refused("extraArgs beside a command of its own", deployment("x", "vLLM").role(role("s").command("/bin/engine").extraArgs(List.of("--x"))),
                         Match.END, "spec.roles[0].extraArgs: Invalid value: " + RoleSpec.EXTRA_ARGS_WITH_COMMAND));
     }
@@ -141,6 +155,9 @@ public final class AdmissionCases {
         return Stream.of(
                 new Admitted("a split naming its decode role, with replicas", deployment("s3", "vLLM").scaling("d", 3)
                         .role(role("p").kind("Prefill")).role(role("d").kind("Decode"))),
+                new Admitted("weights on a PVC, HF_TOKEN from a Secret, identity, scheduling and 8Gi of shared memory",
+                        deployment("t6", "vLLM").role(role("s").extraArgs("--tensor-parallel-size", "2").template(RoleTemplates.full())
+                                .sharedMemory("8Gi").startupSeconds(5400))),
                 new Admitted("a command of its own and no extraArgs", deployment("y", "vLLM").role(role("s").command("/bin/engine"))),
                 new Admitted("SGLang with its gateway, a split and a 2-Pod decode", deployment("ok", "SGLang").scaling("decode").router("sglang-gateway")
                         .role(role("prefill").kind("Prefill").grace(45)).role(role("decode").kind("Decode").size(2))));

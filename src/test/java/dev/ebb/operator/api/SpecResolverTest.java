@@ -275,6 +275,30 @@ class SpecResolverTest {
     }
 
     @Test
+    void aSharedMemorySizeTheOperatorCannotReadIsRefusedNamingTheField() {
+        for (String size : List.of("lots", "-1Gi", "1Gi; rm -rf /", "9".repeat(400))) {
+            Resolution resolution = Specs.RESOLVER.resolve(deployment("qwen", "vLLM").role(role("s").sharedMemory(size)).build());
+
+            assertThat(resolution).as(size).isInstanceOf(Resolution.Rejected.class);
+            assertThat(((Resolution.Rejected) resolution).errors()).as(size).extracting(FieldError::field)
+                    .containsExactly("spec.roles[0].sharedMemory");
+        }
+    }
+
+    @Test
+    void aReplicasParallelDegreeIsReadAsItsEngineReadsIt() {
+        record Case(List<String> args, int degree) {
+        }
+        for (Case c : List.of(new Case(List.of(), 1), new Case(List.of("--tensor-parallel-size", "4"), 4),
+                new Case(List.of("--tensor-parallel-size=2", "--pipeline-parallel-size", "2"), 4), new Case(List.of("-tp", "8", "-dp", "2"), 16),
+                new Case(List.of("--tp-size", "2", "--dp", "2"), 4), new Case(List.of("--tp"), 1), new Case(List.of("--tp", "-1"), 1),
+                new Case(List.of("--tp", "x"), 1), new Case(List.of("-tp", "99999999999", "-pp", "99999", "-dp", "99999"), 65_536),
+                new Case(List.of("--tensor-parallel-sizes", "4"), 1))) {
+            assertThat(ParallelDegree.of(c.args())).as(c.args().toString()).isEqualTo(c.degree());
+        }
+    }
+
+    @Test
     void namesExactlyAtTheLimitAreAccepted() {
         DesiredDeployment desired = deployment("m".repeat(32), "vLLM").role(role("r".repeat(20))).desired();
 

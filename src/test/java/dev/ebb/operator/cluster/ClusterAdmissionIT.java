@@ -3,6 +3,8 @@ package dev.ebb.operator.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.AdmissionCases;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.packaging.BundleWriter;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -78,5 +80,15 @@ class ClusterAdmissionIT {
     @Test
     void refusesAJsonPatchThatDoesNotApply() {
         AdmissionCases.checkUnappliableJsonPatchIsRefused(admin);
+    }
+
+    @Test
+    void admitsEverySample() throws Exception {
+        for (String sample : BundleWriter.sampleDeployments()) {
+            ModelDeployment md = Serialization.unmarshal(sample, ModelDeployment.class);
+            md.getMetadata().setNamespace(AdmissionCases.NAMESPACE);
+            assertThat(admin.resource(md).create().getMetadata().getUid()).as(md.getMetadata().getName()).isNotBlank();
+            admin.resource(md).delete();
+        }
     }
 }

@@ -50,6 +50,11 @@ public final class BundleWriter {
         return everySample().stream().filter(BundleWriter::modelDeployment).toList();
     }
 
+    /** The sample ModelDeployments' texts, for a test that applies them elsewhere. */
+    public static List<String> sampleDeployments() throws IOException {
+        return samples().stream().map(OlmBundle.Source::text).toList();
+    }
+
     /** The samples of other kinds beside them (the autoscalers that drive a sample ModelDeployment), by file name. */
     static List<OlmBundle.Source> autoscalerSamples() throws IOException {
         return everySample().stream().filter(s -> !modelDeployment(s)).toList();

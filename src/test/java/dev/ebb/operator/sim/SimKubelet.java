@@ -48,6 +48,8 @@ import org.jboss.logging.Logger;
  * passes (at once without one), and on deletion plays the real termination sequence: the preStop hook as a real
  * process, SIGTERM, the grace deadline, the kill. Each fake engine behaves as the release its image's tag names, with
  * the shutdown flags its command line gives.
+ * The startup probe is not run: it asks what the readiness probe asks at the same period, so a real kubelet holds
+ * readiness back by at most one period with it, and it restarts only an engine that never answers within its budget.
  */
 public final class SimKubelet implements AutoCloseable {
     public static final String FINALIZER = "sim.ebb.dev/kubelet";

@@ -76,7 +76,19 @@ public record RoleSpec(
         Map<String, String> nodeSelector,
         List<Toleration> tolerations,
         RetirementSpec retirement,
-        RolloutSpec rollout) {
+        RolloutSpec rollout,
+        @JsonPropertyDescription("The Pods' own settings and the engine container's: volumes and mounts, envFrom, pull secrets,"
+                + " ServiceAccount, scheduling, security contexts, labels and annotations.")
+        RoleTemplate template,
+        @Size(max = RoleSpec.MAX_QUANTITY_LENGTH) @Pattern(RoleSpec.QUANTITY_PATTERN)
+        @JsonPropertyDescription("Size of the memory-backed volume at /dev/shm, which engines need for tensor or pipeline parallelism"
+                + " (e.g. 8Gi); \"0\" for none. Unset: " + RoleSpec.DEFAULT_SHARED_MEMORY + " where the role runs several GPUs or Pods"
+                + " per replica, none otherwise.")
+        String sharedMemory,
+        @Min(RoleSpec.MIN_STARTUP_SECONDS) @Max(RoleSpec.MAX_STARTUP_SECONDS)
+        @JsonPropertyDescription("How long the engine may take to load its model before the kubelet restarts it, 60..86400; "
+                + RoleSpec.DEFAULT_STARTUP_SECONDS + " when unset.")
+        Integer startupSeconds) {
 
     /** Said by admission and by the operator alike: arguments that would be dropped are refused, not ignored. */
     public static final String EXTRA_ARGS_WITH_COMMAND =
@@ -127,4 +139,13 @@ public record RoleSpec(
     public static final int MIN_GRACE_SECONDS = 15;
     public static final int MAX_GRACE_SECONDS = 3600;
     public static final int MAX_ARGS = 256;
+    /** vLLM's own Kubernetes guide mounts 2Gi at /dev/shm for tensor parallelism (docs.vllm.ai, v0.6.3, deploying_with_k8s). */
+    public static final String DEFAULT_SHARED_MEMORY = "2Gi";
+    public static final int MAX_QUANTITY_LENGTH = 32;
+    /** A non-negative Kubernetes quantity (k8s.io/apimachinery, pkg/api/resource/quantity.go), as its OpenAPI schema spells it. */
+    public static final String QUANTITY_PATTERN = "^(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$";
+    public static final int MIN_STARTUP_SECONDS = 60;
+    public static final int MAX_STARTUP_SECONDS = 86_400;
+    /** An hour: a model of several hundred GB read from network storage loads in tens of minutes. */
+    public static final int DEFAULT_STARTUP_SECONDS = 3_600;
 }
