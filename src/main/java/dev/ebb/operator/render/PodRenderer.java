@@ -61,7 +61,7 @@ public class PodRenderer {
     /** Stands in the hash for an engine image the operator chose, so that a new default turns no replica over. */
     private static final String OPERATOR_DEFAULT_IMAGE = "operator-default";
     /** The startup probe asks as often as the readiness probe, so a loaded engine is found ready as soon. */
-    private static final int STARTUP_PERIOD_SECONDS = 5;
+    private static final int PROBE_PERIOD_SECONDS = 5;
 
     private final DrainTimelines timelines;
     private final String hookScript;
@@ -405,28 +405,24 @@ public class PodRenderer {
      * time a model may take to load.
      */
     private static Probe startup(EngineProfile profile, int enginePort, boolean tls, int seconds) {
-        return new ProbeBuilder()
-                .withNewHttpGet()
-                    .withPath(profile.healthPath())
-                    .withPort(new IntOrString(enginePort))
-                    .withScheme(tls ? "HTTPS" : "HTTP")
-                .endHttpGet()
-                .withPeriodSeconds(STARTUP_PERIOD_SECONDS)
-                .withTimeoutSeconds(2)
-                .withFailureThreshold((seconds + STARTUP_PERIOD_SECONDS - 1) / STARTUP_PERIOD_SECONDS)
-                .build();
+        return healthCheck(profile, enginePort, tls, (seconds + PROBE_PERIOD_SECONDS - 1) / PROBE_PERIOD_SECONDS);
     }
 
     private static Probe readiness(EngineProfile profile, int enginePort, boolean tls) {
+        return healthCheck(profile, enginePort, tls, 3);
+    }
+
+    /** The engine's health endpoint, asked every {@link #PROBE_PERIOD_SECONDS}, failing after {@code failures} misses. */
+    private static Probe healthCheck(EngineProfile profile, int enginePort, boolean tls, int failures) {
         return new ProbeBuilder()
                 .withNewHttpGet()
                     .withPath(profile.healthPath())
                     .withPort(new IntOrString(enginePort))
                     .withScheme(tls ? "HTTPS" : "HTTP")
                 .endHttpGet()
-                .withPeriodSeconds(5)
+                .withPeriodSeconds(PROBE_PERIOD_SECONDS)
                 .withTimeoutSeconds(2)
-                .withFailureThreshold(3)
+                .withFailureThreshold(failures)
                 .build();
     }
 
