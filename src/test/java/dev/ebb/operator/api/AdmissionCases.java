@@ -186,11 +186,9 @@ public final class AdmissionCases {
     public static void checkStaleStatusWriteIsRefused(KubernetesClient client) {
         client.resource(deployment("stale", "vLLM").namespace(NAMESPACE).role(role("s")).build()).create();
         ModelDeployment read = client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName("stale").get();
+        // a merge patch carries no resourceVersion, so a write of the operator's meanwhile cannot refuse it
         client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName("stale")
-                .edit(md -> {
-                    md.getMetadata().setAnnotations(java.util.Map.of("example.com/touched", "by another writer"));
-                    return md;
-                });
+                .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"annotations\":{\"example.com/touched\":\"by another writer\"}}}");
 
         ModelDeployment stale = client.getKubernetesSerialization().clone(read);
         stale.setStatus(new ModelDeploymentStatus(1L, "Progressing", null, null, null, null, null, null, null));

@@ -20,7 +20,8 @@ final class ClusterCrd {
     }
 
     private static boolean served(CustomResourceDefinition crd) {
-        return crd != null && crd.getStatus() != null && crd.getStatus().getConditions().stream()
+        // a CRD just applied may show a status without conditions yet
+        return crd != null && crd.getStatus() != null && crd.getStatus().getConditions() != null && crd.getStatus().getConditions().stream()
                 .anyMatch(c -> c.getType().equals("Established") && c.getStatus().equals("True"));
     }
 }

@@ -142,8 +142,11 @@ public record RoleSpec(
     /** vLLM's own Kubernetes guide mounts 2Gi at /dev/shm for tensor parallelism (docs.vllm.ai, v0.6.3, deploying_with_k8s). */
     public static final String DEFAULT_SHARED_MEMORY = "2Gi";
     public static final int MAX_QUANTITY_LENGTH = 32;
-    /** A non-negative Kubernetes quantity (k8s.io/apimachinery, pkg/api/resource/quantity.go), as its OpenAPI schema spells it. */
-    public static final String QUANTITY_PATTERN = "^(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$";
+    /**
+     * A non-negative Kubernetes quantity in its plain and suffixed forms (k8s.io/apimachinery, pkg/api/resource/quantity.go),
+     * without the exponent form: "1e99999999" would make reading its value take ever.
+     */
+    public static final String QUANTITY_PATTERN = "^(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))([KMGTPE]i|[numkMGTPE])?$";
     public static final int MIN_STARTUP_SECONDS = 60;
     public static final int MAX_STARTUP_SECONDS = 86_400;
     /** An hour: a model of several hundred GB read from network storage loads in tens of minutes. */
