@@ -100,6 +100,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final PodRenderer renderer;
     /** Per ModelDeployment UID, its Pods already reported as deleted with a shorter grace, so each is told once. */
     private final Map<String, Set<String>> toldShortenedGraces = new ConcurrentHashMap<>();
+    /** Per ModelDeployment UID, the partly scheduled replicas already told, by their waiting members. */
+    private final Map<String, Set<String>> toldPartlyScheduled = new ConcurrentHashMap<>();
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
             ReadLedger reads, CandidateReads candidateReads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges,
@@ -147,6 +149,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         Set<Pod> pods = context.getSecondaryResources(Pod.class);
         List<Pod> routerPods = routerPods(md, context);
         tellShortenedGraces(md, pods);
+        tellPartlyScheduled(md, pods);
         Inventory inventory = Inventory.of(pods);
         Resolution resolution = resolver.resolve(md);
 
@@ -277,10 +280,24 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     }
 
     private void tellShortenedGraces(ModelDeployment md, Set<Pod> pods) {
-        List<ShortenedGraces.Shortened> shortened = ShortenedGraces.among(pods);
-        Set<String> told = toldShortenedGraces.computeIfAbsent(md.getMetadata().getUid(), uid -> ConcurrentHashMap.newKeySet());
-        told.retainAll(shortened.stream().map(ShortenedGraces.Shortened::uid).toList());
-        shortened.stream().filter(s -> told.add(s.uid())).forEach(s -> events.warning(md, ShortenedGraces.REASON, s.message()));
+        tellOnce(toldShortenedGraces, md, ShortenedGraces.REASON, ShortenedGraces.among(pods).stream()
+                .collect(Collectors.toMap(ShortenedGraces.Shortened::uid, ShortenedGraces.Shortened::message, (a, b) -> a, LinkedHashMap::new)));
+    }
+
+    private void tellPartlyScheduled(ModelDeployment md, Set<Pod> pods) {
+        tellOnce(toldPartlyScheduled, md, PartlyScheduled.REASON, PartlyScheduled.among(pods).stream()
+                .collect(Collectors.toMap(PartlyScheduled.Replica::key, PartlyScheduled.Replica::message, (a, b) -> a, LinkedHashMap::new)));
+    }
+
+    /** A Warning for each notice not told yet; a notice that goes away is forgotten, so it is told again if it comes back. */
+    private void tellOnce(Map<String, Set<String>> toldByDeployment, ModelDeployment md, String reason, Map<String, String> notices) {
+        Set<String> told = toldByDeployment.computeIfAbsent(md.getMetadata().getUid(), uid -> ConcurrentHashMap.newKeySet());
+        told.retainAll(notices.keySet());
+        notices.forEach((key, message) -> {
+            if (told.add(key)) {
+                events.warning(md, reason, message);
+            }
+        });
     }
 
     private Map<String, String> hashes(DesiredDeployment deployment) {
@@ -367,6 +384,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         reads.forget(md.getMetadata().getUid());
         candidateReads.forget(md.getMetadata().getUid());
         toldShortenedGraces.remove(md.getMetadata().getUid());
+        toldPartlyScheduled.remove(md.getMetadata().getUid());
         gauges.forget(md.getMetadata().getNamespace(), md.getMetadata().getName());
         context.getSecondaryResources(Service.class).forEach(service -> owned.delete(md, service));
         routers.remove(md);

@@ -18,7 +18,11 @@ import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.ServiceTarget;
+import dev.ebb.operator.sim.RecordedEvents;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.ResourceRequirements;
+import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.time.Duration;
@@ -56,6 +60,24 @@ class ClusterRetirementIT {
     static void stop() {
         if (world != null) {
             world.close();
+        }
+    }
+
+    @Test
+    void aReplicaTheSchedulerPlacesOnlyInPartIsToldWithWhatTheSchedulerSaid() {
+        // two members of 8 GPUs each, both bound to this world's node of 8
+        ResourceRequirements eightGpus = new ResourceRequirementsBuilder().addToLimits(ClusterNode.ACCELERATOR, new Quantity("8")).build();
+        admin.resource(deployment("half", "vLLM").namespace(NS).role(role("server").size(2).resources(eightGpus)
+                .nodeSelector(java.util.Map.of("kubernetes.io/hostname", node.name()))).build()).create();
+        try {
+            await("the replica reported partly scheduled").atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+                    assertThat(RecordedEvents.occurrences(admin, NS)).as(ClusterState.describe(admin, NS))
+                            .filteredOn(e -> "ReplicaPartlyScheduled".equals(e.getReason())).singleElement()
+                            .satisfies(e -> assertThat(e.getMessage()).startsWith("replica 0 of role server is partly scheduled: "
+                                    + Names.pod("half", "server", 0, 0) + " on " + node.name() + " hold their nodes' accelerators while "
+                                    + Names.pod("half", "server", 0, 1) + " cannot be placed (").contains("Insufficient " + ClusterNode.ACCELERATOR)));
+        } finally {
+            admin.resources(ModelDeployment.class).inNamespace(NS).withName("half").delete();
         }
     }
 
