@@ -62,6 +62,10 @@ public class PodRenderer {
     private static final String OPERATOR_DEFAULT_IMAGE = "operator-default";
     /** The startup probe asks as often as the readiness probe, so a loaded engine is found ready as soon. */
     private static final int PROBE_PERIOD_SECONDS = 5;
+    static final String KUEUE_QUEUE = "kueue.x-k8s.io/queue-name";
+    static final String KUEUE_POD_GROUP = "kueue.x-k8s.io/pod-group-name";
+    static final String KUEUE_POD_GROUP_SIZE = "kueue.x-k8s.io/pod-group-total-count";
+    static final String KUEUE_POD_GROUP_SERVING = "kueue.x-k8s.io/pod-group-serving";
 
     private final DrainTimelines timelines;
     private final String hookScript;
@@ -367,7 +371,20 @@ public class PodRenderer {
         labels.put(Labels.MEMBER_INDEX, Integer.toString(slot.member()));
         labels.put(Labels.SERVING, Labels.SERVING_YES);
         slot.deployment().router().ifPresent(r -> labels.putAll(RouterLayout.of(r.kind()).memberLabels(slot)));
+        if (queuedByKueue(slot.role())) {
+            labels.put(KUEUE_POD_GROUP, Names.replica(slot.deployment().owner().name(), slot.role().name(), slot.ordinal()));
+        }
         return labels;
+    }
+
+    /**
+     * Whether the role's Pods name a Kueue queue: each replica is then one pod group, which Kueue admits whole, as it
+     * does a LeaderWorkerSet's groups (sigs.k8s.io/kueue, pkg/controller/jobs/pod, GroupNameLabel,
+     * GroupTotalCountAnnotation, GroupServingAnnotationKey).
+     */
+    private static boolean queuedByKueue(DesiredRole role) {
+        return Optional.ofNullable(role.template().pod()).map(RoleTemplate.PodTemplate::metadata).map(RoleTemplate.Metadata::labels)
+                .filter(labels -> labels.containsKey(KUEUE_QUEUE)).isPresent();
     }
 
     private static Map<String, String> annotations(MemberSlot slot, int enginePort, boolean tls, boolean operatorBuilt,
@@ -397,6 +414,11 @@ public class PodRenderer {
             annotations.put(Annotations.SCRAPE_SCHEME, tls ? "https" : "http");
         }
         slot.deployment().router().ifPresent(r -> annotations.putAll(RouterLayout.of(r.kind()).memberAnnotations(slot)));
+        if (queuedByKueue(role)) {
+            annotations.put(KUEUE_POD_GROUP_SIZE, Integer.toString(role.size()));
+            // a replica never finishes: without this Kueue would reclaim its quota when a member exits
+            annotations.put(KUEUE_POD_GROUP_SERVING, "true");
+        }
         return annotations;
     }
 

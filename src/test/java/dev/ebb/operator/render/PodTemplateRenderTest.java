@@ -151,4 +151,21 @@ class PodTemplateRenderTest {
                 hash(deployment("qwen", "vLLM").role(role("s").sharedMemory("8Gi"))),
                 hash(deployment("qwen", "vLLM").role(role("s").startupSeconds(600))))).doesNotHaveDuplicates();
     }
+
+    @Test
+    void underAKueueQueueEachReplicaIsOnePodGroupOfItsMembers() {
+        Specs.Deployment queued = deployment("big", "SGLang").role(role("tp").size(2).replicas(2)
+                .template(RoleTemplates.withPodLabels(Map.of(PodRenderer.KUEUE_QUEUE, "team-a"))));
+
+        for (int member = 0; member < 2; member++) {
+            DesiredDeployment desired = queued.desired();
+            Pod pod = RENDERER.render(new MemberSlot(desired, desired.roles().get(0), 1, member), "h");
+            assertThat(pod.getMetadata().getLabels()).containsEntry(PodRenderer.KUEUE_QUEUE, "team-a")
+                    .containsEntry(PodRenderer.KUEUE_POD_GROUP, "big-tp-r1");
+            assertThat(pod.getMetadata().getAnnotations()).containsEntry(PodRenderer.KUEUE_POD_GROUP_SIZE, "2")
+                    .containsEntry(PodRenderer.KUEUE_POD_GROUP_SERVING, "true");
+        }
+        assertThat(render(deployment("big", "SGLang").role(role("tp").size(2)), 0).getMetadata().getLabels())
+                .doesNotContainKey(PodRenderer.KUEUE_POD_GROUP);
+    }
 }
