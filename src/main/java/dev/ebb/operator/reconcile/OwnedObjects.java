@@ -1,6 +1,7 @@
 package dev.ebb.operator.reconcile;
 
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.lifecycle.LeaseGuard;
 import io.fabric8.kubernetes.api.model.DeleteOptionsBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -18,9 +19,11 @@ import org.jboss.logging.Logger;
 public class OwnedObjects {
     private static final Logger LOG = Logger.getLogger(OwnedObjects.class);
     private final KubernetesClient client;
+    private final LeaseGuard lease;
 
-    public OwnedObjects(KubernetesClient client) {
+    public OwnedObjects(KubernetesClient client, LeaseGuard lease) {
         this.client = client;
+        this.lease = lease;
     }
 
     /**
@@ -65,11 +68,17 @@ public class OwnedObjects {
         return existing == null ? Optional.empty() : Ownership.conflict(existing, md.getMetadata().getUid());
     }
 
-    /** Deletes exactly this object, and only when it is this ModelDeployment's: the UID is a precondition of the delete. */
+    /**
+     * Deletes exactly this object, and only when it is this ModelDeployment's (the UID is a precondition of the delete)
+     * and this operator still leads: a Service or a Pod deleted on a decision made before a pause is traffic taken away.
+     */
     public void delete(ModelDeployment md, HasMetadata existing) {
         if (!Ownership.ours(existing, md.getMetadata().getUid())) {
             LOG.infof("%s %s/%s is not %s's; it is left alone", existing.getKind(), existing.getMetadata().getNamespace(),
                     existing.getMetadata().getName(), md.getMetadata().getName());
+            return;
+        }
+        if (!lease.stillLeads("deleting " + existing.getKind() + " " + existing.getMetadata().getNamespace() + "/" + existing.getMetadata().getName())) {
             return;
         }
         String group = existing.getApiVersion().contains("/") ? "apis/" + existing.getApiVersion() : "api/" + existing.getApiVersion();

@@ -87,8 +87,9 @@ public final class SimOperator implements AutoCloseable {
             pause.awaitHaltAllowed();
             crash();
         }, "sim-operator-halt").start())) : Optional.empty();
+        LeaseGuard lease = leadership.<LeaseGuard>map(l -> l).orElse(LeaseGuard.NOT_ELECTING);
         RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config,
-                new RetirementMachine(), leadership.<LeaseGuard>map(l -> l).orElse(LeaseGuard.NOT_ELECTING));
+                new RetirementMachine(), lease);
         operator = new Operator(o -> {
             o.withKubernetesClient(client).withCloseClientOnStop(false)
                     // the SDK's own meters, as the deployed operator serves them
@@ -97,7 +98,7 @@ public final class SimOperator implements AutoCloseable {
                     .withUseSSAToPatchPrimaryResource(false);
             leadership.map(Leadership::leaderElection).map(SimOperator::stayingInProcess).ifPresent(o::withLeaderElectionConfiguration);
         });
-        OwnedObjects owned = new OwnedObjects(client);
+        OwnedObjects owned = new OwnedObjects(client, lease);
         operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new CandidateReads(reads), new RouterObjects(owned), owned,
                 new ClusterPlatform(client), new ReplicaGauges(registry), renderer, Clock.systemUTC()));
         operator.start();
