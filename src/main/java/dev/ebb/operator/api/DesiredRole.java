@@ -20,6 +20,8 @@ import java.util.Optional;
  * @param template what the role's Pods and engine container carry beyond what the operator renders
  * @param sharedMemory the size of the memory-backed /dev/shm, if any
  * @param startupSeconds how long the engine may load before the kubelet restarts it
+ * @param livenessSeconds how long a loaded engine may leave its health unanswered before the kubelet restarts it; none
+ *     when empty
  */
 public record DesiredRole(
         String name,
@@ -40,7 +42,8 @@ public record DesiredRole(
         int maxSurge,
         RoleTemplate template,
         Setting<String> sharedMemory,
-        Setting<Integer> startupSeconds) {
+        Setting<Integer> startupSeconds,
+        Optional<Integer> livenessSeconds) {
 
     /**
      * A value the spec set, or the operator's default for it. Defaults stay out of the configuration hash, so a
@@ -65,13 +68,13 @@ public record DesiredRole(
     /** The same role as it would be had it named no image and taken {@code image} as the operator's default. */
     public DesiredRole onDefaultImage() {
         return new DesiredRole(name, kind, replicas, size, image, true, port, resources, extraArgs, env, command, grace, nodeSelector,
-                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds);
+                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds);
     }
 
     /** The same role at another replica count. */
     public DesiredRole withReplicas(int count) {
         return new DesiredRole(name, kind, count, size, image, defaultImage, port, resources, extraArgs, env, command, grace, nodeSelector,
-                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds);
+                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds);
     }
 
     /** A take-over role replaces the whole command line, so the operator cannot know what serves where. */

@@ -325,7 +325,8 @@ public final class SpecResolver {
                 role.template() == null ? new RoleTemplate(null, null) : role.template(),
                 sharedMemory(role),
                 role.startupSeconds() == null ? DesiredRole.Setting.byDefault(Optional.of(RoleSpec.DEFAULT_STARTUP_SECONDS))
-                        : DesiredRole.Setting.set(Optional.of(role.startupSeconds()))));
+                        : DesiredRole.Setting.set(Optional.of(role.startupSeconds())),
+                Optional.ofNullable(role.livenessSeconds())));
     }
 
     /**

@@ -295,6 +295,7 @@ public class PodRenderer {
         if (operatorBuilt && slot.leader()) {
             main.withReadinessProbe(readiness(profile, enginePort, tls));
             role.startupSeconds().value().ifPresent(seconds -> main.withStartupProbe(startup(profile, enginePort, tls, seconds)));
+            role.livenessSeconds().ifPresent(seconds -> main.withLivenessProbe(healthCheck(profile, enginePort, tls, failuresWithin(seconds))));
         }
         if (timeline.hooked()) {
             main.withNewLifecycle().withNewPreStop().withNewExec()
@@ -427,7 +428,12 @@ public class PodRenderer {
      * time a model may take to load.
      */
     private static Probe startup(EngineProfile profile, int enginePort, boolean tls, int seconds) {
-        return healthCheck(profile, enginePort, tls, (seconds + PROBE_PERIOD_SECONDS - 1) / PROBE_PERIOD_SECONDS);
+        return healthCheck(profile, enginePort, tls, failuresWithin(seconds));
+    }
+
+    /** How many probes in a row, one every {@link #PROBE_PERIOD_SECONDS}, cover {@code seconds}. */
+    private static int failuresWithin(int seconds) {
+        return (seconds + PROBE_PERIOD_SECONDS - 1) / PROBE_PERIOD_SECONDS;
     }
 
     private static Probe readiness(EngineProfile profile, int enginePort, boolean tls) {

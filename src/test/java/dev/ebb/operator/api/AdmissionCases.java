@@ -140,6 +140,8 @@ public final class AdmissionCases {
                         "spec.roles[0].sharedMemory: Invalid value: \"lots\": spec.roles[0].sharedMemory in body should match"),
                 new Refused("a startup budget under a minute", deployment("t5", "vLLM").role(role("s").startupSeconds(30)), Match.END,
                         "spec.roles[0].startupSeconds: Invalid value: 30: spec.roles[0].startupSeconds in body should be greater than or equal to 60"),
+                new Refused("a liveness bound over an hour", deployment("t7", "vLLM").role(role("s").livenessSeconds(3601)), Match.END,
+                        "spec.roles[0].livenessSeconds: Invalid value: 3601: spec.roles[0].livenessSeconds in body should be less than or equal to 3600"),
                 new Refused("extraArgs beside a command of its own", deployment("x", "vLLM").role(role("s").command("/bin/engine").extraArgs(List.of("--x"))),
                         Match.END, "spec.roles[0].extraArgs: Invalid value: " + RoleSpec.EXTRA_ARGS_WITH_COMMAND));
     }
@@ -157,7 +159,7 @@ public final class AdmissionCases {
                         .role(role("p").kind("Prefill")).role(role("d").kind("Decode"))),
                 new Admitted("weights on a PVC, HF_TOKEN from a Secret, identity, scheduling and 8Gi of shared memory",
                         deployment("t6", "vLLM").role(role("s").extraArgs("--tensor-parallel-size", "2").template(RoleTemplates.full())
-                                .sharedMemory("8Gi").startupSeconds(5400))),
+                                .sharedMemory("8Gi").startupSeconds(5400).livenessSeconds(120))),
                 new Admitted("a command of its own and no extraArgs", deployment("y", "vLLM").role(role("s").command("/bin/engine"))),
                 new Admitted("SGLang with its gateway, a split and a 2-Pod decode", deployment("ok", "SGLang").scaling("decode").router("sglang-gateway")
                         .role(role("prefill").kind("Prefill").grace(45)).role(role("decode").kind("Decode").size(2))));

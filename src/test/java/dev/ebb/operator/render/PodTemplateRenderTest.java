@@ -168,4 +168,15 @@ class PodTemplateRenderTest {
         assertThat(render(deployment("big", "SGLang").role(role("tp").size(2)), 0).getMetadata().getLabels())
                 .doesNotContainKey(PodRenderer.KUEUE_POD_GROUP);
     }
+
+    @Test
+    void aLoadedEngineIsRestartedForAnUnansweredHealthCheckOnlyWhereTheRoleAsks() {
+        Pod unset = render(deployment("qwen", "vLLM").role(role("s")), 0);
+        Pod set = render(deployment("qwen", "vLLM").role(role("s").livenessSeconds(60)), 0);
+
+        assertThat(engine(unset).getLivenessProbe()).as("a restart ends every generation").isNull();
+        assertThat(engine(set).getLivenessProbe().getPeriodSeconds() * engine(set).getLivenessProbe().getFailureThreshold()).isEqualTo(60);
+        assertThat(engine(set).getLivenessProbe().getHttpGet().getPath()).isEqualTo(engine(set).getReadinessProbe().getHttpGet().getPath());
+        assertThat(hash(deployment("qwen", "vLLM").role(role("s").livenessSeconds(60)))).isNotEqualTo(hash(deployment("qwen", "vLLM").role(role("s"))));
+    }
 }

@@ -88,7 +88,11 @@ public record RoleSpec(
         @Min(RoleSpec.MIN_STARTUP_SECONDS) @Max(RoleSpec.MAX_STARTUP_SECONDS)
         @JsonPropertyDescription("How long the engine may take to load its model before the kubelet restarts it, 60..86400; "
                 + RoleSpec.DEFAULT_STARTUP_SECONDS + " when unset.")
-        Integer startupSeconds) {
+        Integer startupSeconds,
+        @Min(RoleSpec.MIN_LIVENESS_SECONDS) @Max(RoleSpec.MAX_LIVENESS_SECONDS)
+        @JsonPropertyDescription("How long a loaded engine may leave its health endpoint unanswered before the kubelet restarts it,"
+                + " 10..3600; unset, it is never restarted for that. A restart ends every generation the engine carries.")
+        Integer livenessSeconds) {
 
     /** Said by admission and by the operator alike: arguments that would be dropped are refused, not ignored. */
     public static final String EXTRA_ARGS_WITH_COMMAND =
@@ -151,4 +155,6 @@ public record RoleSpec(
     public static final int MAX_STARTUP_SECONDS = 86_400;
     /** An hour: a model of several hundred GB read from network storage loads in tens of minutes. */
     public static final int DEFAULT_STARTUP_SECONDS = 3_600;
+    public static final int MIN_LIVENESS_SECONDS = 10;
+    public static final int MAX_LIVENESS_SECONDS = 3_600;
 }
