@@ -85,12 +85,14 @@ final class OperatorPods implements Chaos.Operators, AutoCloseable {
     @Override
     public void pauseLeader(Duration paused) {
         SimOperator leader = leader();
+        boolean led = holds(leader);
         leader.pause().freezeNow();
         sleep(paused.toMillis());
         leader.pause().thaw();
         leader.pause().endHeldHalt();
-        // the resumed elector renews within its retry period, or finds the Lease another's and ends the process
-        await().atMost(Duration.ofSeconds(20)).until(() -> leader.stopped() || holds(leader));
+        // the resumed elector renews within its retry period, or finds the Lease another's and ends the process; a
+        // paused standby (the Lease unreadable when the leader was looked for) just goes on standing by
+        await().atMost(Duration.ofSeconds(30)).until(() -> !led || leader.stopped() || holds(leader));
         if (leader.stopped()) {
             running.remove(leader);
             startOne();
