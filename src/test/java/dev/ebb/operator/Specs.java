@@ -66,17 +66,17 @@ public final class Specs {
 
     public static RoleSpec withReplicas(RoleSpec r, Integer replicas) {
         return new RoleSpec(r.name(), r.kind(), replicas, r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds());
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds());
     }
 
     public static RoleSpec withImage(RoleSpec r, String image) {
         return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), image, r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds());
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds());
     }
 
     public static RoleSpec withGrace(RoleSpec r, Integer grace) {
         return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), grace, r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds());
+                r.command(), grace, r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds());
     }
 
     public static final class Deployment {
@@ -144,6 +144,7 @@ public final class Specs {
         private String sharedMemory;
         private Integer startupSeconds;
         private Integer livenessSeconds;
+        private Integer partialPlacementSeconds;
 
         private Role(String name) {
             this.name = name;
@@ -168,10 +169,11 @@ public final class Specs {
         public Role sharedMemory(String value) { sharedMemory = value; return this; }
         public Role startupSeconds(Integer value) { startupSeconds = value; return this; }
         public Role livenessSeconds(Integer value) { livenessSeconds = value; return this; }
+        public Role partialPlacementSeconds(Integer value) { partialPlacementSeconds = value; return this; }
 
         public RoleSpec build() {
             return new RoleSpec(name, kind, replicas, size, image, port, resources, extraArgs, env, command, grace,
-                    nodeSelector, tolerations, retirement, rollout, template, sharedMemory, startupSeconds, livenessSeconds);
+                    nodeSelector, tolerations, retirement, rollout, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacementSeconds);
         }
     }
 }

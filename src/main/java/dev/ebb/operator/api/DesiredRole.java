@@ -22,6 +22,8 @@ import java.util.Optional;
  * @param startupSeconds how long the engine may load before the kubelet restarts it
  * @param livenessSeconds how long a loaded engine may leave its health unanswered before the kubelet restarts it; none
  *     when empty
+ * @param partialPlacement how long a replica may hold the members placed while the rest cannot be, before it is
+ *     deleted and held back as long; the Pods do not carry it
  */
 public record DesiredRole(
         String name,
@@ -43,7 +45,8 @@ public record DesiredRole(
         RoleTemplate template,
         Setting<String> sharedMemory,
         Setting<Integer> startupSeconds,
-        Optional<Integer> livenessSeconds) {
+        Optional<Integer> livenessSeconds,
+        Duration partialPlacement) {
 
     /**
      * A value the spec set, or the operator's default for it. Defaults stay out of the configuration hash, so a
@@ -68,13 +71,13 @@ public record DesiredRole(
     /** The same role as it would be had it named no image and taken {@code image} as the operator's default. */
     public DesiredRole onDefaultImage() {
         return new DesiredRole(name, kind, replicas, size, image, true, port, resources, extraArgs, env, command, grace, nodeSelector,
-                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds);
+                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacement);
     }
 
     /** The same role at another replica count. */
     public DesiredRole withReplicas(int count) {
         return new DesiredRole(name, kind, count, size, image, defaultImage, port, resources, extraArgs, env, command, grace, nodeSelector,
-                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds);
+                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacement);
     }
 
     /** A take-over role replaces the whole command line, so the operator cannot know what serves where. */

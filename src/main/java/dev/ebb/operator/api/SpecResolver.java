@@ -326,7 +326,8 @@ public final class SpecResolver {
                 sharedMemory(role),
                 role.startupSeconds() == null ? DesiredRole.Setting.byDefault(Optional.of(RoleSpec.DEFAULT_STARTUP_SECONDS))
                         : DesiredRole.Setting.set(Optional.of(role.startupSeconds())),
-                Optional.ofNullable(role.livenessSeconds())));
+                Optional.ofNullable(role.livenessSeconds()),
+                Duration.ofSeconds(Optional.ofNullable(role.partialPlacementSeconds()).orElse(RoleSpec.DEFAULT_PARTIAL_PLACEMENT_SECONDS))));
     }
 
     /**

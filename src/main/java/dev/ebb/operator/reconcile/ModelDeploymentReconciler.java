@@ -28,6 +28,7 @@ import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -82,6 +83,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      */
     static final Duration ROUTER_RECHECK = Duration.ofSeconds(5);
     static final String REASON_PLATFORM_UNKNOWN = "PlatformUnknown";
+    static final String REASON_RELEASED = "PartlyPlacedReplicaReleased";
 
     private final KubernetesClient client;
     private final EventRecorder events;
@@ -102,6 +104,11 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final Map<String, Set<String>> toldShortenedGraces = new ConcurrentHashMap<>();
     /** Per ModelDeployment UID, the partly scheduled replicas already told, by their waiting members. */
     private final Map<String, Set<String>> toldPartlyScheduled = new ConcurrentHashMap<>();
+    /**
+     * Per ModelDeployment UID, the replicas released for holding their nodes in part ("role/ordinal"), and until when
+     * their Pods are created held back. Only until they are created: from then on the Pods carry it themselves.
+     */
+    private final Map<String, Map<String, Instant>> releasedReplicas = new ConcurrentHashMap<>();
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
             ReadLedger reads, CandidateReads candidateReads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges,
@@ -162,6 +169,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         RetirementRunner.Pass pass;
         Optional<GatewayMembership.Plan> routing = Optional.empty();
         Optional<Duration> choosing = Optional.empty();
+        PartlyScheduled.Verdict placement = new PartlyScheduled.Verdict(List.of(), Optional.empty());
         if (resolution instanceof Resolution.Accepted accepted) {
             Optional<DesiredDeployment> onThisCluster = onThisCluster(accepted.deployment());
             if (onThisCluster.isEmpty()) {
@@ -177,7 +185,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                     NextRetirement.rollingOut(records), NextRetirement.rolloutWaiting(aborts, retry, now),
                     chooseByLoad ? candidateReads.readings(md, seen, now) : Map.of(), chooseByLoad,
                     HooksRefresh.requested(refreshToken, md.getStatus()));
-            ReplicaPlan plan = converge(md, deployment, hashes, seen, known, context, conflicts);
+            ReplicaPlan plan = converge(md, deployment, hashes, seen, known, context, conflicts, now);
             RouterObjects.Outcome router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
             conflicts.addAll(router.conflicts());
             pass = retirements.plan(md, seen, pods, plan.retirements(), plan.later(), retry, context.getSecondaryResources(EndpointSlice.class),
@@ -189,6 +197,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             status = HooksRefresh.recorded(StatusAggregator.accepted(renderer, generation, deployment, hashes, seen, routerStatus,
                     pass.statuses(), RetirementRecords.toStatus(kept, coolDown), conflicts, previous, now), refreshToken, md.getStatus());
             choosing = readCandidates(md, plan.awaitingReads(), pass, now);
+            placement = PartlyScheduled.due(PartlyScheduled.among(pods), deployment.roles().stream()
+                    .collect(Collectors.toMap(DesiredRole::name, DesiredRole::partialPlacement)), now);
         } else {
             candidateReads.forget(md.getMetadata().getUid());
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
@@ -215,11 +225,16 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         retirements.carryOut(md, pass, pods, routerPods);
         retirements.correctServingLabels(md, pods, routerPods, pass.records());
         retirements.keepRouterInStep(md, routerPods, routing);
+        placement.release().forEach(release -> release(md, release, now));
+        List<Pod> dueToLift = HeldBack.due(pods, now);
+        dueToLift.forEach(this::lift);
         // what the router was told, or could not be asked, is looked at again soon: nothing else would bring a pass
         Optional<Duration> routerRecheck = routing.filter(r -> !r.nothingToSend() || !r.unrouted().isEmpty() || !r.unread().isEmpty())
                 .map(r -> ROUTER_RECHECK);
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
-        Optional<Duration> lookAgainIn = Stream.of(pass.lookAgainIn(), choosing, routerRecheck).flatMap(Optional::stream).min(Duration::compareTo);
+        Optional<Duration> lookAgainIn = Stream.of(pass.lookAgainIn(), choosing, routerRecheck, placement.lookAgainIn(), HeldBack.nextIn(pods, now),
+                        Optional.of(RetirementRunner.PASS_INTERVAL).filter(interval -> !dueToLift.isEmpty()))
+                .flatMap(Optional::stream).min(Duration::compareTo);
         return lookAgainIn.map(control::rescheduleAfter).orElse(control);
     }
 
@@ -313,14 +328,15 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * plan, whose retirements are the replicas the retirement protocol should take away.
      */
     private ReplicaPlan converge(ModelDeployment md, DesiredDeployment deployment, Map<String, String> hashes,
-            Inventory inventory, ReplicaPlanner.Retirements retirements, Context<ModelDeployment> context, List<Ownership.Conflict> conflicts) {
+            Inventory inventory, ReplicaPlanner.Retirements retirements, Context<ModelDeployment> context, List<Ownership.Conflict> conflicts,
+            Instant now) {
         Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
                 .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
         ReplicaPlan plan = ReplicaPlanner.plan(renderer, deployment, hashes, inventory, services.keySet(), retirements);
 
         plan.services().forEach(desired -> applyService(md, desired, services.get(desired.getMetadata().getName()))
                 .ifPresent(conflicts::add));
-        plan.create().forEach(pod -> createPod(md, pod).ifPresent(conflicts::add));
+        plan.create().forEach(pod -> createPod(md, heldBackIfReleased(md, pod, now)).ifPresent(conflicts::add));
         plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
         plan.obsoleteServices().forEach(name -> owned.delete(md, services.get(name)));
         return plan;
@@ -348,6 +364,40 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                     + " at configuration " + pod.getMetadata().getLabels().get(Labels.CONFIG_HASH));
         }
         return creation.conflict();
+    }
+
+    /**
+     * A replica that has held its placed members longer than its role allows goes whole, and comes back held back as
+     * long. It carries no request (the verdict leaves out any replica with a ready member), so it skips the
+     * retirement protocol; each deletion is still fenced by the Lease.
+     */
+    private void release(ModelDeployment md, PartlyScheduled.Release release, Instant now) {
+        Duration holdBack = release.bound();
+        releasedReplicas.computeIfAbsent(md.getMetadata().getUid(), uid -> new ConcurrentHashMap<>())
+                .put(release.replica().role() + "/" + release.replica().ordinal(), now.plus(holdBack));
+        events.warning(md, REASON_RELEASED, release.message());
+        release.replica().members().forEach(pod -> owned.delete(md, pod));
+    }
+
+    /** Lets the scheduler have a held-back Pod; one that cannot be edited now is tried again on the next pass. */
+    private void lift(Pod pod) {
+        try {
+            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).edit(HeldBack::lifted);
+        } catch (KubernetesClientException e) {
+            LOG.infof("could not let the scheduler have %s/%s yet: %s", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
+                    e.getMessage());
+        }
+    }
+
+    /** The Pod as it is to be created: behind the gate while its replica is held back after a release. */
+    private Pod heldBackIfReleased(ModelDeployment md, Pod pod, Instant now) {
+        Map<String, Instant> released = releasedReplicas.get(md.getMetadata().getUid());
+        if (released == null) {
+            return pod;
+        }
+        released.values().removeIf(until -> !until.isAfter(now));
+        Instant until = released.get(PodFacts.label(pod, Labels.ROLE).orElse("") + "/" + PodFacts.ordinal(pod).map(String::valueOf).orElse(""));
+        return until == null ? pod : HeldBack.gated(pod, until);
     }
 
     /** A replica that never ran holds no request, so it skips the retirement protocol. */
@@ -385,6 +435,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         candidateReads.forget(md.getMetadata().getUid());
         toldShortenedGraces.remove(md.getMetadata().getUid());
         toldPartlyScheduled.remove(md.getMetadata().getUid());
+        releasedReplicas.remove(md.getMetadata().getUid());
         gauges.forget(md.getMetadata().getNamespace(), md.getMetadata().getName());
         context.getSecondaryResources(Service.class).forEach(service -> owned.delete(md, service));
         routers.remove(md);

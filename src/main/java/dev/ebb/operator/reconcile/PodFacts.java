@@ -2,11 +2,16 @@ package dev.ebb.operator.reconcile;
 
 import dev.ebb.operator.api.Labels;
 import io.fabric8.kubernetes.api.model.Pod;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.Map;
 import java.util.Optional;
 
 /** Reads what the operator needs from a Pod, treating every label as untrusted text. */
 final class PodFacts {
+    /** An RFC 3339 time as the API server writes it is 20 characters, 35 with nanoseconds and an offset. */
+    private static final int MAX_TIMESTAMP = 40;
+
     private PodFacts() {
     }
 
@@ -45,6 +50,18 @@ final class PodFacts {
         boolean restarted = pod.getStatus().getContainerStatuses() != null && pod.getStatus().getContainerStatuses().stream()
                 .anyMatch(c -> c.getRestartCount() != null && c.getRestartCount() > 0);
         return restarted || "Failed".equals(pod.getStatus().getPhase());
+    }
+
+    /** An RFC 3339 time as a Pod carries it; empty when missing, oversized or unreadable. */
+    static Optional<Instant> time(String text) {
+        if (text == null || text.length() > MAX_TIMESTAMP) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Instant.parse(text));
+        } catch (DateTimeParseException unreadable) {
+            return Optional.empty();
+        }
     }
 
     /** {@link Labels#number}, within these bounds. */

@@ -18,6 +18,7 @@ import dev.ebb.operator.retire.NextRetirement;
 import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.retire.RetirementState;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.Pod;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -223,8 +224,11 @@ public final class StatusAggregator {
         int updated = (int) replicas.values().stream().filter(r -> r.configHash().filter(hash::equals).isPresent()).count();
         int hookOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(p -> renderer.hookOutdated(p, deployment)).count();
         int imageOutdated = (int) replicas.values().stream().flatMap(r -> r.members().stream()).filter(p -> renderer.imageOutdated(p, deployment, role)).count();
+        List<Pod> members = replicas.values().stream().flatMap(r -> r.members().stream()).toList();
+        int partlyScheduled = PartlyScheduled.among(members).size();
+        int heldBack = (int) members.stream().filter(HeldBack::isGated).count();
         return new RoleStatus(role.name(), role.kind().name(), role.replicas(), replicas.size(), ready, updated, role.takeOver(),
-                hookOutdated, imageOutdated, drainStatus(renderer.drainTimeline(deployment, role)));
+                hookOutdated, imageOutdated, partlyScheduled, heldBack, drainStatus(renderer.drainTimeline(deployment, role)));
     }
 
     private static DrainStatus drainStatus(DrainTimeline timeline) {

@@ -142,6 +142,9 @@ public final class AdmissionCases {
                         "spec.roles[0].startupSeconds: Invalid value: 30: spec.roles[0].startupSeconds in body should be greater than or equal to 60"),
                 new Refused("a liveness bound over an hour", deployment("t7", "vLLM").role(role("s").livenessSeconds(3601)), Match.END,
                         "spec.roles[0].livenessSeconds: Invalid value: 3601: spec.roles[0].livenessSeconds in body should be less than or equal to 3600"),
+                new Refused("a partial placement bound under a minute", deployment("t8", "vLLM").role(role("s").size(2).partialPlacementSeconds(10)),
+                        Match.END, "spec.roles[0].partialPlacementSeconds: Invalid value: 10: spec.roles[0].partialPlacementSeconds in body should be"
+                                + " greater than or equal to 60"),
                 new Refused("extraArgs beside a command of its own", deployment("x", "vLLM").role(role("s").command("/bin/engine").extraArgs(List.of("--x"))),
                         Match.END, "spec.roles[0].extraArgs: Invalid value: " + RoleSpec.EXTRA_ARGS_WITH_COMMAND));
     }
@@ -159,7 +162,7 @@ public final class AdmissionCases {
                         .role(role("p").kind("Prefill")).role(role("d").kind("Decode"))),
                 new Admitted("weights on a PVC, HF_TOKEN from a Secret, identity, scheduling and 8Gi of shared memory",
                         deployment("t6", "vLLM").role(role("s").extraArgs("--tensor-parallel-size", "2").template(RoleTemplates.full())
-                                .sharedMemory("8Gi").startupSeconds(5400).livenessSeconds(120))),
+                                .sharedMemory("8Gi").startupSeconds(5400).livenessSeconds(120).partialPlacementSeconds(1800))),
                 new Admitted("a command of its own and no extraArgs", deployment("y", "vLLM").role(role("s").command("/bin/engine"))),
                 new Admitted("SGLang with its gateway, a split and a 2-Pod decode", deployment("ok", "SGLang").scaling("decode").router("sglang-gateway")
                         .role(role("prefill").kind("Prefill").grace(45)).role(role("decode").kind("Decode").size(2))));

@@ -20,6 +20,7 @@ import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.ServiceTarget;
 import dev.ebb.operator.sim.RecordedEvents;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceRequirements;
 import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
@@ -63,21 +64,46 @@ class ClusterRetirementIT {
         }
     }
 
+    /**
+     * The real kube-scheduler places one of two 8-GPU members on the node of 8 and finds no room for the other. The
+     * replica is told, and once it has held the node for its role's bound it is deleted whole: a Pod that waited for
+     * those GPUs meanwhile gets them, and the replica comes back held behind its scheduling gate.
+     */
     @Test
-    void aReplicaTheSchedulerPlacesOnlyInPartIsToldWithWhatTheSchedulerSaid() {
-        // two members of 8 GPUs each, both bound to this world's node of 8
+    void aReplicaTheSchedulerPlacesOnlyInPartIsToldThenReleasedSoThatAnotherWorkloadGetsItsNode() {
         ResourceRequirements eightGpus = new ResourceRequirementsBuilder().addToLimits(ClusterNode.ACCELERATOR, new Quantity("8")).build();
-        admin.resource(deployment("half", "vLLM").namespace(NS).role(role("server").size(2).resources(eightGpus)
+        admin.resource(deployment("half", "vLLM").namespace(NS).role(role("server").size(2).resources(eightGpus).partialPlacementSeconds(60)
                 .nodeSelector(java.util.Map.of("kubernetes.io/hostname", node.name()))).build()).create();
+        Pod other = new PodBuilder().withNewMetadata().withName("other-workload").endMetadata().withNewSpec().addNewContainer().withName("main")
+                .withImage("busybox").withResources(eightGpus).endContainer().withNodeSelector(java.util.Map.of("kubernetes.io/hostname", node.name()))
+                .endSpec().build();
         try {
-            await("the replica reported partly scheduled").atMost(Duration.ofSeconds(60)).untilAsserted(() ->
-                    assertThat(RecordedEvents.occurrences(admin, NS)).as(ClusterState.describe(admin, NS))
-                            .filteredOn(e -> "ReplicaPartlyScheduled".equals(e.getReason())).singleElement()
-                            .satisfies(e -> assertThat(e.getMessage()).startsWith("replica 0 of role server is partly scheduled: "
-                                    + Names.pod("half", "server", 0, 0) + " on " + node.name() + " hold their nodes' accelerators while "
-                                    + Names.pod("half", "server", 0, 1) + " cannot be placed (").contains("Insufficient " + ClusterNode.ACCELERATOR)));
+            await("the replica reported partly scheduled").atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                assertThat(RecordedEvents.occurrences(admin, NS)).as(ClusterState.describe(admin, NS))
+                        .filteredOn(e -> "ReplicaPartlyScheduled".equals(e.getReason())).singleElement()
+                        .satisfies(e -> assertThat(e.getMessage()).startsWith("replica 0 of role server is partly scheduled: "
+                                + Names.pod("half", "server", 0, 0) + " on " + node.name() + " hold their nodes' accelerators while "
+                                + Names.pod("half", "server", 0, 1) + " cannot be placed (").contains("Insufficient " + ClusterNode.ACCELERATOR));
+                assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("half").get().getStatus().roles().get(0).partlyScheduled())
+                        .isEqualTo(1);
+            });
+            admin.pods().inNamespace(NS).resource(other).create();
+
+            await("released, the waiting Pod placed, the replica held back").atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
+                assertThat(RecordedEvents.occurrences(admin, NS)).as(ClusterState.describe(admin, NS))
+                        .filteredOn(e -> "PartlyPlacedReplicaReleased".equals(e.getReason())).singleElement()
+                        .satisfies(e -> assertThat(e.getMessage()).contains("held back from the scheduler for 60 s"));
+                assertThat(admin.pods().inNamespace(NS).withName("other-workload").get().getSpec().getNodeName()).isEqualTo(node.name());
+                assertThat(world.podsOf("half")).hasSize(2).allSatisfy(p -> {
+                    assertThat(p.getSpec().getSchedulingGates()).extracting(g -> g.getName()).containsExactly("serving.ebb.dev/held-back");
+                    assertThat(p.getSpec().getNodeName()).isNull();
+                });
+                assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("half").get().getStatus().roles().get(0).heldBack())
+                        .isEqualTo(2);
+            });
         } finally {
             admin.resources(ModelDeployment.class).inNamespace(NS).withName("half").delete();
+            admin.pods().inNamespace(NS).withName("other-workload").withGracePeriod(0).delete();
         }
     }
 

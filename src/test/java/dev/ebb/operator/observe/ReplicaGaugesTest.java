@@ -12,7 +12,7 @@ class ReplicaGaugesTest {
     private final ReplicaGauges gauges = new ReplicaGauges(registry);
 
     private static RoleStatus role(String name, int desired, int current, int ready, int updated) {
-        return new RoleStatus(name, "Server", desired, current, ready, updated, false, 0, 0, null);
+        return new RoleStatus(name, "Server", desired, current, ready, updated, false, 0, 0, 0, 0, null);
     }
 
     private double value(String deployment, String role, String state) {

@@ -15,7 +15,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 class HooksRefreshTest {
     private static ModelDeploymentStatus status(int ready, int hookOutdated, int imageOutdated, String refreshing, String refreshedFor) {
-        RoleStatus server = new RoleStatus("server", "Server", 3, 3, ready, 3, false, hookOutdated, imageOutdated,
+        RoleStatus server = new RoleStatus("server", "Server", 3, 3, ready, 3, false, hookOutdated, imageOutdated, 0, 0,
                 new DrainStatus(30, 25, 27, 19, List.of()));
         return new ModelDeploymentStatus(1L, "Ready", null, List.of(server), null, null, List.of(), List.of(), List.of(), null, refreshing, refreshedFor);
     }

@@ -1,8 +1,10 @@
 package dev.ebb.operator.sim;
 
+import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.render.MemberSlot;
+import dev.ebb.operator.render.Names;
 import dev.ebb.operator.drain.FollowerGauges;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
@@ -30,6 +32,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -38,6 +41,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
 import javax.net.ssl.SSLContext;
 import org.jboss.logging.Logger;
 
@@ -53,6 +58,8 @@ import org.jboss.logging.Logger;
  */
 public final class SimKubelet implements AutoCloseable {
     public static final String FINALIZER = "sim.ebb.dev/kubelet";
+    /** The one node of the test world, which its kubelet binds every Pod to. */
+    public static final String SIM_NODE = "sim-node";
     private static final Duration RESTART_PATIENCE = Duration.ofSeconds(5);
     /**
      * The least time the kubelet leaves a container between SIGTERM and the kill, however much of the grace the preStop
@@ -84,6 +91,12 @@ public final class SimKubelet implements AutoCloseable {
     private volatile Duration loadDelay = DEFAULT_LOAD_DELAY;
     private volatile EngineRuntime runtime = this::startFakeEngine;
     private volatile boolean closed;
+    private volatile Unplaceable unplaceable;
+    /** The uids of the Pods told unschedulable, so that each is told once. */
+    private final Set<String> unplaced = ConcurrentHashMap.newKeySet();
+
+    private record Unplaceable(Predicate<Pod> which, String schedulerSays) {
+    }
 
     /** What the kubelet keeps per Pod: its address, the engine it started, and for a follower its leader's key. */
     private static final class Node {
@@ -96,6 +109,8 @@ public final class SimKubelet implements AutoCloseable {
         volatile String containerId;
         volatile int restarts;
         volatile boolean terminating;
+        /** When it was bound, as the API server's binding writes it on the PodScheduled condition. */
+        final String scheduledAt = Instant.now().toString();
 
         Node(String address, Optional<String> leader) {
             this.address = address;
@@ -241,9 +256,61 @@ public final class SimKubelet implements AutoCloseable {
         if (pods.containsKey(key)) {
             return;
         }
+        if (nodeName.isEmpty() && !placeable(pod)) {
+            return;
+        }
         Node node = new Node(addresses.next(), leaderKey(pod));
         pods.put(key, node);
         workers.submit(() -> bind(pod, node));
+    }
+
+    /**
+     * Whether the test world's scheduler places the Pod now, as kube-scheduler would: never while it carries a
+     * scheduling gate (a lifted gate comes back here as an update), nor while a test keeps it from being placed, in
+     * which case it says so on the Pod as kube-scheduler does.
+     */
+    private boolean placeable(Pod pod) {
+        if (pod.getSpec().getSchedulingGates() != null && !pod.getSpec().getSchedulingGates().isEmpty()) {
+            return false;
+        }
+        Unplaceable rule = unplaceable;
+        if (rule == null || !rule.which().test(pod)) {
+            return true;
+        }
+        if (unplaced.add(pod.getMetadata().getUid())) {
+            workers.submit(() -> reportUnschedulable(pod, rule.schedulerSays()));
+        }
+        return false;
+    }
+
+    /** The condition kube-scheduler writes on a Pod it finds no node for (seen on v1.37.2 in the cluster tier). */
+    private void reportUnschedulable(Pod pod, String schedulerSays) {
+        try {
+            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).editStatus(p -> {
+                p.setStatus(new PodStatusBuilder().withPhase("Pending").addNewCondition().withType("PodScheduled").withStatus("False")
+                        .withReason("Unschedulable").withMessage(schedulerSays).withLastTransitionTime(Instant.now().toString()).endCondition()
+                        .build());
+                return p;
+            });
+        } catch (KubernetesClientException e) {
+            LOG.debugf("could not report %s unschedulable: %s", key(pod), e.getMessage());
+        }
+    }
+
+    /**
+     * From now on the test world's scheduler leaves the Pods {@code which} selects unplaced, as kube-scheduler leaves a
+     * Pod no node has room for, and says {@code schedulerSays} on them.
+     */
+    public SimKubelet leaveUnplaced(Predicate<Pod> which, String schedulerSays) {
+        unplaceable = new Unplaceable(which, schedulerSays);
+        return this;
+    }
+
+    /** Room is found again: every Pod left unplaced is placed now, as the scheduler's next try would. */
+    public void placeEverything() {
+        unplaceable = null;
+        unplaced.clear();
+        informer.getStore().list().forEach(this::observe);
     }
 
     private void bind(Pod pod, Node node) {
@@ -254,6 +321,8 @@ public final class SimKubelet implements AutoCloseable {
                             if (!p.getMetadata().getFinalizers().contains(FINALIZER)) {
                                 p.getMetadata().getFinalizers().add(FINALIZER);
                             }
+                            // bound as the binding subresource binds: the node named in the spec
+                            p.getSpec().setNodeName(SIM_NODE);
                             return p;
                         });
             }
@@ -284,7 +353,7 @@ public final class SimKubelet implements AutoCloseable {
     /** Running at once; Ready when the readiness probe passes, which may take until the model is loaded. */
     private void reportRunning(Pod pod, Node node) {
         Container main = pod.getSpec().getContainers().get(0);
-        if (passesReadiness(main, node)) {
+        if (passesReadiness(pod, main, node)) {
             reportStatus(pod, node, true);
             return;
         }
@@ -292,7 +361,7 @@ public final class SimKubelet implements AutoCloseable {
         String containerId = node.containerId;
         workers.submit(() -> {
             while (!closed && !node.terminating && containerId.equals(node.containerId) && node.engine != null && !node.engine.exited()) {
-                if (passesReadiness(main, node)) {
+                if (passesReadiness(pod, main, node)) {
                     reportStatus(pod, node, true);
                     return;
                 }
@@ -306,10 +375,13 @@ public final class SimKubelet implements AutoCloseable {
      * within the probe's timeout passes, a certificate is not checked. Without a probe a running container is ready,
      * and so is one this kubelet runs no engine for (a router, which other parts of the world play, or a follower).
      */
-    private boolean passesReadiness(Container main, Node node) {
+    private boolean passesReadiness(Pod pod, Container main, Node node) {
         HTTPGetAction get = Optional.ofNullable(main.getReadinessProbe()).map(Probe::getHttpGet).orElse(null);
         if (get == null || node.engine == null) {
             return true;
+        }
+        if (!collectiveWhole(pod)) {
+            return false;
         }
         int port = get.getPort().getIntVal() != null ? get.getPort().getIntVal() : main.getPorts().get(0).getContainerPort();
         String scheme = "HTTPS".equalsIgnoreCase(get.getScheme()) ? "https" : "http";
@@ -324,6 +396,25 @@ public final class SimKubelet implements AutoCloseable {
             Thread.currentThread().interrupt();
             return false;
         }
+    }
+
+    /**
+     * Whether every follower of a leader's replica runs. A multi-node engine answers its health endpoint only once every
+     * rank has joined its collective: SGLang starts its HTTP server after its schedulers report ready, which they do
+     * after torch.distributed's rendezvous of all ranks and the model load (sglang/srt/entrypoints/http_server.py,
+     * launch_server, at v0.5.15); vLLM's API server likewise waits for its engine core, whose executor spans every node.
+     */
+    private boolean collectiveWhole(Pod pod) {
+        Map<String, String> labels = Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of());
+        Map<String, String> annotations = Optional.ofNullable(pod.getMetadata().getAnnotations()).orElse(Map.of());
+        int size = Labels.number(annotations.getOrDefault(Annotations.REPLICA_SIZE, "1")).orElse(1);
+        if (size <= 1 || !"0".equals(labels.get(Labels.MEMBER_INDEX))) {
+            return true;
+        }
+        int ordinal = Labels.number(labels.getOrDefault(Labels.REPLICA, "")).orElse(-1);
+        return IntStream.range(1, size).mapToObj(member -> pod.getMetadata().getNamespace() + "/"
+                        + Names.pod(labels.get(Labels.DEPLOYMENT), labels.get(Labels.ROLE), ordinal, member))
+                .map(pods::get).allMatch(follower -> follower != null && follower.containerId != null && !follower.terminating);
     }
 
     private static HttpClient prober() {
@@ -350,7 +441,7 @@ public final class SimKubelet implements AutoCloseable {
                         .withHostIP("127.0.0.1")
                         .addNewHostIP("127.0.0.1")
                         .withStartTime(now)
-                        .addNewCondition().withType("PodScheduled").withStatus("True").endCondition()
+                        .addNewCondition().withType("PodScheduled").withStatus("True").withLastTransitionTime(node.scheduledAt).endCondition()
                         .addNewCondition().withType("Initialized").withStatus("True").endCondition()
                         .addNewCondition().withType("ContainersReady").withStatus(readiness).endCondition()
                         .addNewCondition().withType("Ready").withStatus(readiness).withLastTransitionTime(now).endCondition()

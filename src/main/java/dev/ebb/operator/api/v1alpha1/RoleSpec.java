@@ -92,7 +92,13 @@ public record RoleSpec(
         @Min(RoleSpec.MIN_LIVENESS_SECONDS) @Max(RoleSpec.MAX_LIVENESS_SECONDS)
         @JsonPropertyDescription("How long a loaded engine may leave its health endpoint unanswered before the kubelet restarts it,"
                 + " 10..3600; unset, it is never restarted for that. A restart ends every generation the engine carries.")
-        Integer livenessSeconds) {
+        Integer livenessSeconds,
+        @Min(RoleSpec.MIN_PARTIAL_PLACEMENT_SECONDS) @Max(RoleSpec.MAX_PARTIAL_PLACEMENT_SECONDS)
+        @JsonPropertyDescription("How long a replica of several Pods may keep the members the scheduler placed while it finds no"
+                + " room for the rest, 60..86400; " + RoleSpec.DEFAULT_PARTIAL_PLACEMENT_SECONDS + " when unset. Then the"
+                + " replica's Pods are deleted, giving their nodes' accelerators back, and created again as long after, held"
+                + " back from the scheduler meanwhile. Changing it restarts no Pod.")
+        Integer partialPlacementSeconds) {
 
     /** Said by admission and by the operator alike: arguments that would be dropped are refused, not ignored. */
     public static final String EXTRA_ARGS_WITH_COMMAND =
@@ -157,4 +163,8 @@ public record RoleSpec(
     public static final int DEFAULT_STARTUP_SECONDS = 3_600;
     public static final int MIN_LIVENESS_SECONDS = 10;
     public static final int MAX_LIVENESS_SECONDS = 3_600;
+    public static final int MIN_PARTIAL_PLACEMENT_SECONDS = 60;
+    public static final int MAX_PARTIAL_PLACEMENT_SECONDS = 86_400;
+    /** Long enough for a cluster autoscaler to bring a GPU node up for the waiting members, short enough not to idle a node for an hour. */
+    public static final int DEFAULT_PARTIAL_PLACEMENT_SECONDS = 900;
 }

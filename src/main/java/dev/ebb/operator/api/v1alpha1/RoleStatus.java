@@ -18,5 +18,12 @@ public record RoleStatus(
                 + " this operator's. They keep it until they are replaced, or until the annotation serving.ebb.dev/refresh-hooks is"
                 + " set to a new value; an operator upgrade restarts no engine for it.")
         int imageOutdated,
+        @JsonPropertyDescription("Replicas of several Pods of which some are placed on nodes, holding their accelerators, while"
+                + " the scheduler finds no room for the rest. Each is deleted and held back once it has waited"
+                + " spec.roles[].partialPlacementSeconds.")
+        int partlyScheduled,
+        @JsonPropertyDescription("Pods the operator keeps from the scheduler (gate serving.ebb.dev/held-back) after their replica"
+                + " was released for holding its nodes in part; each says until when in the annotation serving.ebb.dev/held-back-until.")
+        int heldBack,
         DrainStatus drain) {
 }
