@@ -6,7 +6,7 @@ KUBECTL ?= kubectl
 SEED ?=
 MINUTES ?= 10
 
-.PHONY: run where reachable help install sandbox soak dev test test-cluster cluster-binaries engine-env test-engine build native native-sources bundle image image-native deploy bench clean
+.PHONY: run where reachable help install sandbox soak dev test test-cluster test-dev cluster-binaries engine-env test-engine build native native-sources bundle image image-native deploy bench clean
 
 ## With a kubeconfig whose cluster answers: the operator in dev mode against that cluster. Otherwise (or with
 ## SANDBOX=1): the sandbox, the operator and a scale-down under load in the test world, beside naive deletion
@@ -75,6 +75,12 @@ test: native-sources cluster-binaries
 test-cluster: cluster-binaries
 	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-cluster
+
+## The dev-mode tier alone: `make dev` in a copy of the project against the cluster tier's control plane, which
+## applies the CRD, reconciles a ModelDeployment and takes a change to the operator's code without a restart.
+test-dev: cluster-binaries
+	$(MVNW) -q test-compile
+	$(MVNW) surefire:test@dev-mode
 
 ## Real vLLM and SGLang for CPU, from PyPI alone. Each in a virtual environment under ~/.cache/ebb-engines (or
 ## $$EBB_ENGINE_DIR), once per release: about 6 and 4 GB, a few minutes each.

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.drain.EngineShutdown;
 import dev.ebb.operator.engine.RealEngine;
 import dev.ebb.operator.engine.RealSglang;
@@ -13,10 +14,14 @@ import dev.ebb.operator.engine.RealVllm;
 import dev.ebb.operator.engine.Stream;
 import dev.ebb.operator.sim.EngineContainer;
 import dev.ebb.operator.sim.Termination;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.readiness.Readiness;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -75,6 +80,39 @@ class RealEngineRetirementIT {
     void aScaleDownDeletesTheRealSglangOnlyOnceItsStreamHasEndedAndCutsNothing() throws Exception {
         Assumptions.assumeTrue(RealSglang.installed(), "make engine-env installs real SGLang first");
         retireOneWhileBothStream("tiny-sglang", twoReadyReplicas("tiny-sglang", "SGLang", "lmsysorg/sglang:v" + RealSglang.RELEASE), 300);
+    }
+
+    /**
+     * The sample the README's "Trying it on kind" applies, as it is (but for its namespace), run by real vLLM for CPU
+     * from the very command and environment the operator renders for it: only the model is this machine's tiny one,
+     * since the sample's comes from a model hub this machine cannot reach.
+     */
+    @Test
+    void theKindSampleLoadsOnRealVllmForCpuAndAnswers() throws Exception {
+        Assumptions.assumeTrue(RealVllm.installed(), "make engine-env installs real vLLM first");
+        ModelDeployment sample = Serialization.unmarshal(Files.readString(Path.of("src/main/kubernetes/samples/vllm-cpu-kind.yaml")),
+                ModelDeployment.class);
+        sample.getMetadata().setNamespace(NS);
+        admin.resource(sample).create();
+        try {
+            await("the sample's engine loaded and Ready").atMost(Duration.ofMinutes(6)).pollInterval(Duration.ofSeconds(2)).untilAsserted(() ->
+                    assertThat(readyPods("tiny")).as(ClusterState.describe(admin, NS)).hasSize(1));
+            Pod pod = readyPods("tiny").get(0);
+            Container main = pod.getSpec().getContainers().get(0);
+            assertThat(main.getImagePullPolicy()).isEqualTo("IfNotPresent");
+            assertThat(main.getCommand()).containsSubsequence("--max-model-len", "2048");
+            assertThat(main.getEnv()).anySatisfy(e -> assertThat(List.of(e.getName(), e.getValue())).containsExactly("VLLM_CPU_KVCACHE_SPACE", "2"));
+            String model = main.getCommand().get(main.getCommand().indexOf("--served-model-name") + 1);
+            URI engine = URI.create("http://" + pod.getStatus().getPodIP() + ":" + main.getPorts().get(0).getContainerPort());
+
+            Stream answer = Stream.start(engine.resolve("/v1/completions"), model, RealEngine.prompt(1), 16, new AtomicInteger()).get(3, TimeUnit.MINUTES);
+
+            assertThat(answer.complete()).as(answer.toString()).isTrue();
+            assertThat(model).isEqualTo("Qwen/Qwen2.5-0.5B-Instruct");
+        } finally {
+            admin.resource(sample).delete();
+            await("the sample gone").atMost(Duration.ofMinutes(2)).until(() -> world.podsOf("tiny").isEmpty());
+        }
     }
 
     private static List<Pod> twoReadyReplicas(String name, String engine, String image) {
