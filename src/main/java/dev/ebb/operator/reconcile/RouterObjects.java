@@ -104,7 +104,7 @@ public class RouterObjects {
     }
 
     /** Whether what exists holds everything rendered for it, labels and annotations included. */
-    static boolean asRendered(HasMetadata desired, HasMetadata actual) {
+    public static boolean asRendered(HasMetadata desired, HasMetadata actual) {
         return RenderedFields.heldBy(JSON.convertValue(desired, JsonNode.class), JSON.convertValue(actual, JsonNode.class));
     }
 
