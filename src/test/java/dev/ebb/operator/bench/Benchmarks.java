@@ -60,7 +60,6 @@ public final class Benchmarks {
                 OperatorAtScale.measure(shape).print();
             }
             RemovalComparison.run();
-            RouterComparison.run();
             OperatorProcess.run();
         });
     }
