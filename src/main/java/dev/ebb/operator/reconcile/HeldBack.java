@@ -1,5 +1,6 @@
 package dev.ebb.operator.reconcile;
 
+import dev.ebb.operator.api.Labels;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodSchedulingGate;
@@ -24,6 +25,21 @@ public final class HeldBack {
     public static final String UNTIL = "serving.ebb.dev/held-back-until";
 
     private HeldBack() {
+    }
+
+    /** How a released replica is named among its deployment's: its role and ordinal. */
+    static String replicaKey(String role, int ordinal) {
+        return role + "/" + ordinal;
+    }
+
+    /**
+     * The Pod as it is to be created: behind the gate while its replica, named in {@code releasedUntil} by
+     * {@link #replicaKey}, is still held back at {@code now}; as rendered otherwise.
+     */
+    static Pod asCreated(Pod pod, Map<String, Instant> releasedUntil, Instant now) {
+        Optional<Instant> until = PodFacts.label(pod, Labels.ROLE).flatMap(role -> PodFacts.ordinal(pod).map(ordinal -> replicaKey(role, ordinal)))
+                .map(releasedUntil::get).filter(t -> t.isAfter(now));
+        return until.map(t -> gated(pod, t)).orElse(pod);
     }
 
     /** The Pod as it is created while its replica is held back until {@code until}. */
@@ -53,8 +69,9 @@ public final class HeldBack {
 
     /** The Pod with the operator's gate lifted and every other gate kept. */
     public static Pod lifted(Pod pod) {
-        return new PodBuilder(pod).editSpec().withSchedulingGates(pod.getSpec().getSchedulingGates().stream()
-                .filter(g -> !GATE.equals(g.getName())).toList()).endSpec().build();
+        List<PodSchedulingGate> gates = Optional.ofNullable(pod.getSpec().getSchedulingGates()).orElse(List.of());
+        return new PodBuilder(pod).editSpec().withSchedulingGates(gates.stream().filter(g -> !GATE.equals(g.getName())).toList())
+                .endSpec().build();
     }
 
     private static Optional<Instant> until(Pod pod) {

@@ -105,8 +105,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     /** Per ModelDeployment UID, the partly scheduled replicas already told, by their waiting members. */
     private final Map<String, Set<String>> toldPartlyScheduled = new ConcurrentHashMap<>();
     /**
-     * Per ModelDeployment UID, the replicas released for holding their nodes in part ("role/ordinal"), and until when
-     * their Pods are created held back. Only until they are created: from then on the Pods carry it themselves.
+     * Per ModelDeployment UID, the replicas released for holding their nodes in part ({@link HeldBack#replicaKey}), and
+     * until when their Pods are created held back. Kept until that time, as a Pod created meanwhile carries it itself.
      */
     private final Map<String, Map<String, Instant>> releasedReplicas = new ConcurrentHashMap<>();
 
@@ -156,7 +156,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         Set<Pod> pods = context.getSecondaryResources(Pod.class);
         List<Pod> routerPods = routerPods(md, context);
         tellShortenedGraces(md, pods);
-        tellPartlyScheduled(md, pods);
+        List<PartlyScheduled.Replica> partlyPlaced = PartlyScheduled.among(pods);
+        tellPartlyScheduled(md, partlyPlaced);
         Inventory inventory = Inventory.of(pods);
         Resolution resolution = resolver.resolve(md);
 
@@ -197,7 +198,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             status = HooksRefresh.recorded(StatusAggregator.accepted(renderer, generation, deployment, hashes, seen, routerStatus,
                     pass.statuses(), RetirementRecords.toStatus(kept, coolDown), conflicts, previous, now), refreshToken, md.getStatus());
             choosing = readCandidates(md, plan.awaitingReads(), pass, now);
-            placement = PartlyScheduled.due(PartlyScheduled.among(pods), deployment.roles().stream()
+            placement = PartlyScheduled.due(partlyPlaced, deployment.roles().stream()
                     .collect(Collectors.toMap(DesiredRole::name, DesiredRole::partialPlacement)), now);
         } else {
             candidateReads.forget(md.getMetadata().getUid());
@@ -299,8 +300,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 .collect(Collectors.toMap(ShortenedGraces.Shortened::uid, ShortenedGraces.Shortened::message, (a, b) -> a, LinkedHashMap::new)));
     }
 
-    private void tellPartlyScheduled(ModelDeployment md, Set<Pod> pods) {
-        tellOnce(toldPartlyScheduled, md, PartlyScheduled.REASON, PartlyScheduled.among(pods).stream()
+    private void tellPartlyScheduled(ModelDeployment md, List<PartlyScheduled.Replica> partlyPlaced) {
+        tellOnce(toldPartlyScheduled, md, PartlyScheduled.REASON, partlyPlaced.stream()
                 .collect(Collectors.toMap(PartlyScheduled.Replica::key, PartlyScheduled.Replica::message, (a, b) -> a, LinkedHashMap::new)));
     }
 
@@ -372,9 +373,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * retirement protocol; each deletion is still fenced by the Lease.
      */
     private void release(ModelDeployment md, PartlyScheduled.Release release, Instant now) {
-        Duration holdBack = release.bound();
         releasedReplicas.computeIfAbsent(md.getMetadata().getUid(), uid -> new ConcurrentHashMap<>())
-                .put(release.replica().role() + "/" + release.replica().ordinal(), now.plus(holdBack));
+                .put(HeldBack.replicaKey(release.replica().role(), release.replica().ordinal()), now.plus(release.bound()));
         events.warning(md, REASON_RELEASED, release.message());
         release.replica().members().forEach(pod -> owned.delete(md, pod));
     }
@@ -396,8 +396,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             return pod;
         }
         released.values().removeIf(until -> !until.isAfter(now));
-        Instant until = released.get(PodFacts.label(pod, Labels.ROLE).orElse("") + "/" + PodFacts.ordinal(pod).map(String::valueOf).orElse(""));
-        return until == null ? pod : HeldBack.gated(pod, until);
+        return HeldBack.asCreated(pod, released, now);
     }
 
     /** A replica that never ran holds no request, so it skips the retirement protocol. */

@@ -132,6 +132,7 @@ final class PartlyScheduled {
         return times.stream().map(Optional::get).min(Comparator.naturalOrder());
     }
 
+    /** The Pod's PodScheduled condition, when it has the status given. */
     private static Optional<PodCondition> scheduledCondition(Pod pod, String status) {
         return pod.getStatus() == null || pod.getStatus().getConditions() == null ? Optional.empty()
                 : pod.getStatus().getConditions().stream().filter(c -> "PodScheduled".equals(c.getType()) && status.equals(c.getStatus())).findFirst();
@@ -139,12 +140,8 @@ final class PartlyScheduled {
 
     /** The Pod's PodScheduled condition, when the scheduler found no node for it. */
     private static Optional<PodCondition> unschedulable(Pod pod) {
-        if (pod.getSpec() != null && pod.getSpec().getNodeName() != null || pod.getStatus() == null || pod.getStatus().getConditions() == null) {
-            return Optional.empty();
-        }
-        return pod.getStatus().getConditions().stream()
-                .filter(c -> "PodScheduled".equals(c.getType()) && "False".equals(c.getStatus()) && "Unschedulable".equals(c.getReason()))
-                .findFirst();
+        boolean bound = pod.getSpec() != null && pod.getSpec().getNodeName() != null;
+        return bound ? Optional.empty() : scheduledCondition(pod, "False").filter(c -> "Unschedulable".equals(c.getReason()));
     }
 
     private static String oneLine(String text) {

@@ -2,11 +2,13 @@ package dev.ebb.operator.reconcile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.api.Labels;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class HeldBackTest {
@@ -56,5 +58,17 @@ class HeldBackTest {
                 .endSchedulingGate().endSpec().build();
 
         assertThat(HeldBack.lifted(gated).getSpec().getSchedulingGates()).extracting(g -> g.getName()).containsExactly("kueue.x-k8s.io/admission");
+    }
+
+    @Test
+    void aPodIsCreatedBehindTheGateOnlyWhileItsReplicaIsHeldBack() {
+        Pod member = new PodBuilder(pod("big-tp-r0-m1")).editMetadata().withLabels(Map.of(Labels.ROLE, "tp",
+                Labels.REPLICA, "0")).endMetadata().build();
+        Map<String, Instant> released = Map.of(HeldBack.replicaKey("tp", 0), NOW.plusSeconds(60));
+
+        assertThat(HeldBack.isGated(HeldBack.asCreated(member, released, NOW))).isTrue();
+        assertThat(HeldBack.isGated(HeldBack.asCreated(member, released, NOW.plusSeconds(60)))).as("its time come").isFalse();
+        assertThat(HeldBack.isGated(HeldBack.asCreated(member, Map.of(HeldBack.replicaKey("tp", 1), NOW.plusSeconds(60)), NOW)))
+                .as("another replica held back").isFalse();
     }
 }

@@ -98,7 +98,8 @@ class PartialPlacementIT {
         });
 
         world.kubelet().placeEverything();
-        assertThat(pod(LEADER).getSpec().getNodeName()).as("placed before its hold ends").isNull();
+        await("held back, room or not, until its time").during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+                assertThat(List.of(pod(LEADER), pod(FOLLOWER))).allSatisfy(p -> assertThat(p.getSpec().getNodeName()).isNull()));
         clock.advance(Duration.ofSeconds(BOUND_SECONDS + 1));
         nudge(LEADER);
 

@@ -402,7 +402,9 @@ public final class SimKubelet implements AutoCloseable {
      * Whether every follower of a leader's replica runs. A multi-node engine answers its health endpoint only once every
      * rank has joined its collective: SGLang starts its HTTP server after its schedulers report ready, which they do
      * after torch.distributed's rendezvous of all ranks and the model load (sglang/srt/entrypoints/http_server.py,
-     * launch_server, at v0.5.15); vLLM's API server likewise waits for its engine core, whose executor spans every node.
+     * launch_server, which runs Engine._launch_subprocesses first, at v0.5.15); vLLM's API server is built only once
+     * every engine core has come up (vllm/v1/engine/utils.py, wait_for_engine_startup, at 0.32.0), and a core's
+     * executor spans every node of the replica.
      */
     private boolean collectiveWhole(Pod pod) {
         Map<String, String> labels = Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of());
