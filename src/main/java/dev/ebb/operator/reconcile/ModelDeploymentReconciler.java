@@ -199,7 +199,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                     pass.statuses(), RetirementRecords.toStatus(kept, coolDown), conflicts, previous, now), refreshToken, md.getStatus());
             choosing = readCandidates(md, plan.awaitingReads(), pass, now);
             placement = PartlyScheduled.due(partlyPlaced, deployment.roles().stream()
-                    .collect(Collectors.toMap(DesiredRole::name, DesiredRole::partialPlacement)), now);
+                    .collect(Collectors.toMap(DesiredRole::name, DesiredRole::partialPlacement)),
+                    releasedReplicas.getOrDefault(md.getMetadata().getUid(), Map.of()), now);
         } else {
             candidateReads.forget(md.getMetadata().getUid());
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back

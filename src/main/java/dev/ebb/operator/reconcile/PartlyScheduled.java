@@ -70,14 +70,18 @@ final class PartlyScheduled {
 
     /**
      * The partly placed replicas whose hold has lasted their role's bound ({@code boundByRole}; a role not in it is
-     * left alone). A replica whose start cannot be read, or of which a member is ready, is never released.
+     * left alone). A replica whose start cannot be read, or of which a member is ready, is never released; nor is one
+     * still held back after a release ({@code releasedUntil}, by {@link HeldBack#replicaKey}): its Pods created since
+     * are gated and cannot be placed, so what still looks placed is the released Pods, their deletion not yet seen.
      */
-    static Verdict due(List<Replica> replicas, Map<String, Duration> boundByRole, Instant now) {
+    static Verdict due(List<Replica> replicas, Map<String, Duration> boundByRole, Map<String, Instant> releasedUntil, Instant now) {
         List<Release> release = new ArrayList<>();
         Optional<Duration> soonest = Optional.empty();
         for (Replica replica : replicas) {
             Duration bound = boundByRole.get(replica.role());
-            if (bound == null || replica.anyReady() || replica.since().isEmpty()) {
+            boolean justReleased = Optional.ofNullable(releasedUntil.get(HeldBack.replicaKey(replica.role(), replica.ordinal())))
+                    .filter(until -> until.isAfter(now)).isPresent();
+            if (bound == null || justReleased || replica.anyReady() || replica.since().isEmpty()) {
                 continue;
             }
             Duration held = Duration.between(replica.since().get(), now);

@@ -86,7 +86,11 @@ class PartlyScheduledTest {
     }
 
     record Case(String name, String placedAt, String waitingAt, boolean leaderReady, Duration after, Map<String, Duration> bound,
-            boolean released, Optional<Duration> lookAgainIn) {
+            Map<String, Instant> released, boolean releasedNow, Optional<Duration> lookAgainIn) {
+        Case(String name, String placedAt, String waitingAt, boolean leaderReady, Duration after, Map<String, Duration> bound,
+                boolean releasedNow, Optional<Duration> lookAgainIn) {
+            this(name, placedAt, waitingAt, leaderReady, after, bound, Map.of(), releasedNow, lookAgainIn);
+        }
     }
 
     static Stream<Case> releases() {
@@ -102,6 +106,11 @@ class PartlyScheduledTest {
                 new Case("placed at an unreadable time", "yesterday", t0, false, Duration.ofHours(5), BOUND, false, Optional.empty()),
                 new Case("told unschedulable at an oversized time", t0, "2026-12-03T10:00:00Z" + "0".repeat(10_000), false, Duration.ofHours(5),
                         BOUND, false, Optional.empty()),
+                // a pass whose cache has not yet seen the deletions of the pass before
+                new Case("released already, its deletions not yet seen", t0, t0, false, Duration.ofSeconds(901), BOUND,
+                        Map.of(HeldBack.replicaKey("tp", 0), T0.plusSeconds(1800)), false, Optional.empty()),
+                new Case("released before, its hold over", t0, t0, false, Duration.ofSeconds(1900), BOUND,
+                        Map.of(HeldBack.replicaKey("tp", 0), T0.plusSeconds(1800)), true, Optional.empty()),
                 new Case("a role the spec no longer has", t0, t0, false, Duration.ofHours(5), Map.of("other", Duration.ofSeconds(60)), false,
                         Optional.empty()));
     }
@@ -115,10 +124,10 @@ class PartlyScheduledTest {
                 : timed(0, c.placedAt(), null, c.leaderReady());
         List<PartlyScheduled.Replica> replicas = PartlyScheduled.among(List.of(leader, timed(1, null, c.waitingAt(), false)));
 
-        PartlyScheduled.Verdict verdict = PartlyScheduled.due(replicas, c.bound(), T0.plus(c.after()));
+        PartlyScheduled.Verdict verdict = PartlyScheduled.due(replicas, c.bound(), c.released(), T0.plus(c.after()));
 
         assertThat(replicas).as("told in every case").hasSize(1);
-        assertThat(verdict.release()).as("released").hasSize(c.released() ? 1 : 0);
+        assertThat(verdict.release()).as("released").hasSize(c.releasedNow() ? 1 : 0);
         assertThat(verdict.lookAgainIn()).isEqualTo(c.lookAgainIn());
     }
 
@@ -126,7 +135,7 @@ class PartlyScheduledTest {
     void aReleaseNamesWhatWasHeldForHowLongAndHowLongTheReplicaIsHeldBack() {
         List<PartlyScheduled.Replica> replicas = PartlyScheduled.among(List.of(timed(0, T0.toString(), null, false), timed(1, null, T0.toString(), false)));
 
-        PartlyScheduled.Release release = PartlyScheduled.due(replicas, BOUND, T0.plusSeconds(905)).release().get(0);
+        PartlyScheduled.Release release = PartlyScheduled.due(replicas, BOUND, Map.of(), T0.plusSeconds(905)).release().get(0);
 
         assertThat(release.message()).isEqualTo("replica 0 of role tp held big-tp-r0-m0 on gpu-a for 905 s while big-tp-r0-m1 could not be"
                 + " placed; its Pods are deleted, giving those accelerators back, and created again held back from the scheduler for 900 s");
