@@ -129,8 +129,13 @@ public final class SimOperator implements AutoCloseable {
         return leadership.map(Leadership::identity);
     }
 
-    /** Stops as a killed process does: whatever it was doing ends, and a Lease it held stays taken until it expires. */
-    public void crash() {
+    /**
+     * Stops as a killed process does: whatever it was doing ends, and a Lease it held stays taken until it expires.
+     * Synchronized with {@link #close}: a halt on a lost Lease (on its own thread) and a test's close could otherwise
+     * interleave, the close handing back the Lease through a client the halt had just closed. The deployed process
+     * halts at once, so it never meets that.
+     */
+    public synchronized void crash() {
         if (!stopped.get()) {
             client.close();
         }
@@ -142,7 +147,7 @@ public final class SimOperator implements AutoCloseable {
 
     /** Stops as SIGTERM stops the deployed operator: reconciliations end, then a Lease it held is handed back. */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (pause.isFrozen()) {
             // a paused process cannot stop in order
             crash();
