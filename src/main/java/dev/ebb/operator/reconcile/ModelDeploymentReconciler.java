@@ -1,7 +1,7 @@
 package dev.ebb.operator.reconcile;
 
-import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Annotations;
+import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.Resolution;
@@ -22,11 +22,15 @@ import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
 import dev.ebb.operator.route.GatewayMembership;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
@@ -38,9 +42,10 @@ import io.javaoperatorsdk.operator.api.reconciler.DeleteControl;
 import io.javaoperatorsdk.operator.api.reconciler.EventSourceContext;
 import io.javaoperatorsdk.operator.api.reconciler.Reconciler;
 import io.javaoperatorsdk.operator.api.reconciler.UpdateControl;
+import io.javaoperatorsdk.operator.processing.event.ResourceID;
 import io.javaoperatorsdk.operator.processing.event.source.EventSource;
 import io.javaoperatorsdk.operator.processing.event.source.informer.InformerEventSource;
-import io.javaoperatorsdk.operator.processing.event.ResourceID;
+import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -54,7 +59,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import io.javaoperatorsdk.operator.processing.retry.GradualRetry;
 import org.jboss.logging.Logger;
 
 /**
@@ -83,7 +87,9 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      */
     static final Duration ROUTER_RECHECK = Duration.ofSeconds(5);
     static final String REASON_PLATFORM_UNKNOWN = "PlatformUnknown";
+    private static final String ROUTER_OBJECTS = RouterRenderer.COMPONENT + "=" + RouterRenderer.COMPONENT_ROUTER;
     static final String REASON_RELEASED = "PartlyPlacedReplicaReleased";
+    static final String REASON_ROUTER_REPAIRED = "RouterObjectRepaired";
 
     private final KubernetesClient client;
     private final EventRecorder events;
@@ -140,7 +146,16 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(Service.class, ModelDeployment.class).withNamespacesInheritedFromController()
                         .withLabelSelector(Labels.DEPLOYMENT).build(), context),
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(Deployment.class, ModelDeployment.class).withNamespacesInheritedFromController()
-                        .withLabelSelector(RouterRenderer.COMPONENT + "=" + RouterRenderer.COMPONENT_ROUTER).build(), context),
+                        .withLabelSelector(ROUTER_OBJECTS).build(), context),
+                // the router's other objects, so that one deleted or edited by hand is seen and put back
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(ConfigMap.class, ModelDeployment.class).withNamespacesInheritedFromController()
+                        .withLabelSelector(ROUTER_OBJECTS).build(), context),
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(ServiceAccount.class, ModelDeployment.class)
+                        .withNamespacesInheritedFromController().withLabelSelector(ROUTER_OBJECTS).build(), context),
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(Role.class, ModelDeployment.class).withNamespacesInheritedFromController()
+                        .withLabelSelector(ROUTER_OBJECTS).build(), context),
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(RoleBinding.class, ModelDeployment.class).withNamespacesInheritedFromController()
+                        .withLabelSelector(ROUTER_OBJECTS).build(), context),
                 // Kubernetes copies a Service's labels onto its EndpointSlices, whose owner is the Service, not us
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class).withNamespacesInheritedFromController()
                         .withLabelSelector(Labels.DEPLOYMENT)
@@ -187,7 +202,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                     chooseByLoad ? candidateReads.readings(md, seen, now) : Map.of(), chooseByLoad,
                     HooksRefresh.requested(refreshToken, md.getStatus()));
             ReplicaPlan plan = converge(md, deployment, hashes, seen, known, context, conflicts, now);
-            RouterObjects.Outcome router = routers.converge(md, deployment, context.getSecondaryResource(Deployment.class));
+            RouterObjects.Outcome router = routers.converge(md, deployment, context);
+            router.repairs().forEach(repair -> events.warning(md, REASON_ROUTER_REPAIRED, repair.message()));
             conflicts.addAll(router.conflicts());
             pass = retirements.plan(md, seen, pods, plan.retirements(), plan.later(), retry, context.getSecondaryResources(EndpointSlice.class),
                     routerPods, now);

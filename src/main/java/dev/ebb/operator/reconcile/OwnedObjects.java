@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.URLUtils;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Optional;
+import java.util.function.BiPredicate;
 import org.jboss.logging.Logger;
 
 /**
@@ -60,6 +61,44 @@ public class OwnedObjects {
             client.resource(desired).lockResourceVersion(existing.getMetadata().getResourceVersion()).update();
         }
         return conflict;
+    }
+
+    /** What bringing one object back came to. */
+    public enum Restored { NOTHING_TO_DO, RECREATED, PUT_BACK }
+
+    /**
+     * @param conflict who holds the name, when it is not this ModelDeployment; nothing is written then
+     */
+    public record Restoration(Restored what, Optional<Ownership.Conflict> conflict) {
+    }
+
+    /**
+     * Brings this ModelDeployment's object back to {@code desired} when it is missing or {@code matches} says it differs,
+     * as read from the API server now: a cache that has not caught up with the last write is no cause for another.
+     */
+    public Restoration restore(ModelDeployment md, HasMetadata desired, BiPredicate<HasMetadata, HasMetadata> matches) {
+        HasMetadata existing = client.resource(desired).get();
+        if (existing == null) {
+            Creation creation = create(md, desired);
+            return new Restoration(creation.created() ? Restored.RECREATED : Restored.NOTHING_TO_DO, creation.conflict());
+        }
+        if (matches.test(desired, existing)) {
+            return new Restoration(Restored.NOTHING_TO_DO, Optional.empty());
+        }
+        Optional<Ownership.Conflict> conflict = Ownership.conflict(existing, md.getMetadata().getUid());
+        if (conflict.isPresent()) {
+            return new Restoration(Restored.NOTHING_TO_DO, conflict);
+        }
+        try {
+            client.resource(desired).lockResourceVersion(existing.getMetadata().getResourceVersion()).update();
+        } catch (KubernetesClientException e) {
+            if (e.getCode() != 409) {
+                throw e;
+            }
+            // changed since it was read: the next pass reads it again
+            return new Restoration(Restored.NOTHING_TO_DO, Optional.empty());
+        }
+        return new Restoration(Restored.PUT_BACK, Optional.empty());
     }
 
     /** Who holds the name now, if not this ModelDeployment; nothing when the name is free. */

@@ -1,5 +1,6 @@
 package dev.ebb.operator.reconcile;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
@@ -13,6 +14,7 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.javaoperatorsdk.operator.api.reconciler.Context;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -22,10 +24,13 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiPredicate;
 
 /**
- * Keeps the router's objects as the renderer says, writing only when what it renders changed (a hash on the
- * Deployment records what was applied), removes them when the spec drops the router, and reads its readiness.
+ * Keeps the router's objects as the renderer says, removes them when the spec drops the router, and reads its
+ * readiness. A new rendering (a hash on the Deployment records the one applied) is written whole; between renderings
+ * every object is compared on every pass with what was rendered, from the informers' caches ({@link RenderedFields}),
+ * and one deleted or edited by hand is put back.
  */
 @ApplicationScoped
 public class RouterObjects {
@@ -48,35 +53,63 @@ public class RouterObjects {
      * @param status the router's status, empty when the deployment has none
      * @param conflicts the router's names that another owner holds; while there are any, none of its objects is written
      */
-    public record Outcome(Optional<RouterStatus> status, List<Ownership.Conflict> conflicts) {
+    public record Outcome(Optional<RouterStatus> status, List<Ownership.Conflict> conflicts, List<Repair> repairs) {
+    }
+
+    /** One of the router's objects found deleted or changed since it was written, and put back. */
+    public record Repair(String kind, String name, OwnedObjects.Restored what) {
+        public String message() {
+            return kind + " " + name + (what == OwnedObjects.Restored.RECREATED ? " was missing and is created again"
+                    : " differed from what the operator renders for it and is put back") + ", as the router needs it";
+        }
     }
 
     /** Brings the router in line with the spec. */
-    public Outcome converge(ModelDeployment md, DesiredDeployment deployment, Optional<Deployment> existing) {
+    public Outcome converge(ModelDeployment md, DesiredDeployment deployment, Context<ModelDeployment> context) {
         List<HasMetadata> objects = RouterRenderer.render(deployment);
+        Optional<Deployment> existing = cached(context, Deployment.class, Names.router(md.getMetadata().getName()));
         if (objects.isEmpty()) {
             existing.ifPresent(d -> remove(md));
-            return new Outcome(Optional.empty(), List.of());
+            return new Outcome(Optional.empty(), List.of(), List.of());
         }
         String hash = hash(objects);
+        objects.stream().filter(Deployment.class::isInstance).forEach(d -> d.getMetadata().setAnnotations(Map.of(APPLIED_HASH, hash)));
         boolean current = existing.map(d -> d.getMetadata().getAnnotations()).map(a -> hash.equals(a.get(APPLIED_HASH))).orElse(false);
         List<Ownership.Conflict> conflicts = new ArrayList<>();
+        List<Repair> repairs = new ArrayList<>();
         if (!current) {
             // a router missing one of its objects cannot run, so it is written whole or not at all
             objects.forEach(object -> owned.holderOf(md, object).ifPresent(conflicts::add));
             if (conflicts.isEmpty()) {
-                for (HasMetadata object : objects) {
-                    if (object instanceof Deployment d) {
-                        d.getMetadata().setAnnotations(Map.of(APPLIED_HASH, hash));
+                objects.forEach(object -> owned.apply(md, object).ifPresent(conflicts::add));
+            }
+        } else {
+            BiPredicate<HasMetadata, HasMetadata> matches = RouterObjects::asRendered;
+            for (HasMetadata object : objects) {
+                boolean asRendered = cached(context, object.getClass(), object.getMetadata().getName())
+                        .filter(actual -> matches.test(object, actual)).isPresent();
+                if (!asRendered) {
+                    OwnedObjects.Restoration restored = owned.restore(md, object, matches);
+                    restored.conflict().ifPresent(conflicts::add);
+                    if (restored.what() != OwnedObjects.Restored.NOTHING_TO_DO) {
+                        repairs.add(new Repair(object.getKind(), object.getMetadata().getName(), restored.what()));
                     }
-                    owned.apply(md, object).ifPresent(conflicts::add);
                 }
             }
         }
         int ready = existing.map(d -> d.getStatus()).map(s -> s.getReadyReplicas()).orElse(0);
         return new Outcome(Optional.of(new RouterStatus(deployment.router().get().kind().wireName(),
                 RouterRenderer.clientAddress(deployment), ready > 0, ready)),
-                List.copyOf(conflicts));
+                List.copyOf(conflicts), List.copyOf(repairs));
+    }
+
+    /** Whether what exists holds everything rendered for it, labels and annotations included. */
+    public static boolean asRendered(HasMetadata desired, HasMetadata actual) {
+        return RenderedFields.heldBy(JSON.convertValue(desired, JsonNode.class), JSON.convertValue(actual, JsonNode.class));
+    }
+
+    private static <T extends HasMetadata> Optional<T> cached(Context<ModelDeployment> context, Class<T> kind, String name) {
+        return context.getSecondaryResources(kind).stream().filter(o -> name.equals(o.getMetadata().getName())).findFirst();
     }
 
     /** Removes every object of the deployment's router that is its own, whatever the spec says now. */

@@ -60,6 +60,7 @@ public final class Benchmarks {
                 OperatorAtScale.measure(shape).print();
             }
             RemovalComparison.run();
+            RouterComparison.run();
             OperatorProcess.run();
         });
     }

@@ -37,12 +37,12 @@ class PackagedRbacIT {
             Map.entry("serving.ebb.dev/modeldeployments/status", Set.of("patch", "update")),
             // owner references that block deletion (the API server's OwnerReferencesPermissionEnforcement)
             Map.entry("serving.ebb.dev/modeldeployments/finalizers", Set.of("update")),
-            // the router in front of a deployment
+            // the router in front of a deployment, each object watched so that one deleted or edited is put back
             Map.entry("apps/deployments", OWN),
-            Map.entry("/serviceaccounts", Set.of("get", "create", "delete", "patch", "update")),
-            Map.entry("/configmaps", Set.of("get", "create", "delete", "patch", "update")),
-            Map.entry("rbac.authorization.k8s.io/roles", Set.of("get", "create", "delete", "patch", "update")),
-            Map.entry("rbac.authorization.k8s.io/rolebindings", Set.of("get", "create", "delete", "patch", "update")),
+            Map.entry("/serviceaccounts", OWN),
+            Map.entry("/configmaps", OWN),
+            Map.entry("rbac.authorization.k8s.io/roles", OWN),
+            Map.entry("rbac.authorization.k8s.io/rolebindings", OWN),
             // the SDK checks at start-up that the installed CRD matches the one it was built with
             Map.entry("apiextensions.k8s.io/customresourcedefinitions", Set.of("get", "list")),
             Map.entry("coordination.k8s.io/leases", Set.of("get", "create", "update", "patch")));

@@ -36,6 +36,7 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -206,6 +207,45 @@ class ModelDeploymentReconcilerIT {
             assertThat(client.rbac().roles().inNamespace("routed").withName("qwen-router").get()).isNull();
             assertThat(condition("routed", "qwen", Conditions.ROUTER_READY)).isEmpty();
             assertThat(fetch("routed", "qwen").getStatus().router()).isNull();
+        });
+    }
+
+    /** Every object of the router is kept as rendered between renderings, and each repair is told. */
+    @Test
+    void aRouterObjectDeletedOrEditedByHandIsPutBackAndTold() {
+        client.resource(deployment("qwen", "vLLM").namespace("mended").router("llm-d-router").role(role("server")).build()).create();
+        await().atMost(PATIENCE).until(() -> client.configMaps().inNamespace("mended").withName("qwen-router").get() != null
+                && client.rbac().roleBindings().inNamespace("mended").withName("qwen-router").get() != null);
+        Map<String, String> files = client.configMaps().inNamespace("mended").withName("qwen-router").get().getData();
+        String picker = client.apps().deployments().inNamespace("mended").withName("qwen-router").get().getSpec().getTemplate().getSpec()
+                .getContainers().get(0).getImage();
+
+        client.configMaps().inNamespace("mended").withName("qwen-router").delete();
+        client.rbac().roleBindings().inNamespace("mended").withName("qwen-router").delete();
+        client.apps().deployments().inNamespace("mended").withName("qwen-router").edit(d -> {
+            d.getSpec().setReplicas(5);
+            d.getSpec().getTemplate().getSpec().getContainers().get(0).setImage("somebody/else:latest");
+            return d;
+        });
+        client.services().inNamespace("mended").withName("qwen-router").edit(svc -> {
+            svc.getSpec().setSelector(Map.of("app", "something-else"));
+            return svc;
+        });
+
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(client.configMaps().inNamespace("mended").withName("qwen-router").get()).isNotNull()
+                    .satisfies(cm -> assertThat(cm.getData()).isEqualTo(files));
+            assertThat(client.rbac().roleBindings().inNamespace("mended").withName("qwen-router").get()).isNotNull();
+            Deployment router = client.apps().deployments().inNamespace("mended").withName("qwen-router").get();
+            assertThat(router.getSpec().getReplicas()).isEqualTo(1);
+            assertThat(router.getSpec().getTemplate().getSpec().getContainers().get(0).getImage()).isEqualTo(picker);
+            assertThat(client.services().inNamespace("mended").withName("qwen-router").get().getSpec().getSelector())
+                    .containsEntry(Labels.DEPLOYMENT, "qwen");
+            assertThat(events("mended", "qwen", "RouterObjectRepaired")).extracting(Event::getMessage).contains(
+                    "ConfigMap qwen-router was missing and is created again, as the router needs it",
+                    "RoleBinding qwen-router was missing and is created again, as the router needs it",
+                    "Deployment qwen-router differed from what the operator renders for it and is put back, as the router needs it",
+                    "Service qwen-router differed from what the operator renders for it and is put back, as the router needs it");
         });
     }
 

@@ -1,0 +1,134 @@
+package dev.ebb.operator.cluster;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.render.Names;
+import dev.ebb.operator.render.RouterRenderer;
+import dev.ebb.operator.sim.RecordedEvents;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.readiness.Readiness;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The router's objects as the real API server keeps them: what it adds (defaults, a cluster IP, the Deployment
+ * controller's revision and status) is no difference, so the packaged operator writes nothing pass after pass; what
+ * is deleted or edited by hand is put back.
+ */
+class ClusterRouterObjectsIT {
+    private static final String NS = "router-objects";
+    private static final List<Class<? extends HasMetadata>> KINDS = List.of(ServiceAccount.class, Role.class, RoleBinding.class,
+            ConfigMap.class, Deployment.class, Service.class);
+    private static ClusterWorld world;
+    private static KubernetesClient admin;
+
+    @BeforeAll
+    static void start() throws Exception {
+        world = ClusterWorld.start(NS, NS);
+        admin = world.admin;
+    }
+
+    @AfterAll
+    static void stop() {
+        if (world != null) {
+            world.close();
+        }
+    }
+
+    /** Every router kind at once, each in front of a deployment of its own. */
+    @Test
+    void eachRouterIsLeftAsTheApiServerKeepsItAndPutBackWhenEditedByHand() {
+        Map<String, String> engines = Map.of("llm-d-router", "vLLM", "vllm-router", "vLLM", "sglang-gateway", "SGLang");
+        Map<String, String> routers = new HashMap<>();
+        engines.forEach((kind, engine) -> {
+            String md = kind.replace("-router", "").replace("-gateway", "") + "-kept";
+            routers.put(md, Names.router(md));
+            admin.resource(deployment(md, engine).namespace(NS).router(kind).role(role("server")).build()).create();
+        });
+        try {
+            await("every router's objects written and its Pod placed").atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                routers.values().forEach(router -> assertThat(versions(router)).as(ClusterState.describe(admin, NS))
+                        .containsKeys("ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"));
+                assertThat(admin.pods().inNamespace(NS).withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER).list().getItems())
+                        .filteredOn(p -> p.getSpec().getNodeName() != null).hasSize(routers.size());
+            });
+            Map<String, Map<String, String>> written = new HashMap<>();
+            routers.values().forEach(router -> written.put(router, versions(router)));
+            // the replicas turning Ready, the Deployment controller's status writes and these edits bring passes meanwhile
+            await("every engine Pod ready").atMost(Duration.ofSeconds(60)).until(() -> routers.keySet().stream().allMatch(md ->
+                    world.podsOf(md).stream().filter(p -> p.getMetadata().getLabels().containsKey(Labels.ROLE)).anyMatch(Readiness::isPodReady)));
+            routers.keySet().forEach(ClusterRouterObjectsIT::touchEachEnginePod);
+            await("nothing written again over passes").during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> {
+                        assertThat(repairs()).as("repairs told").isEmpty();
+                        routers.values().forEach(router -> assertThat(versions(router)).isEqualTo(written.get(router)));
+                    });
+
+            routers.values().forEach(router -> {
+                admin.rbac().roleBindings().inNamespace(NS).withName(router).delete();
+                admin.apps().deployments().inNamespace(NS).withName(router).edit(d -> {
+                    d.getSpec().setReplicas(3);
+                    return d;
+                });
+            });
+
+            await("put back").atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                for (String router : routers.values()) {
+                    assertThat(admin.rbac().roleBindings().inNamespace(NS).withName(router).get()).isNotNull();
+                    assertThat(admin.apps().deployments().inNamespace(NS).withName(router).get().getSpec().getReplicas()).isEqualTo(1);
+                    assertThat(repairs()).filteredOn(m -> m.contains(" " + router + " ")).containsExactlyInAnyOrder(
+                            "RoleBinding " + router + " was missing and is created again, as the router needs it",
+                            "Deployment " + router + " differed from what the operator renders for it and is put back, as the router needs it");
+                }
+            });
+        } finally {
+            routers.keySet().forEach(md -> admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).delete());
+        }
+    }
+
+    /**
+     * What each router object's writers changed, by kind: its resourceVersion, or for the Deployment, whose status the
+     * Deployment controller keeps writing, its generation, which only a change of its spec moves.
+     */
+    private static Map<String, String> versions(String router) {
+        Map<String, String> versions = new HashMap<>();
+        for (Class<? extends HasMetadata> kind : KINDS) {
+            HasMetadata object = admin.resources(kind).inNamespace(NS).withName(router).get();
+            if (object != null) {
+                versions.put(object.getKind(), object instanceof Deployment ? "generation " + object.getMetadata().getGeneration()
+                        : object.getMetadata().getResourceVersion());
+            }
+        }
+        return versions;
+    }
+
+    private static void touchEachEnginePod(String md) {
+        world.podsOf(md).forEach(pod -> admin.pods().inNamespace(NS).withName(pod.getMetadata().getName()).edit(p -> {
+            p.getMetadata().getAnnotations().put("test.ebb.dev/touched", Long.toString(System.nanoTime()));
+            return p;
+        }));
+    }
+
+    private static List<String> repairs() {
+        return RecordedEvents.occurrences(admin, NS).stream().filter(e -> "RouterObjectRepaired".equals(e.getReason()))
+                .map(e -> e.getMessage()).collect(Collectors.toList());
+    }
+}
