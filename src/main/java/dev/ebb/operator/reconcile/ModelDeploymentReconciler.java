@@ -28,6 +28,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
@@ -156,6 +157,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                         .withLabelSelector(ROUTER_OBJECTS).build(), context),
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(RoleBinding.class, ModelDeployment.class).withNamespacesInheritedFromController()
                         .withLabelSelector(ROUTER_OBJECTS).build(), context),
+                new InformerEventSource<>(InformerEventSourceConfiguration.from(PodDisruptionBudget.class, ModelDeployment.class)
+                        .withNamespacesInheritedFromController().withLabelSelector(ROUTER_OBJECTS).build(), context),
                 // Kubernetes copies a Service's labels onto its EndpointSlices, whose owner is the Service, not us
                 new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class).withNamespacesInheritedFromController()
                         .withLabelSelector(Labels.DEPLOYMENT)

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
@@ -38,7 +39,7 @@ public class RouterObjects {
     private static final KubernetesSerialization JSON = new KubernetesSerialization();
 
     /** Every kind of object a router may have, in the order they are removed. */
-    private static final List<Class<? extends HasMetadata>> KINDS = List.of(Deployment.class, Service.class, ConfigMap.class,
+    private static final List<Class<? extends HasMetadata>> KINDS = List.of(Deployment.class, PodDisruptionBudget.class, Service.class, ConfigMap.class,
             RoleBinding.class, Role.class, ServiceAccount.class);
 
     private final OwnedObjects owned;

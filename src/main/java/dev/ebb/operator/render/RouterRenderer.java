@@ -5,6 +5,7 @@ import dev.ebb.operator.api.DesiredRouter;
 import dev.ebb.operator.api.Labels;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
@@ -13,6 +14,8 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
 import io.fabric8.kubernetes.api.model.rbac.RoleBuilder;
@@ -52,6 +55,7 @@ public final class RouterRenderer {
             objects.add(new ConfigMapBuilder().withMetadata(meta(deployment)).withData(new TreeMap<>(files)).build());
         }
         objects.add(deploymentOf(deployment, router, layout, !files.isEmpty()));
+        objects.add(disruptionBudget(deployment, router));
         objects.add(new ServiceBuilder().withMetadata(meta(deployment))
                 .withNewSpec().withType("ClusterIP").withSelector(ownLabels(deployment)).withPorts(layout.servicePorts()).endSpec()
                 .build());
@@ -109,12 +113,33 @@ public final class RouterRenderer {
         return List.copyOf(volumes);
     }
 
+    /**
+     * Evictions (a node drain, the cluster autoscaler) take router Pods one at a time while others serve, and never the
+     * only one: a deployment with one router Pod keeps it until the router is rolled, which surges a replacement first.
+     * A Pod that is not ready serves nothing, so it never holds a drain up (policy/v1 unhealthyPodEvictionPolicy).
+     */
+    private static PodDisruptionBudget disruptionBudget(DesiredDeployment deployment, DesiredRouter router) {
+        IntOrString one = new IntOrString(1);
+        return new PodDisruptionBudgetBuilder().withMetadata(meta(deployment))
+                .withNewSpec()
+                    .withNewSelector().withMatchLabels(ownLabels(deployment)).endSelector()
+                    .withMinAvailable(router.replicas() > 1 ? null : one)
+                    .withMaxUnavailable(router.replicas() > 1 ? one : null)
+                    .withUnhealthyPodEvictionPolicy("AlwaysAllow")
+                .endSpec()
+                .build();
+    }
+
     private static Deployment deploymentOf(DesiredDeployment deployment, DesiredRouter router, RouterLayout layout, boolean hasFiles) {
         Map<String, String> podLabels = ownLabels(deployment);
         return new DeploymentBuilder().withMetadata(meta(deployment))
                 .withNewSpec()
                     .withReplicas(router.replicas())
                     .withNewSelector().withMatchLabels(podLabels).endSelector()
+                    // a new router Pod is ready before an old one leaves, so a rollout never serves with fewer
+                    .withNewStrategy().withType("RollingUpdate")
+                        .withNewRollingUpdate().withMaxUnavailable(new IntOrString(0)).withMaxSurge(new IntOrString(1)).endRollingUpdate()
+                    .endStrategy()
                     .withNewTemplate()
                         .withNewMetadata().withLabels(podLabels).endMetadata()
                         .withNewSpec()

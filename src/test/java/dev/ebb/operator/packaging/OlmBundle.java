@@ -84,7 +84,7 @@ final class OlmBundle {
      */
     private static final Set<String> NAMESPACED = Set.of("/pods", "/services", "/events", "/serviceaccounts", "/configmaps",
             "discovery.k8s.io/endpointslices", "apps/deployments", "rbac.authorization.k8s.io/roles",
-            "rbac.authorization.k8s.io/rolebindings", "coordination.k8s.io/leases");
+            "rbac.authorization.k8s.io/rolebindings", "policy/poddisruptionbudgets", "coordination.k8s.io/leases");
     private static final Set<String> CLUSTER_SCOPED = Set.of("apiextensions.k8s.io/customresourcedefinitions", "/namespaces",
             "/nodes", "rbac.authorization.k8s.io/clusterroles", "rbac.authorization.k8s.io/clusterrolebindings");
 

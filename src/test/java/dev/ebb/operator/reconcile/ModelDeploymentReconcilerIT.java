@@ -214,14 +214,15 @@ class ModelDeploymentReconcilerIT {
     @Test
     void aRouterObjectDeletedOrEditedByHandIsPutBackAndTold() {
         client.resource(deployment("qwen", "vLLM").namespace("mended").router("llm-d-router").role(role("server")).build()).create();
-        await().atMost(PATIENCE).until(() -> client.configMaps().inNamespace("mended").withName("qwen-router").get() != null
-                && client.rbac().roleBindings().inNamespace("mended").withName("qwen-router").get() != null);
+        // the Service is the last of the router's objects to be written
+        await().atMost(PATIENCE).until(() -> client.services().inNamespace("mended").withName("qwen-router").get() != null);
         Map<String, String> files = client.configMaps().inNamespace("mended").withName("qwen-router").get().getData();
         String picker = client.apps().deployments().inNamespace("mended").withName("qwen-router").get().getSpec().getTemplate().getSpec()
                 .getContainers().get(0).getImage();
 
         client.configMaps().inNamespace("mended").withName("qwen-router").delete();
         client.rbac().roleBindings().inNamespace("mended").withName("qwen-router").delete();
+        client.policy().v1().podDisruptionBudget().inNamespace("mended").withName("qwen-router").delete();
         client.apps().deployments().inNamespace("mended").withName("qwen-router").edit(d -> {
             d.getSpec().setReplicas(5);
             d.getSpec().getTemplate().getSpec().getContainers().get(0).setImage("somebody/else:latest");
@@ -236,6 +237,7 @@ class ModelDeploymentReconcilerIT {
             assertThat(client.configMaps().inNamespace("mended").withName("qwen-router").get()).isNotNull()
                     .satisfies(cm -> assertThat(cm.getData()).isEqualTo(files));
             assertThat(client.rbac().roleBindings().inNamespace("mended").withName("qwen-router").get()).isNotNull();
+            assertThat(client.policy().v1().podDisruptionBudget().inNamespace("mended").withName("qwen-router").get()).isNotNull();
             Deployment router = client.apps().deployments().inNamespace("mended").withName("qwen-router").get();
             assertThat(router.getSpec().getReplicas()).isEqualTo(1);
             assertThat(router.getSpec().getTemplate().getSpec().getContainers().get(0).getImage()).isEqualTo(picker);
@@ -244,6 +246,7 @@ class ModelDeploymentReconcilerIT {
             assertThat(events("mended", "qwen", "RouterObjectRepaired")).extracting(Event::getMessage).contains(
                     "ConfigMap qwen-router was missing and is created again, as the router needs it",
                     "RoleBinding qwen-router was missing and is created again, as the router needs it",
+                    "PodDisruptionBudget qwen-router was missing and is created again, as the router needs it",
                     "Deployment qwen-router differed from what the operator renders for it and is put back, as the router needs it",
                     "Service qwen-router differed from what the operator renders for it and is put back, as the router needs it");
         });

@@ -15,7 +15,9 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import java.util.List;
@@ -105,5 +107,33 @@ class RouterRendererTest {
         assertThat(RenderedRouter.only(objects, Deployment.class).getSpec().getReplicas()).isEqualTo(3);
         assertThat(router(objects).getImage()).isEqualTo("registry.local/router:1.2");
         assertThat(router(objects).getArgs()).endsWith("--log-level", "debug");
+    }
+
+    /**
+     * A rollout adds a router Pod before it takes one away, so clients keep the capacity they asked for; an eviction
+     * (a node drain) may take one Pod at a time while others remain, and never the last.
+     */
+    @Test
+    void aRouterRolloutSurgesAndAnEvictionNeverTakesTheLastRouterPod() {
+        for (int replicas : new int[] {1, 2, 3}) {
+            List<HasMetadata> objects = RouterRenderer.render(
+                    deployment("qwen", "vLLM").namespace("team-a").router("vllm-router", replicas).role(role("server")).desired());
+
+            Deployment router = RenderedRouter.only(objects, Deployment.class);
+            assertThat(router.getSpec().getStrategy().getType()).isEqualTo("RollingUpdate");
+            assertThat(router.getSpec().getStrategy().getRollingUpdate().getMaxUnavailable()).isEqualTo(new IntOrString(0));
+            assertThat(router.getSpec().getStrategy().getRollingUpdate().getMaxSurge()).isEqualTo(new IntOrString(1));
+            PodDisruptionBudget budget = RenderedRouter.only(objects, PodDisruptionBudget.class);
+            assertThat(budget.getSpec().getSelector()).isEqualTo(router.getSpec().getSelector());
+            if (replicas == 1) {
+                assertThat(budget.getSpec().getMinAvailable()).as("one router Pod is never evicted").isEqualTo(new IntOrString(1));
+                assertThat(budget.getSpec().getMaxUnavailable()).isNull();
+            } else {
+                assertThat(budget.getSpec().getMaxUnavailable()).as(replicas + " router Pods leave one at a time").isEqualTo(new IntOrString(1));
+                assertThat(budget.getSpec().getMinAvailable()).isNull();
+            }
+            // a router Pod that never became ready carries no stream and must not hold up a node drain
+            assertThat(budget.getSpec().getUnhealthyPodEvictionPolicy()).isEqualTo("AlwaysAllow");
+        }
     }
 }
