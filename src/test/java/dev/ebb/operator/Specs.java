@@ -99,8 +99,13 @@ public final class Specs {
         public Deployment engineImage(String value) { engineImage = value; return this; }
         public Deployment model(String value) { model = value; return this; }
         public Deployment modelPath(String value) { modelPath = value; return this; }
-        public Deployment router(String routerName) { router = new RouterSpec(routerName, null, null, null); return this; }
-        public Deployment router(String routerName, int replicas) { router = new RouterSpec(routerName, replicas, null, null); return this; }
+        public Deployment router(String routerName) { router = new RouterSpec(routerName, null, null, null, null); return this; }
+        public Deployment router(String routerName, int replicas) { router = new RouterSpec(routerName, replicas, null, null, null); return this; }
+        /** The router's own drain window, on the router set before. */
+        public Deployment routerDrainSeconds(Integer seconds) {
+            router = new RouterSpec(router.name(), router.replicas(), router.image(), router.extraArgs(), seconds);
+            return this;
+        }
         public Deployment role(Role role) { roles.add(role.build()); return this; }
         public Deployment roles(List<RoleSpec> value) { roles = value; return this; }
         /** The role the scale subresource drives; a deployment with a Prefill or Decode role must name one. */

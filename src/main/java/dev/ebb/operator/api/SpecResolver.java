@@ -167,11 +167,12 @@ public final class SpecResolver {
                     kind.get().wireName() + " does not serve engine " + engine.get().wireName()));
         }
         checkRange("spec.router.replicas", router.replicas(), 0, RouterSpec.MAX_REPLICAS, errors);
+        checkRange("spec.router.drainSeconds", router.drainSeconds(), RetirementSpec.MIN_DRAIN_SECONDS, RetirementSpec.MAX_DRAIN_SECONDS, errors);
         checkImage("spec.router.image", router.image(), errors);
         checkCount("spec.router.extraArgs", router.extraArgs(), errors);
         return kind.map(k -> new DesiredRouter(k, router.replicas() == null ? 1 : router.replicas(),
                 router.image() == null || router.image().isEmpty() ? routerImages.apply(k) : routerImages.apply(k).withRouter(router.image()),
-                listOrEmpty(router.extraArgs()).stream().filter(Objects::nonNull).toList()));
+                listOrEmpty(router.extraArgs()).stream().filter(Objects::nonNull).toList(), Optional.ofNullable(router.drainSeconds())));
     }
 
     /**

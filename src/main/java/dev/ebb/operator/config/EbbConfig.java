@@ -89,11 +89,13 @@ public interface EbbConfig {
         String llmDRouter();
 
         /**
-         * The Envoy that carries clients' requests beside the picker: the image llm-d-router v0.10.0's standalone
-         * chart runs (config/charts/llm-d-router-standalone/values.yaml, presets.envoy.image).
+         * The Envoy that carries clients' requests beside the picker: the release llm-d-router v0.10.0's standalone
+         * chart runs (config/charts/llm-d-router-standalone/values.yaml, presets.envoy.image, distroless-v1.33.2), in
+         * Envoy's Ubuntu image of the same release (ci/Dockerfile-envoy, stage envoy, at v1.33.2), whose bash runs the
+         * drain hook that holds Envoy's SIGTERM until its streams end; the distroless image has no shell.
          */
         @WithName("llm-d-router-proxy")
-        @WithDefault("docker.io/envoyproxy/envoy:distroless-v1.33.2")
+        @WithDefault("docker.io/envoyproxy/envoy:v1.33.2")
         String llmDRouterProxy();
 
         /** The routing proxy in front of direct decoders, released with the picker (same release notes). */

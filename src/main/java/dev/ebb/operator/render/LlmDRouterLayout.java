@@ -1,5 +1,6 @@
 package dev.ebb.operator.render;
 
+import dev.ebb.operator.BundledScripts;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.DesiredRouter;
@@ -7,6 +8,7 @@ import dev.ebb.operator.api.FieldError;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.drain.RouterDrain;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.ContainerPort;
@@ -14,6 +16,8 @@ import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.Lifecycle;
+import io.fabric8.kubernetes.api.model.LifecycleBuilder;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.ProbeBuilder;
@@ -37,6 +41,9 @@ final class LlmDRouterLayout implements RouterLayout {
     static final String PROXY = "envoy-proxy";
     static final String PICKER_CONFIG_FILE = "epp-config.yaml";
     static final String PROXY_CONFIG_FILE = "envoy.yaml";
+    /** Envoy's preStop hook, {@code src/main/resources/ebb/drain-envoy.sh}, mounted beside its config. */
+    static final String PROXY_DRAIN_FILE = "drain-envoy.sh";
+    static final String PROXY_DRAIN_SCRIPT = BundledScripts.load("ebb/" + PROXY_DRAIN_FILE);
 
     /** The standalone chart's client listener (values.yaml, extraServicePorts "http" and the envoy listener). */
     static final int CLIENT_PORT = 8081;
@@ -48,6 +55,12 @@ final class LlmDRouterLayout implements RouterLayout {
     static final int PROXY_READY_PORT = 19001;
     /** Envoy's admin interface, loopback only, as the chart's envoy.yaml has it (values.yaml at v0.10.0). */
     static final int PROXY_ADMIN_PORT = 19000;
+    /**
+     * Requests in flight on the client listener, whose stat_prefix is {@code http-<port>}: the connection manager's
+     * downstream_rq_active gauge, read from the admin interface's /stats as {@code <name>: <value>} (seen with Envoy
+     * 1.36.2, the nearest release served as a wheel; the stat is the same at v1.33.2).
+     */
+    static final String PROXY_IN_FLIGHT_GAUGE = "http.http-" + CLIENT_PORT + ".downstream_rq_active";
     /**
      * The picker and the routing proxy run as 65532 (Dockerfile.epp and Dockerfile.sidecar at v0.10.0: USER
      * 65532:65532); Envoy's distroless image is built on gcr.io/distroless/base-nossl-debian12:nonroot with no USER of
@@ -348,9 +361,11 @@ final class LlmDRouterLayout implements RouterLayout {
         Container proxy = new ContainerBuilder()
                 .withName(PROXY)
                 .withImage(router.images().dataPlane())
-                // the distroless image's ENTRYPOINT is envoy itself; the chart's flags, its config read from our files
+                // envoy itself, past the Ubuntu image's entrypoint script; the chart's flags, its config read from our files
+                .withCommand(PROXY_BINARY)
                 .withArgs("--service-node", PROXY, "--log-level", "warn", "--cpuset-threads", "--drain-strategy", "immediate",
                         "--drain-time-s", "60", "-c", CONFIG_DIR + "/" + PROXY_CONFIG_FILE)
+                .withLifecycle(proxyDrain(RouterDrain.of(deployment)))
                 .withPorts(port("http", CLIENT_PORT), port("proxy-ready", PROXY_READY_PORT))
                 .withSecurityContext(RouterParts.locked())
                 .withReadinessProbe(new ProbeBuilder().withNewHttpGet().withPath("/ready").withPort(new IntOrString(PROXY_READY_PORT))
@@ -358,6 +373,22 @@ final class LlmDRouterLayout implements RouterLayout {
                 .addNewVolumeMount().withName("config").withMountPath(CONFIG_DIR).withReadOnly(true).endVolumeMount()
                 .build();
         return List.of(picker, proxy);
+    }
+
+    /** Where both of Envoy's images keep the binary (ci/Dockerfile-envoy at v1.33.2). */
+    static final String PROXY_BINARY = "/usr/local/bin/envoy";
+
+    /**
+     * Envoy exits at once on SIGTERM and cuts every stream it carries (source/server/server.cc at v1.33.2; seen with
+     * 1.36.2: exit 3 ms after SIGTERM, the stream cut), and it has no drain of its own on a signal. Its preStop hook
+     * therefore fails its health check first, which also makes every later response close its connection
+     * (source/server/drain_manager_impl.cc, drainClose, at v1.33.2), lets it serve through the settle, then waits for
+     * its client listener's requests in flight to reach 0, within the drain; see the script.
+     */
+    static Lifecycle proxyDrain(RouterDrain drain) {
+        return new LifecycleBuilder().withNewPreStop().withNewExec().withCommand("/bin/bash", CONFIG_DIR + "/" + PROXY_DRAIN_FILE,
+                Integer.toString(drain.settle()), Integer.toString(drain.drain()), Integer.toString(PROXY_ADMIN_PORT), PROXY_IN_FLIGHT_GAUGE)
+                .endExec().endPreStop().build();
     }
 
     /**
@@ -369,6 +400,9 @@ final class LlmDRouterLayout implements RouterLayout {
      * (pkg/epp/server/runserver.go); --tracing=false as the chart passes it, there being no collector. No
      * --ha-enable-leader-election, which the chart adds past one replica: each replica then routes on its own
      * (active-active, the chart README's other mode), so every ready replica the operator asks is one that routes.
+     * --drain-timeout (default 30 s) is how long the picker, once it has SIGTERM, goes on taking new ext_proc streams
+     * before gRPC's GracefulStop waits for those open (cmd/epp/runner/runner.go at v0.10.0); its Envoy sends it streams
+     * until the Envoy's own drain ends, so the picker is given that long: it outlives the Envoy that asks it.
      */
     static List<String> pickerArgs(DesiredDeployment deployment) {
         String selector = RouterRenderer.selects(deployment).entrySet().stream()
@@ -377,7 +411,8 @@ final class LlmDRouterLayout implements RouterLayout {
         return List.of("--endpoint-selector=" + selector, "--endpoint-target-ports=" + ports,
                 "--config-file=" + CONFIG_DIR + "/" + PICKER_CONFIG_FILE, "--grpc-port=" + EXT_PROC_PORT,
                 "--grpc-health-port=" + HEALTH_PORT, "--metrics-port=" + metricsPort(), "--metrics-endpoint-auth=false",
-                "--secure-serving=false", "--health-checking=true", "--tracing=false");
+                "--secure-serving=false", "--health-checking=true", "--tracing=false",
+                "--drain-timeout=" + RouterDrain.of(deployment).lastStreamBy() + "s");
     }
 
     /**
@@ -442,7 +477,8 @@ final class LlmDRouterLayout implements RouterLayout {
 
     @Override
     public Map<String, String> files(DesiredDeployment deployment) {
-        return Map.of(PICKER_CONFIG_FILE, disaggregates(deployment) ? DISAGGREGATED_CONFIG : SERVING_CONFIG, PROXY_CONFIG_FILE, PROXY_CONFIG);
+        return Map.of(PICKER_CONFIG_FILE, disaggregates(deployment) ? DISAGGREGATED_CONFIG : SERVING_CONFIG, PROXY_CONFIG_FILE, PROXY_CONFIG,
+                PROXY_DRAIN_FILE, PROXY_DRAIN_SCRIPT);
     }
 
     /**

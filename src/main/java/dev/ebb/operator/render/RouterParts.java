@@ -5,6 +5,9 @@ import io.fabric8.kubernetes.api.model.ProbeBuilder;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.Container;
 import dev.ebb.operator.api.DesiredRouter;
+import dev.ebb.operator.drain.RouterDrain;
+import io.fabric8.kubernetes.api.model.Lifecycle;
+import io.fabric8.kubernetes.api.model.LifecycleBuilder;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -71,10 +74,22 @@ final class RouterParts {
     }
 
     /**
-     * The one container of a router that is a single Python process (vLLM's router, SGLang's gateway launcher): its
-     * flags, its ports, a read-only root with scratch space, and a readiness probe on the path the release serves.
+     * Holds the router's SIGTERM for the settle, while the router Service's endpoints drop the Pod, so that a client
+     * the Service still sends here is served rather than refused by a router that has stopped listening. The image's
+     * own sleep: Kubernetes' sleep action needs 1.30 or later.
      */
-    static Container singleProcess(DesiredRouter router, List<String> flags, List<ServicePort> ports, String readyPath, int readyPort) {
+    static Lifecycle settleFirst(RouterDrain drain) {
+        return new LifecycleBuilder().withNewPreStop().withNewExec().withCommand("sleep", Integer.toString(drain.settle())).endExec()
+                .endPreStop().build();
+    }
+
+    /**
+     * The one container of a router that is a single Python process (vLLM's router, SGLang's gateway launcher): its
+     * flags, its ports, a read-only root with scratch space, a readiness probe on the path the release serves, and a
+     * settle before its SIGTERM, after which the router's own graceful shutdown finishes the streams it carries.
+     */
+    static Container singleProcess(DesiredRouter router, List<String> flags, List<ServicePort> ports, String readyPath, int readyPort,
+            RouterDrain drain) {
         List<String> args = new ArrayList<>(flags);
         args.addAll(router.extraArgs());
         return new ContainerBuilder()
@@ -86,6 +101,7 @@ final class RouterParts {
                 .withSecurityContext(locked())
                 .withVolumeMounts(scratchMount())
                 .withReadinessProbe(new ProbeBuilder().withNewHttpGet().withPath(readyPath).withPort(new IntOrString(readyPort)).endHttpGet().build())
+                .withLifecycle(settleFirst(drain))
                 .build();
     }
 }

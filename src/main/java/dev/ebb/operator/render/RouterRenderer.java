@@ -3,6 +3,7 @@ package dev.ebb.operator.render;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRouter;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.drain.RouterDrain;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
@@ -144,6 +145,7 @@ public final class RouterRenderer {
                         .withNewMetadata().withLabels(podLabels).endMetadata()
                         .withNewSpec()
                             .withServiceAccountName(Names.router(deployment.owner().name()))
+                            .withTerminationGracePeriodSeconds((long) RouterDrain.of(deployment).grace())
                             .withContainers(layout.containers(deployment, router))
                             .withVolumes(volumes(deployment, layout, hasFiles))
                             .withSecurityContext(layout.podSecurity())

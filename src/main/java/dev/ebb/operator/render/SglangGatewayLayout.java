@@ -3,6 +3,7 @@ package dev.ebb.operator.render;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.DesiredRouter;
+import dev.ebb.operator.drain.RouterDrain;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
@@ -50,7 +51,8 @@ final class SglangGatewayLayout implements RouterLayout {
     public List<Container> containers(DesiredDeployment deployment, DesiredRouter router) {
         // model_gateway/src/server.rs: /health answers while the process serves; /readiness is false while no
         // worker is healthy, which would hide the router, and its worker list, whenever its last worker leaves
-        return List.of(RouterParts.singleProcess(router, args(deployment), servicePorts(), "/health", RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port()));
+        return List.of(RouterParts.singleProcess(router, args(deployment), servicePorts(), "/health", RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port(),
+                RouterDrain.of(deployment)));
     }
 
     /**
@@ -59,6 +61,12 @@ final class SglangGatewayLayout implements RouterLayout {
      * gateway reaches every worker on that one port (admission refuses roles on different ports). A prefill/decode
      * split runs with --pd-disaggregation and a selector per half; only Pods matching one of them are taken
      * (service_discovery.rs, PodInfo::should_include).
+     *
+     * <p>--shutdown-grace-period-secs (router_args.py, default 180) bounds its own drain, model_gateway/src/server.rs
+     * at v1.9.0: at SIGTERM /readiness answers 503 at once, the listener takes new connections for min(grace / 2, 5 s)
+     * more, then axum's graceful shutdown refuses new ones and lets those open run to their end for the rest of the
+     * grace, cutting what is left. Seen with the 1.9.0 wheel: a stream begun before SIGTERM completed under a grace of
+     * 30 s and was cut at 4 s under a grace of 4. So it is given the router's whole drain.
      */
     static List<String> args(DesiredDeployment deployment) {
         List<String> gateway = new ArrayList<>(List.of("--host", "0.0.0.0", "--port", Integer.toString(RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port()),
@@ -75,7 +83,7 @@ final class SglangGatewayLayout implements RouterLayout {
         }
         gateway.addAll(List.of("--service-discovery-port", Integer.toString(deployment.roles().get(0).port()),
                 "--service-discovery-namespace", deployment.owner().namespace(), "--prometheus-port", Integer.toString(METRICS_PORT),
-                "--policy", "cache_aware"));
+                "--policy", "cache_aware", "--shutdown-grace-period-secs", Integer.toString(RouterDrain.of(deployment).drain())));
         return List.copyOf(gateway);
     }
 

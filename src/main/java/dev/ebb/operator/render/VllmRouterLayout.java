@@ -2,6 +2,7 @@ package dev.ebb.operator.render;
 
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRouter;
+import dev.ebb.operator.drain.RouterDrain;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import io.fabric8.kubernetes.api.model.Container;
@@ -46,11 +47,19 @@ final class VllmRouterLayout implements RouterLayout {
      */
     static final long RUN_AS_USER = 65532;
 
+    /**
+     * Its drain is uvicorn's own: the router runs {@code uvicorn.run(app, host, port, log_level, root_path)} with no
+     * graceful timeout (app.py at vllm-stack-0.1.12, uvicorn 0.34.0 pinned), so at SIGTERM uvicorn stops listening,
+     * closes idle connections, lets every response in progress run to its end with no bound of its own, and only then
+     * shuts the app down; the Pod's grace bounds it. Seen with uvicorn 0.34.0 and those arguments: a stream begun
+     * before SIGTERM completed, a new connection was refused, the process exited 143 after the stream.
+     */
     @Override
     public List<Container> containers(DesiredDeployment deployment, DesiredRouter router) {
         // helm/values.yaml routerSpec.readinessProbe at vllm-stack-0.1.12 probes /health; routers/main_router.py
         // answers 503 there only while its discovery or stats thread is down, never for want of engines
-        return List.of(RouterParts.singleProcess(router, args(deployment), servicePorts(), "/health", RouterAdmin.of(RouterKind.VLLM_ROUTER).port()));
+        return List.of(RouterParts.singleProcess(router, args(deployment), servicePorts(), "/health", RouterAdmin.of(RouterKind.VLLM_ROUTER).port(),
+                RouterDrain.of(deployment)));
     }
 
     /**

@@ -12,6 +12,7 @@ import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -69,7 +70,7 @@ class SpecResolverTest {
     void routerThatFitsTheEngineIsAccepted() {
         assertThat(deployment("qwen", "SGLang").router("sglang-gateway").role(role("s")).desired().router())
                 .contains(new DesiredRouter(RouterKind.SGLANG_GATEWAY, 1,
-                        new RouterImages("default/sglang-gateway:test", "default/router-proxy:test", "default/routing-proxy:test"), List.of()));
+                        new RouterImages("default/sglang-gateway:test", "default/router-proxy:test", "default/routing-proxy:test"), List.of(), Optional.empty()));
         assertThat(deployment("qwen", "vLLM").router("llm-d-router").role(role("s")).desired().router().map(DesiredRouter::kind))
                 .contains(RouterKind.LLM_D_ROUTER);
     }
@@ -148,6 +149,12 @@ class SpecResolverTest {
                         "spec.roles[0].retirement.drainSeconds", "between 30 and 86400, got 29"),
                 Arguments.of("drain budget above a day", deployment("qwen", "vLLM").role(role("s").drainSeconds(86401)),
                         "spec.roles[0].retirement.drainSeconds", "got 86401"),
+                Arguments.of("router drain below 30", deployment("qwen", "vLLM").router("vllm-router").routerDrainSeconds(29).role(role("s")),
+                        "spec.router.drainSeconds", "between 30 and 86400, got 29"),
+                Arguments.of("router drain negative", deployment("qwen", "vLLM").router("vllm-router").routerDrainSeconds(-5).role(role("s")),
+                        "spec.router.drainSeconds", "got -5"),
+                Arguments.of("router drain above a day", deployment("qwen", "vLLM").router("vllm-router").routerDrainSeconds(86401).role(role("s")),
+                        "spec.router.drainSeconds", "got 86401"),
                 Arguments.of("--port in extraArgs", deployment("qwen", "vLLM").role(role("s").extraArgs("--port", "9000")),
                         "spec.roles[0].extraArgs", "must not set --port: the engine listens on spec.roles[0].port"),
                 Arguments.of("--port=N in extraArgs", deployment("qwen", "SGLang").role(role("s").extraArgs("--tp", "2", "--port=9000")),

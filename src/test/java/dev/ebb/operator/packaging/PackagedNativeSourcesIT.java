@@ -57,11 +57,12 @@ class PackagedNativeSourcesIT {
     }
 
     @Test
-    void theScriptsTheOperatorRunsInEngineContainersAreIncluded() throws Exception {
+    void theScriptsTheOperatorRunsInEngineAndRouterContainersAreIncluded() throws Exception {
         List<Pattern> included = new ArrayList<>();
         config("resource-config.json").at("/resources/includes").forEach(i -> included.add(Pattern.compile(i.path("pattern").asText())));
 
-        assertThat(List.of(DrainHook.RESOURCE, ReadCommand.RESOURCE))
+        // the router's is read when its layout is first used: the Envoy drain hook in llm-d's router ConfigMap
+        assertThat(List.of(DrainHook.RESOURCE, ReadCommand.RESOURCE, "ebb/drain-envoy.sh"))
                 .allMatch(resource -> included.stream().anyMatch(p -> p.matcher(resource).matches()), "included");
     }
 

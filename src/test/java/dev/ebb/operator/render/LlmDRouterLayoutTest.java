@@ -106,8 +106,9 @@ class LlmDRouterLayoutTest {
         assertThat(RenderedRouter.podSpec(objects).getContainers()).extracting(Container::getName).containsExactly("epp", "envoy-proxy");
         assertThat(container(objects, "epp").getImage()).isEqualTo("default/llm-d-router:test");
         assertThat(container(objects, "envoy-proxy").getImage()).isEqualTo("default/router-proxy:test");
-        // both images' entrypoints are the programs themselves: flags only, no command of ours
-        assertThat(RenderedRouter.podSpec(objects).getContainers()).allSatisfy(c -> assertThat(c.getCommand()).isEmpty());
+        // the picker's entrypoint is the picker itself; Envoy's Ubuntu image starts an entrypoint script, so envoy is named
+        assertThat(container(objects, "epp").getCommand()).isEmpty();
+        assertThat(container(objects, "envoy-proxy").getCommand()).containsExactly("/usr/local/bin/envoy");
     }
 
     @Test
@@ -372,7 +373,7 @@ class LlmDRouterLayoutTest {
         DesiredDeployment base = serving("vLLM");
         DesiredRouter router = base.router().orElseThrow();
         DesiredDeployment withArgs = new DesiredDeployment(base.owner(), base.engine(), base.modelName(), base.modelPath(),
-                Optional.of(new DesiredRouter(router.kind(), router.replicas(), router.images(), List.of("--v=4"))),
+                Optional.of(new DesiredRouter(router.kind(), router.replicas(), router.images(), List.of("--v=4"), router.drainSeconds())),
                 base.roles(), base.scaling(), base.platform());
 
         assertThat(container(RouterRenderer.render(withArgs), "epp").getArgs()).endsWith("--v=4");

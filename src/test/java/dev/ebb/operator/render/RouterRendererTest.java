@@ -4,6 +4,7 @@ import static dev.ebb.operator.Specs.deployment;
 import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.BundledScripts;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Labels;
@@ -99,7 +100,7 @@ class RouterRendererTest {
         ModelDeployment md = deployment("qwen", "vLLM").router("vllm-router").role(role("server")).build();
         ModelDeploymentSpec s = md.getSpec();
         md.setSpec(new ModelDeploymentSpec(s.model(), s.engine(),
-                new RouterSpec("vllm-router", 3, "registry.local/router:1.2", List.of("--log-level", "debug")), s.roles()));
+                new RouterSpec("vllm-router", 3, "registry.local/router:1.2", List.of("--log-level", "debug"), null), s.roles()));
         DesiredDeployment desired = ((Resolution.Accepted) Specs.RESOLVER.resolve(md)).deployment();
 
         List<HasMetadata> objects = RouterRenderer.render(desired);
@@ -134,6 +135,41 @@ class RouterRendererTest {
             }
             // a router Pod that never became ready carries no stream and must not hold up a node drain
             assertThat(budget.getSpec().getUnhealthyPodEvictionPolicy()).isEqualTo("AlwaysAllow");
+        }
+    }
+
+    /**
+     * A leaving router Pod is given the deployment's drain: every kind settles first while the Service drops it, then
+     * finishes its streams by its own mechanism, within a grace that leaves it time to exit.
+     */
+    @Test
+    void aLeavingRouterPodCarriesItsStreamsWithinTheDeploymentsDrain() {
+        for (String[] pair : new String[][] {{"vLLM", "llm-d-router"}, {"vLLM", "vllm-router"}, {"SGLang", "sglang-gateway"}}) {
+            List<HasMetadata> byDefault = RouterRenderer.render(with(pair[0], pair[1]));
+            List<HasMetadata> objects = RouterRenderer.render(deployment("qwen", pair[0]).namespace("team-a").router(pair[1])
+                    .routerDrainSeconds(600).role(role("server").port(8100)).desired());
+
+            assertThat(RenderedRouter.podSpec(byDefault).getTerminationGracePeriodSeconds()).as(pair[1] + ": the roles' 240 s budget, settle and exit")
+                    .isEqualTo(250L);
+            assertThat(RenderedRouter.podSpec(objects).getTerminationGracePeriodSeconds()).as(pair[1]).isEqualTo(610L);
+            switch (pair[1]) {
+                case "llm-d-router" -> {
+                    Container picker = RenderedRouter.podSpec(objects).getContainers().get(0);
+                    Container envoy = RenderedRouter.podSpec(objects).getContainers().get(1);
+                    assertThat(envoy.getLifecycle().getPreStop().getExec().getCommand()).containsExactly("/bin/bash",
+                            "/etc/ebb-router/drain-envoy.sh", "5", "600", "19000", "http.http-8081.downstream_rq_active");
+                    assertThat(RenderedRouter.only(objects, ConfigMap.class).getData())
+                            .containsEntry("drain-envoy.sh", BundledScripts.load("ebb/drain-envoy.sh"));
+                    // the picker takes Envoy's streams for as long as Envoy may send them, and has SIGTERM at once
+                    assertThat(picker.getArgs()).contains("--drain-timeout=605s");
+                    assertThat(picker.getLifecycle()).isNull();
+                }
+                case "vllm-router" -> assertThat(router(objects).getLifecycle().getPreStop().getExec().getCommand()).containsExactly("sleep", "5");
+                default -> {
+                    assertThat(router(objects).getLifecycle().getPreStop().getExec().getCommand()).containsExactly("sleep", "5");
+                    assertThat(router(objects).getArgs()).containsSequence("--shutdown-grace-period-secs", "600");
+                }
+            }
         }
     }
 }

@@ -47,7 +47,7 @@ class SglangGatewayLayoutTest {
         assertThat(RenderedRouter.router(servers()).getArgs()).containsExactly("--host", "0.0.0.0", "--port", "30000", "--service-discovery",
                 "--selector", Labels.DEPLOYMENT + "=qwen", Labels.SERVING + "=true", Labels.MEMBER_INDEX + "=0",
                 "--service-discovery-port", "8100", "--service-discovery-namespace", "team-a", "--prometheus-port", "29000",
-                "--policy", "cache_aware");
+                "--policy", "cache_aware", "--shutdown-grace-period-secs", "240");
     }
 
     @Test

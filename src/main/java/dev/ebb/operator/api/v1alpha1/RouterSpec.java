@@ -18,6 +18,10 @@ public record RouterSpec(
         @Size(max = 512)
         String image,
         @Size(max = 256)
-        List<String> extraArgs) {
+        List<String> extraArgs,
+        @Min(RetirementSpec.MIN_DRAIN_SECONDS) @Max(RetirementSpec.MAX_DRAIN_SECONDS)
+        @JsonPropertyDescription("How long a leaving router Pod may carry its streams to their end, 30..86400; when unset, the"
+                + " longest retirement.drainSeconds of the roles, as a stream through the router is a generation of one of them.")
+        Integer drainSeconds) {
     public static final int MAX_REPLICAS = 64;
 }
