@@ -91,6 +91,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private static final String ROUTER_OBJECTS = RouterRenderer.COMPONENT + "=" + RouterRenderer.COMPONENT_ROUTER;
     static final String REASON_RELEASED = "PartlyPlacedReplicaReleased";
     static final String REASON_ROUTER_REPAIRED = "RouterObjectRepaired";
+    static final String REASON_ROUTER_IMAGES_CHANGED = "RouterImagesChanged";
 
     private final KubernetesClient client;
     private final EventRecorder events;
@@ -205,8 +206,9 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                     chooseByLoad ? candidateReads.readings(md, seen, now) : Map.of(), chooseByLoad,
                     HooksRefresh.requested(refreshToken, md.getStatus()));
             ReplicaPlan plan = converge(md, deployment, hashes, seen, known, context, conflicts, now);
-            RouterObjects.Outcome router = routers.converge(md, deployment, context);
+            RouterObjects.Outcome router = routers.converge(md, deployment, context, routerPods);
             router.repairs().forEach(repair -> events.warning(md, REASON_ROUTER_REPAIRED, repair.message()));
+            router.imagesChange().ifPresent(change -> events.normal(md, REASON_ROUTER_IMAGES_CHANGED, change));
             conflicts.addAll(router.conflicts());
             pass = retirements.plan(md, seen, pods, plan.retirements(), plan.later(), retry, context.getSecondaryResources(EndpointSlice.class),
                     routerPods, now);

@@ -8,6 +8,7 @@ import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterRenderer;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -53,8 +54,11 @@ public class RouterObjects {
      *
      * @param status the router's status, empty when the deployment has none
      * @param conflicts the router's names that another owner holds; while there are any, none of its objects is written
+     * @param repairs the objects found deleted or changed and put back
+     * @param imagesChange what a new rendering written on this pass changes in the router's images, to be told
      */
-    public record Outcome(Optional<RouterStatus> status, List<Ownership.Conflict> conflicts, List<Repair> repairs) {
+    public record Outcome(Optional<RouterStatus> status, List<Ownership.Conflict> conflicts, List<Repair> repairs,
+            Optional<String> imagesChange) {
     }
 
     /** One of the router's objects found deleted or changed since it was written, and put back. */
@@ -66,23 +70,26 @@ public class RouterObjects {
     }
 
     /** Brings the router in line with the spec. */
-    public Outcome converge(ModelDeployment md, DesiredDeployment deployment, Context<ModelDeployment> context) {
+    public Outcome converge(ModelDeployment md, DesiredDeployment deployment, Context<ModelDeployment> context, List<Pod> routerPods) {
         List<HasMetadata> objects = RouterRenderer.render(deployment);
         Optional<Deployment> existing = cached(context, Deployment.class, Names.router(md.getMetadata().getName()));
         if (objects.isEmpty()) {
             existing.ifPresent(d -> remove(md));
-            return new Outcome(Optional.empty(), List.of(), List.of());
+            return new Outcome(Optional.empty(), List.of(), List.of(), Optional.empty());
         }
         String hash = hash(objects);
         objects.stream().filter(Deployment.class::isInstance).forEach(d -> d.getMetadata().setAnnotations(Map.of(APPLIED_HASH, hash)));
         boolean current = existing.map(d -> d.getMetadata().getAnnotations()).map(a -> hash.equals(a.get(APPLIED_HASH))).orElse(false);
         List<Ownership.Conflict> conflicts = new ArrayList<>();
         List<Repair> repairs = new ArrayList<>();
+        Deployment rendered = objects.stream().filter(Deployment.class::isInstance).map(Deployment.class::cast).findFirst().orElseThrow();
+        Optional<String> imagesChange = Optional.empty();
         if (!current) {
             // a router missing one of its objects cannot run, so it is written whole or not at all
             objects.forEach(object -> owned.holderOf(md, object).ifPresent(conflicts::add));
             if (conflicts.isEmpty()) {
                 objects.forEach(object -> owned.apply(md, object).ifPresent(conflicts::add));
+                imagesChange = RouterRollout.imagesChange(existing, rendered);
             }
         } else {
             BiPredicate<HasMetadata, HasMetadata> matches = RouterObjects::asRendered;
@@ -100,8 +107,8 @@ public class RouterObjects {
         }
         int ready = existing.map(d -> d.getStatus()).map(s -> s.getReadyReplicas()).orElse(0);
         return new Outcome(Optional.of(new RouterStatus(deployment.router().get().kind().wireName(),
-                RouterRenderer.clientAddress(deployment), ready > 0, ready)),
-                List.copyOf(conflicts), List.copyOf(repairs));
+                RouterRenderer.clientAddress(deployment), ready > 0, ready).withImageOutdated(RouterRollout.behind(routerPods, rendered))),
+                List.copyOf(conflicts), List.copyOf(repairs), imagesChange);
     }
 
     /** Whether what exists holds everything rendered for it, labels and annotations included. */

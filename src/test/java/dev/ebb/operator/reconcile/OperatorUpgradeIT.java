@@ -153,4 +153,40 @@ class OperatorUpgradeIT {
             newer.close();
         }
     }
+
+    /**
+     * An operator release whose default Envoy image differs writes the router's new rendering at once, tells what it
+     * changes, and counts the router Pods still on the older image until its Deployment has replaced them.
+     */
+    @Test
+    void anUpgradeThatChangesARouterImageDefaultSaysSoUntilTheRouterPodsAreReplaced() throws Exception {
+        String olderProxy = "docker.io/envoyproxy/envoy:distroless-v1.33.2";
+        SimOperator older = new SimOperator(client, sim.exec(), sim.routers(), Map.of("ebb.images.llm-d-router-proxy", olderProxy), DrainHook.SCRIPT);
+        try {
+            client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server")).build()).create();
+            await().atMost(Duration.ofSeconds(30)).until(() -> client.pods().inNamespace(NS).withName("qwen-router-0").get() != null
+                    && status().map(ModelDeploymentStatus::router).filter(r -> r.imageOutdated() == 0).isPresent());
+        } finally {
+            older.close();
+        }
+
+        SimOperator newer = new SimOperator(client, sim.exec(), sim.routers(), Map.of(), DrainHook.SCRIPT);
+        try {
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                assertThat(status().map(ModelDeploymentStatus::router)).hasValueSatisfying(r -> assertThat(r.imageOutdated()).isEqualTo(1));
+                assertThat(events(ModelDeploymentReconciler.REASON_ROUTER_IMAGES_CHANGED)).singleElement().satisfies(e -> assertThat(e.getMessage())
+                        .startsWith("router images change: envoy-proxy " + olderProxy + " -> docker.io/envoyproxy/envoy:v1.33.2;"));
+            });
+            assertThat(client.apps().deployments().inNamespace(NS).withName("qwen-router").get().getSpec().getTemplate().getSpec().getContainers())
+                    .filteredOn(c -> c.getName().equals("envoy-proxy")).singleElement()
+                    .satisfies(c -> assertThat(c.getImage()).isEqualTo("docker.io/envoyproxy/envoy:v1.33.2"));
+
+            // the Deployment controller's part, which this world plays by hand: the old Pod goes, one from the new template comes
+            client.pods().inNamespace(NS).withName("qwen-router-0").withGracePeriod(0).delete();
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(status().map(ModelDeploymentStatus::router))
+                    .hasValueSatisfying(r -> assertThat(r.imageOutdated()).isZero()));
+        } finally {
+            newer.close();
+        }
+    }
 }
