@@ -7,14 +7,18 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
+import dev.ebb.operator.api.v1alpha1.RouterSpec;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.sim.RecordedEvents;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -23,6 +27,10 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,7 +44,7 @@ import org.junit.jupiter.api.Test;
 class ClusterRouterObjectsIT {
     private static final String NS = "router-objects";
     private static final List<Class<? extends HasMetadata>> KINDS = List.of(ServiceAccount.class, Role.class, RoleBinding.class,
-            ConfigMap.class, Deployment.class, Service.class);
+            ConfigMap.class, Deployment.class, PodDisruptionBudget.class, Service.class);
     private static ClusterWorld world;
     private static KubernetesClient admin;
 
@@ -66,7 +74,7 @@ class ClusterRouterObjectsIT {
         try {
             await("every router's objects written and its Pod placed").atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
                 routers.values().forEach(router -> assertThat(versions(router)).as(ClusterState.describe(admin, NS))
-                        .containsKeys("ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"));
+                        .containsKeys("ServiceAccount", "Role", "RoleBinding", "Deployment", "PodDisruptionBudget", "Service"));
                 assertThat(admin.pods().inNamespace(NS).withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER).list().getItems())
                         .filteredOn(p -> p.getSpec().getNodeName() != null).hasSize(routers.size());
             });
@@ -102,6 +110,56 @@ class ClusterRouterObjectsIT {
         } finally {
             routers.keySet().forEach(md -> admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).delete());
         }
+    }
+
+    /**
+     * A router whose image changes is rolled by the real Deployment controller as rendered: a new Pod is ready before
+     * an old one leaves, so the router never has fewer ready Pods than it asks for; the change is told and counted
+     * until every Pod runs the new image. Each old Pod leaves through its preStop settle.
+     */
+    @Test
+    void aRouterImageChangeRollsWithNeverFewerReadyRouterPodsAndIsTold() throws Exception {
+        String md = "rolled";
+        String router = Names.router(md);
+        String newImage = "registry.local/vllm-router:next";
+        // four, since the Deployment defaults (25% unavailable, rounded down) would keep two or three whole as well
+        admin.resource(deployment(md, "vLLM").namespace(NS).router("vllm-router", 4).role(role("server")).build()).create();
+        ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+        try {
+            await("four router Pods ready").atMost(Duration.ofSeconds(60)).until(() -> readyRouterPods(router).size() == 4);
+            AtomicInteger fewestReady = new AtomicInteger(4);
+            sampler.scheduleAtFixedRate(() -> fewestReady.accumulateAndGet(readyRouterPods(router).size(), Math::min), 0, 50, TimeUnit.MILLISECONDS);
+
+            admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).edit(m -> {
+                ModelDeploymentSpec s = m.getSpec();
+                m.setSpec(new ModelDeploymentSpec(s.model(), s.engine(), new RouterSpec("vllm-router", 4, newImage, null, null), s.roles(), s.scaling()));
+                return m;
+            });
+
+            await("every router Pod replaced").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
+                List<Pod> pods = routerPods(router);
+                assertThat(pods).as(ClusterState.describe(admin, NS)).hasSize(4)
+                        .allSatisfy(p -> assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo(newImage));
+                assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).get().getStatus().router().imageOutdated()).isZero();
+            });
+            sampler.shutdownNow();
+            assertThat(fewestReady.get()).as("ready router Pods at the worst moment").isEqualTo(4);
+            assertThat(RecordedEvents.occurrences(admin, NS)).filteredOn(e -> "RouterImagesChanged".equals(e.getReason())
+                    && e.getInvolvedObject().getName().equals(md)).singleElement()
+                    .satisfies(e -> assertThat(e.getMessage()).contains("router " + "lmcache/lmstack-router:v0.1.12 -> " + newImage));
+        } finally {
+            sampler.shutdownNow();
+            admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).delete();
+        }
+    }
+
+    private static List<Pod> routerPods(String router) {
+        return admin.pods().inNamespace(NS).withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER).list().getItems().stream()
+                .filter(p -> p.getMetadata().getName().startsWith(router + "-")).toList();
+    }
+
+    private static List<Pod> readyRouterPods(String router) {
+        return routerPods(router).stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null).filter(Readiness::isPodReady).toList();
     }
 
     /**
