@@ -22,16 +22,11 @@ import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
 import dev.ebb.operator.route.GatewayMembership;
 import io.fabric8.kubernetes.api.model.Condition;
-import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
-import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
-import io.fabric8.kubernetes.api.model.rbac.Role;
-import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
@@ -144,27 +139,21 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         InformerEventSource<Pod, ModelDeployment> pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class,
                 ModelDeployment.class).withNamespacesInheritedFromController().withLabelSelector(Labels.DEPLOYMENT).build(), context);
         pods.addIndexers(Map.of(ROUTER_PODS, ModelDeploymentReconciler::routerPodKey));
-        return List.of(pods,
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(Service.class, ModelDeployment.class).withNamespacesInheritedFromController()
-                        .withLabelSelector(Labels.DEPLOYMENT).build(), context),
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(Deployment.class, ModelDeployment.class).withNamespacesInheritedFromController()
-                        .withLabelSelector(ROUTER_OBJECTS).build(), context),
-                // the router's other objects, so that one deleted or edited by hand is seen and put back
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(ConfigMap.class, ModelDeployment.class).withNamespacesInheritedFromController()
-                        .withLabelSelector(ROUTER_OBJECTS).build(), context),
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(ServiceAccount.class, ModelDeployment.class)
-                        .withNamespacesInheritedFromController().withLabelSelector(ROUTER_OBJECTS).build(), context),
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(Role.class, ModelDeployment.class).withNamespacesInheritedFromController()
-                        .withLabelSelector(ROUTER_OBJECTS).build(), context),
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(RoleBinding.class, ModelDeployment.class).withNamespacesInheritedFromController()
-                        .withLabelSelector(ROUTER_OBJECTS).build(), context),
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(PodDisruptionBudget.class, ModelDeployment.class)
-                        .withNamespacesInheritedFromController().withLabelSelector(ROUTER_OBJECTS).build(), context),
-                // Kubernetes copies a Service's labels onto its EndpointSlices, whose owner is the Service, not us
-                new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class).withNamespacesInheritedFromController()
-                        .withLabelSelector(Labels.DEPLOYMENT)
-                        .withSecondaryToPrimaryMapper(slice -> Set.of(new ResourceID(slice.getMetadata().getLabels().get(Labels.DEPLOYMENT),
-                                slice.getMetadata().getNamespace()))).build(), context));
+        List<EventSource<?, ModelDeployment>> sources = new ArrayList<>(List.of(pods, watched(Service.class, Labels.DEPLOYMENT, context)));
+        // each of the router's objects, so that one deleted or edited by hand is seen and put back; its Service is above
+        RouterObjects.KINDS.stream().filter(kind -> kind != Service.class).forEach(kind -> sources.add(watched(kind, ROUTER_OBJECTS, context)));
+        // Kubernetes copies a Service's labels onto its EndpointSlices, whose owner is the Service, not us
+        sources.add(new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class)
+                .withNamespacesInheritedFromController().withLabelSelector(Labels.DEPLOYMENT)
+                .withSecondaryToPrimaryMapper(slice -> Set.of(new ResourceID(slice.getMetadata().getLabels().get(Labels.DEPLOYMENT),
+                        slice.getMetadata().getNamespace()))).build(), context));
+        return List.copyOf(sources);
+    }
+
+    private static <R extends HasMetadata> InformerEventSource<R, ModelDeployment> watched(Class<R> kind, String selector,
+            EventSourceContext<ModelDeployment> context) {
+        return new InformerEventSource<>(InformerEventSourceConfiguration.from(kind, ModelDeployment.class).withNamespacesInheritedFromController()
+                .withLabelSelector(selector).build(), context);
     }
 
     @Override

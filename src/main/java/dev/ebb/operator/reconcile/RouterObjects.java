@@ -40,7 +40,7 @@ public class RouterObjects {
     private static final KubernetesSerialization JSON = new KubernetesSerialization();
 
     /** Every kind of object a router may have, in the order they are removed. */
-    private static final List<Class<? extends HasMetadata>> KINDS = List.of(Deployment.class, PodDisruptionBudget.class, Service.class, ConfigMap.class,
+    static final List<Class<? extends HasMetadata>> KINDS = List.of(Deployment.class, PodDisruptionBudget.class, Service.class, ConfigMap.class,
             RoleBinding.class, Role.class, ServiceAccount.class);
 
     private final OwnedObjects owned;
