@@ -40,7 +40,12 @@ public final class RouterRenderer {
     private RouterRenderer() {
     }
 
-    /** Every object of the router, in the order they should be created. Empty when the deployment has no router. */
+    /**
+     * Every object of the router, in the order they should be written, the Deployment last: a pass whose write of another
+     * object is refused (a PodDisruptionBudget's or a Service's version moved on meanwhile) then leaves the Deployment on
+     * its older rendering, so the pass that finally writes it is the one that has written all the rest, and tells the
+     * change. Empty when the deployment has no router.
+     */
     public static List<HasMetadata> render(DesiredDeployment deployment) {
         if (deployment.router().isEmpty()) {
             return List.of();
@@ -55,11 +60,11 @@ public final class RouterRenderer {
         if (!files.isEmpty()) {
             objects.add(new ConfigMapBuilder().withMetadata(meta(deployment)).withData(new TreeMap<>(files)).build());
         }
-        objects.add(deploymentOf(deployment, router, layout, !files.isEmpty()));
         objects.add(disruptionBudget(deployment, router));
         objects.add(new ServiceBuilder().withMetadata(meta(deployment))
                 .withNewSpec().withType("ClusterIP").withSelector(ownLabels(deployment)).withPorts(layout.servicePorts()).endSpec()
                 .build());
+        objects.add(deploymentOf(deployment, router, layout, !files.isEmpty()));
         return List.copyOf(objects);
     }
 

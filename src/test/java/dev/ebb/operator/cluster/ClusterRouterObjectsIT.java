@@ -7,8 +7,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
-import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
-import dev.ebb.operator.api.v1alpha1.RouterSpec;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.sim.RecordedEvents;
@@ -22,6 +20,8 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.time.Duration;
 import java.util.HashMap;
@@ -130,11 +130,9 @@ class ClusterRouterObjectsIT {
             AtomicInteger fewestReady = new AtomicInteger(4);
             sampler.scheduleAtFixedRate(() -> fewestReady.accumulateAndGet(readyRouterPods(router).size(), Math::min), 0, 50, TimeUnit.MILLISECONDS);
 
-            admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).edit(m -> {
-                ModelDeploymentSpec s = m.getSpec();
-                m.setSpec(new ModelDeploymentSpec(s.model(), s.engine(), new RouterSpec("vllm-router", 4, newImage, null, null), s.roles(), s.scaling()));
-                return m;
-            });
+            // a merge patch, as kubectl patch sends it: no resourceVersion, so the operator's own writes meanwhile do not conflict
+            admin.resources(ModelDeployment.class).inNamespace(NS).withName(md)
+                    .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"router\":{\"image\":\"" + newImage + "\"}}}");
 
             await("every router Pod replaced").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
                 List<Pod> pods = routerPods(router);
@@ -144,7 +142,7 @@ class ClusterRouterObjectsIT {
             });
             sampler.shutdownNow();
             assertThat(fewestReady.get()).as("ready router Pods at the worst moment").isEqualTo(4);
-            assertThat(RecordedEvents.occurrences(admin, NS)).filteredOn(e -> "RouterImagesChanged".equals(e.getReason())
+            assertThat(RecordedEvents.occurrences(admin, NS)).as(ClusterState.describe(admin, NS)).filteredOn(e -> "RouterImagesChanged".equals(e.getReason())
                     && e.getInvolvedObject().getName().equals(md)).singleElement()
                     .satisfies(e -> assertThat(e.getMessage()).contains("router " + "lmcache/lmstack-router:v0.1.12 -> " + newImage));
         } finally {

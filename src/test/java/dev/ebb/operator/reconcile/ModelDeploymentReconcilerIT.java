@@ -214,8 +214,8 @@ class ModelDeploymentReconcilerIT {
     @Test
     void aRouterObjectDeletedOrEditedByHandIsPutBackAndTold() {
         client.resource(deployment("qwen", "vLLM").namespace("mended").router("llm-d-router").role(role("server")).build()).create();
-        // the Service is the last of the router's objects to be written
-        await().atMost(PATIENCE).until(() -> client.services().inNamespace("mended").withName("qwen-router").get() != null);
+        // the Deployment is the last of the router's objects to be written
+        await().atMost(PATIENCE).until(() -> client.apps().deployments().inNamespace("mended").withName("qwen-router").get() != null);
         Map<String, String> files = client.configMaps().inNamespace("mended").withName("qwen-router").get().getData();
         String picker = client.apps().deployments().inNamespace("mended").withName("qwen-router").get().getSpec().getTemplate().getSpec()
                 .getContainers().get(0).getImage();

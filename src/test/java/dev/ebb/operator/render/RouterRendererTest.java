@@ -57,6 +57,8 @@ class RouterRendererTest {
                     .satisfies(s -> assertThat(s.getName()).isEqualTo("qwen-router"));
             Deployment deployment = RenderedRouter.only(objects, Deployment.class);
             assertThat(deployment.getSpec().getTemplate().getSpec().getServiceAccountName()).isEqualTo("qwen-router");
+            // written last, so that the pass which writes it has written everything the router needs
+            assertThat(objects.get(objects.size() - 1)).isSameAs(deployment);
             assertThat(router(objects).getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
             assertThat(router(objects).getImage()).isEqualTo("default/" + pair[1] + ":test");
         }
