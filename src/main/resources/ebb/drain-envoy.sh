@@ -66,7 +66,9 @@ else
     log "the admin interface did not take /healthcheck/fail; draining on the gauge alone"
 fi
 sleep "$SETTLE"
-deadline=$((SECONDS + DRAIN))
+# SECONDS counts whole seconds of the wall clock, so it may turn to 1 a moment after the start: one more keeps the
+# wait at least DRAIN long
+deadline=$((SECONDS + DRAIN + 1))
 while :; do
     active=$(in_flight)
     if [ "$active" = 0 ]; then
