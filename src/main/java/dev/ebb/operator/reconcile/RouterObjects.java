@@ -78,11 +78,11 @@ public class RouterObjects {
             return new Outcome(Optional.empty(), List.of(), List.of(), Optional.empty());
         }
         String hash = hash(objects);
-        objects.stream().filter(Deployment.class::isInstance).forEach(d -> d.getMetadata().setAnnotations(Map.of(APPLIED_HASH, hash)));
+        Deployment rendered = objects.stream().filter(Deployment.class::isInstance).map(Deployment.class::cast).findFirst().orElseThrow();
+        rendered.getMetadata().setAnnotations(Map.of(APPLIED_HASH, hash));
         boolean current = existing.map(d -> d.getMetadata().getAnnotations()).map(a -> hash.equals(a.get(APPLIED_HASH))).orElse(false);
         List<Ownership.Conflict> conflicts = new ArrayList<>();
         List<Repair> repairs = new ArrayList<>();
-        Deployment rendered = objects.stream().filter(Deployment.class::isInstance).map(Deployment.class::cast).findFirst().orElseThrow();
         Optional<String> imagesChange = Optional.empty();
         if (!current) {
             // a router missing one of its objects cannot run, so it is written whole or not at all

@@ -4,6 +4,9 @@ import static dev.ebb.operator.Specs.deployment;
 import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.ebb.operator.BundledScripts;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.DesiredDeployment;
@@ -162,6 +165,9 @@ class RouterRendererTest {
                             "/etc/ebb-router/drain-envoy.sh", "5", "600", "19000", "http.http-8081.downstream_rq_active");
                     assertThat(RenderedRouter.only(objects, ConfigMap.class).getData())
                             .containsEntry("drain-envoy.sh", BundledScripts.load("ebb/drain-envoy.sh"));
+                    assertThat(clientListenerGauge(RenderedRouter.only(objects, ConfigMap.class).getData().get("envoy.yaml"), 8081))
+                            .as("the gauge the hook waits on is the one Envoy names after the client listener's stat_prefix")
+                            .isEqualTo(envoy.getLifecycle().getPreStop().getExec().getCommand().get(5));
                     // the picker takes Envoy's streams for as long as Envoy may send them, and has SIGTERM at once
                     assertThat(picker.getArgs()).contains("--drain-timeout=605s");
                     assertThat(picker.getLifecycle()).isNull();
@@ -172,6 +178,22 @@ class RouterRendererTest {
                     assertThat(router(objects).getArgs()).containsSequence("--shutdown-grace-period-secs", "600");
                 }
             }
+        }
+    }
+
+    /** Envoy names a connection manager's in-flight gauge http.<stat_prefix>.downstream_rq_active. */
+    private static String clientListenerGauge(String envoyYaml, int port) {
+        try {
+            JsonNode listeners = new YAMLMapper().readTree(envoyYaml).path("static_resources").path("listeners");
+            for (JsonNode listener : listeners) {
+                if (listener.path("address").path("socket_address").path("port_value").asInt() == port) {
+                    String prefix = listener.path("filter_chains").path(0).path("filters").path(0).path("typed_config").path("stat_prefix").asText();
+                    return "http." + prefix + ".downstream_rq_active";
+                }
+            }
+            throw new AssertionError("no listener on port " + port + " in envoy.yaml");
+        } catch (JsonProcessingException e) {
+            throw new AssertionError("envoy.yaml does not parse", e);
         }
     }
 }
