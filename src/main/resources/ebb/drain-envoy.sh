@@ -1,9 +1,9 @@
 # Ebb's drain for the Envoy of an llm-d router Pod, run as that container's preStop hook with the image's own bash:
 #
-#   bash drain-envoy.sh SETTLE DRAIN ADMIN_PORT GAUGE
+#   bash drain-envoy.sh SETTLE DRAIN ADMIN_HOST ADMIN_PORT GAUGE
 #
 # Envoy exits at once on SIGTERM and cuts every stream it carries, so the hook holds the kubelet's SIGTERM back until
-# Envoy carries none. It first fails Envoy's health check through the loopback admin interface: /ready then answers
+# Envoy carries none. It first fails Envoy's health check through the admin interface (the Pod's loopback): /ready then answers
 # 503, so the router Service drops the Pod, and every response Envoy sends from then on closes its connection, so a
 # kept-alive client moves to another router Pod after its current request. Envoy serves on undisturbed for SETTLE
 # seconds, while the Service's endpoints drop the Pod; then GAUGE (the client listener's requests in flight) is read
@@ -19,8 +19,8 @@ log() { printf 'ebb-router-drain: %s\n' "$*" >&2; }
 admin() {
     local method=$1 path=$2 status line body='' in_body= lines=0 got
     # the braces keep the silenced stderr to this one redirection: on a bare exec it would last for good
-    { exec 3<>"/dev/tcp/127.0.0.1/$ADMIN_PORT"; } 2>/dev/null || return 1
-    printf '%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n' "$method" "$path" >&3
+    { exec 3<>"/dev/tcp/$ADMIN_HOST/$ADMIN_PORT"; } 2>/dev/null || return 1
+    printf '%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n' "$method" "$path" "$ADMIN_HOST" >&3
     IFS= read -r -t 2 status <&3 || { exec 3<&- 3>&-; return 1; }
     while [ $((lines += 1)) -le 100 ]; do
         IFS= read -r -t 2 line <&3
@@ -54,8 +54,9 @@ in_flight() {
     done <<< "$body"
 }
 
-SETTLE=${1-} DRAIN=${2-} ADMIN_PORT=${3-} GAUGE=${4-}
-if ! [[ $SETTLE =~ ^[0-9]{1,5}$ && $DRAIN =~ ^[0-9]{1,5}$ && $ADMIN_PORT =~ ^[0-9]{1,5}$ && $GAUGE =~ ^[A-Za-z0-9_.-]{1,200}$ ]]; then
+SETTLE=${1-} DRAIN=${2-} ADMIN_HOST=${3-} ADMIN_PORT=${4-} GAUGE=${5-}
+if ! [[ $SETTLE =~ ^[0-9]{1,5}$ && $DRAIN =~ ^[0-9]{1,5}$ && $ADMIN_HOST =~ ^[0-9]{1,3}(\.[0-9]{1,3}){3}$ && $ADMIN_PORT =~ ^[0-9]{1,5}$
+      && $GAUGE =~ ^[A-Za-z0-9_.-]{1,200}$ ]]; then
     log "arguments cannot be used; holding the Pod until the kubelet ends this hook at the grace"
     while :; do sleep 3600; done
 fi

@@ -55,6 +55,8 @@ final class LlmDRouterLayout implements RouterLayout {
     static final int PROXY_READY_PORT = 19001;
     /** Envoy's admin interface, loopback only, as the chart's envoy.yaml has it (values.yaml at v0.10.0). */
     static final int PROXY_ADMIN_PORT = 19000;
+    /** Where that admin interface listens, in envoy.yaml and for the drain hook alike. */
+    static final String PROXY_ADMIN_HOST = "127.0.0.1";
     /**
      * Requests in flight on the client listener, whose stat_prefix is {@code http-<port>}: the connection manager's
      * downstream_rq_active gauge, read from the admin interface's /stats as {@code <name>: <value>} (seen with Envoy
@@ -167,7 +169,7 @@ final class LlmDRouterLayout implements RouterLayout {
             admin:
               address:
                 socket_address:
-                  address: 127.0.0.1
+                  address: %5$s
                   port_value: %2$d
             static_resources:
               listeners:
@@ -337,7 +339,7 @@ final class LlmDRouterLayout implements RouterLayout {
                           socket_address:
                             address: 127.0.0.1
                             port_value: %4$d
-            """.formatted(CLIENT_PORT, PROXY_ADMIN_PORT, PROXY_READY_PORT, EXT_PROC_PORT);
+            """.formatted(CLIENT_PORT, PROXY_ADMIN_PORT, PROXY_READY_PORT, EXT_PROC_PORT, PROXY_ADMIN_HOST);
 
     @Override
     public List<Container> containers(DesiredDeployment deployment, DesiredRouter router) {
@@ -387,7 +389,8 @@ final class LlmDRouterLayout implements RouterLayout {
      */
     static Lifecycle proxyDrain(RouterDrain drain) {
         return new LifecycleBuilder().withNewPreStop().withNewExec().withCommand("/bin/bash", CONFIG_DIR + "/" + PROXY_DRAIN_FILE,
-                Integer.toString(drain.settle()), Integer.toString(drain.drain()), Integer.toString(PROXY_ADMIN_PORT), PROXY_IN_FLIGHT_GAUGE)
+                Integer.toString(drain.settle()), Integer.toString(drain.drain()), PROXY_ADMIN_HOST, Integer.toString(PROXY_ADMIN_PORT),
+                PROXY_IN_FLIGHT_GAUGE)
                 .endExec().endPreStop().build();
     }
 

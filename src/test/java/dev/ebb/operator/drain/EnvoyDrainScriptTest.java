@@ -43,8 +43,12 @@ class EnvoyDrainScriptTest {
 
     /** A fake admin interface whose /stats answer is the body for the n-th read (from 0). */
     private int admin(IntFunction<String> statsBody) throws IOException {
+        return admin(InetAddress.getLoopbackAddress(), statsBody);
+    }
+
+    private int admin(InetAddress address, IntFunction<String> statsBody) throws IOException {
         AtomicInteger reads = new AtomicInteger();
-        admin = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        admin = HttpServer.create(new InetSocketAddress(address, 0), 0);
         admin.setExecutor(Executors.newCachedThreadPool());
         admin.createContext("/", exchange -> {
             requests.add(exchange.getRequestMethod() + " " + exchange.getRequestURI());
@@ -117,7 +121,7 @@ class EnvoyDrainScriptTest {
     void envoysHealthCheckFailsFirstThenTheHookReturnsOnceNoRequestIsInFlight() throws Exception {
         int port = admin(read -> gauge(read < 3 ? 2 - read / 2 : 0));
 
-        Run run = run("1", "30", Integer.toString(port), GAUGE);
+        Run run = run("1", "30", "127.0.0.1", Integer.toString(port), GAUGE);
 
         assertThat(run.exitCode()).isZero();
         assertThat(requests.get(0)).isEqualTo("POST /healthcheck/fail");
@@ -128,11 +132,23 @@ class EnvoyDrainScriptTest {
         assertThat(run.lines()).last().asString().contains("no request in flight");
     }
 
+    /** The test world gives each Pod a loopback address of its own, and a kubelet could run the hook in any namespace. */
+    @Test
+    void theAdminInterfaceIsAskedAtTheAddressTheHookIsGiven() throws Exception {
+        int port = admin(InetAddress.getByName("127.0.0.23"), read -> gauge(0));
+
+        Run run = run("0", "30", "127.0.0.23", Integer.toString(port), GAUGE);
+
+        assertThat(run.exitCode()).isZero();
+        assertThat(requests).containsExactly("POST /healthcheck/fail", "GET /stats?filter=" + GAUGE);
+        assertThat(run.took()).isLessThan(Duration.ofSeconds(10));
+    }
+
     @Test
     void anIdleEnvoyStillServesThroughTheSettle() throws Exception {
         int port = admin(read -> gauge(0));
 
-        Run run = run("3", "30", Integer.toString(port), GAUGE);
+        Run run = run("3", "30", "127.0.0.1", Integer.toString(port), GAUGE);
 
         assertThat(run.exitCode()).isZero();
         assertThat(run.took()).as("the Service's endpoints drop the Pod meanwhile").isGreaterThanOrEqualTo(Duration.ofSeconds(3));
@@ -151,7 +167,7 @@ class EnvoyDrainScriptTest {
             requests.clear();
             int port = admin(unreadable);
 
-            Run run = run("0", "1", Integer.toString(port), GAUGE);
+            Run run = run("0", "1", "127.0.0.1", Integer.toString(port), GAUGE);
 
             assertThat(run.exitCode()).isZero();
             assertThat(run.took()).as("held to the drain's bound").isGreaterThanOrEqualTo(Duration.ofSeconds(1));
@@ -168,7 +184,7 @@ class EnvoyDrainScriptTest {
             closed = socket.getLocalPort();
         }
 
-        Run run = run("0", "2", Integer.toString(closed), GAUGE);
+        Run run = run("0", "2", "127.0.0.1", Integer.toString(closed), GAUGE);
 
         assertThat(run.took()).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
         assertThat(run.lines()).first().asString().contains("did not take /healthcheck/fail");
@@ -191,7 +207,7 @@ class EnvoyDrainScriptTest {
             acceptor.setDaemon(true);
             acceptor.start();
 
-            Run run = run("0", "3", Integer.toString(stalled.getLocalPort()), GAUGE);
+            Run run = run("0", "3", "127.0.0.1", Integer.toString(stalled.getLocalPort()), GAUGE);
 
             // each request gives up after 2 s without an answer; the bound is passed by one stalled read at most
             assertThat(run.took()).isBetween(Duration.ofSeconds(3), Duration.ofSeconds(12));
@@ -205,11 +221,13 @@ class EnvoyDrainScriptTest {
         int port = admin(read -> gauge(0));
         Path marker = dir.resolve("ran");
         for (List<String> args : List.of(
-                List.of("5", "$(touch " + marker + ")", Integer.toString(port), GAUGE),
-                List.of("5", "30", Integer.toString(port), GAUGE + "; touch " + marker),
-                List.of("-1", "30", Integer.toString(port), GAUGE),
+                List.of("5", "$(touch " + marker + ")", "127.0.0.1", Integer.toString(port), GAUGE),
+                List.of("5", "30", "127.0.0.1", Integer.toString(port), GAUGE + "; touch " + marker),
+                List.of("-1", "30", "127.0.0.1", Integer.toString(port), GAUGE),
+                List.of("5", "30", "127.0.0.1$(touch " + marker + ")", Integer.toString(port), GAUGE),
+                List.of("5", "30", "localhost", Integer.toString(port), GAUGE),
                 List.of("5", "30"),
-                List.of("5", "9".repeat(100), Integer.toString(port), GAUGE))) {
+                List.of("5", "9".repeat(100), "127.0.0.1", Integer.toString(port), GAUGE))) {
             Process process = start(args.toArray(String[]::new));
 
             assertThat(process.waitFor(2, TimeUnit.SECONDS)).as("still holding for " + args).isFalse();

@@ -162,12 +162,12 @@ class RouterRendererTest {
                     Container picker = RenderedRouter.podSpec(objects).getContainers().get(0);
                     Container envoy = RenderedRouter.podSpec(objects).getContainers().get(1);
                     assertThat(envoy.getLifecycle().getPreStop().getExec().getCommand()).containsExactly("/bin/bash",
-                            "/etc/ebb-router/drain-envoy.sh", "5", "600", "19000", "http.http-8081.downstream_rq_active");
+                            "/etc/ebb-router/drain-envoy.sh", "5", "600", "127.0.0.1", "19000", "http.http-8081.downstream_rq_active");
                     assertThat(RenderedRouter.only(objects, ConfigMap.class).getData())
                             .containsEntry("drain-envoy.sh", BundledScripts.load("ebb/drain-envoy.sh"));
                     assertThat(clientListenerGauge(RenderedRouter.only(objects, ConfigMap.class).getData().get("envoy.yaml"), 8081))
                             .as("the gauge the hook waits on is the one Envoy names after the client listener's stat_prefix")
-                            .isEqualTo(envoy.getLifecycle().getPreStop().getExec().getCommand().get(5));
+                            .isEqualTo(envoy.getLifecycle().getPreStop().getExec().getCommand().get(6));
                     // the picker takes Envoy's streams for as long as Envoy may send them, and has SIGTERM at once
                     assertThat(picker.getArgs()).contains("--drain-timeout=605s");
                     assertThat(picker.getLifecycle()).isNull();
