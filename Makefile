@@ -158,9 +158,11 @@ help:
 
 ## Print the benchmark figures the README quotes. Among them a 4 -> 2 scale-down with and without a router and a rollout,
 ## Ebb beside hook-only, naive and fixed-sleep deletion on the same fixed set of requests, four test worlds at a time
-## (-Debb-bench.parallel-runs=N to change that; about 20 minutes on 2 cores). One alone, after a package: ./mvnw -q exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads
-## (or IdleHookReturn, MemberReads, OperatorAtScale, RemovalComparison, OperatorProcess, UnroutedIdleScaleDown: each benchmark class has its own main).
-bench:
+## (-Debb-bench.parallel-runs=N to change that; about 20 minutes on 2 cores), and each router kind rolled and scaled
+## 2 -> 1 under load on the real control plane, Ebb's router Pods beside the Deployment defaults. One alone, after a package: ./mvnw -q exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads
+## (or IdleHookReturn, MemberReads, OperatorAtScale, RemovalComparison, OperatorProcess, UnroutedIdleScaleDown, or
+## dev.ebb.operator.cluster.RouterRolloutBench: each benchmark class has its own main).
+bench: cluster-binaries
 	$(MVNW) -q package -DskipTests
 	$(MVNW) -q exec:java
 

@@ -1,6 +1,7 @@
 package dev.ebb.operator.bench;
 
 import dev.ebb.operator.Specs;
+import dev.ebb.operator.cluster.RouterRolloutBench;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.sandbox.Scenario;
 import dev.ebb.operator.sim.FakeRouter;
@@ -61,6 +62,7 @@ public final class Benchmarks {
             }
             RemovalComparison.run();
             RouterComparison.run();
+            RouterRolloutBench.run();
             OperatorProcess.run();
         });
     }

@@ -46,7 +46,8 @@ public final class ClusterNode implements AutoCloseable {
         this.name = name;
         this.kubelet = kubelet;
         this.exec = exec;
-        this.routers = new NodeRouters(client, name);
+        this.routers = new NodeRouters(client);
+        kubelet.runRoutersWith(routers);
     }
 
     /** Registers the Node and starts its agent and its kubelet endpoint, giving its Pods addresses from {@code addresses}. */

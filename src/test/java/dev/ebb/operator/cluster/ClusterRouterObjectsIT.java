@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.sim.RecordedEvents;
@@ -39,7 +40,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The router's objects as the real API server keeps them: what it adds (defaults, a cluster IP, the Deployment
  * controller's revision and status) is no difference, so the packaged operator writes nothing pass after pass; what
- * is deleted or edited by hand is put back.
+ * is deleted or edited by hand is put back. And the router's Pods as the real Deployment controller rolls them.
  */
 class ClusterRouterObjectsIT {
     private static final String NS = "router-objects";
@@ -149,6 +150,26 @@ class ClusterRouterObjectsIT {
             sampler.shutdownNow();
             admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).delete();
         }
+    }
+
+    /**
+     * Every router kind rolled and then scaled 2 → 1 under streaming load, through Ebb's router Pods and through the
+     * same router with the Deployment defaults, all at once ({@link RouterRollouts}).
+     */
+    @Test
+    void eachRouterRollsAndShrinksUnderLoadWithoutCuttingAStreamWhereTheDeploymentDefaultsCutEnvoys() throws Exception {
+        // generations of 3 to 14 s: longer than the settle, shorter than any grace, so only a router's own SIGTERM cuts
+        List<RouterRollouts.Result> results = new RouterRollouts(world)
+                .run(List.of(RouterKind.LLM_D_ROUTER, RouterKind.VLLM_ROUTER, RouterKind.SGLANG_GATEWAY), Duration.ofSeconds(3), Duration.ofSeconds(14));
+
+        assertThat(results).filteredOn(r -> r.arm() == RouterRollouts.Arm.EBB).hasSize(3).allSatisfy(r -> {
+            assertThat(r.cut()).as(r.kind().wireName() + " through Ebb's router Pods: " + r.cutWhy()).isZero();
+            assertThat(r.rejected()).as(r.kind().wireName() + " through Ebb's router Pods: " + r.cutWhy()).isZero();
+            assertThat(r.completed()).as(r.kind().wireName()).isGreaterThanOrEqualTo(8);
+        });
+        // Envoy exits at once on SIGTERM: each old Pod the defaults take away cuts what it carries
+        assertThat(results).filteredOn(r -> r.arm() == RouterRollouts.Arm.DEFAULTS && r.kind() == RouterKind.LLM_D_ROUTER).singleElement()
+                .satisfies(r -> assertThat(r.cut()).as("streams the Deployment defaults cut").isGreaterThanOrEqualTo(2));
     }
 
     private static List<Pod> routerPods(String router) {

@@ -81,7 +81,7 @@ public final class ControlPlane implements AutoCloseable {
     public static ControlPlane start(String name) {
         ControlPlaneRelease release = ControlPlaneRelease.pinned();
         // Fail here, naming what builds them, before kube-api-test tries to download what it cannot.
-        List.of("etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "node-exec").forEach(release::binary);
+        ControlPlaneRelease.BINARIES.forEach(release::binary);
         AtomicBoolean replacingApiServer = new AtomicBoolean();
         KubeAPIServer apiServer = new KubeAPIServer(KubeAPIServerConfigBuilder.anAPIServerConfig()
                 .withTestDir(release.binaries().toString())

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -13,6 +14,8 @@ import java.util.regex.Pattern;
  * fabric8's kube-api-test reads.
  */
 public record ControlPlaneRelease(String version, Path binaries) {
+    /** What the cluster tier runs: the control plane, kubectl, and the node agent's exec endpoint. */
+    static final List<String> BINARIES = List.of("etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "node-exec");
     static final Path KUBE_MODULE = Path.of("src", "test", "go", "kube", "go.mod");
     private static final Pattern REQUIRED = Pattern.compile("(?m)^\\s*k8s\\.io/kubernetes v(1\\.\\d+\\.\\d+)\\b");
 
@@ -43,6 +46,11 @@ public record ControlPlaneRelease(String version, Path binaries) {
 
     public Path directory() {
         return binaries.resolve("k8s").resolve(version + "-linux-amd64");
+    }
+
+    /** Whether every binary the cluster tier runs is there ({@code make cluster-binaries} builds them). */
+    public boolean built() {
+        return BINARIES.stream().allMatch(name -> Files.isExecutable(directory().resolve(name)));
     }
 
     public Path binary(String name) {

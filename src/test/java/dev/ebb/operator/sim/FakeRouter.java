@@ -37,8 +37,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
 import java.util.stream.Collectors;
 
 /**
@@ -60,6 +63,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     public static final String SERVED_BY = "x-ebb-sim-served-by";
     private static final String MODEL = "m";
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** HttpServer.stop multiplies its delay by 1000 in an int. */
+    private static final long MAX_STOP_SECONDS = 2_000_000;
 
     /** One request sent to one Pod. */
     public record Dispatch(String pod, Instant at) {
@@ -121,6 +126,12 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     private final Set<String> pinned = ConcurrentHashMap.newKeySet();
     private final HttpServer entry;
     private final HttpServer admin;
+    /** Envoy's admin interface, in an llm-d router Pod only: on the Pod's loopback, where its drain hook asks. */
+    private final Optional<HttpServer> proxyAdmin;
+    private final AtomicInteger clientsInFlight = new AtomicInteger();
+    private final AtomicBoolean entryStopped = new AtomicBoolean();
+    private volatile boolean healthCheckFailed;
+    private volatile boolean stopped;
     private volatile boolean up = true;
     /** How many of the next worker additions (smg's POST /workers) are refused. */
     private final AtomicInteger additionsToRefuse = new AtomicInteger();
@@ -137,11 +148,11 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         // config/charts/llm-d-router-standalone/values.yaml), vLLM's router's --port, 8001 by default
         // (production-stack vllm-stack-0.1.12 src/vllm_router/parsers/parser.py), and smg's --port, 30000 by default
         // (smg v1.9.0 model_gateway/src/main.rs); each fake has an address of its own, so any free port serves.
-        this(client, namespace, kind, watch, selector, timing, new LoopbackAddresses().next(), 0, 0);
+        this(client, namespace, kind, watch, selector, timing, new LoopbackAddresses().next(), 0, 0, Optional.empty());
     }
 
     private FakeRouter(KubernetesClient client, String namespace, RouterKind kind, Map<String, String> watch, Map<String, String> selector,
-            Timing timing, String address, int entryPort, int adminPort) {
+            Timing timing, String address, int entryPort, int adminPort, Optional<InetSocketAddress> proxyAdminAt) {
         this.kind = kind;
         this.namespace = namespace;
         this.selector = Map.copyOf(selector);
@@ -155,6 +166,12 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
             admin = kind == RouterKind.LLM_D_ROUTER ? HttpServer.create(new InetSocketAddress(address, adminPort), 64) : entry;
             admin.setExecutor(serving);
             admin.createContext(RouterAdmin.of(kind).path(), this::serveAdmin);
+            proxyAdmin = proxyAdminAt.isEmpty() ? Optional.empty() : Optional.of(HttpServer.create(proxyAdminAt.get(), 16));
+            proxyAdmin.ifPresent(server -> {
+                server.setExecutor(serving);
+                server.createContext("/", exchange -> serveProxyAdmin(exchange, entry.getAddress().getPort()));
+                server.start();
+            });
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -203,9 +220,93 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
      * it, so the operator finds it where it asks a router Pod: clients on {@code entryPort}, the admin answer on the
      * kind's own port (render/RouterAdmin).
      */
-    public static FakeRouter inPodOf(KubernetesClient client, String namespace, String deployment, RouterKind kind, String address, int entryPort) {
+    public static FakeRouter inPodOf(KubernetesClient client, String namespace, String deployment, RouterKind kind, String address, int entryPort,
+            Optional<InetSocketAddress> proxyAdmin) {
         return new FakeRouter(client, namespace, kind, Map.of(Labels.DEPLOYMENT, deployment), selectorOf(deployment), Timing.asReleased(),
-                address, entryPort, RouterAdmin.of(kind).port());
+                address, entryPort, RouterAdmin.of(kind).port(), proxyAdmin);
+    }
+
+    /** Envoy's admin interface, where an llm-d router Pod has one. */
+    public Optional<URI> proxyAdmin() {
+        return proxyAdmin.map(server -> URI.create("http://" + server.getAddress().getHostString() + ":" + server.getAddress().getPort()));
+    }
+
+    /** Client requests the router is serving now: Envoy's downstream_rq_active on the client listener. */
+    public int clientsInFlight() {
+        return clientsInFlight.get();
+    }
+
+    /** Whether Envoy's health check was failed through its admin interface (POST /healthcheck/fail). */
+    public boolean healthCheckFailed() {
+        return healthCheckFailed;
+    }
+
+    /**
+     * A graceful stop, as uvicorn's and smg's on SIGTERM: new connections are still taken for {@code keepAccepting},
+     * then the listener closes and the requests in progress run on, for {@code bound} at most, after which whatever
+     * is still open is cut and the router has stopped. It returns at once.
+     */
+    public void shutDown(Duration keepAccepting, Duration bound) {
+        Thread stopping = new Thread(() -> {
+            try {
+                Thread.sleep(keepAccepting.toMillis());
+                if (entryStopped.compareAndSet(false, true)) {
+                    // HttpServer.stop closes the listener at once, then waits out its whole delay unless an exchange
+                    // ends meanwhile (JDK 17 ServerImpl); so the requests in progress are counted here, and a second
+                    // stop closes the connections once none is left
+                    Thread listener = new Thread(() -> entry.stop((int) Math.min(Math.max(1, bound.toSeconds()), MAX_STOP_SECONDS)));
+                    listener.setDaemon(true);
+                    listener.start();
+                    long until = System.nanoTime() + bound.toNanos();
+                    while (clientsInFlight.get() > 0 && System.nanoTime() < until) {
+                        Thread.sleep(20);
+                    }
+                    entry.stop(0);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            close();
+        }, "fake-router-shutdown");
+        stopping.setDaemon(true);
+        stopping.start();
+    }
+
+    /** Whether the router has stopped, by {@link #close} or at the end of a {@link #shutDown}. */
+    public boolean stopped() {
+        return stopped;
+    }
+
+    /**
+     * Envoy's admin interface as Envoy 1.36.2 answered when it was run here: POST /healthcheck/fail 200 (405 to a
+     * GET), /stats?filter=REGEX one {@code name: value} line per matching stat. It knows one stat, the client
+     * listener's requests in flight, named after the listener's stat_prefix as the rendered envoy.yaml has it.
+     */
+    private void serveProxyAdmin(HttpExchange exchange, int clientPort) throws IOException {
+        exchange.getRequestBody().readAllBytes();
+        String path = exchange.getRequestURI().getPath();
+        String method = exchange.getRequestMethod();
+        if (path.equals("/healthcheck/fail")) {
+            if (!method.equals("POST")) {
+                answer(exchange, new FakeRouterPages.Answer(405, FakeRouterPages.TEXT, "Method " + method + " not allowed, POST required.\n"));
+                return;
+            }
+            healthCheckFailed = true;
+            answer(exchange, new FakeRouterPages.Answer(200, FakeRouterPages.TEXT, "OK\n"));
+        } else if (path.equals("/stats") && method.equals("GET")) {
+            String gauge = "http.http-" + clientPort + ".downstream_rq_active";
+            String filter = Optional.ofNullable(exchange.getRequestURI().getQuery()).filter(q -> q.startsWith("filter=")).map(q -> q.substring(7)).orElse("");
+            boolean matches;
+            try {
+                matches = Pattern.compile(filter).matcher(gauge).find();
+            } catch (PatternSyntaxException e) {
+                answer(exchange, new FakeRouterPages.Answer(400, FakeRouterPages.TEXT, "Invalid regex\n"));
+                return;
+            }
+            answer(exchange, new FakeRouterPages.Answer(200, FakeRouterPages.TEXT, matches ? gauge + ": " + clientsInFlight.get() + "\n" : ""));
+        } else {
+            answer(exchange, new FakeRouterPages.Answer(404, FakeRouterPages.TEXT, "invalid path. admin commands are:\n"));
+        }
     }
 
     private static Map<String, String> selectorOf(String deployment) {
@@ -429,6 +530,15 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     }
 
     private void serveClient(HttpExchange exchange) throws IOException {
+        clientsInFlight.incrementAndGet();
+        try {
+            serveClientCounted(exchange);
+        } finally {
+            clientsInFlight.decrementAndGet();
+        }
+    }
+
+    private void serveClientCounted(HttpExchange exchange) throws IOException {
         byte[] request = exchange.getRequestBody().readAllBytes();
         if (!up) {
             answer(exchange, new FakeRouterPages.Answer(503, FakeRouterPages.TEXT, "router unavailable"));
@@ -596,10 +706,14 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     public void close() {
         pods.close();
         discovery.shutdownNow();
-        entry.stop(0);
+        if (entryStopped.compareAndSet(false, true)) {
+            entry.stop(0);
+        }
         if (admin != entry) {
             admin.stop(0);
         }
+        proxyAdmin.ifPresent(server -> server.stop(0));
         serving.shutdownNow();
+        stopped = true;
     }
 }

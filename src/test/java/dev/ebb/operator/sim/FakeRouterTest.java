@@ -21,6 +21,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
+import java.net.InetSocketAddress;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -147,6 +148,55 @@ class FakeRouterTest {
                 .router(kind.wireName()).role(Specs.role("s")).build();
         routerAdmin = router.adminUri();
         return operatorProbe.view(md, List.of(SimRouterPods.ready(NS, "md-router-0", "127.0.0.1")), List.of(pod(member)));
+    }
+
+    // --- a router leaving ---
+
+    @Test
+    void aGracefulShutDownLetsTheStreamInProgressEndRefusesNewConnectionsAndStopsOnceNothingIsLeft() throws Exception {
+        FakeRouter router = router(RouterKind.VLLM_ROUTER);
+        LoadGenerator load = new LoadGenerator(router, 1, 30, Duration.ofMillis(100));
+        CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(load::send);
+        await().atMost(QUICK).until(() -> router.clientsInFlight() == 1);
+
+        router.shutDown(Duration.ZERO, Duration.ofSeconds(60));
+
+        await().atMost(QUICK).untilAsserted(() -> assertThat(load.send().outcome()).isEqualTo(LoadGenerator.Outcome.REJECTED));
+        assertThat(stream.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        // long before the 60 s bound: the stop ends with the last request
+        await("stopped once the stream ended").atMost(QUICK).until(router::stopped);
+    }
+
+    @Test
+    void aShutDownsBoundCutsWhatOutlastsIt() throws Exception {
+        FakeRouter router = router(RouterKind.SGLANG_GATEWAY);
+        LoadGenerator load = new LoadGenerator(router, 1, 100, Duration.ofMillis(100));
+        CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(load::send);
+        await().atMost(QUICK).until(() -> router.clientsInFlight() == 1);
+
+        router.shutDown(Duration.ZERO, Duration.ofSeconds(1));
+
+        assertThat(stream.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
+        await().atMost(QUICK).until(router::stopped);
+    }
+
+    /** As Envoy 1.36.2 answered when it was run here. */
+    @Test
+    void envoysAdminInterfaceFailsItsHealthCheckOnPostOnlyAndCountsTheClientsRequestsInFlight() throws Exception {
+        LoopbackAddresses addresses = new LoopbackAddresses();
+        FakeRouter router = FakeRouter.inPodOf(client, NS, "x", RouterKind.LLM_D_ROUTER, addresses.next(), 0,
+                Optional.of(new InetSocketAddress(addresses.next(), 0)));
+        routers.add(router);
+        URI admin = router.proxyAdmin().orElseThrow();
+        String gauge = "http.http-" + router.clientEntry().getPort() + ".downstream_rq_active";
+
+        assertThat(call("GET", admin.resolve("/healthcheck/fail")).statusCode()).isEqualTo(405);
+        assertThat(router.healthCheckFailed()).isFalse();
+        assertThat(call("POST", admin.resolve("/healthcheck/fail")).statusCode()).isEqualTo(200);
+        assertThat(router.healthCheckFailed()).isTrue();
+        assertThat(get(admin.resolve("/stats?filter=" + gauge), 200)).isEqualTo(gauge + ": 0\n");
+        assertThat(get(admin.resolve("/stats?filter=nothing_like_it"), 200)).isEmpty();
+        assertThat(call("GET", admin.resolve("/stats?filter=(")).statusCode()).isEqualTo(400);
     }
 
     // --- clients stream through the router ---

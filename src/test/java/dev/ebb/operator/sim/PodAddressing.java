@@ -11,7 +11,8 @@ import java.util.function.Function;
  * Every engine in the test world listens on its own loopback address, while what the operator renders reads 127.0.0.1
  * or, in a follower's hook, its leader's stable name (hostname.subdomain, which the replica's headless Service makes
  * resolvable in a cluster). The world changes a command the operator runs in a Pod in these ways only: the loopback
- * host becomes the Pod's own loopback ({@link LoopbackAddresses#loopbackOf}), a peer's name the address of that Pod
+ * host, after {@code --host} or as an argument of its own, becomes the Pod's own loopback
+ * ({@link LoopbackAddresses#loopbackOf}), a peer's name the address of that Pod
  * (the world's stand-in for cluster DNS),
  * and the connection read is told the Pod's own address, since every fake engine shares this machine's connection
  * table where a real Pod has a namespace of its own.
@@ -37,6 +38,8 @@ public final class PodAddressing {
                 out.set(i + 1, host.equals(RENDERED_HOST) ? LoopbackAddresses.loopbackOf(podAddress) : peerAddress.apply(host).orElse(host));
             }
         }
+        // the loopback host as an argument of its own (the router Envoy hook's admin address)
+        out.replaceAll(arg -> arg.equals(RENDERED_HOST) ? LoopbackAddresses.loopbackOf(podAddress) : arg);
         if (out.size() > 2 && out.get(2).equals(ConnectionRead.SCRIPT) && !out.contains("--local-address")) {
             out.addAll(List.of("--local-address", podAddress));
         }

@@ -30,10 +30,18 @@ public final class ServiceTarget implements LoadGenerator.Target {
             List<Endpoint> ready = slice.getEndpoints().stream().filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).toList();
             if (!ready.isEmpty()) {
                 Endpoint e = ready.get((int) (turn.getAndIncrement() % ready.size()));
-                URI base = URI.create("http://" + e.getAddresses().get(0) + ":" + slice.getPorts().get(0).getPort());
+                URI base = URI.create("http://" + e.getAddresses().get(0) + ":" + clientPort(slice));
                 return Optional.of(new RouteTarget(e.getTargetRef().getName(), base));
             }
         }
         return Optional.empty();
+    }
+
+    /**
+     * The port clients use: the one named http where the Service has several (a router's also serves its metrics), as
+     * a client names its Service port; a slice lists its ports in no set order.
+     */
+    private static int clientPort(EndpointSlice slice) {
+        return slice.getPorts().stream().filter(p -> "http".equals(p.getName())).findFirst().orElse(slice.getPorts().get(0)).getPort();
     }
 }

@@ -5,6 +5,7 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.Names;
+import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.drain.FollowerGauges;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
@@ -90,6 +91,8 @@ public final class SimKubelet implements AutoCloseable {
     private volatile BiConsumer<Pod, EngineBehaviour> shaping = (pod, behaviour) -> { };
     private volatile Duration loadDelay = DEFAULT_LOAD_DELAY;
     private volatile EngineRuntime runtime = this::startFakeEngine;
+    /** What runs in a router Pod, where another part of the world plays routers; nothing by default. */
+    private volatile EngineRuntime routers = (pod, address) -> Optional.empty();
     private volatile boolean closed;
     private volatile Unplaceable unplaceable;
     /** The uids of the Pods told unschedulable, so that each is told once. */
@@ -103,6 +106,8 @@ public final class SimKubelet implements AutoCloseable {
         final String address;
         final Optional<String> leader;
         volatile EngineContainer engine;
+        /** The router a router Pod runs, where a runtime for routers is given; ready as soon as it runs. */
+        volatile EngineContainer router;
         /** A follower's page of its own schedulers' gauges, where it has one. */
         volatile FollowerPage page;
         volatile FakeRoutingProxy proxy;
@@ -172,6 +177,12 @@ public final class SimKubelet implements AutoCloseable {
     /** Lets a test shape each engine started from now on, after the kubelet has read its release from the Pod. */
     public SimKubelet shapeEngines(BiConsumer<Pod, EngineBehaviour> shaper) {
         shaping = shaper;
+        return this;
+    }
+
+    /** Runs the router of each router Pod started from now on with this runtime; without one, router Pods run nothing. */
+    public SimKubelet runRoutersWith(EngineRuntime runtime) {
+        routers = runtime;
         return this;
     }
 
@@ -331,7 +342,11 @@ public final class SimKubelet implements AutoCloseable {
             if (nativeProxy) {
                 node.proxy = RoutingProxies.start(pod, node.address).orElse(null);
             }
-            node.engine = runtime.start(pod, node.address).orElse(null);
+            if (RouterRenderer.COMPONENT_ROUTER.equals(Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of()).get(RouterRenderer.COMPONENT))) {
+                node.router = routers.start(pod, node.address).orElse(null);
+            } else {
+                node.engine = runtime.start(pod, node.address).orElse(null);
+            }
             node.page = startFollowerPage(pod, node);
             if (!nativeProxy) {
                 node.proxy = RoutingProxies.start(pod, node.address).orElse(null);
@@ -471,11 +486,10 @@ public final class SimKubelet implements AutoCloseable {
         Duration grace = Optional.ofNullable(pod.getMetadata().getDeletionGracePeriodSeconds())
                 .or(() -> Optional.ofNullable(pod.getSpec().getTerminationGracePeriodSeconds()))
                 .map(Duration::ofSeconds).orElse(DEFAULT_GRACE);
-        Container main = pod.getSpec().getContainers().get(0);
-        Optional<List<String>> hook = Optional.ofNullable(main.getLifecycle())
-                .map(l -> l.getPreStop())
-                .map(h -> h.getExec())
-                .map(e -> e.getCommand());
+        // the container this kubelet plays: the one with the hook (a router Pod's Envoy), else the first
+        Container main = pod.getSpec().getContainers().stream().filter(c -> preStopOf(c).isPresent()).findFirst()
+                .orElse(pod.getSpec().getContainers().get(0));
+        Optional<List<String>> hook = preStopOf(main);
         Optional<Duration> hookTook = Optional.empty();
         String hookOutput = "";
         FakeRoutingProxy proxy = node.proxy;
@@ -486,7 +500,7 @@ public final class SimKubelet implements AutoCloseable {
             proxy.sigterm();
         }
         if (hook.isPresent()) {
-            HookRun run = runHook(hook.get(), environment(main), node.address, pod.getMetadata().getNamespace(), grace);
+            HookRun run = runHook(hook.get(), environment(main), node.address, pod, main, grace);
             hookTook = Optional.of(run.took);
             hookOutput = run.stderr;
         }
@@ -494,7 +508,7 @@ public final class SimKubelet implements AutoCloseable {
         // the container gets what is left of the grace after the hook, and never less than the minimum
         Duration left = grace.minus(sigterm);
         Duration deadline = sigterm.plus(left.compareTo(MINIMUM_GRACE) < 0 ? MINIMUM_GRACE : left);
-        EngineContainer engine = node.engine;
+        EngineContainer engine = node.engine != null ? node.engine : node.router;
         boolean killed = false;
         if (engine != null) {
             engine.sigterm();
@@ -520,6 +534,10 @@ public final class SimKubelet implements AutoCloseable {
     private record HookRun(Duration took, String stderr) {
     }
 
+    private static Optional<List<String>> preStopOf(Container container) {
+        return Optional.ofNullable(container.getLifecycle()).map(l -> l.getPreStop()).map(h -> h.getExec()).map(e -> e.getCommand());
+    }
+
     /**
      * The container's own variables, which an exec hook runs with. Only literal values: one taken from a ConfigMap,
      * Secret or field (valueFrom) is left out, since nothing in this world resolves it.
@@ -535,10 +553,11 @@ public final class SimKubelet implements AutoCloseable {
      * Runs the hook's argv as given, except the loopback host the operator renders, which becomes this Pod's, and a
      * peer's name (a follower's leader), which becomes that Pod's address while it runs.
      */
-    private HookRun runHook(List<String> argv, Map<String, String> env, String podAddress, String namespace, Duration grace) {
+    private HookRun runHook(List<String> argv, Map<String, String> env, String podAddress, Pod pod, Container container, Duration grace) {
         long start = System.nanoTime();
-        try {
-            List<String> command = PodAddressing.onPodAddress(argv, podAddress, name -> peerAddress(namespace, name));
+        String namespace = pod.getMetadata().getNamespace();
+        try (ConfigMapMounts mounts = ConfigMapMounts.of(client, pod, container)) {
+            List<String> command = mounts.onHost(PodAddressing.onPodAddress(argv, podAddress, name -> peerAddress(namespace, name)));
             ProcessBuilder builder = LocalProcesses.builder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
             builder.environment().putAll(env);
             Process process = builder.start();
@@ -699,6 +718,9 @@ public final class SimKubelet implements AutoCloseable {
     private static void stopAll(Node node) {
         if (node.engine != null) {
             node.engine.kill();
+        }
+        if (node.router != null) {
+            node.router.kill();
         }
         if (node.page != null) {
             node.page.close();
