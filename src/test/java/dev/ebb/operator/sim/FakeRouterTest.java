@@ -156,8 +156,7 @@ class FakeRouterTest {
     void aGracefulShutDownLetsTheStreamInProgressEndRefusesNewConnectionsAndStopsOnceNothingIsLeft() throws Exception {
         FakeRouter router = router(RouterKind.VLLM_ROUTER);
         LoadGenerator load = new LoadGenerator(router, 1, 30, Duration.ofMillis(100));
-        CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(load::send);
-        await().atMost(QUICK).until(() -> router.clientsInFlight() == 1);
+        CompletableFuture<LoadGenerator.Request> stream = inFlight(router, load);
 
         router.shutDown(Duration.ZERO, Duration.ofSeconds(60));
 
@@ -170,14 +169,19 @@ class FakeRouterTest {
     @Test
     void aShutDownsBoundCutsWhatOutlastsIt() throws Exception {
         FakeRouter router = router(RouterKind.SGLANG_GATEWAY);
-        LoadGenerator load = new LoadGenerator(router, 1, 100, Duration.ofMillis(100));
-        CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(load::send);
-        await().atMost(QUICK).until(() -> router.clientsInFlight() == 1);
+        CompletableFuture<LoadGenerator.Request> stream = inFlight(router, new LoadGenerator(router, 1, 100, Duration.ofMillis(100)));
 
         router.shutDown(Duration.ZERO, Duration.ofSeconds(1));
 
         assertThat(stream.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
         await().atMost(QUICK).until(router::stopped);
+    }
+
+    /** One request of the load, sent and streaming through the router. */
+    private static CompletableFuture<LoadGenerator.Request> inFlight(FakeRouter router, LoadGenerator load) {
+        CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(load::send);
+        await().atMost(QUICK).until(() -> router.clientsInFlight() == 1);
+        return stream;
     }
 
     /** As Envoy 1.36.2 answered when it was run here. */

@@ -99,4 +99,14 @@ class LocalExecTest {
         assertThat(PodAddressing.onPodAddress(List.of("python3", "-c", "print()", "--port", "8000"), "127.0.3.4"))
                 .doesNotContain("--local-address");
     }
+
+    @Test
+    void theRouterEnvoyHookAsksTheAdminInterfaceOnThePodsOwnLoopback() {
+        List<String> rendered = List.of("/bin/bash", "/etc/ebb-router/drain-envoy.sh", "5", "30", "127.0.0.1", "19000", "g");
+
+        assertThat(PodAddressing.onPodAddress(rendered, "10.244.0.5"))
+                .containsExactly("/bin/bash", "/etc/ebb-router/drain-envoy.sh", "5", "30", LoopbackAddresses.loopbackOf("10.244.0.5"), "19000", "g");
+        assertThat(PodAddressing.onPodAddress(List.of("/bin/bash", "/tmp/other.sh", "5", "30", "127.0.0.1"), "10.244.0.5"))
+                .as("another script's arguments stay as rendered").endsWith("127.0.0.1");
+    }
 }

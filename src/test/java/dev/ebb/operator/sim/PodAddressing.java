@@ -11,7 +11,7 @@ import java.util.function.Function;
  * Every engine in the test world listens on its own loopback address, while what the operator renders reads 127.0.0.1
  * or, in a follower's hook, its leader's stable name (hostname.subdomain, which the replica's headless Service makes
  * resolvable in a cluster). The world changes a command the operator runs in a Pod in these ways only: the loopback
- * host, after {@code --host} or as an argument of its own, becomes the Pod's own loopback
+ * host, after {@code --host} or as the router Envoy hook's admin host, becomes the Pod's own loopback
  * ({@link LoopbackAddresses#loopbackOf}), a peer's name the address of that Pod
  * (the world's stand-in for cluster DNS),
  * and the connection read is told the Pod's own address, since every fake engine shares this machine's connection
@@ -19,6 +19,8 @@ import java.util.function.Function;
  */
 public final class PodAddressing {
     public static final String RENDERED_HOST = DrainHook.LOOPBACK;
+    /** The router Envoy's hook (render/LlmDRouterLayout): bash, the script, settle, drain, then the admin host. */
+    private static final String ENVOY_DRAIN = "drain-envoy.sh";
 
     private PodAddressing() {
     }
@@ -38,8 +40,9 @@ public final class PodAddressing {
                 out.set(i + 1, host.equals(RENDERED_HOST) ? LoopbackAddresses.loopbackOf(podAddress) : peerAddress.apply(host).orElse(host));
             }
         }
-        // the loopback host as an argument of its own (the router Envoy hook's admin address)
-        out.replaceAll(arg -> arg.equals(RENDERED_HOST) ? LoopbackAddresses.loopbackOf(podAddress) : arg);
+        if (out.size() > 4 && out.get(1).endsWith("/" + ENVOY_DRAIN) && out.get(4).equals(RENDERED_HOST)) {
+            out.set(4, LoopbackAddresses.loopbackOf(podAddress));
+        }
         if (out.size() > 2 && out.get(2).equals(ConnectionRead.SCRIPT) && !out.contains("--local-address")) {
             out.addAll(List.of("--local-address", podAddress));
         }
