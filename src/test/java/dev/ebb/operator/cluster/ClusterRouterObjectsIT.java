@@ -158,9 +158,9 @@ class ClusterRouterObjectsIT {
      */
     @Test
     void eachRouterRollsAndShrinksUnderLoadWithoutCuttingAStreamWhereTheDeploymentDefaultsCutEnvoys() throws Exception {
-        // generations of 3 to 14 s: longer than the settle, shorter than any grace, so only a router's own SIGTERM cuts
+        // generations of 3 to 10 s: longer than the settle, shorter than any grace, so only a router's own SIGTERM cuts
         List<RouterRollouts.Result> results = new RouterRollouts(world)
-                .run(List.of(RouterKind.LLM_D_ROUTER, RouterKind.VLLM_ROUTER, RouterKind.SGLANG_GATEWAY), Duration.ofSeconds(3), Duration.ofSeconds(14));
+                .run(List.of(RouterKind.LLM_D_ROUTER, RouterKind.VLLM_ROUTER, RouterKind.SGLANG_GATEWAY), Duration.ofSeconds(3), Duration.ofSeconds(10));
 
         assertThat(results).filteredOn(r -> r.arm() == RouterRollouts.Arm.EBB).hasSize(3).allSatisfy(r -> {
             assertThat(r.cut()).as(r.kind().wireName() + " through Ebb's router Pods: " + r.cutWhy()).isZero();

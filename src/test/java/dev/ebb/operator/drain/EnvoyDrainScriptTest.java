@@ -25,13 +25,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The preStop hook of an llm-d router's Envoy, run by bash against an admin interface that answers as Envoy 1.36.2
  * did when it was run here (the nearest release served as a wheel to the pinned v1.33.2): POST /healthcheck/fail
- * answers 200 "OK", a GET of it 405; /stats?filter= answers {@code <name>: <value>} lines.
+ * answers 200 "OK", a GET of it 405; /stats?filter= answers {@code <name>: <value>} lines. Each test has its own admin
+ * interface, directory and hook process, so they run at once.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class EnvoyDrainScriptTest {
     private static final String GAUGE = "http.http-8081.downstream_rq_active";
 

@@ -109,7 +109,9 @@ class RealVllmIT {
         assertThat(idle.last()).contains("idle on two consecutive reads");
         assertThat(idle.seconds()).isBetween(5.5, 9.0);
 
-        CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 600);
+        // about 12 s at the 100 tokens a second seen here, 18 s at the 65 seen on a busier machine: running at the
+        // hook's first read, 5 s in, and ended before its last may start, 25 s in (600 tokens once ended before the first)
+        CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 1200);
         await().atMost(Duration.ofSeconds(10)).until(() -> vllm.read() instanceof Reading.Busy);
         EngineHook busy = EngineHook.run(vllm);
         Stream ended = stream.get(60, TimeUnit.SECONDS);
