@@ -85,7 +85,8 @@ class MemberReaderTest {
     @Test
     void busyEngineReadsItsRequestsSummedOverEverySeries() throws Exception {
         FakeEngine engine = engine(Engine.VLLM);
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget("p", engine.uri(""))), 1, 200, Duration.ofMillis(20));
+        // streams of 20 s: on a loaded machine the six may take seconds to start, and none may end before the read
+        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget("p", engine.uri(""))), 1, 200, Duration.ofMillis(100));
         for (int i = 0; i < 6; i++) {
             CompletableFuture.runAsync(load::send);
         }
