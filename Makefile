@@ -6,7 +6,7 @@ KUBECTL ?= kubectl
 SEED ?=
 MINUTES ?= 10
 
-.PHONY: run where reachable help install sandbox soak dev test test-cluster test-dev cluster-binaries engine-env test-engine build native native-sources bundle image image-native deploy bench clean
+.PHONY: run where reachable help install sandbox soak dev test test-cluster test-dev cluster-binaries router-env engine-env test-engine build native native-sources bundle image image-native deploy bench clean
 
 ## With a kubeconfig whose cluster answers: the operator in dev mode against that cluster. Otherwise (or with
 ## SANDBOX=1): the sandbox, the operator and a scale-down under load in the test world, beside naive deletion
@@ -67,12 +67,12 @@ dev:
 ## The whole test suite. The native-image sources first (checked with the packaged manifests), then unit tests, the
 ## operator against the mock API server, the sandbox's smoke run, the packaged manifests, samples and OLM bundle, and
 ## the cluster tier on a real control plane (whose binaries are built first, once per Kubernetes release).
-test: native-sources cluster-binaries
+test: native-sources cluster-binaries router-env
 	$(MVNW) verify
 
 ## The cluster tier alone. The packaged operator, its CRD and RBAC on a real etcd, kube-apiserver,
 ## kube-controller-manager and kube-scheduler.
-test-cluster: cluster-binaries
+test-cluster: cluster-binaries router-env
 	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-cluster
 
@@ -93,6 +93,11 @@ engine-env:
 test-engine: engine-env cluster-binaries
 	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-engine
+
+## The released routers the cluster tier runs in front of its engines: SGLang's model gateway (smg) from PyPI, in a
+## virtual environment under ~/.cache/ebb-routers (or $$EBB_ROUTER_DIR), once per release: 135 MB, about 10 s.
+router-env:
+	src/test/router/install-router.sh smg
 
 ## The control plane the cluster tier runs, built from the Go modules under src/test/go. Needs Go; takes 10 to 20
 ## minutes on 2 cores, into ~/.kubeapitest (or $$KUBE_API_TEST_DIR), where fabric8's kube-api-test looks; does nothing

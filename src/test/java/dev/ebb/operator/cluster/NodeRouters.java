@@ -128,5 +128,10 @@ final class NodeRouters implements EngineRuntime, AutoCloseable {
         public boolean exited() {
             return router.stopped();
         }
+
+        @Override
+        public boolean answersProbes() {
+            return false;
+        }
     }
 }

@@ -138,6 +138,7 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         created.createContext("/v1/completions", this::complete);
         created.createContext("/metrics", this::metrics);
         created.createContext("/health", this::health);
+        created.createContext("/v1/models", this::models);
         created.start();
         return created;
     }
@@ -260,7 +261,7 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         completionClients.add(exchange.getRemoteAddress());
         if (engine == Engine.VLLM && state == State.DRAINING) {
             // observed at vLLM 0.32.0 on CPU, given --shutdown-timeout (the engine tier's RealVllmSigtermIT)
-            refuse(exchange, 500, "{\"error\":{\"message\":\"cannot schedule new futures after shutdown\",\"type\":\"InternalServerError\","
+            sendJson(exchange, 500, "{\"error\":{\"message\":\"cannot schedule new futures after shutdown\",\"type\":\"InternalServerError\","
                     + "\"param\":null,\"code\":500}}");
             return;
         }
@@ -432,7 +433,22 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         exchange.close();
     }
 
-    private static void refuse(HttpExchange exchange, int status, String body) throws IOException {
+    /**
+     * The served model as each engine lists it: SGLang 0.5.15 answered
+     * {@code {"object":"list","data":[{"id":"tiny","object":"model","created":1796312242,"owned_by":"sglang","root":"tiny","parent":null,"max_model_len":8192}]}}
+     * here, vLLM 0.32.0 the same fields with {@code "owned_by":"vllm"}, the model's path as its root and a permission
+     * list. SGLang's model gateway reads {@code owned_by} to tell the engine (smg 1.9.0,
+     * model_gateway/src/workflow/steps/local/detect_backend.rs) and takes no worker it cannot tell.
+     */
+    private void models(HttpExchange exchange) throws IOException {
+        exchange.getRequestBody().readAllBytes();
+        String owner = engine == Engine.VLLM ? "vllm" : "sglang";
+        String body = "{\"object\":\"list\",\"data\":[{\"id\":\"" + model + "\",\"object\":\"model\",\"created\":" + createdEpochSeconds
+                + ",\"owned_by\":\"" + owner + "\",\"root\":\"" + model + "\",\"parent\":null,\"max_model_len\":8192}]}";
+        sendJson(exchange, 200, body);
+    }
+
+    private static void sendJson(HttpExchange exchange, int status, String body) throws IOException {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "application/json");
         exchange.sendResponseHeaders(status, bytes.length);

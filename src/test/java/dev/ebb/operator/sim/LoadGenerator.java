@@ -53,6 +53,8 @@ public final class LoadGenerator implements AutoCloseable {
     private final AtomicLong ids = new AtomicLong();
     private final ExecutorService clients;
     private volatile boolean sending;
+    /** The fake engines serve whatever is asked; a released router sends a request only to workers serving its model. */
+    private volatile String model = "m";
 
     /**
      * @param concurrency clients sending one request after another
@@ -70,6 +72,12 @@ public final class LoadGenerator implements AutoCloseable {
         this.tokens = tokens;
         this.tokenInterval = tokenInterval;
         this.clients = Executors.newFixedThreadPool(concurrency, DaemonThreads.named("load-client"));
+    }
+
+    /** Asks for this model from now on: the name the engines serve it by. */
+    public LoadGenerator asking(String servedModel) {
+        model = servedModel;
+        return this;
     }
 
     /** Starts the clients; each sends requests back to back until {@link #stop} or the time limit. */
@@ -107,7 +115,7 @@ public final class LoadGenerator implements AutoCloseable {
             return record(new Request(id, null, start, Instant.now(), Outcome.REJECTED, "no endpoint"));
         }
         int length = lengths.getAsInt();
-        String body = "{\"model\":\"m\",\"prompt\":\"hello\",\"stream\":true,\"max_tokens\":" + length
+        String body = "{\"model\":\"" + model + "\",\"prompt\":\"hello\",\"stream\":true,\"max_tokens\":" + length
                 + ",\"token_interval_ms\":" + tokenInterval.toMillis() + "}";
         HttpRequest request = HttpRequest.newBuilder(to.get().base().resolve("/v1/completions"))
                 .header("Content-Type", "application/json")

@@ -106,7 +106,7 @@ public final class SimKubelet implements AutoCloseable {
         final String address;
         final Optional<String> leader;
         volatile EngineContainer engine;
-        /** The router a router Pod runs, where a runtime for routers is given; ready as soon as it runs. */
+        /** The router a router Pod runs, where a runtime for routers is given. */
         volatile EngineContainer router;
         /** A follower's page of its own schedulers' gauges, where it has one. */
         volatile FollowerPage page;
@@ -375,7 +375,7 @@ public final class SimKubelet implements AutoCloseable {
         reportStatus(pod, node, false);
         String containerId = node.containerId;
         workers.submit(() -> {
-            while (!closed && !node.terminating && containerId.equals(node.containerId) && node.engine != null && !node.engine.exited()) {
+            while (!closed && !node.terminating && containerId.equals(node.containerId) && probed(node) != null && !probed(node).exited()) {
                 if (passesReadiness(pod, main, node)) {
                     reportStatus(pod, node, true);
                     return;
@@ -388,11 +388,12 @@ public final class SimKubelet implements AutoCloseable {
     /**
      * The container's httpGet readiness probe against its engine, as the kubelet runs it: any status from 200 to 399
      * within the probe's timeout passes, a certificate is not checked. Without a probe a running container is ready,
-     * and so is one this kubelet runs no engine for (a router, which other parts of the world play, or a follower).
+     * and so is one this kubelet runs nothing probed for (a fake router, a router other parts of the world play, or a
+     * follower).
      */
     private boolean passesReadiness(Pod pod, Container main, Node node) {
         HTTPGetAction get = Optional.ofNullable(main.getReadinessProbe()).map(Probe::getHttpGet).orElse(null);
-        if (get == null || node.engine == null) {
+        if (get == null || probed(node) == null) {
             return true;
         }
         if (!collectiveWhole(pod)) {
@@ -411,6 +412,12 @@ public final class SimKubelet implements AutoCloseable {
             Thread.currentThread().interrupt();
             return false;
         }
+    }
+
+    /** The container whose readiness probe is run: the engine, or a router that answers its release's probe. */
+    private static EngineContainer probed(Node node) {
+        EngineContainer router = node.router;
+        return node.engine != null ? node.engine : router != null && router.answersProbes() ? router : null;
     }
 
     /**

@@ -1,0 +1,124 @@
+package dev.ebb.operator.cluster;
+
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import dev.ebb.operator.sim.EngineContainer;
+import dev.ebb.operator.sim.EngineRuntime;
+import dev.ebb.operator.sim.LocalProcesses;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * SGLang's model gateway as released (smg, the wheel {@code make router-env} installs), run by the node agent for
+ * each gateway Pod from what the operator rendered: the image's entrypoint ({@code python3 -m smg.launch_router},
+ * docker/Dockerfile at v1.9.0) with the container's arguments and literal variables, and the Pod's ServiceAccount as
+ * its identity, through a kubeconfig holding a token the TokenRequest API issued for it, as the kubelet projects one.
+ * So a flag the release does not know stops the gateway, and a permission the rendered Role lacks stops its discovery.
+ *
+ * <p>Two things stand in for a Pod's own network namespace: a listener the rendered arguments put on every interface
+ * ({@code 0.0.0.0}) takes the Pod's address instead, and so does the Prometheus listener, whose host the rendering
+ * leaves at that same default (router_args.py, {@code --prometheus-host 0.0.0.0}); two gateway Pods on one machine
+ * would otherwise take the same port.
+ */
+final class RealGateway implements EngineRuntime {
+    static final String RELEASE = "1.9.0";
+    private static final String EVERY_INTERFACE = "0.0.0.0";
+    private static final YAMLMapper YAML = new YAMLMapper();
+    private final KubernetesClient admin;
+    private final Path logs;
+
+    RealGateway(KubernetesClient admin, Path logs) {
+        this.admin = admin;
+        this.logs = logs;
+    }
+
+    static Path environment() {
+        Path root = Optional.ofNullable(System.getenv("EBB_ROUTER_DIR")).map(Path::of)
+                .orElse(Path.of(System.getProperty("user.home"), ".cache", "ebb-routers"));
+        return root.resolve("smg-" + RELEASE);
+    }
+
+    static boolean installed() {
+        return Files.exists(environment().resolve("installed"));
+    }
+
+    @Override
+    public Optional<EngineContainer> start(Pod pod, String address) throws IOException {
+        Container main = pod.getSpec().getContainers().get(0);
+        if (!main.getImage().contains("/smg:")) {
+            return Optional.empty();
+        }
+        if (!main.getImage().endsWith(":" + RELEASE)) {
+            throw new IllegalStateException("the Pod runs " + main.getImage() + ", the test world has smg " + RELEASE);
+        }
+        List<String> argv = new ArrayList<>(List.of(environment().resolve("venv/bin/python").toString(), "-m", "smg.launch_router"));
+        argv.addAll(onPodAddress(Optional.ofNullable(main.getArgs()).orElse(List.of()), address));
+        Map<String, String> env = new HashMap<>();
+        Optional.ofNullable(main.getEnv()).orElse(List.of()).stream().filter(v -> v.getValue() != null).forEach(v -> env.put(v.getName(), v.getValue()));
+        env.put("KUBECONFIG", kubeconfigOf(pod).toString());
+        String name = pod.getMetadata().getName();
+        ProcessBuilder builder = LocalProcesses.builder(argv).redirectErrorStream(true).redirectOutput(logs.resolve(name + ".log").toFile());
+        builder.environment().putAll(env);
+        return Optional.of(new GatewayProcess(builder.start()));
+    }
+
+    /** The rendered arguments with every listener on the Pod's address; the Prometheus listener's host is added so. */
+    static List<String> onPodAddress(List<String> rendered, String address) {
+        List<String> args = new ArrayList<>(rendered);
+        for (String flag : List.of("--host", "--prometheus-host")) {
+            int at = args.indexOf(flag);
+            if (at < 0) {
+                args.addAll(List.of(flag, address));
+            } else if (at + 1 < args.size() && args.get(at + 1).equals(EVERY_INTERFACE)) {
+                args.set(at + 1, address);
+            }
+        }
+        return List.copyOf(args);
+    }
+
+    /** A kubeconfig naming the API server, its CA and a fresh token of the Pod's ServiceAccount. */
+    private Path kubeconfigOf(Pod pod) throws IOException {
+        String namespace = pod.getMetadata().getNamespace();
+        TokenRequest request = new TokenRequestBuilder().withNewSpec().withExpirationSeconds(Duration.ofHours(2).toSeconds()).endSpec().build();
+        String token = admin.serviceAccounts().inNamespace(namespace).withName(pod.getSpec().getServiceAccountName()).tokenRequest(request)
+                .getStatus().getToken();
+        Map<String, Object> config = Map.of("apiVersion", "v1", "kind", "Config", "current-context", "pod",
+                "clusters", List.of(Map.of("name", "cluster", "cluster", Map.of("server", admin.getConfiguration().getMasterUrl(),
+                        "certificate-authority", admin.getConfiguration().getCaCertFile()))),
+                "users", List.of(Map.of("name", "pod", "user", Map.of("token", token))),
+                "contexts", List.of(Map.of("name", "pod", "context", Map.of("cluster", "cluster", "user", "pod", "namespace", namespace))));
+        Path file = logs.resolve(pod.getMetadata().getName() + ".kubeconfig");
+        Files.writeString(file, YAML.writeValueAsString(config));
+        return file;
+    }
+
+    /** The gateway's process as the container runtime signals it. */
+    private record GatewayProcess(Process process) implements EngineContainer {
+        @Override
+        public void sigterm() {
+            process.destroy();
+        }
+
+        @Override
+        public void kill() {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+        }
+
+        @Override
+        public boolean exited() {
+            return !process.isAlive();
+        }
+    }
+}

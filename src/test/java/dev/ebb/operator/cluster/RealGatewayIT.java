@@ -1,0 +1,136 @@
+package dev.ebb.operator.cluster;
+
+import static dev.ebb.operator.Specs.deployment;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.render.Names;
+import dev.ebb.operator.render.RouterRenderer;
+import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.ServiceTarget;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.readiness.Readiness;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * SGLang's model gateway as released, in front of the test world's engines on the real control plane: it runs the
+ * arguments the operator rendered as the ServiceAccount the operator rendered, finds the engine Pods itself, carries
+ * clients' streams, and lets the operator take replicas away through its worker API without cutting one.
+ */
+class RealGatewayIT {
+    private static final String NS = "real-gateway";
+    private static final Duration TOKEN = Duration.ofMillis(100);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
+    private static ClusterWorld world;
+    private static KubernetesClient admin;
+
+    @BeforeAll
+    static void start() throws Exception {
+        assertThat(RealGateway.installed()).as("make router-env installs smg %s first", RealGateway.RELEASE).isTrue();
+        world = ClusterWorld.start(NS, NS);
+        admin = world.admin;
+        Path logs = Files.createDirectories(world.plane.logs().resolve("gateways"));
+        world.node.kubelet().runRoutersWith(new RealGateway(admin, logs));
+    }
+
+    @AfterAll
+    static void stop() {
+        if (world != null) {
+            world.close();
+        }
+    }
+
+    @Test
+    void theReleasedGatewayFindsTheEnginesCarriesStreamsAndLetsAScaleDownCutNone() throws Exception {
+        String md = "gw";
+        admin.resource(deployment(md, "SGLang").namespace(NS).router("sglang-gateway").role(Specs.role("server").replicas(3)).scaling("server", 3)
+                .build()).create();
+        await("the gateway Pod ready by its own probe, three engines ready").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
+            assertThat(routerPods(md)).as(ClusterState.describe(admin, NS)).hasSize(1).allMatch(Readiness::isPodReady);
+            assertThat(enginePods(md)).hasSize(3).allMatch(Readiness::isPodReady);
+        });
+        Pod gateway = routerPods(md).get(0);
+        await("the gateway lists every engine it found").atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                assertThat(workerUrls(gateway)).isEqualTo(engineUrls(md)));
+
+        Random lengths = new Random(23);
+        try (LoadGenerator load = new LoadGenerator(new ServiceTarget(world.endpointSlices(), NS, Names.router(md)), 4,
+                () -> 30 + lengths.nextInt(71), TOKEN)) {
+            load.asking(servedModel(enginePods(md).get(0))).start(Duration.ofMinutes(5));
+            await("streams through the gateway").atMost(Duration.ofSeconds(30)).until(() -> load.requests().size() >= 4);
+
+            assertThat(world.kubectl("scale", "md/" + md, "--replicas=1", "-n", NS)).contains("scaled");
+
+            await("one replica left, the retirements done").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+                assertThat(enginePods(md)).as(ClusterState.describe(admin, NS)).hasSize(1);
+                assertThat(world.retirements(md)).isEmpty();
+            });
+            load.stop(Duration.ofSeconds(30));
+            List<String> lost = load.requests().stream().filter(r -> r.outcome() != LoadGenerator.Outcome.COMPLETED)
+                    .map(r -> r.outcome() + " " + r.why()).toList();
+            System.out.printf("smg %s: %d streams completed through it over a 3 -> 1 scale-down, %d cut, %d rejected%n", RealGateway.RELEASE,
+                    load.count(LoadGenerator.Outcome.COMPLETED), load.count(LoadGenerator.Outcome.CUT), load.count(LoadGenerator.Outcome.REJECTED));
+            assertThat(lost).isEmpty();
+            assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThanOrEqualTo(8);
+        }
+        assertThat(workerUrls(gateway)).as("the gateway lists the replica left alone").isEqualTo(engineUrls(md));
+    }
+
+    private static List<Pod> routerPods(String md) {
+        return admin.pods().inNamespace(NS).withLabel(Labels.DEPLOYMENT, md).withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER)
+                .list().getItems().stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null).toList();
+    }
+
+    private static List<Pod> enginePods(String md) {
+        return admin.pods().inNamespace(NS).withLabel(Labels.DEPLOYMENT, md).withLabel(Labels.ROLE).list().getItems();
+    }
+
+    private static String servedModel(Pod engine) {
+        List<String> command = engine.getSpec().getContainers().get(0).getCommand();
+        return command.get(command.indexOf("--served-model-name") + 1);
+    }
+
+    private static Set<String> engineUrls(String md) {
+        Set<String> urls = new TreeSet<>();
+        for (Pod pod : enginePods(md)) {
+            urls.add("http://" + pod.getStatus().getPodIP() + ":" + pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
+        }
+        return urls;
+    }
+
+    private static JsonNode workers(Pod gateway) throws IOException, InterruptedException {
+        HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(URI.create("http://" + gateway.getStatus().getPodIP() + ":30000/workers"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+        return JSON.readTree(answer.body());
+    }
+
+    private static Set<String> workerUrls(Pod gateway) throws IOException, InterruptedException {
+        Set<String> urls = new TreeSet<>();
+        for (Iterator<JsonNode> it = workers(gateway).path("workers").elements(); it.hasNext(); ) {
+            urls.add(it.next().path("url").asText());
+        }
+        return urls;
+    }
+}
