@@ -4,6 +4,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import dev.ebb.operator.sim.EngineContainer;
 import dev.ebb.operator.sim.EngineRuntime;
 import dev.ebb.operator.sim.LocalProcesses;
+import dev.ebb.operator.sim.ProcessContainer;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.authentication.TokenRequest;
@@ -70,7 +71,7 @@ final class RealGateway implements EngineRuntime {
         String name = pod.getMetadata().getName();
         ProcessBuilder builder = LocalProcesses.builder(argv).redirectErrorStream(true).redirectOutput(logs.resolve(name + ".log").toFile());
         builder.environment().putAll(env);
-        return Optional.of(new GatewayProcess(builder.start()));
+        return Optional.of(new ProcessContainer(builder.start()));
     }
 
     /** The rendered arguments with every listener on the Pod's address; the Prometheus listener's host is added so. */
@@ -101,24 +102,5 @@ final class RealGateway implements EngineRuntime {
         Path file = logs.resolve(pod.getMetadata().getName() + ".kubeconfig");
         Files.writeString(file, YAML.writeValueAsString(config));
         return file;
-    }
-
-    /** The gateway's process as the container runtime signals it. */
-    private record GatewayProcess(Process process) implements EngineContainer {
-        @Override
-        public void sigterm() {
-            process.destroy();
-        }
-
-        @Override
-        public void kill() {
-            process.descendants().forEach(ProcessHandle::destroyForcibly);
-            process.destroyForcibly();
-        }
-
-        @Override
-        public boolean exited() {
-            return !process.isAlive();
-        }
     }
 }

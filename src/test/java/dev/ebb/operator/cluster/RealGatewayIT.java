@@ -8,8 +8,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterRenderer;
+import dev.ebb.operator.route.RouterAnswers;
+import dev.ebb.operator.route.RouterFixtures;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.ServiceTarget;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -28,6 +31,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -95,6 +99,74 @@ class RealGatewayIT {
             assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThanOrEqualTo(8);
         }
         assertThat(workerUrls(gateway)).as("the gateway lists the replica left alone").isEqualTo(engineUrls(md));
+        admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).delete();
+    }
+
+    /**
+     * The answers the operator reads and the fixtures its tests read them from: every fixture of the gateway's worker
+     * API has the fields, and the refusals the status, the real gateway answers with.
+     */
+    @Test
+    void theWorkerApiAnswersWithTheFieldsTheFixturesHold() throws Exception {
+        String md = "pages";
+        admin.resource(deployment(md, "SGLang").namespace(NS).router("sglang-gateway").role(Specs.role("server")).build()).create();
+        try {
+            await("the gateway lists the engine").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
+                assertThat(routerPods(md)).as(ClusterState.describe(admin, NS)).hasSize(1).allMatch(Readiness::isPodReady);
+                assertThat(workerUrls(routerPods(md).get(0))).hasSize(1).isEqualTo(engineUrls(md));
+            });
+            URI workers = URI.create("http://" + routerPods(md).get(0).getStatus().getPodIP() + ":30000/workers");
+            HttpResponse<String> listed = send(HttpRequest.newBuilder(workers));
+            assertThat(paths(JSON.readTree(listed.body()))).as(listed.body()).isEqualTo(paths(fixture("workers-discovered.json")));
+            String engineIp = enginePods(md).get(0).getStatus().getPodIP();
+            assertThat(RouterAnswers.sglangWorkers(listed.body())).hasValueSatisfying(hosts -> assertThat(hosts).containsOnlyKeys(engineIp));
+
+            HttpResponse<String> unknown = send(HttpRequest.newBuilder(workers.resolve("/workers/" + UUID.randomUUID())).DELETE());
+            assertThat(unknown.statusCode()).isEqualTo(404);
+            assertThat(paths(JSON.readTree(unknown.body()))).as(unknown.body()).isEqualTo(paths(fixture("delete-not-found.json")));
+            HttpResponse<String> invalid = send(HttpRequest.newBuilder(workers.resolve("/workers/not-a-uuid")).DELETE());
+            assertThat(invalid.statusCode()).isEqualTo(400);
+            assertThat(JSON.readTree(invalid.body())).isEqualTo(fixture("delete-invalid-id.json"));
+
+            // an address no engine listens on: the gateway queues it all the same, and its removal
+            HttpResponse<String> created = send(HttpRequest.newBuilder(workers).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"url\":\"http://" + engineIp + ":9\"}")));
+            assertThat(created.statusCode()).as(created.body()).isEqualTo(202);
+            JsonNode queued = JSON.readTree(created.body());
+            assertThat(paths(queued)).isEqualTo(paths(fixture("create-accepted.json")));
+            assertThat(created.headers().firstValue("Location")).hasValue(queued.path("location").asText());
+            HttpResponse<String> removed = send(HttpRequest.newBuilder(workers.resolve(queued.path("location").asText())).DELETE());
+            assertThat(removed.statusCode()).as(removed.body()).isEqualTo(202);
+            assertThat(paths(JSON.readTree(removed.body()))).isEqualTo(paths(fixture("delete-accepted.json")));
+        } finally {
+            admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).delete();
+        }
+    }
+
+    private static JsonNode fixture(String name) throws IOException {
+        return JSON.readTree(RouterFixtures.read("sglang-gateway/" + name));
+    }
+
+    private static HttpResponse<String> send(HttpRequest.Builder request) throws IOException, InterruptedException {
+        return HTTP.send(request.timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** Every field's path in a JSON document, array elements under "[]": the shape, whatever the values. */
+    private static Set<String> paths(JsonNode node) {
+        Set<String> paths = new TreeSet<>();
+        collect(node, "", paths);
+        return paths;
+    }
+
+    private static void collect(JsonNode node, String at, Set<String> paths) {
+        if (node.isObject()) {
+            node.fields().forEachRemaining(field -> {
+                paths.add(at + "." + field.getKey());
+                collect(field.getValue(), at + "." + field.getKey(), paths);
+            });
+        } else if (node.isArray()) {
+            node.elements().forEachRemaining(element -> collect(element, at + "[]", paths));
+        }
     }
 
     private static List<Pod> routerPods(String md) {
@@ -120,8 +192,7 @@ class RealGatewayIT {
     }
 
     private static JsonNode workers(Pod gateway) throws IOException, InterruptedException {
-        HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(URI.create("http://" + gateway.getStatus().getPodIP() + ":30000/workers"))
-                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> answer = send(HttpRequest.newBuilder(URI.create("http://" + gateway.getStatus().getPodIP() + ":30000/workers")));
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         return JSON.readTree(answer.body());
     }

@@ -9,6 +9,7 @@ import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.sim.EngineContainer;
 import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.LoopbackAddresses;
+import dev.ebb.operator.sim.ProcessContainer;
 import io.fabric8.kubernetes.api.model.Container;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -200,19 +201,17 @@ public class RealEngine implements EngineContainer, AutoCloseable {
     /** SIGTERM to the API server alone, as the container runtime signals a container's first process. */
     @Override
     public void sigterm() {
-        process.destroy();
+        new ProcessContainer(process).sigterm();
     }
 
-    /** SIGKILL to the whole process tree, as a container's cgroup is killed. */
     @Override
     public void kill() {
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
+        new ProcessContainer(process).kill();
     }
 
     @Override
     public boolean exited() {
-        return !process.isAlive();
+        return new ProcessContainer(process).exited();
     }
 
     Process process() {

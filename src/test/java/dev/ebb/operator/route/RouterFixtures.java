@@ -6,11 +6,11 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 
 /** Router answers kept under src/test/resources/routers/, each built from its release's own shape (see the README beside them). */
-final class RouterFixtures {
+public final class RouterFixtures {
     private RouterFixtures() {
     }
 
-    static String read(String path) {
+    public static String read(String path) {
         try (InputStream in = RouterFixtures.class.getResourceAsStream("/routers/" + path)) {
             if (in == null) {
                 throw new IllegalArgumentException("no fixture " + path);

@@ -96,24 +96,35 @@ final class FakeRouterPages {
     }
 
     /**
+     * The model a listed worker serves. The released gateway asks each engine's /v1/models and /server_info when it
+     * takes the worker and lists what they said; the fake asks nothing, and the operator reads none of it.
+     */
+    private static final String STAND_IN_MODEL = "Qwen/Qwen3-8B";
+
+    /**
      * smg v1.9.0 model_gateway/src/worker/service.rs, ListWorkersResult::into_response, each worker a
      * crates/protocols/src/worker.rs WorkerInfo: its id, its WorkerSpec flattened with the None fields skipped, then
      * {@code is_healthy} (Ready only), {@code status} and {@code load}. A draining worker is still listed
-     * (WorkerStatus::Draining: kept in the registry while in-flight requests finish).
+     * (WorkerStatus::Draining: kept in the registry while in-flight requests finish). The fields and their order are
+     * those the released smg 1.9.0 listed for a worker it discovered (RealGatewayIT): among them the model it learned
+     * from the engine, and {@code max_connection_attempts} 20.
      */
     static Answer smgWorkers(List<RoutedEndpoint> held) {
         List<Map<String, Object>> workers = new ArrayList<>();
         for (RoutedEndpoint e : held) {
             Map<String, Object> worker = new LinkedHashMap<>();
             worker.put("id", e.workerId());
+            worker.put("model_id", STAND_IN_MODEL);
             worker.put("url", e.base().toString());
+            worker.put("models", List.of(Map.of("id", STAND_IN_MODEL, "model_type", List.of("chat", "completions", "responses", "tools"),
+                    "context_length", 8192)));
             worker.put("worker_type", "regular");
             worker.put("connection_mode", "http");
             worker.put("runtime_type", "sglang");
+            worker.put("labels", Map.of("max_model_len", "8192", "served_model_name", STAND_IN_MODEL, "model_path", STAND_IN_MODEL));
             worker.put("priority", 50);
             worker.put("cost", 1.0);
-            // service_discovery.rs, handle_pod_event: the health success threshold (2 by default) × 20
-            worker.put("max_connection_attempts", 40);
+            worker.put("max_connection_attempts", 20);
             worker.put("is_healthy", !e.draining());
             worker.put("status", e.draining() ? "draining" : "ready");
             worker.put("load", 0);
