@@ -63,15 +63,20 @@ final class RealGateway implements EngineRuntime {
         if (!main.getImage().endsWith(":" + RELEASE)) {
             throw new IllegalStateException("the Pod runs " + main.getImage() + ", the test world has smg " + RELEASE);
         }
-        List<String> argv = new ArrayList<>(List.of(environment().resolve("venv/bin/python").toString(), "-m", "smg.launch_router"));
-        argv.addAll(onPodAddress(Optional.ofNullable(main.getArgs()).orElse(List.of()), address));
         Map<String, String> env = new HashMap<>();
         Optional.ofNullable(main.getEnv()).orElse(List.of()).stream().filter(v -> v.getValue() != null).forEach(v -> env.put(v.getName(), v.getValue()));
-        env.put("KUBECONFIG", kubeconfigOf(pod).toString());
-        String name = pod.getMetadata().getName();
-        ProcessBuilder builder = LocalProcesses.builder(argv).redirectErrorStream(true).redirectOutput(logs.resolve(name + ".log").toFile());
+        return Optional.of(launch(onPodAddress(Optional.ofNullable(main.getArgs()).orElse(List.of()), address), env, kubeconfigOf(pod),
+                logs.resolve(pod.getMetadata().getName() + ".log")));
+    }
+
+    /** The gateway's launcher with these arguments and variables, reaching the API server through this kubeconfig. */
+    static ProcessContainer launch(List<String> args, Map<String, String> env, Path kubeconfig, Path log) throws IOException {
+        List<String> argv = new ArrayList<>(List.of(environment().resolve("venv/bin/python").toString(), "-m", "smg.launch_router"));
+        argv.addAll(args);
+        ProcessBuilder builder = LocalProcesses.builder(argv).redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().putAll(env);
-        return Optional.of(new ProcessContainer(builder.start()));
+        builder.environment().put("KUBECONFIG", kubeconfig.toString());
+        return new ProcessContainer(builder.start());
     }
 
     /** The rendered arguments with every listener on the Pod's address; the Prometheus listener's host is added so. */

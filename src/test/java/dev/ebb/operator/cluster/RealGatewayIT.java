@@ -13,12 +13,16 @@ import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.route.RouterAnswers;
 import dev.ebb.operator.route.RouterFixtures;
+import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.ServiceTarget;
+import dev.ebb.operator.sim.ProcessContainer;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.readiness.Readiness;
 import java.io.IOException;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -28,10 +32,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,13 +55,14 @@ class RealGatewayIT {
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
     private static ClusterWorld world;
     private static KubernetesClient admin;
+    private static Path logs;
 
     @BeforeAll
     static void start() throws Exception {
         assertThat(RealGateway.installed()).as("make router-env installs smg %s first", RealGateway.RELEASE).isTrue();
         world = ClusterWorld.start(NS, NS);
         admin = world.admin;
-        Path logs = Files.createDirectories(world.plane.logs().resolve("gateways"));
+        logs = Files.createDirectories(world.plane.logs().resolve("gateways"));
         world.node.kubelet().runRoutersWith(new RealGateway(admin, logs));
     }
 
@@ -140,6 +148,95 @@ class RealGatewayIT {
             assertThat(paths(JSON.readTree(removed.body()))).isEqualTo(paths(fixture("delete-accepted.json")));
         } finally {
             admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).delete();
+        }
+    }
+
+    /**
+     * When the released gateway takes a Pod up and lets it go, measured against its own worker list: what the fake
+     * gateway's timing ({@code FakeRouter.Timing.asReleased}) and the operator's withdrawal rest on. Pods made by hand,
+     * apart from the operator, each running a fake SGLang engine, and a gateway of their own selecting them.
+     */
+    @Test
+    void theGatewayTakesAPodOnceReadyAndLetsItGoOnlyAtItsDeletion() throws Exception {
+        int port = freePort();
+        List<String> args = List.of("--host", "127.0.0.1", "--port", Integer.toString(port), "--prometheus-host", "127.0.0.1",
+                "--prometheus-port", Integer.toString(freePort()), "--service-discovery", "--selector", "test.ebb.dev/lag=probe",
+                "--service-discovery-port", "8000", "--service-discovery-namespace", NS);
+        ProcessContainer gateway = RealGateway.launch(args, Map.of(), world.plane.adminKubeconfig(), logs.resolve("lag-gateway.log"));
+        URI workers = URI.create("http://127.0.0.1:" + port + "/workers");
+        try {
+            await("the gateway answering").atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> listedHosts(workers).isEmpty());
+            Map<String, String> selected = Map.of("test.ebb.dev/lag", "probe");
+            for (String name : List.of("lag-a", "lag-b", "lag-c")) {
+                admin.resource(new PodBuilder().withNewMetadata().withName(name).withNamespace(NS).withLabels(selected).endMetadata()
+                        .withNewSpec().withNodeSelector(Map.of("kubernetes.io/hostname", world.node.name())).withTerminationGracePeriodSeconds(30L)
+                        .addNewContainer().withName("engine").withImage("lmsysorg/sglang:v0.5.23")
+                        .withCommand("python3", "-m", "sglang.launch_server", "--model-path", "m", "--served-model-name", "m", "--host", "0.0.0.0",
+                                "--port", "8000", "--enable-metrics")
+                        .addNewPort().withContainerPort(8000).endPort().endContainer().endSpec().build()).create();
+            }
+            await("three Pods Ready").atMost(Duration.ofSeconds(30)).until(() -> Stream.of("lag-a", "lag-b", "lag-c").allMatch(n ->
+                    Readiness.isPodReady(admin.pods().inNamespace(NS).withName(n).get())));
+            long readyAt = System.nanoTime();
+            await("all three listed").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> listedHosts(workers).size() == 3);
+            Duration taken = Duration.ofNanos(System.nanoTime() - readyAt);
+
+            String unlabelled = ip("lag-a");
+            admin.pods().inNamespace(NS).withName("lag-a").edit(p -> {
+                p.getMetadata().getLabels().remove("test.ebb.dev/lag");
+                return p;
+            });
+            String notReady = ip("lag-b");
+            admin.pods().inNamespace(NS).withName("lag-b").editStatus(p -> {
+                p.getStatus().getConditions().stream().filter(c -> c.getType().equals("Ready")).forEach(c -> c.setStatus("False"));
+                return p;
+            });
+            String deleted = ip("lag-c");
+            long deletedAt = System.nanoTime();
+            admin.pods().inNamespace(NS).withName("lag-c").delete();
+            Set<String> statuses = new TreeSet<>();
+            await("the deleted Pod let go").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100)).until(() -> {
+                Optional<String> status = statusOf(workers, deleted);
+                status.ifPresent(statuses::add);
+                return status.isEmpty();
+            });
+            Duration letGo = Duration.ofNanos(System.nanoTime() - deletedAt);
+            await("a label change and NotReady seen by now").during(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(11))
+                    .until(() -> listedHosts(workers).containsAll(List.of(unlabelled, notReady)));
+            System.out.printf("smg %s: a Ready Pod listed after %d ms; a deleted one gone %d ms after the delete; a Pod out of the selector "
+                    + "and a NotReady one still listed 10 s later%n", RealGateway.RELEASE, taken.toMillis(), letGo.toMillis());
+            Duration settle = FakeRouter.Timing.asReleased().drainSettle();
+            assertThat(statuses).as("listed as draining from its deletion until it leaves").containsExactly("draining");
+            assertThat(letGo).as("gone after the settle the fake gateway keeps").isBetween(settle.minusMillis(500), settle.plusSeconds(5));
+        } finally {
+            gateway.kill();
+            Stream.of("lag-a", "lag-b", "lag-c").forEach(n -> admin.pods().inNamespace(NS).withName(n).withGracePeriod(0).delete());
+        }
+    }
+
+    private static String ip(String pod) {
+        return admin.pods().inNamespace(NS).withName(pod).get().getStatus().getPodIP();
+    }
+
+    private static Set<String> listedHosts(URI workers) throws IOException, InterruptedException {
+        return RouterAnswers.sglangWorkers(send(HttpRequest.newBuilder(workers)).body()).orElseThrow().keySet();
+    }
+
+    /** The status the gateway lists the worker on this host with; empty once it lists none there. */
+    private static Optional<String> statusOf(URI workers, String host) throws IOException, InterruptedException {
+        for (Iterator<JsonNode> it = JSON.readTree(send(HttpRequest.newBuilder(workers)).body()).path("workers").elements(); it.hasNext(); ) {
+            JsonNode worker = it.next();
+            if (URI.create(worker.path("url").asText()).getHost().equals(host)) {
+                return Optional.of(worker.path("status").asText());
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket free = new ServerSocket(0)) {
+            return free.getLocalPort();
         }
     }
 
