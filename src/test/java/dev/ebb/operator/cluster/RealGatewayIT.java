@@ -13,9 +13,11 @@ import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.route.RouterAnswers;
 import dev.ebb.operator.route.RouterFixtures;
+import dev.ebb.operator.sim.DaemonThreads;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.ServiceTarget;
+import dev.ebb.operator.sim.Termination;
 import dev.ebb.operator.sim.ProcessContainer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -30,7 +32,9 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Iterator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -38,6 +42,10 @@ import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -51,6 +59,7 @@ import org.junit.jupiter.api.Test;
 class RealGatewayIT {
     private static final String NS = "real-gateway";
     private static final Duration TOKEN = Duration.ofMillis(100);
+    private static final String ROLLED_TO = "lmsysorg/sglang:v0.5.22";
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
     private static ClusterWorld world;
@@ -73,8 +82,12 @@ class RealGatewayIT {
         }
     }
 
+    /**
+     * A scale-down from three replicas to two and an image rollout of the two, under streams through the gateway: none
+     * cut, and no engine Pod deleted while the gateway still listed it, as the operator's withdrawal proof holds.
+     */
     @Test
-    void theReleasedGatewayFindsTheEnginesCarriesStreamsAndLetsAScaleDownCutNone() throws Exception {
+    void aScaleDownAndARolloutBehindTheReleasedGatewayCutNothingAndDeleteNoPodItStillLists() throws Exception {
         String md = "gw";
         admin.resource(deployment(md, "SGLang").namespace(NS).router("sglang-gateway").role(Specs.role("server").replicas(3)).scaling("server", 3)
                 .build()).create();
@@ -85,29 +98,80 @@ class RealGatewayIT {
         Pod gateway = routerPods(md).get(0);
         await("the gateway lists every engine it found").atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 assertThat(workerUrls(gateway)).isEqualTo(engineUrls(md)));
+        List<Pod> first = enginePods(md);
+        Set<String> before = new TreeSet<>(first.stream().map(p -> p.getMetadata().getUid()).toList());
+        // names are kept by a replica's new Pods; each first Pod is deleted once, and no later one is
+        Map<String, String> firstAddress = new HashMap<>();
+        first.forEach(p -> firstAddress.put(p.getMetadata().getName(), p.getStatus().getPodIP()));
 
         Random lengths = new Random(23);
-        try (LoadGenerator load = new LoadGenerator(new ServiceTarget(world.endpointSlices(), NS, Names.router(md)), 4,
-                () -> 30 + lengths.nextInt(71), TOKEN)) {
+        try (ListedWorkers listed = new ListedWorkers(gateway);
+                LoadGenerator load = new LoadGenerator(new ServiceTarget(world.endpointSlices(), NS, Names.router(md)), 4,
+                        () -> 30 + lengths.nextInt(71), TOKEN)) {
             load.asking(servedModel(enginePods(md).get(0))).start(Duration.ofMinutes(5));
             await("streams through the gateway").atMost(Duration.ofSeconds(30)).until(() -> load.requests().size() >= 4);
 
-            assertThat(world.kubectl("scale", "md/" + md, "--replicas=1", "-n", NS)).contains("scaled");
-
-            await("one replica left, the retirements done").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
-                assertThat(enginePods(md)).as(ClusterState.describe(admin, NS)).hasSize(1);
+            assertThat(world.kubectl("scale", "md/" + md, "--replicas=2", "-n", NS)).contains("scaled");
+            await("two replicas left, the retirement done").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+                assertThat(enginePods(md)).as(ClusterState.describe(admin, NS)).hasSize(2);
+                assertThat(world.retirements(md)).isEmpty();
+            });
+            Specs.editRole(admin, NS, md, "server", r -> Specs.withImage(r, ROLLED_TO));
+            await("both replaced at the new image and serving").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1)).untilAsserted(() -> {
+                assertThat(enginePods(md)).as(ClusterState.describe(admin, NS)).hasSize(2).allSatisfy(p -> {
+                    assertThat(before).doesNotContain(p.getMetadata().getUid());
+                    assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo(ROLLED_TO);
+                    assertThat(Readiness.isPodReady(p)).isTrue();
+                });
                 assertThat(world.retirements(md)).isEmpty();
             });
             load.stop(Duration.ofSeconds(30));
             List<String> lost = load.requests().stream().filter(r -> r.outcome() != LoadGenerator.Outcome.COMPLETED)
                     .map(r -> r.outcome() + " " + r.why()).toList();
-            System.out.printf("smg %s: %d streams completed through it over a 3 -> 1 scale-down, %d cut, %d rejected%n", RealGateway.RELEASE,
-                    load.count(LoadGenerator.Outcome.COMPLETED), load.count(LoadGenerator.Outcome.CUT), load.count(LoadGenerator.Outcome.REJECTED));
+            System.out.printf("smg %s: %d streams completed through it over a 3 -> 2 scale-down and a rollout of 2, %d cut, %d rejected%n",
+                    RealGateway.RELEASE, load.count(LoadGenerator.Outcome.COMPLETED), load.count(LoadGenerator.Outcome.CUT),
+                    load.count(LoadGenerator.Outcome.REJECTED));
             assertThat(lost).isEmpty();
             assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThanOrEqualTo(8);
+
+            List<Termination> deleted = world.node.kubelet().terminations().stream().filter(t -> t.pod().startsWith(md + "-server-")).toList();
+            assertThat(deleted).as("the replica scaled away and the two rolled").hasSize(3);
+            for (Termination t : deleted) {
+                String ip = firstAddress.get(t.pod());
+                assertThat(listed.lastListed(ip)).as("%s (%s) last listed by the gateway before its deletion", t.pod(), ip)
+                        .hasValueSatisfying(last -> assertThat(last).isBefore(t.deletionSeen()));
+            }
         }
-        assertThat(workerUrls(gateway)).as("the gateway lists the replica left alone").isEqualTo(engineUrls(md));
+        assertThat(workerUrls(gateway)).as("the gateway lists the replicas left").isEqualTo(engineUrls(md));
         admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).delete();
+    }
+
+    /** When the gateway last listed a worker on each host, looked at every 200 ms. */
+    private static final class ListedWorkers implements AutoCloseable {
+        private final Map<String, Instant> lastListed = new ConcurrentHashMap<>();
+        private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("listed-workers"));
+
+        ListedWorkers(Pod gateway) {
+            poller.scheduleWithFixedDelay(() -> {
+                try {
+                    Instant now = Instant.now();
+                    workerUrls(gateway).forEach(url -> lastListed.put(URI.create(url).getHost(), now));
+                } catch (IOException | RuntimeException e) {
+                    // a missed look only makes the last one seen earlier; the assertion is on what was seen
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, 0, 200, TimeUnit.MILLISECONDS);
+        }
+
+        Optional<Instant> lastListed(String host) {
+            return Optional.ofNullable(lastListed.get(host));
+        }
+
+        @Override
+        public void close() {
+            poller.shutdownNow();
+        }
     }
 
     /**
