@@ -10,6 +10,7 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.render.Names;
+import dev.ebb.operator.reconcile.ShortenedGraces;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.route.RouterAnswers;
 import dev.ebb.operator.route.RouterFixtures;
@@ -19,6 +20,7 @@ import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.ServiceTarget;
 import dev.ebb.operator.sim.Termination;
 import dev.ebb.operator.sim.ProcessContainer;
+import dev.ebb.operator.sim.RecordedEvents;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -134,6 +136,8 @@ class RealGatewayIT {
             assertThat(lost).isEmpty();
             assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThanOrEqualTo(8);
 
+            assertThat(RecordedEvents.occurrences(admin, NS)).as("no warning of a shortened grace for the kubelet's own last delete")
+                    .noneMatch(e -> ShortenedGraces.REASON.equals(e.getReason()));
             List<Termination> deleted = world.node.kubelet().terminations().stream().filter(t -> t.pod().startsWith(md + "-server-")).toList();
             assertThat(deleted).as("the replica scaled away and the two rolled").hasSize(3);
             for (Termination t : deleted) {

@@ -74,7 +74,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
      * How the router's discovery is timed.
      *
      * @param discoveryLag between a Pod's change and the router acting on it; none as released: smg 1.9.0 listed a
-     *     Pod 112 to 218 ms after the test saw it Ready, polling every 100 ms (RealGatewayIT)
+     *     Pod 0.1 to 1.1 s after the test saw it Ready, polling every 100 ms (RealGatewayIT)
      * @param reconcileEvery smg's full relist; 60 s in the release (smg v1.9.0 model_gateway/src/main.rs sets
      *     ServiceDiscoveryConfig.check_interval to 60 s, with no flag to change it). The released smg 1.9.0 still
      *     listed a Pod taken out of its selector, and one turned NotReady, 10 s later (RealGatewayIT)

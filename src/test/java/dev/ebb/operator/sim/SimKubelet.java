@@ -9,10 +9,12 @@ import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.drain.FollowerGauges;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerStateBuilder;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.DeleteOptionsBuilder;
 import io.fabric8.kubernetes.api.model.HTTPGetAction;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -260,7 +262,7 @@ public final class SimKubelet implements AutoCloseable {
                 node.terminating = true;
                 workers.submit(() -> terminate(pod, node));
             } else if (node == null) {
-                release(pod);
+                release(pod, 137);
             }
             return;
         }
@@ -535,7 +537,7 @@ public final class SimKubelet implements AutoCloseable {
         Optional.ofNullable(node.page).ifPresent(FollowerPage::close);
         collectiveLost(node);
         terminations.add(new Termination(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), seen, hookTook, hookOutput, sigterm, since(start), killed));
-        release(pod);
+        release(pod, killed ? 137 : 0);
     }
 
     private record HookRun(Duration took, String stderr) {
@@ -608,12 +610,17 @@ public final class SimKubelet implements AutoCloseable {
                 .map(leader -> pod.getMetadata().getNamespace() + "/" + leader.pod());
     }
 
-    /** Lets the API server remove a Pod whose containers have stopped: the finalizer here, the kubelet's delete on a Node. */
-    private void release(Pod pod) {
+    /**
+     * Lets the API server remove a Pod whose containers have stopped: the finalizer here; on a Node, as the kubelet's
+     * status manager does (pkg/kubelet/status/status_manager.go, Kubernetes v1.37.2), the terminal phase written first
+     * (canBeDeleted waits for it), then a delete with a grace of 0 and the Pod's UID as its precondition (syncPod).
+     */
+    private void release(Pod pod, int exitCode) {
         if (nodeName.isEmpty()) {
             releaseFinalizer(pod);
             return;
         }
+        reportTerminated(pod, exitCode);
         String url = client.getConfiguration().getMasterUrl().replaceAll("/$", "") + "/api/v1/namespaces/" + pod.getMetadata().getNamespace()
                 + "/pods/" + pod.getMetadata().getName();
         try {
@@ -621,6 +628,28 @@ public final class SimKubelet implements AutoCloseable {
                     .withUid(pod.getMetadata().getUid()).endPreconditions().build());
         } catch (KubernetesClientException e) {
             LOG.debugf("pod %s already gone: %s", key(pod), e.getMessage());
+        }
+    }
+
+    /** Succeeded when the container exited with 0, else Failed (getPhase in pkg/kubelet/kubelet_pods.go), its state terminated. */
+    private void reportTerminated(Pod pod, int exitCode) {
+        String now = Instant.now().toString();
+        try {
+            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).editStatus(p -> {
+                PodStatus status = Optional.ofNullable(p.getStatus()).orElseGet(PodStatus::new);
+                status.setPhase(exitCode == 0 ? "Succeeded" : "Failed");
+                Optional.ofNullable(status.getConditions()).orElse(List.of()).stream()
+                        .filter(c -> c.getType().equals("Ready") || c.getType().equals("ContainersReady")).forEach(c -> c.setStatus("False"));
+                Optional.ofNullable(status.getContainerStatuses()).orElse(List.of()).forEach(c -> {
+                    c.setReady(false);
+                    c.setState(new ContainerStateBuilder().withNewTerminated().withExitCode(exitCode).withReason(exitCode == 0 ? "Completed" : "Error")
+                            .withFinishedAt(now).endTerminated().build());
+                });
+                p.setStatus(status);
+                return p;
+            });
+        } catch (KubernetesClientException e) {
+            LOG.debugf("could not report %s terminated: %s", key(pod), e.getMessage());
         }
     }
 
