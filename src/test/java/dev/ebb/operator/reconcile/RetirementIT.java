@@ -232,7 +232,7 @@ class RetirementIT {
         assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
         assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThan(10);
         assertThat(all).filteredOn(name -> !gone(name)).hasSize(1);
-        assertThat(eventReasons()).contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed");
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(eventReasons()).contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed"));
         assertThat(registry.find(Metrics.RETIREMENTS).tag(Metrics.OUTCOME, "completed").counter())
                 .isNotNull().satisfies(c -> assertThat(c.count()).isGreaterThanOrEqualTo(2));
         assertThat(registry.find(Metrics.RETIREMENT_DURATION).tag(Metrics.OUTCOME, "completed").timer())
@@ -745,7 +745,9 @@ class RetirementIT {
         assertThat(Duration.between(asked, at)).isBetween(Duration.ofSeconds(5), Duration.ofSeconds(25));
         await().atMost(CONVERGE).until(() -> retirement().isEmpty() && gone("qwen-server-r1-m0"));
         assertThat(pod("qwen-server-r0-m0")).isNotNull();
-        assertThat(eventReasons()).contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed").doesNotContain("OpenConnections");
+        // the Event is written beside the status that ends the retirement, not before it
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(eventReasons()).contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed"));
+        assertThat(eventReasons()).doesNotContain("OpenConnections");
     }
 
     /**
@@ -792,7 +794,7 @@ class RetirementIT {
             kept.close();
         }
         await().atMost(CONVERGE).until(() -> retirement().isEmpty() && gone(leaving));
-        assertThat(eventReasons()).contains("OpenConnections", "ProvenIdle", "Completed");
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(eventReasons()).contains("OpenConnections", "ProvenIdle", "Completed"));
     }
 
     /** New connections through the Service until one lands on this Pod; the others are closed again. */
