@@ -15,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,6 +35,7 @@ final class RealGateway implements EngineRuntime {
     static final String RELEASE = "1.9.0";
     private static final String EVERY_INTERFACE = "0.0.0.0";
     private static final YAMLMapper YAML = new YAMLMapper();
+    private static final String ENVIRONMENT = "smg-" + RELEASE;
     private final KubernetesClient admin;
     private final Path logs;
 
@@ -43,8 +43,6 @@ final class RealGateway implements EngineRuntime {
         this.admin = admin;
         this.logs = logs;
     }
-
-    private static final String ENVIRONMENT = "smg-" + RELEASE;
 
     static boolean installed() {
         return RouterEnvironments.installed(ENVIRONMENT);
@@ -59,9 +57,8 @@ final class RealGateway implements EngineRuntime {
         if (!main.getImage().endsWith(":" + RELEASE)) {
             throw new IllegalStateException("the Pod runs " + main.getImage() + ", the test world has smg " + RELEASE);
         }
-        Map<String, String> env = new HashMap<>();
-        Optional.ofNullable(main.getEnv()).orElse(List.of()).stream().filter(v -> v.getValue() != null).forEach(v -> env.put(v.getName(), v.getValue()));
-        return Optional.of(launch(onPodAddress(Optional.ofNullable(main.getArgs()).orElse(List.of()), address), env, kubeconfigOf(pod),
+        return Optional.of(launch(onPodAddress(Optional.ofNullable(main.getArgs()).orElse(List.of()), address),
+                ProcessContainer.literalEnvironment(main), kubeconfigOf(pod),
                 logs.resolve(pod.getMetadata().getName() + ".log")));
     }
 

@@ -21,7 +21,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -46,10 +45,12 @@ public class RealEngine implements EngineContainer, AutoCloseable {
     /** From the process's start to the first 200 from /health; zero for one whose readiness is another's to find. */
     final Duration startedIn;
     private final Process process;
+    private final ProcessContainer container;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
 
     RealEngine(Process process, Engine engine, String host, int port, Path log, Duration startedIn) {
         this.process = process;
+        this.container = new ProcessContainer(process);
         this.engine = engine;
         this.host = host;
         this.port = port;
@@ -131,9 +132,7 @@ public class RealEngine implements EngineContainer, AutoCloseable {
         argv.addAll(loopback.equals(address) ? List.of("-m", module)
                 : List.of(Path.of("src/test/engine/serve-in-pod.py").toAbsolutePath().toString(), loopback, module));
         argv.addAll(args);
-        Map<String, String> env = new HashMap<>();
-        Optional.ofNullable(main.getEnv()).orElse(List.of()).stream().filter(v -> v.getValue() != null)
-                .forEach(v -> env.put(v.getName(), v.getValue()));
+        Map<String, String> env = ProcessContainer.literalEnvironment(main);
         env.putAll(engineEnv);
         int port = Integer.parseInt(args.get(args.indexOf("--port") + 1));
         Path log = logFor(address, port);
@@ -201,17 +200,17 @@ public class RealEngine implements EngineContainer, AutoCloseable {
     /** SIGTERM to the API server alone, as the container runtime signals a container's first process. */
     @Override
     public void sigterm() {
-        new ProcessContainer(process).sigterm();
+        container.sigterm();
     }
 
     @Override
     public void kill() {
-        new ProcessContainer(process).kill();
+        container.kill();
     }
 
     @Override
     public boolean exited() {
-        return new ProcessContainer(process).exited();
+        return container.exited();
     }
 
     Process process() {

@@ -31,7 +31,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -262,7 +261,7 @@ public final class SimKubelet implements AutoCloseable {
                 node.terminating = true;
                 workers.submit(() -> terminate(pod, node));
             } else if (node == null) {
-                release(pod, 137);
+                release(pod, ProcessContainer.KILLED);
             }
             return;
         }
@@ -509,7 +508,7 @@ public final class SimKubelet implements AutoCloseable {
             proxy.sigterm();
         }
         if (hook.isPresent()) {
-            HookRun run = runHook(hook.get(), environment(main), node.address, pod, main, grace);
+            HookRun run = runHook(hook.get(), ProcessContainer.literalEnvironment(main), node.address, pod, main, grace);
             hookTook = Optional.of(run.took);
             hookOutput = run.stderr;
         }
@@ -537,7 +536,7 @@ public final class SimKubelet implements AutoCloseable {
         Optional.ofNullable(node.page).ifPresent(FollowerPage::close);
         collectiveLost(node);
         terminations.add(new Termination(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), seen, hookTook, hookOutput, sigterm, since(start), killed));
-        release(pod, killed ? 137 : 0);
+        release(pod, killed ? ProcessContainer.KILLED : 0);
     }
 
     private record HookRun(Duration took, String stderr) {
@@ -545,17 +544,6 @@ public final class SimKubelet implements AutoCloseable {
 
     private static Optional<List<String>> preStopOf(Container container) {
         return Optional.ofNullable(container.getLifecycle()).map(l -> l.getPreStop()).map(h -> h.getExec()).map(e -> e.getCommand());
-    }
-
-    /**
-     * The container's own variables, which an exec hook runs with. Only literal values: one taken from a ConfigMap,
-     * Secret or field (valueFrom) is left out, since nothing in this world resolves it.
-     */
-    private static Map<String, String> environment(Container container) {
-        Map<String, String> env = new HashMap<>();
-        Optional.ofNullable(container.getEnv()).orElse(List.of()).stream().filter(v -> v.getValue() != null)
-                .forEach(v -> env.put(v.getName(), v.getValue()));
-        return env;
     }
 
     /**
