@@ -6,7 +6,7 @@ KUBECTL ?= kubectl
 SEED ?=
 MINUTES ?= 10
 
-.PHONY: run where reachable help install sandbox soak dev test test-cluster test-dev cluster-binaries router-env engine-env test-engine build native native-sources bundle image image-native deploy bench clean
+.PHONY: run where reachable help install sandbox soak dev test test-cluster test-dev cluster-binaries router-env engine-env test-engine node-env test-node build native native-sources bundle image image-native deploy bench clean
 
 ## With a kubeconfig whose cluster answers: the operator in dev mode against that cluster. Otherwise (or with
 ## SANDBOX=1): the sandbox, the operator and a scale-down under load in the test world, beside naive deletion
@@ -93,6 +93,20 @@ engine-env:
 test-engine: engine-env cluster-binaries
 	$(MVNW) -q package -DskipTests
 	$(MVNW) surefire:test@real-engine
+
+## A real node for the real node tier, built once per version: the release's kubelet and kube-proxy (beside the control
+## plane), containerd, runc, the CNI plugins and crictl from their Go modules, the release's pause program, and a Debian
+## root filesystem with python3 and a Java runtime for the engine images (under ~/.cache/ebb-node or $$EBB_NODE_DIR).
+## Needs root, gcc, libseccomp's headers and debootstrap; about 4 minutes cold on 2 cores, 330 MB of root filesystem.
+node-env: cluster-binaries
+	src/test/go/build.sh --node
+	src/test/node/build.sh
+
+## The real node tier alone, as root: the packaged operator's Pods run by the release's kubelet in containerd's
+## containers, reached through kube-proxy's ClusterIP rules, under scale-downs and kept connections.
+test-node: node-env
+	$(MVNW) -q package -DskipTests
+	$(MVNW) surefire:test@real-node
 
 ## The released routers the cluster tier runs: SGLang's model gateway (smg) and Envoy, from PyPI, each in a virtual
 ## environment under ~/.cache/ebb-routers (or $$EBB_ROUTER_DIR), once per release: about 220 MB and 15 s.

@@ -23,6 +23,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -43,31 +44,61 @@ final class ClusterWorld implements AutoCloseable {
     final ControlPlane plane;
     final KubernetesClient admin;
     final String namespace;
+    /** The test world's node agent; null on a world whose node is a real kubelet's. */
     final ClusterNode node;
-    private final String watched;
+    private final Runnable stopNode;
+    private final Map<String, String> operatorEnvironment;
     private final AtomicInteger generation = new AtomicInteger();
     private final ScheduledExecutorService restarts = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("operator-restart"));
     private volatile PackagedOperator operator;
     private volatile boolean closing;
 
-    private ClusterWorld(ControlPlane plane, KubernetesClient admin, String namespace, ClusterNode node, String watched) {
+    private ClusterWorld(ControlPlane plane, KubernetesClient admin, String namespace, ClusterNode node, Runnable stopNode,
+            Map<String, String> operatorEnvironment) {
         this.plane = plane;
         this.admin = admin;
         this.namespace = namespace;
         this.node = node;
-        this.watched = watched;
+        this.stopNode = stopNode;
+        this.operatorEnvironment = operatorEnvironment;
     }
 
     /** @param watched what the operator's Deployment would give it as EBB_WATCH_NAMESPACES ("" for every namespace) */
     static ClusterWorld start(String namespace, String watched) throws IOException {
         ControlPlane plane = ControlPlane.shared();
+        KubernetesClient admin = prepared(plane, namespace);
+        ClusterNode node = ClusterNode.register(plane, admin, "node-" + namespace, LoopbackAddresses.podNetwork());
+        ClusterWorld world = new ClusterWorld(plane, admin, namespace, node, node::close, Map.of("EBB_WATCH_NAMESPACES", watched));
+        world.startOperator();
+        return world;
+    }
+
+    /**
+     * A world whose one node is a real kubelet with containerd and kube-proxy, on a control plane of its own; the
+     * operator watches the world's namespace and renders the images the node holds.
+     */
+    static ClusterWorld onRealNode(String namespace) throws IOException, InterruptedException {
+        ControlPlane plane = ControlPlane.start(namespace);
+        KubernetesClient admin = prepared(plane, namespace);
+        RealNode node;
+        try {
+            node = RealNode.start(plane, admin);
+        } catch (IOException | RuntimeException | InterruptedException e) {
+            plane.close();
+            throw e;
+        }
+        Map<String, String> environment = new HashMap<>(RealNode.OPERATOR_IMAGES);
+        environment.put("EBB_WATCH_NAMESPACES", namespace);
+        ClusterWorld world = new ClusterWorld(plane, admin, namespace, null, node::close, environment);
+        world.startOperator();
+        return world;
+    }
+
+    private static KubernetesClient prepared(ControlPlane plane, String namespace) {
         KubernetesClient admin = plane.adminClient();
         ClusterCrd.install(admin);
         admin.resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build()).create();
-        ClusterNode node = ClusterNode.register(plane, admin, "node-" + namespace, LoopbackAddresses.podNetwork());
-        ClusterWorld world = new ClusterWorld(plane, admin, namespace, node, watched);
-        world.startOperator();
-        return world;
+        return admin;
     }
 
     /**
@@ -76,8 +107,7 @@ final class ClusterWorld implements AutoCloseable {
      */
     private synchronized PackagedOperator startOperator() throws IOException {
         String identity = "ebb-operator-" + namespace + "-" + generation.incrementAndGet();
-        PackagedOperator started = DeployedOperator.start(plane, identity, plane.logs().resolve(identity + ".log"),
-                Map.of("EBB_WATCH_NAMESPACES", watched));
+        PackagedOperator started = DeployedOperator.start(plane, identity, plane.logs().resolve(identity + ".log"), operatorEnvironment);
         operator = started;
         started.process().onExit().thenRun(() -> {
             if (!closing && operator == started) {
@@ -159,8 +189,11 @@ final class ClusterWorld implements AutoCloseable {
         closing = true;
         restarts.shutdownNow();
         Optional.ofNullable(operator).ifPresent(PackagedOperator::close);
-        node.close();
+        stopNode.run();
         admin.namespaces().withName(namespace).delete();
         admin.close();
+        if (!ControlPlane.isShared(plane)) {
+            plane.close();
+        }
     }
 }

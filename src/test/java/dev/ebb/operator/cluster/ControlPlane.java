@@ -77,6 +77,11 @@ public final class ControlPlane implements AutoCloseable {
         return shared;
     }
 
+    /** Whether a control plane is the one the tier's classes share, which stays up until the JVM ends. */
+    static synchronized boolean isShared(ControlPlane plane) {
+        return plane == shared;
+    }
+
     /** Starts the pinned release's control plane, named for its logs. */
     public static ControlPlane start(String name) {
         ControlPlaneRelease release = ControlPlaneRelease.pinned();

@@ -2,7 +2,7 @@ package dev.ebb.operator.engine;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.sim.EngineRuntime;
-import dev.ebb.operator.sim.SimKubelet;
+import dev.ebb.operator.sim.CommandedEngine;
 import io.fabric8.kubernetes.api.model.Container;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -65,7 +65,7 @@ public final class RealVllm extends RealEngine {
     public static EngineRuntime runtime() {
         return (pod, address) -> {
             Container main = pod.getSpec().getContainers().get(0);
-            if (!SimKubelet.engineOf(Optional.ofNullable(main.getCommand()).orElse(List.of())).equals(Optional.of(Engine.VLLM))) {
+            if (!CommandedEngine.engineOf(Optional.ofNullable(main.getCommand()).orElse(List.of())).equals(Optional.of(Engine.VLLM))) {
                 return Optional.empty();
             }
             return Optional.of(inPod(Engine.VLLM, venv().resolve("bin/python"), "vllm.entrypoints.cli.main", asRendered(main.getCommand(), tinyModel(), address),

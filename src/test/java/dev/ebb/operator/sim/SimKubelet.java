@@ -43,6 +43,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 import javax.net.ssl.SSLContext;
@@ -672,51 +673,26 @@ public final class SimKubelet implements AutoCloseable {
 
     private Optional<EngineContainer> startFakeEngine(Pod pod, String address) throws IOException {
         Container main = pod.getSpec().getContainers().get(0);
-        Optional<Engine> engine = engineOf(main.getCommand());
+        Optional<Engine> engine = CommandedEngine.engineOf(main.getCommand());
         if (engine.isEmpty()) {
             return Optional.empty();
         }
-        // as a real engine does, it listens where its own command line says, whatever the Pod's annotations claim:
-        // the hook and the reads, which follow the annotations, find it only if the operator rendered both alike
-        int port = argAfter(main.getCommand(), "--port").map(Integer::parseInt).orElse(main.getPorts().get(0).getContainerPort());
-        SSLContext tls = main.getCommand().contains("--ssl-certfile") ? SelfSignedTls.shared() : null;
-        EngineBehaviour behaviour = EngineBehaviour.ofContainer(engine.get(), main.getImage(), main.getCommand()).loadDelay(loadDelay);
-        int nodes = argAfter(main.getCommand(), "--nnodes").filter(n -> n.matches("\\d{1,6}")).map(Integer::parseInt).orElse(1);
-        if (FollowerGauges.onFollowers(engine.get(), nodes, main.getCommand()).isPresent()) {
-            behaviour.dataParallelMembers(nodes);
-        }
-        shaping.accept(pod, behaviour);
-        return Optional.of(FakeEngine.start(engine.get(), address, port, argAfter(main.getCommand(), "--served-model-name").orElse("model"),
-                new EngineFaults(), behaviour, tls));
+        return Optional.of(CommandedEngine.start(engine.get(), main.getImage(), main.getCommand(), main.getPorts().get(0).getContainerPort(),
+                address, behaviour -> shaping.accept(pod, behaviour.loadDelay(loadDelay))));
     }
 
     /** A follower whose SGLang schedulers count requests of their own serves them on a page of its own. */
     private FollowerPage startFollowerPage(Pod pod, Node node) throws IOException {
         Container main = pod.getSpec().getContainers().get(0);
         List<String> command = Optional.ofNullable(main.getCommand()).orElse(List.of());
-        Optional<Integer> port = argAfter(command, "--port").filter(p -> p.matches("\\d{1,5}")).map(Integer::parseInt);
+        Optional<Integer> port = CommandedEngine.argAfter(command, "--port").filter(p -> p.matches("\\d{1,5}")).map(Integer::parseInt);
         if (port.isEmpty()) {
             // not an operator-rendered engine (a plain container of the cluster tier, say): nothing of SGLang's runs
             return null;
         }
         return FollowerPage.start(main.getImage(), command, node.address, port.get(),
-                argAfter(command, "--served-model-name").orElse("model"),
+                CommandedEngine.argAfter(command, "--served-model-name").orElse("model"),
                 () -> node.leader.flatMap(key -> Optional.ofNullable(pods.get(key))).map(leader -> leader.engine).flatMap(SimKubelet::fake)).orElse(null);
-    }
-
-    /**
-     * Recognises the engine from the command line the operator renders. Followers of a multi-Pod replica serve
-     * no HTTP, and a take-over command is opaque: neither gets an engine.
-     */
-    public static Optional<Engine> engineOf(List<String> command) {
-        boolean follower = command.contains("--headless")
-                || argAfter(command, "--node-rank").filter(rank -> !rank.equals("0")).isPresent();
-        return follower ? Optional.empty() : ReplicaClassifier.engineOf(command);
-    }
-
-    private static Optional<String> argAfter(List<String> argv, String flag) {
-        int i = argv.indexOf(flag);
-        return i >= 0 && i + 1 < argv.size() ? Optional.of(argv.get(i + 1)) : Optional.empty();
     }
 
     private static String newContainerId() {

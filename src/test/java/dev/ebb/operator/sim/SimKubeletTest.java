@@ -300,9 +300,9 @@ class SimKubeletTest {
 
     @Test
     void followersAndTakeOverCommandsRunNoEngine() {
-        assertThat(SimKubelet.engineOf(List.of("vllm", "serve", "m", "--headless"))).isEmpty();
-        assertThat(SimKubelet.engineOf(List.of("python3", "-m", "sglang.launch_server", "--node-rank", "1"))).isEmpty();
-        assertThat(SimKubelet.engineOf(List.of("python3", "-m", "sglang.launch_server", "--node-rank", "0"))).isPresent();
-        assertThat(SimKubelet.engineOf(List.of("/bin/my-engine"))).isEmpty();
+        assertThat(CommandedEngine.engineOf(List.of("vllm", "serve", "m", "--headless"))).isEmpty();
+        assertThat(CommandedEngine.engineOf(List.of("python3", "-m", "sglang.launch_server", "--node-rank", "1"))).isEmpty();
+        assertThat(CommandedEngine.engineOf(List.of("python3", "-m", "sglang.launch_server", "--node-rank", "0"))).isPresent();
+        assertThat(CommandedEngine.engineOf(List.of("/bin/my-engine"))).isEmpty();
     }
 }

@@ -1,0 +1,226 @@
+package dev.ebb.operator.cluster;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.api.Labels;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.render.Names;
+import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.RouteTarget;
+import io.fabric8.kubernetes.api.model.ContainerStateTerminated;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
+import io.fabric8.kubernetes.client.readiness.Readiness;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The operator's Pods on a real node: the release's kubelet runs the rendered preStop hook with the image's own
+ * python3 inside the engine's container, counts its time against the grace, sends SIGTERM and SIGKILL, and streams the
+ * member reads' execs; kube-proxy carries clients to a role through its ClusterIP, and conntrack keeps their
+ * connections to a Pod after its endpoint is gone. The engine in each container is the test world's fake engine, run
+ * as a program of its own.
+ */
+class RealNodeIT {
+    private static final String NS = "real-node";
+    /** The exit status of a process the kubelet had to kill at the end of the grace (128 + SIGKILL). */
+    private static final int KILLED = 137;
+    /** How long the twelve clients of the scale-down send before they stop. */
+    private static final Duration LOAD = Duration.ofSeconds(60);
+    private static final Pattern RUNNING = Pattern.compile("(?m)^vllm:num_requests_running\\{[^}]*} ([0-9.]+)$");
+    private static ClusterWorld world;
+    private static KubernetesClient admin;
+    private static Watch podWatch;
+    /** Each engine container's last terminated state the API server showed, by Pod: the kubelet writes it before the Pod goes. */
+    private static final Map<String, ContainerStateTerminated> ENDED = new ConcurrentHashMap<>();
+
+    @BeforeAll
+    static void start() throws Exception {
+        world = ClusterWorld.onRealNode(NS);
+        admin = world.admin;
+        podWatch = admin.pods().inNamespace(NS).watch(new Watcher<>() {
+            @Override
+            public void eventReceived(Action action, Pod pod) {
+                Optional.ofNullable(pod.getStatus()).map(s -> s.getContainerStatuses()).orElse(List.of()).stream()
+                        .filter(c -> c.getName().equals(PodRenderer.ENGINE_CONTAINER)).map(ContainerStatus::getState).filter(s -> s != null && s.getTerminated() != null)
+                        .forEach(s -> ENDED.put(pod.getMetadata().getName(), s.getTerminated()));
+            }
+
+            @Override
+            public void onClose(WatcherException cause) {
+            }
+        });
+    }
+
+    @AfterAll
+    static void stop() {
+        if (podWatch != null) {
+            podWatch.close();
+        }
+        if (world != null) {
+            world.close();
+        }
+    }
+
+    /**
+     * Clients reach the role only through its Service's ClusterIP, as kube-proxy's rules send them, each request on a
+     * kept-alive connection of the clients' pool, which conntrack holds to the Pod it first reached. A scale-down from
+     * three to one under that load cuts nothing, and each retired engine exits by itself before the kubelet would
+     * kill it. When it ends depends on the pool: while the pool keeps using a connection to a withdrawn Pod, that
+     * replica is held busy (seen for minutes on this node); once the clients stop, or the pool lets the connection
+     * idle and the engine closes it after 5 s, the replica is proven idle and leaves.
+     */
+    @Test
+    void aScaleDownUnderLoadThroughTheClusterIpCutsNothing() throws Exception {
+        admin.resource(deployment("shrink", "vLLM").namespace(NS).role(role("server").replicas(3)).scaling("server", 3).build()).create();
+        await("three ready").atMost(Duration.ofMinutes(2)).untilAsserted(() ->
+                assertThat(readyPods("shrink")).as(ClusterState.describe(admin, NS)).isEqualTo(3));
+        URI clusterIp = clusterIp("shrink");
+        Random lengths = new Random(7);
+        Set<String> reasons = ConcurrentHashMap.newKeySet();
+        try (LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(null, clusterIp)), 12, () -> 20 + lengths.nextInt(40),
+                Duration.ofMillis(100))) {
+            load.start(LOAD);
+            Instant loadEnds = Instant.now().plus(LOAD);
+            await("the clients streaming").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(world.podsOf("shrink").stream()
+                    .mapToDouble(RealNodeIT::running).sum()).as("the load so far: %s", load.requests()).isGreaterThanOrEqualTo(8));
+
+            Instant scaled = Instant.now();
+            assertThat(world.kubectl("scale", "md/shrink", "--replicas=1", "-n", NS)).contains("scaled");
+            await("one replica left, the retirements done").atMost(LOAD.plus(Duration.ofSeconds(60))).untilAsserted(() -> {
+                world.retirements("shrink").forEach(r -> Optional.ofNullable(r.reason()).ifPresent(reasons::add));
+                assertThat(world.podsOf("shrink")).as(ClusterState.describe(admin, NS)).hasSize(1);
+                assertThat(world.retirements("shrink")).isEmpty();
+            });
+            Instant done = Instant.now();
+            System.out.printf("the scale-down from 3 to 1 under twelve clients through the ClusterIP took %.1f s, ending %.1f s %s the"
+                    + " clients stopped; the reasons its status gave: %s%n", Duration.between(scaled, done).toMillis() / 1000.0,
+                    Math.abs(Duration.between(loadEnds, done).toMillis()) / 1000.0, done.isBefore(loadEnds) ? "before" : "after", reasons);
+            load.stop(Duration.ofSeconds(30));
+            assertThat(load.requests()).filteredOn(r -> r.outcome() != LoadGenerator.Outcome.COMPLETED)
+                    .as("requests that did not complete").isEmpty();
+            assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThan(20);
+        }
+        assertThat(endedOf("shrink")).as("the retired engines' last states").hasSize(2).allSatisfy((pod, ended) ->
+                assertThat(ended.getExitCode()).as("%s's exit status (%s)", pod, ended.getReason()).isNotEqualTo(KILLED));
+    }
+
+    /**
+     * One client keeps one connection through the ClusterIP and sends a generation on it now and then. Once its
+     * replica is withdrawn, conntrack still takes that connection to it: the member's connection table shows the
+     * client, the retirement holds, and each later generation on the connection reaches the withdrawn engine and
+     * completes. The replica leaves only after the client stops and the engine has closed the idle connection.
+     */
+    @Test
+    void aKeptConnectionThroughTheClusterIpHoldsItsWithdrawnReplicaUntilTheClientStops() throws Exception {
+        admin.resource(deployment("kept", "vLLM").namespace(NS).role(role("server").replicas(2)).scaling("server", 2).build()).create();
+        await("two ready").atMost(Duration.ofMinutes(2)).untilAsserted(() ->
+                assertThat(readyPods("kept")).as(ClusterState.describe(admin, NS)).isEqualTo(2));
+        URI clusterIp = clusterIp("kept");
+        AtomicReference<Pod> busy = new AtomicReference<>();
+        try (LoadGenerator client = new LoadGenerator(() -> Optional.of(new RouteTarget(null, clusterIp)), 1, 30, Duration.ofMillis(100));
+                LoadGenerator other = new LoadGenerator(() -> Optional.ofNullable(busy.get()).flatMap(pod -> ClusterWorld.straightTo(pod).pick()),
+                        1, 300, Duration.ofMillis(100))) {
+            CompletableFuture<LoadGenerator.Request> first = CompletableFuture.supplyAsync(client::send);
+            AtomicReference<Pod> reached = new AtomicReference<>();
+            await("the client's first generation on its replica").atMost(Duration.ofSeconds(10)).until(() -> world.podsOf("kept").stream()
+                    .filter(pod -> running(pod) > 0).findFirst().map(pod -> { reached.set(pod); return true; }).orElse(false));
+            assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+            // a long generation on the other replica, so that the client's, idle, is the one the scale-down takes
+            busy.set(world.podsOf("kept").stream().filter(pod -> !pod.getMetadata().getName().equals(reached.get().getMetadata().getName()))
+                    .findFirst().orElseThrow());
+            CompletableFuture<LoadGenerator.Request> longOne = CompletableFuture.supplyAsync(other::send);
+            await("the other replica streaming").atMost(Duration.ofSeconds(10)).until(() -> running(busy.get()) > 0);
+
+            assertThat(world.kubectl("scale", "md/kept", "--replicas=1", "-n", NS)).contains("scaled");
+            await("the client's replica held by its connection").atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(world.retirements("kept")).as(ClusterState.describe(admin, NS)).singleElement().satisfies(r -> {
+                        assertThat(r.answering()).containsExactly(reached.get().getMetadata().getName());
+                        assertThat(r.reason()).isEqualTo("OpenConnections");
+                    }));
+            // within the engine's 5 s keep-alive, three more generations on the same connection: conntrack takes each
+            // to the withdrawn replica, which serves it
+            List<LoadGenerator.Request> later = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                CompletableFuture<LoadGenerator.Request> next = CompletableFuture.supplyAsync(client::send);
+                await("a later generation on the withdrawn replica").atMost(Duration.ofSeconds(5)).until(() -> running(reached.get()) > 0);
+                later.add(next.get(20, TimeUnit.SECONDS));
+                assertThat(admin.pods().inNamespace(NS).withName(reached.get().getMetadata().getName()).get().getMetadata().getDeletionTimestamp())
+                        .as("the client's replica, while its connection brings work").isNull();
+                Thread.sleep(2_000);
+            }
+            Instant lastEnded = later.get(later.size() - 1).end();
+            await("the client's replica gone once its connection is closed").atMost(Duration.ofSeconds(60)).until(() ->
+                    admin.pods().inNamespace(NS).withName(reached.get().getMetadata().getName()).get() == null);
+            System.out.printf("the kept connection's replica left %.1f s after the client's last generation ended%n",
+                    Duration.between(lastEnded, Instant.now()).toMillis() / 1000.0);
+            assertThat(later).extracting(LoadGenerator.Request::outcome).containsOnly(LoadGenerator.Outcome.COMPLETED);
+            assertThat(longOne.get(60, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        }
+        assertThat(world.retirements("kept")).isEmpty();
+        assertThat(endedOf("kept")).as("the retired engine's last state").hasSize(1).allSatisfy((pod, ended) ->
+                assertThat(ended.getExitCode()).as("%s's exit status (%s)", pod, ended.getReason()).isNotEqualTo(KILLED));
+    }
+
+    /** The last terminated states of one deployment's engines. */
+    private static Map<String, ContainerStateTerminated> endedOf(String deployment) {
+        return ENDED.entrySet().stream().filter(e -> e.getKey().startsWith(deployment + "-"))
+                .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+    }
+
+    private static URI clusterIp(String deployment) {
+        Service service = admin.services().inNamespace(NS).withName(Names.roleService(deployment, "server")).get();
+        return URI.create("http://" + service.getSpec().getClusterIP() + ":" + service.getSpec().getPorts().get(0).getPort());
+    }
+
+    /** The engine's own count of running requests, read from its page at the Pod's address, as a scraper would. */
+    private static double running(Pod pod) {
+        try {
+            int port = pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort();
+            String page = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://" + pod.getStatus().getPodIP() + ":" + port + "/metrics"))
+                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body();
+            Matcher m = RUNNING.matcher(page);
+            double sum = 0;
+            while (m.find()) {
+                sum += Double.parseDouble(m.group(1));
+            }
+            return sum;
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
+    private static long readyPods(String deployment) {
+        return admin.pods().inNamespace(NS).withLabel(Labels.ROLE).list().getItems().stream()
+                .filter(p -> p.getMetadata().getName().startsWith(deployment + "-")).filter(Readiness::isPodReady).count();
+    }
+}
