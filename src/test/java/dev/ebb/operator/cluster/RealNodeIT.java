@@ -9,6 +9,7 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.sim.EngineProgram;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.RouteTarget;
 import io.fabric8.kubernetes.api.model.ContainerStateTerminated;
@@ -195,6 +196,40 @@ class RealNodeIT {
     private static Map<String, ContainerStateTerminated> endedOf(String deployment) {
         return ENDED.entrySet().stream().filter(e -> e.getKey().startsWith(deployment + "-"))
                 .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+    }
+
+    /**
+     * {@code kubectl delete pod} while a generation streams: the kubelet runs the rendered preStop hook inside the
+     * engine's container with the image's python3, the hook holds until the engine has read idle, and only then does
+     * the kubelet send SIGTERM (the engine writes when it came into its termination message); the generation
+     * completes, and the engine exits by itself within the grace.
+     */
+    @Test
+    void aPodDeletedWhileItStreamsIsHeldByItsHookUntilTheGenerationEnds() throws Exception {
+        admin.resource(deployment("deleted", "vLLM").namespace(NS).role(role("server").replicas(1)).scaling("server", 1).build()).create();
+        await("one ready").atMost(Duration.ofMinutes(2)).untilAsserted(() ->
+                assertThat(readyPods("deleted")).as(ClusterState.describe(admin, NS)).isEqualTo(1));
+        Pod pod = world.podsOf("deleted").get(0);
+        // 12 s of tokens, well inside the rendered 30 s grace
+        try (LoadGenerator client = new LoadGenerator(ClusterWorld.straightTo(pod), 1, 120, Duration.ofMillis(100))) {
+            CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(client::send);
+            await("streaming").atMost(Duration.ofSeconds(10)).until(() -> running(pod) > 0);
+
+            Instant deleted = Instant.now();
+            world.kubectl("delete", "pod", pod.getMetadata().getName(), "-n", NS, "--wait=false");
+
+            LoadGenerator.Request request = stream.get(60, TimeUnit.SECONDS);
+            assertThat(request.outcome()).as(request.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+            await("the engine's last state").atMost(Duration.ofSeconds(60)).until(() -> ENDED.containsKey(pod.getMetadata().getName()));
+            ContainerStateTerminated ended = ENDED.get(pod.getMetadata().getName());
+            assertThat(ended.getExitCode()).as("the engine's exit status (%s)", ended.getReason()).isNotEqualTo(KILLED);
+            assertThat(ended.getMessage()).as("the termination message").startsWith(EngineProgram.SIGTERM_AT);
+            Instant sigterm = Instant.parse(ended.getMessage().substring(EngineProgram.SIGTERM_AT.length()).strip());
+            assertThat(sigterm).as("SIGTERM, sent once the hook returned").isAfter(request.end());
+            System.out.printf("deleted while streaming: the generation ended %.1f s after the delete; the kubelet sent SIGTERM %.1f s after"
+                    + " it ended; the engine exited at %s%n", Duration.between(deleted, request.end()).toMillis() / 1000.0,
+                    Duration.between(request.end(), sigterm).toMillis() / 1000.0, ended.getFinishedAt());
+        }
     }
 
     private static URI clusterIp(String deployment) {

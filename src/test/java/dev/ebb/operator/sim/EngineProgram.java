@@ -1,6 +1,10 @@
 package dev.ebb.operator.sim;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -19,6 +23,8 @@ import java.util.concurrent.locks.LockSupport;
  * vllm serve m --host 0.0.0.0 --port 8000}.
  */
 public final class EngineProgram {
+    /** How the termination message begins, followed by the instant SIGTERM came. */
+    public static final String SIGTERM_AT = "SIGTERM at ";
     private static final int USAGE = 2;
 
     private EngineProgram() {
@@ -35,6 +41,7 @@ public final class EngineProgram {
         System.err.println("EngineProgram: " + engine.name().toLowerCase(Locale.ROOT) + " serving as " + args[0]);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            recordSigterm(Instant.now());
             running.sigterm();
             while (!running.exited()) {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
@@ -43,5 +50,22 @@ public final class EngineProgram {
             stopped.countDown();
         }, "sigterm"));
         stopped.await();
+    }
+
+    /**
+     * Writes when SIGTERM came into the container's termination message (the kubelet's default
+     * terminationMessagePath), which the kubelet copies into the container's terminated state, so that a test can
+     * tell when the kubelet signalled, after the preStop hook, once the Pod is gone. Outside a container there is no
+     * such file, and nothing is written.
+     */
+    private static void recordSigterm(Instant at) {
+        Path message = Path.of("/dev/termination-log");
+        if (Files.isWritable(message)) {
+            try {
+                Files.writeString(message, SIGTERM_AT + at);
+            } catch (IOException e) {
+                System.err.println("EngineProgram: the termination message could not be written: " + e.getMessage());
+            }
+        }
     }
 }
