@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
@@ -43,6 +44,8 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The operator's Pods on a real node: the release's kubelet runs the rendered preStop hook with the image's own
@@ -57,7 +60,8 @@ class RealNodeIT {
     private static final int KILLED = 137;
     /** How long the twelve clients of the scale-down send before they stop. */
     private static final Duration LOAD = Duration.ofSeconds(60);
-    private static final Pattern RUNNING = Pattern.compile("(?m)^vllm:num_requests_running\\{[^}]*} ([0-9.]+)$");
+    /** Each engine's gauge of the requests it is generating for, as its page shows it. */
+    private static final Pattern RUNNING = Pattern.compile("(?m)^(?:vllm:num_requests_running|sglang:num_running_reqs)\\{[^}]*} ([0-9.]+)$");
     private static ClusterWorld world;
     private static KubernetesClient admin;
     private static Watch podWatch;
@@ -202,14 +206,17 @@ class RealNodeIT {
      * {@code kubectl delete pod} while a generation streams: the kubelet runs the rendered preStop hook inside the
      * engine's container with the image's python3, the hook holds until the engine has read idle, and only then does
      * the kubelet send SIGTERM (the engine writes when it came into its termination message); the generation
-     * completes, and the engine exits by itself within the grace.
+     * completes, and the engine exits by itself within the grace. Both engines' images: vLLM's {@code vllm serve} and
+     * SGLang's {@code python3 -m sglang.launch_server}.
      */
-    @Test
-    void aPodDeletedWhileItStreamsIsHeldByItsHookUntilTheGenerationEnds() throws Exception {
-        admin.resource(deployment("deleted", "vLLM").namespace(NS).role(role("server").replicas(1)).scaling("server", 1).build()).create();
+    @ParameterizedTest
+    @ValueSource(strings = {"vLLM", "SGLang"})
+    void aPodDeletedWhileItStreamsIsHeldByItsHookUntilTheGenerationEnds(String engine) throws Exception {
+        String name = "deleted-" + engine.toLowerCase(Locale.ROOT);
+        admin.resource(deployment(name, engine).namespace(NS).role(role("server").replicas(1)).scaling("server", 1).build()).create();
         await("one ready").atMost(Duration.ofMinutes(2)).untilAsserted(() ->
-                assertThat(readyPods("deleted")).as(ClusterState.describe(admin, NS)).isEqualTo(1));
-        Pod pod = world.podsOf("deleted").get(0);
+                assertThat(readyPods(name)).as(ClusterState.describe(admin, NS)).isEqualTo(1));
+        Pod pod = world.podsOf(name).get(0);
         // 12 s of tokens, well inside the rendered 30 s grace
         try (LoadGenerator client = new LoadGenerator(ClusterWorld.straightTo(pod), 1, 120, Duration.ofMillis(100))) {
             CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(client::send);
@@ -226,8 +233,8 @@ class RealNodeIT {
             assertThat(ended.getMessage()).as("the termination message").startsWith(EngineProgram.SIGTERM_AT);
             Instant sigterm = Instant.parse(ended.getMessage().substring(EngineProgram.SIGTERM_AT.length()).strip());
             assertThat(sigterm).as("SIGTERM, sent once the hook returned").isAfter(request.end());
-            System.out.printf("deleted while streaming: the generation ended %.1f s after the delete; the kubelet sent SIGTERM %.1f s after"
-                    + " it ended; the engine exited at %s%n", Duration.between(deleted, request.end()).toMillis() / 1000.0,
+            System.out.printf("%s deleted while streaming: the generation ended %.1f s after the delete; the kubelet sent SIGTERM %.1f s after"
+                    + " it ended; the engine exited at %s%n", engine, Duration.between(deleted, request.end()).toMillis() / 1000.0,
                     Duration.between(request.end(), sigterm).toMillis() / 1000.0, ended.getFinishedAt());
         }
     }
