@@ -44,24 +44,19 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   version_flags+=" -X $pkg.gitVersion=$release -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 done
 start=$SECONDS
-if $node; then
-  for cmd in "${binaries[@]}"; do
-    (cd "$here/kube" && go build -ldflags "-s -w$version_flags" -o "$staging/$cmd" "k8s.io/kubernetes/cmd/$cmd")
-    mkdir -p "$dir"
-    mv "$staging/$cmd" "$dir/$cmd"
-    echo "built $cmd ($((SECONDS - start)) s so far)"
-  done
-  "$dir/kubelet" --version
-  exit 0
-fi
-for cmd in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+commands=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+if $node; then commands=("${binaries[@]}"); fi
+for cmd in "${commands[@]}"; do
   (cd "$here/kube" && go build -ldflags "-s -w$version_flags" -o "$staging/$cmd" "k8s.io/kubernetes/cmd/$cmd")
   echo "built $cmd ($((SECONDS - start)) s so far)"
 done
-(cd "$here/etcd" && go build -ldflags "-s -w" -o "$staging/etcd" go.etcd.io/etcd/server/v3)
-echo "built etcd ($((SECONDS - start)) s in all)"
+if ! $node; then
+  (cd "$here/etcd" && go build -ldflags "-s -w" -o "$staging/etcd" go.etcd.io/etcd/server/v3)
+  echo "built etcd ($((SECONDS - start)) s in all)"
+fi
 mkdir -p "$dir"
 for b in "${binaries[@]}"; do mv "$staging/$b" "$dir/$b"; done
+if $node; then "$dir/kubelet" --version; exit 0; fi
 node_exec
 "$dir/kube-apiserver" --version
 # its first line only, read without closing the pipe early: head would, and etcd's next write would end the build

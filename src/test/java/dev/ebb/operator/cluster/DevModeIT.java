@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -22,11 +21,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -117,7 +113,7 @@ class DevModeIT {
             dev.descendants().forEach(ProcessHandle::destroy);
             dev.destroy();
             admin.resources(ModelDeployment.class).inNamespace(NS).withName("live").withGracePeriod(0).delete();
-            deleteTree(project);
+            FileTrees.delete(project);
         }
     }
 
@@ -129,30 +125,9 @@ class DevModeIT {
     private static Path copyOfTheProject() throws IOException {
         Path project = Files.createTempDirectory("ebb-dev-mode");
         for (String part : List.of("pom.xml", "mvnw", "Makefile", ".mvn", "src/main")) {
-            Path from = Path.of(part);
-            try (Stream<Path> files = Files.walk(from)) {
-                files.forEach(file -> {
-                    Path to = project.resolve(file.toString());
-                    try {
-                        if (Files.isDirectory(file)) {
-                            Files.createDirectories(to);
-                        } else {
-                            Files.createDirectories(to.getParent());
-                            Files.copy(file, to, StandardCopyOption.COPY_ATTRIBUTES);
-                        }
-                    } catch (IOException e) {
-                        throw new UncheckedIOException(e);
-                    }
-                });
-            }
+            FileTrees.copy(Path.of(part), project.resolve(part));
         }
         return project;
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        try (Stream<Path> files = Files.walk(root)) {
-            files.sorted(Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
-        }
     }
 
     private static int freePort() throws IOException {

@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.jboss.logging.Logger;
 
 /**
@@ -154,9 +153,9 @@ final class RealNode implements AutoCloseable {
         importArchive(List.of("--tag", pauseImage(), "--entrypoint", "[\"/pause\"]", pause.toString()));
 
         Path program = images.resolve("program");
-        copyTree(IMAGE_FILES, program);
-        copyTree(Path.of("target", "classes"), program.resolve("opt/ebb/classes"));
-        copyTree(Path.of("target", "test-classes"), program.resolve("opt/ebb/test-classes"));
+        FileTrees.copy(IMAGE_FILES, program);
+        FileTrees.copy(Path.of("target", "classes"), program.resolve("opt/ebb/classes"));
+        FileTrees.copy(Path.of("target", "test-classes"), program.resolve("opt/ebb/test-classes"));
         for (String image : List.of(VLLM_IMAGE, SGLANG_IMAGE)) {
             importArchive(List.of("--tag", image, "--env", "ENGINE_IMAGE=" + image, runtime.resolve("rootfs").toString(), program.toString()));
         }
@@ -241,19 +240,6 @@ final class RealNode implements AutoCloseable {
         return out;
     }
 
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (Stream<Path> files = Files.walk(from)) {
-            for (Path source : (Iterable<Path>) files::iterator) {
-                Path target = to.resolve(from.relativize(source).toString());
-                if (Files.isDirectory(source)) {
-                    Files.createDirectories(target);
-                } else {
-                    Files.copy(source, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES);
-                }
-            }
-        }
-    }
-
     /** The address the kubelet registers and listens on: this machine's first IPv4 address outside the loopback. */
     private static String hostAddress() throws SocketException {
         for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
@@ -295,8 +281,8 @@ final class RealNode implements AutoCloseable {
         quietly(List.of("ip", "link", "delete", BRIDGE));
         unmountUnder(dir);
         try {
-            deleteTree(dir.resolve("containerd"));
-            deleteTree(dir.resolve("kubelet"));
+            FileTrees.delete(dir.resolve("containerd"));
+            FileTrees.delete(dir.resolve("kubelet"));
         } catch (IOException e) {
             LOG.warnf("the real node's state under %s was not all removed: %s", dir, e.getMessage());
         }
@@ -359,16 +345,5 @@ final class RealNode implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         mounts.forEach(point -> quietly(List.of("umount", "-l", point)));
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(root)) {
-            for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
-                Files.deleteIfExists(p);
-            }
-        }
     }
 }

@@ -7,10 +7,15 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.drain.InFlightGauges;
+import dev.ebb.operator.read.PrometheusText;
+import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.sim.EngineProgram;
+import dev.ebb.operator.retire.ReplicaClassifier;
 import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.ProcessContainer;
 import dev.ebb.operator.sim.RouteTarget;
 import io.fabric8.kubernetes.api.model.ContainerStateTerminated;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
@@ -21,6 +26,7 @@ import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.readiness.Readiness;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -38,8 +44,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -56,12 +60,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class RealNodeIT {
     private static final String NS = "real-node";
-    /** The exit status of a process the kubelet had to kill at the end of the grace (128 + SIGKILL). */
-    private static final int KILLED = 137;
     /** How long the twelve clients of the scale-down send before they stop. */
     private static final Duration LOAD = Duration.ofSeconds(60);
-    /** Each engine's gauge of the requests it is generating for, as its page shows it. */
-    private static final Pattern RUNNING = Pattern.compile("(?m)^(?:vllm:num_requests_running|sglang:num_running_reqs)\\{[^}]*} ([0-9.]+)$");
     private static ClusterWorld world;
     private static KubernetesClient admin;
     private static Watch podWatch;
@@ -117,7 +117,7 @@ class RealNodeIT {
             load.start(LOAD);
             Instant loadEnds = Instant.now().plus(LOAD);
             await("the clients streaming").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(world.podsOf("shrink").stream()
-                    .mapToDouble(RealNodeIT::running).sum()).as("the load so far: %s", load.requests()).isGreaterThanOrEqualTo(8));
+                    .mapToDouble(RealNodeIT::inFlight).sum()).as("the load so far: %s", load.requests()).isGreaterThanOrEqualTo(8));
 
             Instant scaled = Instant.now();
             assertThat(world.kubectl("scale", "md/shrink", "--replicas=1", "-n", NS)).contains("scaled");
@@ -136,7 +136,7 @@ class RealNodeIT {
             assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThan(20);
         }
         assertThat(endedOf("shrink")).as("the retired engines' last states").hasSize(2).allSatisfy((pod, ended) ->
-                assertThat(ended.getExitCode()).as("%s's exit status (%s)", pod, ended.getReason()).isNotEqualTo(KILLED));
+                assertThat(ended.getExitCode()).as("%s's exit status (%s)", pod, ended.getReason()).isNotEqualTo(ProcessContainer.KILLED));
     }
 
     /**
@@ -158,13 +158,13 @@ class RealNodeIT {
             CompletableFuture<LoadGenerator.Request> first = CompletableFuture.supplyAsync(client::send);
             AtomicReference<Pod> reached = new AtomicReference<>();
             await("the client's first generation on its replica").atMost(Duration.ofSeconds(10)).until(() -> world.podsOf("kept").stream()
-                    .filter(pod -> running(pod) > 0).findFirst().map(pod -> { reached.set(pod); return true; }).orElse(false));
+                    .filter(pod -> inFlight(pod) > 0).findFirst().map(pod -> { reached.set(pod); return true; }).orElse(false));
             assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
             // a long generation on the other replica, so that the client's, idle, is the one the scale-down takes
             busy.set(world.podsOf("kept").stream().filter(pod -> !pod.getMetadata().getName().equals(reached.get().getMetadata().getName()))
                     .findFirst().orElseThrow());
             CompletableFuture<LoadGenerator.Request> longOne = CompletableFuture.supplyAsync(other::send);
-            await("the other replica streaming").atMost(Duration.ofSeconds(10)).until(() -> running(busy.get()) > 0);
+            await("the other replica streaming").atMost(Duration.ofSeconds(10)).until(() -> inFlight(busy.get()) > 0);
 
             assertThat(world.kubectl("scale", "md/kept", "--replicas=1", "-n", NS)).contains("scaled");
             await("the client's replica held by its connection").atMost(Duration.ofSeconds(30)).untilAsserted(() ->
@@ -177,10 +177,11 @@ class RealNodeIT {
             List<LoadGenerator.Request> later = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
                 CompletableFuture<LoadGenerator.Request> next = CompletableFuture.supplyAsync(client::send);
-                await("a later generation on the withdrawn replica").atMost(Duration.ofSeconds(5)).until(() -> running(reached.get()) > 0);
+                await("a later generation on the withdrawn replica").atMost(Duration.ofSeconds(5)).until(() -> inFlight(reached.get()) > 0);
                 later.add(next.get(20, TimeUnit.SECONDS));
                 assertThat(admin.pods().inNamespace(NS).withName(reached.get().getMetadata().getName()).get().getMetadata().getDeletionTimestamp())
                         .as("the client's replica, while its connection brings work").isNull();
+                // the client's pause between generations, inside the engine's 5 s keep-alive
                 Thread.sleep(2_000);
             }
             Instant lastEnded = later.get(later.size() - 1).end();
@@ -193,7 +194,7 @@ class RealNodeIT {
         }
         assertThat(world.retirements("kept")).isEmpty();
         assertThat(endedOf("kept")).as("the retired engine's last state").hasSize(1).allSatisfy((pod, ended) ->
-                assertThat(ended.getExitCode()).as("%s's exit status (%s)", pod, ended.getReason()).isNotEqualTo(KILLED));
+                assertThat(ended.getExitCode()).as("%s's exit status (%s)", pod, ended.getReason()).isNotEqualTo(ProcessContainer.KILLED));
     }
 
     /** The last terminated states of one deployment's engines. */
@@ -220,7 +221,7 @@ class RealNodeIT {
         // 12 s of tokens, well inside the rendered 30 s grace
         try (LoadGenerator client = new LoadGenerator(ClusterWorld.straightTo(pod), 1, 120, Duration.ofMillis(100))) {
             CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(client::send);
-            await("streaming").atMost(Duration.ofSeconds(10)).until(() -> running(pod) > 0);
+            await("streaming").atMost(Duration.ofSeconds(10)).until(() -> inFlight(pod) > 0);
 
             Instant deleted = Instant.now();
             world.kubectl("delete", "pod", pod.getMetadata().getName(), "-n", NS, "--wait=false");
@@ -229,7 +230,7 @@ class RealNodeIT {
             assertThat(request.outcome()).as(request.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
             await("the engine's last state").atMost(Duration.ofSeconds(60)).until(() -> ENDED.containsKey(pod.getMetadata().getName()));
             ContainerStateTerminated ended = ENDED.get(pod.getMetadata().getName());
-            assertThat(ended.getExitCode()).as("the engine's exit status (%s)", ended.getReason()).isNotEqualTo(KILLED);
+            assertThat(ended.getExitCode()).as("the engine's exit status (%s)", ended.getReason()).isNotEqualTo(ProcessContainer.KILLED);
             assertThat(ended.getMessage()).as("the termination message").startsWith(EngineProgram.SIGTERM_AT);
             Instant sigterm = Instant.parse(ended.getMessage().substring(EngineProgram.SIGTERM_AT.length()).strip());
             assertThat(sigterm).as("SIGTERM, sent once the hook returned").isAfter(request.end());
@@ -244,19 +245,18 @@ class RealNodeIT {
         return URI.create("http://" + service.getSpec().getClusterIP() + ":" + service.getSpec().getPorts().get(0).getPort());
     }
 
-    /** The engine's own count of running requests, read from its page at the Pod's address, as a scraper would. */
-    private static double running(Pod pod) {
+    /** The requests the engine holds, by its own page at the Pod's address read as the member reads read it. */
+    private static double inFlight(Pod pod) {
+        int port = pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort();
         try {
-            int port = pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort();
             String page = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://" + pod.getStatus().getPodIP() + ":" + port + "/metrics"))
                     .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body();
-            Matcher m = RUNNING.matcher(page);
-            double sum = 0;
-            while (m.find()) {
-                sum += Double.parseDouble(m.group(1));
-            }
-            return sum;
-        } catch (Exception e) {
+            return PrometheusText.read(page, InFlightGauges.of(ReplicaClassifier.engineOf(pod).orElseThrow())) instanceof Reading.Busy busy
+                    ? busy.inFlight() : 0;
+        } catch (IOException e) {
+            return 0;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
             return 0;
         }
     }

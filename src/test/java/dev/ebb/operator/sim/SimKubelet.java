@@ -6,7 +6,6 @@ import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterRenderer;
-import dev.ebb.operator.drain.FollowerGauges;
 import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStateBuilder;
@@ -43,10 +42,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
-import javax.net.ssl.SSLContext;
 import org.jboss.logging.Logger;
 
 /**
