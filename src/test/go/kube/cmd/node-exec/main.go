@@ -16,7 +16,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -38,7 +37,7 @@ import (
 	utilexec "k8s.io/utils/exec"
 )
 
-// maxRunnerBody caps what is read from the runner (and from stdin), so a runaway command cannot exhaust memory.
+// maxRunnerBody caps what is read from the runner, so a runaway command cannot exhaust memory.
 const maxRunnerBody = 16 << 20
 
 // streamIdleTimeout is the CRI streaming server's default (k8s.io/cri-streaming pkg/streaming/server.go,
@@ -193,14 +192,17 @@ func (c *cancelOnClose) Close() error {
 	return c.Conn.Close()
 }
 
-// runRequest and runResponse are the runner's protocol; []byte fields travel as standard base64.
+// runRequest and runResponse are the runner's protocol; []byte fields travel as standard base64. The request is one
+// line of JSON; when it says stdin follows, the rest of the body is the command's stdin, streamed as it arrives,
+// because a client speaking websocket v4 can never close stdin (only v5 has a close signal) and a command that reads
+// a known length from it must get it while it runs.
 type runRequest struct {
-	Namespace string   `json:"namespace"`
-	Pod       string   `json:"pod"`
-	UID       string   `json:"uid"`
-	Container string   `json:"container"`
-	Command   []string `json:"command"`
-	Stdin     *string  `json:"stdin,omitempty"`
+	Namespace    string   `json:"namespace"`
+	Pod          string   `json:"pod"`
+	UID          string   `json:"uid"`
+	Container    string   `json:"container"`
+	Command      []string `json:"command"`
+	StdinFollows bool     `json:"stdinFollows"`
 }
 
 type runResponse struct {
@@ -218,16 +220,13 @@ type runnerExecutor struct {
 
 func (e *runnerExecutor) ExecInContainer(ctx context.Context, pod, uid, container string, cmd []string, in io.Reader,
 	out, errOut io.WriteCloser, _ bool, _ <-chan remotecommandserver.TerminalSize, _ time.Duration) error {
-	req := runRequest{Namespace: e.namespace, Pod: pod, UID: uid, Container: container, Command: cmd}
-	if e.stdin && in != nil {
-		data, err := readCapped(in)
-		if err != nil {
-			return fmt.Errorf("reading stdin: %w", err)
-		}
-		s := base64.StdEncoding.EncodeToString(data)
-		req.Stdin = &s
+	req := runRequest{Namespace: e.namespace, Pod: pod, UID: uid, Container: container, Command: cmd,
+		StdinFollows: e.stdin && in != nil}
+	var stdin io.Reader
+	if req.StdinFollows {
+		stdin = in
 	}
-	res, err := e.h.run(ctx, &req)
+	res, err := e.h.run(ctx, &req, stdin)
 	if err != nil {
 		return err
 	}
@@ -249,13 +248,18 @@ func (e *runnerExecutor) ExecInContainer(ctx context.Context, pod, uid, containe
 	}
 }
 
-// run POSTs one command to the runner under the request's context, so a client going away cancels it.
-func (h *execHandler) run(ctx context.Context, req *runRequest) (*runResponse, error) {
-	body, err := json.Marshal(req)
+// run POSTs one command to the runner under the request's context, so a client going away cancels it. The runner may
+// answer before stdin ends; the answer is the command's end.
+func (h *execHandler) run(ctx context.Context, req *runRequest, stdin io.Reader) (*runResponse, error) {
+	header, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, h.runner, bytes.NewReader(body))
+	var body io.Reader = bytes.NewReader(append(header, '\n'))
+	if stdin != nil {
+		body = io.MultiReader(body, stdin)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, h.runner, body)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -31,7 +32,9 @@ type fakeRunner struct {
 
 func (f *fakeRunner) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req runRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Command) != 3 {
+	body := bufio.NewReader(r.Body)
+	header, err := body.ReadBytes('\n')
+	if err != nil || json.Unmarshal(header, &req) != nil || len(req.Command) != 3 {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
@@ -47,7 +50,13 @@ func (f *fakeRunner) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "exit3":
 		answer("partial\n", "failed\n", 3)
 	case "cat":
-		in, _ := base64.StdEncoding.DecodeString(*req.Stdin)
+		in, _ := io.ReadAll(body)
+		answer(string(in), "", 0)
+	case "head5":
+		// answers with what it read while the client's stdin is still open, as the test world's runner does
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		in := make([]byte, 5)
+		_, _ = io.ReadFull(body, in)
 		answer(string(in), "", 0)
 	case "fail":
 		http.Error(w, "container c not known to the agent", http.StatusInternalServerError)
@@ -122,11 +131,20 @@ func (s *syncBuffer) String() string {
 
 func run(ctx context.Context, t *testing.T, newExec executorFor, base, path, script, stdin string) result {
 	t.Helper()
+	var in io.Reader
+	if stdin != "" {
+		in = strings.NewReader(stdin)
+	}
+	return runWith(ctx, t, newExec, base, path, script, in)
+}
+
+func runWith(ctx context.Context, t *testing.T, newExec executorFor, base, path, script string, stdin io.Reader) result {
+	t.Helper()
 	q := url.Values{"command": {"sh", "-c", script}, "output": {"1"}, "error": {"1"}}
 	opts := remotecommand.StreamOptions{}
-	if stdin != "" {
+	if stdin != nil {
 		q.Set("input", "1")
-		opts.Stdin = strings.NewReader(stdin)
+		opts.Stdin = stdin
 	}
 	u, _ := url.Parse(base + path + "?" + q.Encode())
 	cfg := &rest.Config{Host: base, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
@@ -158,6 +176,17 @@ func TestExec(t *testing.T) {
 				t.Errorf("cat: got %+v", r)
 			}
 
+			// stdin that never ends, as a websocket v4 client's: the command's end still ends the exec
+			open, keep := io.Pipe()
+			defer keep.Close()
+			go keep.Write([]byte("hello, and more"))
+			openCtx, stop := context.WithTimeout(ctx, 10*time.Second)
+			defer stop()
+			r = runWith(openCtx, t, newExec, base, "/exec/ns/pod/c", "head5", open)
+			if r.err != nil || r.stdout != "hello" {
+				t.Errorf("head5 with stdin left open: got %+v", r)
+			}
+
 			r = run(ctx, t, newExec, base, "/exec/ns/pod/c", "fail", "")
 			if r.err == nil || !strings.Contains(r.err.Error(), "container c not known to the agent") {
 				t.Errorf("fail: got %+v", r)
@@ -173,10 +202,10 @@ func TestExec(t *testing.T) {
 			runner.mu.Unlock()
 			first, withUID := seen[0], seen[2]
 			if first.Namespace != "ns" || first.Pod != "pod" || first.UID != "" || first.Container != "c" ||
-				strings.Join(first.Command, " ") != "sh -c ok" || first.Stdin != nil {
+				strings.Join(first.Command, " ") != "sh -c ok" || first.StdinFollows {
 				t.Errorf("first runner request: %+v", first)
 			}
-			if withUID.UID != "uid-1" || withUID.Container != "c" || withUID.Stdin == nil {
+			if withUID.UID != "uid-1" || withUID.Container != "c" || !withUID.StdinFollows {
 				t.Errorf("runner request with uid: %+v", withUID)
 			}
 

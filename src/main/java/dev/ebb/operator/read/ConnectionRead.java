@@ -18,6 +18,8 @@ public final class ConnectionRead {
     public static final String SCRIPT = BundledScripts.load(RESOURCE);
     /** Peers listed at most; the count covers them all. */
     public static final int MAX_PEERS = 64;
+    /** The read's own option, which no other command the operator runs takes. */
+    public static final String MAX_PEERS_OPTION = "--max-peers";
     private static final Pattern COUNT = Pattern.compile("peers (0|[1-9][0-9]{0,8})");
     private static final Pattern PEER = Pattern.compile("(\\[[0-9a-f:.]{2,45}]|[0-9]{1,3}(\\.[0-9]{1,3}){3}):[0-9]{1,5}");
 
@@ -39,14 +41,13 @@ public final class ConnectionRead {
     }
 
     /** @param localAddress only connections to this address count; for namespaces several servers share */
-    public static List<String> argv(int port, Optional<String> localAddress) {
+    public static ExecCommand command(int port, Optional<String> localAddress) {
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " is not 1..65535");
         }
-        List<String> argv = new ArrayList<>(List.of("python3", "-c", SCRIPT, "--port", Integer.toString(port),
-                "--max-peers", Integer.toString(MAX_PEERS)));
-        localAddress.ifPresent(address -> argv.addAll(List.of("--local-address", address)));
-        return List.copyOf(argv);
+        List<String> arguments = new ArrayList<>(List.of("--port", Integer.toString(port), MAX_PEERS_OPTION, Integer.toString(MAX_PEERS)));
+        localAddress.ifPresent(address -> arguments.addAll(List.of("--local-address", address)));
+        return ExecCommand.python(SCRIPT, arguments);
     }
 
     public static Peers interpret(ExecResult result) {

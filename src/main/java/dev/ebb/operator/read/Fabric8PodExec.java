@@ -16,8 +16,8 @@ import jakarta.inject.Inject;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -37,7 +37,7 @@ public class Fabric8PodExec implements PodExec {
 
     /** Opens the exec stream: a Pod lookup and the websocket handshake. Blocks until the stream is open. */
     interface Opener {
-        ExecWatch open(Pod pod, String container, List<String> argv, OutputStream stdout, ExecListener listener);
+        ExecWatch open(Pod pod, String container, ExecCommand command, OutputStream stdout, ExecListener listener);
     }
 
     @Inject
@@ -50,25 +50,44 @@ public class Fabric8PodExec implements PodExec {
     }
 
     static Opener throughApiServer(KubernetesClient client) {
-        return (pod, container, argv, stdout, listener) -> client.pods().inNamespace(pod.getMetadata().getNamespace())
-                .withName(pod.getMetadata().getName())
-                .inContainer(container)
-                .writingOutput(stdout)
-                .writingError(OutputStream.nullOutputStream())
-                .usingListener(listener)
-                .exec(argv.toArray(String[]::new));
+        return (pod, container, command, stdout, listener) -> {
+            var inContainer = client.pods().inNamespace(pod.getMetadata().getNamespace())
+                    .withName(pod.getMetadata().getName())
+                    .inContainer(container);
+            byte[] stdin = command.stdin();
+            var streams = (stdin.length == 0 ? inContainer : inContainer.redirectingInput())
+                    .writingOutput(stdout)
+                    .writingError(OutputStream.nullOutputStream())
+                    .usingListener(listener);
+            ExecWatch watch = streams.exec(command.argv().toArray(String[]::new));
+            if (stdin.length > 0) {
+                writeStdin(watch, stdin);
+            }
+            return watch;
+        };
+    }
+
+    /** The command reads what it needs and then exits; stdin stays open, as the websocket protocol cannot close it. */
+    private static void writeStdin(ExecWatch watch, byte[] stdin) {
+        try {
+            watch.getInput().write(stdin);
+            watch.getInput().flush();
+        } catch (IOException e) {
+            watch.close();
+            throw new UncheckedIOException("writing the command's stdin failed", e);
+        }
     }
 
     @Override
-    public Uni<ExecResult> exec(Pod pod, String container, List<String> argv, ExecLimits limits) {
+    public Uni<ExecResult> exec(Pod pod, String container, ExecCommand command, ExecLimits limits) {
         // opening the exec (a Pod lookup and the websocket handshake) blocks, so it runs off the caller's thread,
         // and the deadline covers it
-        return Uni.createFrom().<ExecResult>emitter(emitter -> start(pod, container, argv, limits, emitter))
+        return Uni.createFrom().<ExecResult>emitter(emitter -> start(pod, container, command, limits, emitter))
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
                 .ifNoItem().after(limits.deadline()).recoverWithItem(() -> new ExecResult.TimedOut(limits.deadline()));
     }
 
-    private void start(Pod pod, String container, List<String> argv, ExecLimits limits, UniEmitter<? super ExecResult> emitter) {
+    private void start(Pod pod, String container, ExecCommand command, ExecLimits limits, UniEmitter<? super ExecResult> emitter) {
         AtomicReference<ExecWatch> watch = new AtomicReference<>();
         CappedStream stdout = new CappedStream(limits.maxStdoutBytes(),
                 () -> emitter.complete(new ExecResult.Overflowed(limits.maxStdoutBytes())));
@@ -85,7 +104,7 @@ public class Fabric8PodExec implements PodExec {
             closeOnce.accept(watch.get());
         });
         try {
-            ExecWatch started = opener.open(pod, container, argv, stdout, new ExecListener() {
+            ExecWatch started = opener.open(pod, container, command, stdout, new ExecListener() {
                 @Override
                 public void onFailure(Throwable t, Response response) {
                     emitter.complete(new ExecResult.Failed(describe(t, response)));

@@ -51,13 +51,13 @@ public class MemberReader {
 
     private Uni<Reading> readNow(Pod member, Engine engine) {
         ReadCommand.Built command = ReadCommand.forMember(member, ExecLimits.MEMBER_READ.maxStdoutBytes());
-        if (command.argv().isEmpty()) {
+        if (command.command().isEmpty()) {
             return Uni.createFrom().item(record(new Reading.Failed(command.refusal()), Duration.ZERO));
         }
         long start = System.nanoTime();
         List<InFlightGauges.Gauge> gauges = InFlightGauges.of(engine);
         // the bound is the reader's own promise too, whatever the transport does
-        return exec.exec(member, PodRenderer.ENGINE_CONTAINER, command.argv().get(), ExecLimits.MEMBER_READ)
+        return exec.exec(member, PodRenderer.ENGINE_CONTAINER, command.command().get(), ExecLimits.MEMBER_READ)
                 .ifNoItem().after(ExecLimits.MEMBER_READ.deadline()).recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.MEMBER_READ.deadline()))
                 .onFailure().recoverWithItem(e -> new ExecResult.Failed(e.toString()))
                 .map(result -> record(ReadOutcome.interpret(result, gauges), Duration.ofNanos(System.nanoTime() - start)));
@@ -80,7 +80,7 @@ public class MemberReader {
      * clients that reach it on another (a dual-stack Pod has two).
      */
     private Uni<ConnectionRead.Peers> readConnections(Pod member, int port) {
-        return Uni.createFrom().deferred(() -> exec.exec(member, PodRenderer.ENGINE_CONTAINER, ConnectionRead.argv(port, Optional.empty()),
+        return Uni.createFrom().deferred(() -> exec.exec(member, PodRenderer.ENGINE_CONTAINER, ConnectionRead.command(port, Optional.empty()),
                         ExecLimits.CONNECTION_READ)
                 .ifNoItem().after(ExecLimits.CONNECTION_READ.deadline())
                 .recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.CONNECTION_READ.deadline()))

@@ -9,5 +9,10 @@ import java.util.List;
  * however the read ends (including cancellation), and complete with a result, never with a failure.
  */
 public interface PodExec {
-    Uni<ExecResult> exec(Pod pod, String container, List<String> argv, ExecLimits limits);
+    Uni<ExecResult> exec(Pod pod, String container, ExecCommand command, ExecLimits limits);
+
+    /** A command that reads nothing on stdin. */
+    default Uni<ExecResult> exec(Pod pod, String container, List<String> argv, ExecLimits limits) {
+        return exec(pod, container, ExecCommand.of(argv), limits);
+    }
 }

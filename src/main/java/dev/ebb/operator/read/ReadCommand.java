@@ -20,8 +20,8 @@ public final class ReadCommand {
     public static final int TIMEOUT_SECONDS = 2;
     private static final Pattern PATH = Pattern.compile("/[A-Za-z0-9._~/-]{0,255}");
 
-    /** Either the argv to run, or why the member cannot be read. */
-    public record Built(Optional<List<String>> argv, String refusal) {
+    /** Either the command to run, or why the member cannot be read. */
+    public record Built(Optional<ExecCommand> command, String refusal) {
     }
 
     private ReadCommand() {
@@ -41,14 +41,14 @@ public final class ReadCommand {
         if (!PATH.matcher(path).matches()) {
             return refused("annotation " + Annotations.SCRAPE_PATH + " is not a plain URL path");
         }
-        return new Built(Optional.of(List.of("python3", "-c", SCRIPT,
+        return new Built(Optional.of(ExecCommand.python(SCRIPT, List.of(
                 "--scheme", scheme,
                 // the read runs inside the member's own container, so the engine is on loopback
                 "--host", DrainHook.LOOPBACK,
                 "--port", Integer.toString(Integer.parseInt(port)),
                 "--path", path,
                 "--max-bytes", Integer.toString(maxBytes),
-                "--timeout", Integer.toString(TIMEOUT_SECONDS))), null);
+                "--timeout", Integer.toString(TIMEOUT_SECONDS)))), null);
     }
 
     private static Built refused(String why) {

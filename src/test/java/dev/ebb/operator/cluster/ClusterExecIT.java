@@ -3,6 +3,7 @@ package dev.ebb.operator.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.ExecLimits;
 import dev.ebb.operator.read.ExecResult;
 import dev.ebb.operator.read.Fabric8PodExec;
@@ -14,6 +15,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -77,6 +80,23 @@ class ClusterExecIT {
     void aCommandThatDoesNotStartFailsRatherThanReadingAsOutput() {
         ExecResult result = exec(List.of("/nonexistent/binary"));
         assertThat(result).isNotInstanceOf(ExecResult.Exited.class);
+    }
+
+    /**
+     * The member reads' scripts travel on stdin, which the client cannot close: the command still ends the exec, and the
+     * request line, everything a proxy or an audit log sees, stays small (with the scripts in it, it was 14 to 21 KB).
+     */
+    @Test
+    void aScriptOnStdinRunsThroughTheApiServerAndItsRequestLineStaysUnder2KiB() {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        try (KubernetesClient recording = RequestLines.recording(admin.getConfiguration(), lines)) {
+            ExecResult result = new Fabric8PodExec(recording).exec(pod, "main", ConnectionRead.command(8000, Optional.empty()),
+                    ExecLimits.CONNECTION_READ).await().atMost(Duration.ofSeconds(30));
+
+            assertThat(ConnectionRead.interpret(result)).isInstanceOf(ConnectionRead.Peers.Connected.class);
+        }
+        assertThat(lines).filteredOn(line -> line.contains("/exec?")).singleElement()
+                .satisfies(line -> assertThat(line.length()).isLessThan(2048));
     }
 
     private static ExecResult exec(List<String> argv) {

@@ -11,8 +11,11 @@ import dev.ebb.operator.sim.DaemonThreads;
 import dev.ebb.operator.sim.LocalExec;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.BufferedInputStream;
 import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -32,7 +35,8 @@ import java.util.concurrent.TimeUnit;
  * The kubelet's exec endpoint of a {@link ClusterNode}, so that pods/exec through the real API server reaches the
  * node: {@code node-exec} (src/test/go/kube/cmd/node-exec, the kubelet's own streaming code) serves the kubelet's
  * {@code /exec} path over TLS and hands each command to the runner here, which runs it as the test world's exec does
- * ({@link LocalExec}: the argv as given, against the Pod's own address) and answers with its output and exit code.
+ * ({@link LocalExec}: the argv as given, against the Pod's own address, stdin streamed to it) and answers with its
+ * output and exit code as soon as it exits, while a client that cannot close stdin still holds it open.
  */
 final class NodeExec implements AutoCloseable {
     /** What one command may print before the runner refuses it; the operator's own cap is far lower. */
@@ -97,8 +101,9 @@ final class NodeExec implements AutoCloseable {
     private void answer(KubernetesClient client, HttpExchange exchange) throws IOException {
         try (exchange) {
             JsonNode asked;
+            InputStream body = new BufferedInputStream(exchange.getRequestBody());
             try {
-                asked = JSON.readTree(exchange.getRequestBody().readNBytes(MAX_OUTPUT));
+                asked = JSON.readTree(headerLine(body));
             } catch (IOException e) {
                 respond(exchange, 400, "unreadable request: " + e.getMessage());
                 return;
@@ -110,14 +115,14 @@ final class NodeExec implements AutoCloseable {
             }
             List<String> argv = new ArrayList<>();
             asked.path("command").forEach(arg -> argv.add(arg.asText()));
-            ExecResult result = exec.exec(pod, asked.path("container").asText(), argv, new ExecLimits(MAX_OUTPUT, LONGEST))
-                    .await().atMost(LONGEST.plusSeconds(5));
+            InputStream stdin = asked.path("stdinFollows").asBoolean() ? body : InputStream.nullInputStream();
+            ExecResult result = exec.exec(pod, argv, stdin, new ExecLimits(MAX_OUTPUT, LONGEST)).await().atMost(LONGEST.plusSeconds(5));
             if (result instanceof ExecResult.Exited exited) {
-                ObjectNode body = JSON.createObjectNode()
+                ObjectNode answer = JSON.createObjectNode()
                         .put("stdout", Base64.getEncoder().encodeToString(exited.stdout()))
                         .put("stderr", "")
                         .put("exitCode", exited.code());
-                respond(exchange, 200, body.toString());
+                respond(exchange, 200, answer.toString());
             } else if (result instanceof ExecResult.Overflowed overflowed) {
                 respond(exchange, 500, "output over " + overflowed.capBytes() + " bytes");
             } else if (result instanceof ExecResult.TimedOut timedOut) {
@@ -126,6 +131,18 @@ final class NodeExec implements AutoCloseable {
                 respond(exchange, 500, failed.why());
             }
         }
+    }
+
+    /** The request's first line, its JSON; what follows it is the command's stdin. */
+    private static byte[] headerLine(InputStream body) throws IOException {
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        for (int b = body.read(); b != '\n'; b = body.read()) {
+            if (b < 0 || line.size() >= MAX_OUTPUT) {
+                throw new IOException("no request line within " + MAX_OUTPUT + " bytes");
+            }
+            line.write(b);
+        }
+        return line.toByteArray();
     }
 
     private static void respond(HttpExchange exchange, int status, String body) throws IOException {

@@ -53,7 +53,7 @@ class PodNetworkReadTest {
         engine = FakeEngine.start(Engine.VLLM, address, 8000, "m");
         Pod pod = podAt(address);
 
-        ExecResult result = exec.exec(pod, "engine", ReadCommand.forMember(pod, 64 * 1024).argv().orElseThrow(), LIMITS)
+        ExecResult result = exec.exec(pod, "engine", ReadCommand.forMember(pod, 64 * 1024).command().orElseThrow(), LIMITS)
                 .await().atMost(Duration.ofSeconds(10));
 
         assertThat(ReadOutcome.interpret(result, InFlightGauges.of(Engine.VLLM))).isEqualTo(new Reading.Idle());
@@ -65,7 +65,7 @@ class PodNetworkReadTest {
         engine = FakeEngine.start(Engine.VLLM, address, 8000, "m");
         Pod pod = podAt(address);
         try (Socket client = new Socket(address, 8000)) {
-            ExecResult result = exec.exec(pod, "engine", ConnectionRead.argv(8000, Optional.empty()), LIMITS)
+            ExecResult result = exec.exec(pod, "engine", ConnectionRead.command(8000, Optional.empty()), LIMITS)
                     .await().atMost(Duration.ofSeconds(10));
 
             assertThat(ConnectionRead.interpret(result)).isInstanceOfSatisfying(ConnectionRead.Peers.Connected.class,

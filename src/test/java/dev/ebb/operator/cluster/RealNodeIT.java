@@ -8,6 +8,10 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.drain.InFlightGauges;
+import dev.ebb.operator.read.ConnectionRead;
+import dev.ebb.operator.read.Fabric8PodExec;
+import dev.ebb.operator.read.MemberReader;
+import dev.ebb.operator.read.MemberWork;
 import dev.ebb.operator.read.PrometheusText;
 import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.Names;
@@ -26,6 +30,7 @@ import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.readiness.Readiness;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -42,6 +47,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
@@ -238,6 +244,38 @@ class RealNodeIT {
                     + " it ended; the engine exited at %s%n", engine, Duration.between(deleted, request.end()).toMillis() / 1000.0,
                     Duration.between(request.end(), sigterm).toMillis() / 1000.0, ended.getFinishedAt());
         }
+    }
+
+    /**
+     * The operator's member reads inside a real engine container, through the API server and the kubelet: the
+     * scripts arrive on stdin (which the operator's client can never close) and each read ends with its answer; the
+     * exec request lines, what an audit log records and a proxy's request-line limit measures, stay under 2 KiB.
+     */
+    @Test
+    void theMemberReadsSendTheirScriptsOnStdinAndTheirRequestLinesStaySmall() throws Exception {
+        admin.resource(deployment("reads", "vLLM").namespace(NS).role(role("server").replicas(1)).scaling("server", 1).build()).create();
+        await("one ready").atMost(Duration.ofMinutes(2)).untilAsserted(() ->
+                assertThat(readyPods("reads")).as(ClusterState.describe(admin, NS)).isEqualTo(1));
+        Pod pod = world.podsOf("reads").get(0);
+        int port = pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort();
+        List<String> lines = new CopyOnWriteArrayList<>();
+        try (KubernetesClient recording = RequestLines.recording(admin.getConfiguration(), lines);
+                LoadGenerator client = new LoadGenerator(ClusterWorld.straightTo(pod), 1, 100, Duration.ofMillis(100))) {
+            CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(client::send);
+            await("streaming").atMost(Duration.ofSeconds(10)).until(() -> inFlight(pod) > 0);
+
+            MemberWork work = new MemberReader(new Fabric8PodExec(recording), new SimpleMeterRegistry())
+                    .readWork(pod, ReplicaClassifier.engineOf(pod).orElseThrow(), Optional.of(port)).await().atMost(Duration.ofSeconds(20));
+
+            assertThat(work.gauges()).isEqualTo(new Reading.Busy(1));
+            assertThat(work.connections()).hasValueSatisfying(peers -> assertThat(peers)
+                    // the client, and any prober or page reader still connected
+                    .isInstanceOfSatisfying(ConnectionRead.Peers.Connected.class, connected -> assertThat(connected.count()).isPositive()));
+            assertThat(stream.get(60, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        }
+        List<Integer> execLines = lines.stream().filter(line -> line.contains("/exec?")).map(String::length).toList();
+        System.out.printf("the member reads' exec request lines: %s bytes%n", execLines);
+        assertThat(execLines).hasSize(2).allSatisfy(length -> assertThat(length).isLessThan(2048));
     }
 
     private static URI clusterIp(String deployment) {

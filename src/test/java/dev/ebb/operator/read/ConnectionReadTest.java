@@ -51,9 +51,9 @@ class ConnectionReadTest {
 
     @Test
     void theCommandCarriesOnlyCheckedValuesEachAsItsOwnArgument() {
-        assertThat(ConnectionRead.argv(8000, Optional.of("10.1.2.3")))
-                .containsExactly("python3", "-c", ConnectionRead.SCRIPT, "--port", "8000", "--max-peers", "64", "--local-address", "10.1.2.3");
-        assertThatThrownBy(() -> ConnectionRead.argv(0, Optional.empty())).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> ConnectionRead.argv(65536, Optional.empty())).isInstanceOf(IllegalArgumentException.class);
+        assertThat(ConnectionRead.command(8000, Optional.of("10.1.2.3")))
+                .isEqualTo(ExecCommand.python(ConnectionRead.SCRIPT, List.of("--port", "8000", "--max-peers", "64", "--local-address", "10.1.2.3")));
+        assertThatThrownBy(() -> ConnectionRead.command(0, Optional.empty())).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ConnectionRead.command(65536, Optional.empty())).isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -24,7 +24,7 @@ class ReadCommandTest {
     private static List<String> argv(Map<String, String> annotations) {
         ReadCommand.Built built = ReadCommand.forMember(member(annotations), CAP);
         assertThat(built.refusal()).isNull();
-        return built.argv().orElseThrow();
+        return built.command().orElseThrow().argv();
     }
 
     @Test
@@ -32,7 +32,7 @@ class ReadCommandTest {
         List<String> argv = argv(Map.of(Annotations.SCRAPE_PORT, "8443", Annotations.SCRAPE_SCHEME, "https",
                 Annotations.SCRAPE_PATH, "/v1/metrics"));
 
-        assertThat(argv).containsExactly("python3", "-c", ReadCommand.SCRIPT,
+        assertThat(argv).containsExactly("python3", "-c", ExecCommand.LOADER,
                 "--scheme", "https",
                 "--host", "127.0.0.1",
                 "--port", "8443",
@@ -88,7 +88,7 @@ class ReadCommandTest {
 
         ReadCommand.Built built = ReadCommand.forMember(member(annotations), CAP);
 
-        assertThat(built.argv()).isEmpty();
+        assertThat(built.command()).isEmpty();
         // the refusal ends up in events and logs: it names the annotation and never echoes its value
         assertThat(built.refusal()).contains(annotation).doesNotContainPattern("[\\r\\n\\t]").hasSizeLessThan(200);
     }

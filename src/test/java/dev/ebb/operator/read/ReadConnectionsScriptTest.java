@@ -49,9 +49,16 @@ class ReadConnectionsScriptTest {
     }
 
     private static Run run(List<String> argv) throws Exception {
+        return run(argv, new byte[0]);
+    }
+
+    private static Run run(List<String> argv, byte[] stdin) throws Exception {
         Path stderr = Files.createTempFile("read-connections", ".err");
         try {
             Process process = LocalProcesses.builder(argv).redirectError(stderr.toFile()).start();
+            try (var in = process.getOutputStream()) {
+                in.write(stdin);
+            }
             String stdout = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
             return new Run(process.exitValue(), stdout, Files.readString(stderr));
@@ -184,7 +191,8 @@ class ReadConnectionsScriptTest {
         }
         write("tcp", table.toString());
 
-        Run run = run(withTables(ConnectionRead.argv(8000, Optional.empty())));
+        ExecCommand command = ConnectionRead.command(8000, Optional.empty());
+        Run run = run(withTables(command.argv()), command.stdin());
 
         assertThat(interpreted(run)).isInstanceOfSatisfying(ConnectionRead.Peers.Connected.class, peers -> {
             assertThat(peers.count()).isEqualTo(70);

@@ -1,13 +1,16 @@
 package dev.ebb.operator.sim;
 
+import dev.ebb.operator.read.ExecCommand;
 import dev.ebb.operator.read.ExecLimits;
 import dev.ebb.operator.read.ExecResult;
 import dev.ebb.operator.read.PodExec;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.smallrye.mutiny.Uni;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -35,10 +38,18 @@ public final class LocalExec implements PodExec, AutoCloseable {
     public LocalExec extraOutput(int bytes) { extraOutputBytes = bytes; return this; }
 
     @Override
-    public Uni<ExecResult> exec(Pod pod, String container, List<String> argv, ExecLimits limits) {
+    public Uni<ExecResult> exec(Pod pod, String container, ExecCommand command, ExecLimits limits) {
+        return exec(pod, command.argv(), new ByteArrayInputStream(command.stdin()), limits);
+    }
+
+    /**
+     * Runs {@code argv} with {@code stdin} copied to the process as it arrives; like a container's, the process's stdin
+     * stays open until the stream ends.
+     */
+    public Uni<ExecResult> exec(Pod pod, List<String> argv, InputStream stdin, ExecLimits limits) {
         return Uni.createFrom().emitter(emitter -> {
             AtomicReference<Process> running = new AtomicReference<>();
-            CompletableFuture<?> task = CompletableFuture.runAsync(() -> emitter.complete(run(pod, argv, limits, running)), processes);
+            CompletableFuture<?> task = CompletableFuture.runAsync(() -> emitter.complete(run(pod, argv, stdin, limits, running)), processes);
             emitter.onTermination(() -> {
                 task.cancel(true);
                 Process p = running.get();
@@ -49,7 +60,7 @@ public final class LocalExec implements PodExec, AutoCloseable {
         });
     }
 
-    private ExecResult run(Pod pod, List<String> argv, ExecLimits limits, AtomicReference<Process> running) {
+    private ExecResult run(Pod pod, List<String> argv, InputStream stdin, ExecLimits limits, AtomicReference<Process> running) {
         if (failure != null) {
             return new ExecResult.Failed(failure);
         }
@@ -62,6 +73,7 @@ public final class LocalExec implements PodExec, AutoCloseable {
         try {
             Process process = LocalProcesses.builder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
             running.set(process);
+            CompletableFuture.runAsync(() -> copy(stdin, process), processes);
             CompletableFuture<byte[]> stdout = CompletableFuture.supplyAsync(() -> readCapped(process.getInputStream(), limits.maxStdoutBytes() + 1), processes);
             byte[] out = stdout.get(remaining(deadline), TimeUnit.NANOSECONDS);
             if (out.length + extraOutputBytes > limits.maxStdoutBytes()) {
@@ -83,6 +95,20 @@ public final class LocalExec implements PodExec, AutoCloseable {
         } catch (TimeoutException e) {
             running.get().destroyForcibly();
             return new ExecResult.TimedOut(limits.deadline());
+        }
+    }
+
+    /** Feeds the process its stdin as it arrives; a process that stops reading ends the copy. */
+    private static void copy(InputStream stdin, Process process) {
+        try (OutputStream in = process.getOutputStream()) {
+            byte[] buffer = new byte[8192];
+            for (int n = stdin.read(buffer); n >= 0; n = stdin.read(buffer)) {
+                in.write(buffer, 0, n);
+                // the process's stdin is buffered, and a command may wait for what is already here
+                in.flush();
+            }
+        } catch (IOException stopped) {
+            // the process exited or was destroyed: nothing more is wanted
         }
     }
 

@@ -93,7 +93,7 @@ class LocalExecTest {
 
     @Test
     void theConnectionReadIsToldThePodsOwnAddressSinceEveryEngineHereSharesOneConnectionTable() {
-        List<String> argv = ConnectionRead.argv(8000, Optional.empty());
+        List<String> argv = ConnectionRead.command(8000, Optional.empty()).argv();
 
         assertThat(PodAddressing.onPodAddress(argv, "127.0.3.4")).endsWith("--local-address", "127.0.3.4");
         assertThat(PodAddressing.onPodAddress(List.of("python3", "-c", "print()", "--port", "8000"), "127.0.3.4"))

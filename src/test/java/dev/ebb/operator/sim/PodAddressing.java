@@ -43,7 +43,7 @@ public final class PodAddressing {
         if (out.size() > 4 && out.get(1).endsWith("/" + ENVOY_DRAIN) && out.get(4).equals(RENDERED_HOST)) {
             out.set(4, LoopbackAddresses.loopbackOf(podAddress));
         }
-        if (out.size() > 2 && out.get(2).equals(ConnectionRead.SCRIPT) && !out.contains("--local-address")) {
+        if (out.contains(ConnectionRead.MAX_PEERS_OPTION) && !out.contains("--local-address")) {
             out.addAll(List.of("--local-address", podAddress));
         }
         return out;
