@@ -12,6 +12,8 @@ public final class Labels {
     public static final String REPLICA = PREFIX + "replica";
     public static final String MEMBER_INDEX = PREFIX + "member-index";
     public static final String CONFIG_HASH = PREFIX + "config-hash";
+    /** On a drain hook's ConfigMap: the revision of the script it holds. */
+    public static final String DRAIN_HOOK_REVISION = PREFIX + "drain-hook-revision";
     /** "true" while a Pod may receive new requests; withdrawal sets it to "false". */
     public static final String SERVING = PREFIX + "serving";
     public static final String SERVING_YES = "true";

@@ -9,18 +9,47 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * The preStop hook's command line: the engine image's own python3 running the bundled script, every parameter a
- * separate argv item. Nothing is interpolated into code or a shell.
+ * The preStop hook's command line: the engine image's own python3 running the hook script from a ConfigMap the operator
+ * mounts, every parameter a separate argv item. The script's text stays out of the Pod: the Pod object, every cache
+ * that holds it and {@code kubectl describe} carry a path instead of 16 KB. A short loader, the one piece of code in
+ * the command, runs the file and, when the file cannot be read or compiled (the ConfigMap deleted before the kubelet
+ * mounted it, a key missing), holds the Pod as a busy engine would until the hook's own deadline, so that a missing
+ * script never turns a drain into an immediate SIGTERM. Nothing is interpolated into code or a shell.
  */
 public final class DrainHook {
     public static final String RESOURCE = "ebb/drain-hook.py";
+    /** The file's name in the ConfigMap and under the mount. */
+    public static final String FILE = "drain-hook.py";
+    /** Where the engine container mounts the hook's ConfigMap. */
+    public static final String MOUNT_PATH = "/etc/ebb/drain-hook";
     /** A leader's hook reads its own engine over loopback from inside its container. */
     public static final String LOOPBACK = "127.0.0.1";
     public static final String SCRIPT = BundledScripts.load(RESOURCE);
     /** What Pods record of the hook they carry; it changes with the script's text and nothing else. */
     public static final String REVISION = revisionOf(SCRIPT);
-    /** A hook's command line holds its script here: {@code python3 -c SCRIPT ...}. */
+    /**
+     * Runs the script at argv[1] with the hook's arguments from argv[3] on; when it cannot, holds argv[2] seconds and
+     * returns, which the kubelet takes as the hook's end. It never fails: a failed hook would bring SIGTERM at once.
+     */
+    static final String LOADER = """
+            import sys, time
+            try:
+                path, hold = sys.argv[1], float(sys.argv[2])
+            except Exception:
+                path, hold = "?", 0.0
+            try:
+                code = compile(open(path, "rb").read(), path, "exec")
+            except BaseException as e:
+                sys.stderr.write("ebb drain hook: cannot run %s (%s); holding %gs as a busy engine would\\n" % (path, e, hold))
+                time.sleep(hold)
+                sys.exit(0)
+            sys.argv = [path] + sys.argv[3:]
+            exec(code, {"__name__": "__main__"})
+            """;
+    /** A command line of this shape holds its script's text here: {@code python3 -c SCRIPT ...} (older releases). */
     static final int SCRIPT_INDEX = 2;
+    /** The first of the hook's own arguments in the loader's command line. */
+    private static final int LOADED_ARGUMENTS = 5;
     private static final String HOST = "--host";
 
     private static final int REVISION_HEX_LENGTH = 10;
@@ -49,7 +78,9 @@ public final class DrainHook {
         List<String> without = new ArrayList<>(command.subList(0, SCRIPT_INDEX));
         without.add(RESOURCE);
         boolean hostKept = false;
-        for (int i = SCRIPT_INDEX + 1; i < command.size(); i++) {
+        // a loaded script's path and hold are the operator's too; what follows is what older releases put after the text
+        int first = loaded(command) ? LOADED_ARGUMENTS : SCRIPT_INDEX + 1;
+        for (int i = first; i < command.size(); i++) {
             if (!HOST.equals(command.get(i)) || i + 1 >= command.size()) {
                 without.add(command.get(i));
             } else if (!hostKept) {
@@ -61,6 +92,11 @@ public final class DrainHook {
             }
         }
         return List.copyOf(without);
+    }
+
+    /** Whether the command runs a mounted script through the loader, as this release renders it. */
+    private static boolean loaded(List<String> command) {
+        return command.size() >= LOADED_ARGUMENTS && LOADER.equals(command.get(SCRIPT_INDEX)) && command.get(SCRIPT_INDEX + 1).endsWith("/" + FILE);
     }
 
     /** The hosts a hook reads, the value after each {@code --host}, in order; empty when its command line names none. */
@@ -75,20 +111,32 @@ public final class DrainHook {
     }
 
     /**
-     * @param script the hook's text: this release's {@link #SCRIPT}, or another release's
+     * The command line the operator renders: the loader, the mounted script and how long to hold should it be unreadable
+     * (until the latest moment the hook itself would return), then {@link #arguments}.
+     */
+    public static List<String> command(DrainTimeline timeline, String scheme, List<String> hosts, int port, String path,
+            List<InFlightGauges.Gauge> gauges) {
+        List<String> command = new ArrayList<>(List.of("python3", "-c", LOADER, MOUNT_PATH + "/" + FILE, Integer.toString(timeline.sigtermBy())));
+        command.addAll(arguments(timeline, scheme, hosts, port, path, gauges));
+        return List.copyOf(command);
+    }
+
+    /**
+     * The hook script's own arguments, as any way of running it takes them ({@code python3 drain-hook.py ARGUMENTS}).
+     *
      * @param hosts where the engines that speak for the member's replica serve, their gauges summed: {@link #LOOPBACK}
      *     for a leader, the leader's name for a follower, which serves nothing itself; every member where followers
      *     count requests of their own ({@link FollowerGauges})
      */
-    public static List<String> command(String script, DrainTimeline timeline, String scheme, List<String> hosts, int port, String path,
+    public static List<String> arguments(DrainTimeline timeline, String scheme, List<String> hosts, int port, String path,
             List<InFlightGauges.Gauge> gauges) {
         int grace = timeline.grace().orElseThrow(() -> new IllegalArgumentException("a hooked role always has a grace"));
         if (hosts.isEmpty()) {
             throw new IllegalArgumentException("a hook reads at least one host");
         }
-        List<String> command = new ArrayList<>(List.of("python3", "-c", script, "--scheme", scheme));
-        hosts.forEach(host -> command.addAll(List.of(HOST, host)));
-        command.addAll(List.of(
+        List<String> arguments = new ArrayList<>(List.of("--scheme", scheme));
+        hosts.forEach(host -> arguments.addAll(List.of(HOST, host)));
+        arguments.addAll(List.of(
                 "--port", Integer.toString(port),
                 "--path", path,
                 "--grace", Integer.toString(grace),
@@ -97,6 +145,6 @@ public final class DrainHook {
                 "--interval", Integer.toString(timeline.interval()),
                 "--read-timeout", Integer.toString(timeline.readTimeout()),
                 "--last-read-margin", Integer.toString(timeline.lastReadMargin())));
-        return List.copyOf(command);
+        return List.copyOf(arguments);
     }
 }

@@ -24,6 +24,7 @@ import dev.ebb.operator.route.GatewayMembership;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
@@ -85,6 +86,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     static final String REASON_PLATFORM_UNKNOWN = "PlatformUnknown";
     private static final String ROUTER_OBJECTS = RouterRenderer.COMPONENT + "=" + RouterRenderer.COMPONENT_ROUTER;
     static final String REASON_RELEASED = "PartlyPlacedReplicaReleased";
+    static final String REASON_HOOK_SCRIPT_RESTORED = "DrainHookScriptRestored";
     static final String REASON_ROUTER_REPAIRED = "RouterObjectRepaired";
     static final String REASON_ROUTER_IMAGES_CHANGED = "RouterImagesChanged";
 
@@ -139,9 +141,12 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         InformerEventSource<Pod, ModelDeployment> pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class,
                 ModelDeployment.class).withNamespacesInheritedFromController().withLabelSelector(Labels.DEPLOYMENT).build(), context);
         pods.addIndexers(Map.of(ROUTER_PODS, ModelDeploymentReconciler::routerPodKey));
-        List<EventSource<?, ModelDeployment>> sources = new ArrayList<>(List.of(pods, watched(Service.class, Labels.DEPLOYMENT, context)));
+        // every ConfigMap of a deployment: the router's and the drain hook's scripts
+        List<EventSource<?, ModelDeployment>> sources = new ArrayList<>(List.of(pods, watched(Service.class, Labels.DEPLOYMENT, context),
+                watched(ConfigMap.class, Labels.DEPLOYMENT, context)));
         // each of the router's objects, so that one deleted or edited by hand is seen and put back; its Service is above
-        RouterObjects.KINDS.stream().filter(kind -> kind != Service.class).forEach(kind -> sources.add(watched(kind, ROUTER_OBJECTS, context)));
+        RouterObjects.KINDS.stream().filter(kind -> kind != Service.class && kind != ConfigMap.class)
+                .forEach(kind -> sources.add(watched(kind, ROUTER_OBJECTS, context)));
         // Kubernetes copies a Service's labels onto its EndpointSlices, whose owner is the Service, not us
         sources.add(new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class)
                 .withNamespacesInheritedFromController().withLabelSelector(Labels.DEPLOYMENT)
@@ -345,6 +350,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
                 .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
         ReplicaPlan plan = ReplicaPlanner.plan(renderer, deployment, hashes, inventory, services.keySet(), retirements);
+        // the script first: the kubelet starts no hooked Pod before its ConfigMap is there
+        convergeHookScripts(md, deployment, context).ifPresent(conflicts::add);
 
         plan.services().forEach(desired -> applyService(md, desired, services.get(desired.getMetadata().getName()))
                 .ifPresent(conflicts::add));
@@ -352,6 +359,24 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
         plan.obsoleteServices().forEach(name -> owned.delete(md, services.get(name)));
         return plan;
+    }
+
+    private Optional<Ownership.Conflict> convergeHookScripts(ModelDeployment md, DesiredDeployment deployment, Context<ModelDeployment> context) {
+        boolean hooked = deployment.roles().stream().anyMatch(role -> renderer.drainTimeline(deployment, role).hooked());
+        HookScripts.Plan plan = HookScripts.plan(hooked ? Optional.of(renderer.hookConfigMap(deployment)) : Optional.empty(),
+                context.getSecondaryResources(ConfigMap.class), context.getSecondaryResources(Pod.class));
+        Optional<Ownership.Conflict> conflict = Optional.empty();
+        if (plan.create().isPresent()) {
+            OwnedObjects.Creation creation = owned.create(md, plan.create().get());
+            conflict = creation.conflict();
+            if (creation.created() && plan.restored()) {
+                events.warning(md, REASON_HOOK_SCRIPT_RESTORED, "put back " + plan.create().get().getMetadata().getName()
+                        + ", the drain hook's script, which was deleted while Pods mount it; Pods already running keep the copy the"
+                        + " kubelet mounted, and a hook that finds no script holds its Pod until its deadline");
+            }
+        }
+        plan.delete().forEach(old -> owned.delete(md, old));
+        return conflict;
     }
 
     private Optional<Ownership.Conflict> applyService(ModelDeployment md, Service desired, Service existing) {

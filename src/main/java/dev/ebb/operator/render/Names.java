@@ -21,6 +21,11 @@ public final class Names {
         return deployment + "-" + RoleSpec.RESERVED_NAME;
     }
 
+    /** The ConfigMap that holds one revision of the drain hook for the deployment's engine Pods. */
+    public static String drainHook(String deployment, String revision) {
+        return deployment + "-drain-hook-" + revision;
+    }
+
     public static String roleService(String deployment, String role) {
         return deployment + "-" + role;
     }

@@ -17,6 +17,8 @@ import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.EngineShutdown;
 import dev.ebb.operator.drain.FollowerGauges;
 import dev.ebb.operator.drain.InFlightGauges;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.ExecAction;
@@ -67,6 +69,8 @@ public class PodRenderer {
     static final String KUEUE_POD_GROUP_SIZE = "kueue.x-k8s.io/pod-group-total-count";
     static final String KUEUE_POD_GROUP_SERVING = "kueue.x-k8s.io/pod-group-serving";
 
+    /** The engine container's volume of the hook's ConfigMap. */
+    public static final String DRAIN_HOOK_VOLUME = RoleTemplate.DRAIN_HOOK_VOLUME;
     private final DrainTimelines timelines;
     private final String hookScript;
     private final String hookRevision;
@@ -230,8 +234,18 @@ public class PodRenderer {
     private static Pod withoutOperatorChoices(Pod pod) {
         Pod copy = new PodBuilder(pod).build();
         if (hooked(copy)) {
-            ExecAction exec = engineContainer(copy).orElseThrow().getLifecycle().getPreStop().getExec();
+            Container engine = engineContainer(copy).orElseThrow();
+            ExecAction exec = engine.getLifecycle().getPreStop().getExec();
             exec.setCommand(DrainHook.withoutOperatorChoices(exec.getCommand()));
+            // where the script comes from is the operator's choice: releases that carried it in the command had no volume
+            if (engine.getVolumeMounts() != null && engine.getVolumeMounts().removeIf(m -> DRAIN_HOOK_VOLUME.equals(m.getName()))
+                    && engine.getVolumeMounts().isEmpty()) {
+                engine.setVolumeMounts(null);
+            }
+            if (copy.getSpec().getVolumes() != null && copy.getSpec().getVolumes().removeIf(v -> DRAIN_HOOK_VOLUME.equals(v.getName()))
+                    && copy.getSpec().getVolumes().isEmpty()) {
+                copy.getSpec().setVolumes(null);
+            }
         }
         Map<String, String> annotations = copy.getMetadata().getAnnotations();
         if (annotations != null && annotations.remove(Annotations.DEFAULT_IMAGE) != null) {
@@ -299,9 +313,10 @@ public class PodRenderer {
         }
         if (timeline.hooked()) {
             main.withNewLifecycle().withNewPreStop().withNewExec()
-                    .withCommand(DrainHook.command(hookScript, timeline, tls ? "https" : "http", hookHosts(slot), enginePort,
+                    .withCommand(DrainHook.command(timeline, tls ? "https" : "http", hookHosts(slot), enginePort,
                             METRICS_PATH, InFlightGauges.of(deployment.engine())))
                     .endExec().endPreStop().endLifecycle();
+            main.addNewVolumeMount().withName(DRAIN_HOOK_VOLUME).withMountPath(DrainHook.MOUNT_PATH).withReadOnly(true).endVolumeMount();
         }
 
         RoleTemplate.PodTemplate podTemplate = Optional.ofNullable(role.template().pod())
@@ -324,7 +339,7 @@ public class PodRenderer {
                     .withRuntimeClassName(podTemplate.runtimeClassName())
                     .withSchedulerName(podTemplate.schedulerName())
                     .withSecurityContext(podTemplate.securityContext())
-                    .withVolumes(volumes(podTemplate, role))
+                    .withVolumes(volumes(podTemplate, role, timeline.hooked() ? Optional.of(hookConfigMapName(deployment)) : Optional.empty()))
                     .withHostname(role.size() > 1 ? slot.podName() : null)
                     .withSubdomain(role.size() > 1 ? Names.replica(deployment.owner().name(), role.name(), slot.ordinal()) : null)
                     // A Service named like the engine would inject e.g. VLLM_PORT, which vLLM reads as its own setting.
@@ -355,12 +370,47 @@ public class PodRenderer {
         return merged;
     }
 
-    /** The template's volumes and, where the role has shared memory, the memory-backed one mounted at /dev/shm. */
-    private static List<Volume> volumes(RoleTemplate.PodTemplate template, DesiredRole role) {
+    /**
+     * The template's volumes; where the role has shared memory, the memory-backed one mounted at /dev/shm; where it is
+     * hooked, the hook's ConfigMap, which the kubelet must mount before the engine starts (it is not optional), so no
+     * engine of this release serves without its hook's script.
+     */
+    private static List<Volume> volumes(RoleTemplate.PodTemplate template, DesiredRole role, Optional<String> hookConfigMap) {
         List<Volume> volumes = new ArrayList<>(template.volumes() == null ? List.of() : template.volumes());
         role.sharedMemory().value().ifPresent(size -> volumes.add(new VolumeBuilder().withName(RoleTemplate.SHARED_MEMORY_VOLUME)
                 .withNewEmptyDir().withMedium("Memory").withSizeLimit(new Quantity(size)).endEmptyDir().build()));
+        hookConfigMap.ifPresent(name -> volumes.add(new VolumeBuilder().withName(DRAIN_HOOK_VOLUME)
+                .withNewConfigMap().withName(name).withOptional(false).endConfigMap().build()));
         return volumes.isEmpty() ? null : volumes;
+    }
+
+    /** The ConfigMap this release's hooked Pods of the deployment mount. */
+    public String hookConfigMapName(DesiredDeployment deployment) {
+        return Names.drainHook(deployment.owner().name(), hookRevision);
+    }
+
+    /**
+     * The hook's script as the deployment's Pods mount it: immutable, since Pods of one revision must all run the same
+     * text and the name carries the revision; owned by the deployment, so it goes with it.
+     */
+    public ConfigMap hookConfigMap(DesiredDeployment deployment) {
+        return new ConfigMapBuilder()
+                .withNewMetadata()
+                    .withName(hookConfigMapName(deployment))
+                    .withNamespace(deployment.owner().namespace())
+                    .withLabels(Map.of(Labels.DEPLOYMENT, deployment.owner().name(), Labels.DRAIN_HOOK_REVISION, hookRevision))
+                    .withOwnerReferences(ownerReference(deployment.owner()))
+                .endMetadata()
+                .withImmutable(true)
+                .withData(Map.of(DrainHook.FILE, hookScript))
+                .build();
+    }
+
+    /** The hook ConfigMap a Pod mounts, if any. */
+    public static Optional<String> hookConfigMapOf(Pod pod) {
+        return Optional.ofNullable(pod.getSpec()).map(spec -> spec.getVolumes()).orElse(List.of()).stream()
+                .filter(v -> DRAIN_HOOK_VOLUME.equals(v.getName()) && v.getConfigMap() != null)
+                .map(v -> v.getConfigMap().getName()).findFirst();
     }
 
     private static Map<String, String> labels(MemberSlot slot) {

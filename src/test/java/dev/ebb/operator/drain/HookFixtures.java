@@ -11,6 +11,9 @@ import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.RouteTarget;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +26,7 @@ import java.util.concurrent.Executors;
 /** Fake engines and the hook as the renderer builds it, for the tests that run the real script. */
 public final class HookFixtures {
     private static final DrainTimelines TIMELINES = new DrainTimelines();
+    private static final Path MOUNTED_SCRIPT = mountedScript();
 
     static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     static final int PORT = 8000;
@@ -47,7 +51,28 @@ public final class HookFixtures {
     /** @param hosts what the hook reads and sums: the member's own engine and its peers, as the renderer lists them */
     static List<String> hook(Engine engine, int grace, String scheme, List<String> hosts) {
         DrainTimeline timeline = TIMELINES.of(Optional.of(grace), engine, RoleKind.Server, false, false, false);
-        return DrainHook.command(DrainHook.SCRIPT, timeline, scheme, hosts, PORT, "/metrics", InFlightGauges.of(engine));
+        return onThisMachine(DrainHook.command(timeline, scheme, hosts, PORT, "/metrics", InFlightGauges.of(engine)));
+    }
+
+    /** The rendered hook with its mounted script at {@code script} on this machine, as the kubelet mounts the ConfigMap. */
+    public static List<String> onThisMachine(List<String> rendered, Path script) {
+        String mounted = DrainHook.MOUNT_PATH + "/" + DrainHook.FILE;
+        return rendered.stream().map(arg -> arg.equals(mounted) ? script.toString() : arg).toList();
+    }
+
+    /** The rendered hook with this release's script mounted. */
+    public static List<String> onThisMachine(List<String> rendered) {
+        return onThisMachine(rendered, MOUNTED_SCRIPT);
+    }
+
+    private static Path mountedScript() {
+        try {
+            Path script = Files.createTempFile("drain-hook", ".py");
+            script.toFile().deleteOnExit();
+            return Files.writeString(script, DrainHook.SCRIPT);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     static HookRun drain(FakeEngine engine, int grace) throws IOException, InterruptedException {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
+import dev.ebb.operator.drain.HookFixtures;
 import dev.ebb.operator.drain.InFlightGauges;
 import dev.ebb.operator.sim.LocalProcesses;
 import java.io.IOException;
@@ -26,8 +27,8 @@ record EngineHook(List<String> lines, double seconds, long returnedNanos) {
 
     static EngineHook run(RealEngine engine) throws IOException, InterruptedException {
         List<InFlightGauges.Gauge> gauges = InFlightGauges.of(engine.engine);
-        List<String> argv = DrainHook.command(DrainHook.SCRIPT, new DrainTimelines().of(Optional.of(30), engine.engine, RoleKind.Server,
-                false, false, true), "http", List.of(DrainHook.LOOPBACK), engine.port, "/metrics", gauges);
+        List<String> argv = HookFixtures.onThisMachine(DrainHook.command(new DrainTimelines().of(Optional.of(30), engine.engine, RoleKind.Server,
+                false, false, true), "http", List.of(DrainHook.LOOPBACK), engine.port, "/metrics", gauges));
         Path log = Files.createTempFile("hook", ".log");
         long start = System.nanoTime();
         Process hook = LocalProcesses.builder(argv).redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(log.toFile()).start();

@@ -23,6 +23,8 @@ import dev.ebb.operator.retire.RetirementState;
 import dev.ebb.operator.sim.RecordedEvents;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -90,16 +92,37 @@ class ModelDeploymentReconcilerIT {
         assertThat(machine.cancel(RetirementMachineTest.draining(), Instant.EPOCH).retirement().state()).isEqualTo(RetirementState.Aborted);
     }
 
+    /**
+     * The hook's script lives in one immutable ConfigMap per deployment and revision, never in a Pod; what the operator's
+     * client reads of it is this release's one copy. Deleted by hand, it is put back with a Warning; a revision no Pod
+     * mounts is removed.
+     */
     @Test
-    void everyPodTheOperatorsClientReadsSharesThisReleasesOneCopyOfTheHookText() {
+    void theHookScriptIsOneConfigMapPerDeploymentPutBackWhenDeletedAndAnUnmountedRevisionGoes() {
         client.resource(deployment("qwen", "vLLM").namespace("shared-hook").role(role("server").replicas(2)).build()).create();
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(podNames("shared-hook", "qwen")).hasSize(2));
+        String name = "qwen-drain-hook-" + DrainHook.REVISION;
 
         for (Pod pod : client.pods().inNamespace("shared-hook").list().getItems()) {
-            List<String> hook = pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().getCommand();
-            assertThat(hook).as(pod.getMetadata().getName()).contains(DrainHook.SCRIPT);
-            assertThat(hook.get(hook.indexOf(DrainHook.SCRIPT))).as(pod.getMetadata().getName()).isSameAs(DrainHook.SCRIPT);
+            assertThat(pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().getCommand())
+                    .as(pod.getMetadata().getName()).doesNotContain(DrainHook.SCRIPT);
         }
+        ConfigMap script = client.configMaps().inNamespace("shared-hook").withName(name).get();
+        assertThat(script.getData().get(DrainHook.FILE)).isSameAs(DrainHook.SCRIPT);
+        String ownerUid = script.getMetadata().getOwnerReferences().get(0).getUid();
+
+        client.resource(script).delete();
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(client.configMaps().inNamespace("shared-hook").withName(name).get()).isNotNull();
+            assertThat(events("shared-hook", "qwen", ModelDeploymentReconciler.REASON_HOOK_SCRIPT_RESTORED)).isNotEmpty();
+        });
+
+        client.resource(new ConfigMapBuilder().withNewMetadata().withName("qwen-drain-hook-0000000000").withNamespace("shared-hook")
+                .withLabels(Map.of(Labels.DEPLOYMENT, "qwen", Labels.DRAIN_HOOK_REVISION, "0000000000"))
+                .addNewOwnerReference().withApiVersion("serving.ebb.dev/v1alpha1").withKind("ModelDeployment").withName("qwen").withUid(ownerUid)
+                .withController(true).endOwnerReference().endMetadata().withData(Map.of(DrainHook.FILE, "print('older')")).build()).create();
+        await().atMost(PATIENCE).untilAsserted(() ->
+                assertThat(client.configMaps().inNamespace("shared-hook").withName("qwen-drain-hook-0000000000").get()).isNull());
     }
 
     /** What a kubelet would report: the engine container started and the Pod is Ready. */

@@ -17,10 +17,12 @@ import dev.ebb.operator.api.SpecResolver;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.InFlightGauges;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -147,8 +149,10 @@ class PodRendererTest {
         Pod pod = render(deployment("qwen", "SGLang").scaling("d").role(role("d").kind("Decode").grace(45).port(30000).size(2)), 0, 1);
 
         List<String> hook = main(pod).getLifecycle().getPreStop().getExec().getCommand();
-        assertThat(hook.subList(0, 3)).containsExactly("python3", "-c", DrainHook.SCRIPT);
-        assertThat(hook.subList(3, hook.size())).as("a follower's hook reads its leader's engine, by the leader's stable name").containsExactly(
+        assertThat(hook.subList(0, 2)).containsExactly("python3", "-c");
+        assertThat(hook.subList(3, 5)).as("the mounted script, and how long to hold should it be unreadable: until the hook's own deadline")
+                .containsExactly("/etc/ebb/drain-hook/drain-hook.py", "42");
+        assertThat(hook.subList(5, hook.size())).as("a follower's hook reads its leader's engine, by the leader's stable name").containsExactly(
                 "--scheme", "http", "--host", "qwen-d-r0-m0.qwen-d-r0", "--port", "30000", "--path", "/metrics", "--grace", "45",
                 "--gauges", InFlightGauges.argument(InFlightGauges.of(Engine.SGLANG)),
                 "--settle", "5", "--interval", "1", "--read-timeout", "2", "--last-read-margin", "5");
@@ -416,6 +420,52 @@ class PodRendererTest {
         assertThat(RENDERER.configHashOnDefault(d, d.roles().get(0))).as("what the role would hash to on the default it names")
                 .contains(RENDERER.configHash(unpinned, unpinned.roles().get(0)));
         assertThat(RENDERER.configHashOnDefault(unpinned, unpinned.roles().get(0))).isEmpty();
+    }
+
+    @Test
+    void theHooksScriptIsMountedFromTheDeploymentsConfigMapAndNoneOfItsTextIsInThePod() throws Exception {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server")).desired();
+        Pod pod = RENDERER.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h");
+        String name = "qwen-drain-hook-" + DrainHook.REVISION;
+
+        assertThat(pod.getSpec().getVolumes()).singleElement().satisfies(v -> {
+            assertThat(v.getName()).isEqualTo(PodRenderer.DRAIN_HOOK_VOLUME);
+            assertThat(v.getConfigMap().getName()).isEqualTo(name);
+            assertThat(v.getConfigMap().getOptional()).as("the kubelet holds the engine's start until the script is there").isFalse();
+        });
+        assertThat(main(pod).getVolumeMounts()).singleElement().satisfies(m -> {
+            assertThat(m.getMountPath()).isEqualTo(DrainHook.MOUNT_PATH);
+            assertThat(m.getReadOnly()).isTrue();
+        });
+        assertThat(PodRenderer.hookConfigMapOf(pod)).contains(name);
+        String json = new ObjectMapper().writeValueAsString(pod);
+        assertThat(json).doesNotContain("def drain(").hasSizeLessThan(6 * 1024);
+        ConfigMap script = RENDERER.hookConfigMap(d);
+        assertThat(script.getMetadata().getName()).isEqualTo(name);
+        assertThat(script.getImmutable()).isTrue();
+        assertThat(script.getData()).containsExactly(Map.entry(DrainHook.FILE, DrainHook.SCRIPT));
+        assertThat(script.getMetadata().getOwnerReferences()).singleElement().satisfies(o -> assertThat(o.getName()).isEqualTo("qwen"));
+    }
+
+    /**
+     * Pods of releases that carried the script in the command keep their config hash under this one: an operator
+     * upgrade that moves the script into a ConfigMap turns no replica over.
+     */
+    @Test
+    void aReplicaOfAReleaseThatCarriedTheScriptInItsCommandHasTheSameConfigHash() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").size(2)).desired();
+        List<Pod> mounted = renderedByARelease(d, DrainHook.SCRIPT);
+        List<Pod> inline = renderedByARelease(d, DrainHook.SCRIPT);
+        for (Pod pod : inline) {
+            List<String> hook = main(pod).getLifecycle().getPreStop().getExec().getCommand();
+            List<String> older = new ArrayList<>(List.of("python3", "-c", "print('an older hook')"));
+            older.addAll(hook.subList(5, hook.size()));
+            main(pod).getLifecycle().getPreStop().getExec().setCommand(older);
+            main(pod).getVolumeMounts().removeIf(m -> m.getName().equals(PodRenderer.DRAIN_HOOK_VOLUME));
+            pod.getSpec().getVolumes().removeIf(v -> v.getName().equals(PodRenderer.DRAIN_HOOK_VOLUME));
+        }
+
+        assertThat(PodRenderer.hashOf(inline)).isEqualTo(PodRenderer.hashOf(mounted));
     }
 
     @Test

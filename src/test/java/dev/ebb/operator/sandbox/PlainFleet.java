@@ -10,6 +10,7 @@ import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.ServiceRenderer;
 import dev.ebb.operator.sim.DaemonThreads;
+import dev.ebb.operator.sim.HookScriptMounts;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.LifecycleBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -87,7 +88,7 @@ final class PlainFleet implements Fleet {
             Map<Integer, Pod> byOrdinal = pods().stream().collect(Collectors.toMap(PlainFleet::ordinal, Function.identity(), (a, b) -> a));
             for (int ordinal = 0; ordinal < replicas; ordinal++) {
                 if (!byOrdinal.containsKey(ordinal)) {
-                    client.resource(render(ordinal)).create();
+                    client.resource(HookScriptMounts.provide(client, render(ordinal))).create();
                 }
             }
             byOrdinal.forEach((ordinal, pod) -> {

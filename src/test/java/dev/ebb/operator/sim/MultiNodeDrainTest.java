@@ -47,7 +47,7 @@ class MultiNodeDrainTest {
     }
 
     private void create(List<Pod> pods) {
-        pods.forEach(p -> client.resource(p).create());
+        pods.forEach(p -> client.resource(HookScriptMounts.provide(client, p)).create());
         await().atMost(Duration.ofSeconds(10)).until(() -> kubelets.get().engine(NS, LEADER).filter(e -> e.state() == FakeEngine.State.SERVING).isPresent()
                 && running(FOLLOWER));
     }

@@ -65,7 +65,7 @@ class ReleasedEngineWindowTest {
     }
 
     private String create(Pod pod) {
-        client.resource(pod).create();
+        client.resource(HookScriptMounts.provide(client, pod)).create();
         String name = pod.getMetadata().getName();
         await().atMost(Duration.ofSeconds(10)).until(() -> ready(name));
         return name;
@@ -90,7 +90,7 @@ class ReleasedEngineWindowTest {
         kubelet.loadDelay(Duration.ofSeconds(2));
         Pod pod = rendered(Specs.role("server").image("vllm/vllm-openai:v0.11.0"));
         assertThat(pod.getSpec().getContainers().get(0).getReadinessProbe().getHttpGet()).isNotNull();
-        client.resource(pod).create();
+        client.resource(HookScriptMounts.provide(client, pod)).create();
         String name = pod.getMetadata().getName();
 
         await().atMost(Duration.ofSeconds(5)).until(() -> runningButNotReady(name));

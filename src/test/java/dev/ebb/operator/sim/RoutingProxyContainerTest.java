@@ -50,7 +50,8 @@ class RoutingProxyContainerTest {
     /** Creates the decoder's Pod and starts a stream to the role's port, which the proxy holds; returns once the engine holds it. */
     private CompletableFuture<LoadGenerator.Request> streamThroughTheProxy(DesiredDeployment deployment) {
         DesiredRole decode = deployment.roles().get(1);
-        client.resource(RENDERER.render(new MemberSlot(deployment, decode, 0, 0), RENDERER.configHash(deployment, decode))).create();
+        client.resource(HookScriptMounts.provide(client, RENDERER.render(new MemberSlot(deployment, decode, 0, 0),
+                RENDERER.configHash(deployment, decode)))).create();
         await().atMost(Duration.ofSeconds(10)).until(() -> kubelets.get().engine(NS, POD).filter(e -> e.state() == FakeEngine.State.SERVING).isPresent()
                 && address().isPresent());
         FakeEngine engine = kubelets.get().engine(NS, POD).orElseThrow();

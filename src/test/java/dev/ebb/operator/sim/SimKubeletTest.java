@@ -270,7 +270,7 @@ class SimKubeletTest {
         String scrapePort = pod.getMetadata().getAnnotations().get(Annotations.SCRAPE_PORT);
         assertThat(scrapePort).isNotEqualTo("8000");
         String name = pod.getMetadata().getName();
-        client.resource(pod).create();
+        client.resource(HookScriptMounts.provide(client, pod)).create();
         awaitRunning(name);
         assertThat(kubelets.get().engine(NS, name)).hasValueSatisfying(e -> assertThat(e.port()).isEqualTo(Integer.parseInt(scrapePort)));
 
@@ -288,7 +288,7 @@ class SimKubeletTest {
                 .role(Specs.role("server").extraArgs("--ssl-certfile", "/tls/tls.crt", "--ssl-keyfile", "/tls/tls.key")));
         assertThat(pod.getMetadata().getAnnotations()).containsEntry(Annotations.SCRAPE_SCHEME, "https");
         String name = pod.getMetadata().getName();
-        client.resource(pod).create();
+        client.resource(HookScriptMounts.provide(client, pod)).create();
         awaitRunning(name);
         assertThat(kubelets.get().engine(NS, name)).hasValueSatisfying(e -> assertThat(e.uri("/metrics").getScheme()).isEqualTo("https"));
 

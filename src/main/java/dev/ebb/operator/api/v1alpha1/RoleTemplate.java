@@ -30,13 +30,15 @@ public record RoleTemplate(
     /** The volume the operator mounts at /dev/shm. */
     public static final String SHARED_MEMORY_VOLUME = "ebb-shm";
     public static final String SHARED_MEMORY_PATH = "/dev/shm";
+    /** The volume of the drain hook's ConfigMap. */
+    public static final String DRAIN_HOOK_VOLUME = "ebb-drain-hook";
     public static final int MAX_ITEMS = 64;
     public static final String RESERVED_LABEL = "spec.roles[].template.pod.metadata.labels must not use the prefix " + RESERVED_PREFIX
             + ": the operator's own labels (serving, replica, configuration hash) take it";
     public static final String RESERVED_ANNOTATION = "spec.roles[].template.pod.metadata.annotations must not use the prefix "
             + RESERVED_PREFIX + ": the operator's own annotations take it";
     public static final String RESERVED_VOLUME = "spec.roles[].template.pod.volumes must not name a volume " + SHARED_MEMORY_VOLUME
-            + ": the operator's shared memory volume takes that name";
+            + " or " + DRAIN_HOOK_VOLUME + ": the operator's shared memory and drain hook volumes take those names";
     public static final String SHARED_MEMORY_MOUNT = "spec.roles[].template.engineContainer.volumeMounts must not mount "
             + SHARED_MEMORY_PATH + ": set its size with spec.roles[].sharedMemory";
 
@@ -50,7 +52,8 @@ public record RoleTemplate(
             @Size(max = MAX_ITEMS) Map<String, String> annotations) {
     }
 
-    @ValidationRule(value = "!has(self.volumes) || !self.volumes.exists(v, v.name == '" + SHARED_MEMORY_VOLUME + "')",
+    @ValidationRule(value = "!has(self.volumes) || !self.volumes.exists(v, v.name == '" + SHARED_MEMORY_VOLUME + "' || v.name == '"
+            + DRAIN_HOOK_VOLUME + "')",
             message = RESERVED_VOLUME, fieldPath = ".volumes")
     public record PodTemplate(
             @JsonPropertyDescription("Labels and annotations of every Pod, e.g. a Kueue queue name.")

@@ -1,0 +1,66 @@
+package dev.ebb.operator.drain;
+
+import static dev.ebb.operator.drain.HookFixtures.ADDRESSES;
+import static dev.ebb.operator.drain.HookFixtures.PORT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.sim.FakeEngine;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The rendered hook runs the script the kubelet mounted from the hook's ConfigMap. Whatever keeps the script from
+ * running (no file: the ConfigMap deleted before the kubelet mounted it, or the key gone; a file that is not the
+ * script) must never bring SIGTERM at once: the hook then holds until its own deadline, as it would for an engine it
+ * cannot prove idle, and still returns 0.
+ */
+class DrainHookLoaderTest {
+    private static final int GRACE = 12;
+    private static final DrainTimeline TIMELINE = new DrainTimelines().of(Optional.of(GRACE), Engine.VLLM, RoleKind.Server, false, false, false);
+
+    @TempDir
+    Path mount;
+
+    private static List<String> rendered() {
+        return DrainHook.command(TIMELINE, "http", List.of(DrainHook.LOOPBACK), PORT, "/metrics", InFlightGauges.of(Engine.VLLM));
+    }
+
+    @Test
+    void theMountedScriptRunsWithTheRenderedArguments() throws Exception {
+        Path script = Files.writeString(mount.resolve(DrainHook.FILE), DrainHook.SCRIPT);
+        try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
+            HookRun run = HookRun.run(HookFixtures.onThisMachine(rendered(), script), engine.host());
+
+            assertThat(run.exitCode()).isZero();
+            assertThat(run.lines()).last().asString().contains("idle on two consecutive reads");
+        }
+    }
+
+    @Test
+    void aMissingScriptHoldsUntilTheHooksDeadline() throws Exception {
+        HookRun run = HookRun.run(HookFixtures.onThisMachine(rendered(), mount.resolve(DrainHook.FILE)), "127.0.0.1");
+
+        assertHeldToTheDeadline(run);
+    }
+
+    @Test
+    void aScriptThatDoesNotCompileOrIsADirectoryHoldsUntilTheHooksDeadline() throws Exception {
+        Path garbled = Files.writeString(mount.resolve(DrainHook.FILE), DrainHook.SCRIPT.substring(0, DrainHook.SCRIPT.length() / 2) + "\n)(");
+
+        assertHeldToTheDeadline(HookRun.run(HookFixtures.onThisMachine(rendered(), garbled), "127.0.0.1"));
+        assertHeldToTheDeadline(HookRun.run(HookFixtures.onThisMachine(rendered(), mount), "127.0.0.1"));
+    }
+
+    private static void assertHeldToTheDeadline(HookRun run) {
+        assertThat(run.exitCode()).isZero();
+        assertThat(run.lines()).anySatisfy(line -> assertThat(line).startsWith("ebb drain hook: cannot run"));
+        assertThat(run.took().toMillis() / 1000.0).as("held until the hook's own deadline, %d s", TIMELINE.sigtermBy())
+                .isBetween(TIMELINE.sigtermBy() - 0.1, TIMELINE.sigtermBy() + 3.0);
+    }
+}
