@@ -52,6 +52,7 @@ public final class Benchmarks {
             System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s, machine load average %.2f at the start%n%n",
                     Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
                     ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+            ObjectSizes.run();
             IdleHookReturn.measure().print();
             MemberReads.run();
             idleScaleDown();

@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.drain.InFlightGauges;
+import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.Fabric8PodExec;
 import dev.ebb.operator.read.MemberReader;
@@ -23,7 +24,10 @@ import dev.ebb.operator.sim.ProcessContainer;
 import dev.ebb.operator.sim.RouteTarget;
 import io.fabric8.kubernetes.api.model.ContainerStateTerminated;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodSpecBuilder;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.Watch;
@@ -55,7 +59,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The operator's Pods on a real node: the release's kubelet runs the rendered preStop hook with the image's own
@@ -216,10 +220,10 @@ class RealNodeIT {
      * completes, and the engine exits by itself within the grace. Both engines' images: vLLM's {@code vllm serve} and
      * SGLang's {@code python3 -m sglang.launch_server}.
      */
-    @ParameterizedTest
-    @ValueSource(strings = {"vLLM", "SGLang"})
-    void aPodDeletedWhileItStreamsIsHeldByItsHookUntilTheGenerationEnds(String engine) throws Exception {
-        String name = "deleted-" + engine.toLowerCase(Locale.ROOT);
+    @ParameterizedTest(name = "{0}, its hook''s ConfigMap deleted first: {1}")
+    @CsvSource({"vLLM, false", "SGLang, false", "vLLM, true"})
+    void aPodDeletedWhileItStreamsIsHeldByItsHookUntilTheGenerationEnds(String engine, boolean scriptDeleted) throws Exception {
+        String name = "deleted-" + engine.toLowerCase(Locale.ROOT) + (scriptDeleted ? "-unscripted" : "");
         admin.resource(deployment(name, engine).namespace(NS).role(role("server").replicas(1)).scaling("server", 1).build()).create();
         await("one ready").atMost(Duration.ofMinutes(2)).untilAsserted(() ->
                 assertThat(readyPods(name)).as(ClusterState.describe(admin, NS)).isEqualTo(1));
@@ -229,6 +233,10 @@ class RealNodeIT {
             CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(client::send);
             await("streaming").atMost(Duration.ofSeconds(10)).until(() -> inFlight(pod) > 0);
 
+            if (scriptDeleted) {
+                // the kubelet keeps what it mounted: the hook runs from that copy whatever became of the ConfigMap
+                world.kubectl("delete", "configmap", PodRenderer.hookConfigMapOf(pod).orElseThrow(), "-n", NS);
+            }
             Instant deleted = Instant.now();
             world.kubectl("delete", "pod", pod.getMetadata().getName(), "-n", NS, "--wait=false");
 
@@ -276,6 +284,40 @@ class RealNodeIT {
         List<Integer> execLines = lines.stream().filter(line -> line.contains("/exec?")).map(String::length).toList();
         System.out.printf("the member reads' exec request lines: %s bytes%n", execLines);
         assertThat(execLines).hasSize(2).allSatisfy(length -> assertThat(length).isLessThan(2048));
+    }
+
+    /**
+     * The hook's ConfigMap is not optional: a Pod that mounts one not yet there stays ContainerCreating, its engine never
+     * started and so never serving without its hook, and starts once the ConfigMap appears.
+     */
+    @Test
+    void aPodWhoseHookScriptIsNotThereYetDoesNotStartUntilItIs() throws Exception {
+        admin.resource(deployment("early", "vLLM").namespace(NS).role(role("server").replicas(1)).scaling("server", 1).build()).create();
+        await("one ready").atMost(Duration.ofMinutes(2)).untilAsserted(() ->
+                assertThat(readyPods("early")).as(ClusterState.describe(admin, NS)).isEqualTo(1));
+        Pod rendered = world.podsOf("early").get(0);
+        String missing = "early-drain-hook-not-yet";
+        Pod early = new PodBuilder().withNewMetadata().withName("early-by-hand").withNamespace(NS).endMetadata()
+                .withSpec(new PodSpecBuilder(rendered.getSpec()).editMatchingVolume(v -> v.getName().equals(PodRenderer.DRAIN_HOOK_VOLUME))
+                        .editConfigMap().withName(missing).endConfigMap().endVolume().build()).build();
+        admin.resource(early).create();
+
+        Instant created = Instant.now();
+        await("the kubelet telling that it cannot mount the script").atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+                assertThat(admin.v1().events().inNamespace(NS).list().getItems()).as("events").anySatisfy(event -> {
+                    assertThat(event.getInvolvedObject().getName()).isEqualTo("early-by-hand");
+                    assertThat(event.getReason()).isEqualTo("FailedMount");
+                }));
+        assertThat(admin.pods().inNamespace(NS).withName("early-by-hand").get().getStatus().getContainerStatuses())
+                .allSatisfy(status -> assertThat(status.getState().getRunning()).isNull());
+
+        admin.resource(new ConfigMapBuilder().withNewMetadata().withName(missing).withNamespace(NS).endMetadata()
+                .withData(Map.of(DrainHook.FILE, DrainHook.SCRIPT)).build()).create();
+        await("running once the script is there").atMost(Duration.ofMinutes(2)).untilAsserted(() ->
+                assertThat(Readiness.isPodReady(admin.pods().inNamespace(NS).withName("early-by-hand").get())).isTrue());
+        System.out.printf("a Pod whose hook script was missing waited %.0f s without starting; it started once the script was there%n",
+                Duration.between(created, Instant.now()).toMillis() / 1000.0);
+        admin.pods().inNamespace(NS).withName("early-by-hand").withGracePeriod(0).delete();
     }
 
     private static URI clusterIp(String deployment) {
