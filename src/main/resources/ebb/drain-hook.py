@@ -16,7 +16,11 @@ spans every member, so one member's engine gone ends the replica's work); so doe
 does not exist (a follower's hook reads its leader by name, and the name goes with the leader's Pod); so do arguments
 it cannot use, though only after the settle (the given --settle if it can be read, else 5 s). A read that times out, an answer that is not HTTP, a body that cannot be parsed and a gauge that is
 missing all count as busy. Reads connect directly, whatever proxy the environment names. The hook always exits 0,
-and writes one line per read, and a last line saying why it returned, to stderr.
+and writes one line per read, and a last line saying why it returned, to stderr, which the kubelet keeps only for a
+hook that fails. So each line also goes to --container-log when given (the container's main process's stderr,
+/proc/1/fd/2, which is the container's log), and the last line, with the kind of ending in brackets (idle,
+nothing-to-measure, deadline, bad-arguments, stopped), is appended to --termination-log when given (the container's
+termination message file, which the kubelet reports in the container's terminated state). Neither may fail the hook.
 """
 import time
 
@@ -133,6 +137,8 @@ def parse_args(argv):
                    help="a slower read is busy (default: %(default)s)")
     p.add_argument("--last-read-margin", type=number(0), default=5.0,
                    help="no read starts later than grace minus this (default: %(default)s)")
+    p.add_argument("--container-log", help="a file each line also goes to, e.g. /proc/1/fd/2")
+    p.add_argument("--termination-log", help="a file the last line is appended to, e.g. /dev/termination-log")
     args = p.parse_args(argv)
     args.host = args.host or ["127.0.0.1"]
     if len(args.host) > MAX_HOSTS:
@@ -140,18 +146,42 @@ def parse_args(argv):
     return args
 
 
-def settle_of(argv):
-    """The --settle among arguments that failed as a whole: the given one if it can be read, else the default."""
+def option_of(argv, name):
+    """The last value given for --name, read without the parser: arguments that fail as a whole still name it."""
     given = None
     for i, arg in enumerate(argv):
-        if arg == "--settle" and i + 1 < len(argv):
+        if arg == name and i + 1 < len(argv):
             given = argv[i + 1]
-        elif arg.startswith("--settle="):
-            given = arg[len("--settle="):]
+        elif arg.startswith(name + "="):
+            given = arg[len(name) + 1:]
+    return given
+
+
+def settle_of(argv):
+    """The --settle among arguments that failed as a whole: the given one if it can be read, else the default."""
+    given = option_of(argv, "--settle")
     try:
         return SETTLE if given is None else number(0)(given)
     except argparse.ArgumentTypeError:
         return SETTLE
+
+
+def appender(path):
+    """Writes a line to the file at path, or does nothing when it cannot: a log must never fail the hook."""
+    if not path:
+        return lambda line: None
+    try:
+        out = open(path, "a", encoding="utf-8", errors="replace")
+    except Exception:
+        return lambda line: None
+
+    def write(line):
+        try:
+            out.write(line + "\n")
+            out.flush()
+        except Exception:
+            pass
+    return write
 
 
 def split_sample(line):
@@ -312,19 +342,19 @@ def drain(args, log):
     if next_read > last_read_start + LATE_START:
         # too short a grace for any read: serve on undisturbed as long as the SIGTERM point allows
         time.sleep(max(0.0, min(args.settle, sigterm_by) - elapsed()))
-        return no_more
+        return "deadline", no_more
     idle_reads = 0
     while True:
         time.sleep(max(0.0, next_read - elapsed()))
         began = elapsed()
         budget = min(args.read_timeout, sigterm_by - began)
         if began > last_read_start + LATE_START or budget <= 0:
-            return no_more
+            return "deadline", no_more
         try:
             total = read_all(args, urls, opener, began + budget, elapsed, context)
         except Ended as e:
             log("t=%.1fs read ended the drain: %s" % (began, e))
-            return "nothing to measure: %s" % e
+            return "nothing-to-measure", "nothing to measure: %s" % e
         except (Busy, Overdue) as e:  # the alarm can land just after the read returned: it was still too slow
             idle_reads = 0
             log("t=%.1fs read: busy (%s)" % (began, e if isinstance(e, Busy) else "no answer in time"))
@@ -333,30 +363,37 @@ def drain(args, log):
                 idle_reads += 1
                 log("t=%.1fs read: idle (sum 0), %d in a row" % (began, idle_reads))
                 if idle_reads == 2:
-                    return "idle on two consecutive reads"
+                    return "idle", "idle on two consecutive reads"
             else:
                 idle_reads = 0
                 log("t=%.1fs read: busy (sum %g)" % (began, total))
         # after a slow read the schedule restarts from now: reads that fell behind must not run back to back
         next_read = max(next_read + args.interval, elapsed())
         if next_read > last_read_start + LATE_START:
-            return no_more
+            return "deadline", no_more
 
 
 def main(argv):
-    log = lambda line: sys.stderr.write(line + "\n") or sys.stderr.flush()
+    to_container_log = appender(option_of(argv, "--container-log"))
+
+    def log(line):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        to_container_log("ebb drain hook: " + line)
     try:
         load_modules()
-        why = drain(parse_args(argv), log)
+        kind, why = drain(parse_args(argv), log)
     except BadArguments as e:
-        why = "bad arguments, nothing measured: %s" % e
+        kind, why = "bad-arguments", "bad arguments, nothing measured: %s" % e
         # a typo in a hand-written manifest must not take the engine's settle away too: it still serves that long
         time.sleep(max(0.0, settle_of(argv) - (time.monotonic() - STARTED)))
     except SystemExit:  # --help
-        why = "asked for help, nothing measured"
+        kind, why = "bad-arguments", "asked for help, nothing measured"
     except BaseException as e:  # the hook must never fail the Pod's termination
-        why = "stopped by %s: %s" % (type(e).__name__, e)
-    log("returning at %.1fs: %s" % (time.monotonic() - STARTED, why))
+        kind, why = "stopped", "stopped by %s: %s" % (type(e).__name__, e)
+    last = "returning at %.1fs: %s" % (time.monotonic() - STARTED, why)
+    log(last)
+    appender(option_of(argv, "--termination-log"))("ebb drain hook [%s]: %s" % (kind, last[:400]))
     return 0
 
 

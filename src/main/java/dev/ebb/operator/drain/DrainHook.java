@@ -33,19 +33,34 @@ public final class DrainHook {
      */
     static final String LOADER = """
             import sys, time
+            a = sys.argv
             try:
-                path, hold = sys.argv[1], float(sys.argv[2])
+                path, hold = a[1], float(a[2])
             except Exception:
                 path, hold = "?", 0.0
             try:
                 code = compile(open(path, "rb").read(), path, "exec")
             except BaseException as e:
-                sys.stderr.write("ebb drain hook: cannot run %s (%s); holding %gs as a busy engine would\\n" % (path, e, hold))
+                said = "cannot run %s (%s); holding %gs as a busy engine would" % (path, e, hold)
+                sys.stderr.write("ebb drain hook: " + said + "\\n")
+                for flag, line in (("--container-log", "ebb drain hook: "), ("--termination-log", "ebb drain hook [no-script]: ")):
+                    try:
+                        open(a[a.index(flag) + 1], "a").write(line + said + "\\n")
+                    except Exception:
+                        pass
                 time.sleep(hold)
                 sys.exit(0)
-            sys.argv = [path] + sys.argv[3:]
+            sys.argv = [path] + a[3:]
             exec(code, {"__name__": "__main__"})
             """;
+    /**
+     * Where the hook's lines reach the container's log: its main process's stderr. The kubelet keeps an exec hook's own
+     * output only when the hook fails, and this one never does.
+     */
+    public static final String CONTAINER_LOG = "/proc/1/fd/2";
+    /** The container's termination message file (Kubernetes' default path), where the hook appends how it ended. */
+    public static final String TERMINATION_LOG = "/dev/termination-log";
+    private static final List<String> OPERATOR_OPTIONS = List.of("--container-log", "--termination-log");
     /** A command line of this shape holds its script's text here: {@code python3 -c SCRIPT ...} (older releases). */
     static final int SCRIPT_INDEX = 2;
     /** The first of the hook's own arguments in the loader's command line. */
@@ -81,7 +96,9 @@ public final class DrainHook {
         // a loaded script's path and hold are the operator's too; what follows is what older releases put after the text
         int first = loaded(command) ? LOADED_ARGUMENTS : SCRIPT_INDEX + 1;
         for (int i = first; i < command.size(); i++) {
-            if (!HOST.equals(command.get(i)) || i + 1 >= command.size()) {
+            if (OPERATOR_OPTIONS.contains(command.get(i))) {
+                i++;
+            } else if (!HOST.equals(command.get(i)) || i + 1 >= command.size()) {
                 without.add(command.get(i));
             } else if (!hostKept) {
                 without.addAll(List.of(HOST, LOOPBACK));
@@ -94,9 +111,13 @@ public final class DrainHook {
         return List.copyOf(without);
     }
 
-    /** Whether the command runs a mounted script through the loader, as this release renders it. */
+    /**
+     * Whether the command runs a mounted script through a loader, as this release renders it: the script's path and the
+     * hold follow the code, whatever the loader's own text (a later release may change it without turning replicas over).
+     */
     private static boolean loaded(List<String> command) {
-        return command.size() >= LOADED_ARGUMENTS && LOADER.equals(command.get(SCRIPT_INDEX)) && command.get(SCRIPT_INDEX + 1).endsWith("/" + FILE);
+        return command.size() >= LOADED_ARGUMENTS && command.get(SCRIPT_INDEX + 1).endsWith("/" + FILE)
+                && command.get(SCRIPT_INDEX + 2).matches("[0-9]{1,9}");
     }
 
     /** The hosts a hook reads, the value after each {@code --host}, in order; empty when its command line names none. */
@@ -112,11 +133,12 @@ public final class DrainHook {
 
     /**
      * The command line the operator renders: the loader, the mounted script and how long to hold should it be unreadable
-     * (until the latest moment the hook itself would return), then {@link #arguments}.
+     * (until the latest moment the hook itself would return), where its lines and its ending go, then {@link #arguments}.
      */
     public static List<String> command(DrainTimeline timeline, String scheme, List<String> hosts, int port, String path,
             List<InFlightGauges.Gauge> gauges) {
-        List<String> command = new ArrayList<>(List.of("python3", "-c", LOADER, MOUNT_PATH + "/" + FILE, Integer.toString(timeline.sigtermBy())));
+        List<String> command = new ArrayList<>(List.of("python3", "-c", LOADER, MOUNT_PATH + "/" + FILE, Integer.toString(timeline.sigtermBy()),
+                "--container-log", CONTAINER_LOG, "--termination-log", TERMINATION_LOG));
         command.addAll(arguments(timeline, scheme, hosts, port, path, gauges));
         return List.copyOf(command);
     }

@@ -114,11 +114,13 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * until when their Pods are created held back. Kept until that time, as a Pod created meanwhile carries it itself.
      */
     private final Map<String, Map<String, Instant>> releasedReplicas = new ConcurrentHashMap<>();
+    private final HookEndings hookEndings;
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
             ReadLedger reads, CandidateReads candidateReads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges,
             PodRenderer renderer, Clock clock) {
         this.renderer = renderer;
+        this.hookEndings = new HookEndings(events);
         this.gauges = gauges;
         this.owned = owned;
         this.routers = routers;
@@ -139,7 +141,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     public List<EventSource<?, ModelDeployment>> prepareEventSources(EventSourceContext<ModelDeployment> context) {
         // every cache watches only the namespaces the controller does (ebb.watch-namespaces), which is all its RBAC covers
         InformerEventSource<Pod, ModelDeployment> pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class,
-                ModelDeployment.class).withNamespacesInheritedFromController().withLabelSelector(Labels.DEPLOYMENT).build(), context);
+                ModelDeployment.class).withNamespacesInheritedFromController().withLabelSelector(Labels.DEPLOYMENT)
+                .withOnUpdateFilter(hookEndings::observe).build(), context);
         pods.addIndexers(Map.of(ROUTER_PODS, ModelDeploymentReconciler::routerPodKey));
         // every ConfigMap of a deployment: the router's and the drain hook's scripts
         List<EventSource<?, ModelDeployment>> sources = new ArrayList<>(List.of(pods, watched(Service.class, Labels.DEPLOYMENT, context),

@@ -9,6 +9,7 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.drain.InFlightGauges;
 import dev.ebb.operator.drain.DrainHook;
+import dev.ebb.operator.drain.HookEnding;
 import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.Fabric8PodExec;
 import dev.ebb.operator.read.MemberReader;
@@ -239,14 +240,19 @@ class RealNodeIT {
             }
             Instant deleted = Instant.now();
             world.kubectl("delete", "pod", pod.getMetadata().getName(), "-n", NS, "--wait=false");
+            // the hook's reads reach the container's log while it holds the Pod
+            await("the hook's reads in kubectl logs").atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                    assertThat(world.kubectl("logs", pod.getMetadata().getName(), "-n", NS)).contains("ebb drain hook: t=", "read: busy"));
 
             LoadGenerator.Request request = stream.get(60, TimeUnit.SECONDS);
             assertThat(request.outcome()).as(request.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
             await("the engine's last state").atMost(Duration.ofSeconds(60)).until(() -> ENDED.containsKey(pod.getMetadata().getName()));
             ContainerStateTerminated ended = ENDED.get(pod.getMetadata().getName());
             assertThat(ended.getExitCode()).as("the engine's exit status (%s)", ended.getReason()).isNotEqualTo(ProcessContainer.KILLED);
-            assertThat(ended.getMessage()).as("the termination message").startsWith(EngineProgram.SIGTERM_AT);
-            Instant sigterm = Instant.parse(ended.getMessage().substring(EngineProgram.SIGTERM_AT.length()).strip());
+            assertThat(HookEnding.in(ended.getMessage())).as("the hook's ending in the termination message: %s", ended.getMessage())
+                    .hasValueSatisfying(ending -> assertThat(ending.kind()).isEqualTo(HookEnding.Kind.IDLE));
+            String sigtermLine = ended.getMessage().lines().filter(line -> line.startsWith(EngineProgram.SIGTERM_AT)).findFirst().orElseThrow();
+            Instant sigterm = Instant.parse(sigtermLine.substring(EngineProgram.SIGTERM_AT.length()).strip());
             assertThat(sigterm).as("SIGTERM, sent once the hook returned").isAfter(request.end());
             System.out.printf("%s deleted while streaming: the generation ended %.1f s after the delete; the kubelet sent SIGTERM %.1f s after"
                     + " it ended; the engine exited at %s%n", engine, Duration.between(deleted, request.end()).toMillis() / 1000.0,

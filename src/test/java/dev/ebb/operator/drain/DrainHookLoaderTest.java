@@ -31,22 +31,37 @@ class DrainHookLoaderTest {
         return DrainHook.command(TIMELINE, "http", List.of(DrainHook.LOOPBACK), PORT, "/metrics", InFlightGauges.of(Engine.VLLM));
     }
 
+    /**
+     * Each line the hook writes also reaches the container's log (its main process's stderr, where kubectl logs reads),
+     * and how it ended goes into the termination message, which the kubelet reports in the container's state.
+     */
     @Test
-    void theMountedScriptRunsWithTheRenderedArguments() throws Exception {
+    void theMountedScriptRunsWithTheRenderedArgumentsAndWritesToTheContainersLogAndTerminationMessage() throws Exception {
         Path script = Files.writeString(mount.resolve(DrainHook.FILE), DrainHook.SCRIPT);
+        Path containerLog = mount.resolve("container.log");
+        Path terminationLog = mount.resolve("termination-log");
         try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
-            HookRun run = HookRun.run(HookFixtures.onThisMachine(rendered(), script), engine.host());
+            HookRun run = HookRun.run(HookFixtures.onThisMachine(rendered(), script, containerLog, terminationLog), engine.host());
 
             assertThat(run.exitCode()).isZero();
             assertThat(run.lines()).last().asString().contains("idle on two consecutive reads");
+            assertThat(Files.readAllLines(containerLog)).isEqualTo(run.lines().stream().map(line -> "ebb drain hook: " + line).toList());
+            assertThat(HookEnding.in(Files.readString(terminationLog))).hasValueSatisfying(ending -> {
+                assertThat(ending.kind()).isEqualTo(HookEnding.Kind.IDLE);
+                assertThat(ending.line()).isEqualTo(run.lines().get(run.lines().size() - 1));
+            });
         }
     }
 
     @Test
-    void aMissingScriptHoldsUntilTheHooksDeadline() throws Exception {
-        HookRun run = HookRun.run(HookFixtures.onThisMachine(rendered(), mount.resolve(DrainHook.FILE)), "127.0.0.1");
+    void aMissingScriptHoldsUntilTheHooksDeadlineAndSaysSoInTheContainersLogAndTerminationMessage() throws Exception {
+        Path containerLog = mount.resolve("container.log");
+        Path terminationLog = mount.resolve("termination-log");
+        HookRun run = HookRun.run(HookFixtures.onThisMachine(rendered(), mount.resolve(DrainHook.FILE), containerLog, terminationLog), "127.0.0.1");
 
         assertHeldToTheDeadline(run);
+        assertThat(Files.readString(containerLog)).startsWith("ebb drain hook: cannot run");
+        assertThat(HookEnding.in(Files.readString(terminationLog)).map(HookEnding::kind)).contains(HookEnding.Kind.NO_SCRIPT);
     }
 
     @Test

@@ -56,8 +56,18 @@ public final class HookFixtures {
 
     /** The rendered hook with its mounted script at {@code script} on this machine, as the kubelet mounts the ConfigMap. */
     public static List<String> onThisMachine(List<String> rendered, Path script) {
+        return onThisMachine(rendered, script, Path.of("/dev/null"), Path.of("/dev/null"));
+    }
+
+    /**
+     * The rendered hook with its mounted script at {@code script}, and the container's log and termination message
+     * files at these: on this machine {@code /proc/1/fd/2} is init's stderr, which no test may write.
+     */
+    public static List<String> onThisMachine(List<String> rendered, Path script, Path containerLog, Path terminationLog) {
         String mounted = DrainHook.MOUNT_PATH + "/" + DrainHook.FILE;
-        return rendered.stream().map(arg -> arg.equals(mounted) ? script.toString() : arg).toList();
+        return rendered.stream().map(arg -> arg.equals(mounted) ? script.toString()
+                : arg.equals(DrainHook.CONTAINER_LOG) ? containerLog.toString()
+                : arg.equals(DrainHook.TERMINATION_LOG) ? terminationLog.toString() : arg).toList();
     }
 
     /** The rendered hook with this release's script mounted. */

@@ -102,6 +102,33 @@ class ReconcilerInSimWorldIT {
         });
     }
 
+    /**
+     * A Pod deleted by hand in the middle of a generation longer than its grace: the hook reads it busy until its last
+     * read's deadline and lets SIGTERM through, writing so into the termination message, and the operator tells it
+     * on the ModelDeployment, naming the Pod and why.
+     */
+    @Test
+    void aHookThatLetsSigtermThroughWithoutReadingItsEngineIdleIsToldOnTheDeployment() throws Exception {
+        client.resource(deployment("long", "vLLM").namespace("unproven").role(role("server").replicas(1).grace(15)).build()).create();
+        ServiceTarget service = new ServiceTarget(world.endpoints(), "unproven", Names.roleService("long", "server"));
+        await().atMost(Duration.ofSeconds(20)).until(() -> service.pick().isPresent() && readyPods("unproven") == 1);
+        String pod = Names.pod("long", "server", 0, 0);
+        // about 40 s of tokens, well past the grace
+        LoadGenerator load = new LoadGenerator(service, 1, 800, Duration.ofMillis(50));
+        CompletableFuture.supplyAsync(load::send);
+        await().atMost(Duration.ofSeconds(5)).until(() -> world.kubelet().engine("unproven", pod).filter(e -> e.inFlight() > 0).isPresent());
+
+        client.pods().inNamespace("unproven").withName(pod).delete();
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(client.v1().events().inNamespace("unproven").list().getItems())
+                .anySatisfy(e -> {
+                    assertThat(e.getReason()).isEqualTo(HookEndings.REASON);
+                    assertThat(e.getType()).isEqualTo("Warning");
+                    assertThat(e.getInvolvedObject().getName()).isEqualTo("long");
+                    assertThat(e.getMessage()).contains(pod, "(deadline)", "no read may start after");
+                }));
+    }
+
     /** The replicas' Pods that are ready; the router's own Pods carry no role. */
     private long readyPods(String namespace) {
         return client.pods().inNamespace(namespace).withLabel(Labels.ROLE).list().getItems().stream().filter(Readiness::isPodReady).count();

@@ -152,7 +152,9 @@ class PodRendererTest {
         assertThat(hook.subList(0, 2)).containsExactly("python3", "-c");
         assertThat(hook.subList(3, 5)).as("the mounted script, and how long to hold should it be unreadable: until the hook's own deadline")
                 .containsExactly("/etc/ebb/drain-hook/drain-hook.py", "42");
-        assertThat(hook.subList(5, hook.size())).as("a follower's hook reads its leader's engine, by the leader's stable name").containsExactly(
+        assertThat(hook.subList(5, 9)).as("where its lines and its ending go: the container's log and termination message")
+                .containsExactly("--container-log", "/proc/1/fd/2", "--termination-log", "/dev/termination-log");
+        assertThat(hook.subList(9, hook.size())).as("a follower's hook reads its leader's engine, by the leader's stable name").containsExactly(
                 "--scheme", "http", "--host", "qwen-d-r0-m0.qwen-d-r0", "--port", "30000", "--path", "/metrics", "--grace", "45",
                 "--gauges", InFlightGauges.argument(InFlightGauges.of(Engine.SGLANG)),
                 "--settle", "5", "--interval", "1", "--read-timeout", "2", "--last-read-margin", "5");

@@ -4,6 +4,7 @@ import dev.ebb.operator.api.v1alpha1.Engine;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
@@ -62,7 +63,8 @@ public final class EngineProgram {
         Path message = Path.of("/dev/termination-log");
         if (Files.isWritable(message)) {
             try {
-                Files.writeString(message, SIGTERM_AT + at);
+                // appended: the drain hook has written how it ended there already
+                Files.writeString(message, SIGTERM_AT + at + "\n", StandardOpenOption.APPEND);
             } catch (IOException e) {
                 System.err.println("EngineProgram: the termination message could not be written: " + e.getMessage());
             }

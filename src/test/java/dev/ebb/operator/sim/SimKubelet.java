@@ -498,6 +498,7 @@ public final class SimKubelet implements AutoCloseable {
         Optional<List<String>> hook = preStopOf(main);
         Optional<Duration> hookTook = Optional.empty();
         String hookOutput = "";
+        String terminationMessage = null;
         FakeRoutingProxy proxy = node.proxy;
         boolean nativeProxy = RoutingProxies.nativeSidecar(pod);
         if (proxy != null && !nativeProxy) {
@@ -509,6 +510,7 @@ public final class SimKubelet implements AutoCloseable {
             HookRun run = runHook(hook.get(), ProcessContainer.literalEnvironment(main), node.address, pod, main, grace);
             hookTook = Optional.of(run.took);
             hookOutput = run.stderr;
+            terminationMessage = run.terminationMessage;
         }
         Duration sigterm = since(start);
         // the container gets what is left of the grace after the hook, and never less than the minimum
@@ -534,10 +536,11 @@ public final class SimKubelet implements AutoCloseable {
         Optional.ofNullable(node.page).ifPresent(FollowerPage::close);
         collectiveLost(node);
         terminations.add(new Termination(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), seen, hookTook, hookOutput, sigterm, since(start), killed));
-        release(pod, killed ? ProcessContainer.KILLED : 0);
+        release(pod, killed ? ProcessContainer.KILLED : 0, terminationMessage);
     }
 
-    private record HookRun(Duration took, String stderr) {
+    /** @param terminationMessage what the container's termination message file held afterwards, null when nothing */
+    private record HookRun(Duration took, String stderr, String terminationMessage) {
     }
 
     private static Optional<List<String>> preStopOf(Container container) {
@@ -551,8 +554,8 @@ public final class SimKubelet implements AutoCloseable {
     private HookRun runHook(List<String> argv, Map<String, String> env, String podAddress, Pod pod, Container container, Duration grace) {
         long start = System.nanoTime();
         String namespace = pod.getMetadata().getNamespace();
-        try (ConfigMapMounts mounts = ConfigMapMounts.of(client, pod, container)) {
-            List<String> command = mounts.onHost(PodAddressing.onPodAddress(argv, podAddress, name -> peerAddress(namespace, name)));
+        try (ConfigMapMounts mounts = ConfigMapMounts.of(client, pod, container); ContainerFiles files = ContainerFiles.create()) {
+            List<String> command = files.onHost(mounts.onHost(PodAddressing.onPodAddress(argv, podAddress, name -> peerAddress(namespace, name))));
             ProcessBuilder builder = LocalProcesses.builder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
             builder.environment().putAll(env);
             Process process = builder.start();
@@ -570,12 +573,12 @@ public final class SimKubelet implements AutoCloseable {
                 process.destroyForcibly();
             }
             drain.join(1000);
-            return new HookRun(since(start), stderr.toString());
+            return new HookRun(since(start), stderr.toString(), files.terminationMessage());
         } catch (IOException e) {
-            return new HookRun(since(start), "hook failed to start: " + e.getMessage());
+            return new HookRun(since(start), "hook failed to start: " + e.getMessage(), null);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return new HookRun(since(start), "interrupted");
+            return new HookRun(since(start), "interrupted", null);
         }
     }
 
@@ -602,11 +605,19 @@ public final class SimKubelet implements AutoCloseable {
      * (canBeDeleted waits for it), then a delete with a grace of 0 and the Pod's UID as its precondition (syncPod).
      */
     private void release(Pod pod, int exitCode) {
+        release(pod, exitCode, null);
+    }
+
+    private void release(Pod pod, int exitCode, String terminationMessage) {
         if (nodeName.isEmpty()) {
+            if (terminationMessage != null) {
+                // what a kubelet reports before the Pod goes, so that a watcher sees how the container ended
+                reportTerminated(pod, exitCode, terminationMessage);
+            }
             releaseFinalizer(pod);
             return;
         }
-        reportTerminated(pod, exitCode);
+        reportTerminated(pod, exitCode, terminationMessage);
         String url = client.getConfiguration().getMasterUrl().replaceAll("/$", "") + "/api/v1/namespaces/" + pod.getMetadata().getNamespace()
                 + "/pods/" + pod.getMetadata().getName();
         try {
@@ -618,7 +629,7 @@ public final class SimKubelet implements AutoCloseable {
     }
 
     /** Succeeded when the container exited with 0, else Failed (getPhase in pkg/kubelet/kubelet_pods.go), its state terminated. */
-    private void reportTerminated(Pod pod, int exitCode) {
+    private void reportTerminated(Pod pod, int exitCode, String terminationMessage) {
         String now = Instant.now().toString();
         try {
             client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).editStatus(p -> {
@@ -629,7 +640,7 @@ public final class SimKubelet implements AutoCloseable {
                 Optional.ofNullable(status.getContainerStatuses()).orElse(List.of()).forEach(c -> {
                     c.setReady(false);
                     c.setState(new ContainerStateBuilder().withNewTerminated().withExitCode(exitCode).withReason(exitCode == 0 ? "Completed" : "Error")
-                            .withFinishedAt(now).endTerminated().build());
+                            .withMessage(terminationMessage).withFinishedAt(now).endTerminated().build());
                 });
                 p.setStatus(status);
                 return p;
