@@ -10,12 +10,17 @@ import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.PodRenderer;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Pods read from the API server share one copy of this release's hook text, and read the same as before. */
+/**
+ * Hook ConfigMaps, and Pods of releases that carried the hook inline, read from the API server share one copy of this
+ * release's hook text, and read the same as before.
+ */
 class SharedHookTextTest {
     private static final KubernetesSerialization PLAIN = new KubernetesSerialization();
     private static final KubernetesSerialization SHARING = sharing();
@@ -31,35 +36,62 @@ class SharedHookTextTest {
         return mapper;
     }
 
-    private static Pod hookedPod() {
-        DesiredDeployment desired = deployment("qwen", "vLLM").role(role("server")).desired();
-        return new PodRenderer().render(new MemberSlot(desired, desired.roles().get(0), 0, 0), "h");
+    private static DesiredDeployment qwen() {
+        return deployment("qwen", "vLLM").role(role("server")).desired();
+    }
+
+    /** The deployment's hook ConfigMap, which holds this release's text. */
+    private static ConfigMap hookScript() {
+        return new PodRenderer().hookConfigMap(qwen());
+    }
+
+    /** A Pod of a release that carried the hook's text inline in its preStop command. */
+    private static Pod podOfAnInlineRelease() {
+        DesiredDeployment desired = qwen();
+        Pod pod = new PodRenderer().render(new MemberSlot(desired, desired.roles().get(0), 0, 0), "h");
+        List<String> command = new ArrayList<>(hookCommand(pod));
+        command.set(2, DrainHook.SCRIPT);
+        pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().setCommand(command);
+        return pod;
     }
 
     private static List<String> hookCommand(Pod pod) {
         return pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().getCommand();
     }
 
-    @Test
-    void podsReadFromJsonHoldThisReleasesOneCopyOfTheHookText() {
-        String json = PLAIN.asJson(hookedPod());
-
-        Pod first = SHARING.unmarshal(json, Pod.class);
-        Pod second = SHARING.unmarshal(json, Pod.class);
-
-        assertThat(hookCommand(first)).contains(DrainHook.SCRIPT);
-        assertThat(hookCommand(first).get(hookCommand(first).indexOf(DrainHook.SCRIPT))).isSameAs(DrainHook.SCRIPT);
-        assertThat(hookCommand(second).get(hookCommand(second).indexOf(DrainHook.SCRIPT))).isSameAs(DrainHook.SCRIPT);
-        assertThat(first).as("nothing else read differently").isEqualTo(PLAIN.unmarshal(json, Pod.class));
+    private static String scriptOf(ConfigMap script) {
+        return script.getData().get(DrainHook.FILE);
     }
 
     @Test
-    void withoutItEveryPodReadHoldsItsOwnCopy() {
-        String json = PLAIN.asJson(hookedPod());
+    void hookConfigMapsReadFromJsonHoldThisReleasesOneCopyOfTheText() {
+        String json = PLAIN.asJson(hookScript());
 
-        List<String> command = hookCommand(PLAIN.unmarshal(json, Pod.class));
+        ConfigMap first = SHARING.unmarshal(json, ConfigMap.class);
+        ConfigMap second = SHARING.unmarshal(json, ConfigMap.class);
 
-        assertThat(command.get(command.indexOf(DrainHook.SCRIPT))).isNotSameAs(DrainHook.SCRIPT);
+        assertThat(scriptOf(first)).isSameAs(DrainHook.SCRIPT);
+        assertThat(scriptOf(second)).isSameAs(DrainHook.SCRIPT);
+        assertThat(first).as("nothing else read differently").isEqualTo(PLAIN.unmarshal(json, ConfigMap.class));
+    }
+
+    @Test
+    void podsOfAnInlineReleaseReadFromJsonHoldTheSameCopy() {
+        String json = PLAIN.asJson(podOfAnInlineRelease());
+
+        Pod read = SHARING.unmarshal(json, Pod.class);
+
+        assertThat(hookCommand(read).get(2)).isSameAs(DrainHook.SCRIPT);
+        assertThat(read).as("nothing else read differently").isEqualTo(PLAIN.unmarshal(json, Pod.class));
+    }
+
+    @Test
+    void withoutItEveryObjectReadHoldsItsOwnCopy() {
+        ConfigMap script = PLAIN.unmarshal(PLAIN.asJson(hookScript()), ConfigMap.class);
+        Pod pod = PLAIN.unmarshal(PLAIN.asJson(podOfAnInlineRelease()), Pod.class);
+
+        assertThat(scriptOf(script)).isEqualTo(DrainHook.SCRIPT).isNotSameAs(DrainHook.SCRIPT);
+        assertThat(hookCommand(pod).get(2)).isEqualTo(DrainHook.SCRIPT).isNotSameAs(DrainHook.SCRIPT);
     }
 
     @Test

@@ -10,6 +10,7 @@ import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RoleTemplate;
+import dev.ebb.operator.drain.DrainHook;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -62,10 +63,12 @@ class PodTemplateRenderTest {
             assertThat(pod.getSpec().getRuntimeClassName()).isEqualTo("nvidia");
             assertThat(pod.getSpec().getSchedulerName()).isEqualTo("default-scheduler");
             assertThat(pod.getSpec().getSecurityContext().getFsGroup()).isEqualTo(1000L);
-            assertThat(pod.getSpec().getVolumes()).extracting(Volume::getName).containsExactly("weights", RoleTemplate.SHARED_MEMORY_VOLUME);
+            assertThat(pod.getSpec().getVolumes()).extracting(Volume::getName)
+                    .containsExactly("weights", RoleTemplate.SHARED_MEMORY_VOLUME, RoleTemplate.DRAIN_HOOK_VOLUME);
             Container engine = engine(pod);
             assertThat(engine.getVolumeMounts()).extracting(m -> m.getName() + "@" + m.getMountPath())
-                    .containsExactly("weights@/models", RoleTemplate.SHARED_MEMORY_VOLUME + "@/dev/shm");
+                    .containsExactly("weights@/models", RoleTemplate.SHARED_MEMORY_VOLUME + "@/dev/shm",
+                            RoleTemplate.DRAIN_HOOK_VOLUME + "@" + DrainHook.MOUNT_PATH);
             assertThat(engine.getEnvFrom()).extracting(e -> e.getSecretRef().getName()).containsExactly("hf-token");
             assertThat(engine.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
         }
