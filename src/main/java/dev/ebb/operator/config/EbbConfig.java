@@ -51,6 +51,17 @@ public interface EbbConfig {
         Duration endpointPropagation();
 
         /**
+         * Without a router: how long a retiring member's gauges must read idle and its request counters stand still
+         * before the peers still connected to it (a metrics scraper, the kubelet's probes, a mesh's health checks) are
+         * taken for bystanders and no longer hold it. A client that sends a request within it moves the counters and
+         * starts it over. vLLM and SGLang close a kept connection after 5 s without a request (uvicorn's keep-alive
+         * timeout, which both leave at 5 s), so one that stays open longer while no generation arrives carries requests
+         * of another kind; the rest covers the spacing of the reads.
+         */
+        @WithDefault("8s")
+        Duration quietPeers();
+
+        /**
          * How many retirements of one ModelDeployment may run at once; 0 lets every leaving replica drain at the same
          * time, so a scale-down by k takes the longest of the k drains rather than their sum.
          */

@@ -46,13 +46,21 @@ public class MemberReader {
 
     /** Nothing happens, and nothing is counted, until the Uni is subscribed to. */
     public Uni<Reading> read(Pod member, Engine engine) {
+        return readPage(member, engine).map(GaugePage::gauges);
+    }
+
+    /** What one read of the metrics page gave: the in-flight gauges, and the sum of the request counters beside them. */
+    private record GaugePage(Reading gauges, Optional<Double> requests) {
+    }
+
+    private Uni<GaugePage> readPage(Pod member, Engine engine) {
         return Uni.createFrom().deferred(() -> readNow(member, engine));
     }
 
-    private Uni<Reading> readNow(Pod member, Engine engine) {
+    private Uni<GaugePage> readNow(Pod member, Engine engine) {
         ReadCommand.Built command = ReadCommand.forMember(member, ExecLimits.MEMBER_READ.maxStdoutBytes());
         if (command.command().isEmpty()) {
-            return Uni.createFrom().item(record(new Reading.Failed(command.refusal()), Duration.ZERO));
+            return Uni.createFrom().item(new GaugePage(record(new Reading.Failed(command.refusal()), Duration.ZERO), Optional.empty()));
         }
         long start = System.nanoTime();
         List<InFlightGauges.Gauge> gauges = InFlightGauges.of(engine);
@@ -60,19 +68,21 @@ public class MemberReader {
         return exec.exec(member, PodRenderer.ENGINE_CONTAINER, command.command().get(), ExecLimits.MEMBER_READ)
                 .ifNoItem().after(ExecLimits.MEMBER_READ.deadline()).recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.MEMBER_READ.deadline()))
                 .onFailure().recoverWithItem(e -> new ExecResult.Failed(e.toString()))
-                .map(result -> record(ReadOutcome.interpret(result, gauges), Duration.ofNanos(System.nanoTime() - start)));
+                .map(result -> new GaugePage(record(ReadOutcome.interpret(result, gauges), Duration.ofNanos(System.nanoTime() - start)),
+                        ReadOutcome.requests(result, RequestCounters.of(engine))));
     }
 
     /**
      * The gauges and, on {@code connectionPort}, the connection table, as two bounded execs run together; the table is
-     * asked for only where clients reach the member without a router.
+     * asked for only where clients reach the member without a router, and the request counters are then taken from
+     * the gauges' page.
      */
     public Uni<MemberWork> readWork(Pod member, Engine engine, Optional<Integer> connectionPort) {
         if (connectionPort.isEmpty()) {
             return read(member, engine).map(MemberWork::gaugesOnly);
         }
-        return Uni.combine().all().unis(read(member, engine), readConnections(member, connectionPort.get()))
-                .asTuple().map(both -> new MemberWork(both.getItem1(), Optional.of(both.getItem2())));
+        return Uni.combine().all().unis(readPage(member, engine), readConnections(member, connectionPort.get()))
+                .asTuple().map(both -> new MemberWork(both.getItem1().gauges(), Optional.of(both.getItem2()), both.getItem1().requests()));
     }
 
     /**

@@ -93,6 +93,37 @@ public final class PrometheusText {
     }
 
     /**
+     * The sum of every series of the given counters (sample names, {@code _total} included), or empty when the body
+     * cannot be read, lacks one of them, or has a value no counter can hold. Never throws.
+     */
+    public static Optional<Double> total(String body, List<String> counters) {
+        try {
+            if (body == null || counters.isEmpty()) {
+                return Optional.empty();
+            }
+            Page page = Page.of(body);
+            if (page.unreadableLine > 0) {
+                return Optional.empty();
+            }
+            Set<String> seen = new HashSet<>();
+            double total = 0;
+            for (Sample sample : page.samples) {
+                if (!counters.contains(sample.name)) {
+                    continue;
+                }
+                if (Double.isNaN(sample.value) || Double.isInfinite(sample.value) || sample.value < 0) {
+                    return Optional.empty();
+                }
+                seen.add(sample.name);
+                total += sample.value;
+            }
+            return seen.size() == Set.copyOf(counters).size() ? Optional.of(total) : Optional.empty();
+        } catch (RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /**
      * The names of the metrics the body has samples of; empty for a body that is no metrics page or has a line that
      * cannot be read.
      */

@@ -3,6 +3,7 @@ package dev.ebb.operator.read;
 import dev.ebb.operator.drain.InFlightGauges;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
 
 /** Turns how a member read's exec ended into a reading. Pure. */
 public final class ReadOutcome {
@@ -28,5 +29,12 @@ public final class ReadOutcome {
             return new Reading.Failed("the read took longer than " + timedOut.deadline().toSeconds() + " s");
         }
         return new Reading.Failed("exec failed: " + ((ExecResult.Failed) result).why());
+    }
+
+    /** The sum of the request counters on the page the read printed; empty unless it printed a page holding them all. */
+    public static Optional<Double> requests(ExecResult result, List<String> counters) {
+        return result instanceof ExecResult.Exited exited && exited.code() == 0
+                ? PrometheusText.total(new String(exited.stdout(), StandardCharsets.UTF_8), counters)
+                : Optional.empty();
     }
 }

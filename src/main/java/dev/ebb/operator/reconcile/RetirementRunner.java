@@ -130,6 +130,7 @@ public class RetirementRunner {
     static final Duration FRONT_END_LAG = Duration.ofSeconds(DrainTimelines.SETTLE);
 
     private final Duration endpointPropagation;
+    private final Duration quietPeers;
     private final RetirementMachine machine;
     private final LeaseGuard lease;
 
@@ -142,6 +143,7 @@ public class RetirementRunner {
         this.router = router;
         this.events = events;
         this.endpointPropagation = config.retirement().endpointPropagation();
+        this.quietPeers = config.retirement().quietPeers();
         // both outcomes exist from the start, at zero, so a scrape sees the series before the first retirement ends
         for (RetirementState end : List.of(RetirementState.Completed, RetirementState.Aborted)) {
             String outcome = end.name().toLowerCase(Locale.ROOT);
@@ -171,7 +173,7 @@ public class RetirementRunner {
         for (NextRetirement.Advance advance : plan.advance()) {
             Retirement current = advance.current().retirement();
             outcomes.add(stepped(advance.current(), machine.step(current, observe(md, current, pods, slices, routerPods, now),
-                    endpointPropagation, FRONT_END_LAG)));
+                    endpointPropagation, FRONT_END_LAG, quietPeers)));
         }
         for (NextRetirement.Cancel cancel : plan.cancel()) {
             outcomes.add(stepped(cancel.current(), machine.cancel(cancel.current().retirement(), now)));
@@ -239,11 +241,13 @@ public class RetirementRunner {
         Map<String, MemberWork> work = reads.collect(operation(md, current));
         Map<String, Reading> gauges = new HashMap<>();
         Map<String, ConnectionRead.Peers> connections = new HashMap<>();
+        Map<String, Double> requests = new HashMap<>();
         work.forEach((member, read) -> {
             gauges.put(member, read.gauges());
             read.connections().ifPresent(peers -> connections.put(member, peers));
+            read.requests().ifPresent(total -> requests.put(member, total));
         });
-        return new Observation(now, present, withdrawal, gauges, connections);
+        return new Observation(now, present, withdrawal, gauges, connections, requests);
     }
 
     private Observation.Withdrawal withdrawal(ModelDeployment md, Retirement current, Collection<Pod> pods, Collection<EndpointSlice> slices,

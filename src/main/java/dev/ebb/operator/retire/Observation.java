@@ -14,13 +14,21 @@ import java.util.Set;
  * @param reads the reads of answering members taken in this pass, if any
  * @param connections the connection tables of answering members read in the same pass as their gauges; read only where
  *     clients reach the replica without a router
+ * @param requests with the connection tables, the sum of each member's request counters on the same page as its gauges;
+ *     a member whose counters could not be read has none
  */
 public record Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads,
-        Map<String, ConnectionRead.Peers> connections) {
+        Map<String, ConnectionRead.Peers> connections, Map<String, Double> requests) {
 
     /** A pass that read no connection table. */
     public Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads) {
-        this(now, members, withdrawal, reads, Map.of());
+        this(now, members, withdrawal, reads, Map.of(), Map.of());
+    }
+
+    /** A pass that read connection tables but no request counters. */
+    public Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads,
+            Map<String, ConnectionRead.Peers> connections) {
+        this(now, members, withdrawal, reads, connections, Map.of());
     }
 
     /** A reserved member that still exists; one being deleted by someone else counts as lost. */

@@ -113,8 +113,10 @@ public class RetirementMachine {
      *     new connection through the Service to the replica; reads before then prove nothing
      * @param frontEndLag with a router, how long after the router was seen to send the replica nothing more a request it
      *     sent before may still be in an engine's front end, unseen by the gauges; reads before then prove nothing
+     * @param quietPeers without a router, how long a member's gauges must read idle and its request counters stand still
+     *     before the peers still connected to it are taken for bystanders (scrapers, probes) rather than clients
      */
-    public Step step(Retirement current, Observation seen, Duration endpointPropagation, Duration frontEndLag) {
+    public Step step(Retirement current, Observation seen, Duration endpointPropagation, Duration frontEndLag, Duration quietPeers) {
         if (current.state().ended()) {
             return new Step(current, List.of());
         }
@@ -127,7 +129,7 @@ public class RetirementMachine {
         Duration margin = seen.withdrawal().routed() ? frontEndLag : endpointPropagation;
         return switch (current.state()) {
             case Withdrawing -> withdrawing(current, seen, margin);
-            case Draining -> draining(current, seen, margin);
+            case Draining -> draining(current, seen, margin, quietPeers);
             case Deleting -> settle(current, seen);
             case Settling -> settling(current, seen);
             default -> new Step(current, List.of());
@@ -256,7 +258,7 @@ public class RetirementMachine {
         return new Step(step.retirement(), List.copyOf(actions));
     }
 
-    private static Step draining(Retirement current, Observation seen, Duration margin) {
+    private static Step draining(Retirement current, Observation seen, Duration margin, Duration quietPeers) {
         boolean routed = seen.withdrawal().routed();
         boolean outOfTime = Budgets.exhausted(current.phaseStartedAt(), current.drainBudget(), seen.now());
         if (current.standingHold().isPresent()) {
@@ -293,6 +295,7 @@ public class RetirementMachine {
         boolean withinMargin = false;
         String holdReason = null;
         String holdMessage = null;
+        List<String> discounted = new ArrayList<>();
         for (String name : current.answering()) {
             MemberReads before = reads.getOrDefault(name, MemberReads.NONE);
             Reading reading = seen.reads().get(name);
@@ -322,8 +325,10 @@ public class RetirementMachine {
                 continue;
             }
             Judged judged = routed ? judged(name, before, reading, seen.now())
-                    : judgedWithConnections(name, before, reading, seen.connections().get(name), seen.now());
+                    : judgedWithConnections(name, before, reading, seen.connections().get(name),
+                            Optional.ofNullable(seen.requests().get(name)), quietPeers, seen.now());
             reads.put(name, judged.after());
+            judged.discounted().ifPresent(discounted::add);
             if (judged.after().consecutiveIdle() < Budgets.IDLE_READS && (holdReason == null || Reasons.AWAITING_READS.equals(holdReason))) {
                 holdReason = judged.reason();
                 holdMessage = judged.message();
@@ -334,7 +339,7 @@ public class RetirementMachine {
                 && holdReason == null;
         if (proven) {
             String message = "every answering member read idle " + (routed ? "" : "with no client connected ") + Budgets.IDLE_READS
-                    + " times in a row; deleting the replica";
+                    + " times in a row" + (discounted.isEmpty() ? "" : " (" + String.join("; ", discounted) + ")") + "; deleting the replica";
             Retirement deleting = current.with(RetirementState.Deleting, Reasons.PROVEN_IDLE, message, seen.now(), reads);
             return new Step(deleting, List.of(new Action.Announce(false, Reasons.PROVEN_IDLE, message), new Action.Delete(current.targets())));
         }
@@ -391,8 +396,15 @@ public class RetirementMachine {
         return now != null && !Objects.equals(reserved.containerId(), now.containerId());
     }
 
-    /** A member's read in this pass, and the hold it makes while its run is short. */
-    private record Judged(MemberReads after, String reason, String message) {
+    /**
+     * A member's read in this pass, and the hold it makes while its run is short.
+     *
+     * @param discounted peers that did not hold this read, and why, for the message that deletes the replica
+     */
+    private record Judged(MemberReads after, String reason, String message, Optional<String> discounted) {
+        Judged(MemberReads after, String reason, String message) {
+            this(after, reason, message, Optional.empty());
+        }
     }
 
     private static Judged judged(String name, MemberReads before, Reading reading, Instant at) {
@@ -403,8 +415,13 @@ public class RetirementMachine {
     /**
      * Without a router idle gauges count only with no client connected: a client holding a keep-alive connection can
      * send its next request on it whatever the endpoints say. A table that cannot be read proves nothing either way.
+     * Peers that stay connected while no request reaches the member for {@code quietPeers} (its gauges idle and its
+     * request counters still at every read) are bystanders, a scraper or a probe, and no longer hold it: a client's
+     * request on such a connection moves the counters and starts the wait over, or, once the replica is deleted, meets
+     * the drain hook, which holds the engine while the request runs.
      */
-    private static Judged judgedWithConnections(String name, MemberReads before, Reading reading, ConnectionRead.Peers peers, Instant at) {
+    private static Judged judgedWithConnections(String name, MemberReads before, Reading reading, ConnectionRead.Peers peers,
+            Optional<Double> requests, Duration quietPeers, Instant at) {
         if (!(reading instanceof Reading.Idle)) {
             return judged(name, before, reading, at);
         }
@@ -414,14 +431,27 @@ public class RetirementMachine {
         if (peers instanceof ConnectionRead.Peers.Unknown unknown) {
             return judged(name, before, new Reading.Failed(unknown.why()), at);
         }
+        Optional<MemberReads.Quiet> quiet = requests.map(total -> before.quiet().filter(q -> q.requests() == total)
+                .orElse(new MemberReads.Quiet(total, at)));
         ConnectionRead.Peers.Connected connected = (ConnectionRead.Peers.Connected) peers;
         if (connected.count() == 0) {
-            return judged(name, before, reading, at);
+            Judged idle = judged(name, before, reading, at);
+            return new Judged(idle.after().withQuiet(quiet), idle.reason(), idle.message());
         }
         List<String> named = connected.listed().subList(0, Math.min(PEERS_NAMED, connected.listed().size()));
+        String peersNamed = String.join(", ", named) + (connected.count() > named.size() ? ", …" : "");
+        if (quiet.isPresent() && !at.isBefore(quiet.get().since().plus(quietPeers))) {
+            Judged idle = judged(name, before, reading, at);
+            String why = connected.count() + (connected.count() == 1 ? " peer" : " peers") + " still connected to " + name + " ("
+                    + peersNamed + ") taken for bystanders: no request reached it in " + Duration.between(quiet.get().since(), at).toSeconds()
+                    + " s";
+            return new Judged(idle.after().withQuiet(quiet), idle.reason(), idle.message() + "; " + why, Optional.of(why));
+        }
         String message = name + " is idle but " + connected.count() + (connected.count() == 1 ? " client is" : " clients are")
-                + " still connected: " + String.join(", ", named) + (connected.count() > named.size() ? ", …" : "");
-        return new Judged(new MemberReads(Reasons.OPEN_CONNECTIONS, 0, 0, at), Reasons.OPEN_CONNECTIONS, message);
+                + " still connected: " + peersNamed + quiet.map(q -> "; no request has reached it for "
+                        + Duration.between(q.since(), at).toSeconds() + " of the " + quietPeers.toSeconds() + " s after which they are taken for bystanders")
+                        .orElse("; its request counters could not be read, so they cannot be told from bystanders");
+        return new Judged(new MemberReads(Reasons.OPEN_CONNECTIONS, 0, 0, at, quiet), Reasons.OPEN_CONNECTIONS, message);
     }
 
     /** Whether a member's reads hold a mark rather than a read. */

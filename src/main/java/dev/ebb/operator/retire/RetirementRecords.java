@@ -29,7 +29,9 @@ public final class RetirementRecords {
                 r.startedAt().toString(), r.phaseStartedAt().toString(), r.deadline().toString(),
                 r.reads().entrySet().stream().sorted(Map.Entry.comparingByKey())
                         .map(e -> new RetirementStatus.MemberRead(e.getKey(), e.getValue().verdict(), e.getValue().inFlight(),
-                                e.getValue().consecutiveIdle(), e.getValue().at() == null ? null : e.getValue().at().toString()))
+                                e.getValue().consecutiveIdle(), e.getValue().at() == null ? null : e.getValue().at().toString(),
+                                e.getValue().quiet().map(MemberReads.Quiet::requests).orElse(null),
+                                e.getValue().quiet().map(q -> q.since().toString()).orElse(null)))
                         .toList(),
                 r.dispatchBaseline().map(counts -> counts.entrySet().stream().sorted(Map.Entry.comparingByKey())
                         .map(e -> new RetirementStatus.DispatchCount(e.getKey(), e.getValue())).toList()).orElse(null),
@@ -53,8 +55,10 @@ public final class RetirementRecords {
             Map<String, MemberReads> reads = new LinkedHashMap<>();
             if (s.reads() != null) {
                 for (RetirementStatus.MemberRead read : s.reads()) {
+                    Optional<MemberReads.Quiet> quiet = quietOf(read, Instant.parse(s.phaseStartedAt()));
                     reads.put(read.member(), new MemberReads(read.verdict(), read.inFlight() == null ? 0 : read.inFlight(),
-                            read.consecutiveIdle() == null ? 0 : read.consecutiveIdle(), read.time() == null ? null : Instant.parse(read.time())));
+                            read.consecutiveIdle() == null ? 0 : read.consecutiveIdle(), read.time() == null ? null : Instant.parse(read.time()),
+                            quiet));
                 }
             }
             Optional<Map<String, Double>> baseline = Optional.empty();
@@ -78,6 +82,18 @@ public final class RetirementRecords {
         } catch (RuntimeException e) {
             return Optional.empty();
         }
+    }
+
+    /**
+     * A quiet spell recorded only in part, with a count no counter holds, or said to start before the phase it was read
+     * in is not believed: it starts again at the next read, so that an edit can only lengthen the wait for bystanders.
+     */
+    private static Optional<MemberReads.Quiet> quietOf(RetirementStatus.MemberRead read, Instant phaseStartedAt) {
+        if (read.quietRequests() == null || read.quietSince() == null || !(read.quietRequests() >= 0) || read.quietRequests().isInfinite()) {
+            return Optional.empty();
+        }
+        Instant since = Instant.parse(read.quietSince());
+        return since.isBefore(phaseStartedAt) ? Optional.empty() : Optional.of(new MemberReads.Quiet(read.quietRequests(), since));
     }
 
     /** The aborts status.abortedRetirements keeps, with when each may be retried by itself. */

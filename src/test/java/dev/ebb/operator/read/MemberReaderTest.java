@@ -32,6 +32,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -233,6 +234,24 @@ class MemberReaderTest {
         assertThat(all).isLessThan(ExecLimits.MEMBER_READ.deadline());
     }
 
+    /** A generation between two reads leaves the gauges idle at both, and moves the request counters read beside them. */
+    @ParameterizedTest
+    @EnumSource(Engine.class)
+    void aGenerationBetweenTwoReadsMovesTheRequestCountersReadWithTheTable(Engine kind) throws Exception {
+        FakeEngine engine = engine(kind);
+        MemberWork before = reader.readWork(member(engine), kind, Optional.of(8000)).await().atMost(Duration.ofSeconds(10));
+        LoadGenerator.Request generation = new LoadGenerator(() -> Optional.of(new RouteTarget("p", engine.uri(""))), 1, 3, Duration.ofMillis(10))
+                .send();
+        MemberWork after = reader.readWork(member(engine), kind, Optional.of(8000)).await().atMost(Duration.ofSeconds(10));
+        MemberWork gaugesOnly = reader.readWork(member(engine), kind, Optional.empty()).await().atMost(Duration.ofSeconds(10));
+
+        assertThat(generation.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        assertThat(List.of(before.gauges(), after.gauges())).containsOnly(new Reading.Idle());
+        assertThat(before.requests()).isPresent();
+        assertThat(after.requests()).isPresent().get().isNotEqualTo(before.requests().get());
+        assertThat(gaugesOnly.requests()).as("asked for only with the table").isEmpty();
+    }
+
     @Test
     void withAConnectionPortTheGaugesAndTheConnectionTableAreReadTogether() throws Exception {
         FakeEngine engine = engine(Engine.VLLM);
@@ -242,7 +261,7 @@ class MemberReaderTest {
         try (Socket connected = new Socket(engine.host(), 8000, InetAddress.getByName(client), 0)) {
             MemberWork withClient = reader.readWork(member(engine), Engine.VLLM, Optional.of(8000)).await().atMost(Duration.ofSeconds(10));
 
-            assertThat(alone).isEqualTo(new MemberWork(new Reading.Idle(), Optional.of(new ConnectionRead.Peers.Connected(0, List.of()))));
+            assertThat(alone).isEqualTo(new MemberWork(new Reading.Idle(), Optional.of(new ConnectionRead.Peers.Connected(0, List.of())), Optional.of(0.0)));
             assertThat(withClient.gauges()).isEqualTo(new Reading.Idle());
             assertThat(withClient.connections()).contains(
                     new ConnectionRead.Peers.Connected(1, List.of(client + ":" + connected.getLocalPort())));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.InFlightGauges;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -107,6 +108,48 @@ class PrometheusTextTest {
     @MethodSource("bodies")
     void readsRealFormatBodies(String title, String body, List<InFlightGauges.Gauge> gauges, Reading expected) {
         assertThat(PrometheusText.read(body, gauges)).isEqualTo(expected);
+    }
+
+    static final List<String> VLLM_COUNTERS = RequestCounters.of(Engine.VLLM);
+
+    /** vLLM 0.32.0's three request counters beside its gauges: every series of each, whatever the labels, summed. */
+    static final String VLLM_COUNTED = VLLM_BODY + """
+            # HELP vllm:prompt_tokens_total Number of prefill tokens processed.
+            # TYPE vllm:prompt_tokens_total counter
+            vllm:prompt_tokens_total{engine="0",model_name="Qwen/Qwen3-8B"} 300.0
+            vllm:prompt_tokens_total{engine="1",model_name="Qwen/Qwen3-8B"} 100.0
+            vllm:prompt_tokens_created{engine="0",model_name="Qwen/Qwen3-8B"} 1.7325e+09
+            # HELP vllm:generation_tokens_total Number of generation tokens processed.
+            # TYPE vllm:generation_tokens_total counter
+            vllm:generation_tokens_total{engine="0",model_name="Qwen/Qwen3-8B"} 1000.0
+            vllm:request_success_total{engine="0",finished_reason="length",model_name="Qwen/Qwen3-8B"} 3.0
+            """;
+
+    static Stream<Arguments> counterPages() {
+        return Stream.of(
+                Arguments.of("every series of every counter", VLLM_COUNTED, Optional.of(1415.0)),
+                Arguments.of("a counter missing", VLLM_COUNTED.lines().filter(l -> !l.startsWith("vllm:generation_tokens"))
+                        .reduce("", (a, b) -> a + b + "\n"), Optional.empty()),
+                Arguments.of("a counter named only in a label", VLLM_COUNTED.replace("vllm:generation_tokens_total{", "other{m=\"vllm:generation_tokens_total\",")
+                        , Optional.empty()),
+                Arguments.of("its _created sample is not a count", VLLM_COUNTED.replace("vllm:prompt_tokens_total{engine=\"1\"", "vllm:prompt_tokens_created{engine=\"1\""),
+                        Optional.of(1315.0)),
+                Arguments.of("NaN", VLLM_COUNTED.replace("} 1000.0", "} NaN"), Optional.empty()),
+                Arguments.of("+Inf", VLLM_COUNTED.replace("} 1000.0", "} +Inf"), Optional.empty()),
+                Arguments.of("negative", VLLM_COUNTED.replace("} 1000.0", "} -1"), Optional.empty()),
+                Arguments.of("a cut page", VLLM_COUNTED + "vllm:prompt_tok", Optional.empty()),
+                Arguments.of("no page", "", Optional.empty()));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("counterPages")
+    void requestCountersAreSummedOnlyWhenEveryOneIsThereAndCounts(String title, String body, Optional<Double> expected) {
+        assertThat(PrometheusText.total(body, VLLM_COUNTERS)).isEqualTo(expected);
+    }
+
+    @Property(tries = 1000)
+    void requestCountersNeverThrowOnRandomText(@ForAll String body) {
+        assertThat(PrometheusText.total(body, VLLM_COUNTERS)).isNotNull();
     }
 
     @Test

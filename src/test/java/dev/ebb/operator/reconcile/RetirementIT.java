@@ -762,7 +762,7 @@ class RetirementIT {
         try (KubeProxyService service = new KubeProxyService(world.endpoints(), ns, Names.roleService("qwen", "server"), Duration.ofSeconds(1),
                 new LoopbackAddresses().next())) {
             await().atMost(CONVERGE).until(() -> service.reachable().size() == 2);
-            KubeProxyService.Connection kept = connectionTo(service, leaving);
+            KubeProxyService.Connection kept = service.connectTo(leaving);
             // a client between turns of a chat: a tiny request every second keeps its connection from idling out
             ScheduledExecutorService turns = Executors.newSingleThreadScheduledExecutor();
             turns.scheduleAtFixedRate(() -> kept.stream(1, Duration.ofMillis(1)), 0, 1, TimeUnit.SECONDS);
@@ -795,18 +795,6 @@ class RetirementIT {
         }
         await().atMost(CONVERGE).until(() -> retirement().isEmpty() && gone(leaving));
         await().atMost(CONVERGE).untilAsserted(() -> assertThat(eventReasons()).contains("OpenConnections", "ProvenIdle", "Completed"));
-    }
-
-    /** New connections through the Service until one lands on this Pod; the others are closed again. */
-    private static KubeProxyService.Connection connectionTo(KubeProxyService service, String pod) throws IOException {
-        for (int i = 0; i < 10; i++) {
-            KubeProxyService.Connection connection = service.connect().orElseThrow();
-            if (connection.pod().equals(pod)) {
-                return connection;
-            }
-            connection.close();
-        }
-        throw new AssertionError("no connection through the Service reached " + pod);
     }
 
     @Test

@@ -3,15 +3,19 @@ package dev.ebb.operator.retire;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.Reading;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.IntFunction;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -65,12 +69,15 @@ public class RetirementMachineTest {
     static final Duration NO_LAG = Duration.ZERO;
     static final Duration FRONT_END_LAG = Duration.ofSeconds(5);
 
+    /** Without a router, how long no request must reach a member before the peers connected to it are bystanders. */
+    static final Duration QUIET_PEERS = Duration.ofSeconds(10);
+
     static RetirementMachine.Step step(Retirement current, Observation seen) {
-        return MACHINE.step(current, seen, PROPAGATION, NO_LAG);
+        return MACHINE.step(current, seen, PROPAGATION, NO_LAG, QUIET_PEERS);
     }
 
     static RetirementMachine.Step lagging(Retirement current, Observation seen) {
-        return MACHINE.step(current, seen, PROPAGATION, FRONT_END_LAG);
+        return MACHINE.step(current, seen, PROPAGATION, FRONT_END_LAG, QUIET_PEERS);
     }
 
     static Instant at(double seconds) {
@@ -678,6 +685,125 @@ public class RetirementMachineTest {
         assertThat(twice.retirement().state()).isEqualTo(RetirementState.Deleting);
     }
 
+    /** One unrouted pass: the leader's gauges, its connection table, and its request counters' sum (null: unreadable). */
+    record Pass(double at, Reading gauges, ConnectionRead.Peers peers, Double requests) {
+        Observation observed() {
+            Observation base = seen(RetirementMachineTest.at(at), UNROUTED_CLEAR, Map.of(LEADER.name(), gauges));
+            return new Observation(base.now(), base.members(), UNROUTED_CLEAR, base.reads(), Map.of(LEADER.name(), peers),
+                    requests == null ? Map.of() : Map.of(LEADER.name(), requests));
+        }
+    }
+
+    static final ConnectionRead.Peers SCRAPER = new ConnectionRead.Peers.Connected(1, List.of("10.0.0.50:39000"));
+
+    /** A pass a second from 6 s (the first after the margin) to {@code last}, each made by {@code pass}. */
+    static List<Pass> everySecond(int last, IntFunction<Pass> pass) {
+        return IntStream.rangeClosed(6, last).mapToObj(pass).toList();
+    }
+
+    /** Each pass in turn, from a retirement without a router whose endpoints were seen clear at 1 s; every step's result. */
+    static List<RetirementMachine.Step> passes(List<Pass> passes) {
+        List<RetirementMachine.Step> steps = new ArrayList<>();
+        Retirement current = drainingUnrouted();
+        for (Pass pass : passes) {
+            RetirementMachine.Step next = step(current, pass.observed());
+            steps.add(next);
+            current = next.retirement();
+        }
+        return steps;
+    }
+
+    /** When the first pass that deletes the replica ran, in seconds from the start; empty when none did. */
+    static Optional<Double> deletedAt(List<Pass> passes) {
+        List<RetirementMachine.Step> steps = passes(passes);
+        for (int i = 0; i < steps.size(); i++) {
+            if (steps.get(i).actions().stream().anyMatch(a -> a instanceof Action.Delete)) {
+                return Optional.of(passes.get(i).at());
+            }
+        }
+        return Optional.empty();
+    }
+
+    record QuietCase(String name, List<Pass> passes, Optional<Double> deletedAt) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<QuietCase> quietPeerCases() {
+        ConnectionRead.Peers probe = new ConnectionRead.Peers.Connected(1, List.of("10.0.0.1:41000"));
+        return Stream.of(
+                new QuietCase("a scraper's kept connection, no request: taken for a bystander 10 s after the first read",
+                        everySecond(20, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)), Optional.of(17.0)),
+                new QuietCase("probes on new connections, a pass with none between: the quiet spell runs on",
+                        everySecond(20, t -> new Pass(t, new Reading.Idle(), t % 2 == 0 ? probe : NO_PEERS, 40.0)), Optional.of(16.0)),
+                new QuietCase("a client's short request between two reads moves the counters: the wait starts over",
+                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t < 12 ? 40.0 : 41.0)), Optional.of(23.0)),
+                new QuietCase("a request in flight: busy, and the wait starts over when it ends",
+                        everySecond(30, t -> new Pass(t, t == 12 ? new Reading.Busy(1) : new Reading.Idle(), SCRAPER, t <= 12 ? 40.0 : 41.0)),
+                        Optional.of(24.0)),
+                new QuietCase("counters that fall (an engine counting from zero again) moved too",
+                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t < 12 ? 40.0 : 3.0)), Optional.of(23.0)),
+                new QuietCase("counters unreadable: peers are never taken for bystanders",
+                        everySecond(60, t -> new Pass(t, new Reading.Idle(), SCRAPER, null)), Optional.empty()),
+                new QuietCase("counters unreadable at one pass: the spell starts over after it",
+                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t == 12 ? null : 40.0)), Optional.of(24.0)),
+                new QuietCase("a table that cannot be read is no pass at all, quiet or not",
+                        everySecond(60, t -> new Pass(t, new Reading.Idle(), new ConnectionRead.Peers.Unknown("exit 7"), 40.0)), Optional.empty()),
+                new QuietCase("no peers: deleted after two reads, as before",
+                        everySecond(20, t -> new Pass(t, new Reading.Idle(), NO_PEERS, 40.0)), Optional.of(7.0)));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("quietPeerCases")
+    void withoutARouterPeersAreTakenForBystandersOnlyOnceNoRequestReachedTheMemberForTheWholeWait(QuietCase c) {
+        assertThat(deletedAt(c.passes())).isEqualTo(c.deletedAt());
+    }
+
+    @Test
+    void theHoldNamesThePeersAndHowLongTheMemberHasBeenQuietAndTheDeletionSaysWhyTheyWereDiscounted() {
+        List<RetirementMachine.Step> steps = passes(everySecond(17, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)));
+        Retirement waiting = steps.get(steps.size() - 3).retirement();
+        RetirementMachine.Step deleting = steps.get(steps.size() - 1);
+
+        assertThat(waiting.reason()).isEqualTo(Reasons.OPEN_CONNECTIONS);
+        assertThat(waiting.message()).contains("1 client is still connected: 10.0.0.50:39000", "no request has reached it for 9 of the 10 s");
+        assertThat(deleting.retirement().state()).isEqualTo(RetirementState.Deleting);
+        assertThat(deleting.actions()).contains(new Action.Announce(false, Reasons.PROVEN_IDLE, deleting.retirement().message()));
+        assertThat(deleting.retirement().message())
+                .contains("1 peer still connected to " + LEADER.name() + " (10.0.0.50:39000) taken for bystanders: no request reached it in 11 s");
+    }
+
+    @Test
+    void aClientsUnreadableCountersAreSaidInTheHold() {
+        Retirement held = passes(List.of(new Pass(6, new Reading.Idle(), SCRAPER, null))).get(0).retirement();
+
+        assertThat(held.message()).contains("its request counters could not be read, so they cannot be told from bystanders");
+    }
+
+    @Test
+    void theQuietSpellSurvivesAnOperatorRestartAndAnEditedOneOnlyLengthensTheWait() {
+        List<RetirementMachine.Step> steps = passes(everySecond(12, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)));
+        Retirement held = steps.get(steps.size() - 1).retirement();
+        RetirementStatus status = RetirementRecords.toStatus(new RetirementRecord(held, null, Optional.empty(), 1));
+        Retirement readBack = RetirementRecords.fromStatus(status).orElseThrow().retirement();
+        RetirementStatus.MemberRead edited = new RetirementStatus.MemberRead(LEADER.name(), "OpenConnections", 0.0, 0,
+                at(12).toString(), 40.0, T0.minusSeconds(3600).toString());
+        RetirementStatus editedStatus = new RetirementStatus(status.roleName(), status.replicaOrdinal(), status.cause(),
+                status.chosenBecause(), status.targetMembers(), status.answering(), status.state(), status.reason(), status.message(),
+                status.holdReason(), status.holdMessage(), status.startedAt(), status.phaseStartedAt(), status.deadline(), List.of(edited),
+                status.dispatchBaseline(), status.retryToken(), status.attempt(), status.drainSeconds());
+        Retirement readEdited = RetirementRecords.fromStatus(editedStatus).orElseThrow().retirement();
+
+        assertThat(readBack.reads().get(LEADER.name()).quiet()).contains(new MemberReads.Quiet(40.0, at(6)));
+        assertThat(step(step(readBack, new Pass(16, new Reading.Idle(), SCRAPER, 40.0).observed()).retirement(),
+                new Pass(17, new Reading.Idle(), SCRAPER, 40.0).observed()).actions()).anyMatch(a -> a instanceof Action.Delete);
+        assertThat(readEdited.reads().get(LEADER.name()).quiet()).isEmpty();
+        assertThat(step(readEdited, new Pass(16, new Reading.Idle(), SCRAPER, 40.0).observed()).retirement().reason())
+                .isEqualTo(Reasons.OPEN_CONNECTIONS);
+    }
+
     @Test
     void withoutARouterAWithdrawalLostAndSeenBackWaitsTheMarginAgainFromWhenItIsSeenClear() {
         Retirement once = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
@@ -702,11 +828,11 @@ public class RetirementMachineTest {
     @Test
     void withoutARouterThePropagationMarginIsTheSettingGiven() {
         Retirement started = drainingUnroutedStart();
-        Retirement draining = MACHINE.step(started, seen(at(1), UNROUTED_CLEAR, Map.of()), Duration.ofSeconds(20), NO_LAG).retirement();
+        Retirement draining = MACHINE.step(started, seen(at(1), UNROUTED_CLEAR, Map.of()), Duration.ofSeconds(20), NO_LAG, QUIET_PEERS).retirement();
         Retirement early = MACHINE.step(draining, unrouted(at(20.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
-                Duration.ofSeconds(20), NO_LAG).retirement();
+                Duration.ofSeconds(20), NO_LAG, QUIET_PEERS).retirement();
         Retirement counted = MACHINE.step(early, unrouted(at(21), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
-                Duration.ofSeconds(20), NO_LAG).retirement();
+                Duration.ofSeconds(20), NO_LAG, QUIET_PEERS).retirement();
 
         assertThat(early.reads().get(LEADER.name()).consecutiveIdle()).isZero();
         assertThat(counted.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);

@@ -43,6 +43,8 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
     private static final Pattern TOKEN_MS = Pattern.compile("\"token_interval_ms\"\\s*:\\s*(\\d+)");
     static final int DEFAULT_TOKEN_MS = 50;
     private static final Duration STALL_POLL = Duration.ofMillis(50);
+    /** The tokens vLLM counts for the one-word prompt the test world sends. */
+    private static final int PROMPT_TOKENS = 2;
 
     private final Engine engine;
     private final String host;
@@ -62,8 +64,15 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
     private final NavigableMap<Long, Set<Long>> countedSince = new TreeMap<>();
     private final long startedNanos = System.nanoTime();
     private final AtomicLong ids = new AtomicLong();
-    private final AtomicLong arrived = new AtomicLong();
+    /** vLLM's request counters: the prompt tokens of requests that produced output, every token streamed, every request that ran to its end. */
+    private final AtomicLong promptTokens = new AtomicLong();
+    private final AtomicLong generationTokens = new AtomicLong();
     private final AtomicLong finished = new AtomicLong();
+    /**
+     * SGLang's: requests that ended after reaching the scheduler. It serves its own warm-up request before it reports
+     * ready (entrypoints/http_server.py _execute_server_warmup at 0.5.15), so the count starts at one.
+     */
+    private final AtomicLong ended;
     private final AtomicLong metricsReads = new AtomicLong();
     private final Set<InetSocketAddress> completionClients = ConcurrentHashMap.newKeySet();
     private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
@@ -76,6 +85,7 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
     private FakeEngine(Engine engine, String host, int port, String model, EngineFaults faults, EngineBehaviour behaviour,
             SSLContext tls) throws IOException {
         this.engine = engine;
+        this.ended = new AtomicLong(engine == Engine.SGLANG ? 1 : 0);
         this.host = host;
         this.port = port;
         this.model = model;
@@ -274,10 +284,10 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
             return;
         }
         long id = ids.incrementAndGet();
-        arrived.incrementAndGet();
         running.put(id, exchange);
         int tokens = intField(MAX_TOKENS, body, 16);
         int tokenMs = intField(TOKEN_MS, body, DEFAULT_TOKEN_MS);
+        boolean scheduled = false;
         try (OutputStream out = exchange.getResponseBody()) {
             // vLLM's API server sends the stream's headers at once and tokenizes the prompt before the request reaches
             // the engine core, whose scheduler's running and waiting queues the gauges report (observed at vLLM 0.32.0
@@ -290,6 +300,7 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
                 return;
             }
             count(id, true);
+            scheduled = true;
             for (int i = 0; i < tokens; i++) {
                 while (!generating && state != State.EXITED) {
                     Thread.sleep(STALL_POLL.toMillis());
@@ -301,6 +312,10 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
                         + "\",\"choices\":[{\"index\":0,\"text\":\" t" + i + "\",\"finish_reason\":null}]}\n\n")
                         .getBytes(StandardCharsets.UTF_8));
                 out.flush();
+                if (i == 0) {
+                    promptTokens.addAndGet(PROMPT_TOKENS);
+                }
+                generationTokens.incrementAndGet();
                 Thread.sleep(tokenMs);
             }
             if (state != State.EXITED) {
@@ -313,6 +328,9 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         } catch (IOException e) {
             // the client went away or the engine was killed: either way the request is over
         } finally {
+            if (scheduled) {
+                ended.incrementAndGet();
+            }
             count(id, false);
             running.remove(id);
             exitWhenDrained();
@@ -471,7 +489,8 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
             return;
         }
         String page = faults.notMetrics ? "<html><body>Welcome to nginx!</body></html>\n"
-                : MetricsPage.render(engine, behaviour.gauges, model, shownOnMember(0), arrived.get(), finished.get(),
+                : MetricsPage.render(engine, behaviour.gauges, model, shownOnMember(0),
+                        new MetricsPage.RequestTotals(promptTokens.get(), generationTokens.get(), finished.get(), ended.get()),
                         createdEpochSeconds, faults.missingGauge, faults.paddingBytes);
         byte[] bytes = page.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");

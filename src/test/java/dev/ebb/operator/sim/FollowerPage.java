@@ -79,7 +79,7 @@ final class FollowerPage implements AutoCloseable {
     private void metrics(HttpExchange exchange) throws IOException {
         exchange.getRequestBody().readAllBytes();
         Set<Long> held = leader.get().map(engine -> engine.shownOnMember(member)).orElse(Set.of());
-        byte[] page = MetricsPage.render(Engine.SGLANG, gauges, model, held, 0, 0, createdEpochSeconds, null, 0)
+        byte[] page = MetricsPage.render(Engine.SGLANG, gauges, model, held, MetricsPage.RequestTotals.NONE, createdEpochSeconds, null, 0)
                 .getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
         exchange.sendResponseHeaders(200, 0);

@@ -100,10 +100,19 @@ public final class KubeProxyService implements AutoCloseable {
             return Optional.empty();
         }
         Ready to = known.get((int) (turn.getAndIncrement() % known.size()));
-        Socket socket = new Socket();
-        socket.bind(new InetSocketAddress(InetAddress.getByName(sourceAddress), 0));
-        socket.connect(new InetSocketAddress(to.address(), to.port()), 2_000);
-        return Optional.of(new Connection(to.pod(), socket));
+        return Optional.of(Connection.open(to.pod(), to.address(), to.port(), sourceAddress));
+    }
+
+    /** New connections through the Service until one lands on this Pod; the others are closed again. */
+    public Connection connectTo(String pod) throws IOException {
+        for (int i = 0; i < 10; i++) {
+            Connection connection = connect().orElseThrow();
+            if (connection.pod().equals(pod)) {
+                return connection;
+            }
+            connection.close();
+        }
+        throw new IOException("no connection through the Service reached " + pod + " in 10 tries");
     }
 
     @Override
@@ -125,8 +134,34 @@ public final class KubeProxyService implements AutoCloseable {
             this.out = socket.getOutputStream();
         }
 
+        /** A connection straight to a Pod's address, as a scraper or a probe makes it, from {@code sourceAddress}. */
+        public static Connection open(String pod, String address, int port, String sourceAddress) throws IOException {
+            Socket socket = new Socket();
+            socket.bind(new InetSocketAddress(InetAddress.getByName(sourceAddress), 0));
+            socket.connect(new InetSocketAddress(address, port), 2_000);
+            return new Connection(pod, socket);
+        }
+
         public String pod() {
             return pod;
+        }
+
+        /**
+         * One GET on this connection, read to the end of its answer; its status line. With {@code keepAlive} false it
+         * asks the server to close the connection after answering, as a client that never reuses connections does.
+         *
+         * @throws IOException when the connection is closed or breaks before the answer ends
+         */
+        public synchronized String get(String path, boolean keepAlive) throws IOException {
+            out.write(("GET " + path + " HTTP/1.1\r\nHost: pod\r\n" + (keepAlive ? "" : "Connection: close\r\n") + "\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            String status = line();
+            if (status == null) {
+                throw new IOException("connection closed");
+            }
+            body();
+            return status;
         }
 
         /** Streams one completion on this connection and reads it to its end. */
@@ -146,16 +181,7 @@ public final class KubeProxyService implements AutoCloseable {
                     return new LoadGenerator.Request(0, pod, start, Instant.now(), LoadGenerator.Outcome.REJECTED, "connection closed");
                 }
                 answered = true;
-                boolean chunked = false;
-                long length = 0;
-                for (String header = line(); header != null && !header.isEmpty(); header = line()) {
-                    String lower = header.toLowerCase(Locale.ROOT);
-                    chunked |= lower.startsWith("transfer-encoding:") && lower.contains("chunked");
-                    if (lower.startsWith("content-length:")) {
-                        length = Long.parseLong(lower.substring("content-length:".length()).trim());
-                    }
-                }
-                String page = chunked ? chunks() : new String(in.readNBytes((int) length), StandardCharsets.UTF_8);
+                String page = body();
                 if (!status.startsWith("HTTP/1.1 200")) {
                     return new LoadGenerator.Request(0, pod, start, Instant.now(), LoadGenerator.Outcome.REJECTED, status);
                 }
@@ -169,6 +195,20 @@ public final class KubeProxyService implements AutoCloseable {
                 return new LoadGenerator.Request(0, pod, start, Instant.now(), answered ? LoadGenerator.Outcome.CUT : LoadGenerator.Outcome.REJECTED,
                         "connection lost: " + e.getMessage());
             }
+        }
+
+        /** The headers, then the body they frame: chunked, or as long as Content-Length says (none: empty). */
+        private String body() throws IOException {
+            boolean chunked = false;
+            long length = 0;
+            for (String header = line(); header != null && !header.isEmpty(); header = line()) {
+                String lower = header.toLowerCase(Locale.ROOT);
+                chunked |= lower.startsWith("transfer-encoding:") && lower.contains("chunked");
+                if (lower.startsWith("content-length:")) {
+                    length = Long.parseLong(lower.substring("content-length:".length()).trim());
+                }
+            }
+            return chunked ? chunks() : new String(in.readNBytes((int) length), StandardCharsets.UTF_8);
         }
 
         /** A chunked body to its last chunk; a stream cut before it ends the read early, which the caller sees as no [DONE]. */

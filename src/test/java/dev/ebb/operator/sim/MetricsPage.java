@@ -30,8 +30,20 @@ final class MetricsPage {
         return InFlightGauges.of(engine).stream().map(g -> beforeRename ? g.names().get(g.names().size() - 1) : g.name()).toList();
     }
 
+    /**
+     * What the engine's request counters stand at.
+     *
+     * @param promptTokens vLLM: the prompt tokens of every request that produced its first output
+     * @param generationTokens vLLM: every token streamed
+     * @param succeeded vLLM: requests that ran to their end
+     * @param ended SGLang: requests that ended after reaching the scheduler, cut ones included
+     */
+    record RequestTotals(long promptTokens, long generationTokens, long succeeded, long ended) {
+        static final RequestTotals NONE = new RequestTotals(0, 0, 0, 0);
+    }
+
     /** @param gauges the in-flight gauges' names as the fake's release publishes them ({@link #gaugesOf}) */
-    static String render(Engine engine, List<String> gauges, String model, Collection<Long> held, long arrived, long finished,
+    static String render(Engine engine, List<String> gauges, String model, Collection<Long> held, RequestTotals totals,
             long createdEpochSeconds, String missingGauge, int paddingBytes) {
         StringBuilder page = new StringBuilder();
         for (int g = 0; g < gauges.size(); g++) {
@@ -46,13 +58,18 @@ final class MetricsPage {
                         .append(count(held, s, g)).append(".0\n");
             }
         }
-        String counter = engine == Engine.VLLM ? "vllm:request_success" : "sglang:num_requests";
-        page.append("# HELP ").append(counter).append("_total Requests received.\n");
-        page.append("# TYPE ").append(counter).append("_total counter\n");
-        page.append(counter).append("_total").append(labels(engine, model, 0)).append(' ')
-                .append(engine == Engine.VLLM ? finished : arrived).append(".0\n");
-        page.append(counter).append("_created").append(labels(engine, model, 0)).append(' ')
-                .append(createdEpochSeconds).append(".0\n");
+        if (engine == Engine.VLLM) {
+            // created per engine at start (vllm/v1/metrics/loggers.py at 0.32.0), request_success once per finish reason
+            counter(page, "vllm:prompt_tokens", labels(engine, model, 0), totals.promptTokens(), createdEpochSeconds);
+            counter(page, "vllm:generation_tokens", labels(engine, model, 0), totals.generationTokens(), createdEpochSeconds);
+            counter(page, "vllm:request_success", "{engine=\"0\",finished_reason=\"length\",model_name=\"" + escaped(model) + "\"}",
+                    totals.succeeded(), createdEpochSeconds);
+        } else if (totals.ended() > 0) {
+            // the tokenizer manager's counters carry no rank labels, and a series exists only once counted
+            // (observability/metrics_collector.py at 0.5.15)
+            counter(page, "sglang:num_requests", "{engine_type=\"unified\",model_name=\"" + escaped(model) + "\"}", totals.ended(),
+                    createdEpochSeconds);
+        }
         page.append("# HELP process_resident_memory_bytes Resident memory size in bytes.\n");
         page.append("# TYPE process_resident_memory_bytes gauge\n");
         page.append("process_resident_memory_bytes 1.2345e+09\n");
@@ -62,11 +79,22 @@ final class MetricsPage {
         return page.toString();
     }
 
+    /** A counter as prometheus_client writes it in the text format: its _total sample and its _created one. */
+    private static void counter(StringBuilder page, String name, String labels, long value, long createdEpochSeconds) {
+        page.append("# HELP ").append(name).append("_total Requests counted.\n");
+        page.append("# TYPE ").append(name).append("_total counter\n");
+        page.append(name).append("_total").append(labels).append(' ').append(value).append(".0\n");
+        page.append(name).append("_created").append(labels).append(' ').append(createdEpochSeconds).append(".0\n");
+    }
+
+    private static String escaped(String model) {
+        return model.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+
     private static String labels(Engine engine, String model, int series) {
-        String escaped = model.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
         return engine == Engine.VLLM
-                ? "{engine=\"" + series + "\",model_name=\"" + escaped + "\"}"
-                : "{dp_rank=\"" + series + "\",engine_type=\"unified\",model_name=\"" + escaped + "\",pp_rank=\"0\",tp_rank=\"0\"}";
+                ? "{engine=\"" + series + "\",model_name=\"" + escaped(model) + "\"}"
+                : "{dp_rank=\"" + series + "\",engine_type=\"unified\",model_name=\"" + escaped(model) + "\",pp_rank=\"0\",tp_rank=\"0\"}";
     }
 
     /** Gauge 0 counts running requests up to the batch size; gauge 1 the ones queued behind them; the rest hold none. */

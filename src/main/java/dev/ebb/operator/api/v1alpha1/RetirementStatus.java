@@ -44,7 +44,14 @@ public record RetirementStatus(
     public record DispatchCount(String member, Double count) {
     }
 
-    /** The latest read of one answering member. */
-    public record MemberRead(String member, String verdict, Double inFlight, Integer consecutiveIdle, String time) {
+    /**
+     * The latest read of one answering member. Without a router, {@code quietRequests} is what its request counters
+     * have stood at since {@code quietSince}, while its gauges read idle; both absent while that is not known.
+     */
+    public record MemberRead(String member, String verdict, Double inFlight, Integer consecutiveIdle, String time,
+            Double quietRequests, String quietSince) {
+        public MemberRead(String member, String verdict, Double inFlight, Integer consecutiveIdle, String time) {
+            this(member, verdict, inFlight, consecutiveIdle, time, null, null);
+        }
     }
 }

@@ -1,0 +1,261 @@
+package dev.ebb.operator.reconcile;
+
+import static dev.ebb.operator.Specs.deployment;
+import static dev.ebb.operator.Specs.role;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.render.Names;
+import dev.ebb.operator.sim.Bystander;
+import dev.ebb.operator.sim.FakeEngine;
+import dev.ebb.operator.sim.KubeProxyService;
+import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.LoopbackAddresses;
+import dev.ebb.operator.sim.SimApiServer;
+import dev.ebb.operator.sim.SimWorld;
+import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Without a router, the traffic every real engine Pod gets besides its clients' (a metrics scraper on a kept
+ * connection, the kubelet's probes on new ones) does not hold an idle replica for ever, while a client that keeps its
+ * connection and sends a generation on it is held for, and nothing it sends is cut.
+ */
+@QuarkusTest
+@WithTestResource(SimApiServer.class)
+class BystanderRetirementIT {
+    private static final AtomicInteger NAMESPACES = new AtomicInteger();
+    private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
+    private static final String LEAVING = "qwen-server-r1-m0";
+    private static final String STAYING = "qwen-server-r0-m0";
+    private static final Duration CONVERGE = Duration.ofSeconds(60);
+    /** What the scale-downs here must take at most, from the reduction to the leaving Pod gone. */
+    private static final Duration IDLE_SCALE_DOWN = Duration.ofSeconds(30);
+
+    @Inject
+    KubernetesClient client;
+
+    private SimWorld world;
+    private String ns;
+    private final List<AutoCloseable> opened = new ArrayList<>();
+
+    @BeforeEach
+    void start() {
+        world = new SimWorld(client);
+        ns = "bystanders-" + NAMESPACES.incrementAndGet();
+        client.resource(deployment("qwen", "vLLM").namespace(ns).role(role("server").replicas(2)).build()).create();
+        String service = Names.roleService("qwen", "server");
+        await().atMost(CONVERGE).until(() -> world.endpoints().slicesOf(ns, service).stream()
+                .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
+                .filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).count() == 2);
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        for (AutoCloseable each : opened) {
+            each.close();
+        }
+        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").delete();
+        world.close();
+    }
+
+    private <T extends AutoCloseable> T opened(T closeable) {
+        opened.add(closeable);
+        return closeable;
+    }
+
+    private FakeEngine engine(String pod) {
+        return world.kubelet().engine(ns, pod).orElseThrow();
+    }
+
+    /** Scrapers look at every Pod, each from an address of its own, as one Prometheus per node would. */
+    private void scrapeEveryPod(Duration every) {
+        String prometheus = ADDRESSES.next();
+        for (String pod : List.of(STAYING, LEAVING)) {
+            opened(Bystander.scraper(pod, engine(pod).host(), engine(pod).port(), prometheus, every));
+        }
+    }
+
+    /** The kubelet probes its Pods from the node's address. */
+    private void probeEveryPod(Duration every) {
+        String node = ADDRESSES.next();
+        for (String pod : List.of(STAYING, LEAVING)) {
+            opened(Bystander.prober(pod, engine(pod).host(), engine(pod).port(), node, every));
+        }
+    }
+
+    private Pod pod(String name) {
+        return client.pods().inNamespace(ns).withName(name).get();
+    }
+
+    private Optional<RetirementStatus> retirement() {
+        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        return Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst());
+    }
+
+    private List<Event> events(String reason) {
+        return client.v1().events().inNamespace(ns).list().getItems().stream().filter(e -> reason.equals(e.getReason())).toList();
+    }
+
+    /** When the operator first asked for the Pod's deletion, as a watcher polling every 100 ms sees it. */
+    private CompletableFuture<Instant> deletionSeen(String name) {
+        CompletableFuture<Instant> seen = new CompletableFuture<>();
+        ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor();
+        watcher.scheduleAtFixedRate(() -> {
+            Pod pod = pod(name);
+            if (pod == null || pod.getMetadata().getDeletionTimestamp() != null) {
+                seen.complete(Instant.now());
+            }
+        }, 0, 100, TimeUnit.MILLISECONDS);
+        seen.whenComplete((at, failure) -> watcher.shutdownNow());
+        return seen;
+    }
+
+    private Duration scaleDownToGone() {
+        Instant asked = Instant.now();
+        Specs.scale(client, ns, "qwen", "server", 1);
+        await().atMost(CONVERGE).pollInterval(Duration.ofMillis(100)).until(() -> pod(LEAVING) == null);
+        return Duration.between(asked, Instant.now());
+    }
+
+    static Stream<Arguments> bystanders() {
+        Function<BystanderRetirementIT, Runnable> scrape2 = it -> () -> it.scrapeEveryPod(Duration.ofSeconds(2));
+        Function<BystanderRetirementIT, Runnable> scrape5 = it -> () -> it.scrapeEveryPod(Duration.ofSeconds(5));
+        Function<BystanderRetirementIT, Runnable> probe1 = it -> () -> it.probeEveryPod(Duration.ofSeconds(1));
+        Function<BystanderRetirementIT, Runnable> both = it -> () -> {
+            it.scrapeEveryPod(Duration.ofSeconds(2));
+            it.probeEveryPod(Duration.ofSeconds(1));
+        };
+        return Stream.of(
+                Arguments.of("a scraper every 2 s on a kept connection", scrape2, true),
+                Arguments.of("a scraper every 5 s on a kept connection", scrape5, true),
+                Arguments.of("the kubelet's probes every second from the node's address", probe1, false),
+                Arguments.of("both at once", both, true));
+    }
+
+    /**
+     * Probes alone sometimes leave two reads in a row with no peer at all, which proves the replica idle as before; a
+     * connection kept across every read is taken for a bystander's, and the deletion says so.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("bystanders")
+    void anIdleReplicaWithOnlyBystandersConnectedLeavesWithin30Seconds(String what, Function<BystanderRetirementIT, Runnable> bystanders,
+            boolean keptAcrossEveryRead) {
+        bystanders.apply(this).run();
+
+        Duration took = scaleDownToGone();
+
+        System.out.printf(Locale.ROOT, "idle scale-down without a router, %s: reduction to the Pod gone %.1f s%n", what, took.toMillis() / 1000.0);
+        assertThat(took).isLessThanOrEqualTo(IDLE_SCALE_DOWN);
+        assertThat(pod(STAYING)).isNotNull();
+        await().atMost(CONVERGE).untilAsserted(() -> assertThat(events("ProvenIdle")).singleElement().satisfies(e -> {
+            if (keptAcrossEveryRead) {
+                assertThat(e.getMessage()).contains("taken for bystanders: no request reached it in");
+            }
+        }));
+    }
+
+    /**
+     * A client whose kept connection carries only requests that are no generation (a model list every 2 s) looks like a
+     * bystander until it sends one: the generation it sends 10 s after the withdrawal holds the replica, streams to its
+     * end, and the replica goes only after it, with the client still connected.
+     */
+    @ParameterizedTest(name = "with a scraper beside it: {0}")
+    @ValueSource(booleans = {false, true})
+    void aClientThatSendsAGenerationOnItsKeptConnectionAfterTheWithdrawalIsHeldForUntilItEnds(boolean scraped) throws Exception {
+        if (scraped) {
+            scrapeEveryPod(Duration.ofSeconds(2));
+        }
+        KubeProxyService service = opened(new KubeProxyService(world.endpoints(), ns, Names.roleService("qwen", "server"), Duration.ofSeconds(1),
+                ADDRESSES.next()));
+        await().atMost(CONVERGE).until(() -> service.reachable().size() == 2);
+        KubeProxyService.Connection kept = opened(service.connectTo(LEAVING));
+        ScheduledExecutorService polls = Executors.newSingleThreadScheduledExecutor();
+        opened(polls::shutdownNow);
+        polls.scheduleAtFixedRate(() -> listModels(kept), 0, 2, TimeUnit.SECONDS);
+        CompletableFuture<Instant> deleted = deletionSeen(LEAVING);
+
+        Specs.scale(client, ns, "qwen", "server", 1);
+        await().atMost(CONVERGE).until(() -> !events("Withdrawn").isEmpty());
+        Instant withdrawn = Instant.now();
+        await().atMost(CONVERGE).until(() -> Instant.now().isAfter(withdrawn.plusSeconds(10)));
+        LoadGenerator.Request generation = kept.stream(40, Duration.ofMillis(100));
+        Instant ended = Instant.now();
+
+        assertThat(generation.outcome()).as(generation.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        assertThat(generation.pod()).isEqualTo(LEAVING);
+        assertThat(deleted).as("no deletion while the generation streamed").isNotDone();
+        Instant at = deleted.orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS).join();
+        assertThat(at).isAfter(ended);
+        System.out.printf(Locale.ROOT, "a client's generation 10 s after the withdrawal%s: its end to the deletion %.1f s%n",
+                scraped ? ", a scraper beside it" : "", Duration.between(ended, at).toMillis() / 1000.0);
+        await().atMost(CONVERGE).until(() -> pod(LEAVING) == null && retirement().isEmpty());
+        assertThat(events("OpenConnections")).isNotEmpty();
+    }
+
+    /**
+     * The worst case of taking peers for bystanders: the connection was a client's after all, and it sends a generation
+     * once the replica is deleted. While the drain hook holds the engine the generation streams to its end; once the
+     * engine has its SIGTERM it is refused before anything streams. Neither cuts it.
+     */
+    @Test
+    void aGenerationOnADiscountedConnectionAfterTheDeletionIsHeldByTheHookOrRefusedNeverCut() throws Exception {
+        String clientAddress = ADDRESSES.next();
+        FakeEngine leaving = engine(LEAVING);
+        KubeProxyService.Connection duringHook = opened(KubeProxyService.Connection.open(LEAVING, leaving.host(), leaving.port(), clientAddress));
+        KubeProxyService.Connection afterSigterm = opened(KubeProxyService.Connection.open(LEAVING, leaving.host(), leaving.port(), clientAddress));
+        ScheduledExecutorService polls = Executors.newSingleThreadScheduledExecutor();
+        opened(polls::shutdownNow);
+        polls.scheduleAtFixedRate(() -> {
+            listModels(duringHook);
+            listModels(afterSigterm);
+        }, 0, 2, TimeUnit.SECONDS);
+
+        Specs.scale(client, ns, "qwen", "server", 1);
+        deletionSeen(LEAVING).orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS).join();
+        LoadGenerator.Request held = duringHook.stream(20, Duration.ofMillis(100));
+        await().atMost(CONVERGE).until(() -> leaving.state() != FakeEngine.State.SERVING);
+        LoadGenerator.Request late = afterSigterm.stream(20, Duration.ofMillis(100));
+
+        assertThat(held.outcome()).as(held.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        assertThat(late.outcome()).as(late.why()).isEqualTo(LoadGenerator.Outcome.REJECTED);
+        await().atMost(CONVERGE).until(() -> pod(LEAVING) == null);
+    }
+
+    /** A request that is no generation; a failure means the connection is gone, which the test's own asserts show. */
+    private static void listModels(KubeProxyService.Connection connection) {
+        try {
+            connection.get("/v1/models", true);
+        } catch (IOException e) {
+            // the engine closed it: what the caller then sends on it is refused, and recorded as such
+        }
+    }
+}
