@@ -10,6 +10,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.sim.Bystander;
+import dev.ebb.operator.sim.DeletionWatch;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.KubeProxyService;
 import dev.ebb.operator.sim.LoadGenerator;
@@ -125,20 +126,6 @@ class BystanderRetirementIT {
         return client.v1().events().inNamespace(ns).list().getItems().stream().filter(e -> reason.equals(e.getReason())).toList();
     }
 
-    /** When the operator first asked for the Pod's deletion, as a watcher polling every 100 ms sees it. */
-    private CompletableFuture<Instant> deletionSeen(String name) {
-        CompletableFuture<Instant> seen = new CompletableFuture<>();
-        ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor();
-        watcher.scheduleAtFixedRate(() -> {
-            Pod pod = pod(name);
-            if (pod == null || pod.getMetadata().getDeletionTimestamp() != null) {
-                seen.complete(Instant.now());
-            }
-        }, 0, 100, TimeUnit.MILLISECONDS);
-        seen.whenComplete((at, failure) -> watcher.shutdownNow());
-        return seen;
-    }
-
     private Duration scaleDownToGone() {
         Instant asked = Instant.now();
         Specs.scale(client, ns, "qwen", "server", 1);
@@ -201,7 +188,7 @@ class BystanderRetirementIT {
         ScheduledExecutorService polls = Executors.newSingleThreadScheduledExecutor();
         opened(polls::shutdownNow);
         polls.scheduleAtFixedRate(() -> listModels(kept), 0, 2, TimeUnit.SECONDS);
-        CompletableFuture<Instant> deleted = deletionSeen(LEAVING);
+        CompletableFuture<Instant> deleted = DeletionWatch.of(client, ns, LEAVING);
 
         Specs.scale(client, ns, "qwen", "server", 1);
         await().atMost(CONVERGE).until(() -> !events("Withdrawn").isEmpty());
@@ -240,7 +227,7 @@ class BystanderRetirementIT {
         }, 0, 2, TimeUnit.SECONDS);
 
         Specs.scale(client, ns, "qwen", "server", 1);
-        deletionSeen(LEAVING).orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS).join();
+        DeletionWatch.of(client, ns, LEAVING).orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS).join();
         LoadGenerator.Request held = duringHook.stream(20, Duration.ofMillis(100));
         await().atMost(CONVERGE).until(() -> leaving.state() != FakeEngine.State.SERVING);
         LoadGenerator.Request late = afterSigterm.stream(20, Duration.ofMillis(100));

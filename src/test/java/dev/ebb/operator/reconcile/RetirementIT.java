@@ -16,6 +16,7 @@ import dev.ebb.operator.drain.InFlightGauges;
 import dev.ebb.operator.observe.Metrics;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.retire.Budgets;
+import dev.ebb.operator.sim.DeletionWatch;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.KubeProxyService;
@@ -714,20 +715,6 @@ class RetirementIT {
                 .filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).count() == replicas);
     }
 
-    /** When the operator first asked for a member's deletion, as a watcher polling every 100 ms sees it. */
-    private CompletableFuture<Instant> deletionSeen(String name) {
-        CompletableFuture<Instant> seen = new CompletableFuture<>();
-        ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor();
-        watcher.scheduleAtFixedRate(() -> {
-            Pod pod = pod(name);
-            if (pod == null || pod.getMetadata().getDeletionTimestamp() != null) {
-                seen.complete(Instant.now());
-            }
-        }, 0, 100, TimeUnit.MILLISECONDS);
-        seen.whenComplete((at, failure) -> watcher.shutdownNow());
-        return seen;
-    }
-
     /**
      * Without a router, an idle replica's withdrawal is proven by its own connection table: no client is connected
      * once the endpoints are clear, so it is deleted after the propagation margin and two reads, in seconds.
@@ -735,7 +722,7 @@ class RetirementIT {
     @Test
     void withoutARouterAnIdleReplicaRetiresInSeconds() {
         deployUnrouted(2);
-        CompletableFuture<Instant> deleted = deletionSeen("qwen-server-r1-m0");
+        CompletableFuture<Instant> deleted = DeletionWatch.of(client, ns, "qwen-server-r1-m0");
         Instant asked = Instant.now();
 
         scale("server", 1);
@@ -766,7 +753,7 @@ class RetirementIT {
             // a client between turns of a chat: a tiny request every second keeps its connection from idling out
             ScheduledExecutorService turns = Executors.newSingleThreadScheduledExecutor();
             turns.scheduleAtFixedRate(() -> kept.stream(1, Duration.ofMillis(1)), 0, 1, TimeUnit.SECONDS);
-            CompletableFuture<Instant> deleted = deletionSeen(leaving);
+            CompletableFuture<Instant> deleted = DeletionWatch.of(client, ns, leaving);
 
             scale("server", 1);
 
