@@ -20,6 +20,7 @@ import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.sim.EngineProgram;
 import dev.ebb.operator.retire.ReplicaClassifier;
+import dev.ebb.operator.sim.KubeProxyService;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.ProcessContainer;
 import dev.ebb.operator.sim.RouteTarget;
@@ -41,6 +42,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -53,6 +55,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
@@ -205,6 +209,101 @@ class RealNodeIT {
         }
         assertThat(world.retirements("kept")).isEmpty();
         assertThat(endedOf("kept")).as("the retired engine's last state").hasSize(1).allSatisfy((pod, ended) ->
+                assertThat(ended.getExitCode()).as("%s's exit status (%s)", pod, ended.getReason()).isNotEqualTo(ProcessContainer.KILLED));
+    }
+
+    /**
+     * Every real Pod gets traffic that is no client's: here a Prometheus (Debian's package) scrapes each engine at its
+     * Pod's address every 2 s over a kept-alive connection, and the kubelet probes each on a connection of its own. With
+     * no client, a scale-down from two to one still ends within 30 s, and the deletion names the scraper's connection as
+     * a bystander's.
+     */
+    @Test
+    void anIdleReplicaScrapedByPrometheusAndProbedByTheKubeletLeavesWithin30Seconds() throws Exception {
+        admin.resource(deployment("scraped", "vLLM").namespace(NS).role(role("server").replicas(2)).scaling("server", 2).build()).create();
+        await("two ready").atMost(Duration.ofMinutes(2)).untilAsserted(() ->
+                assertThat(readyPods("scraped")).as(ClusterState.describe(admin, NS)).isEqualTo(2));
+        List<String> targets = world.podsOf("scraped").stream()
+                .map(pod -> pod.getStatus().getPodIP() + ":" + pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort()).toList();
+        try (RealPrometheus prometheus = RealPrometheus.scraping(targets, Duration.ofSeconds(2), Path.of("target", "real-node-prometheus"))) {
+            await("both engines scraped").atMost(Duration.ofSeconds(60)).until(() -> prometheus.up() == 2);
+
+            Instant scaled = Instant.now();
+            assertThat(world.kubectl("scale", "md/scraped", "--replicas=1", "-n", NS)).contains("scaled");
+            await("one replica left").atMost(Duration.ofSeconds(90)).until(() ->
+                    world.podsOf("scraped").size() == 1 && world.retirements("scraped").isEmpty());
+            Duration took = Duration.between(scaled, Instant.now());
+
+            System.out.printf("an idle scale-down from 2 to 1 scraped by Prometheus every 2 s and probed by the kubelet took %.1f s%n",
+                    took.toMillis() / 1000.0);
+            assertThat(took).isLessThanOrEqualTo(Duration.ofSeconds(30));
+            assertThat(admin.v1().events().inNamespace(NS).list().getItems()).as("events")
+                    .filteredOn(event -> "ProvenIdle".equals(event.getReason()) && "scraped".equals(event.getInvolvedObject().getName()))
+                    .singleElement().satisfies(event -> assertThat(event.getMessage()).contains("taken for bystanders"));
+        }
+    }
+
+    /**
+     * A client reaches a replica through the ClusterIP and keeps its connection alive with requests that are no
+     * generation (a model list every 2 s), while Prometheus scrapes both Pods: the replica looks like one held by
+     * bystanders until, 10 s after its withdrawal, the client sends a generation on that connection. conntrack takes it
+     * to the withdrawn replica, which streams it to its end; the replica leaves only after it, the client still
+     * connected.
+     */
+    @Test
+    void aGenerationOnAKeptConnectionTenSecondsAfterTheWithdrawalIsHeldForBesideAScraper() throws Exception {
+        admin.resource(deployment("polled", "vLLM").namespace(NS).role(role("server").replicas(2)).scaling("server", 2).build()).create();
+        await("two ready").atMost(Duration.ofMinutes(2)).untilAsserted(() ->
+                assertThat(readyPods("polled")).as(ClusterState.describe(admin, NS)).isEqualTo(2));
+        URI clusterIp = clusterIp("polled");
+        List<String> targets = world.podsOf("polled").stream()
+                .map(pod -> pod.getStatus().getPodIP() + ":" + pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort()).toList();
+        AtomicReference<Pod> busy = new AtomicReference<>();
+        ScheduledExecutorService polls = Executors.newSingleThreadScheduledExecutor();
+        try (RealPrometheus prometheus = RealPrometheus.scraping(targets, Duration.ofSeconds(2), Path.of("target", "real-node-prometheus-polled"));
+                KubeProxyService.Connection kept = KubeProxyService.Connection.open("through the ClusterIP", clusterIp.getHost(), clusterIp.getPort(),
+                        "0.0.0.0");
+                LoadGenerator other = new LoadGenerator(() -> Optional.ofNullable(busy.get()).flatMap(pod -> ClusterWorld.straightTo(pod).pick()),
+                        1, 400, Duration.ofMillis(100))) {
+            await("both engines scraped").atMost(Duration.ofSeconds(60)).until(() -> prometheus.up() == 2);
+            CompletableFuture<LoadGenerator.Request> first = CompletableFuture.supplyAsync(() -> kept.stream(20, Duration.ofMillis(100)));
+            AtomicReference<Pod> reached = new AtomicReference<>();
+            await("the client's first generation on its replica").atMost(Duration.ofSeconds(10)).until(() -> world.podsOf("polled").stream()
+                    .filter(pod -> inFlight(pod) > 0).findFirst().map(pod -> { reached.set(pod); return true; }).orElse(false));
+            assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+            String leaving = reached.get().getMetadata().getName();
+            polls.scheduleAtFixedRate(() -> {
+                try {
+                    kept.get("/v1/models", true);
+                } catch (IOException e) {
+                    // the generation below then fails on it, and says so
+                }
+            }, 0, 2, TimeUnit.SECONDS);
+            // a long generation on the other replica, so that the client's, idle, is the one the scale-down takes
+            busy.set(world.podsOf("polled").stream().filter(pod -> !pod.getMetadata().getName().equals(leaving)).findFirst().orElseThrow());
+            CompletableFuture<LoadGenerator.Request> longOne = CompletableFuture.supplyAsync(other::send);
+            await("the other replica streaming").atMost(Duration.ofSeconds(10)).until(() -> inFlight(busy.get()) > 0);
+
+            assertThat(world.kubectl("scale", "md/polled", "--replicas=1", "-n", NS)).contains("scaled");
+            await("the client's replica withdrawn").atMost(Duration.ofSeconds(30)).until(() -> world.retirements("polled").stream()
+                    .anyMatch(r -> r.answering().contains(leaving) && "Draining".equals(r.state())));
+            Instant withdrawn = Instant.now();
+            await("ten seconds on").atMost(Duration.ofSeconds(15)).until(() -> Instant.now().isAfter(withdrawn.plusSeconds(10)));
+            assertThat(admin.pods().inNamespace(NS).withName(leaving).get().getMetadata().getDeletionTimestamp())
+                    .as("the client's replica, before its generation").isNull();
+            CompletableFuture<LoadGenerator.Request> generation = CompletableFuture.supplyAsync(() -> kept.stream(40, Duration.ofMillis(100)));
+            await("the generation on the withdrawn replica").atMost(Duration.ofSeconds(5)).until(() -> inFlight(reached.get()) > 0);
+            LoadGenerator.Request ended = generation.get(30, TimeUnit.SECONDS);
+            assertThat(ended.outcome()).as(ended.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+            await("the client's replica gone after its generation").atMost(Duration.ofSeconds(60)).until(() ->
+                    admin.pods().inNamespace(NS).withName(leaving).get() == null);
+            System.out.printf("a generation 10 s after the withdrawal on a kept connection through the ClusterIP, Prometheus beside it: "
+                    + "the replica left %.1f s after it ended%n", Duration.between(ended.end(), Instant.now()).toMillis() / 1000.0);
+            assertThat(longOne.get(60, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+        } finally {
+            polls.shutdownNow();
+        }
+        assertThat(endedOf("polled")).as("the retired engine's last state").hasSize(1).allSatisfy((pod, ended) ->
                 assertThat(ended.getExitCode()).as("%s's exit status (%s)", pod, ended.getReason()).isNotEqualTo(ProcessContainer.KILLED));
     }
 
