@@ -29,20 +29,20 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
+import java.util.function.BiConsumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -65,18 +65,15 @@ class BystanderRetirementIT {
     KubernetesClient client;
 
     private SimWorld world;
+    /** The namespace of a test's one deployment; a test of several makes more with {@link #deployed()}. */
     private String ns;
+    private final List<String> namespaces = new ArrayList<>();
     private final List<AutoCloseable> opened = new ArrayList<>();
 
     @BeforeEach
     void start() {
         world = new SimWorld(client);
-        ns = "bystanders-" + NAMESPACES.incrementAndGet();
-        client.resource(deployment("qwen", "vLLM").namespace(ns).role(role("server").replicas(2)).build()).create();
-        String service = Names.roleService("qwen", "server");
-        await().atMost(CONVERGE).until(() -> world.endpoints().slicesOf(ns, service).stream()
-                .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
-                .filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).count() == 2);
+        ns = deployed();
     }
 
     @AfterEach
@@ -84,8 +81,20 @@ class BystanderRetirementIT {
         for (AutoCloseable each : opened) {
             each.close();
         }
-        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").delete();
+        namespaces.forEach(each -> client.resources(ModelDeployment.class).inNamespace(each).withName("qwen").delete());
         world.close();
+    }
+
+    /** A namespace of its own with an unrouted deployment of two replicas, both ready behind the role's Service. */
+    private String deployed() {
+        String namespace = "bystanders-" + NAMESPACES.incrementAndGet();
+        namespaces.add(namespace);
+        client.resource(deployment("qwen", "vLLM").namespace(namespace).role(role("server").replicas(2)).build()).create();
+        String service = Names.roleService("qwen", "server");
+        await().atMost(CONVERGE).until(() -> world.endpoints().slicesOf(namespace, service).stream()
+                .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
+                .filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).count() == 2);
+        return namespace;
     }
 
     private <T extends AutoCloseable> T opened(T closeable) {
@@ -93,28 +102,38 @@ class BystanderRetirementIT {
         return closeable;
     }
 
+    private FakeEngine engine(String namespace, String pod) {
+        return world.kubelet().engine(namespace, pod).orElseThrow();
+    }
+
     private FakeEngine engine(String pod) {
-        return world.kubelet().engine(ns, pod).orElseThrow();
+        return engine(ns, pod);
     }
 
     /** Scrapers look at every Pod, each from an address of its own, as one Prometheus per node would. */
-    private void scrapeEveryPod(Duration every) {
+    private void scrapeEveryPod(String namespace, Duration every) {
         String prometheus = ADDRESSES.next();
         for (String pod : List.of(STAYING, LEAVING)) {
-            opened(Bystander.scraper(pod, engine(pod).host(), engine(pod).port(), prometheus, every));
+            FakeEngine engine = engine(namespace, pod);
+            opened(Bystander.scraper(pod, engine.host(), engine.port(), prometheus, every));
         }
     }
 
     /** The kubelet probes its Pods from the node's address. */
-    private void probeEveryPod(Duration every) {
+    private void probeEveryPod(String namespace, Duration every) {
         String node = ADDRESSES.next();
         for (String pod : List.of(STAYING, LEAVING)) {
-            opened(Bystander.prober(pod, engine(pod).host(), engine(pod).port(), node, every));
+            FakeEngine engine = engine(namespace, pod);
+            opened(Bystander.prober(pod, engine.host(), engine.port(), node, every));
         }
     }
 
+    private Pod pod(String namespace, String name) {
+        return client.pods().inNamespace(namespace).withName(name).get();
+    }
+
     private Pod pod(String name) {
-        return client.pods().inNamespace(ns).withName(name).get();
+        return pod(ns, name);
     }
 
     private Optional<RetirementStatus> retirement() {
@@ -122,52 +141,65 @@ class BystanderRetirementIT {
         return Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst());
     }
 
+    private List<Event> events(String namespace, String reason) {
+        return client.v1().events().inNamespace(namespace).list().getItems().stream().filter(e -> reason.equals(e.getReason())).toList();
+    }
+
     private List<Event> events(String reason) {
-        return client.v1().events().inNamespace(ns).list().getItems().stream().filter(e -> reason.equals(e.getReason())).toList();
+        return events(ns, reason);
     }
 
-    private Duration scaleDownToGone() {
-        Instant asked = Instant.now();
-        Specs.scale(client, ns, "qwen", "server", 1);
-        await().atMost(CONVERGE).pollInterval(Duration.ofMillis(100)).until(() -> pod(LEAVING) == null);
-        return Duration.between(asked, Instant.now());
+    /** One kind of bystander traffic, and whether it keeps a connection open across every read. */
+    private record Traffic(String what, BiConsumer<BystanderRetirementIT, String> start, boolean keptAcrossEveryRead) {
     }
 
-    static Stream<Arguments> bystanders() {
-        Function<BystanderRetirementIT, Runnable> scrape2 = it -> () -> it.scrapeEveryPod(Duration.ofSeconds(2));
-        Function<BystanderRetirementIT, Runnable> scrape5 = it -> () -> it.scrapeEveryPod(Duration.ofSeconds(5));
-        Function<BystanderRetirementIT, Runnable> probe1 = it -> () -> it.probeEveryPod(Duration.ofSeconds(1));
-        Function<BystanderRetirementIT, Runnable> both = it -> () -> {
-            it.scrapeEveryPod(Duration.ofSeconds(2));
-            it.probeEveryPod(Duration.ofSeconds(1));
-        };
-        return Stream.of(
-                Arguments.of("a scraper every 2 s on a kept connection", scrape2, true),
-                Arguments.of("a scraper every 5 s on a kept connection", scrape5, true),
-                Arguments.of("the kubelet's probes every second from the node's address", probe1, false),
-                Arguments.of("both at once", both, true));
-    }
+    private static final List<Traffic> TRAFFIC = List.of(
+            new Traffic("a scraper every 2 s on a kept connection", (it, namespace) -> it.scrapeEveryPod(namespace, Duration.ofSeconds(2)), true),
+            new Traffic("a scraper every 5 s on a kept connection", (it, namespace) -> it.scrapeEveryPod(namespace, Duration.ofSeconds(5)), true),
+            new Traffic("the kubelet's probes every second from the node's address",
+                    (it, namespace) -> it.probeEveryPod(namespace, Duration.ofSeconds(1)), false),
+            new Traffic("both at once", (it, namespace) -> {
+                it.scrapeEveryPod(namespace, Duration.ofSeconds(2));
+                it.probeEveryPod(namespace, Duration.ofSeconds(1));
+            }, true));
 
     /**
-     * Probes alone sometimes leave two reads in a row with no peer at all, which proves the replica idle as before; a
-     * connection kept across every read is taken for a bystander's, and the deletion says so.
+     * Each kind of bystander traffic on a deployment of its own, all scaled down at once. Probes alone sometimes leave
+     * two reads in a row with no peer at all, which proves the replica idle as before; a connection kept across every
+     * read is taken for a bystander's, and the deletion says so.
      */
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("bystanders")
-    void anIdleReplicaWithOnlyBystandersConnectedLeavesWithin30Seconds(String what, Function<BystanderRetirementIT, Runnable> bystanders,
-            boolean keptAcrossEveryRead) {
-        bystanders.apply(this).run();
+    @Test
+    void anIdleReplicaWithOnlyBystandersConnectedLeavesWithin30Seconds() {
+        List<String> deployments = new ArrayList<>(List.of(ns));
+        while (deployments.size() < TRAFFIC.size()) {
+            deployments.add(deployed());
+        }
+        for (int i = 0; i < TRAFFIC.size(); i++) {
+            TRAFFIC.get(i).start().accept(this, deployments.get(i));
+        }
 
-        Duration took = scaleDownToGone();
+        Instant asked = Instant.now();
+        deployments.forEach(namespace -> Specs.scale(client, namespace, "qwen", "server", 1));
+        Map<String, Duration> took = new ConcurrentHashMap<>();
+        await().atMost(CONVERGE).pollInterval(Duration.ofMillis(100)).until(() -> {
+            deployments.stream().filter(namespace -> !took.containsKey(namespace) && pod(namespace, LEAVING) == null)
+                    .forEach(namespace -> took.put(namespace, Duration.between(asked, Instant.now())));
+            return took.size() == deployments.size();
+        });
 
-        System.out.printf(Locale.ROOT, "idle scale-down without a router, %s: reduction to the Pod gone %.1f s%n", what, took.toMillis() / 1000.0);
-        assertThat(took).isLessThanOrEqualTo(IDLE_SCALE_DOWN);
-        assertThat(pod(STAYING)).isNotNull();
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(events("ProvenIdle")).singleElement().satisfies(e -> {
-            if (keptAcrossEveryRead) {
-                assertThat(e.getMessage()).contains("taken for bystanders: no request reached it in");
-            }
-        }));
+        for (int i = 0; i < TRAFFIC.size(); i++) {
+            Traffic traffic = TRAFFIC.get(i);
+            String namespace = deployments.get(i);
+            System.out.printf(Locale.ROOT, "idle scale-down without a router, %s: reduction to the Pod gone %.1f s%n", traffic.what(),
+                    took.get(namespace).toMillis() / 1000.0);
+            assertThat(took.get(namespace)).as(traffic.what()).isLessThanOrEqualTo(IDLE_SCALE_DOWN);
+            assertThat(pod(namespace, STAYING)).isNotNull();
+            await().atMost(CONVERGE).untilAsserted(() -> assertThat(events(namespace, "ProvenIdle")).singleElement().satisfies(e -> {
+                if (traffic.keptAcrossEveryRead()) {
+                    assertThat(e.getMessage()).as(traffic.what()).contains("taken for bystanders: no request reached it in");
+                }
+            }));
+        }
     }
 
     /**
@@ -179,7 +211,7 @@ class BystanderRetirementIT {
     @ValueSource(booleans = {false, true})
     void aClientThatSendsAGenerationOnItsKeptConnectionAfterTheWithdrawalIsHeldForUntilItEnds(boolean scraped) throws Exception {
         if (scraped) {
-            scrapeEveryPod(Duration.ofSeconds(2));
+            scrapeEveryPod(ns, Duration.ofSeconds(2));
         }
         KubeProxyService service = opened(new KubeProxyService(world.endpoints(), ns, Names.roleService("qwen", "server"), Duration.ofSeconds(1),
                 ADDRESSES.next()));
