@@ -3,12 +3,16 @@ package dev.ebb.operator.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.DrainTimelines;
+import dev.ebb.operator.read.PrometheusText;
 import dev.ebb.operator.read.Reading;
+import dev.ebb.operator.read.RequestCounters;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -38,6 +42,23 @@ class RealVllmIT {
         if (vllm != null) {
             vllm.close();
         }
+    }
+
+    /**
+     * The request counters a retirement without a router sums beside the gauges are on the page while the engine is
+     * idle, and one generation that ends between two reads moves their sum.
+     */
+    @Test
+    void theRequestCountersAreOnThePageAndAGenerationBetweenTwoReadsMovesThem() throws Exception {
+        Optional<Double> before = PrometheusText.total(vllm.get("/metrics").body(), RequestCounters.of(Engine.VLLM));
+        Stream ended = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 8).get(300, TimeUnit.SECONDS);
+
+        assertThat(ended.complete()).as("the stream: %s", ended).isTrue();
+        assertThat(before).as("%s on the page before", RequestCounters.of(Engine.VLLM)).isPresent();
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(PrometheusText.total(vllm.get("/metrics").body(),
+                RequestCounters.of(Engine.VLLM))).isPresent().get().isNotEqualTo(before.get()));
+        System.out.printf("%s's request counters: %.0f before one generation of 8 tokens, %.0f after%n", Engine.VLLM,
+                before.get(), PrometheusText.total(vllm.get("/metrics").body(), RequestCounters.of(Engine.VLLM)).orElseThrow());
     }
 
     /** Both gauges, one series for the one engine core, labelled engine and model_name, in a body of known length. */
