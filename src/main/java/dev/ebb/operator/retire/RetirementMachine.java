@@ -19,7 +19,8 @@ import java.util.TreeSet;
  * only after the replica left every path to new work and each answering member read idle twice in a row on a
  * complete envelope, with no restart in between; anything it cannot prove holds the replica, within budgets.
  * Without a router, clients reach the replica through its Service, and each idle read must also find no client
- * connected to the member, the first of them only once the endpoint change has had time to reach every node. With a
+ * connected to the member, the first of them only once the endpoint change has had time to reach every node; peers
+ * that stay connected while no request reaches the member for a set time are bystanders and do not count. With a
  * router, the first read counts only once a request the router sent just before it let the replica go has had time to
  * pass the engine's front end (templating, tokenizing, fetching inputs), where no gauge counts it.
  * A bean so that it is injected where used; it holds no state, client, clock or I/O, and tests build it with {@code new}.
