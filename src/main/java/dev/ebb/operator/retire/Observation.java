@@ -25,12 +25,6 @@ public record Observation(Instant now, Map<String, Present> members, Withdrawal 
         this(now, members, withdrawal, reads, Map.of(), Map.of());
     }
 
-    /** A pass that read connection tables but no request counters. */
-    public Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads,
-            Map<String, ConnectionRead.Peers> connections) {
-        this(now, members, withdrawal, reads, connections, Map.of());
-    }
-
     /** A reserved member that still exists; one being deleted by someone else counts as lost. */
     public record Present(String uid, String containerId, boolean terminating) {
         public Present(String uid, String containerId) {

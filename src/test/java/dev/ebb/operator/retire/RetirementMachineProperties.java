@@ -204,7 +204,7 @@ class RetirementMachineProperties {
             Map<String, ConnectionRead.Peers> tables = reads.isEmpty() || routed || e.read().peers() == null ? Map.of()
                     : Map.of(LEADER.name(), e.read().peers());
             Observation.Withdrawal withdrawal = routed ? e.withdrawal() : unrouted(e.withdrawal());
-            Observation seen = new Observation(now, members, withdrawal, reads, tables);
+            Observation seen = new Observation(now, members, withdrawal, reads, tables, Map.of());
             RetirementState before = retirement.state();
 
             RetirementMachine.Step step = RetirementMachineTest.lagging(retirement, seen);

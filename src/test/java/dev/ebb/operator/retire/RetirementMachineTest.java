@@ -579,7 +579,7 @@ public class RetirementMachineTest {
 
     static Observation unrouted(Instant at, Observation.Withdrawal withdrawal, Reading leader, ConnectionRead.Peers peers) {
         Observation base = seen(at, withdrawal, Map.of(LEADER.name(), leader));
-        return new Observation(at, base.members(), withdrawal, base.reads(), Map.of(LEADER.name(), peers));
+        return new Observation(at, base.members(), withdrawal, base.reads(), Map.of(LEADER.name(), peers), Map.of());
     }
 
     /** A retirement without a router, its endpoints seen clear at 1 s. */
@@ -663,7 +663,7 @@ public class RetirementMachineTest {
         Map<String, ConnectionRead.Peers> tables = peers == null ? Map.of() : Map.of(LEADER.name(), peers);
         Observation base = seen(at(7), UNROUTED_CLEAR, reads);
 
-        RetirementMachine.Step held = step(once, new Observation(at(7), base.members(), UNROUTED_CLEAR, reads, tables));
+        RetirementMachine.Step held = step(once, new Observation(at(7), base.members(), UNROUTED_CLEAR, reads, tables, Map.of()));
 
         assertThat(held.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(held.retirement().reason()).isEqualTo(reason);

@@ -70,7 +70,8 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
     private final AtomicLong finished = new AtomicLong();
     /**
      * SGLang's: requests that ended after reaching the scheduler. It serves its own warm-up request before it reports
-     * ready (entrypoints/http_server.py _execute_server_warmup at 0.5.15), so the count starts at one.
+     * ready (entrypoints/http_server.py _execute_server_warmup at 0.5.15; the real one shows 1 before any request of
+     * ours: RealSglangIT), so the count starts at one.
      */
     private final AtomicLong ended;
     private final AtomicLong metricsReads = new AtomicLong();
