@@ -8,6 +8,7 @@ import dev.ebb.operator.api.v1alpha1.EngineSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.ModelSpec;
+import dev.ebb.operator.api.v1alpha1.DisruptionSpec;
 import dev.ebb.operator.api.v1alpha1.RetirementSpec;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RoleTemplate;
@@ -66,17 +67,17 @@ public final class Specs {
 
     public static RoleSpec withReplicas(RoleSpec r, Integer replicas) {
         return new RoleSpec(r.name(), r.kind(), replicas, r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds());
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds(), r.disruption());
     }
 
     public static RoleSpec withImage(RoleSpec r, String image) {
         return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), image, r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds());
+                r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds(), r.disruption());
     }
 
     public static RoleSpec withGrace(RoleSpec r, Integer grace) {
         return new RoleSpec(r.name(), r.kind(), r.replicas(), r.size(), r.image(), r.port(), r.resources(), r.extraArgs(), r.env(),
-                r.command(), grace, r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds());
+                r.command(), grace, r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds(), r.disruption());
     }
 
     public static final class Deployment {
@@ -150,6 +151,7 @@ public final class Specs {
         private Integer startupSeconds;
         private Integer livenessSeconds;
         private Integer partialPlacementSeconds;
+        private DisruptionSpec disruption;
 
         private Role(String name) {
             this.name = name;
@@ -175,10 +177,11 @@ public final class Specs {
         public Role startupSeconds(Integer value) { startupSeconds = value; return this; }
         public Role livenessSeconds(Integer value) { livenessSeconds = value; return this; }
         public Role partialPlacementSeconds(Integer value) { partialPlacementSeconds = value; return this; }
+        public Role disruption(Integer maxUnavailable, String nodeMaintenance) { disruption = new DisruptionSpec(maxUnavailable, nodeMaintenance); return this; }
 
         public RoleSpec build() {
             return new RoleSpec(name, kind, replicas, size, image, port, resources, extraArgs, env, command, grace,
-                    nodeSelector, tolerations, retirement, rollout, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacementSeconds);
+                    nodeSelector, tolerations, retirement, rollout, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacementSeconds, disruption);
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.ebb.operator.api;
 
+import dev.ebb.operator.api.v1alpha1.NodeMaintenance;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RoleTemplate;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -24,6 +25,8 @@ import java.util.Optional;
  *     when empty
  * @param partialPlacement how long a replica may hold the members placed while the rest cannot be, before it is
  *     deleted and held back as long; the Pods do not carry it
+ * @param maxUnavailable replicas an eviction may take from the role at once
+ * @param nodeMaintenance whether the role's Pods refuse eviction and are moved through the protocol, or are evicted
  */
 public record DesiredRole(
         String name,
@@ -46,7 +49,9 @@ public record DesiredRole(
         Setting<String> sharedMemory,
         Setting<Integer> startupSeconds,
         Optional<Integer> livenessSeconds,
-        Duration partialPlacement) {
+        Duration partialPlacement,
+        int maxUnavailable,
+        NodeMaintenance nodeMaintenance) {
 
     /**
      * A value the spec set, or the operator's default for it. Defaults stay out of the configuration hash, so a
@@ -71,13 +76,15 @@ public record DesiredRole(
     /** The same role as it would be had it named no image and taken {@code image} as the operator's default. */
     public DesiredRole onDefaultImage() {
         return new DesiredRole(name, kind, replicas, size, image, true, port, resources, extraArgs, env, command, grace, nodeSelector,
-                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacement);
+                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacement,
+                maxUnavailable, nodeMaintenance);
     }
 
     /** The same role at another replica count. */
     public DesiredRole withReplicas(int count) {
         return new DesiredRole(name, kind, count, size, image, defaultImage, port, resources, extraArgs, env, command, grace, nodeSelector,
-                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacement);
+                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacement,
+                maxUnavailable, nodeMaintenance);
     }
 
     /** A take-over role replaces the whole command line, so the operator cannot know what serves where. */

@@ -10,6 +10,8 @@ import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RoleTemplate;
 import dev.ebb.operator.api.v1alpha1.RolloutSpec;
+import dev.ebb.operator.api.v1alpha1.DisruptionSpec;
+import dev.ebb.operator.api.v1alpha1.NodeMaintenance;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.RouterSpec;
 import dev.ebb.operator.api.v1alpha1.ScalingSpec;
@@ -259,6 +261,14 @@ public final class SpecResolver {
         if (kind.isEmpty()) {
             errors.add(unsupported(field + ".kind", role.kind(), choices(RoleKind.values(), RoleKind::name)));
         }
+        DisruptionSpec disruption = role.disruption() == null ? new DisruptionSpec(null, null) : role.disruption();
+        Optional<NodeMaintenance> maintenance = disruption.nodeMaintenance() == null ? Optional.of(NodeMaintenance.Protocol)
+                : NodeMaintenance.fromWireName(disruption.nodeMaintenance());
+        if (maintenance.isEmpty()) {
+            errors.add(unsupported(field + ".disruption.nodeMaintenance", disruption.nodeMaintenance(),
+                    choices(NodeMaintenance.values(), NodeMaintenance::name)));
+        }
+        checkRange(field + ".disruption.maxUnavailable", disruption.maxUnavailable(), 0, RoleSpec.MAX_REPLICAS, errors);
         checkRange(field + ".replicas", role.replicas(), RoleSpec.MIN_REPLICAS, RoleSpec.MAX_REPLICAS, errors);
         checkRange(field + ".size", role.size(), RoleSpec.MIN_SIZE, RoleSpec.MAX_SIZE, errors);
         checkRange(field + ".port", role.port(), 1, 65535, errors);
@@ -303,7 +313,7 @@ public final class SpecResolver {
                     + ", which has no --nnodes, --node-rank, --master-addr or --master-port, the flags the members of a multi-Pod replica"
                     + " (" + field + ".size " + role.size() + ") start with; use vLLM " + VLLM_MULTI_NODE_SINCE + " or later"));
         }
-        if (errors.size() > before || kind.isEmpty() || engine.isEmpty()) {
+        if (errors.size() > before || kind.isEmpty() || maintenance.isEmpty() || engine.isEmpty()) {
             return Optional.empty();
         }
         return Optional.of(new DesiredRole(
@@ -328,7 +338,9 @@ public final class SpecResolver {
                 role.startupSeconds() == null ? DesiredRole.Setting.byDefault(Optional.of(RoleSpec.DEFAULT_STARTUP_SECONDS))
                         : DesiredRole.Setting.set(Optional.of(role.startupSeconds())),
                 Optional.ofNullable(role.livenessSeconds()),
-                Duration.ofSeconds(Optional.ofNullable(role.partialPlacementSeconds()).orElse(RoleSpec.DEFAULT_PARTIAL_PLACEMENT_SECONDS))));
+                Duration.ofSeconds(Optional.ofNullable(role.partialPlacementSeconds()).orElse(RoleSpec.DEFAULT_PARTIAL_PLACEMENT_SECONDS)),
+                orDefault(disruption.maxUnavailable(), DisruptionSpec.DEFAULT_MAX_UNAVAILABLE),
+                maintenance.get()));
     }
 
     /**

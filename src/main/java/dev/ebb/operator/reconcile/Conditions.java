@@ -14,6 +14,7 @@ public final class Conditions {
     public static final String RETIREMENT_PROGRESSING = "RetirementProgressing";
     public static final String RETIREMENT_BLOCKED = "RetirementBlocked";
     public static final String ROUTER_READY = "RouterReady";
+    public static final String NODE_MAINTENANCE = "NodeMaintenance";
 
     private Conditions() {
     }

@@ -18,12 +18,15 @@ import dev.ebb.operator.render.RouterLayout;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.render.RoutingProxy;
 import dev.ebb.operator.retire.NextRetirement;
+import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
 import dev.ebb.operator.route.GatewayMembership;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
@@ -47,6 +50,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -76,6 +80,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
     /** The Pod cache's index of router Pods by namespace and deployment. */
     private static final String ROUTER_PODS = "router-pods";
+    /** The Pod cache's index of Pods by the node they run on. */
+    private static final String PODS_BY_NODE = "pods-by-node";
     private static final Duration PODS_GONE_RECHECK = Duration.ofSeconds(5);
     private static final Duration PLATFORM_UNKNOWN_RECHECK = Duration.ofSeconds(5);
     /**
@@ -115,12 +121,16 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      */
     private final Map<String, Map<String, Instant>> releasedReplicas = new ConcurrentHashMap<>();
     private final HookEndings hookEndings;
+    private final RoleBudgets budgets;
+    /** Per node going away, when this operator first saw it so; shared by every deployment with a Pod on it. */
+    private final Map<String, Instant> nodesSeenGoing = new ConcurrentHashMap<>();
 
     public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
             ReadLedger reads, CandidateReads candidateReads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges,
             PodRenderer renderer, Clock clock) {
         this.renderer = renderer;
         this.hookEndings = new HookEndings(events);
+        this.budgets = new RoleBudgets(owned);
         this.gauges = gauges;
         this.owned = owned;
         this.routers = routers;
@@ -143,12 +153,20 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         InformerEventSource<Pod, ModelDeployment> pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class,
                 ModelDeployment.class).withNamespacesInheritedFromController().withLabelSelector(Labels.DEPLOYMENT)
                 .withOnUpdateFilter(hookEndings::observe).build(), context);
-        pods.addIndexers(Map.of(ROUTER_PODS, ModelDeploymentReconciler::routerPodKey));
-        // every ConfigMap of a deployment: the router's and the drain hook's scripts
-        List<EventSource<?, ModelDeployment>> sources = new ArrayList<>(List.of(pods, watched(Service.class, Labels.DEPLOYMENT, context),
-                watched(ConfigMap.class, Labels.DEPLOYMENT, context)));
-        // each of the router's objects, so that one deleted or edited by hand is seen and put back; its Service is above
-        RouterObjects.KINDS.stream().filter(kind -> kind != Service.class && kind != ConfigMap.class)
+        pods.addIndexers(Map.of(ROUTER_PODS, ModelDeploymentReconciler::routerPodKey, PODS_BY_NODE, ModelDeploymentReconciler::nodeOf));
+        // every node: a change in whether one is going away brings a pass of each deployment with a Pod on it. Nodes
+        // have no namespace, so their cache must be the all-namespaces one: one kept per watched namespace would be
+        // looked up under none and never found
+        InformerEventSource<Node, ModelDeployment> nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class,
+                ModelDeployment.class).withWatchAllNamespaces().withItemStore(new NodesLeaving.Store()).withSecondaryToPrimaryMapper(node -> pods.byIndex(PODS_BY_NODE, node.getMetadata().getName()).stream()
+                        .map(pod -> new ResourceID(pod.getMetadata().getLabels().get(Labels.DEPLOYMENT), pod.getMetadata().getNamespace()))
+                        .collect(Collectors.toSet()))
+                .withOnUpdateFilter((updated, old) -> !NodesLeaving.sign(updated).equals(NodesLeaving.sign(old))).build(), context);
+        // every ConfigMap and PodDisruptionBudget of a deployment: the router's and the drain hook's, the router's and the roles'
+        List<EventSource<?, ModelDeployment>> sources = new ArrayList<>(List.of(pods, nodes, watched(Service.class, Labels.DEPLOYMENT, context),
+                watched(ConfigMap.class, Labels.DEPLOYMENT, context), watched(PodDisruptionBudget.class, Labels.DEPLOYMENT, context)));
+        // each of the router's objects, so that one deleted or edited by hand is seen and put back; the kinds above are watched already
+        RouterObjects.KINDS.stream().filter(kind -> kind != Service.class && kind != ConfigMap.class && kind != PodDisruptionBudget.class)
                 .forEach(kind -> sources.add(watched(kind, ROUTER_OBJECTS, context)));
         // Kubernetes copies a Service's labels onto its EndpointSlices, whose owner is the Service, not us
         sources.add(new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class)
@@ -201,7 +219,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             ReplicaPlanner.Retirements known = new ReplicaPlanner.Retirements(NextRetirement.held(records, aborts),
                     NextRetirement.rollingOut(records), NextRetirement.rolloutWaiting(aborts, retry, now),
                     chooseByLoad ? candidateReads.readings(md, seen, now) : Map.of(), chooseByLoad,
-                    HooksRefresh.requested(refreshToken, md.getStatus()));
+                    HooksRefresh.requested(refreshToken, md.getStatus()), nodesLeaving(pods, context, now), now);
             ReplicaPlan plan = converge(md, deployment, hashes, seen, known, context, conflicts, now);
             RouterObjects.Outcome router = routers.converge(md, deployment, context, routerPods);
             router.repairs().forEach(repair -> events.warning(md, REASON_ROUTER_REPAIRED, repair.message()));
@@ -298,6 +316,30 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         return cache.byIndex(ROUTER_PODS, md.getMetadata().getNamespace() + "/" + md.getMetadata().getName());
     }
 
+    /** The index key of a Pod bound to a node: the node's name. */
+    static List<String> nodeOf(Pod pod) {
+        return pod.getSpec() == null || pod.getSpec().getNodeName() == null ? List.of() : List.of(pod.getSpec().getNodeName());
+    }
+
+    /**
+     * The nodes the deployment's Pods run on that are going away, read from the node cache, each with when this operator
+     * first saw it going; a node seen back in service is forgotten, so that it counts afresh if it goes again.
+     */
+    private Map<String, NodesLeaving.Going> nodesLeaving(Set<Pod> pods, Context<ModelDeployment> context, Instant now) {
+        InformerEventSource<Node, ModelDeployment> cache = (InformerEventSource<Node, ModelDeployment>) context.eventSourceRetriever()
+                .getEventSourceFor(Node.class);
+        Map<String, NodesLeaving.Going> leaving = new HashMap<>();
+        pods.stream().flatMap(pod -> nodeOf(pod).stream()).distinct().forEach(name -> {
+            Optional<String> sign = cache.get(new ResourceID(name)).flatMap(NodesLeaving::sign);
+            if (sign.isPresent()) {
+                leaving.put(name, new NodesLeaving.Going(sign.get(), nodesSeenGoing.computeIfAbsent(name, node -> now)));
+            } else {
+                nodesSeenGoing.remove(name);
+            }
+        });
+        return leaving;
+    }
+
     /** The index key of a router Pod (its namespace and deployment); none for any other Pod. */
     static List<String> routerPodKey(Pod pod) {
         Map<String, String> labels = pod.getMetadata().getLabels();
@@ -360,7 +402,10 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 .ifPresent(conflicts::add));
         plan.create().forEach(pod -> createPod(md, heldBackIfReleased(md, pod, now)).ifPresent(conflicts::add));
         plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
+        plan.handedBack().forEach(handBack -> handBack(md, handBack));
         plan.obsoleteServices().forEach(name -> owned.delete(md, services.get(name)));
+        conflicts.addAll(budgets.converge(md, deployment, context.getSecondaryResources(Pod.class),
+                context.getSecondaryResources(PodDisruptionBudget.class)));
         return plan;
     }
 
@@ -436,6 +481,15 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         }
         released.values().removeIf(until -> !until.isAfter(now));
         return HeldBack.asCreated(pod, released, now);
+    }
+
+    /**
+     * A replica whose node's drain has waited its role's drain budget goes as the drain would take it: deleted with its
+     * grace, its drain hook holding each member while it carries requests. Each deletion is fenced by the Lease.
+     */
+    private void handBack(ModelDeployment md, ReplicaPlan.HandBack handBack) {
+        events.warning(md, Reasons.HANDED_BACK, handBack.message());
+        handBack.replica().members().forEach(pod -> owned.delete(md, pod));
     }
 
     /** A replica that never ran holds no request, so it skips the retirement protocol. */

@@ -48,6 +48,11 @@ public record ObservedReplica(String role, int ordinal, List<Pod> members) {
         return members.stream().anyMatch(p -> p.getMetadata().getDeletionTimestamp() != null);
     }
 
+    /** Whether the scheduler found no node for one of its members. */
+    public boolean unplaceable() {
+        return members.stream().anyMatch(p -> PartlyScheduled.unschedulable(p).isPresent());
+    }
+
     public boolean hasMember(int index) {
         return members.stream().anyMatch(p -> PodFacts.memberIndex(p).filter(i -> i == index).isPresent());
     }

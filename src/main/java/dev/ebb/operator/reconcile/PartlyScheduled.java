@@ -143,7 +143,7 @@ final class PartlyScheduled {
     }
 
     /** The Pod's PodScheduled condition, when the scheduler found no node for it. */
-    private static Optional<PodCondition> unschedulable(Pod pod) {
+    static Optional<PodCondition> unschedulable(Pod pod) {
         boolean bound = pod.getSpec() != null && pod.getSpec().getNodeName() != null;
         return bound ? Optional.empty() : scheduledCondition(pod, "False").filter(c -> "Unschedulable".equals(c.getReason()));
     }

@@ -17,7 +17,14 @@ import dev.ebb.operator.retire.NextRetirement;
  *     away that ran, and per role being rolled out the replica at an older configuration whose turn it is
  * @param later replicas at an older configuration whose rollout turn is still to come
  * @param awaitingReads surplus replicas whose choice waits for one read of each; none of them leaves before then
+ * @param handedBack replicas on a node going away whose role's drain budget has run out since the node was seen going
+ *     before their turn to move came: deleted with their grace, as the node's drain would
  */
 public record ReplicaPlan(List<Pod> create, List<Service> services, List<String> obsoleteServices, List<Pod> neverRan,
-        List<NextRetirement.Candidate> retirements, List<NextRetirement.Replica> later, List<ObservedReplica> awaitingReads) {
+        List<NextRetirement.Candidate> retirements, List<NextRetirement.Replica> later, List<ObservedReplica> awaitingReads,
+        List<HandBack> handedBack) {
+
+    /** A replica given to a node's drain without a move, and why. */
+    public record HandBack(ObservedReplica replica, String message) {
+    }
 }

@@ -3,6 +3,7 @@ package dev.ebb.operator.reconcile;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.v1alpha1.NodeMaintenance;
 import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.Names;
@@ -12,12 +13,15 @@ import dev.ebb.operator.retire.Budgets;
 import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Predicate;
@@ -42,9 +46,20 @@ public final class ReplicaPlanner {
      * @param byLoad whether the idlest surplus replicas leave, rather than the highest ordinals
      * @param refresh whether the user asked for the replicas behind the operator (an older drain hook or default image)
      *     to be replaced, as a rollout replaces those at an older configuration
+     * @param nodesLeaving the nodes going away, by name ({@link NodesLeaving}): a replica of a role whose node
+     *     maintenance goes through the protocol is moved off them as a rollout replaces it, within its role's drain
+     *     budget counted from when the node was first seen going
+     * @param now the time of the pass, against which those budgets are counted
      */
     public record Retirements(Map<String, Set<Integer>> held, Map<String, Set<Integer>> rollingOut, Map<String, Set<Integer>> rolloutWaiting,
-            Map<String, Map<Integer, Reading>> readings, boolean byLoad, boolean refresh) {
+            Map<String, Map<Integer, Reading>> readings, boolean byLoad, boolean refresh, Map<String, NodesLeaving.Going> nodesLeaving,
+            Instant now) {
+    }
+
+    /** The first node going away that a member of the replica runs on, and how it goes. */
+    static Optional<Map.Entry<String, NodesLeaving.Going>> leavingNode(ObservedReplica replica, Map<String, NodesLeaving.Going> nodesLeaving) {
+        return replica.members().stream().map(p -> p.getSpec() == null ? null : p.getSpec().getNodeName()).filter(Objects::nonNull)
+                .filter(nodesLeaving::containsKey).sorted().findFirst().map(node -> Map.entry(node, nodesLeaving.get(node)));
     }
 
     /** Whether a member of the replica carries an older drain hook, default engine image or routing proxy image than the renderer's. */
@@ -62,6 +77,7 @@ public final class ReplicaPlanner {
         List<Pod> neverRan = new ArrayList<>();
         List<NextRetirement.Replica> later = new ArrayList<>();
         List<ObservedReplica> awaitingReads = new ArrayList<>();
+        List<ReplicaPlan.HandBack> handedBack = new ArrayList<>();
         Set<String> wanted = new HashSet<>();
 
         for (DesiredRole role : deployment.roles()) {
@@ -69,8 +85,10 @@ public final class ReplicaPlanner {
             NavigableMap<Integer, ObservedReplica> existing = inventory.replicas(role.name());
             Set<Integer> heldHere = held.getOrDefault(role.name(), Set.of());
             Set<Integer> ordinals = new HashSet<>(existing.keySet());
+            Map<String, NodesLeaving.Going> nodesLeaving = role.nodeMaintenance() == NodeMaintenance.Protocol ? retirements.nodesLeaving() : Map.of();
             Predicate<ObservedReplica> current = RolloutStep.atHash(hash)
-                    .and(r -> !retirements.refresh() || !behindTheOperator(renderer, deployment, role, r));
+                    .and(r -> !retirements.refresh() || !behindTheOperator(renderer, deployment, role, r))
+                    .and(r -> leavingNode(r, nodesLeaving).isEmpty());
             // with a surge allowed, the role keeps one replica more for as long as any that stays is outdated
             boolean outdatedStays = existing.values().stream().anyMatch(r -> !heldHere.contains(r.ordinal()) && !current.test(r));
             int keep = role.replicas() + (outdatedStays && role.replicas() > 0 ? role.maxSurge() : 0);
@@ -93,7 +111,8 @@ public final class ReplicaPlanner {
                 }
             }
             shed(split, role, neverRan, leaving);
-            rollout(role, hash, current, existing, split.staying(), keep, retirements, neverRan, leaving, later);
+            rollout(role, hash, current, existing, split.staying(), keep, retirements, nodesLeaving, neverRan, leaving,
+                    later, handedBack);
 
             services.add(ServiceRenderer.roleService(deployment, role));
             if (role.size() > 1) {
@@ -116,7 +135,7 @@ public final class ReplicaPlanner {
         // a dropped role gives back everything it has, so it goes before roles that only shrink
         dropped.addAll(leaving);
         return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, List.copyOf(neverRan), List.copyOf(dropped),
-                List.copyOf(later), List.copyOf(awaitingReads));
+                List.copyOf(later), List.copyOf(awaitingReads), List.copyOf(handedBack));
     }
 
     /**
@@ -141,21 +160,46 @@ public final class ReplicaPlanner {
     /**
      * The rollout's step: the replica whose turn it is retires (one that never ran goes at once), and every other
      * outdated replica that stays waits for its turn. A replica at today's configuration that is not current is behind
-     * the operator, replaced on the user's refresh.
+     * the operator, replaced on the user's refresh, or runs on a node going away, moved off it. A move has what is left
+     * of its role's drain budget since its node was first seen going; a replica on such a node whose budget ran out
+     * before its move began is handed to the node's drain at once, however many there are, so that no drain waits on a
+     * role longer than its drain budget and the grace.
      */
     private static void rollout(DesiredRole role, String hash, Predicate<ObservedReplica> current, NavigableMap<Integer, ObservedReplica> existing,
-            NavigableMap<Integer, ObservedReplica> staying, int keep, Retirements retirements, List<Pod> neverRan,
-            List<NextRetirement.Candidate> leaving, List<NextRetirement.Replica> later) {
-        Optional<ObservedReplica> turn = RolloutStep.next(existing, staying, keep, current,
-                retirements.rollingOut().getOrDefault(role.name(), Set.of()), retirements.rolloutWaiting().getOrDefault(role.name(), Set.of()));
+            NavigableMap<Integer, ObservedReplica> staying, int keep, Retirements retirements, Map<String, NodesLeaving.Going> nodesLeaving,
+            List<Pod> neverRan, List<NextRetirement.Candidate> leaving, List<NextRetirement.Replica> later, List<ReplicaPlan.HandBack> handedBack) {
+        Set<Integer> underWay = retirements.rollingOut().getOrDefault(role.name(), Set.of());
+        Predicate<ObservedReplica> outOfTime = r -> !underWay.contains(r.ordinal()) && !r.terminating() && r.everRan()
+                && leavingNode(r, nodesLeaving).filter(node -> left(role, node.getValue(), retirements.now()).isZero()).isPresent();
+        staying.values().stream().filter(outOfTime).forEach(r -> handedBack.add(new ReplicaPlan.HandBack(r, handBackMessage(role, r,
+                leavingNode(r, nodesLeaving).orElseThrow()))));
+        Optional<ObservedReplica> turn = RolloutStep.next(existing, staying, keep, current, underWay,
+                retirements.rolloutWaiting().getOrDefault(role.name(), Set.of()),
+                staying.values().stream().anyMatch(r -> leavingNode(r, nodesLeaving).isPresent())).filter(outOfTime.negate());
         turn.filter(r -> !r.everRan()).ifPresent(r -> neverRan.addAll(r.members()));
-        turn.filter(ObservedReplica::everRan).ifPresent(r -> leaving.add(new NextRetirement.Candidate(role.name(), r.ordinal(),
-                NextRetirement.Purpose.ROLLOUT, RolloutStep.atHash(hash).test(r) ? REFRESHED_BECAUSE
-                        : "at configuration " + r.configHash().orElse("mixed") + ", replaced by the rollout to " + hash,
-                role.drainBudget(), r.terminating())));
+        turn.filter(ObservedReplica::everRan).ifPresent(r -> leaving.add(leavingNode(r, nodesLeaving)
+                .map(node -> new NextRetirement.Candidate(role.name(), r.ordinal(), NextRetirement.Purpose.NODE_MAINTENANCE,
+                        "its node " + node.getKey() + " is " + node.getValue().sign() + "; it moves off before the node is drained",
+                        left(role, node.getValue(), retirements.now()), r.terminating()))
+                .orElseGet(() -> new NextRetirement.Candidate(role.name(), r.ordinal(), NextRetirement.Purpose.ROLLOUT,
+                        RolloutStep.atHash(hash).test(r) ? REFRESHED_BECAUSE
+                                : "at configuration " + r.configHash().orElse("mixed") + ", replaced by the rollout to " + hash,
+                        role.drainBudget(), r.terminating()))));
         staying.values().stream()
-                .filter(r -> !current.test(r) && turn.filter(t -> t.ordinal() == r.ordinal()).isEmpty())
+                .filter(r -> !current.test(r) && turn.filter(t -> t.ordinal() == r.ordinal()).isEmpty() && !outOfTime.test(r))
                 .forEach(r -> later.add(new NextRetirement.Replica(role.name(), r.ordinal())));
+    }
+
+    /** What is left of the role's drain budget for replicas on a node going away; zero once it has run out. */
+    private static Duration left(DesiredRole role, NodesLeaving.Going node, Instant now) {
+        Duration left = Duration.between(now, node.since().plus(role.drainBudget()));
+        return left.isNegative() ? Duration.ZERO : left;
+    }
+
+    private static String handBackMessage(DesiredRole role, ObservedReplica replica, Map.Entry<String, NodesLeaving.Going> node) {
+        return "replica " + replica.ordinal() + " of role " + role.name() + " could not be moved off its node " + node.getKey() + " ("
+                + node.getValue().sign() + ") within " + role.drainBudget().toSeconds() + " s, the role's drain budget, before its turn came;"
+                + " deleting it with its grace, as the node's drain would have, so the drain is not held longer";
     }
 
     /** A replica whose role left the spec keeps its Services until its last Pod is gone. */

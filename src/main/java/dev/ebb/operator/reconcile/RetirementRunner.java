@@ -76,6 +76,7 @@ public class RetirementRunner {
     static final Duration WAITING_LOOK = Duration.ofSeconds(10);
     private static final Logger LOG = Logger.getLogger(RetirementRunner.class);
     static final String REASON_ROLLOUT_STEP = "RolloutStep";
+    static final String REASON_MAINTENANCE_MOVE = "NodeMaintenanceMove";
     static final String REASON_MEMBER_LEAVING = "ReplicaMemberLeaving";
 
     /**
@@ -287,6 +288,10 @@ public class RetirementRunner {
             if (outcome.begun() && NextRetirement.ROLLOUT.equals(retirement.cause())) {
                 events.normal(md, REASON_ROLLOUT_STEP, "replacing replica " + retirement.ordinal() + " of role " + retirement.role() + " ("
                         + outcome.record().chosenBecause() + "): it is retired first, and its replacement created once its Pods are gone");
+            }
+            if (outcome.begun() && NextRetirement.NODE_MAINTENANCE.equals(retirement.cause())) {
+                events.normal(md, REASON_MAINTENANCE_MOVE, "moving replica " + retirement.ordinal() + " of role " + retirement.role() + ": "
+                        + outcome.record().chosenBecause() + "; it is withdrawn, proven idle and deleted, and the drain then finds it gone");
             }
             for (Action action : outcome.actions()) {
                 carryOut(md, retirement, action, byName, routerPods);

@@ -15,8 +15,10 @@ import java.util.function.Predicate;
  * terminating, while the last replacement is not yet Ready, or while a replica that stays is missing (its creation
  * comes first). A replica whose last retirement aborted and may not be retried yet is passed over, so the rollout
  * moves on to the next. A replica at an older configuration that is not Ready goes first, since it serves nothing
- * already; otherwise the highest ordinal. What counts as current is the caller's: the config hash, and on the user's
- * refresh also the drain hook and default image the replica carries. Pure.
+ * already; otherwise the highest ordinal. What counts as current is the caller's: the config hash, on the user's
+ * refresh also the drain hook and default image the replica carries, and the node it runs on not going away. While
+ * replicas must move off nodes going away, a replacement the scheduler cannot place holds nothing up: the nodes' drains
+ * take the replicas whether or not there is room for them elsewhere, so the protocol had better take them first. Pure.
  */
 public final class RolloutStep {
     private RolloutStep() {
@@ -29,9 +31,10 @@ public final class RolloutStep {
      * @param current whether a replica needs no replacing
      * @param retiring the ordinals whose rollout retirement is under way
      * @param waiting the ordinals to pass over for now
+     * @param nodesGoingAway whether a replica that must go runs on a node going away
      */
     public static Optional<ObservedReplica> next(NavigableMap<Integer, ObservedReplica> replicas, NavigableMap<Integer, ObservedReplica> staying,
-            int desired, Predicate<ObservedReplica> current, Set<Integer> retiring, Set<Integer> waiting) {
+            int desired, Predicate<ObservedReplica> current, Set<Integer> retiring, Set<Integer> waiting, boolean nodesGoingAway) {
         Optional<ObservedReplica> underWay = staying.values().stream()
                 .filter(r -> retiring.contains(r.ordinal()) && !current.test(r)).findFirst();
         if (underWay.isPresent()) {
@@ -41,7 +44,7 @@ public final class RolloutStep {
             return Optional.empty();
         }
         List<ObservedReplica> outdated = staying.values().stream().filter(r -> !current.test(r) && !waiting.contains(r.ordinal())).toList();
-        boolean replacementPending = staying.values().stream().anyMatch(r -> current.test(r) && !r.ready());
+        boolean replacementPending = staying.values().stream().anyMatch(r -> current.test(r) && !r.ready() && !(nodesGoingAway && r.unplaceable()));
         if (outdated.isEmpty() || replacementPending) {
             return Optional.empty();
         }

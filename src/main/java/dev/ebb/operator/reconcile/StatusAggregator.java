@@ -47,6 +47,8 @@ public final class StatusAggregator {
     public static final String REASON_RETIREMENTS_ABORTED = "RetirementsAborted";
     public static final String REASON_BLOCKED = "RetirementBlocked";
     public static final String REASON_NOT_BLOCKED = "NotBlocked";
+    public static final String REASON_MOVING = "MovingOffNodes";
+    public static final String REASON_NO_MAINTENANCE = "NoMaintenance";
     /** Well under the 32 KiB a condition's message may hold, and still long enough for several retirements. */
     private static final int MAX_MESSAGE = 4096;
 
@@ -82,7 +84,8 @@ public final class StatusAggregator {
         Condition upToDate = upToDate(roles, generation, previous, now);
 
         Condition blocked = blocked(aborted, generation, previous, now);
-        List<Condition> conditions = new ArrayList<>(List.of(ready, upToDate, retiring(retirements, generation, previous, now), blocked));
+        List<Condition> conditions = new ArrayList<>(List.of(ready, upToDate, retiring(retirements, generation, previous, now), blocked,
+                maintenance(retirements, generation, previous, now)));
         router.ifPresent(r -> conditions.add(routerReady(r, generation, previous, now)));
         // something that worked and stopped, or a replica the protocol cannot take away, is not a deployment still starting
         boolean degraded = !conflicts.isEmpty() || !failing.isEmpty() || "True".equals(blocked.getStatus());
@@ -180,6 +183,23 @@ public final class StatusAggregator {
                 + r.state() + "): " + r.message()).collect(Collectors.joining("; "));
         String counted = shown.size() == 1 ? message : shown.size() + (underWay.isEmpty() ? " retirements aborted: " : " retirements under way: ") + message;
         return Conditions.next(previous, Conditions.RETIREMENT_PROGRESSING, !underWay.isEmpty(), reason, Sentences.bounded(counted, MAX_MESSAGE), generation, now);
+    }
+
+    /**
+     * True while replicas move off nodes going away, naming each and its node; its reason says when one could not be
+     * proven idle in time and was handed to the drain.
+     */
+    private static Condition maintenance(List<RetirementStatus> retirements, long generation, List<Condition> previous, Instant now) {
+        List<RetirementStatus> moving = retirements.stream().filter(r -> NextRetirement.NODE_MAINTENANCE.equals(r.cause()) && !ended(r)).toList();
+        if (moving.isEmpty()) {
+            return Conditions.next(previous, Conditions.NODE_MAINTENANCE, false, REASON_NO_MAINTENANCE,
+                    "no replica is moving off a node going away", generation, now);
+        }
+        boolean handedBack = moving.stream().anyMatch(r -> Reasons.HANDED_BACK.equals(r.reason()));
+        String message = moving.stream().map(r -> "replica " + r.replicaOrdinal() + " of role " + r.roleName() + " (" + r.chosenBecause()
+                + "): " + r.message()).collect(Collectors.joining("; "));
+        return Conditions.next(previous, Conditions.NODE_MAINTENANCE, true, handedBack ? Reasons.HANDED_BACK : REASON_MOVING,
+                Sentences.bounded(message, MAX_MESSAGE), generation, now);
     }
 
     /**

@@ -32,10 +32,11 @@ public final class StatusNews {
         List<News> news = new ArrayList<>();
         List<Condition> previous = before == null || before.conditions() == null ? List.of() : before.conditions();
         Set<String> told = new HashSet<>();
-        // one Event per reason, so that a cause shared by several conditions is told once; a retirement tells its own
-        // transitions and holds as they happen
+        // one Event per reason, so that a cause shared by several conditions is told once; a retirement, a move off a
+        // node among them, tells its own transitions and holds as they happen
         for (Condition condition : after.conditions()) {
-            if (Conditions.RETIREMENT_PROGRESSING.equals(condition.getType()) || quietlyUnblocked(previous, condition)) {
+            if (Conditions.RETIREMENT_PROGRESSING.equals(condition.getType()) || Conditions.NODE_MAINTENANCE.equals(condition.getType())
+                    || quietlyUnblocked(previous, condition)) {
                 continue;
             }
             if (Conditions.changed(previous, condition) && told.add(condition.getReason())) {

@@ -24,6 +24,7 @@ public final class NextRetirement {
     public static final String SURPLUS = "Surplus";
     public static final String ROLE_DROPPED = "RoleDropped";
     public static final String ROLLOUT = "Rollout";
+    public static final String NODE_MAINTENANCE = "NodeMaintenance";
     /** Aborts in a row after which status reports the replica as blocked. */
     public static final int BLOCKING_ABORTS = 3;
     /** The cool-down doubles with each abort in a row up to this. */
@@ -36,7 +37,17 @@ public final class NextRetirement {
         /** The spec dropped the whole role. */
         ROLE_DROPPED,
         /** A rollout replaces it; its replacement comes at the role's new configuration. */
-        ROLLOUT
+        ROLLOUT,
+        /** Its node is going away (cordoned, or marked for removal); its replacement comes on another node. */
+        NODE_MAINTENANCE
+    }
+
+    /**
+     * Whether a retirement of this cause replaces its replica rather than reduces the role: one at a time, its replica
+     * counting as the role's until it is gone, and never held back after an abort.
+     */
+    public static boolean replaces(String cause) {
+        return ROLLOUT.equals(cause) || NODE_MAINTENANCE.equals(cause);
     }
 
     /** One replica of one role. */
@@ -238,19 +249,19 @@ public final class NextRetirement {
      */
     public static Map<String, Set<Integer>> held(List<RetirementRecord> records, List<Abort> aborts) {
         Map<String, Set<Integer>> held = new HashMap<>();
-        aborts.stream().filter(a -> !ROLLOUT.equals(a.cause()))
+        aborts.stream().filter(a -> !replaces(a.cause()))
                 .forEach(a -> held.computeIfAbsent(a.role(), r -> new HashSet<>()).add(a.ordinal()));
         records.stream().map(RetirementRecord::retirement)
-                .filter(r -> r.state() != RetirementState.Completed && !ROLLOUT.equals(r.cause()))
+                .filter(r -> r.state() != RetirementState.Completed && !replaces(r.cause()))
                 .filter(r -> !Reasons.NO_LONGER_WANTED.equals(r.reason()))
                 .forEach(r -> held.computeIfAbsent(r.role(), role -> new HashSet<>()).add(r.ordinal()));
         return held;
     }
 
-    /** Per role, the ordinals a rollout is retiring now. */
+    /** Per role, the ordinals a rollout or a move off a node is retiring now. */
     public static Map<String, Set<Integer>> rollingOut(List<RetirementRecord> records) {
         Map<String, Set<Integer>> rolling = new HashMap<>();
-        records.stream().filter(RetirementRecord::underWay).map(RetirementRecord::retirement).filter(r -> ROLLOUT.equals(r.cause()))
+        records.stream().filter(RetirementRecord::underWay).map(RetirementRecord::retirement).filter(r -> replaces(r.cause()))
                 .forEach(r -> rolling.computeIfAbsent(r.role(), role -> new HashSet<>()).add(r.ordinal()));
         return rolling;
     }
@@ -258,7 +269,7 @@ public final class NextRetirement {
     /** Per role, the ordinals a rollout must pass over for now: their last retirement aborted and may not be retried yet. */
     public static Map<String, Set<Integer>> rolloutWaiting(List<Abort> aborts, RetryPolicy retry, Instant now) {
         Map<String, Set<Integer>> waiting = new HashMap<>();
-        aborts.stream().filter(a -> ROLLOUT.equals(a.cause()))
+        aborts.stream().filter(a -> replaces(a.cause()))
                 .filter(a -> retryAttempt(a, retry, now).isEmpty())
                 .forEach(a -> waiting.computeIfAbsent(a.role(), role -> new HashSet<>()).add(a.ordinal()));
         return waiting;
@@ -288,6 +299,7 @@ public final class NextRetirement {
         return switch (candidate.purpose()) {
             case ROLE_DROPPED -> ROLE_DROPPED;
             case ROLLOUT -> ROLLOUT;
+            case NODE_MAINTENANCE -> NODE_MAINTENANCE;
             case REDUCTION -> retainedBefore ? SURPLUS : SCALE_DOWN;
         };
     }

@@ -27,6 +27,8 @@ public final class Reasons {
     public static final String TERMINATED_OUTSIDE = "TerminatedOutsideOperator";
     public static final String BUDGET_EXHAUSTED = "BudgetExhausted";
     public static final String NO_LONGER_WANTED = "NoLongerWanted";
+    /** A move off a node going away that could not be proven idle in time, deleted with its grace as the drain would. */
+    public static final String HANDED_BACK = "HandedBackToDrain";
     /** Refusals: the replica is never deleted through the protocol. */
     public static final String DISAGGREGATED = "Disaggregated";
     public static final String NO_GAUGE_LIST = "NoGaugeList";

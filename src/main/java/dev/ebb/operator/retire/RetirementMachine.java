@@ -52,7 +52,8 @@ public class RetirementMachine {
         if (classification instanceof Classification.Refused refused) {
             Retirement aborted = new Retirement(role, ordinal, cause, List.copyOf(targets), List.of(), Optional.empty(),
                     RetirementState.Aborted, refused.reason(), refused.message(), now, now, Map.of(), Optional.empty(), drainBudget);
-            return new Step(aborted, List.of(new Action.Announce(true, refused.reason(), refused.message())));
+            return NextRetirement.NODE_MAINTENANCE.equals(cause) ? handBack(aborted, now, refused.message())
+                    : new Step(aborted, List.of(new Action.Announce(true, refused.reason(), refused.message())));
         }
         if (classification instanceof Classification.Unreachable unreachable) {
             String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): " + unreachable.message() + "; deleting it";
@@ -574,9 +575,26 @@ public class RetirementMachine {
                 + " of role " + current.role() + " to go; it is kept and serves again");
     }
 
-    /** Aborted records when it ended in its phase start, so that the cool-down before a retry counts from there. */
+    /**
+     * Aborted records when it ended in its phase start, so that the cool-down before a retry counts from there. A move
+     * off a node going away is not kept back but handed to the drain instead, unless the node is no longer going away.
+     */
     private static Step abort(Retirement current, Instant now, String reason, String message) {
+        if (NextRetirement.NODE_MAINTENANCE.equals(current.cause()) && !Reasons.NO_LONGER_WANTED.equals(reason)) {
+            return handBack(current, now, message);
+        }
         Retirement aborted = current.with(RetirementState.Aborted, reason, message, now, current.reads());
         return new Step(aborted, List.of(new Action.Restore(current.targets()), new Action.Announce(true, reason, "retirement aborted: " + message)));
+    }
+
+    /**
+     * The replica leaves as the drain would have taken it: deleted with its grace, its drain hook holding each member
+     * while it still carries requests, so that node maintenance waits no longer than the drain budget and the grace.
+     */
+    private static Step handBack(Retirement current, Instant now, String why) {
+        String message = "replica " + current.ordinal() + " of role " + current.role() + " could not be moved off its node through the"
+                + " protocol (" + why + "); deleting it with its grace, as the node's drain would have, so the drain is not held longer";
+        Retirement deleting = current.with(RetirementState.Deleting, Reasons.HANDED_BACK, message, now, current.reads());
+        return new Step(deleting, List.of(new Action.Announce(true, Reasons.HANDED_BACK, message), new Action.Delete(current.targets())));
     }
 }

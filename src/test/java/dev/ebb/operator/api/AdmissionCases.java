@@ -102,6 +102,11 @@ public final class AdmissionCases {
                         ModelDeploymentSpec.PORT_OF_THE_PROXIED_ENGINE),
                 new Refused("a drain under 30 s", deployment("c2", "vLLM").role(role("s").drainSeconds(10)), Match.END,
                         "spec.roles[0].retirement.drainSeconds in body should be greater than or equal to 30"),
+                new Refused("node maintenance neither Protocol nor Evict", deployment("c11", "vLLM").role(role("s").disruption(null, "Drain")),
+                        Match.PART, "spec.roles[0].disruption.nodeMaintenance: Unsupported value: \"Drain\": supported values: \"Evict\","
+                                + " \"Protocol\""),
+                new Refused("a negative disruption budget", deployment("c12", "vLLM").role(role("s").disruption(-1, null)), Match.END,
+                        "spec.roles[0].disruption.maxUnavailable in body should be greater than or equal to 0"),
                 new Refused("a router that does not fit the engine", deployment("d", "SGLang").router("vllm-router").role(role("s")), Match.END,
                         "spec.router.name: Invalid value: spec.router.name does not fit spec.engine.name: "
                                 + "vllm-router serves only vLLM, sglang-gateway only SGLang, llm-d-router either"),

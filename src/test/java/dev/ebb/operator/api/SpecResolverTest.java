@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
+import dev.ebb.operator.api.v1alpha1.NodeMaintenance;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import java.util.Collections;
@@ -48,6 +49,8 @@ class SpecResolverTest {
         assertThat(server.takeOver()).isFalse();
         assertThat(server.drainBudget()).hasSeconds(240);
         assertThat(server.maxSurge()).isZero();
+        assertThat(server.maxUnavailable()).isEqualTo(1);
+        assertThat(server.nodeMaintenance()).isEqualTo(NodeMaintenance.Protocol);
     }
 
     @Test
@@ -149,6 +152,10 @@ class SpecResolverTest {
                         "spec.roles[0].retirement.drainSeconds", "between 30 and 86400, got 29"),
                 Arguments.of("drain budget above a day", deployment("qwen", "vLLM").role(role("s").drainSeconds(86401)),
                         "spec.roles[0].retirement.drainSeconds", "got 86401"),
+                Arguments.of("node maintenance of another name", deployment("qwen", "vLLM").role(role("s").disruption(null, "drain")),
+                        "spec.roles[0].disruption.nodeMaintenance", "\"drain\""),
+                Arguments.of("a negative disruption budget", deployment("qwen", "vLLM").role(role("s").disruption(-1, "Evict")),
+                        "spec.roles[0].disruption.maxUnavailable", "got -1"),
                 Arguments.of("router drain below 30", deployment("qwen", "vLLM").router("vllm-router").routerDrainSeconds(29).role(role("s")),
                         "spec.router.drainSeconds", "between 30 and 86400, got 29"),
                 Arguments.of("router drain negative", deployment("qwen", "vLLM").router("vllm-router").routerDrainSeconds(-5).role(role("s")),

@@ -1,6 +1,7 @@
 package dev.ebb.operator.bench;
 
 import dev.ebb.operator.Specs;
+import dev.ebb.operator.cluster.NodeDrainBench;
 import dev.ebb.operator.cluster.RouterRolloutBench;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.sandbox.Scenario;
@@ -64,6 +65,7 @@ public final class Benchmarks {
             RemovalComparison.run();
             RouterComparison.run();
             RouterRolloutBench.run();
+            NodeDrainBench.run();
             OperatorProcess.run();
         });
     }

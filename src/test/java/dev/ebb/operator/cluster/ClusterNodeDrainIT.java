@@ -18,9 +18,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * `kubectl drain` of the Node the replicas run on: kubectl cordons it and evicts every Pod through the eviction API,
- * which deletes each gracefully, so the drain window is all that stands between a stream and the cut. A Node of its
- * own, since the drain takes everything on it.
+ * `kubectl drain` of the Node the replicas run on, for a role that leaves node maintenance to evictions
+ * ({@code nodeMaintenance: Evict}): kubectl cordons it and evicts every Pod through the eviction API, which deletes
+ * each gracefully, so the drain window is all that stands between a stream and the cut. A Node of its own, since the
+ * drain takes everything on it. {@link ClusterNodeMaintenanceIT} drains Nodes under the default, Protocol.
  */
 class ClusterNodeDrainIT {
     private static final String NS = "drain";
@@ -44,7 +45,7 @@ class ClusterNodeDrainIT {
 
     @Test
     void kubectlDrainEvictsTheReplicasWithoutCuttingTheStreamAndTheyComeBackOnUncordon() throws Exception {
-        admin.resource(deployment("evict", "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
+        admin.resource(deployment("evict", "vLLM").namespace(NS).role(role("server").replicas(2).disruption(2, "Evict")).build()).create();
         await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(readyPods()).as(ClusterState.describe(admin, NS)).isEqualTo(2));
         Pod streaming = admin.pods().inNamespace(NS).withName(Names.pod("evict", "server", 0, 0)).get();
         LoadGenerator stream = new LoadGenerator(ClusterWorld.straightTo(streaming), 1, 120, Duration.ofMillis(100));

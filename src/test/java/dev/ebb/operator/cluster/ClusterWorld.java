@@ -50,6 +50,7 @@ final class ClusterWorld implements AutoCloseable {
     private final Map<String, String> operatorEnvironment;
     private final AtomicInteger generation = new AtomicInteger();
     private final ScheduledExecutorService restarts = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("operator-restart"));
+    private final List<ClusterNode> extraNodes = new ArrayList<>();
     private volatile PackagedOperator operator;
     private volatile boolean closing;
 
@@ -128,6 +129,13 @@ final class ClusterWorld implements AutoCloseable {
         }
     }
 
+    /** Another Node of this world, with its own agent, taken away when the world closes. */
+    synchronized ClusterNode addNode(String name) throws IOException {
+        ClusterNode added = ClusterNode.register(plane, admin, name, LoopbackAddresses.podNetwork());
+        extraNodes.add(added);
+        return added;
+    }
+
     PackagedOperator operator() {
         return operator;
     }
@@ -190,6 +198,7 @@ final class ClusterWorld implements AutoCloseable {
         restarts.shutdownNow();
         Optional.ofNullable(operator).ifPresent(PackagedOperator::close);
         stopNode.run();
+        extraNodes.forEach(ClusterNode::close);
         admin.namespaces().withName(namespace).delete();
         admin.close();
         if (!ControlPlane.isShared(plane)) {

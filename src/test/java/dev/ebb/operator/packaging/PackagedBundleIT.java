@@ -100,14 +100,16 @@ class PackagedBundleIT {
     }
 
     @Test
-    void everyInstallModeIsSupportedAndItsRbacIsNamespacedButForTheCrdCheck() throws Exception {
+    void everyInstallModeIsSupportedAndItsRbacIsNamespacedButForTheCrdCheckAndTheReadOfNodes() throws Exception {
         JsonNode csv = csv();
         JsonNode strategy = csv.at("/spec/install/spec");
 
         assertThat(csv.at("/spec/installModes")).extracting(m -> m.get("type").asText() + "=" + m.get("supported").asBoolean())
                 .containsExactly("OwnNamespace=true", "SingleNamespace=true", "MultiNamespace=true", "AllNamespaces=true");
-        assertThat(strategy.at("/clusterPermissions/0/rules")).singleElement().satisfies(rule ->
-                assertThat(rule.get("resources")).extracting(JsonNode::asText).containsExactly("customresourcedefinitions"));
+        List<String> clusterWide = new ArrayList<>();
+        strategy.at("/clusterPermissions/0/rules").forEach(rule -> rule.get("resources").forEach(r -> clusterWide.add(r.asText()
+                + " " + rule.get("verbs"))));
+        assertThat(clusterWide).containsExactlyInAnyOrder("customresourcedefinitions [\"get\",\"list\"]", "nodes [\"get\",\"list\",\"watch\"]");
         List<String> namespaced = new ArrayList<>();
         strategy.at("/permissions/0/rules").forEach(rule -> rule.get("resources").forEach(r -> namespaced.add(r.asText())));
         assertThat(namespaced).contains("modeldeployments", "pods", "services", "endpointslices", "events", "leases", "deployments");

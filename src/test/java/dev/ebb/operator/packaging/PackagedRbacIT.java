@@ -44,6 +44,8 @@ class PackagedRbacIT {
             Map.entry("rbac.authorization.k8s.io/roles", OWN),
             Map.entry("rbac.authorization.k8s.io/rolebindings", OWN),
             Map.entry("policy/poddisruptionbudgets", OWN),
+            // node maintenance: a cordon or an autoscaler's taint tells which replicas must move; only read
+            Map.entry("/nodes", READ),
             // the SDK checks at start-up that the installed CRD matches the one it was built with
             Map.entry("apiextensions.k8s.io/customresourcedefinitions", Set.of("get", "list")),
             Map.entry("coordination.k8s.io/leases", Set.of("get", "create", "update", "patch")));

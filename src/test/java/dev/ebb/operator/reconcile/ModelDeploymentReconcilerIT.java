@@ -23,12 +23,15 @@ import dev.ebb.operator.retire.RetirementState;
 import dev.ebb.operator.sim.RecordedEvents;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Event;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentStatusBuilder;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.arc.Arc;
 import io.quarkus.test.junit.QuarkusTest;
@@ -90,6 +93,47 @@ class ModelDeploymentReconcilerIT {
         assertThat(renderer.render(new MemberSlot(d, d.roles().get(0), 0, 0), "h").getMetadata().getName()).isEqualTo("qwen-server-r0-m0");
         assertThat(timelines.of(Optional.empty(), Engine.VLLM, RoleKind.Server, false, false, false).grace()).contains(DrainTimelines.DEFAULT_GRACE);
         assertThat(machine.cancel(RetirementMachineTest.draining(), Instant.EPOCH).retirement().state()).isEqualTo(RetirementState.Aborted);
+    }
+
+    /**
+     * One PodDisruptionBudget per role, kept as rendered: an edit by hand is put back, a change of the role's
+     * maintenance is written, and a role that left the spec takes its budget with its last Pod.
+     */
+    @Test
+    void eachRoleHasADisruptionBudgetKeptAsRenderedAndGoneWithTheRolesLastPod() {
+        String ns = "budgets";
+        client.resource(deployment("qwen", "vLLM").namespace(ns).role(role("server").replicas(2)).role(role("batch")).build()).create();
+        await().atMost(PATIENCE).untilAsserted(() -> {
+            assertThat(budget(ns, "qwen-server")).isPresent().get().satisfies(b -> {
+                assertThat(b.getSpec().getMinAvailable().getIntVal()).isEqualTo(2);
+                assertThat(b.getSpec().getSelector().getMatchLabels()).doesNotContainKey(Labels.SERVING);
+            });
+            assertThat(budget(ns, "qwen-batch")).isPresent();
+        });
+
+        client.policy().v1().podDisruptionBudget().inNamespace(ns).withName("qwen-server")
+                .edit(b -> new PodDisruptionBudgetBuilder(b).editSpec().withMinAvailable(new IntOrString(0)).endSpec().build());
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(budget(ns, "qwen-server").orElseThrow().getSpec().getMinAvailable().getIntVal())
+                .as("put back").isEqualTo(2));
+
+        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").edit(md -> {
+            md.getSpec().roles().set(0, role("server").replicas(2).disruption(1, "Evict").build());
+            md.getSpec().roles().remove(1);
+            return md;
+        });
+        // the dropped role's replica retires through the protocol first
+        await().atMost(PATIENCE.multipliedBy(3)).untilAsserted(() -> {
+            assertThat(budget(ns, "qwen-server").orElseThrow().getSpec()).satisfies(spec -> {
+                assertThat(spec.getMinAvailable().getIntVal()).isEqualTo(1);
+                assertThat(spec.getSelector().getMatchLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES);
+            });
+            assertThat(podNames(ns, "qwen")).noneMatch(name -> name.startsWith("qwen-batch"));
+            assertThat(budget(ns, "qwen-batch")).as("the dropped role's budget").isEmpty();
+        });
+    }
+
+    private Optional<PodDisruptionBudget> budget(String namespace, String name) {
+        return Optional.ofNullable(client.policy().v1().podDisruptionBudget().inNamespace(namespace).withName(name).get());
     }
 
     /**

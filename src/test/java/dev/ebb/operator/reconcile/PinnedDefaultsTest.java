@@ -10,6 +10,7 @@ import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.Pod;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
 
 class PinnedDefaultsTest {
     private static final PodRenderer RENDERER = new PodRenderer();
+    private static final Instant NOW = Instant.parse("2026-12-04T12:00:00Z");
     /** The default the test resolver gives vLLM roles that name no image (see {@link Specs#RESOLVER}). */
     private static final String DEFAULT = "default/vLLM:test";
 
@@ -34,7 +36,7 @@ class PinnedDefaultsTest {
     private static ReplicaPlan planFor(DesiredDeployment d, List<Pod> pods) {
         Inventory seen = Inventory.of(PinnedDefaults.seenAtTheirRolesHash(pods, d, hashes(d), RENDERER));
         return ReplicaPlanner.plan(RENDERER, d, hashes(d), seen, List.of("qwen-server"),
-                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), Map.of(), false, false));
+                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), Map.of(), false, false, Map.of(), NOW));
     }
 
     @Test

@@ -15,6 +15,8 @@ import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Service;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -25,6 +27,7 @@ import org.junit.jupiter.api.Test;
 
 class ReplicaPlannerTest {
     private static final PodRenderer RENDERER = new PodRenderer();
+    private static final Instant NOW = Instant.parse("2026-12-04T12:00:00Z");
 
     private static Map<String, String> hashes(DesiredDeployment d) {
         return d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> RENDERER.configHash(d, r)));
@@ -35,7 +38,7 @@ class ReplicaPlannerTest {
     }
 
     private static ReplicaPlanner.Retirements known(Map<String, Set<Integer>> held, Map<String, Map<Integer, Reading>> readings) {
-        return new ReplicaPlanner.Retirements(held, Map.of(), Map.of(), readings, true, false);
+        return new ReplicaPlanner.Retirements(held, Map.of(), Map.of(), readings, true, false, Map.of(), NOW);
     }
 
     private static List<String> candidates(ReplicaPlan plan) {
@@ -320,7 +323,7 @@ class ReplicaPlannerTest {
         assertThat(first.retirements().get(0).chosenBecause()).contains("old-hash").contains(hashes(d).get("server"));
 
         ReplicaPlan retiring = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(replicas(d, "old-hash", 0, 1, 2)), List.of("qwen-server"),
-                new ReplicaPlanner.Retirements(Map.of(), Map.of("server", Set.of(2)), Map.of(), Map.of(), true, false));
+                new ReplicaPlanner.Retirements(Map.of(), Map.of("server", Set.of(2)), Map.of(), Map.of(), true, false, Map.of(), NOW));
         assertThat(candidates(retiring)).as("the one under way, nothing else").containsExactly("server/2 ROLLOUT");
         assertThat(retiring.create()).isEmpty();
 
@@ -350,9 +353,159 @@ class ReplicaPlannerTest {
         assertThat(last.retirements()).isEmpty();
     }
 
+    private static ReplicaPlan planWithNodesLeaving(DesiredDeployment d, List<Pod> pods, Map<String, String> nodesLeaving) {
+        return planWithNodesLeaving(d, pods, nodesLeaving, Duration.ZERO, Set.of());
+    }
+
+    /**
+     * @param sinceSeen how long ago the nodes were first seen going
+     * @param moving the ordinals whose move is under way
+     */
+    private static ReplicaPlan planWithNodesLeaving(DesiredDeployment d, List<Pod> pods, Map<String, String> nodesLeaving, Duration sinceSeen,
+            Set<Integer> moving) {
+        Map<String, NodesLeaving.Going> going = nodesLeaving.entrySet().stream()
+                .collect(Collectors.toMap(Map.Entry::getKey, e -> new NodesLeaving.Going(e.getValue(), NOW.minus(sinceSeen))));
+        return ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"),
+                new ReplicaPlanner.Retirements(Map.of(), Map.of("server", moving), Map.of(), allIdle(Inventory.of(pods)), true, false, going, NOW));
+    }
+
+    /** node-b, drained. */
+    private static final Map<String, String> DRAINED = Map.of("node-b", "cordoned");
+
+    /** Replicas 0 and 1 on node-a, 2 and 3 on node-b, at the current configuration. */
+    private static List<Pod> twoOnEachNode(DesiredDeployment d) {
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>(on("node-a", replicas(d, hash, 0, 1)));
+        pods.addAll(on("node-b", replicas(d, hash, 2, 3)));
+        return pods;
+    }
+
+    /** The replica's Pods as bound to {@code node}. */
+    private static List<Pod> on(String node, List<Pod> pods) {
+        return pods.stream().map(p -> new PodBuilder(p).editSpec().withNodeName(node).endSpec().build()).toList();
+    }
+
+    @Test
+    void aReplicaOnACordonedNodeMovesOneAtATimeWithItsReplacementFirstWhenTheRoleMaySurge() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(4).maxSurge(1)).desired();
+        List<Pod> pods = twoOnEachNode(d);
+
+        ReplicaPlan first = planWithNodesLeaving(d, pods, DRAINED);
+        assertThat(names(first.create())).as("the replacement comes first").containsExactly("qwen-server-r4-m0");
+        assertThat(first.retirements()).isEmpty();
+
+        pods.addAll(replicas(d, hashes(d).get("server"), 4));
+        ReplicaPlan second = planWithNodesLeaving(d, pods, DRAINED);
+        assertThat(candidates(second)).containsExactly("server/3 NODE_MAINTENANCE");
+        assertThat(second.retirements().get(0).chosenBecause()).contains("node-b is cordoned");
+        assertThat(second.later()).extracting(NextRetirement.Replica::ordinal).as("the other one waits its turn").containsExactly(2);
+        assertThat(second.create()).isEmpty();
+
+        ReplicaPlan uncordoned = planWithNodesLeaving(d, pods, Map.of());
+        assertThat(uncordoned.retirements()).as("the surplus replacement is what leaves once the node stays").extracting(NextRetirement.Candidate::purpose)
+                .containsOnly(NextRetirement.Purpose.REDUCTION);
+    }
+
+    @Test
+    void withoutASurgeTheReplicaOnTheLeavingNodeRetiresFirstAndComesBackUnderItsOwnOrdinal() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>(on("node-a", replicas(d, hash, 0)));
+        pods.addAll(on("node-b", replicas(d, hash, 1)));
+
+        ReplicaPlan moving = planWithNodesLeaving(d, pods, Map.of("node-b", "marked for removal by the cluster autoscaler"));
+
+        assertThat(candidates(moving)).containsExactly("server/1 NODE_MAINTENANCE");
+        assertThat(moving.create()).isEmpty();
+        ReplicaPlan gone = planWithNodesLeaving(d, on("node-a", replicas(d, hash, 0)), Map.of("node-b", "cordoned"));
+        assertThat(names(gone.create())).containsExactly("qwen-server-r1-m0");
+    }
+
+    @Test
+    void aRoleThatLeavesMaintenanceToEvictionsAndUnscheduledReplicasAreNotMoved() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2).disruption(null, "Evict")).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>(on("node-b", replicas(d, hash, 0, 1)));
+
+        assertThat(planWithNodesLeaving(d, pods, Map.of("node-b", "cordoned")).retirements()).isEmpty();
+
+        DesiredDeployment protocol = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
+        assertThat(planWithNodesLeaving(protocol, replicas(protocol, hashes(protocol).get("server"), 0), Map.of("node-b", "cordoned"))
+                .retirements()).as("a Pod no node holds yet").isEmpty();
+    }
+
+    @Test
+    void aReplicaOfSeveralPodsMovesWhenAnyMemberIsOnALeavingNode() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(2).size(2)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>(on("node-a", replicas(d, hash, 0)));
+        List<Pod> split = replicas(d, hash, 1);
+        pods.add(on("node-a", List.of(split.get(0))).get(0));
+        pods.add(on("node-c", List.of(split.get(1))).get(0));
+
+        ReplicaPlan moving = planWithNodesLeaving(d, pods, Map.of("node-c", "being disrupted by Karpenter"));
+
+        assertThat(candidates(moving)).containsExactly("server/1 NODE_MAINTENANCE");
+        assertThat(moving.retirements().get(0).chosenBecause()).contains("node-c is being disrupted by Karpenter");
+    }
+
+    /** The replica's Pods as the scheduler leaves them when no node has room: unbound, PodScheduled False. */
+    private static List<Pod> unplaceable(List<Pod> pods) {
+        return pods.stream().map(p -> new PodBuilder(p).editSpec().withNodeName(null).endSpec().withNewStatus().withPhase("Pending")
+                .addNewCondition().withType("PodScheduled").withStatus("False").withReason("Unschedulable")
+                .withMessage("0/2 nodes are available: 1 node(s) were unschedulable, 1 Insufficient nvidia.com/gpu.").endCondition()
+                .endStatus().build()).toList();
+    }
+
+    @Test
+    void aReplacementNoNodeHasRoomForHoldsUpARolloutButNotTheNextMoveOffALeavingNode() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(4)).desired();
+        String hash = hashes(d).get("server");
+        List<Pod> pods = new ArrayList<>(on("node-a", replicas(d, hash, 0, 1)));
+        pods.addAll(on("node-b", replicas(d, hash, 2)));
+        List<Pod> starting = new ArrayList<>(pods);
+        starting.addAll(on("node-a", ObservedPods.replica(d, "server", 3, hash, false)));
+        pods.addAll(unplaceable(replicas(d, hash, 3)));
+        Map<String, String> drained = Map.of("node-b", "cordoned");
+
+        assertThat(candidates(planWithNodesLeaving(d, starting, drained))).as("a replacement that is starting").isEmpty();
+        assertThat(candidates(planWithNodesLeaving(d, pods, drained))).as("a replacement no node has room for")
+                .containsExactly("server/2 NODE_MAINTENANCE");
+
+        List<Pod> rolling = new ArrayList<>(replicas(d, "old-hash", 0, 1, 2));
+        rolling.addAll(unplaceable(replicas(d, hash, 3)));
+        assertThat(planWithNodesLeaving(d, rolling, Map.of()).retirements()).as("a rollout waits for room").isEmpty();
+    }
+
+    /** A drain waits on a role no longer than its drain budget from when its node was first seen going. */
+    @Test
+    void aMoveHasWhatIsLeftOfTheRolesDrainBudgetAndOnceItIsGoneTheReplicasStillOnTheNodeGoToTheDrain() {
+        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(4).drainSeconds(120)).desired();
+        List<Pod> pods = twoOnEachNode(d);
+
+        ReplicaPlan fresh = planWithNodesLeaving(d, pods, DRAINED, Duration.ZERO, Set.of());
+        assertThat(fresh.retirements()).singleElement().satisfies(c -> assertThat(c.drainBudget()).hasSeconds(120));
+        assertThat(fresh.handedBack()).isEmpty();
+
+        ReplicaPlan later = planWithNodesLeaving(d, pods, DRAINED, Duration.ofSeconds(90), Set.of());
+        assertThat(later.retirements()).as("a move begun 90 s after the node was seen going").singleElement()
+                .satisfies(c -> assertThat(c.drainBudget()).hasSeconds(30));
+
+        ReplicaPlan outOfTime = planWithNodesLeaving(d, pods, DRAINED, Duration.ofSeconds(120), Set.of(3));
+        assertThat(outOfTime.handedBack()).as("the move under way keeps its own deadline; the other goes to the drain")
+                .extracting(h -> h.replica().ordinal()).containsExactly(2);
+        assertThat(outOfTime.handedBack().get(0).message()).contains("could not be moved off its node node-b (cordoned) within 120 s");
+        assertThat(candidates(outOfTime)).containsExactly("server/3 NODE_MAINTENANCE");
+        assertThat(outOfTime.later()).isEmpty();
+
+        ReplicaPlan noneUnderWay = planWithNodesLeaving(d, pods, DRAINED, Duration.ofSeconds(150), Set.of());
+        assertThat(noneUnderWay.handedBack()).extracting(h -> h.replica().ordinal()).containsExactlyInAnyOrder(2, 3);
+        assertThat(noneUnderWay.retirements()).isEmpty();
+    }
+
     private static ReplicaPlan planRefreshing(DesiredDeployment d, List<Pod> pods, boolean refresh) {
         return ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(pods), List.of("qwen-server"),
-                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), allIdle(Inventory.of(pods)), true, refresh));
+                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), allIdle(Inventory.of(pods)), true, refresh, Map.of(), NOW));
     }
 
     @Test
@@ -393,7 +546,7 @@ class ReplicaPlannerTest {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
 
         ReplicaPlan plan = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(replicas(d, "old-hash", 0, 1, 2)), List.of("qwen-server"),
-                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of("server", Set.of(2)), Map.of(), true, false));
+                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of("server", Set.of(2)), Map.of(), true, false, Map.of(), NOW));
 
         assertThat(candidates(plan)).containsExactly("server/1 ROLLOUT");
         assertThat(plan.later()).containsExactlyInAnyOrder(new NextRetirement.Replica("server", 0), new NextRetirement.Replica("server", 2));
@@ -425,7 +578,7 @@ class ReplicaPlannerTest {
         DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
 
         ReplicaPlan plan = ReplicaPlanner.plan(RENDERER, d, hashes(d), Inventory.of(replicas(d, hashes(d).get("server"), 0, 1, 2)), List.of("qwen-server"),
-                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), Map.of(), false, false));
+                new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), Map.of(), false, false, Map.of(), NOW));
 
         assertThat(plan.awaitingReads()).isEmpty();
         assertThat(candidates(plan)).containsExactly("server/2 REDUCTION", "server/1 REDUCTION");

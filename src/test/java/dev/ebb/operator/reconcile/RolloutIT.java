@@ -216,7 +216,7 @@ class RolloutIT {
         String oldHash = hashOfServers();
 
         editServer(r -> new RoleSpec(r.name(), r.kind(), 2, r.size(), "vllm/vllm-openai:v0.12.0", r.port(), r.resources(),
-                r.extraArgs(), r.env(), r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds()));
+                r.extraArgs(), r.env(), r.command(), r.terminationGracePeriodSeconds(), r.nodeSelector(), r.tolerations(), r.retirement(), r.rollout(), r.template(), r.sharedMemory(), r.startupSeconds(), r.livenessSeconds(), r.partialPlacementSeconds(), r.disruption()));
 
         awaitRollout(() -> {
             List<Pod> pods = servers();

@@ -76,7 +76,7 @@ class RolloutStepTest {
         NavigableMap<Integer, ObservedReplica> all = Inventory.of(pods).replicas("s");
         NavigableMap<Integer, ObservedReplica> staying = SurplusChoice.split(all, desired, Set.of(), NEW, SurplusChoiceTest.allIdle(all), true).staying();
 
-        Optional<ObservedReplica> next = RolloutStep.next(all, staying, desired, RolloutStep.atHash(NEW), retiring, waiting);
+        Optional<ObservedReplica> next = RolloutStep.next(all, staying, desired, RolloutStep.atHash(NEW), retiring, waiting, false);
 
         assertThat(next.map(ObservedReplica::ordinal)).isEqualTo(Optional.ofNullable(expected));
     }

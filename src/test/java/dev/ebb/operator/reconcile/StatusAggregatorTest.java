@@ -311,7 +311,7 @@ class StatusAggregatorTest {
         Condition ready = Conditions.find(deleting.conditions(), "Ready").orElseThrow();
         assertThat(List.of(ready.getStatus(), ready.getReason(), ready.getLastTransitionTime())).containsExactly("False", "Deleting", T1.toString());
         assertThat(ready.getMessage()).startsWith("2 Pod(s) still draining");
-        assertThat(deleting.conditions()).extracting(Condition::getType).containsExactlyInAnyOrder("Ready", "ReplicasUpToDate", "RetirementProgressing", "RetirementBlocked");
+        assertThat(deleting.conditions()).extracting(Condition::getType).containsExactlyInAnyOrder("Ready", "ReplicasUpToDate", "RetirementProgressing", "RetirementBlocked", "NodeMaintenance");
         assertThat(StatusAggregator.deleting(deleting, 7, 1, T1.plusSeconds(9)).conditions().get(0).getLastTransitionTime())
                 .as("one Pod fewer is the same condition, not a new transition").isEqualTo(T1.toString());
     }

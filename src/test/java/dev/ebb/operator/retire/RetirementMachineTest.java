@@ -53,11 +53,20 @@ public class RetirementMachineTest {
     }
 
     static Retirement started() {
-        return MACHINE.begin("server", 2, "ScaleDown", TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, Budgets.DRAINING, T0).retirement();
+        return started("ScaleDown");
+    }
+
+    static Retirement started(String cause) {
+        return MACHINE.begin("server", 2, cause, TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, Budgets.DRAINING, T0).retirement();
     }
 
     public static Retirement draining() {
-        return step(started(), seen(T0.plusSeconds(1), CLEAR, Map.of())).retirement();
+        return draining("ScaleDown");
+    }
+
+    /** A retirement of this cause, withdrawn and draining. */
+    static Retirement draining(String cause) {
+        return step(started(cause), seen(T0.plusSeconds(1), CLEAR, Map.of())).retirement();
     }
 
     /** How long the endpoint change takes to reach every node, for deployments without a router. */
@@ -392,6 +401,45 @@ public class RetirementMachineTest {
         assertThat(at.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(at.retirement().reason()).isEqualTo(Reasons.BUSY);
         assertThat(at.actions()).contains(new Action.Restore(TARGETS));
+    }
+
+    /**
+     * The node's drain waits for the move, so a move is never kept back after an abort: its replica is deleted with its
+     * grace, as the eviction would have, and the drain is held no longer than the drain budget.
+     */
+    @Test
+    void aMoveOffALeavingNodeNotProvenIdleInTimeIsHandedToTheDrainRatherThanKept() {
+        Retirement moving = draining(NextRetirement.NODE_MAINTENANCE);
+        Instant phase = moving.phaseStartedAt();
+        RetirementMachine.Step before = step(moving, reads(phase.plusSeconds(240).minusMillis(1), new Reading.Busy(1)));
+        RetirementMachine.Step at = step(before.retirement(), reads(phase.plusSeconds(240), new Reading.Busy(1)));
+        RetirementMachine.Step gone = step(at.retirement(), new Observation(phase.plusSeconds(250), Map.of(), CLEAR, Map.of()));
+
+        assertThat(before.retirement().state()).isEqualTo(RetirementState.Draining);
+        assertThat(at.retirement().state()).isEqualTo(RetirementState.Deleting);
+        assertThat(at.retirement().reason()).isEqualTo(Reasons.HANDED_BACK);
+        assertThat(at.retirement().message()).contains("not proven idle within 240 s").contains("with its grace");
+        assertThat(at.actions()).contains(new Action.Delete(TARGETS)).noneMatch(a -> a instanceof Action.Restore)
+                .anySatisfy(a -> assertThat(a).isEqualTo(new Action.Announce(true, Reasons.HANDED_BACK, at.retirement().message())));
+        assertThat(gone.retirement().state()).as("on as any deletion goes").isEqualTo(RetirementState.Settling);
+    }
+
+    @Test
+    void aMoveTheNodeNoLongerNeedsGivesTheReplicaBackItsTraffic() {
+        RetirementMachine.Step cancelled = MACHINE.cancel(draining(NextRetirement.NODE_MAINTENANCE), at(5));
+
+        assertThat(cancelled.retirement().state()).isEqualTo(RetirementState.Aborted);
+        assertThat(cancelled.actions()).contains(new Action.Restore(TARGETS)).noneMatch(a -> a instanceof Action.Delete);
+    }
+
+    @Test
+    void aMoveOfAReplicaTheProtocolCannotDrainIsHandedToTheDrainAtOnce() {
+        RetirementMachine.Step step = MACHINE.begin("d", 0, NextRetirement.NODE_MAINTENANCE, TARGETS,
+                new Classification.Refused(Reasons.NO_GAUGE_LIST, "no gauge list for this engine"), BASELINE, Budgets.DRAINING, T0);
+
+        assertThat(step.retirement().state()).isEqualTo(RetirementState.Deleting);
+        assertThat(step.retirement().reason()).isEqualTo(Reasons.HANDED_BACK);
+        assertThat(step.actions()).contains(new Action.Delete(TARGETS));
     }
 
     @Test

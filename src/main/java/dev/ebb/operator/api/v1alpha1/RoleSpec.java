@@ -98,7 +98,8 @@ public record RoleSpec(
                 + " room for the rest, 60..86400; " + RoleSpec.DEFAULT_PARTIAL_PLACEMENT_SECONDS + " when unset. Then the"
                 + " replica's Pods are deleted, giving their nodes' accelerators back, and created again as long after, held"
                 + " back from the scheduler meanwhile. Changing it restarts no Pod.")
-        Integer partialPlacementSeconds) {
+        Integer partialPlacementSeconds,
+        DisruptionSpec disruption) {
 
     /** Said by admission and by the operator alike: arguments that would be dropped are refused, not ignored. */
     public static final String EXTRA_ARGS_WITH_COMMAND =
