@@ -9,8 +9,8 @@ MINUTES ?= 10
 .PHONY: run where reachable help install sandbox soak dev test test-cluster test-dev cluster-binaries router-env engine-env test-engine node-env test-node build native native-sources bundle image image-native deploy bench clean
 
 ## With a kubeconfig whose cluster answers: the operator in dev mode against that cluster. Otherwise (or with
-## SANDBOX=1): the sandbox, the operator and a scale-down under load in the test world, beside naive deletion
-## (about 2 minutes), after saying why.
+## SANDBOX=1): the sandbox, a scale-down under load in the test world played by Ebb, by a preStop sleep and by plain
+## deletion (about 3 minutes), after saying why.
 run:
 	@where=$$($(MAKE) -s --no-print-directory where); \
 	if [ "$$where" = cluster ]; then \
@@ -40,8 +40,9 @@ reachable:
 
 ## The sandbox of `make run`, whatever kubeconfig there is. The test world reads the CRD the build generates.
 sandbox:
-	$(MVNW) -q package -DskipTests
-	$(MVNW) -q exec:java@sandbox
+	@mkdir -p target; echo "Building the operator and the test world (its output goes to target/sandbox-build.log)"
+	@$(MVNW) -q package -DskipTests > target/sandbox-build.log 2>&1 || { cat target/sandbox-build.log; exit 1; }
+	@$(MVNW) -q exec:java@sandbox
 
 ## A seeded chaos soak in the test world. Five ModelDeployments under streaming load, with scaling, rollouts, Pod
 ## deletions, container restarts, node drains, operator restarts and leader changes, API fault bursts and router restarts at random

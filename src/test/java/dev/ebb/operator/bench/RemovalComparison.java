@@ -40,10 +40,10 @@ public final class RemovalComparison {
     }
 
     static void run() throws InterruptedException, ExecutionException {
-        List<Removal> scaleDowns = List.of(Removal.EBB, Removal.EBB_ONE_AT_A_TIME, Removal.HOOK_ONLY, Removal.NAIVE, Removal.FIXED_SLEEP);
+        List<Removal> scaleDowns = List.of(Removal.EBB, Removal.EBB_ONE_AT_A_TIME, Removal.EBB_HOOK_ONLY, Removal.NAIVE, Removal.HOOK_ONLY);
         List<Table> tables = List.of(new Table(Choreography.scaleDownBench(ClientPath.ROUTER), scaleDowns),
                 new Table(Choreography.scaleDownBench(ClientPath.SERVICE), scaleDowns),
-                new Table(Choreography.rolloutBench(), List.of(Removal.EBB, Removal.HOOK_ONLY, Removal.NAIVE, Removal.FIXED_SLEEP)));
+                new Table(Choreography.rolloutBench(), List.of(Removal.EBB, Removal.EBB_HOOK_ONLY, Removal.NAIVE, Removal.HOOK_ONLY)));
         ExecutorService runner = Executors.newFixedThreadPool(AT_ONCE);
         try {
             List<List<Future<Run>>> played = new ArrayList<>();

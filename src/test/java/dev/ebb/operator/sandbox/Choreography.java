@@ -2,6 +2,7 @@ package dev.ebb.operator.sandbox;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import java.util.stream.IntStream;
 
@@ -29,14 +30,40 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
     }
 
     /**
-     * A fixed set of {@code requests} completions, their lengths drawn once from minTokens..maxTokens with a fixed seed,
-     * so every removal compared serves the very same requests. {@code clients} take them in order, one after another
-     * each; client i starts {@code i × stagger} after the first, so the generations in flight are not all of one age.
+     * A fixed set of {@code requests} completions, their lengths drawn once with a fixed seed, so every removal compared
+     * serves the very same requests: from minTokens..maxTokens, except every {@code longEvery}-th request (the first
+     * included) from the long band when there is one. {@code clients} take them in order, one after another each;
+     * client i starts {@code i × stagger} after the first, so the generations in flight are not all of one age.
      */
-    public record Load(int clients, int requests, int minTokens, int maxTokens, Duration tokenInterval, Duration stagger) {
+    public record Load(int clients, int requests, int minTokens, int maxTokens, Duration tokenInterval, Duration stagger, Band longBand,
+            int longEvery) {
+        public Load {
+            if (longBand != null && longEvery < 1) {
+                throw new IllegalArgumentException("longEvery must be 1 or more with a long band, not " + longEvery);
+            }
+        }
+
+        /** Generations of minTokens..maxTokens tokens. */
+        public record Band(int minTokens, int maxTokens) {
+        }
+
+        /** One band only: every length drawn from minTokens..maxTokens. */
+        public Load(int clients, int requests, int minTokens, int maxTokens, Duration tokenInterval, Duration stagger) {
+            this(clients, requests, minTokens, maxTokens, tokenInterval, stagger, null, 0);
+        }
+
         public List<Integer> lengths() {
             Random random = new Random(7);
-            return IntStream.range(0, requests).mapToObj(i -> minTokens + random.nextInt(maxTokens - minTokens + 1)).toList();
+            return IntStream.range(0, requests).mapToObj(i -> isLong(i) ? draw(random, longBand.minTokens(), longBand.maxTokens())
+                    : draw(random, minTokens, maxTokens)).toList();
+        }
+
+        private boolean isLong(int index) {
+            return longBand != null && index % longEvery == 0;
+        }
+
+        private static int draw(Random random, int min, int max) {
+            return min + random.nextInt(max - min + 1);
         }
 
         /** How long a generation of this many tokens streams. */
@@ -45,13 +72,21 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
         }
 
         public Duration longest() {
-            return duration(maxTokens);
+            return duration(longBand == null ? maxTokens : Math.max(maxTokens, longBand.maxTokens()));
         }
 
         @Override
         public String toString() {
-            return String.format("%d requests (generations of %.0f-%.0f s, seeded) from %d clients", requests,
-                    duration(minTokens).toMillis() / 1000.0, longest().toMillis() / 1000.0, clients);
+            String lengths = String.format(Locale.ROOT, "%s-%s s", seconds(minTokens), seconds(maxTokens));
+            if (longBand != null) {
+                lengths += String.format(Locale.ROOT, ", 1 in %d of %s-%s s", longEvery, seconds(longBand.minTokens()),
+                        seconds(longBand.maxTokens()));
+            }
+            return String.format(Locale.ROOT, "%d requests (generations of %s, seeded) from %d clients", requests, lengths, clients);
+        }
+
+        private String seconds(int tokens) {
+            return String.format(Locale.ROOT, "%.0f", duration(tokens).toMillis() / 1000.0);
         }
     }
 
@@ -66,14 +101,6 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
         }
     }
 
-    /** `kubectl delete pod` on one replica's Pod. */
-    public record DeleteByHand(int ordinal) implements Step {
-        @Override
-        public String toString() {
-            return "kubectl delete pod r" + ordinal;
-        }
-    }
-
     /** A new engine image: every replica is replaced. */
     public record Rollout(String image) implements Step {
         @Override
@@ -82,26 +109,21 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
         }
     }
 
-    /** Time passing between two steps. */
-    public record Pause(Duration time) implements Step {
-        @Override
-        public String toString() {
-            return "wait " + time.toSeconds() + " s";
-        }
-    }
-
-    /** `make run`: 4 replicas under load scaled to 2, then one more Pod deleted by hand. */
+    /**
+     * {@code make run}: 4 replicas under load scaled to 2. Most generations are short, but every third outlasts the grace
+     * (30 s), as a long answer or a reasoning trace does, so waiting in a preStop hook cannot save it.
+     */
     public static Choreography sandbox() {
-        return new Choreography("4 replicas -> 2, then one Pod deleted by hand", ClientPath.ROUTER, 4, 30,
-                new Load(6, 30, 20, 120, Duration.ofMillis(100), Duration.ofMillis(500)), Duration.ofSeconds(6),
-                List.of(new ScaleTo(2), new Pause(Duration.ofSeconds(8)), new DeleteByHand(0)));
+        return new Choreography("4 replicas scaled to 2 under streaming load", ClientPath.ROUTER, 4, 30,
+                new Load(8, 32, 10, 80, Duration.ofMillis(100), Duration.ofMillis(500), new Load.Band(350, 600), 3), Duration.ofSeconds(10),
+                List.of(new ScaleTo(2)));
     }
 
-    /** The CI's shortened sandbox: the same steps with shorter generations. */
+    /** The CI's shortened sandbox: the same step, short generations shorter and long ones just over the grace. */
     public static Choreography smoke() {
-        return new Choreography("smoke: 4 replicas -> 2, then one Pod deleted by hand", ClientPath.ROUTER, 4, 30,
-                new Load(6, 36, 10, 40, Duration.ofMillis(100), Duration.ofMillis(200)), Duration.ofSeconds(3),
-                List.of(new ScaleTo(2), new Pause(Duration.ofSeconds(3)), new DeleteByHand(0)));
+        return new Choreography("smoke: 4 replicas scaled to 2", ClientPath.ROUTER, 4, 30,
+                new Load(8, 24, 5, 20, Duration.ofMillis(100), Duration.ofMillis(250), new Load.Band(320, 360), 3), Duration.ofSeconds(5),
+                List.of(new ScaleTo(2)));
     }
 
     /**

@@ -32,7 +32,7 @@ import java.util.stream.Collectors;
  * The comparison: the same engine Pods owned by a plain controller that acts as a StatefulSet does. Fewer replicas
  * means the highest ordinals are deleted at once; a new image replaces one Pod at a time, highest first, each deleted
  * as soon as the others are ready; a Pod deleted by hand is created again. The Pods carry Ebb's drain hook
- * ({@link Removal#HOOK_ONLY}), no hook ({@link Removal#NAIVE}) or a fixed sleep ({@link Removal#FIXED_SLEEP}); nothing
+ * ({@link Removal#EBB_HOOK_ONLY}), no hook ({@link Removal#NAIVE}) or a fixed sleep ({@link Removal#HOOK_ONLY}); nothing
  * withdraws a replica before its delete or asks whether an engine is busy.
  */
 final class PlainFleet implements Fleet {
@@ -119,10 +119,10 @@ final class PlainFleet implements Fleet {
         pod.getMetadata().setOwnerReferences(List.of());
         Container engine = pod.getSpec().getContainers().get(0);
         switch (removal) {
-            case HOOK_ONLY -> {
+            case EBB_HOOK_ONLY -> {
                 // the drain hook the operator renders stays as it is
             }
-            case FIXED_SLEEP -> {
+            case HOOK_ONLY -> {
                 engine.setLifecycle(
                         new LifecycleBuilder().withNewPreStop().withNewExec().withCommand(FIXED_SLEEP_HOOK).endExec().endPreStop().build());
                 engine.setCommand(withEnginesOwnSigterm(engine.getCommand()));

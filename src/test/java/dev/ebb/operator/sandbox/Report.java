@@ -5,7 +5,6 @@ import dev.ebb.operator.sandbox.Timeline.Mark;
 import dev.ebb.operator.sim.LoadGenerator;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -15,12 +14,8 @@ import java.util.function.Function;
 import java.util.function.ToLongFunction;
 import java.util.stream.Collectors;
 
-/** Runs as a person reads them: a timeline per replica, a table side by side, and the same as an HTML page. */
+/** Runs as a person reads them in text: a verdict, a timeline per replica, and tables side by side ({@link Page} draws them). */
 public final class Report {
-    private static final int WIDTH = 960;
-    private static final int LABEL = 170;
-    private static final int ROW = 26;
-
     private Report() {
     }
 
@@ -85,6 +80,63 @@ public final class Report {
         return out.toString();
     }
 
+    /** One line: how many requests each run cut, the first run's out of how many it sent. */
+    public static String verdict(List<Run> runs) {
+        StringBuilder line = new StringBuilder();
+        for (Run run : runs) {
+            line.append(line.length() == 0 ? String.format(Locale.ROOT, "%s: %d of %d cut", run.removal().label(), run.cut(), run.requests().size())
+                    : String.format(Locale.ROOT, "; %s: %d", run.removal().label(), run.cut()));
+        }
+        return line.toString();
+    }
+
+    /**
+     * The sandbox's rows, each saying in words what it counts, one value per run. A count that is 0 in every run is left
+     * out: a newcomer has nothing to learn from it.
+     */
+    public static Map<String, List<String>> summaryRows(List<Run> runs) {
+        Map<String, List<String>> rows = new LinkedHashMap<>();
+        int grace = runs.get(0).choreography().grace();
+        rows.put("requests that streamed to the end", values(runs, r -> Long.toString(r.completed())));
+        rows.put("requests cut mid-stream", values(runs, r -> Long.toString(r.cut())));
+        rows.put(String.format(Locale.ROOT, "  of them longer than the %d s grace, which no hook can wait out", grace),
+                values(runs, r -> Long.toString(r.cutLongerThanGrace())));
+        if (runs.stream().anyMatch(r -> r.rejected() > 0)) {
+            rows.put("requests that never got to stream", values(runs, r -> Long.toString(r.rejected())));
+        }
+        if (runs.stream().anyMatch(r -> r.refusals() > 0)) {
+            rows.put("times a request was turned away before streaming and sent again", values(runs, r -> Long.toString(r.refusals())));
+        }
+        String change = runs.get(0).choreography().steps().isEmpty() ? "the change" : runs.get(0).choreography().steps().get(0).toString();
+        rows.put(String.format(Locale.ROOT, "seconds from '%s' until the last Pod to leave was gone", change),
+                values(runs, r -> r.wallTime().isPresent() ? String.format(Locale.ROOT, "%.0f", r.wallTime().getAsDouble()) : "-"));
+        return rows;
+    }
+
+    /** {@link #summaryRows} as a text table, a column per run. */
+    public static String summary(List<Run> runs) {
+        Map<String, List<String>> rows = summaryRows(runs);
+        int width = rows.keySet().stream().mapToInt(String::length).max().orElse(0) + 2;
+        int column = runs.stream().mapToInt(r -> r.removal().label().length()).max().orElse(0) + 3;
+        StringBuilder out = new StringBuilder(" ".repeat(width));
+        runs.forEach(r -> out.append(pad(r.removal().label(), column)));
+        out.append(System.lineSeparator());
+        rows.forEach((label, values) -> {
+            out.append(label).append(" ".repeat(width - label.length()));
+            values.forEach(v -> out.append(pad(v, column)));
+            out.append(System.lineSeparator());
+        });
+        return out.toString();
+    }
+
+    private static String pad(String value, int width) {
+        return " ".repeat(Math.max(1, width - value.length())) + value;
+    }
+
+    private static List<String> values(List<Run> runs, Function<Run, String> value) {
+        return runs.stream().map(value).toList();
+    }
+
     private static String ratio(OptionalDouble of, OptionalDouble to) {
         return of.isPresent() && to.isPresent() ? String.format(Locale.ROOT, "%.2f", of.getAsDouble() / to.getAsDouble()) : "-";
     }
@@ -116,116 +168,6 @@ public final class Report {
     }
 
     /**
-     * A page with one chart per run: a lane per replica, coloured by state, with each request it served as a bar below
-     * (red if cut, with a cross where), and each step of the run as a labelled line across.
-     */
-    public static String html(List<Run> runs) {
-        StringBuilder page = new StringBuilder("""
-                <!DOCTYPE html>
-                <html><head><meta charset="utf-8"><title>Ebb sandbox</title>
-                <style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse}
-                td,th{padding:4px 12px;border-bottom:1px solid #ddd;text-align:right}td:first-child,th:first-child{text-align:left}
-                .key span{display:inline-block;width:14px;height:10px;margin:0 4px 0 14px}</style></head><body>
-                <h1>Ebb sandbox</h1>
-                <p class="key"><span style="background:#bbb"></span>starting<span style="background:#3a3"></span>serving
-                <span style="background:#e9b400"></span>withdrawn, operator reading<span style="background:#f80"></span>deleted, preStop hook
-                <span style="background:#c33"></span>SIGTERM to exit &nbsp; under each replica, its requests:
-                <span style="background:#275"></span>completed<span style="background:#c00"></span>cut
-                &nbsp; <b style="color:#c00">&#x2715;</b> request cut &nbsp; <b style="color:#36c">- - -</b> a step of the run</p>
-                """);
-        page.append("<table><tr><th></th>");
-        runs.forEach(r -> page.append("<th>").append(escape(r.removal().label())).append("</th>"));
-        page.append("</tr>");
-        COUNTS.forEach((label, value) -> htmlRow(page, runs, label, value));
-        page.append("</table>");
-        double span = runs.stream().mapToDouble(Run::seconds).max().orElse(1);
-        for (Run run : runs) {
-            page.append("<h2>").append(escape(run.removal().label() + ": " + run.choreography().title())).append("</h2><p>")
-                    .append(escape(run.removal().description())).append("</p>");
-            page.append(chart(run, span));
-        }
-        return page.append("</body></html>\n").toString();
-    }
-
-    private static void htmlRow(StringBuilder page, List<Run> runs, String label, ToLongFunction<Run> value) {
-        page.append("<tr><td>").append(escape(label)).append("</td>");
-        runs.forEach(r -> page.append("<td>").append(value.applyAsLong(r)).append("</td>"));
-        page.append("</tr>");
-    }
-
-    /** Room above the lanes for the time axis and the steps' labels, which take turns on three lines. */
-    private static final int HEAD = 52;
-    private static final int STATE_BAR = 16;
-    private static final int REQUEST_ROW = 5;
-    private static final int STEP_LABEL = 28;
-
-    private static String chart(Run run, double span) {
-        List<String> pods = run.pods();
-        Map<String, List<List<LoadGenerator.Request>>> lanes = new HashMap<>();
-        pods.forEach(pod -> lanes.put(pod, rows(run.requests().stream().filter(r -> pod.equals(r.pod())).toList())));
-        int height = HEAD + pods.stream().mapToInt(pod -> laneHeight(lanes.get(pod).size())).sum();
-        Function<Double, Double> x = t -> LABEL + Math.max(0, t) / span * (WIDTH - LABEL - 10);
-        StringBuilder svg = new StringBuilder(String.format(Locale.ROOT,
-                "<svg width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\" font-size=\"11\">", WIDTH, height));
-        for (int s = 0; s <= span; s += 10) {
-            svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"16\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"12\">%d s</text>",
-                    x.apply((double) s), x.apply((double) s), height, x.apply((double) s) - 8, s));
-        }
-        List<Mark> steps = run.marks().stream().filter(m -> m.kind() == Kind.STEP).toList();
-        for (int i = 0; i < steps.size(); i++) {
-            Mark step = steps.get(i);
-            svg.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#36c\" stroke-dasharray=\"3,3\"><title>%s</title></line>",
-                    x.apply(step.at()), x.apply(step.at()), 18 + 11 * (i % 3), height, escape(step.detail())));
-            svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" fill=\"#36c\">%s<title>%s at %.1f s</title></text>",
-                    x.apply(step.at()) + 2, 26 + 11 * (i % 3), escape(shortened(step.detail())), escape(step.detail()), step.at()));
-        }
-        int y = HEAD;
-        for (String pod : pods) {
-            svg.append(String.format(Locale.ROOT, "<text x=\"0\" y=\"%d\">%s</text>", y + 13, escape(pod)));
-            List<Mark> marks = run.marks().stream().filter(m -> m.pod().equals(pod)).toList();
-            State state = State.GONE;
-            double since = 0;
-            for (Mark mark : marks) {
-                State next = STATES.get(mark.kind());
-                if (next == null) {
-                    continue;
-                }
-                bar(svg, x, y, since, mark.at(), state);
-                state = next;
-                since = mark.at();
-            }
-            bar(svg, x, y, since, run.seconds(), state);
-            List<List<LoadGenerator.Request>> rows = lanes.get(pod);
-            for (int row = 0; row < rows.size(); row++) {
-                for (LoadGenerator.Request request : rows.get(row)) {
-                    double from = run.at(request.start());
-                    double to = request.end() == null ? run.seconds() : run.at(request.end());
-                    svg.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s</title></rect>",
-                            x.apply(from), y + STATE_BAR + 2 + row * REQUEST_ROW, Math.max(1, x.apply(to) - x.apply(from)), REQUEST_ROW - 1,
-                            request.outcome() == LoadGenerator.Outcome.CUT ? "#c00" : "#275",
-                            escape(String.format(Locale.ROOT, "request %d, %.1f-%.1f s, %s", request.id(), from, to,
-                                    request.outcome().name().toLowerCase(Locale.ROOT)))));
-                }
-            }
-            for (Mark cut : marks.stream().filter(m -> m.kind() == Kind.CUT).toList()) {
-                svg.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" fill=\"#c00\" font-weight=\"bold\">&#x2715;<title>%s</title></text>",
-                        x.apply(cut.at()) - 4, y + 14, escape("cut at " + cut.at() + " s: " + cut.detail())));
-            }
-            y += laneHeight(rows.size());
-        }
-        return svg.append("</svg>").toString();
-    }
-
-    private static int laneHeight(int requestRows) {
-        return STATE_BAR + 2 + requestRows * REQUEST_ROW + 8;
-    }
-
-    /** A step's label short enough to sit beside its line; the full text is its tooltip. */
-    static String shortened(String detail) {
-        return detail.length() <= STEP_LABEL ? detail : detail.substring(0, STEP_LABEL - 1) + "\u2026";
-    }
-
-    /**
      * A replica's requests on as few rows as keep any two that overlap in time apart: each, by start, on the first row
      * whose last request has ended by then. A request still running at the end (no end) takes its row for good.
      */
@@ -244,27 +186,4 @@ public final class Report {
         return rows;
     }
 
-    private static void bar(StringBuilder svg, Function<Double, Double> x, int y, double from, double to, State state) {
-        if (state.colour() != null && to > from) {
-            svg.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s %.1f-%.1f s</title></rect>",
-                    x.apply(from), y, x.apply(to) - x.apply(from), state.colour(), escape(state.meaning()), from, to));
-        }
-    }
-
-    /** A stretch of a replica's life in the chart; a Pod gone has none. */
-    private record State(String colour, String meaning) {
-        static final State GONE = new State(null, null);
-    }
-
-    private static final Map<Kind, State> STATES = Map.of(
-            Kind.CREATED, new State("#bbb", "starting"),
-            Kind.SERVING, new State("#3a3", "serving"),
-            Kind.WITHDRAWN, new State("#e9b400", "withdrawn; the operator reads the engine until it is idle twice"),
-            Kind.DELETED, new State("#f80", "deleted; preStop hook running"),
-            Kind.SIGTERM, new State("#c33", "SIGTERM until the Pod is gone"),
-            Kind.GONE, State.GONE);
-
-    private static String escape(String text) {
-        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
-    }
 }

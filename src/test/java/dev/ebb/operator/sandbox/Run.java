@@ -28,6 +28,12 @@ public record Run(Removal removal, Choreography choreography, Instant origin, do
         return Duration.between(origin, moment).toNanos() / 1e9;
     }
 
+    /** Seconds from the start of the run to the first request sent; 0 when the run has no such step. */
+    public double loadStartsAt() {
+        return marks.stream().filter(m -> m.kind() == Timeline.Kind.STEP && m.detail().equals(Timeline.LOAD_STARTS)).mapToDouble(Timeline.Mark::at)
+                .findFirst().orElse(0);
+    }
+
     public long count(Outcome outcome) {
         return requests.stream().filter(r -> r.outcome() == outcome).count();
     }

@@ -94,7 +94,7 @@ public final class Scenario {
             SharedIndexInformer<Pod> pods = client.pods().inNamespace(NAMESPACE).withLabel(Labels.ROLE).inform(timeline);
             watch.scheduleAtFixedRate(() -> {
                 timeline.observe(client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName(OperatorFleet.NAME).get());
-                progress.accept(String.format(Locale.ROOT, "%-10s %5.1f s  %-24s serving %d   completed %d   cut %d", removal.label(),
+                progress.accept(String.format(Locale.ROOT, "%s %3.0f s %s: %d serving, %d done, %d cut", removal.label(),
                         timeline.since(Instant.now()), step.get(), serving.get().size(), load.count(LoadGenerator.Outcome.COMPLETED),
                         load.count(LoadGenerator.Outcome.CUT)));
             }, 0, 250, TimeUnit.MILLISECONDS);
@@ -102,24 +102,18 @@ public final class Scenario {
             fleet.deploy(choreography.replicas(), choreography.grace());
             Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> serving.get().size() == choreography.replicas());
             step.set("load");
-            timeline.step("load starts: " + plan);
+            timeline.step(Timeline.LOAD_STARTS);
             load.start(clients, plan.stagger());
             Thread.sleep(choreography.warmUp().toMillis());
             Instant changed = null;
             for (Choreography.Step next : choreography.steps()) {
                 step.set(next.toString());
-                if (!(next instanceof Choreography.Pause)) {
-                    timeline.step(next.toString());
-                    changed = changed == null ? Instant.now() : changed;
-                }
+                timeline.step(next.toString());
+                changed = changed == null ? Instant.now() : changed;
                 if (next instanceof Choreography.ScaleTo scale) {
                     fleet.scaleTo(scale.replicas());
                 } else if (next instanceof Choreography.Rollout rollout) {
                     fleet.rollout(rollout.image());
-                } else if (next instanceof Choreography.DeleteByHand delete) {
-                    client.pods().inNamespace(NAMESPACE).withName(Names.pod(OperatorFleet.NAME, OperatorFleet.ROLE, delete.ordinal(), 0)).delete();
-                } else if (next instanceof Choreography.Pause pause) {
-                    Thread.sleep(pause.time().toMillis());
                 }
             }
             step.set("last requests");

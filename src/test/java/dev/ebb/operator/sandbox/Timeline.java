@@ -31,6 +31,9 @@ public final class Timeline implements ResourceEventHandler<Pod> {
         STEP, CREATED, SERVING, WITHDRAWN, RETIREMENT, OPERATOR_READ, DELETED, HOOK_READ, HOOK_RETURNED, SIGTERM, EXITED, KILLED, GONE, CUT
     }
 
+    /** The step that starts every run's clock on the page: the first request sent. */
+    public static final String LOAD_STARTS = "load starts";
+
     /** @param pod empty for a step of the choreography */
     public record Mark(double at, String pod, Kind kind, String detail) {
     }
