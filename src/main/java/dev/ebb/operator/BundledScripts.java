@@ -7,8 +7,7 @@ import java.nio.charset.StandardCharsets;
 
 /** The Python scripts the operator runs inside engine containers, shipped as classpath resources. */
 public final class BundledScripts {
-    private BundledScripts() {
-    }
+    private BundledScripts() {}
 
     public static String load(String resource) {
         try (InputStream in = BundledScripts.class.getClassLoader().getResourceAsStream(resource)) {

@@ -54,6 +54,5 @@ public final class Annotations {
     public static final String SCRAPE_PATH = "prometheus.io/path";
     public static final String SCRAPE_SCHEME = "prometheus.io/scheme";
 
-    private Annotations() {
-    }
+    private Annotations() {}
 }

@@ -4,8 +4,7 @@ import java.util.List;
 
 /** Reading an engine's command line as its argument parser does: {@code --flag value} or {@code --flag=value}. Pure. */
 public final class Argv {
-    private Argv() {
-    }
+    private Argv() {}
 
     /** The flag an argument names, without any {@code =value}. */
     public static String flagOf(String arg) {

@@ -21,8 +21,7 @@ public record DesiredDeployment(
     }
 
     /** The identity every rendered object points back to. */
-    public record Owner(String apiVersion, String kind, String name, String namespace, String uid) {
-    }
+    public record Owner(String apiVersion, String kind, String name, String namespace, String uid) {}
 
     /** What the engine loads: the path when one is given, the model name otherwise. */
     public String modelSource() {

@@ -75,16 +75,58 @@ public record DesiredRole(
 
     /** The same role as it would be had it named no image and taken {@code image} as the operator's default. */
     public DesiredRole onDefaultImage() {
-        return new DesiredRole(name, kind, replicas, size, image, true, port, resources, extraArgs, env, command, grace, nodeSelector,
-                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacement,
-                maxUnavailable, nodeMaintenance);
+        return new DesiredRole(
+                name,
+                kind,
+                replicas,
+                size,
+                image,
+                true,
+                port,
+                resources,
+                extraArgs,
+                env,
+                command,
+                grace,
+                nodeSelector,
+                tolerations,
+                drainBudget,
+                maxSurge,
+                template,
+                sharedMemory,
+                startupSeconds,
+                livenessSeconds,
+                partialPlacement,
+                maxUnavailable,
+                nodeMaintenance);
     }
 
     /** The same role at another replica count. */
     public DesiredRole withReplicas(int count) {
-        return new DesiredRole(name, kind, count, size, image, defaultImage, port, resources, extraArgs, env, command, grace, nodeSelector,
-                tolerations, drainBudget, maxSurge, template, sharedMemory, startupSeconds, livenessSeconds, partialPlacement,
-                maxUnavailable, nodeMaintenance);
+        return new DesiredRole(
+                name,
+                kind,
+                count,
+                size,
+                image,
+                defaultImage,
+                port,
+                resources,
+                extraArgs,
+                env,
+                command,
+                grace,
+                nodeSelector,
+                tolerations,
+                drainBudget,
+                maxSurge,
+                template,
+                sharedMemory,
+                startupSeconds,
+                livenessSeconds,
+                partialPlacement,
+                maxUnavailable,
+                nodeMaintenance);
     }
 
     /** A take-over role replaces the whole command line, so the operator cannot know what serves where. */

@@ -9,15 +9,18 @@ import java.util.Optional;
  * @param scalingReplicas spec.scaling.replicas, which autoscalers write through /scale
  * @param roleReplicas the role's own spec.roles[].replicas as written
  */
-public record DesiredScaling(String role, int roleIndex, Optional<Integer> scalingReplicas, Optional<Integer> roleReplicas) {
+public record DesiredScaling(
+        String role, int roleIndex, Optional<Integer> scalingReplicas, Optional<Integer> roleReplicas) {
 
     /**
      * Said when spec.scaling.replicas decides a count other than the one the role's own field asks for, so that a user
      * editing spec.roles[].replicas sees why nothing follows. A role that leaves its own replicas unset asks for nothing.
      */
     public Optional<String> override() {
-        return scalingReplicas.flatMap(replicas -> roleReplicas.filter(written -> !written.equals(replicas))
-                .map(written -> "spec.scaling.replicas (" + replicas + ") takes precedence over spec.roles[" + roleIndex + "].replicas ("
-                        + written + ") of role " + role + ": an autoscaler or kubectl scale writes it through the scale subresource"));
+        return scalingReplicas.flatMap(replicas -> roleReplicas
+                .filter(written -> !written.equals(replicas))
+                .map(written -> "spec.scaling.replicas (" + replicas + ") takes precedence over spec.roles[" + roleIndex
+                        + "].replicas (" + written + ") of role " + role
+                        + ": an autoscaler or kubectl scale writes it through the scale subresource"));
     }
 }

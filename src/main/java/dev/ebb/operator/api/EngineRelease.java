@@ -27,7 +27,9 @@ public record EngineRelease(int major, int minor, int patch) implements Comparab
         if (!m.matches()) {
             return Optional.empty();
         }
-        return Optional.of(new EngineRelease(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
+        return Optional.of(new EngineRelease(
+                Integer.parseInt(m.group(1)),
+                Integer.parseInt(m.group(2)),
                 m.group(3) == null ? 0 : Integer.parseInt(m.group(3))));
     }
 

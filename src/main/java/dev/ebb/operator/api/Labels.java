@@ -16,6 +16,7 @@ public final class Labels {
     public static final String DRAIN_HOOK_REVISION = PREFIX + "drain-hook-revision";
     /** "true" while a Pod may receive new requests; withdrawal sets it to "false". */
     public static final String SERVING = PREFIX + "serving";
+
     public static final String SERVING_YES = "true";
     public static final String SERVING_NO = "false";
     public static final String LEADER_INDEX = "0";
@@ -25,15 +26,17 @@ public final class Labels {
     /** Enough digits for any count or index, few enough that the value fits an int. */
     private static final int MAX_DIGITS = 9;
 
-    private Labels() {
-    }
+    private Labels() {}
 
     /**
      * A number the operator wrote into a label or annotation (a replica ordinal, a member index, a replica's size),
      * read back as untrusted text: plain decimal digits only, no sign or spaces, few enough to fit an int.
      */
     public static Optional<Integer> number(String value) {
-        if (value == null || value.isEmpty() || value.length() > MAX_DIGITS || !value.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (value == null
+                || value.isEmpty()
+                || value.length() > MAX_DIGITS
+                || !value.chars().allMatch(c -> c >= '0' && c <= '9')) {
             return Optional.empty();
         }
         return Optional.of(Integer.parseInt(value));

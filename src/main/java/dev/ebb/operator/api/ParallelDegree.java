@@ -14,8 +14,7 @@ final class ParallelDegree {
     private static final Set<String> DATA = Set.of("--data-parallel-size", "-dp", "--dp-size", "--dp");
     private static final int MOST = 1 << 16;
 
-    private ParallelDegree() {
-    }
+    private ParallelDegree() {}
 
     static int of(List<String> args) {
         return (int) Math.min(MOST, (long) size(args, TENSOR) * size(args, PIPELINE) * size(args, DATA));
@@ -26,7 +25,10 @@ final class ParallelDegree {
         for (int i = 0; i < args.size(); i++) {
             if (args.get(i) != null && spellings.contains(Argv.flagOf(args.get(i)))) {
                 try {
-                    size = Math.max(1, Math.min(MOST, Integer.parseInt(Argv.valueAt(args, i).trim())));
+                    size = Math.max(
+                            1,
+                            Math.min(
+                                    MOST, Integer.parseInt(Argv.valueAt(args, i).trim())));
                 } catch (NumberFormatException e) {
                     size = 1;
                 }

@@ -1,17 +1,17 @@
 package dev.ebb.operator.api;
 
+import dev.ebb.operator.api.v1alpha1.DisruptionSpec;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.EngineSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.ModelSpec;
+import dev.ebb.operator.api.v1alpha1.NodeMaintenance;
 import dev.ebb.operator.api.v1alpha1.RetirementSpec;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RoleTemplate;
 import dev.ebb.operator.api.v1alpha1.RolloutSpec;
-import dev.ebb.operator.api.v1alpha1.DisruptionSpec;
-import dev.ebb.operator.api.v1alpha1.NodeMaintenance;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.RouterSpec;
 import dev.ebb.operator.api.v1alpha1.ScalingSpec;
@@ -53,7 +53,9 @@ public final class SpecResolver {
      * @param routerImages the operator's images for each router; spec.router.image replaces the router's own
      * @param routerFit why the deployment's router could not serve it as resolved (the router's own layout knows)
      */
-    public SpecResolver(Function<Engine, String> defaultImages, Function<RouterKind, RouterImages> routerImages,
+    public SpecResolver(
+            Function<Engine, String> defaultImages,
+            Function<RouterKind, RouterImages> routerImages,
             Function<DesiredDeployment, List<FieldError>> routerFit) {
         this.defaultImages = defaultImages;
         this.routerImages = routerImages;
@@ -64,7 +66,9 @@ public final class SpecResolver {
         List<FieldError> errors = new ArrayList<>();
         String name = md.getMetadata().getName();
         if (name == null || !DNS_LABEL.matcher(name).matches()) {
-            errors.add(new FieldError("metadata.name", "must be a DNS label (lower-case letters, digits and '-', starting with a letter)"));
+            errors.add(new FieldError(
+                    "metadata.name",
+                    "must be a DNS label (lower-case letters, digits and '-', starting with a letter)"));
         }
         ModelDeploymentSpec spec = md.getSpec();
         if (spec == null) {
@@ -72,9 +76,12 @@ public final class SpecResolver {
             return new Resolution.Rejected(errors);
         }
         Optional<String> modelName = modelName(spec.model(), errors);
-        Optional<String> modelPath = Optional.ofNullable(spec.model()).map(ModelSpec::path).filter(p -> !p.isEmpty());
-        modelPath.filter(p -> p.length() > MAX_MODEL_PATH)
-                .ifPresent(p -> errors.add(new FieldError("spec.model.path", "longer than " + MAX_MODEL_PATH + " characters")));
+        Optional<String> modelPath =
+                Optional.ofNullable(spec.model()).map(ModelSpec::path).filter(p -> !p.isEmpty());
+        modelPath
+                .filter(p -> p.length() > MAX_MODEL_PATH)
+                .ifPresent(p ->
+                        errors.add(new FieldError("spec.model.path", "longer than " + MAX_MODEL_PATH + " characters")));
         Optional<Engine> engine = engine(spec.engine(), errors);
         Optional<DesiredRouter> router = router(spec.router(), engine, errors);
         List<DesiredRole> roles = roles(name, spec, engine, errors);
@@ -85,10 +92,12 @@ public final class SpecResolver {
         }
         DesiredScaling scaled = scaling.get();
         List<DesiredRole> counted = roles.stream()
-                .map(role -> role.name().equals(scaled.role()) ? role.withReplicas(scaled.scalingReplicas().orElse(role.replicas())) : role)
+                .map(role -> role.name().equals(scaled.role())
+                        ? role.withReplicas(scaled.scalingReplicas().orElse(role.replicas()))
+                        : role)
                 .toList();
-        DesiredDeployment desired = new DesiredDeployment(owner(md), engine.get(), modelName.get(), modelPath, router, counted, scaled,
-                Platform.CURRENT);
+        DesiredDeployment desired = new DesiredDeployment(
+                owner(md), engine.get(), modelName.get(), modelPath, router, counted, scaled, Platform.CURRENT);
         List<FieldError> unservable = routerFit.apply(desired);
         return unservable.isEmpty() ? new Resolution.Accepted(desired) : new Resolution.Rejected(unservable);
     }
@@ -111,26 +120,41 @@ public final class SpecResolver {
         checkRange("spec.scaling.replicas", replicas, RoleSpec.MIN_REPLICAS, RoleSpec.MAX_REPLICAS, errors);
         String named = scaling == null ? null : scaling.role();
         if (named == null) {
-            boolean split = roles.stream().anyMatch(r -> r != null && r.kind() != null && !RoleKind.Server.name().equals(r.kind()));
+            boolean split = roles.stream()
+                    .anyMatch(r -> r != null
+                            && r.kind() != null
+                            && !RoleKind.Server.name().equals(r.kind()));
             if (split) {
                 errors.add(new FieldError("spec.scaling.role", ModelDeploymentSpec.SCALING_ROLE_REQUIRED));
                 return Optional.empty();
             }
-            return Optional.of(new DesiredScaling(roles.get(0).name(), 0, Optional.ofNullable(replicas),
+            return Optional.of(new DesiredScaling(
+                    roles.get(0).name(),
+                    0,
+                    Optional.ofNullable(replicas),
                     Optional.ofNullable(roles.get(0).replicas())));
         }
         for (int i = 0; i < roles.size(); i++) {
             if (roles.get(i) != null && named.equals(roles.get(i).name())) {
-                return Optional.of(new DesiredScaling(named, i, Optional.ofNullable(replicas), Optional.ofNullable(roles.get(i).replicas())));
+                return Optional.of(new DesiredScaling(
+                        named,
+                        i,
+                        Optional.ofNullable(replicas),
+                        Optional.ofNullable(roles.get(i).replicas())));
             }
         }
-        errors.add(new FieldError("spec.scaling.role", ModelDeploymentSpec.SCALING_ROLE_UNKNOWN + "; got " + quote(named)));
+        errors.add(new FieldError(
+                "spec.scaling.role", ModelDeploymentSpec.SCALING_ROLE_UNKNOWN + "; got " + quote(named)));
         return Optional.empty();
     }
 
     private static DesiredDeployment.Owner owner(HasMetadata md) {
-        return new DesiredDeployment.Owner(md.getApiVersion(), md.getKind(), md.getMetadata().getName(),
-                md.getMetadata().getNamespace(), md.getMetadata().getUid());
+        return new DesiredDeployment.Owner(
+                md.getApiVersion(),
+                md.getKind(),
+                md.getMetadata().getName(),
+                md.getMetadata().getNamespace(),
+                md.getMetadata().getUid());
     }
 
     private static Optional<String> modelName(ModelSpec model, List<FieldError> errors) {
@@ -146,7 +170,8 @@ public final class SpecResolver {
 
     private static Optional<Engine> engine(EngineSpec engine, List<FieldError> errors) {
         if (engine == null || engine.name() == null) {
-            errors.add(new FieldError("spec.engine.name", "required; one of " + choices(Engine.values(), Engine::wireName)));
+            errors.add(new FieldError(
+                    "spec.engine.name", "required; one of " + choices(Engine.values(), Engine::wireName)));
             return Optional.empty();
         }
         Optional<Engine> known = Engine.fromWireName(engine.name());
@@ -163,18 +188,33 @@ public final class SpecResolver {
         }
         Optional<RouterKind> kind = Optional.ofNullable(router.name()).flatMap(RouterKind::fromWireName);
         if (kind.isEmpty()) {
-            errors.add(unsupported("spec.router.name", router.name(), choices(RouterKind.values(), RouterKind::wireName)));
+            errors.add(
+                    unsupported("spec.router.name", router.name(), choices(RouterKind.values(), RouterKind::wireName)));
         } else if (engine.isPresent() && !kind.get().serves(engine.get())) {
-            errors.add(new FieldError("spec.router.name",
-                    kind.get().wireName() + " does not serve engine " + engine.get().wireName()));
+            errors.add(new FieldError(
+                    "spec.router.name",
+                    kind.get().wireName() + " does not serve engine "
+                            + engine.get().wireName()));
         }
         checkRange("spec.router.replicas", router.replicas(), 0, RouterSpec.MAX_REPLICAS, errors);
-        checkRange("spec.router.drainSeconds", router.drainSeconds(), RetirementSpec.MIN_DRAIN_SECONDS, RetirementSpec.MAX_DRAIN_SECONDS, errors);
+        checkRange(
+                "spec.router.drainSeconds",
+                router.drainSeconds(),
+                RetirementSpec.MIN_DRAIN_SECONDS,
+                RetirementSpec.MAX_DRAIN_SECONDS,
+                errors);
         checkImage("spec.router.image", router.image(), errors);
         checkCount("spec.router.extraArgs", router.extraArgs(), errors);
-        return kind.map(k -> new DesiredRouter(k, router.replicas() == null ? 1 : router.replicas(),
-                router.image() == null || router.image().isEmpty() ? routerImages.apply(k) : routerImages.apply(k).withRouter(router.image()),
-                listOrEmpty(router.extraArgs()).stream().filter(Objects::nonNull).toList(), Optional.ofNullable(router.drainSeconds())));
+        return kind.map(k -> new DesiredRouter(
+                k,
+                router.replicas() == null ? 1 : router.replicas(),
+                router.image() == null || router.image().isEmpty()
+                        ? routerImages.apply(k)
+                        : routerImages.apply(k).withRouter(router.image()),
+                listOrEmpty(router.extraArgs()).stream()
+                        .filter(Objects::nonNull)
+                        .toList(),
+                Optional.ofNullable(router.drainSeconds())));
     }
 
     /**
@@ -199,10 +239,13 @@ public final class SpecResolver {
             }
             int port = orDefault(role.port(), DesiredRole.DEFAULT_PORT);
             if (port != firstPort) {
-                errors.add(new FieldError("spec.roles[" + i + "].port", router.wireName() + " reaches every role on one port ("
-                        + portFlag + "), that of spec.roles[0], " + firstPort + "; got " + port));
+                errors.add(new FieldError(
+                        "spec.roles[" + i + "].port",
+                        router.wireName() + " reaches every role on one port (" + portFlag
+                                + "), that of spec.roles[0], " + firstPort + "; got " + port));
             }
-            (role.kind() == null ? Optional.of(RoleKind.Server) : RoleKind.fromWireName(role.kind())).ifPresent(kinds::add);
+            (role.kind() == null ? Optional.of(RoleKind.Server) : RoleKind.fromWireName(role.kind()))
+                    .ifPresent(kinds::add);
         }
         if (kinds.stream().allMatch(kind -> kind == RoleKind.Server)) {
             return;
@@ -210,26 +253,31 @@ public final class SpecResolver {
         for (int i = 0; i < roles.size(); i++) {
             RoleSpec role = roles.get(i);
             if (role != null && (role.kind() == null || RoleKind.Server.name().equals(role.kind()))) {
-                errors.add(new FieldError("spec.roles[" + i + "].kind", router.wireName()
-                        + " serves either Server roles or a Prefill/Decode split, not both"));
+                errors.add(new FieldError(
+                        "spec.roles[" + i + "].kind",
+                        router.wireName() + " serves either Server roles or a Prefill/Decode split, not both"));
             }
         }
         for (RoleKind half : List.of(RoleKind.Prefill, RoleKind.Decode)) {
             if (!kinds.contains(half)) {
-                errors.add(new FieldError("spec.roles", router.wireName() + " splitting prefill from decode needs a " + half.name()
-                        + " role; it routes no request without one"));
+                errors.add(new FieldError(
+                        "spec.roles",
+                        router.wireName() + " splitting prefill from decode needs a " + half.name()
+                                + " role; it routes no request without one"));
             }
         }
     }
 
-    private List<DesiredRole> roles(String mdName, ModelDeploymentSpec spec, Optional<Engine> engine, List<FieldError> errors) {
+    private List<DesiredRole> roles(
+            String mdName, ModelDeploymentSpec spec, Optional<Engine> engine, List<FieldError> errors) {
         List<RoleSpec> roles = spec.roles();
         if (roles == null || roles.isEmpty()) {
             errors.add(new FieldError("spec.roles", "at least one role is required"));
             return List.of();
         }
         if (roles.size() > ModelDeploymentSpec.MAX_ROLES) {
-            errors.add(new FieldError("spec.roles", "at most " + ModelDeploymentSpec.MAX_ROLES + " roles, got " + roles.size()));
+            errors.add(new FieldError(
+                    "spec.roles", "at most " + ModelDeploymentSpec.MAX_ROLES + " roles, got " + roles.size()));
         }
         Set<String> seen = new HashSet<>();
         List<DesiredRole> resolved = new ArrayList<>();
@@ -244,74 +292,115 @@ public final class SpecResolver {
             if (role.name() != null && !seen.add(role.name())) {
                 errors.add(new FieldError(field + ".name", "duplicate role name \"" + role.name() + "\""));
             }
-            if (behindLlmD(spec) && "Decode".equals(role.kind()) && listOrEmpty(role.command()).isEmpty() && role.port() != null
+            if (behindLlmD(spec)
+                    && "Decode".equals(role.kind())
+                    && listOrEmpty(role.command()).isEmpty()
+                    && role.port() != null
                     && role.port() == ModelDeploymentSpec.ROUTING_PROXY_ENGINE_PORT) {
-                errors.add(new FieldError(field + ".port", "cannot be " + role.port() + ": this Decode role's engine listens there,"
-                        + " behind the routing proxy llm-d-router puts on the role's port"));
+                errors.add(new FieldError(
+                        field + ".port",
+                        "cannot be " + role.port() + ": this Decode role's engine listens there,"
+                                + " behind the routing proxy llm-d-router puts on the role's port"));
             }
             resolveRole(field, role, spec.engine(), engine, errors).ifPresent(resolved::add);
         }
         return List.copyOf(resolved);
     }
 
-    private Optional<DesiredRole> resolveRole(String field, RoleSpec role, EngineSpec engineSpec, Optional<Engine> engine,
-            List<FieldError> errors) {
+    private Optional<DesiredRole> resolveRole(
+            String field, RoleSpec role, EngineSpec engineSpec, Optional<Engine> engine, List<FieldError> errors) {
         int before = errors.size();
-        Optional<RoleKind> kind = role.kind() == null ? Optional.of(RoleKind.Server) : RoleKind.fromWireName(role.kind());
+        Optional<RoleKind> kind =
+                role.kind() == null ? Optional.of(RoleKind.Server) : RoleKind.fromWireName(role.kind());
         if (kind.isEmpty()) {
             errors.add(unsupported(field + ".kind", role.kind(), choices(RoleKind.values(), RoleKind::name)));
         }
         DisruptionSpec disruption = role.disruption() == null ? new DisruptionSpec(null, null) : role.disruption();
-        Optional<NodeMaintenance> maintenance = disruption.nodeMaintenance() == null ? Optional.of(NodeMaintenance.Protocol)
+        Optional<NodeMaintenance> maintenance = disruption.nodeMaintenance() == null
+                ? Optional.of(NodeMaintenance.Protocol)
                 : NodeMaintenance.fromWireName(disruption.nodeMaintenance());
         if (maintenance.isEmpty()) {
-            errors.add(unsupported(field + ".disruption.nodeMaintenance", disruption.nodeMaintenance(),
+            errors.add(unsupported(
+                    field + ".disruption.nodeMaintenance",
+                    disruption.nodeMaintenance(),
                     choices(NodeMaintenance.values(), NodeMaintenance::name)));
         }
         checkRange(field + ".disruption.maxUnavailable", disruption.maxUnavailable(), 0, RoleSpec.MAX_REPLICAS, errors);
         checkRange(field + ".replicas", role.replicas(), RoleSpec.MIN_REPLICAS, RoleSpec.MAX_REPLICAS, errors);
         checkRange(field + ".size", role.size(), RoleSpec.MIN_SIZE, RoleSpec.MAX_SIZE, errors);
         checkRange(field + ".port", role.port(), 1, 65535, errors);
-        checkRange(field + ".terminationGracePeriodSeconds", role.terminationGracePeriodSeconds(),
-                RoleSpec.MIN_GRACE_SECONDS, RoleSpec.MAX_GRACE_SECONDS, errors);
-        Integer drainSeconds = role.retirement() == null ? null : role.retirement().drainSeconds();
-        checkRange(field + ".retirement.drainSeconds", drainSeconds, RetirementSpec.MIN_DRAIN_SECONDS, RetirementSpec.MAX_DRAIN_SECONDS, errors);
+        checkRange(
+                field + ".terminationGracePeriodSeconds",
+                role.terminationGracePeriodSeconds(),
+                RoleSpec.MIN_GRACE_SECONDS,
+                RoleSpec.MAX_GRACE_SECONDS,
+                errors);
+        Integer drainSeconds =
+                role.retirement() == null ? null : role.retirement().drainSeconds();
+        checkRange(
+                field + ".retirement.drainSeconds",
+                drainSeconds,
+                RetirementSpec.MIN_DRAIN_SECONDS,
+                RetirementSpec.MAX_DRAIN_SECONDS,
+                errors);
         Integer maxSurge = role.rollout() == null ? null : role.rollout().maxSurge();
         checkRange(field + ".rollout.maxSurge", maxSurge, 0, RolloutSpec.MAX_SURGE, errors);
         checkCount(field + ".extraArgs", role.extraArgs(), errors);
         checkCount(field + ".command", role.command(), errors);
-        if (!listOrEmpty(role.command()).isEmpty() && !listOrEmpty(role.extraArgs()).isEmpty()) {
+        if (!listOrEmpty(role.command()).isEmpty()
+                && !listOrEmpty(role.extraArgs()).isEmpty()) {
             errors.add(new FieldError(field + ".extraArgs", RoleSpec.EXTRA_ARGS_WITH_COMMAND));
         }
         if (setsFlag(role.extraArgs(), "--port")) {
-            errors.add(new FieldError(field + ".extraArgs", "must not set --port: the engine listens on " + field
-                    + ".port, which its probe, scrape annotations, drain hook and member reads all use; set the port there"));
+            errors.add(
+                    new FieldError(
+                            field + ".extraArgs",
+                            "must not set --port: the engine listens on " + field
+                                    + ".port, which its probe, scrape annotations, drain hook and member reads all use; set the port there"));
         }
         if (setsFlag(role.extraArgs(), "--host")) {
-            errors.add(new FieldError(field + ".extraArgs", "must not set --host: the operator has the engine listen on every address"
-                    + " (0.0.0.0), since clients reach it on the Pod's address and its drain hook and reads on 127.0.0.1"));
+            errors.add(
+                    new FieldError(
+                            field + ".extraArgs",
+                            "must not set --host: the operator has the engine listen on every address"
+                                    + " (0.0.0.0), since clients reach it on the Pod's address and its drain hook and reads on 127.0.0.1"));
         }
         if (setsFlag(role.extraArgs(), "--uds")) {
-            errors.add(new FieldError(field + ".extraArgs", "must not set --uds: the engine would serve a Unix socket instead of " + field
-                    + ".port, where its clients, probe, drain hook and member reads reach it"));
+            errors.add(new FieldError(
+                    field + ".extraArgs",
+                    "must not set --uds: the engine would serve a Unix socket instead of " + field
+                            + ".port, where its clients, probe, drain hook and member reads reach it"));
         }
         if (role.extraArgs() != null && role.extraArgs().stream().anyMatch(SpecResolver::turnsGaugesOff)) {
-            errors.add(new FieldError(field + ".extraArgs", "must not set --disable-log-stats: vLLM then publishes no"
-                    + " vllm:num_requests_running or vllm:num_requests_waiting, so the drain hook and the member reads could never see"
-                    + " the engine idle; every scale-down would wait out its drain budget and every deleted Pod its grace"));
+            errors.add(
+                    new FieldError(
+                            field + ".extraArgs",
+                            "must not set --disable-log-stats: vLLM then publishes no"
+                                    + " vllm:num_requests_running or vllm:num_requests_waiting, so the drain hook and the member reads could never see"
+                                    + " the engine idle; every scale-down would wait out its drain budget and every deleted Pod its grace"));
         }
-        engine.filter(e -> role.size() != null && role.size() > 1 && role.port() != null && role.port() == rendezvousPort(e))
-                .ifPresent(e -> errors.add(new FieldError(field + ".port", "cannot be " + role.port() + ": a multi-Pod " + e.wireName()
-                        + " replica's leader holds its rendezvous port there")));
+        engine.filter(e -> role.size() != null
+                        && role.size() > 1
+                        && role.port() != null
+                        && role.port() == rendezvousPort(e))
+                .ifPresent(e -> errors.add(new FieldError(
+                        field + ".port",
+                        "cannot be " + role.port() + ": a multi-Pod " + e.wireName()
+                                + " replica's leader holds its rendezvous port there")));
         checkImage(field + ".image", role.image(), errors);
         checkSharedMemory(field + ".sharedMemory", role.sharedMemory(), errors);
         boolean ownImage = role.image() != null && !role.image().isEmpty();
         String image = ownImage ? role.image() : engineSpec.image();
-        if (engine.filter(e -> e == Engine.VLLM).isPresent() && role.size() != null && role.size() > 1
+        if (engine.filter(e -> e == Engine.VLLM).isPresent()
+                && role.size() != null
+                && role.size() > 1
                 && EngineRelease.olderThan(image, VLLM_MULTI_NODE_SINCE)) {
-            errors.add(new FieldError(ownImage ? field + ".image" : "spec.engine.image", "names vLLM " + EngineRelease.of(image).orElseThrow()
-                    + ", which has no --nnodes, --node-rank, --master-addr or --master-port, the flags the members of a multi-Pod replica"
-                    + " (" + field + ".size " + role.size() + ") start with; use vLLM " + VLLM_MULTI_NODE_SINCE + " or later"));
+            errors.add(new FieldError(
+                    ownImage ? field + ".image" : "spec.engine.image",
+                    "names vLLM " + EngineRelease.of(image).orElseThrow()
+                            + ", which has no --nnodes, --node-rank, --master-addr or --master-port, the flags the members of a multi-Pod replica"
+                            + " (" + field + ".size " + role.size() + ") start with; use vLLM " + VLLM_MULTI_NODE_SINCE
+                            + " or later"));
         }
         if (errors.size() > before || kind.isEmpty() || maintenance.isEmpty() || engine.isEmpty()) {
             return Optional.empty();
@@ -335,10 +424,12 @@ public final class SpecResolver {
                 orDefault(maxSurge, 0),
                 role.template() == null ? new RoleTemplate(null, null) : role.template(),
                 sharedMemory(role),
-                role.startupSeconds() == null ? DesiredRole.Setting.byDefault(Optional.of(RoleSpec.DEFAULT_STARTUP_SECONDS))
+                role.startupSeconds() == null
+                        ? DesiredRole.Setting.byDefault(Optional.of(RoleSpec.DEFAULT_STARTUP_SECONDS))
                         : DesiredRole.Setting.set(Optional.of(role.startupSeconds())),
                 Optional.ofNullable(role.livenessSeconds()),
-                Duration.ofSeconds(Optional.ofNullable(role.partialPlacementSeconds()).orElse(RoleSpec.DEFAULT_PARTIAL_PLACEMENT_SECONDS)),
+                Duration.ofSeconds(Optional.ofNullable(role.partialPlacementSeconds())
+                        .orElse(RoleSpec.DEFAULT_PARTIAL_PLACEMENT_SECONDS)),
                 orDefault(disruption.maxUnavailable(), DisruptionSpec.DEFAULT_MAX_UNAVAILABLE),
                 maintenance.get()));
     }
@@ -349,9 +440,12 @@ public final class SpecResolver {
      */
     private static DesiredRole.Setting<String> sharedMemory(RoleSpec role) {
         if (role.sharedMemory() != null) {
-            return DesiredRole.Setting.set(Optional.of(role.sharedMemory()).filter(size -> Quantity.getAmountInBytes(new Quantity(size)).signum() > 0));
+            return DesiredRole.Setting.set(Optional.of(role.sharedMemory())
+                    .filter(size ->
+                            Quantity.getAmountInBytes(new Quantity(size)).signum() > 0));
         }
-        boolean parallel = orDefault(role.size(), DesiredRole.DEFAULT_SIZE) > 1 || ParallelDegree.of(listOrEmpty(role.extraArgs())) > 1;
+        boolean parallel = orDefault(role.size(), DesiredRole.DEFAULT_SIZE) > 1
+                || ParallelDegree.of(listOrEmpty(role.extraArgs())) > 1;
         return DesiredRole.Setting.byDefault(parallel ? Optional.of(RoleSpec.DEFAULT_SHARED_MEMORY) : Optional.empty());
     }
 
@@ -372,14 +466,18 @@ public final class SpecResolver {
         } else if (roleName.length() > RoleSpec.MAX_NAME_LENGTH) {
             errors.add(new FieldError(field, "longer than " + RoleSpec.MAX_NAME_LENGTH + " characters"));
         } else if (!DNS_LABEL.matcher(roleName).matches()) {
-            errors.add(new FieldError(field, "must be a DNS label (lower-case letters, digits and '-', starting with a letter)"));
+            errors.add(new FieldError(
+                    field, "must be a DNS label (lower-case letters, digits and '-', starting with a letter)"));
         } else if (RoleSpec.RESERVED_NAME.equals(roleName)) {
-            errors.add(new FieldError(field, "must not be '" + RoleSpec.RESERVED_NAME + "': the router's objects take that name"));
+            errors.add(new FieldError(
+                    field, "must not be '" + RoleSpec.RESERVED_NAME + "': the router's objects take that name"));
         } else if (RESERVED_SUFFIX.matcher(roleName).find()) {
             errors.add(new FieldError(field, "must not end in -r<digits>: that is how replica Services are named"));
         } else if (mdName != null && mdName.length() + roleName.length() > ModelDeployment.MAX_NAME_BUDGET) {
-            errors.add(new FieldError(field, "together with metadata.name longer than " + ModelDeployment.MAX_NAME_BUDGET
-                    + " characters; Pod names must stay within a 63-character DNS label"));
+            errors.add(new FieldError(
+                    field,
+                    "together with metadata.name longer than " + ModelDeployment.MAX_NAME_BUDGET
+                            + " characters; Pod names must stay within a 63-character DNS label"));
         }
     }
 
@@ -414,7 +512,11 @@ public final class SpecResolver {
             return "null";
         }
         String shown = value.length() > 64 ? value.substring(0, 64) + "…" : value;
-        return "\"" + shown.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n").replace("\r", "\\r") + "\"";
+        return "\""
+                + shown.replace("\\", "\\\\")
+                        .replace("\"", "\\\"")
+                        .replace("\n", "\\n")
+                        .replace("\r", "\\r") + "\"";
     }
 
     private static <E> String choices(E[] values, Function<E, String> name) {
@@ -430,7 +532,9 @@ public final class SpecResolver {
 
     /** An argument vLLM's parser reads as --disable-log-stats, as {@link RoleSpec#GAUGES_OFF_SPELLINGS} lists them. */
     static boolean turnsGaugesOff(String arg) {
-        return arg != null && arg.startsWith("--") && arg.length() >= "--disable-log-s".length()
+        return arg != null
+                && arg.startsWith("--")
+                && arg.length() >= "--disable-log-s".length()
                 && "--disable-log-stats".startsWith(arg.replace('_', '-'));
     }
 
@@ -439,11 +543,14 @@ public final class SpecResolver {
     }
 
     private static boolean behindLlmD(ModelDeploymentSpec spec) {
-        return spec.router() != null && RouterKind.LLM_D_ROUTER.wireName().equals(spec.router().name());
+        return spec.router() != null
+                && RouterKind.LLM_D_ROUTER.wireName().equals(spec.router().name());
     }
 
     private static int rendezvousPort(Engine engine) {
-        return engine == Engine.VLLM ? ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT : ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT;
+        return engine == Engine.VLLM
+                ? ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT
+                : ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT;
     }
 
     private static int orDefault(Integer value, int fallback) {

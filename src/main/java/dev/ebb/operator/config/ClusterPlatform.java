@@ -37,10 +37,14 @@ public class ClusterPlatform {
         try {
             VersionInfo version = client.getKubernetesVersion();
             Platform read = Platform.of(version.getMajor(), version.getMinor());
-            LOG.infof("Kubernetes %s.%s: %s sidecars", version.getMajor(), version.getMinor(), read.nativeSidecars() ? "native" : "classic");
+            LOG.infof(
+                    "Kubernetes %s.%s: %s sidecars",
+                    version.getMajor(), version.getMinor(), read.nativeSidecars() ? "native" : "classic");
             return Optional.of(read);
         } catch (KubernetesClientException | NullPointerException e) {
-            LOG.warnf("the API server's version cannot be read (%s); Pods whose form depends on it wait until it can", e.getMessage());
+            LOG.warnf(
+                    "the API server's version cannot be read (%s); Pods whose form depends on it wait until it can",
+                    e.getMessage());
             return Optional.empty();
         }
     }

@@ -21,7 +21,8 @@ import java.io.IOException;
 public class SharedHookText implements KubernetesClientObjectMapperCustomizer {
     @Override
     public void customize(ObjectMapper mapper) {
-        mapper.registerModule(new SimpleModule("ebb-shared-hook-text").addDeserializer(String.class, new Sharing(DrainHook.SCRIPT)));
+        mapper.registerModule(
+                new SimpleModule("ebb-shared-hook-text").addDeserializer(String.class, new Sharing(DrainHook.SCRIPT)));
     }
 
     /** The JSON string as Jackson reads it, or {@code shared} when it has the same text. */

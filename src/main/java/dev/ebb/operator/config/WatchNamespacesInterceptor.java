@@ -17,7 +17,8 @@ import java.util.Set;
 public class WatchNamespacesInterceptor implements ConfigSourceInterceptor {
     static final String WATCH_NAMESPACES = "ebb.watch-namespaces";
     /** The extension's per-controller property (ConfigurationUtils.getNamespacesPropertyName at quarkus-operator-sdk 7.7.3). */
-    static final String SDK_NAMESPACES = "quarkus.operator-sdk.controllers." + ModelDeploymentReconciler.NAME + ".namespaces";
+    static final String SDK_NAMESPACES =
+            "quarkus.operator-sdk.controllers." + ModelDeploymentReconciler.NAME + ".namespaces";
 
     @Override
     public ConfigValue getValue(ConfigSourceInterceptorContext context, String name) {

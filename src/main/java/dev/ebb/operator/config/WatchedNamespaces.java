@@ -24,10 +24,15 @@ import java.util.regex.Pattern;
  * @param refused the entries left out, as given, for the log
  */
 public record WatchedNamespaces(Scope scope, SortedSet<String> namespaces, List<String> refused) {
-    public enum Scope { ALL, OWN, LISTED }
+    public enum Scope {
+        ALL,
+        OWN,
+        LISTED
+    }
 
     /** The Java Operator SDK's own values for every namespace and for the client's (Constants.java at JOSDK v5.3.2). */
     static final String SDK_ALL_NAMESPACES = "JOSDK_ALL_NAMESPACES";
+
     static final String SDK_CURRENT_NAMESPACE = "JOSDK_WATCH_CURRENT";
     /** A namespace's name is a DNS-1123 label: at most 63 lower-case alphanumerics or '-', alphanumeric at both ends. */
     private static final Pattern DNS_1123_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
@@ -73,7 +78,8 @@ public record WatchedNamespaces(Scope scope, SortedSet<String> namespaces, List<
             case OWN -> "the operator's own namespace only";
             case LISTED -> "namespace(s) " + String.join(", ", namespaces);
         };
-        return refused.isEmpty() ? "watching " + watched
+        return refused.isEmpty()
+                ? "watching " + watched
                 : "watching " + watched + "; left out, not valid namespace names: " + String.join(", ", refused);
     }
 }

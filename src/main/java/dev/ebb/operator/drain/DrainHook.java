@@ -24,6 +24,7 @@ public final class DrainHook {
     public static final String MOUNT_PATH = "/etc/ebb/drain-hook";
     /** A leader's hook reads its own engine over loopback from inside its container. */
     public static final String LOOPBACK = "127.0.0.1";
+
     public static final String SCRIPT = BundledScripts.load(RESOURCE);
     /** What Pods record of the hook they carry; it changes with the script's text and nothing else. */
     public static final String REVISION = revisionOf(SCRIPT);
@@ -60,17 +61,18 @@ public final class DrainHook {
     public static final String CONTAINER_LOG = "/proc/1/fd/2";
     /** The container's termination message file (Kubernetes' default path), where the hook appends how it ended. */
     public static final String TERMINATION_LOG = "/dev/termination-log";
+
     private static final List<String> OPERATOR_OPTIONS = List.of("--container-log", "--termination-log");
     /** A command line of this shape holds its script's text here: {@code python3 -c SCRIPT ...} (older releases). */
     static final int SCRIPT_INDEX = 2;
     /** The first of the hook's own arguments in the loader's command line. */
     private static final int LOADED_ARGUMENTS = 5;
+
     private static final String HOST = "--host";
 
     private static final int REVISION_HEX_LENGTH = 10;
 
-    private DrainHook() {
-    }
+    private DrainHook() {}
 
     /** A short digest of a hook script's text. */
     public static String revisionOf(String script) {
@@ -93,7 +95,8 @@ public final class DrainHook {
         List<String> without = new ArrayList<>(command.subList(0, SCRIPT_INDEX));
         without.add(RESOURCE);
         boolean hostKept = false;
-        // a loaded script's path and hold are the operator's too; what follows is what older releases put after the text
+        // a loaded script's path and hold are the operator's too; what follows is what older releases put after the
+        // text
         int first = loaded(command) ? LOADED_ARGUMENTS : SCRIPT_INDEX + 1;
         for (int i = first; i < command.size(); i++) {
             if (OPERATOR_OPTIONS.contains(command.get(i))) {
@@ -116,7 +119,8 @@ public final class DrainHook {
      * hold follow the code, whatever the loader's own text (a later release may change it without turning replicas over).
      */
     private static boolean loaded(List<String> command) {
-        return command.size() >= LOADED_ARGUMENTS && command.get(SCRIPT_INDEX + 1).endsWith("/" + FILE)
+        return command.size() >= LOADED_ARGUMENTS
+                && command.get(SCRIPT_INDEX + 1).endsWith("/" + FILE)
                 && command.get(SCRIPT_INDEX + 2).matches("[0-9]{1,9}");
     }
 
@@ -135,10 +139,23 @@ public final class DrainHook {
      * The command line the operator renders: the loader, the mounted script and how long to hold should it be unreadable
      * (until the latest moment the hook itself would return), where its lines and its ending go, then {@link #arguments}.
      */
-    public static List<String> command(DrainTimeline timeline, String scheme, List<String> hosts, int port, String path,
+    public static List<String> command(
+            DrainTimeline timeline,
+            String scheme,
+            List<String> hosts,
+            int port,
+            String path,
             List<InFlightGauges.Gauge> gauges) {
-        List<String> command = new ArrayList<>(List.of("python3", "-c", LOADER, MOUNT_PATH + "/" + FILE, Integer.toString(timeline.sigtermBy()),
-                "--container-log", CONTAINER_LOG, "--termination-log", TERMINATION_LOG));
+        List<String> command = new ArrayList<>(List.of(
+                "python3",
+                "-c",
+                LOADER,
+                MOUNT_PATH + "/" + FILE,
+                Integer.toString(timeline.sigtermBy()),
+                "--container-log",
+                CONTAINER_LOG,
+                "--termination-log",
+                TERMINATION_LOG));
         command.addAll(arguments(timeline, scheme, hosts, port, path, gauges));
         return List.copyOf(command);
     }
@@ -150,9 +167,15 @@ public final class DrainHook {
      *     for a leader, the leader's name for a follower, which serves nothing itself; every member where followers
      *     count requests of their own ({@link FollowerGauges})
      */
-    public static List<String> arguments(DrainTimeline timeline, String scheme, List<String> hosts, int port, String path,
+    public static List<String> arguments(
+            DrainTimeline timeline,
+            String scheme,
+            List<String> hosts,
+            int port,
+            String path,
             List<InFlightGauges.Gauge> gauges) {
-        int grace = timeline.grace().orElseThrow(() -> new IllegalArgumentException("a hooked role always has a grace"));
+        int grace =
+                timeline.grace().orElseThrow(() -> new IllegalArgumentException("a hooked role always has a grace"));
         if (hosts.isEmpty()) {
             throw new IllegalArgumentException("a hook reads at least one host");
         }

@@ -34,5 +34,4 @@ public record DrainTimeline(
         Optional<Integer> exitAfterSigterm,
         Optional<Integer> latestCleanHookReturn,
         Optional<Integer> engineShutdown,
-        List<DrainWarning> warnings) {
-}
+        List<DrainWarning> warnings) {}

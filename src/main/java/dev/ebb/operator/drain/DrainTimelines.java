@@ -32,8 +32,7 @@ public class DrainTimelines {
      */
     public static final int ENGINE_EXIT_MARGIN = 5;
 
-    public DrainTimelines() {
-    }
+    public DrainTimelines() {}
 
     /**
      * @param grace the role's terminationGracePeriodSeconds, empty when unset
@@ -43,14 +42,32 @@ public class DrainTimelines {
      * @param engineShutdownSized the engine drains on SIGTERM for as long as the operator tells it
      *     ({@link EngineShutdown#operatorSizes})
      */
-    public DrainTimeline of(Optional<Integer> grace, Engine engine, RoleKind kind, boolean takeOver, boolean proxyStopsAtDelete,
+    public DrainTimeline of(
+            Optional<Integer> grace,
+            Engine engine,
+            RoleKind kind,
+            boolean takeOver,
+            boolean proxyStopsAtDelete,
             boolean engineShutdownSized) {
         List<DrainWarning> warnings = new ArrayList<>();
         if (takeOver) {
-            warnings.add(new DrainWarning(DrainWarning.NO_DRAIN_HOOK,
+            warnings.add(new DrainWarning(
+                    DrainWarning.NO_DRAIN_HOOK,
                     "the role sets command, so its Pods get no drain hook: a deleted replica gets SIGTERM at once and "
                             + "requests it still holds may be cut"));
-            return new DrainTimeline(grace, false, 0, 0, 0, 0, 0, 0, 0, Optional.empty(), Optional.empty(), Optional.empty(),
+            return new DrainTimeline(
+                    grace,
+                    false,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    Optional.empty(),
+                    Optional.empty(),
+                    Optional.empty(),
                     List.copyOf(warnings));
         }
         int g = grace.orElse(DEFAULT_GRACE);
@@ -63,15 +80,20 @@ public class DrainTimelines {
             latestClean = Optional.of(latest);
             if (g < SGLANG_SPLIT_MIN_GRACE) {
                 String killed = latest < IDLE_RETURN
-                        ? "even an idle replica, whose hook returns after " + IDLE_RETURN + " s, is killed at " + g + " s"
-                        : "a hook returning after " + latest + " s leaves too little and the engine is killed at " + g + " s";
-                warnings.add(new DrainWarning(DrainWarning.GRACE_TOO_SHORT,
-                        "an SGLang " + kind + " engine needs about " + SGLANG_SPLIT_EXIT + " s after SIGTERM even when idle; with a grace of "
-                                + g + " s " + killed + "; set terminationGracePeriodSeconds to " + SGLANG_SPLIT_MIN_GRACE + " or more"));
+                        ? "even an idle replica, whose hook returns after " + IDLE_RETURN + " s, is killed at " + g
+                                + " s"
+                        : "a hook returning after " + latest + " s leaves too little and the engine is killed at " + g
+                                + " s";
+                warnings.add(new DrainWarning(
+                        DrainWarning.GRACE_TOO_SHORT,
+                        "an SGLang " + kind + " engine needs about " + SGLANG_SPLIT_EXIT
+                                + " s after SIGTERM even when idle; with a grace of " + g + " s " + killed
+                                + "; set terminationGracePeriodSeconds to " + SGLANG_SPLIT_MIN_GRACE + " or more"));
             }
         }
         if (proxyStopsAtDelete) {
-            warnings.add(new DrainWarning(DrainWarning.PROXY_STOPS_AT_DELETE,
+            warnings.add(new DrainWarning(
+                    DrainWarning.PROXY_STOPS_AT_DELETE,
                     "below Kubernetes 1.29 the routing proxy in front of the engine runs as an ordinary container, which gets SIGTERM"
                             + " as soon as a Pod is deleted while the engine's hook still drains: a Pod deleted outside the operator"
                             + " (kubectl delete, a node drain) may have streams through the proxy cut; the operator's own retirements"
@@ -80,9 +102,21 @@ public class DrainTimelines {
         // Sized for a hook that returns on its idle reads: a request the gauges did not show yet then has the rest of
         // the grace to finish in. A hook that gives up at sigtermBy leaves less, and the kill ends that drain instead.
         int shutdown = g - IDLE_RETURN - ENGINE_EXIT_MARGIN;
-        Optional<Integer> engineShutdown = engineShutdownSized && shutdown > 0 ? Optional.of(shutdown) : Optional.empty();
-        return new DrainTimeline(Optional.of(g), true, SETTLE, INTERVAL, READ_TIMEOUT, LAST_READ_MARGIN,
-                g - LAST_READ_MARGIN, g - LAST_READ_MARGIN + READ_TIMEOUT, IDLE_RETURN,
-                exitAfterSigterm, latestClean, engineShutdown, List.copyOf(warnings));
+        Optional<Integer> engineShutdown =
+                engineShutdownSized && shutdown > 0 ? Optional.of(shutdown) : Optional.empty();
+        return new DrainTimeline(
+                Optional.of(g),
+                true,
+                SETTLE,
+                INTERVAL,
+                READ_TIMEOUT,
+                LAST_READ_MARGIN,
+                g - LAST_READ_MARGIN,
+                g - LAST_READ_MARGIN + READ_TIMEOUT,
+                IDLE_RETURN,
+                exitAfterSigterm,
+                latestClean,
+                engineShutdown,
+                List.copyOf(warnings));
     }
 }

@@ -17,8 +17,7 @@ public final class EngineShutdown {
     /** vLLM's argument parser takes a flag's words joined by underscores as well as by dashes. */
     private static final String VLLM_FLAG_UNDERSCORED = "--shutdown_timeout";
 
-    private EngineShutdown() {
-    }
+    private EngineShutdown() {}
 
     /**
      * Whether the operator renders the flag: vLLM at a release that has it (or whose tag names none, taken as current),
@@ -30,6 +29,8 @@ public final class EngineShutdown {
 
     /** Whether an argv sets the flag, in any spelling vLLM's parser takes. */
     static boolean setIn(List<String> argv) {
-        return argv.stream().map(Argv::flagOf).anyMatch(flag -> flag.equals(VLLM_FLAG) || flag.equals(VLLM_FLAG_UNDERSCORED));
+        return argv.stream()
+                .map(Argv::flagOf)
+                .anyMatch(flag -> flag.equals(VLLM_FLAG) || flag.equals(VLLM_FLAG_UNDERSCORED));
     }
 }

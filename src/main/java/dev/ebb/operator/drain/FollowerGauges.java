@@ -20,12 +20,12 @@ import java.util.Set;
 public final class FollowerGauges {
     public static final String ALL_SCHEDULERS = "--enable-metrics-for-all-schedulers";
     /** SGLang's data-parallel sizes, under every name its releases take (v0.5.4 server_args.py, v0.5.23 arg_groups). */
-    private static final Set<String> DATA_PARALLEL_SIZES = Set.of("--dp-size", "--dp", "--data-parallel-size", "--attn-dp-size",
-            "--attention-data-parallel-size");
+    private static final Set<String> DATA_PARALLEL_SIZES =
+            Set.of("--dp-size", "--dp", "--data-parallel-size", "--attn-dp-size", "--attention-data-parallel-size");
+
     private static final String DATA_PARALLEL_ATTENTION = "--enable-dp-attention";
 
-    private FollowerGauges() {
-    }
+    private FollowerGauges() {}
 
     /**
      * The data-parallel flag a multi-Pod SGLang replica's arguments set, when its followers count requests of their

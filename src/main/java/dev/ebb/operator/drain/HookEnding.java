@@ -14,11 +14,21 @@ import java.util.regex.Pattern;
 public record HookEnding(Kind kind, String line) {
     /** The kinds the hook writes; every one but {@link #IDLE} means SIGTERM came without the engine proven idle. */
     public enum Kind {
-        IDLE, NOTHING_TO_MEASURE, DEADLINE, BAD_ARGUMENTS, STOPPED, NO_SCRIPT, UNKNOWN;
+        IDLE,
+        NOTHING_TO_MEASURE,
+        DEADLINE,
+        BAD_ARGUMENTS,
+        STOPPED,
+        NO_SCRIPT,
+        UNKNOWN;
 
         static Kind of(String written) {
             for (Kind kind : values()) {
-                if (kind != UNKNOWN && kind.name().toLowerCase(Locale.ROOT).replace('_', '-').equals(written)) {
+                if (kind != UNKNOWN
+                        && kind.name()
+                                .toLowerCase(Locale.ROOT)
+                                .replace('_', '-')
+                                .equals(written)) {
                     return kind;
                 }
             }
@@ -28,8 +38,10 @@ public record HookEnding(Kind kind, String line) {
 
     /** The kubelet keeps at most 4096 bytes of a container's termination message; anything longer is not the hook's. */
     static final int MAX_MESSAGE = 4096;
+
     static final int MAX_LINE = 400;
-    private static final Pattern ENDING = Pattern.compile("^ebb drain hook \\[([a-z-]{1,32})\\]: (.*)$", Pattern.MULTILINE);
+    private static final Pattern ENDING =
+            Pattern.compile("^ebb drain hook \\[([a-z-]{1,32})\\]: (.*)$", Pattern.MULTILINE);
 
     /** The hook's ending in a container's termination message; empty when the message carries none. */
     public static Optional<HookEnding> in(String terminationMessage) {
@@ -40,7 +52,9 @@ public record HookEnding(Kind kind, String line) {
         HookEnding last = null;
         while (matcher.find()) {
             String text = matcher.group(2).replaceAll("\\p{Cntrl}+", " ").strip();
-            last = new HookEnding(Kind.of(matcher.group(1)), text.length() <= MAX_LINE ? text : text.substring(0, MAX_LINE - 1) + "…");
+            last = new HookEnding(
+                    Kind.of(matcher.group(1)),
+                    text.length() <= MAX_LINE ? text : text.substring(0, MAX_LINE - 1) + "…");
         }
         return Optional.ofNullable(last);
     }

@@ -11,8 +11,7 @@ import java.util.stream.Stream;
  * The drain hook and the member reader both get the list from here, so they cannot disagree on what "idle" means.
  */
 public final class InFlightGauges {
-    private InFlightGauges() {
-    }
+    private InFlightGauges() {}
 
     /**
      * One place a request can wait, under every name an engine release has published it as, the current one first: a
@@ -27,7 +26,8 @@ public final class InFlightGauges {
         }
 
         static Gauge named(String current, String... earlier) {
-            return new Gauge(Stream.concat(Stream.of(current), Arrays.stream(earlier)).toList());
+            return new Gauge(
+                    Stream.concat(Stream.of(current), Arrays.stream(earlier)).toList());
         }
 
         /** The name current releases publish. */
@@ -46,16 +46,20 @@ public final class InFlightGauges {
         return switch (engine) {
             // waiting includes a decoder's requests still waiting for their KV cache
             case VLLM -> List.of(Gauge.named("vllm:num_requests_running"), Gauge.named("vllm:num_requests_waiting"));
-            // every queue a request can sit in, including the prefill/decode hand-off queues. SGLang v0.5.12 renamed the
+            // every queue a request can sit in, including the prefill/decode hand-off queues. SGLang v0.5.12 renamed
+            // the
             // prefill side's first queue: num_prefill_prealloc_queue_reqs up to v0.5.11 (python/sglang/srt/metrics/
-            // collector.py at v0.5.4, observability/metrics_collector.py at v0.5.11), num_prefill_bootstrap_queue_reqs since
-            case SGLANG -> List.of(
-                    Gauge.named("sglang:num_running_reqs"),
-                    Gauge.named("sglang:num_queue_reqs"),
-                    Gauge.named("sglang:num_prefill_bootstrap_queue_reqs", "sglang:num_prefill_prealloc_queue_reqs"),
-                    Gauge.named("sglang:num_prefill_inflight_queue_reqs"),
-                    Gauge.named("sglang:num_decode_prealloc_queue_reqs"),
-                    Gauge.named("sglang:num_decode_transfer_queue_reqs"));
+            // collector.py at v0.5.4, observability/metrics_collector.py at v0.5.11), num_prefill_bootstrap_queue_reqs
+            // since
+            case SGLANG ->
+                List.of(
+                        Gauge.named("sglang:num_running_reqs"),
+                        Gauge.named("sglang:num_queue_reqs"),
+                        Gauge.named(
+                                "sglang:num_prefill_bootstrap_queue_reqs", "sglang:num_prefill_prealloc_queue_reqs"),
+                        Gauge.named("sglang:num_prefill_inflight_queue_reqs"),
+                        Gauge.named("sglang:num_decode_prealloc_queue_reqs"),
+                        Gauge.named("sglang:num_decode_transfer_queue_reqs"));
         };
     }
 

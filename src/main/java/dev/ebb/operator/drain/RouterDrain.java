@@ -32,7 +32,9 @@ public record RouterDrain(int settle, int drain, int grace) {
     }
 
     private static int longestBudget(DesiredDeployment deployment) {
-        return deployment.roles().stream().mapToInt(role -> (int) role.drainBudget().toSeconds()).max()
+        return deployment.roles().stream()
+                .mapToInt(role -> (int) role.drainBudget().toSeconds())
+                .max()
                 .orElse(RetirementSpec.DEFAULT_DRAIN_SECONDS);
     }
 }

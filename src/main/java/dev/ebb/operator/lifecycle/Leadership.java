@@ -49,6 +49,7 @@ public class Leadership implements LeaseGuard {
     private final AtomicBoolean stopping = new AtomicBoolean();
     /** Once leading has ended, every later action is dropped without asking again, while the process ends. */
     private final AtomicBoolean deposed = new AtomicBoolean();
+
     private final Runnable haltProcess;
     private final Clock clock;
     /** Set with the configuration the SDK elects by, whose durations the spare comes from. */
@@ -69,7 +70,8 @@ public class Leadership implements LeaseGuard {
         this.haltProcess = haltProcess;
         this.leaseName = config.leaderElection().leaseName();
         this.namespace = config.leaderElection().namespace();
-        this.identity = config.leaderElection().identity()
+        this.identity = config.leaderElection()
+                .identity()
                 .or(() -> Optional.ofNullable(System.getenv("HOSTNAME")).filter(h -> !h.isBlank()))
                 .orElseGet(() -> UUID.randomUUID().toString());
     }
@@ -79,7 +81,8 @@ public class Leadership implements LeaseGuard {
     public LeaderElectionConfiguration leaderElection() {
         electing.set(true);
         LOG.infof("leader election by Lease %s/%s as %s", leaseNamespace(), leaseName, identity);
-        LeaderElectionConfiguration configuration = LeaderElectionConfigurationBuilder.aLeaderElectionConfiguration(leaseName)
+        LeaderElectionConfiguration configuration = LeaderElectionConfigurationBuilder.aLeaderElectionConfiguration(
+                        leaseName)
                 .withLeaseNamespace(leaseNamespace())
                 .withIdentity(identity)
                 .withLeaderCallbacks(new LeaderCallbacks(
@@ -109,10 +112,16 @@ public class Leadership implements LeaseGuard {
         }
         LeaseStanding standing;
         try {
-            standing = LeaseStanding.judge(Optional.ofNullable(new LeaseLock(leaseNamespace(), leaseName, identity).get(client)).map(Leadership::read),
-                    identity, clock.instant(), spare);
+            standing = LeaseStanding.judge(
+                    Optional.ofNullable(new LeaseLock(leaseNamespace(), leaseName, identity).get(client))
+                            .map(Leadership::read),
+                    identity,
+                    clock.instant(),
+                    spare);
         } catch (KubernetesClientException e) {
-            LOG.warnf("not done, since the Lease %s/%s cannot be read (%s): %s", leaseNamespace(), leaseName, e.getMessage(), before);
+            LOG.warnf(
+                    "not done, since the Lease %s/%s cannot be read (%s): %s",
+                    leaseNamespace(), leaseName, e.getMessage(), before);
             return false;
         }
         if (standing instanceof LeaseStanding.Lost lost) {
@@ -124,8 +133,10 @@ public class Leadership implements LeaseGuard {
     }
 
     private static LeaseStanding.Lease read(LeaderElectionRecord record) {
-        return new LeaseStanding.Lease(Optional.ofNullable(record.getHolderIdentity()),
-                Optional.ofNullable(record.getRenewTime()).map(ZonedDateTime::toInstant), Optional.ofNullable(record.getLeaseDuration()));
+        return new LeaseStanding.Lease(
+                Optional.ofNullable(record.getHolderIdentity()),
+                Optional.ofNullable(record.getRenewTime()).map(ZonedDateTime::toInstant),
+                Optional.ofNullable(record.getLeaseDuration()));
     }
 
     /** Before the SDK stops: from here on, the end of leading is this Pod's own doing. */
@@ -175,8 +186,9 @@ public class Leadership implements LeaseGuard {
             lock.update(client, new LeaderElectionRecord("", RELEASED_LEASE, now, now, held.getLeaderTransitions()));
             LOG.infof("%s released the Lease %s/%s", identity, leaseNamespace(), leaseName);
         } catch (KubernetesClientException e) {
-            LOG.warnf("the Lease %s/%s could not be released (%s); a standby takes over when it expires", leaseNamespace(),
-                    leaseName, e.getMessage());
+            LOG.warnf(
+                    "the Lease %s/%s could not be released (%s); a standby takes over when it expires",
+                    leaseNamespace(), leaseName, e.getMessage());
         }
     }
 

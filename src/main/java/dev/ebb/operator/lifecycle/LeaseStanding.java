@@ -12,20 +12,17 @@ import java.util.Optional;
  */
 public sealed interface LeaseStanding {
     /** The Lease names this operator and runs on for at least the spare. */
-    record Held(Duration left) implements LeaseStanding {
-    }
+    record Held(Duration left) implements LeaseStanding {}
 
     /** The Lease is another's, free, or about to lapse: this operator no longer acts. */
-    record Lost(String why) implements LeaseStanding {
-    }
+    record Lost(String why) implements LeaseStanding {}
 
     /**
      * The Lease as read: who holds it, when the holder last renewed it and for how long a renewal holds.
      *
      * @param holder empty when nobody holds it (released)
      */
-    record Lease(Optional<String> holder, Optional<Instant> renewedAt, Optional<Duration> duration) {
-    }
+    record Lease(Optional<String> holder, Optional<Instant> renewedAt, Optional<Duration> duration) {}
 
     static LeaseStanding judge(Optional<Lease> lease, String identity, Instant now, Duration spare) {
         if (lease.isEmpty()) {
@@ -39,12 +36,16 @@ public sealed interface LeaseStanding {
         if (!holder.get().equals(identity)) {
             return new Lost(holder.get() + " holds the Lease");
         }
-        if (read.renewedAt().isEmpty() || read.duration().isEmpty() || read.duration().get().isNegative()) {
+        if (read.renewedAt().isEmpty()
+                || read.duration().isEmpty()
+                || read.duration().get().isNegative()) {
             return new Lost("the Lease does not say how long it holds");
         }
-        Duration left = Duration.between(now, read.renewedAt().get().plus(read.duration().get()));
+        Duration left = Duration.between(
+                now, read.renewedAt().get().plus(read.duration().get()));
         if (left.compareTo(spare) < 0) {
-            return new Lost("the Lease lapses in " + left.toMillis() + " ms, within the " + spare.toMillis() + " ms kept spare for an action");
+            return new Lost("the Lease lapses in " + left.toMillis() + " ms, within the " + spare.toMillis()
+                    + " ms kept spare for an action");
         }
         return new Held(left);
     }

@@ -40,8 +40,7 @@ public class EventRecorder {
         }
     };
 
-    private record Written(String name, int count) {
-    }
+    private record Written(String name, int count) {}
 
     public EventRecorder(KubernetesClient client) {
         this.client = client;
@@ -66,28 +65,49 @@ public class EventRecorder {
                 .withUid(subject.getMetadata().getUid())
                 .build();
         String text = truncate(message);
-        String key = String.join("\u0000", involved.getApiVersion(), involved.getKind(), namespace, involved.getName(),
-                String.valueOf(involved.getUid()), type, reason, text);
+        String key = String.join(
+                "\u0000",
+                involved.getApiVersion(),
+                involved.getKind(),
+                namespace,
+                involved.getName(),
+                String.valueOf(involved.getUid()),
+                type,
+                reason,
+                text);
         try {
             Written before = remembered(key);
             if (before == null || !counted(namespace, before, now)) {
-                String name = subject.getMetadata().getName() + "." + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-                client.v1().events().inNamespace(namespace).resource(event(name, involved, type, reason, text, now)).create();
+                String name = subject.getMetadata().getName() + "."
+                        + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+                client.v1()
+                        .events()
+                        .inNamespace(namespace)
+                        .resource(event(name, involved, type, reason, text, now))
+                        .create();
                 remember(key, new Written(name, 1));
             } else {
                 remember(key, new Written(before.name(), before.count() + 1));
             }
         } catch (KubernetesClientException e) {
             // An Event is a courtesy: failing to write one must not fail the reconciliation that caused it.
-            LOG.warnf("could not record event %s on %s/%s: %s", reason, namespace, subject.getMetadata().getName(), e.getMessage());
+            LOG.warnf(
+                    "could not record event %s on %s/%s: %s",
+                    reason, namespace, subject.getMetadata().getName(), e.getMessage());
         }
     }
 
     /** Moves an Event written before; false when it is gone (Events expire), so that a new one is written. */
     private boolean counted(String namespace, Written before, String now) {
         try {
-            client.v1().events().inNamespace(namespace).withName(before.name()).patch(PatchContext.of(PatchType.JSON_MERGE),
-                    client.getKubernetesSerialization().asJson(Map.of("count", before.count() + 1, "lastTimestamp", now)));
+            client.v1()
+                    .events()
+                    .inNamespace(namespace)
+                    .withName(before.name())
+                    .patch(
+                            PatchContext.of(PatchType.JSON_MERGE),
+                            client.getKubernetesSerialization()
+                                    .asJson(Map.of("count", before.count() + 1, "lastTimestamp", now)));
             return true;
         } catch (KubernetesClientException e) {
             if (e.getCode() == 404) {
@@ -97,9 +117,13 @@ public class EventRecorder {
         }
     }
 
-    private static Event event(String name, ObjectReference involved, String type, String reason, String message, String now) {
+    private static Event event(
+            String name, ObjectReference involved, String type, String reason, String message, String now) {
         return new EventBuilder()
-                .withNewMetadata().withName(name).withNamespace(involved.getNamespace()).endMetadata()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(involved.getNamespace())
+                .endMetadata()
                 .withInvolvedObject(involved)
                 .withType(type)
                 .withReason(reason)
@@ -107,7 +131,9 @@ public class EventRecorder {
                 .withFirstTimestamp(now)
                 .withLastTimestamp(now)
                 .withCount(1)
-                .withNewSource().withComponent(COMPONENT).endSource()
+                .withNewSource()
+                .withComponent(COMPONENT)
+                .endSource()
                 .withReportingComponent(COMPONENT)
                 .build();
     }

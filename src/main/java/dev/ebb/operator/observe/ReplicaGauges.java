@@ -21,11 +21,13 @@ import java.util.stream.IntStream;
  */
 @ApplicationScoped
 public class ReplicaGauges {
-    private record State(String name, ToIntFunction<RoleStatus> of) {
-    }
+    private record State(String name, ToIntFunction<RoleStatus> of) {}
 
-    private static final List<State> STATES = List.of(new State("desired", RoleStatus::desired), new State("current", RoleStatus::current),
-            new State("ready", RoleStatus::ready), new State("updated", RoleStatus::updated));
+    private static final List<State> STATES = List.of(
+            new State("desired", RoleStatus::desired),
+            new State("current", RoleStatus::current),
+            new State("ready", RoleStatus::ready),
+            new State("updated", RoleStatus::updated));
 
     private final MeterRegistry registry;
     /** Per deployment (namespace, name), its roles' gauges by role name. */
@@ -49,7 +51,9 @@ public class ReplicaGauges {
             Map<String, RoleGauges> kept = before == null ? new HashMap<>() : new HashMap<>(before);
             Map<String, RoleGauges> now = new HashMap<>();
             for (RoleStatus role : roles) {
-                RoleGauges gauges = kept.containsKey(role.name()) ? kept.remove(role.name()) : register(namespace, deployment, role.name());
+                RoleGauges gauges = kept.containsKey(role.name())
+                        ? kept.remove(role.name())
+                        : register(namespace, deployment, role.name());
                 gauges.set(role);
                 now.put(role.name(), gauges);
             }
@@ -68,9 +72,13 @@ public class ReplicaGauges {
     private RoleGauges register(String namespace, String deployment, String role) {
         AtomicIntegerArray values = new AtomicIntegerArray(STATES.size());
         Tags tags = Tags.of(Metrics.NAMESPACE, namespace, Metrics.DEPLOYMENT, deployment, Metrics.ROLE, role);
-        List<Meter> meters = IntStream.range(0, STATES.size()).<Meter>mapToObj(i -> Gauge.builder(Metrics.REPLICAS, values, v -> v.get(i))
-                .description("replicas of each role, by state").tags(tags.and(Metrics.STATE, STATES.get(i).name())).strongReference(true)
-                .register(registry)).toList();
+        List<Meter> meters = IntStream.range(0, STATES.size())
+                .<Meter>mapToObj(i -> Gauge.builder(Metrics.REPLICAS, values, v -> v.get(i))
+                        .description("replicas of each role, by state")
+                        .tags(tags.and(Metrics.STATE, STATES.get(i).name()))
+                        .strongReference(true)
+                        .register(registry))
+                .toList();
         return new RoleGauges(values, meters);
     }
 

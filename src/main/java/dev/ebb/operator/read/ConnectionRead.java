@@ -20,8 +20,10 @@ public final class ConnectionRead {
     public static final int MAX_PEERS = 64;
     /** The read's own option, which no other command the operator runs takes. */
     public static final String MAX_PEERS_OPTION = "--max-peers";
+
     private static final Pattern COUNT = Pattern.compile("peers (0|[1-9][0-9]{0,8})");
-    private static final Pattern PEER = Pattern.compile("(\\[[0-9a-f:.]{2,45}]|[0-9]{1,3}(\\.[0-9]{1,3}){3}):[0-9]{1,5}");
+    private static final Pattern PEER =
+            Pattern.compile("(\\[[0-9a-f:.]{2,45}]|[0-9]{1,3}(\\.[0-9]{1,3}){3}):[0-9]{1,5}");
 
     /** What a connection read came to. */
     public sealed interface Peers {
@@ -33,19 +35,18 @@ public final class ConnectionRead {
         }
 
         /** The table could not be read; the member is not known to be free of clients. */
-        record Unknown(String why) implements Peers {
-        }
+        record Unknown(String why) implements Peers {}
     }
 
-    private ConnectionRead() {
-    }
+    private ConnectionRead() {}
 
     /** @param localAddress only connections to this address count; for namespaces several servers share */
     public static ExecCommand command(int port, Optional<String> localAddress) {
         if (port < 1 || port > 65535) {
             throw new IllegalArgumentException("port " + port + " is not 1..65535");
         }
-        List<String> arguments = new ArrayList<>(List.of("--port", Integer.toString(port), MAX_PEERS_OPTION, Integer.toString(MAX_PEERS)));
+        List<String> arguments = new ArrayList<>(
+                List.of("--port", Integer.toString(port), MAX_PEERS_OPTION, Integer.toString(MAX_PEERS)));
         localAddress.ifPresent(address -> arguments.addAll(List.of("--local-address", address)));
         return ExecCommand.python(SCRIPT, arguments);
     }
@@ -61,7 +62,8 @@ public final class ConnectionRead {
             return new Peers.Unknown("the connection read printed more than " + overflowed.capBytes() + " bytes");
         }
         if (result instanceof ExecResult.TimedOut timedOut) {
-            return new Peers.Unknown("the connection read took longer than " + timedOut.deadline().toSeconds() + " s");
+            return new Peers.Unknown("the connection read took longer than "
+                    + timedOut.deadline().toSeconds() + " s");
         }
         return new Peers.Unknown("exec failed: " + ((ExecResult.Failed) result).why());
     }

@@ -33,6 +33,7 @@ public class Fabric8PodExec implements PodExec {
     static final int MAX_REFUSAL_CHARS = 300;
     /** A refusal body longer than this is not read as a Status at all. */
     private static final int MAX_REFUSAL_BODY_BYTES = 64 * 1024;
+
     private final Opener opener;
 
     /** Opens the exec stream: a Pod lookup and the websocket handshake. Blocks until the stream is open. */
@@ -51,7 +52,8 @@ public class Fabric8PodExec implements PodExec {
 
     static Opener throughApiServer(KubernetesClient client) {
         return (pod, container, command, stdout, listener) -> {
-            var inContainer = client.pods().inNamespace(pod.getMetadata().getNamespace())
+            var inContainer = client.pods()
+                    .inNamespace(pod.getMetadata().getNamespace())
                     .withName(pod.getMetadata().getName())
                     .inContainer(container);
             byte[] stdin = command.stdin();
@@ -82,15 +84,19 @@ public class Fabric8PodExec implements PodExec {
     public Uni<ExecResult> exec(Pod pod, String container, ExecCommand command, ExecLimits limits) {
         // opening the exec (a Pod lookup and the websocket handshake) blocks, so it runs off the caller's thread,
         // and the deadline covers it
-        return Uni.createFrom().<ExecResult>emitter(emitter -> start(pod, container, command, limits, emitter))
+        return Uni.createFrom()
+                .<ExecResult>emitter(emitter -> start(pod, container, command, limits, emitter))
                 .runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
-                .ifNoItem().after(limits.deadline()).recoverWithItem(() -> new ExecResult.TimedOut(limits.deadline()));
+                .ifNoItem()
+                .after(limits.deadline())
+                .recoverWithItem(() -> new ExecResult.TimedOut(limits.deadline()));
     }
 
-    private void start(Pod pod, String container, ExecCommand command, ExecLimits limits, UniEmitter<? super ExecResult> emitter) {
+    private void start(
+            Pod pod, String container, ExecCommand command, ExecLimits limits, UniEmitter<? super ExecResult> emitter) {
         AtomicReference<ExecWatch> watch = new AtomicReference<>();
-        CappedStream stdout = new CappedStream(limits.maxStdoutBytes(),
-                () -> emitter.complete(new ExecResult.Overflowed(limits.maxStdoutBytes())));
+        CappedStream stdout = new CappedStream(
+                limits.maxStdoutBytes(), () -> emitter.complete(new ExecResult.Overflowed(limits.maxStdoutBytes())));
         AtomicBoolean ended = new AtomicBoolean();
         AtomicBoolean closed = new AtomicBoolean();
         // the read can end while the stream is still opening: whichever side comes second closes it, once
@@ -121,9 +127,13 @@ public class Fabric8PodExec implements PodExec {
                 return;
             }
             // the client reports a status frame it cannot read as code -1: that is no exit code of the command's
-            started.exitCode().whenComplete((code, error) -> emitter.complete(error != null ? new ExecResult.Failed(String.valueOf(error.getMessage()))
-                    : code == null || code < 0 ? new ExecResult.Failed("the exec ended without a readable exit status")
-                    : new ExecResult.Exited(code, stdout.bytes())));
+            started.exitCode()
+                    .whenComplete((code, error) -> emitter.complete(
+                            error != null
+                                    ? new ExecResult.Failed(String.valueOf(error.getMessage()))
+                                    : code == null || code < 0
+                                            ? new ExecResult.Failed("the exec ended without a readable exit status")
+                                            : new ExecResult.Exited(code, stdout.bytes())));
         } catch (RuntimeException e) {
             emitter.complete(new ExecResult.Failed(describe(e)));
         }
@@ -159,13 +169,18 @@ public class Fabric8PodExec implements PodExec {
 
     /** fabric8's Vert.x client (7.5.2) keeps a refused upgrade's body on Vert.x's own exception, not on its response. */
     private static Optional<String> rejectedBody(Throwable handshake) {
-        return handshake.getCause() instanceof UpgradeRejectedException rejected && rejected.getBody() != null
-                && rejected.getBody().length() <= MAX_REFUSAL_BODY_BYTES
-                ? Optional.of(rejected.getBody().toString(StandardCharsets.UTF_8)) : Optional.empty();
+        return handshake.getCause() instanceof UpgradeRejectedException rejected
+                        && rejected.getBody() != null
+                        && rejected.getBody().length() <= MAX_REFUSAL_BODY_BYTES
+                ? Optional.of(rejected.getBody().toString(StandardCharsets.UTF_8))
+                : Optional.empty();
     }
 
     private static String refused(int code, Optional<String> body) {
-        return "HTTP " + code + body.flatMap(Fabric8PodExec::statusMessage).map(message -> ": " + message).orElse("");
+        return "HTTP " + code
+                + body.flatMap(Fabric8PodExec::statusMessage)
+                        .map(message -> ": " + message)
+                        .orElse("");
     }
 
     private static Optional<String> statusMessage(String body) {
@@ -173,8 +188,10 @@ public class Fabric8PodExec implements PodExec {
             return Optional.empty();
         }
         try {
-            return Optional.ofNullable(Serialization.unmarshal(body, Status.class).getMessage())
-                    .map(m -> m.replaceAll("\\p{Cntrl}+", " ").strip()).filter(m -> !m.isEmpty())
+            return Optional.ofNullable(
+                            Serialization.unmarshal(body, Status.class).getMessage())
+                    .map(m -> m.replaceAll("\\p{Cntrl}+", " ").strip())
+                    .filter(m -> !m.isEmpty())
                     .map(m -> m.length() <= MAX_REFUSAL_CHARS ? m : m.substring(0, MAX_REFUSAL_CHARS - 1) + "…");
         } catch (RuntimeException notAStatus) {
             return Optional.empty();

@@ -8,8 +8,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.smallrye.mutiny.Uni;
 import io.quarkus.runtime.Startup;
+import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.HashMap;
@@ -34,10 +34,16 @@ public class MemberReader {
     public MemberReader(PodExec exec, MeterRegistry registry) {
         this.exec = exec;
         for (Class<?> verdict : Reading.class.getPermittedSubclasses()) {
-            reads.put(verdictOf(verdict), Counter.builder(Metrics.MEMBER_READS).description("Member reads by what they established")
-                    .tag(Metrics.VERDICT, verdictOf(verdict)).register(registry));
+            reads.put(
+                    verdictOf(verdict),
+                    Counter.builder(Metrics.MEMBER_READS)
+                            .description("Member reads by what they established")
+                            .tag(Metrics.VERDICT, verdictOf(verdict))
+                            .register(registry));
         }
-        this.duration = Timer.builder(Metrics.MEMBER_READ_DURATION).description("Member reads, exec included").register(registry);
+        this.duration = Timer.builder(Metrics.MEMBER_READ_DURATION)
+                .description("Member reads, exec included")
+                .register(registry);
     }
 
     private static String verdictOf(Class<?> reading) {
@@ -50,8 +56,7 @@ public class MemberReader {
     }
 
     /** What one read of the metrics page gave: the in-flight gauges, and the sum of the request counters beside them. */
-    private record GaugePage(Reading gauges, Optional<Double> requests) {
-    }
+    private record GaugePage(Reading gauges, Optional<Double> requests) {}
 
     private Uni<GaugePage> readPage(Pod member, Engine engine) {
         return Uni.createFrom().deferred(() -> readNow(member, engine));
@@ -60,15 +65,21 @@ public class MemberReader {
     private Uni<GaugePage> readNow(Pod member, Engine engine) {
         ReadCommand.Built command = ReadCommand.forMember(member, ExecLimits.MEMBER_READ.maxStdoutBytes());
         if (command.command().isEmpty()) {
-            return Uni.createFrom().item(new GaugePage(record(new Reading.Failed(command.refusal()), Duration.ZERO), Optional.empty()));
+            return Uni.createFrom()
+                    .item(new GaugePage(
+                            record(new Reading.Failed(command.refusal()), Duration.ZERO), Optional.empty()));
         }
         long start = System.nanoTime();
         List<InFlightGauges.Gauge> gauges = InFlightGauges.of(engine);
         // the bound is the reader's own promise too, whatever the transport does
         return exec.exec(member, PodRenderer.ENGINE_CONTAINER, command.command().get(), ExecLimits.MEMBER_READ)
-                .ifNoItem().after(ExecLimits.MEMBER_READ.deadline()).recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.MEMBER_READ.deadline()))
-                .onFailure().recoverWithItem(e -> new ExecResult.Failed(e.toString()))
-                .map(result -> new GaugePage(record(ReadOutcome.interpret(result, gauges), Duration.ofNanos(System.nanoTime() - start)),
+                .ifNoItem()
+                .after(ExecLimits.MEMBER_READ.deadline())
+                .recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.MEMBER_READ.deadline()))
+                .onFailure()
+                .recoverWithItem(e -> new ExecResult.Failed(e.toString()))
+                .map(result -> new GaugePage(
+                        record(ReadOutcome.interpret(result, gauges), Duration.ofNanos(System.nanoTime() - start)),
                         ReadOutcome.requests(result, RequestCounters.of(engine))));
     }
 
@@ -81,8 +92,14 @@ public class MemberReader {
         if (connectionPort.isEmpty()) {
             return read(member, engine).map(MemberWork::gaugesOnly);
         }
-        return Uni.combine().all().unis(readPage(member, engine), readConnections(member, connectionPort.get()))
-                .asTuple().map(both -> new MemberWork(both.getItem1().gauges(), Optional.of(both.getItem2()), both.getItem1().requests()));
+        return Uni.combine()
+                .all()
+                .unis(readPage(member, engine), readConnections(member, connectionPort.get()))
+                .asTuple()
+                .map(both -> new MemberWork(
+                        both.getItem1().gauges(),
+                        Optional.of(both.getItem2()),
+                        both.getItem1().requests()));
     }
 
     /**
@@ -90,12 +107,18 @@ public class MemberReader {
      * clients that reach it on another (a dual-stack Pod has two).
      */
     private Uni<ConnectionRead.Peers> readConnections(Pod member, int port) {
-        return Uni.createFrom().deferred(() -> exec.exec(member, PodRenderer.ENGINE_CONTAINER, ConnectionRead.command(port, Optional.empty()),
-                        ExecLimits.CONNECTION_READ)
-                .ifNoItem().after(ExecLimits.CONNECTION_READ.deadline())
-                .recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.CONNECTION_READ.deadline()))
-                .onFailure().recoverWithItem(e -> new ExecResult.Failed(e.toString()))
-                .map(ConnectionRead::interpret));
+        return Uni.createFrom()
+                .deferred(() -> exec.exec(
+                                member,
+                                PodRenderer.ENGINE_CONTAINER,
+                                ConnectionRead.command(port, Optional.empty()),
+                                ExecLimits.CONNECTION_READ)
+                        .ifNoItem()
+                        .after(ExecLimits.CONNECTION_READ.deadline())
+                        .recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.CONNECTION_READ.deadline()))
+                        .onFailure()
+                        .recoverWithItem(e -> new ExecResult.Failed(e.toString()))
+                        .map(ConnectionRead::interpret));
     }
 
     /** Reads every member concurrently; each read keeps its own bounds. The readings come back in member order. */
@@ -103,7 +126,9 @@ public class MemberReader {
         if (members.isEmpty()) {
             return Uni.createFrom().item(List.of());
         }
-        return Uni.join().all(members.stream().map(m -> read(m, engine)).toList()).andCollectFailures();
+        return Uni.join()
+                .all(members.stream().map(m -> read(m, engine)).toList())
+                .andCollectFailures();
     }
 
     private Reading record(Reading reading, Duration took) {

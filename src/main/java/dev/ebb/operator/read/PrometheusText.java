@@ -19,8 +19,7 @@ import java.util.stream.Collectors;
  * it cannot trust is a {@code Failed} reading or nothing.
  */
 public final class PrometheusText {
-    private PrometheusText() {
-    }
+    private PrometheusText() {}
 
     public static Reading read(String body, List<InFlightGauges.Gauge> gauges) {
         try {
@@ -280,7 +279,14 @@ public final class PrometheusText {
                 case "-Inf":
                     return Double.NEGATIVE_INFINITY;
                 default:
-                    if (text.isEmpty() || !text.chars().allMatch(c -> c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-')) {
+                    if (text.isEmpty()
+                            || !text.chars()
+                                    .allMatch(c -> c >= '0' && c <= '9'
+                                            || c == '.'
+                                            || c == 'e'
+                                            || c == 'E'
+                                            || c == '+'
+                                            || c == '-')) {
                         return null;
                     }
                     try {

@@ -21,16 +21,19 @@ public final class ReadCommand {
     private static final Pattern PATH = Pattern.compile("/[A-Za-z0-9._~/-]{0,255}");
 
     /** Either the command to run, or why the member cannot be read. */
-    public record Built(Optional<ExecCommand> command, String refusal) {
-    }
+    public record Built(Optional<ExecCommand> command, String refusal) {}
 
-    private ReadCommand() {
-    }
+    private ReadCommand() {}
 
     public static Built forMember(Pod pod, int maxBytes) {
-        Map<String, String> annotations = pod.getMetadata().getAnnotations() == null ? Map.of() : pod.getMetadata().getAnnotations();
+        Map<String, String> annotations = pod.getMetadata().getAnnotations() == null
+                ? Map.of()
+                : pod.getMetadata().getAnnotations();
         String port = annotations.get(Annotations.SCRAPE_PORT);
-        if (port == null || !port.matches("[0-9]{1,5}") || Integer.parseInt(port) < 1 || Integer.parseInt(port) > 65535) {
+        if (port == null
+                || !port.matches("[0-9]{1,5}")
+                || Integer.parseInt(port) < 1
+                || Integer.parseInt(port) > 65535) {
             return refused("annotation " + Annotations.SCRAPE_PORT + " is not a port number 1..65535");
         }
         String scheme = annotations.getOrDefault(Annotations.SCRAPE_SCHEME, "http");
@@ -41,14 +44,24 @@ public final class ReadCommand {
         if (!PATH.matcher(path).matches()) {
             return refused("annotation " + Annotations.SCRAPE_PATH + " is not a plain URL path");
         }
-        return new Built(Optional.of(ExecCommand.python(SCRIPT, List.of(
-                "--scheme", scheme,
-                // the read runs inside the member's own container, so the engine is on loopback
-                "--host", DrainHook.LOOPBACK,
-                "--port", Integer.toString(Integer.parseInt(port)),
-                "--path", path,
-                "--max-bytes", Integer.toString(maxBytes),
-                "--timeout", Integer.toString(TIMEOUT_SECONDS)))), null);
+        return new Built(
+                Optional.of(ExecCommand.python(
+                        SCRIPT,
+                        List.of(
+                                "--scheme",
+                                scheme,
+                                // the read runs inside the member's own container, so the engine is on loopback
+                                "--host",
+                                DrainHook.LOOPBACK,
+                                "--port",
+                                Integer.toString(Integer.parseInt(port)),
+                                "--path",
+                                path,
+                                "--max-bytes",
+                                Integer.toString(maxBytes),
+                                "--timeout",
+                                Integer.toString(TIMEOUT_SECONDS)))),
+                null);
     }
 
     private static Built refused(String why) {

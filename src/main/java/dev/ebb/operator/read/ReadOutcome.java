@@ -7,8 +7,7 @@ import java.util.Optional;
 
 /** Turns how a member read's exec ended into a reading. Pure. */
 public final class ReadOutcome {
-    private ReadOutcome() {
-    }
+    private ReadOutcome() {}
 
     public static Reading interpret(ExecResult result, List<InFlightGauges.Gauge> gauges) {
         if (result instanceof ExecResult.Exited exited) {
@@ -26,7 +25,8 @@ public final class ReadOutcome {
             return new Reading.Failed("the read printed more than " + overflowed.capBytes() + " bytes");
         }
         if (result instanceof ExecResult.TimedOut timedOut) {
-            return new Reading.Failed("the read took longer than " + timedOut.deadline().toSeconds() + " s");
+            return new Reading.Failed(
+                    "the read took longer than " + timedOut.deadline().toSeconds() + " s");
         }
         return new Reading.Failed("exec failed: " + ((ExecResult.Failed) result).why());
     }

@@ -28,23 +28,25 @@ public class CandidateReads {
     static final Duration ANSWER_LIMIT = Duration.ofSeconds(10);
     /** Readings older than this no longer say which replica is idlest now. */
     static final Duration ROUND_LIFETIME = Duration.ofSeconds(30);
+
     public static final String REASON_CHOOSING = "ChoosingReplica";
 
     /** What a pass that had to wait for reads reports. */
-    public record Waiting(boolean tellNow, String message) {
-    }
+    public record Waiting(boolean tellNow, String message) {}
 
     private static final class Round {
         private final Instant startedAt;
         private final ReadLedger.Operation operation;
         /** Per member read, the uid of the Pod it was read from, so a Pod recreated under the name is never taken for it. */
         private final Map<String, String> started = new ConcurrentHashMap<>();
+
         private final Map<String, Reading> landed = new ConcurrentHashMap<>();
         private int passesWaited;
 
         Round(String deployment, Instant startedAt) {
             this.startedAt = startedAt;
-            // its own operation in the ledger, so no read of a retirement is ever taken for a candidate's, or the reverse
+            // its own operation in the ledger, so no read of a retirement is ever taken for a candidate's, or the
+            // reverse
             this.operation = new ReadLedger.Operation(deployment, "choice@" + startedAt);
         }
     }
@@ -70,8 +72,12 @@ public class CandidateReads {
         ledger.collect(round.operation).forEach((member, work) -> round.landed.put(member, work.gauges()));
         boolean overdue = now.isAfter(round.startedAt.plus(ANSWER_LIMIT));
         Map<String, Map<Integer, Reading>> readings = new HashMap<>();
-        inventory.byRole().forEach((role, replicas) -> replicas.values().forEach(replica -> reading(round, replica, overdue)
-                .ifPresent(reading -> readings.computeIfAbsent(role, r -> new HashMap<>()).put(replica.ordinal(), reading))));
+        inventory
+                .byRole()
+                .forEach((role, replicas) -> replicas.values()
+                        .forEach(replica -> reading(round, replica, overdue)
+                                .ifPresent(reading -> readings.computeIfAbsent(role, r -> new HashMap<>())
+                                        .put(replica.ordinal(), reading))));
         return readings;
     }
 
@@ -87,8 +93,10 @@ public class CandidateReads {
         }
         List<Reading> found = new ArrayList<>();
         for (String member : answerable.answering()) {
-            Optional<String> uid = replica.members().stream().filter(p -> member.equals(p.getMetadata().getName()))
-                    .map(p -> p.getMetadata().getUid()).findFirst();
+            Optional<String> uid = replica.members().stream()
+                    .filter(p -> member.equals(p.getMetadata().getName()))
+                    .map(p -> p.getMetadata().getUid())
+                    .findFirst();
             String readFrom = round.started.get(member);
             if (readFrom == null) {
                 return Optional.empty();
@@ -98,7 +106,9 @@ public class CandidateReads {
             }
             Reading landed = round.landed.get(member);
             if (landed == null) {
-                return overdue ? Optional.of(new Reading.Failed(member + " did not answer within " + ANSWER_LIMIT.toSeconds() + " s"))
+                return overdue
+                        ? Optional.of(new Reading.Failed(
+                                member + " did not answer within " + ANSWER_LIMIT.toSeconds() + " s"))
                         : Optional.empty();
             }
             found.add(landed);
@@ -113,7 +123,10 @@ public class CandidateReads {
             if (ReplicaClassifier.classify(replica.members()) instanceof Classification.Answerable answerable) {
                 for (Pod member : replica.members()) {
                     String name = member.getMetadata().getName();
-                    if (answerable.answering().contains(name) && round.started.putIfAbsent(name, member.getMetadata().getUid()) == null) {
+                    if (answerable.answering().contains(name)
+                            && round.started.putIfAbsent(
+                                            name, member.getMetadata().getUid())
+                                    == null) {
                         // only the gauges: the in-flight sum is what ranks them
                         ledger.start(round.operation, member, answerable.engine(), Optional.empty());
                     }
@@ -121,11 +134,18 @@ public class CandidateReads {
             }
         }
         round.passesWaited++;
-        String roles = awaiting.stream().collect(Collectors.groupingBy(ObservedReplica::role, Collectors.counting())).entrySet().stream()
-                .sorted(Map.Entry.comparingByKey()).map(e -> e.getValue() + " of role " + e.getKey()).collect(Collectors.joining(", "));
+        String roles = awaiting.stream()
+                .collect(Collectors.groupingBy(ObservedReplica::role, Collectors.counting()))
+                .entrySet()
+                .stream()
+                .sorted(Map.Entry.comparingByKey())
+                .map(e -> e.getValue() + " of role " + e.getKey())
+                .collect(Collectors.joining(", "));
         // the first pass starts the reads and a quick answer needs no word; a second pass still waiting is told once
-        return new Waiting(round.passesWaited == 2, "choosing which replica leaves: waiting for one read of " + roles
-                + "; the one with the fewest requests in flight goes first");
+        return new Waiting(
+                round.passesWaited == 2,
+                "choosing which replica leaves: waiting for one read of " + roles
+                        + "; the one with the fewest requests in flight goes first");
     }
 
     /** The round's choice was made, or the deployment is gone: its readings no longer decide anything. */

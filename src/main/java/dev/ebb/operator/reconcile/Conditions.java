@@ -16,15 +16,20 @@ public final class Conditions {
     public static final String ROUTER_READY = "RouterReady";
     public static final String NODE_MAINTENANCE = "NodeMaintenance";
 
-    private Conditions() {
-    }
+    private Conditions() {}
 
     /**
      * A condition as it should be written now: it keeps the previous transition time unless its status changed,
      * so that re-reconciling an unchanged world writes nothing new.
      */
-    public static Condition next(List<Condition> previous, String type, boolean status, String reason, String message,
-            long generation, Instant now) {
+    public static Condition next(
+            List<Condition> previous,
+            String type,
+            boolean status,
+            String reason,
+            String message,
+            long generation,
+            Instant now) {
         String statusText = status ? "True" : "False";
         String since = find(previous, type)
                 .filter(c -> statusText.equals(c.getStatus()))
@@ -41,7 +46,9 @@ public final class Conditions {
     }
 
     public static Optional<Condition> find(List<Condition> conditions, String type) {
-        return conditions == null ? Optional.empty() : conditions.stream().filter(c -> type.equals(c.getType())).findFirst();
+        return conditions == null
+                ? Optional.empty()
+                : conditions.stream().filter(c -> type.equals(c.getType())).findFirst();
     }
 
     /** True when the condition's status, reason or message differ from what was there before. */

@@ -24,8 +24,7 @@ public final class HeldBack {
     /** On a held-back Pod: when its gate is lifted, as an RFC 3339 time. */
     public static final String UNTIL = "serving.ebb.dev/held-back-until";
 
-    private HeldBack() {
-    }
+    private HeldBack() {}
 
     /** How a released replica is named among its deployment's: its role and ordinal. */
     static String replicaKey(String role, int ordinal) {
@@ -37,20 +36,33 @@ public final class HeldBack {
      * {@link #replicaKey}, is still held back at {@code now}; as rendered otherwise.
      */
     static Pod asCreated(Pod pod, Map<String, Instant> releasedUntil, Instant now) {
-        Optional<Instant> until = PodFacts.label(pod, Labels.ROLE).flatMap(role -> PodFacts.ordinal(pod).map(ordinal -> replicaKey(role, ordinal)))
-                .map(releasedUntil::get).filter(t -> t.isAfter(now));
+        Optional<Instant> until = PodFacts.label(pod, Labels.ROLE)
+                .flatMap(role -> PodFacts.ordinal(pod).map(ordinal -> replicaKey(role, ordinal)))
+                .map(releasedUntil::get)
+                .filter(t -> t.isAfter(now));
         return until.map(t -> gated(pod, t)).orElse(pod);
     }
 
     /** The Pod as it is created while its replica is held back until {@code until}. */
     public static Pod gated(Pod pod, Instant until) {
-        return new PodBuilder(pod).editMetadata().addToAnnotations(UNTIL, until.toString()).endMetadata()
-                .editSpec().addNewSchedulingGate().withName(GATE).endSchedulingGate().endSpec().build();
+        return new PodBuilder(pod)
+                .editMetadata()
+                .addToAnnotations(UNTIL, until.toString())
+                .endMetadata()
+                .editSpec()
+                .addNewSchedulingGate()
+                .withName(GATE)
+                .endSchedulingGate()
+                .endSpec()
+                .build();
     }
 
     static boolean isGated(Pod pod) {
-        return pod.getSpec() != null && pod.getSpec().getSchedulingGates() != null
-                && pod.getSpec().getSchedulingGates().stream().map(PodSchedulingGate::getName).anyMatch(GATE::equals);
+        return pod.getSpec() != null
+                && pod.getSpec().getSchedulingGates() != null
+                && pod.getSpec().getSchedulingGates().stream()
+                        .map(PodSchedulingGate::getName)
+                        .anyMatch(GATE::equals);
     }
 
     /**
@@ -58,20 +70,33 @@ public final class HeldBack {
      * of would keep its replica from ever serving.
      */
     static List<Pod> due(Collection<Pod> pods, Instant now) {
-        return pods.stream().filter(HeldBack::isGated).filter(p -> until(p).map(t -> !t.isAfter(now)).orElse(true)).toList();
+        return pods.stream()
+                .filter(HeldBack::isGated)
+                .filter(p -> until(p).map(t -> !t.isAfter(now)).orElse(true))
+                .toList();
     }
 
     /** How long until the next gated Pod's time comes. */
     static Optional<Duration> nextIn(Collection<Pod> pods, Instant now) {
-        return pods.stream().filter(HeldBack::isGated).map(HeldBack::until).flatMap(Optional::stream).filter(t -> t.isAfter(now))
-                .min(Instant::compareTo).map(t -> Duration.between(now, t));
+        return pods.stream()
+                .filter(HeldBack::isGated)
+                .map(HeldBack::until)
+                .flatMap(Optional::stream)
+                .filter(t -> t.isAfter(now))
+                .min(Instant::compareTo)
+                .map(t -> Duration.between(now, t));
     }
 
     /** The Pod with the operator's gate lifted and every other gate kept. */
     public static Pod lifted(Pod pod) {
-        List<PodSchedulingGate> gates = Optional.ofNullable(pod.getSpec().getSchedulingGates()).orElse(List.of());
-        return new PodBuilder(pod).editSpec().withSchedulingGates(gates.stream().filter(g -> !GATE.equals(g.getName())).toList())
-                .endSpec().build();
+        List<PodSchedulingGate> gates =
+                Optional.ofNullable(pod.getSpec().getSchedulingGates()).orElse(List.of());
+        return new PodBuilder(pod)
+                .editSpec()
+                .withSchedulingGates(
+                        gates.stream().filter(g -> !GATE.equals(g.getName())).toList())
+                .endSpec()
+                .build();
     }
 
     private static Optional<Instant> until(Pod pod) {

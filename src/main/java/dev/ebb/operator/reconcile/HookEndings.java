@@ -32,7 +32,9 @@ final class HookEndings {
         if (newPod.getMetadata().getDeletionTimestamp() != null) {
             Optional<String> message = terminationMessage(newPod);
             if (message.isPresent() && !message.equals(terminationMessage(oldPod))) {
-                HookEnding.in(message.get()).filter(ending -> !ending.provenIdle()).ifPresent(ending -> tell(newPod, ending));
+                HookEnding.in(message.get())
+                        .filter(ending -> !ending.provenIdle())
+                        .ifPresent(ending -> tell(newPod, ending));
             }
         }
         return true;
@@ -46,28 +48,40 @@ final class HookEndings {
     }
 
     private void tell(Pod pod, HookEnding ending) {
-        owner(pod).ifPresent(md -> Infrastructure.getDefaultWorkerPool().execute(() ->
-                events.warning(md, REASON, sentence(pod.getMetadata().getName(), ending))));
+        owner(pod)
+                .ifPresent(md -> Infrastructure.getDefaultWorkerPool()
+                        .execute(() -> events.warning(
+                                md, REASON, sentence(pod.getMetadata().getName(), ending))));
     }
 
     private static Optional<String> terminationMessage(Pod pod) {
         return Optional.ofNullable(pod.getStatus()).map(s -> s.getContainerStatuses()).orElse(List.of()).stream()
                 .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName()))
-                .map(ContainerStatus::getState).filter(Objects::nonNull)
-                .map(s -> s.getTerminated()).filter(Objects::nonNull)
-                .map(t -> t.getMessage()).filter(Objects::nonNull).findFirst();
+                .map(ContainerStatus::getState)
+                .filter(Objects::nonNull)
+                .map(s -> s.getTerminated())
+                .filter(Objects::nonNull)
+                .map(t -> t.getMessage())
+                .filter(Objects::nonNull)
+                .findFirst();
     }
 
     /** The ModelDeployment that controls the Pod, as its owner reference names it. */
     private static Optional<ModelDeployment> owner(Pod pod) {
         return Optional.ofNullable(pod.getMetadata().getOwnerReferences()).orElse(List.of()).stream()
-                .filter(ref -> Boolean.TRUE.equals(ref.getController()) && ModelDeployment.class.getSimpleName().equals(ref.getKind()))
-                .findFirst().map(ref -> subject(pod, ref));
+                .filter(ref -> Boolean.TRUE.equals(ref.getController())
+                        && ModelDeployment.class.getSimpleName().equals(ref.getKind()))
+                .findFirst()
+                .map(ref -> subject(pod, ref));
     }
 
     private static ModelDeployment subject(Pod pod, OwnerReference ref) {
         ModelDeployment md = new ModelDeployment();
-        md.setMetadata(new ObjectMetaBuilder().withName(ref.getName()).withNamespace(pod.getMetadata().getNamespace()).withUid(ref.getUid()).build());
+        md.setMetadata(new ObjectMetaBuilder()
+                .withName(ref.getName())
+                .withNamespace(pod.getMetadata().getNamespace())
+                .withUid(ref.getUid())
+                .build());
         return md;
     }
 }

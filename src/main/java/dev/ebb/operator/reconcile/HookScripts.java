@@ -21,21 +21,26 @@ final class HookScripts {
      * @param restored whether Pods already mount the one to create: it was deleted while they used it
      * @param delete older revisions no Pod mounts any more
      */
-    record Plan(Optional<ConfigMap> create, boolean restored, List<ConfigMap> delete) {
-    }
+    record Plan(Optional<ConfigMap> create, boolean restored, List<ConfigMap> delete) {}
 
-    private HookScripts() {
-    }
+    private HookScripts() {}
 
     /** @param desired this release's ConfigMap, empty when no role of the deployment is hooked */
     static Plan plan(Optional<ConfigMap> desired, Collection<ConfigMap> existing, Collection<Pod> pods) {
-        Set<String> existingNames = existing.stream().map(c -> c.getMetadata().getName()).collect(Collectors.toSet());
-        Set<String> mounted = pods.stream().map(PodRenderer::hookConfigMapOf).flatMap(Optional::stream).collect(Collectors.toSet());
-        Optional<ConfigMap> create = desired.filter(d -> !existingNames.contains(d.getMetadata().getName()));
-        boolean restored = create.isPresent() && mounted.contains(create.get().getMetadata().getName());
+        Set<String> existingNames =
+                existing.stream().map(c -> c.getMetadata().getName()).collect(Collectors.toSet());
+        Set<String> mounted = pods.stream()
+                .map(PodRenderer::hookConfigMapOf)
+                .flatMap(Optional::stream)
+                .collect(Collectors.toSet());
+        Optional<ConfigMap> create =
+                desired.filter(d -> !existingNames.contains(d.getMetadata().getName()));
+        boolean restored = create.isPresent()
+                && mounted.contains(create.get().getMetadata().getName());
         Optional<String> keep = desired.map(d -> d.getMetadata().getName());
         List<ConfigMap> delete = existing.stream()
-                .filter(c -> c.getMetadata().getLabels() != null && c.getMetadata().getLabels().containsKey(Labels.DRAIN_HOOK_REVISION))
+                .filter(c -> c.getMetadata().getLabels() != null
+                        && c.getMetadata().getLabels().containsKey(Labels.DRAIN_HOOK_REVISION))
                 .filter(c -> !keep.equals(Optional.of(c.getMetadata().getName())))
                 .filter(c -> !mounted.contains(c.getMetadata().getName()))
                 .toList();

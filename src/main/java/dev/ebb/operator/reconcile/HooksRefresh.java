@@ -11,8 +11,7 @@ import java.util.Optional;
  * it asks for nothing more. Pure.
  */
 final class HooksRefresh {
-    private HooksRefresh() {
-    }
+    private HooksRefresh() {}
 
     /** Whether the token asks for replicas to be replaced now. */
     static boolean requested(Optional<String> token, ModelDeploymentStatus last) {
@@ -20,11 +19,14 @@ final class HooksRefresh {
     }
 
     /** The next status with the refresh's progress recorded; {@code next.roles()} are today's counts. */
-    static ModelDeploymentStatus recorded(ModelDeploymentStatus next, Optional<String> token, ModelDeploymentStatus last) {
+    static ModelDeploymentStatus recorded(
+            ModelDeploymentStatus next, Optional<String> token, ModelDeploymentStatus last) {
         if (!requested(token, last)) {
             return next.withHooksRefresh(null, refreshedFor(last));
         }
-        return done(next) ? next.withHooksRefresh(null, token.get()) : next.withHooksRefresh(token.get(), refreshedFor(last));
+        return done(next)
+                ? next.withHooksRefresh(null, token.get())
+                : next.withHooksRefresh(token.get(), refreshedFor(last));
     }
 
     /** What a status that cannot judge the refresh (a rejected spec) keeps of the last one. */
@@ -33,7 +35,8 @@ final class HooksRefresh {
     }
 
     private static boolean done(ModelDeploymentStatus next) {
-        return next.roles().stream().allMatch(r -> r.hookOutdated() == 0 && r.imageOutdated() == 0 && r.ready() >= r.desired());
+        return next.roles().stream()
+                .allMatch(r -> r.hookOutdated() == 0 && r.imageOutdated() == 0 && r.ready() >= r.desired());
     }
 
     private static String refreshedFor(ModelDeploymentStatus last) {

@@ -27,22 +27,18 @@ public final class LeavingOrder {
      *
      * @param reading what one read of its answering members established; empty while it is not read yet
      */
-    public record Candidate(int ordinal, boolean everRan, boolean currentConfig, Optional<Reading> reading) {
-    }
+    public record Candidate(int ordinal, boolean everRan, boolean currentConfig, Optional<Reading> reading) {}
 
     /** A replica chosen to leave; {@code direct} ones skip the protocol. */
-    public record Choice(int ordinal, boolean direct, String because) {
-    }
+    public record Choice(int ordinal, boolean direct, String because) {}
 
     /**
      * @param leaving the replicas that leave, in the order they go
      * @param awaiting the ordinals whose read the rest of the choice waits for; empty once the choice is whole
      */
-    public record Order(List<Choice> leaving, List<Integer> awaiting) {
-    }
+    public record Order(List<Choice> leaving, List<Integer> awaiting) {}
 
-    private LeavingOrder() {
-    }
+    private LeavingOrder() {}
 
     /**
      * Chooses {@code count} of the candidates, or as many as the readings in hand allow.
@@ -50,38 +46,63 @@ public final class LeavingOrder {
      * @param byLoad false takes the highest ordinals of those at the current configuration, reading none of them
      */
     public static Order choose(Collection<Candidate> candidates, int count, boolean byLoad) {
-        Comparator<Candidate> highestFirst = Comparator.comparingInt(Candidate::ordinal).reversed();
+        Comparator<Candidate> highestFirst =
+                Comparator.comparingInt(Candidate::ordinal).reversed();
         List<Choice> leaving = new ArrayList<>();
-        candidates.stream().filter(c -> !c.everRan()).sorted(highestFirst).limit(Math.max(0, count))
-                .forEach(c -> leaving.add(new Choice(c.ordinal(), true, "never ran: none of its containers started, so it holds no work")));
-        candidates.stream().filter(c -> c.everRan() && !c.currentConfig()).sorted(highestFirst).limit(Math.max(0, count - leaving.size()))
-                .forEach(c -> leaving.add(new Choice(c.ordinal(), false, "at an outdated configuration, which goes before the current one")));
+        candidates.stream()
+                .filter(c -> !c.everRan())
+                .sorted(highestFirst)
+                .limit(Math.max(0, count))
+                .forEach(c -> leaving.add(new Choice(
+                        c.ordinal(), true, "never ran: none of its containers started, so it holds no work")));
+        candidates.stream()
+                .filter(c -> c.everRan() && !c.currentConfig())
+                .sorted(highestFirst)
+                .limit(Math.max(0, count - leaving.size()))
+                .forEach(c -> leaving.add(new Choice(
+                        c.ordinal(), false, "at an outdated configuration, which goes before the current one")));
         int still = count - leaving.size();
-        List<Candidate> current = candidates.stream().filter(c -> c.everRan() && c.currentConfig()).sorted(highestFirst).toList();
+        List<Candidate> current = candidates.stream()
+                .filter(c -> c.everRan() && c.currentConfig())
+                .sorted(highestFirst)
+                .toList();
         if (still <= 0 || current.isEmpty()) {
             return new Order(List.copyOf(leaving), List.of());
         }
         if (still >= current.size()) {
             // every one of them leaves, so no read could change which
-            current.forEach(c -> leaving.add(new Choice(c.ordinal(), false, "the role keeps none of its replicas at the current configuration")));
+            current.forEach(c -> leaving.add(new Choice(
+                    c.ordinal(), false, "the role keeps none of its replicas at the current configuration")));
             return new Order(List.copyOf(leaving), List.of());
         }
         if (!byLoad) {
-            current.stream().limit(still).forEach(c -> leaving.add(new Choice(c.ordinal(), false,
-                    "highest ordinal at the current configuration; the choice by load is turned off")));
+            current.stream()
+                    .limit(still)
+                    .forEach(c -> leaving.add(new Choice(
+                            c.ordinal(),
+                            false,
+                            "highest ordinal at the current configuration; the choice by load is turned off")));
             return new Order(List.copyOf(leaving), List.of());
         }
-        List<Integer> unread = current.stream().filter(c -> c.reading().isEmpty()).map(Candidate::ordinal).sorted().toList();
+        List<Integer> unread = current.stream()
+                .filter(c -> c.reading().isEmpty())
+                .map(Candidate::ordinal)
+                .sorted()
+                .toList();
         if (!unread.isEmpty()) {
             return new Order(List.copyOf(leaving), unread);
         }
-        List<Candidate> ranked = current.stream().sorted(Comparator.comparing((Candidate c) -> inFlight(c).isEmpty())
-                .thenComparingDouble(c -> inFlight(c).orElse(0.0)).thenComparing(highestFirst)).toList();
+        List<Candidate> ranked = current.stream()
+                .sorted(Comparator.comparing((Candidate c) -> inFlight(c).isEmpty())
+                        .thenComparingDouble(c -> inFlight(c).orElse(0.0))
+                        .thenComparing(highestFirst))
+                .toList();
         String readings = named(ranked);
         for (int rank = 0; rank < still; rank++) {
             Candidate chosen = ranked.get(rank);
             String place = place(rank, ranked.size());
-            String why = inFlight(chosen).map(sum -> "in flight " + number(sum) + ", " + place)
+            String why = inFlight(chosen)
+                    .map(sum -> "in flight " + number(sum) + ", " + place)
                     .orElse("unreadable, chosen only after every readable replica (" + ranked.size() + " read)");
             leaving.add(new Choice(chosen.ordinal(), false, Sentences.bounded(why + ": " + readings, MAX_BECAUSE)));
         }
@@ -117,8 +138,10 @@ public final class LeavingOrder {
     }
 
     private static String named(List<Candidate> ranked) {
-        String named = ranked.stream().limit(READINGS_NAMED)
-                .map(c -> "r" + c.ordinal() + " " + inFlight(c).map(LeavingOrder::number).orElse("unreadable"))
+        String named = ranked.stream()
+                .limit(READINGS_NAMED)
+                .map(c -> "r" + c.ordinal() + " "
+                        + inFlight(c).map(LeavingOrder::number).orElse("unreadable"))
                 .collect(Collectors.joining(", "));
         return ranked.size() > READINGS_NAMED ? named + ", and " + (ranked.size() - READINGS_NAMED) + " more" : named;
     }
@@ -133,5 +156,4 @@ public final class LeavingOrder {
         }
         return String.format(Locale.ROOT, "%.4g", value);
     }
-
 }

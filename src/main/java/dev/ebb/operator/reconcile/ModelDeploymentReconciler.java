@@ -23,14 +23,14 @@ import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
 import dev.ebb.operator.route.GatewayMembership;
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
-import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
@@ -68,7 +68,9 @@ import org.jboss.logging.Logger;
  * caches and talks to the API server.
  */
 // generation-aware filtering would drop the retry annotation, which changes no generation; the filter keeps the rest
-@ControllerConfiguration(name = ModelDeploymentReconciler.NAME, generationAwareEventProcessing = false,
+@ControllerConfiguration(
+        name = ModelDeploymentReconciler.NAME,
+        generationAwareEventProcessing = false,
         informer = @Informer(onUpdateFilter = SpecOrRetryChanged.class))
 // A failed pass is retried for as long as it fails, at most 15 s apart. The SDK's default gives up after five attempts
 // and then waits for the next event or its ten-hour resync (EventProcessor.handleRetryOnException, java-operator-sdk
@@ -82,6 +84,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private static final String ROUTER_PODS = "router-pods";
     /** The Pod cache's index of Pods by the node they run on. */
     private static final String PODS_BY_NODE = "pods-by-node";
+
     private static final Duration PODS_GONE_RECHECK = Duration.ofSeconds(5);
     private static final Duration PLATFORM_UNKNOWN_RECHECK = Duration.ofSeconds(5);
     /**
@@ -89,6 +92,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * replica it should not lack, or has a Pod that could not be read.
      */
     static final Duration ROUTER_RECHECK = Duration.ofSeconds(5);
+
     static final String REASON_PLATFORM_UNKNOWN = "PlatformUnknown";
     private static final String ROUTER_OBJECTS = RouterRenderer.COMPONENT + "=" + RouterRenderer.COMPONENT_ROUTER;
     static final String REASON_RELEASED = "PartlyPlacedReplicaReleased";
@@ -120,14 +124,25 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * until when their Pods are created held back. Kept until that time, as a Pod created meanwhile carries it itself.
      */
     private final Map<String, Map<String, Instant>> releasedReplicas = new ConcurrentHashMap<>();
+
     private final HookEndings hookEndings;
     private final RoleBudgets budgets;
     /** Per node going away, when this operator first saw it so; shared by every deployment with a Pod on it. */
     private final Map<String, Instant> nodesSeenGoing = new ConcurrentHashMap<>();
 
-    public ModelDeploymentReconciler(KubernetesClient client, EventRecorder events, EbbConfig config, RetirementRunner retirements,
-            ReadLedger reads, CandidateReads candidateReads, RouterObjects routers, OwnedObjects owned, ClusterPlatform platform, ReplicaGauges gauges,
-            PodRenderer renderer, Clock clock) {
+    public ModelDeploymentReconciler(
+            KubernetesClient client,
+            EventRecorder events,
+            EbbConfig config,
+            RetirementRunner retirements,
+            ReadLedger reads,
+            CandidateReads candidateReads,
+            RouterObjects routers,
+            OwnedObjects owned,
+            ClusterPlatform platform,
+            ReplicaGauges gauges,
+            PodRenderer renderer,
+            Clock clock) {
         this.renderer = renderer;
         this.hookEndings = new HookEndings(events);
         this.budgets = new RoleBudgets(owned);
@@ -149,37 +164,68 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
 
     @Override
     public List<EventSource<?, ModelDeployment>> prepareEventSources(EventSourceContext<ModelDeployment> context) {
-        // every cache watches only the namespaces the controller does (ebb.watch-namespaces), which is all its RBAC covers
-        InformerEventSource<Pod, ModelDeployment> pods = new InformerEventSource<>(InformerEventSourceConfiguration.from(Pod.class,
-                ModelDeployment.class).withNamespacesInheritedFromController().withLabelSelector(Labels.DEPLOYMENT)
-                .withOnUpdateFilter(hookEndings::observe).build(), context);
-        pods.addIndexers(Map.of(ROUTER_PODS, ModelDeploymentReconciler::routerPodKey, PODS_BY_NODE, ModelDeploymentReconciler::nodeOf));
+        // every cache watches only the namespaces the controller does (ebb.watch-namespaces), which is all its RBAC
+        // covers
+        InformerEventSource<Pod, ModelDeployment> pods = new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(Pod.class, ModelDeployment.class)
+                        .withNamespacesInheritedFromController()
+                        .withLabelSelector(Labels.DEPLOYMENT)
+                        .withOnUpdateFilter(hookEndings::observe)
+                        .build(),
+                context);
+        pods.addIndexers(Map.of(
+                ROUTER_PODS, ModelDeploymentReconciler::routerPodKey, PODS_BY_NODE, ModelDeploymentReconciler::nodeOf));
         // every node: a change in whether one is going away brings a pass of each deployment with a Pod on it. Nodes
         // have no namespace, so their cache must be the all-namespaces one: one kept per watched namespace would be
         // looked up under none and never found
-        InformerEventSource<Node, ModelDeployment> nodes = new InformerEventSource<>(InformerEventSourceConfiguration.from(Node.class,
-                ModelDeployment.class).withWatchAllNamespaces().withItemStore(new NodesLeaving.Store()).withSecondaryToPrimaryMapper(node -> pods.byIndex(PODS_BY_NODE, node.getMetadata().getName()).stream()
-                        .map(pod -> new ResourceID(pod.getMetadata().getLabels().get(Labels.DEPLOYMENT), pod.getMetadata().getNamespace()))
-                        .collect(Collectors.toSet()))
-                .withOnUpdateFilter((updated, old) -> !NodesLeaving.sign(updated).equals(NodesLeaving.sign(old))).build(), context);
-        // every ConfigMap and PodDisruptionBudget of a deployment: the router's and the drain hook's, the router's and the roles'
-        List<EventSource<?, ModelDeployment>> sources = new ArrayList<>(List.of(pods, nodes, watched(Service.class, Labels.DEPLOYMENT, context),
-                watched(ConfigMap.class, Labels.DEPLOYMENT, context), watched(PodDisruptionBudget.class, Labels.DEPLOYMENT, context)));
-        // each of the router's objects, so that one deleted or edited by hand is seen and put back; the kinds above are watched already
-        RouterObjects.KINDS.stream().filter(kind -> kind != Service.class && kind != ConfigMap.class && kind != PodDisruptionBudget.class)
+        InformerEventSource<Node, ModelDeployment> nodes = new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(Node.class, ModelDeployment.class)
+                        .withWatchAllNamespaces()
+                        .withItemStore(new NodesLeaving.Store())
+                        .withSecondaryToPrimaryMapper(node ->
+                                pods.byIndex(PODS_BY_NODE, node.getMetadata().getName()).stream()
+                                        .map(pod -> new ResourceID(
+                                                pod.getMetadata().getLabels().get(Labels.DEPLOYMENT),
+                                                pod.getMetadata().getNamespace()))
+                                        .collect(Collectors.toSet()))
+                        .withOnUpdateFilter(
+                                (updated, old) -> !NodesLeaving.sign(updated).equals(NodesLeaving.sign(old)))
+                        .build(),
+                context);
+        // every ConfigMap and PodDisruptionBudget of a deployment: the router's and the drain hook's, the router's and
+        // the roles'
+        List<EventSource<?, ModelDeployment>> sources = new ArrayList<>(List.of(
+                pods,
+                nodes,
+                watched(Service.class, Labels.DEPLOYMENT, context),
+                watched(ConfigMap.class, Labels.DEPLOYMENT, context),
+                watched(PodDisruptionBudget.class, Labels.DEPLOYMENT, context)));
+        // each of the router's objects, so that one deleted or edited by hand is seen and put back; the kinds above are
+        // watched already
+        RouterObjects.KINDS.stream()
+                .filter(kind -> kind != Service.class && kind != ConfigMap.class && kind != PodDisruptionBudget.class)
                 .forEach(kind -> sources.add(watched(kind, ROUTER_OBJECTS, context)));
         // Kubernetes copies a Service's labels onto its EndpointSlices, whose owner is the Service, not us
-        sources.add(new InformerEventSource<>(InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class)
-                .withNamespacesInheritedFromController().withLabelSelector(Labels.DEPLOYMENT)
-                .withSecondaryToPrimaryMapper(slice -> Set.of(new ResourceID(slice.getMetadata().getLabels().get(Labels.DEPLOYMENT),
-                        slice.getMetadata().getNamespace()))).build(), context));
+        sources.add(new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(EndpointSlice.class, ModelDeployment.class)
+                        .withNamespacesInheritedFromController()
+                        .withLabelSelector(Labels.DEPLOYMENT)
+                        .withSecondaryToPrimaryMapper(slice -> Set.of(new ResourceID(
+                                slice.getMetadata().getLabels().get(Labels.DEPLOYMENT),
+                                slice.getMetadata().getNamespace())))
+                        .build(),
+                context));
         return List.copyOf(sources);
     }
 
-    private static <R extends HasMetadata> InformerEventSource<R, ModelDeployment> watched(Class<R> kind, String selector,
-            EventSourceContext<ModelDeployment> context) {
-        return new InformerEventSource<>(InformerEventSourceConfiguration.from(kind, ModelDeployment.class).withNamespacesInheritedFromController()
-                .withLabelSelector(selector).build(), context);
+    private static <R extends HasMetadata> InformerEventSource<R, ModelDeployment> watched(
+            Class<R> kind, String selector, EventSourceContext<ModelDeployment> context) {
+        return new InformerEventSource<>(
+                InformerEventSourceConfiguration.from(kind, ModelDeployment.class)
+                        .withNamespacesInheritedFromController()
+                        .withLabelSelector(selector)
+                        .build(),
+                context);
     }
 
     @Override
@@ -197,7 +243,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
 
         List<RetirementRecord> records = RetirementRecords.fromStatus(md.getStatus());
         List<NextRetirement.Abort> aborts = RetirementRecords.aborts(md.getStatus());
-        NextRetirement.RetryPolicy retry = new NextRetirement.RetryPolicy(retryRequested(md), coolDown, generation, maxConcurrent);
+        NextRetirement.RetryPolicy retry =
+                new NextRetirement.RetryPolicy(retryRequested(md), coolDown, generation, maxConcurrent);
         Optional<String> refreshToken = annotation(md, Annotations.REFRESH_HOOKS);
 
         ModelDeploymentStatus status;
@@ -208,47 +255,93 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         if (resolution instanceof Resolution.Accepted accepted) {
             Optional<DesiredDeployment> onThisCluster = onThisCluster(accepted.deployment());
             if (onThisCluster.isEmpty()) {
-                events.warning(md, REASON_PLATFORM_UNKNOWN, "the API server's version cannot be read; the routing proxy's form"
-                        + " depends on it, so no Pod is rendered or changed until it can");
+                events.warning(
+                        md,
+                        REASON_PLATFORM_UNKNOWN,
+                        "the API server's version cannot be read; the routing proxy's form"
+                                + " depends on it, so no Pod is rendered or changed until it can");
                 return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(PLATFORM_UNKNOWN_RECHECK);
             }
             DesiredDeployment deployment = onThisCluster.get();
             Map<String, String> hashes = hashes(deployment);
             Inventory seen = Inventory.of(PinnedDefaults.seenAtTheirRolesHash(pods, deployment, hashes, renderer));
             List<Ownership.Conflict> conflicts = new ArrayList<>();
-            ReplicaPlanner.Retirements known = new ReplicaPlanner.Retirements(NextRetirement.held(records, aborts),
-                    NextRetirement.rollingOut(records), NextRetirement.rolloutWaiting(aborts, retry, now),
-                    chooseByLoad ? candidateReads.readings(md, seen, now) : Map.of(), chooseByLoad,
-                    HooksRefresh.requested(refreshToken, md.getStatus()), nodesLeaving(pods, context, now), now);
+            ReplicaPlanner.Retirements known = new ReplicaPlanner.Retirements(
+                    NextRetirement.held(records, aborts),
+                    NextRetirement.rollingOut(records),
+                    NextRetirement.rolloutWaiting(aborts, retry, now),
+                    chooseByLoad ? candidateReads.readings(md, seen, now) : Map.of(),
+                    chooseByLoad,
+                    HooksRefresh.requested(refreshToken, md.getStatus()),
+                    nodesLeaving(pods, context, now),
+                    now);
             ReplicaPlan plan = converge(md, deployment, hashes, seen, known, context, conflicts, now);
             RouterObjects.Outcome router = routers.converge(md, deployment, context, routerPods);
             router.repairs().forEach(repair -> events.warning(md, REASON_ROUTER_REPAIRED, repair.message()));
             router.imagesChange().ifPresent(change -> events.normal(md, REASON_ROUTER_IMAGES_CHANGED, change));
             conflicts.addAll(router.conflicts());
-            pass = retirements.plan(md, seen, pods, plan.retirements(), plan.later(), retry, context.getSecondaryResources(EndpointSlice.class),
-                    routerPods, now);
+            pass = retirements.plan(
+                    md,
+                    seen,
+                    pods,
+                    plan.retirements(),
+                    plan.later(),
+                    retry,
+                    context.getSecondaryResources(EndpointSlice.class),
+                    routerPods,
+                    now);
             routing = retirements.routerMembership(md, pods, routerPods, pass);
-            Optional<Integer> unrouted = routing.map(membership -> membership.unrouted().size());
-            Optional<RouterStatus> routerStatus = router.status().map(s -> unrouted.map(s::withUnroutedReplicas).orElse(s));
-            List<NextRetirement.Abort> kept = NextRetirement.outstanding(pass.records(), aborts, plan.retirements(), plan.later(), generation);
-            status = HooksRefresh.recorded(StatusAggregator.accepted(renderer, generation, deployment, hashes, seen, routerStatus,
-                    pass.statuses(), RetirementRecords.toStatus(kept, coolDown), conflicts, previous, now), refreshToken, md.getStatus());
+            Optional<Integer> unrouted =
+                    routing.map(membership -> membership.unrouted().size());
+            Optional<RouterStatus> routerStatus = router.status()
+                    .map(s -> unrouted.map(s::withUnroutedReplicas).orElse(s));
+            List<NextRetirement.Abort> kept =
+                    NextRetirement.outstanding(pass.records(), aborts, plan.retirements(), plan.later(), generation);
+            status = HooksRefresh.recorded(
+                    StatusAggregator.accepted(
+                            renderer,
+                            generation,
+                            deployment,
+                            hashes,
+                            seen,
+                            routerStatus,
+                            pass.statuses(),
+                            RetirementRecords.toStatus(kept, coolDown),
+                            conflicts,
+                            previous,
+                            now),
+                    refreshToken,
+                    md.getStatus());
             choosing = readCandidates(md, plan.awaitingReads(), pass, now);
-            placement = PartlyScheduled.due(partlyPlaced, deployment.roles().stream()
-                    .collect(Collectors.toMap(DesiredRole::name, DesiredRole::partialPlacement)),
-                    releasedReplicas.getOrDefault(md.getMetadata().getUid(), Map.of()), now);
+            placement = PartlyScheduled.due(
+                    partlyPlaced,
+                    deployment.roles().stream()
+                            .collect(Collectors.toMap(DesiredRole::name, DesiredRole::partialPlacement)),
+                    releasedReplicas.getOrDefault(md.getMetadata().getUid(), Map.of()),
+                    now);
         } else {
             candidateReads.forget(md.getMetadata().getUid());
             // with no valid spec nothing is taken away: a retirement in progress gives its replica back
-            pass = retirements.plan(md, inventory, pods, List.of(), List.of(), retry, context.getSecondaryResources(EndpointSlice.class),
-                    routerPods, now);
-            status = HooksRefresh.kept(StatusAggregator.rejected(generation, (Resolution.Rejected) resolution, pass.statuses(), previous, now),
+            pass = retirements.plan(
+                    md,
+                    inventory,
+                    pods,
+                    List.of(),
+                    List.of(),
+                    retry,
+                    context.getSecondaryResources(EndpointSlice.class),
+                    routerPods,
+                    now);
+            status = HooksRefresh.kept(
+                    StatusAggregator.rejected(
+                            generation, (Resolution.Rejected) resolution, pass.statuses(), previous, now),
                     md.getStatus());
         }
         // the retirement's next state is on record before anything it decided is done, so a restart never repeats
         // or loses a step: a withdrawal, a restore or a deletion follows a status that already says so
         if (!Objects.equals(status, md.getStatus()) && !StatusWrite.recorded(md, status, context)) {
-            LOG.infof("%s/%s changed while a pass decided on it; nothing the pass decided is done, and the next decides afresh",
+            LOG.infof(
+                    "%s/%s changed while a pass decided on it; nothing the pass decided is done, and the next decides afresh",
                     md.getMetadata().getNamespace(), md.getMetadata().getName());
             return UpdateControl.<ModelDeployment>noUpdate().rescheduleAfter(RetirementRunner.PASS_INTERVAL);
         }
@@ -267,12 +360,20 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         List<Pod> dueToLift = HeldBack.due(pods, now);
         dueToLift.forEach(this::lift);
         // what the router was told, or could not be asked, is looked at again soon: nothing else would bring a pass
-        Optional<Duration> routerRecheck = routing.filter(r -> !r.nothingToSend() || !r.unrouted().isEmpty() || !r.unread().isEmpty())
+        Optional<Duration> routerRecheck = routing.filter(r -> !r.nothingToSend()
+                        || !r.unrouted().isEmpty()
+                        || !r.unread().isEmpty())
                 .map(r -> ROUTER_RECHECK);
         UpdateControl<ModelDeployment> control = UpdateControl.noUpdate();
-        Optional<Duration> lookAgainIn = Stream.of(pass.lookAgainIn(), choosing, routerRecheck, placement.lookAgainIn(), HeldBack.nextIn(pods, now),
+        Optional<Duration> lookAgainIn = Stream.of(
+                        pass.lookAgainIn(),
+                        choosing,
+                        routerRecheck,
+                        placement.lookAgainIn(),
+                        HeldBack.nextIn(pods, now),
                         Optional.of(RetirementRunner.PASS_INTERVAL).filter(interval -> !dueToLift.isEmpty()))
-                .flatMap(Optional::stream).min(Duration::compareTo);
+                .flatMap(Optional::stream)
+                .min(Duration::compareTo);
         return lookAgainIn.map(control::rescheduleAfter).orElse(control);
     }
 
@@ -280,7 +381,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * The surplus replicas the choice cannot rank yet are read once each; nothing starts until their readings are in,
      * and a wait longer than a pass is told. Retirements begun on a round of readings use it up.
      */
-    private Optional<Duration> readCandidates(ModelDeployment md, List<ObservedReplica> awaiting, RetirementRunner.Pass pass, Instant now) {
+    private Optional<Duration> readCandidates(
+            ModelDeployment md, List<ObservedReplica> awaiting, RetirementRunner.Pass pass, Instant now) {
         if (pass.began()) {
             candidateReads.forget(md.getMetadata().getUid());
         }
@@ -301,7 +403,9 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     }
 
     private static Optional<String> annotation(ModelDeployment md, String key) {
-        return Optional.ofNullable(md.getMetadata().getAnnotations()).map(a -> a.get(key)).filter(token -> !token.isEmpty());
+        return Optional.ofNullable(md.getMetadata().getAnnotations())
+                .map(a -> a.get(key))
+                .filter(token -> !token.isEmpty());
     }
 
     /**
@@ -311,14 +415,18 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * a scan of every cached Pod of the namespace, twice a pass, was a third of the operator's CPU at 2000 Pods.
      */
     private static List<Pod> routerPods(ModelDeployment md, Context<ModelDeployment> context) {
-        InformerEventSource<Pod, ModelDeployment> cache = (InformerEventSource<Pod, ModelDeployment>) context.eventSourceRetriever()
-                .getEventSourceFor(Pod.class);
-        return cache.byIndex(ROUTER_PODS, md.getMetadata().getNamespace() + "/" + md.getMetadata().getName());
+        InformerEventSource<Pod, ModelDeployment> cache = (InformerEventSource<Pod, ModelDeployment>)
+                context.eventSourceRetriever().getEventSourceFor(Pod.class);
+        return cache.byIndex(
+                ROUTER_PODS,
+                md.getMetadata().getNamespace() + "/" + md.getMetadata().getName());
     }
 
     /** The index key of a Pod bound to a node: the node's name. */
     static List<String> nodeOf(Pod pod) {
-        return pod.getSpec() == null || pod.getSpec().getNodeName() == null ? List.of() : List.of(pod.getSpec().getNodeName());
+        return pod.getSpec() == null || pod.getSpec().getNodeName() == null
+                ? List.of()
+                : List.of(pod.getSpec().getNodeName());
     }
 
     /**
@@ -326,13 +434,14 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * first saw it going; a node seen back in service is forgotten, so that it counts afresh if it goes again.
      */
     private Map<String, NodesLeaving.Going> nodesLeaving(Set<Pod> pods, Context<ModelDeployment> context, Instant now) {
-        InformerEventSource<Node, ModelDeployment> cache = (InformerEventSource<Node, ModelDeployment>) context.eventSourceRetriever()
-                .getEventSourceFor(Node.class);
+        InformerEventSource<Node, ModelDeployment> cache = (InformerEventSource<Node, ModelDeployment>)
+                context.eventSourceRetriever().getEventSourceFor(Node.class);
         Map<String, NodesLeaving.Going> leaving = new HashMap<>();
         pods.stream().flatMap(pod -> nodeOf(pod).stream()).distinct().forEach(name -> {
             Optional<String> sign = cache.get(new ResourceID(name)).flatMap(NodesLeaving::sign);
             if (sign.isPresent()) {
-                leaving.put(name, new NodesLeaving.Going(sign.get(), nodesSeenGoing.computeIfAbsent(name, node -> now)));
+                leaving.put(
+                        name, new NodesLeaving.Going(sign.get(), nodesSeenGoing.computeIfAbsent(name, node -> now)));
             } else {
                 nodesSeenGoing.remove(name);
             }
@@ -344,8 +453,11 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     static List<String> routerPodKey(Pod pod) {
         Map<String, String> labels = pod.getMetadata().getLabels();
         String deployment = labels == null ? null : labels.get(Labels.DEPLOYMENT);
-        return deployment != null && labels.entrySet().containsAll(RouterRenderer.labels(deployment).entrySet())
-                ? List.of(pod.getMetadata().getNamespace() + "/" + deployment) : List.of();
+        return deployment != null
+                        && labels.entrySet()
+                                .containsAll(RouterRenderer.labels(deployment).entrySet())
+                ? List.of(pod.getMetadata().getNamespace() + "/" + deployment)
+                : List.of();
     }
 
     /**
@@ -353,22 +465,42 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * Pods rendered on a guess would take a hash the known version later changes, and be turned over for it.
      */
     private Optional<DesiredDeployment> onThisCluster(DesiredDeployment deployment) {
-        return RoutingProxy.frontsAnyRole(deployment) ? platform.current().map(deployment::on) : Optional.of(deployment);
+        return RoutingProxy.frontsAnyRole(deployment)
+                ? platform.current().map(deployment::on)
+                : Optional.of(deployment);
     }
 
     private void tellShortenedGraces(ModelDeployment md, Set<Pod> pods) {
-        tellOnce(toldShortenedGraces, md, ShortenedGraces.REASON, ShortenedGraces.among(pods).stream()
-                .collect(Collectors.toMap(ShortenedGraces.Shortened::uid, ShortenedGraces.Shortened::message, (a, b) -> a, LinkedHashMap::new)));
+        tellOnce(
+                toldShortenedGraces,
+                md,
+                ShortenedGraces.REASON,
+                ShortenedGraces.among(pods).stream()
+                        .collect(Collectors.toMap(
+                                ShortenedGraces.Shortened::uid,
+                                ShortenedGraces.Shortened::message,
+                                (a, b) -> a,
+                                LinkedHashMap::new)));
     }
 
     private void tellPartlyScheduled(ModelDeployment md, List<PartlyScheduled.Replica> partlyPlaced) {
-        tellOnce(toldPartlyScheduled, md, PartlyScheduled.REASON, partlyPlaced.stream()
-                .collect(Collectors.toMap(PartlyScheduled.Replica::key, PartlyScheduled.Replica::message, (a, b) -> a, LinkedHashMap::new)));
+        tellOnce(
+                toldPartlyScheduled,
+                md,
+                PartlyScheduled.REASON,
+                partlyPlaced.stream()
+                        .collect(Collectors.toMap(
+                                PartlyScheduled.Replica::key,
+                                PartlyScheduled.Replica::message,
+                                (a, b) -> a,
+                                LinkedHashMap::new)));
     }
 
     /** A Warning for each notice not told yet; a notice that goes away is forgotten, so it is told again if it comes back. */
-    private void tellOnce(Map<String, Set<String>> toldByDeployment, ModelDeployment md, String reason, Map<String, String> notices) {
-        Set<String> told = toldByDeployment.computeIfAbsent(md.getMetadata().getUid(), uid -> ConcurrentHashMap.newKeySet());
+    private void tellOnce(
+            Map<String, Set<String>> toldByDeployment, ModelDeployment md, String reason, Map<String, String> notices) {
+        Set<String> told =
+                toldByDeployment.computeIfAbsent(md.getMetadata().getUid(), uid -> ConcurrentHashMap.newKeySet());
         told.retainAll(notices.keySet());
         notices.forEach((key, message) -> {
             if (told.add(key)) {
@@ -389,8 +521,14 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * Creates what the spec asks for and is missing, adding to the conflicts each name another owner holds; returns the
      * plan, whose retirements are the replicas the retirement protocol should take away.
      */
-    private ReplicaPlan converge(ModelDeployment md, DesiredDeployment deployment, Map<String, String> hashes,
-            Inventory inventory, ReplicaPlanner.Retirements retirements, Context<ModelDeployment> context, List<Ownership.Conflict> conflicts,
+    private ReplicaPlan converge(
+            ModelDeployment md,
+            DesiredDeployment deployment,
+            Map<String, String> hashes,
+            Inventory inventory,
+            ReplicaPlanner.Retirements retirements,
+            Context<ModelDeployment> context,
+            List<Ownership.Conflict> conflicts,
             Instant now) {
         Map<String, Service> services = context.getSecondaryResources(Service.class).stream()
                 .collect(Collectors.toMap(s -> s.getMetadata().getName(), s -> s));
@@ -398,29 +536,42 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         // the script first: the kubelet starts no hooked Pod before its ConfigMap is there
         convergeHookScripts(md, deployment, context).ifPresent(conflicts::add);
 
-        plan.services().forEach(desired -> applyService(md, desired, services.get(desired.getMetadata().getName()))
-                .ifPresent(conflicts::add));
-        plan.create().forEach(pod -> createPod(md, heldBackIfReleased(md, pod, now)).ifPresent(conflicts::add));
+        plan.services()
+                .forEach(desired -> applyService(
+                                md, desired, services.get(desired.getMetadata().getName()))
+                        .ifPresent(conflicts::add));
+        plan.create()
+                .forEach(pod -> createPod(md, heldBackIfReleased(md, pod, now)).ifPresent(conflicts::add));
         plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
         plan.handedBack().forEach(handBack -> handBack(md, handBack));
         plan.obsoleteServices().forEach(name -> owned.delete(md, services.get(name)));
-        conflicts.addAll(budgets.converge(md, deployment, context.getSecondaryResources(Pod.class),
+        conflicts.addAll(budgets.converge(
+                md,
+                deployment,
+                context.getSecondaryResources(Pod.class),
                 context.getSecondaryResources(PodDisruptionBudget.class)));
         return plan;
     }
 
-    private Optional<Ownership.Conflict> convergeHookScripts(ModelDeployment md, DesiredDeployment deployment, Context<ModelDeployment> context) {
-        boolean hooked = deployment.roles().stream().anyMatch(role -> renderer.drainTimeline(deployment, role).hooked());
-        HookScripts.Plan plan = HookScripts.plan(hooked ? Optional.of(renderer.hookConfigMap(deployment)) : Optional.empty(),
-                context.getSecondaryResources(ConfigMap.class), context.getSecondaryResources(Pod.class));
+    private Optional<Ownership.Conflict> convergeHookScripts(
+            ModelDeployment md, DesiredDeployment deployment, Context<ModelDeployment> context) {
+        boolean hooked = deployment.roles().stream()
+                .anyMatch(role -> renderer.drainTimeline(deployment, role).hooked());
+        HookScripts.Plan plan = HookScripts.plan(
+                hooked ? Optional.of(renderer.hookConfigMap(deployment)) : Optional.empty(),
+                context.getSecondaryResources(ConfigMap.class),
+                context.getSecondaryResources(Pod.class));
         Optional<Ownership.Conflict> conflict = Optional.empty();
         if (plan.create().isPresent()) {
             OwnedObjects.Creation creation = owned.create(md, plan.create().get());
             conflict = creation.conflict();
             if (creation.created() && plan.restored()) {
-                events.warning(md, REASON_HOOK_SCRIPT_RESTORED, "put back " + plan.create().get().getMetadata().getName()
-                        + ", the drain hook's script, which was deleted while Pods mount it; Pods already running keep the copy the"
-                        + " kubelet mounted, and a hook that finds no script holds its Pod until its deadline");
+                events.warning(
+                        md,
+                        REASON_HOOK_SCRIPT_RESTORED,
+                        "put back " + plan.create().get().getMetadata().getName()
+                                + ", the drain hook's script, which was deleted while Pods mount it; Pods already running keep the copy the"
+                                + " kubelet mounted, and a hook that finds no script holds its Pod until its deadline");
             }
         }
         plan.delete().forEach(old -> owned.delete(md, old));
@@ -431,13 +582,22 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         if (existing == null) {
             return owned.create(md, desired).conflict();
         }
-        Optional<Ownership.Conflict> conflict = Ownership.conflict(existing, md.getMetadata().getUid());
-        if (conflict.isEmpty() && (!Objects.equals(existing.getSpec().getSelector(), desired.getSpec().getSelector())
-                || !Objects.equals(existing.getSpec().getPorts(), desired.getSpec().getPorts()))) {
-            client.services().resource(existing).edit(s -> new ServiceBuilder(s).editSpec()
-                    .withSelector(desired.getSpec().getSelector())
-                    .withPorts(desired.getSpec().getPorts())
-                    .endSpec().build());
+        Optional<Ownership.Conflict> conflict =
+                Ownership.conflict(existing, md.getMetadata().getUid());
+        if (conflict.isEmpty()
+                && (!Objects.equals(
+                                existing.getSpec().getSelector(),
+                                desired.getSpec().getSelector())
+                        || !Objects.equals(
+                                existing.getSpec().getPorts(), desired.getSpec().getPorts()))) {
+            client.services()
+                    .resource(existing)
+                    .edit(s -> new ServiceBuilder(s)
+                            .editSpec()
+                            .withSelector(desired.getSpec().getSelector())
+                            .withPorts(desired.getSpec().getPorts())
+                            .endSpec()
+                            .build());
         }
         return conflict;
     }
@@ -445,8 +605,11 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private Optional<Ownership.Conflict> createPod(ModelDeployment md, Pod pod) {
         OwnedObjects.Creation creation = owned.create(md, pod);
         if (creation.created()) {
-            events.normal(md, "PodCreated", "created " + pod.getMetadata().getName()
-                    + " at configuration " + pod.getMetadata().getLabels().get(Labels.CONFIG_HASH));
+            events.normal(
+                    md,
+                    "PodCreated",
+                    "created " + pod.getMetadata().getName() + " at configuration "
+                            + pod.getMetadata().getLabels().get(Labels.CONFIG_HASH));
         }
         return creation.conflict();
     }
@@ -457,8 +620,12 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * retirement protocol; each deletion is still fenced by the Lease.
      */
     private void release(ModelDeployment md, PartlyScheduled.Release release, Instant now) {
-        releasedReplicas.computeIfAbsent(md.getMetadata().getUid(), uid -> new ConcurrentHashMap<>())
-                .put(HeldBack.replicaKey(release.replica().role(), release.replica().ordinal()), now.plus(release.bound()));
+        releasedReplicas
+                .computeIfAbsent(md.getMetadata().getUid(), uid -> new ConcurrentHashMap<>())
+                .put(
+                        HeldBack.replicaKey(
+                                release.replica().role(), release.replica().ordinal()),
+                        now.plus(release.bound()));
         events.warning(md, REASON_RELEASED, release.message());
         release.replica().members().forEach(pod -> owned.delete(md, pod));
     }
@@ -466,10 +633,14 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     /** Lets the scheduler have a held-back Pod; one that cannot be edited now is tried again on the next pass. */
     private void lift(Pod pod) {
         try {
-            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).edit(HeldBack::lifted);
+            client.pods()
+                    .inNamespace(pod.getMetadata().getNamespace())
+                    .withName(pod.getMetadata().getName())
+                    .edit(HeldBack::lifted);
         } catch (KubernetesClientException e) {
-            LOG.infof("could not let the scheduler have %s/%s yet: %s", pod.getMetadata().getNamespace(), pod.getMetadata().getName(),
-                    e.getMessage());
+            LOG.infof(
+                    "could not let the scheduler have %s/%s yet: %s",
+                    pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.getMessage());
         }
     }
 
@@ -495,8 +666,11 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     /** A replica that never ran holds no request, so it skips the retirement protocol. */
     private void removeNeverRan(ModelDeployment md, Pod pod) {
         owned.delete(md, pod);
-        events.normal(md, "NeverRanReplicaRemoved", "deleted " + pod.getMetadata().getName()
-                + " without retiring it: its replica leaves, and none of its containers ever started");
+        events.normal(
+                md,
+                "NeverRanReplicaRemoved",
+                "deleted " + pod.getMetadata().getName()
+                        + " without retiring it: its replica leaves, and none of its containers ever started");
     }
 
     /**
@@ -509,12 +683,20 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         Set<Pod> pods = context.getSecondaryResources(Pod.class);
         tellShortenedGraces(md, pods);
         if (!pods.isEmpty()) {
-            pods.stream().filter(pod -> pod.getMetadata().getDeletionTimestamp() == null).forEach(pod -> owned.delete(md, pod));
-            long generation = Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
-            ModelDeploymentStatus status = StatusAggregator.deleting(md.getStatus(), generation, pods.size(), clock.instant());
-            if (md.getStatus() == null || !StatusAggregator.PHASE_DELETING.equals(md.getStatus().phase())) {
-                events.normal(md, StatusAggregator.REASON_DELETING, "deleting " + pods.size()
-                        + " Pod(s); each finishes its requests through its own hook, then the router and the Services go");
+            pods.stream()
+                    .filter(pod -> pod.getMetadata().getDeletionTimestamp() == null)
+                    .forEach(pod -> owned.delete(md, pod));
+            long generation =
+                    Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
+            ModelDeploymentStatus status =
+                    StatusAggregator.deleting(md.getStatus(), generation, pods.size(), clock.instant());
+            if (md.getStatus() == null
+                    || !StatusAggregator.PHASE_DELETING.equals(md.getStatus().phase())) {
+                events.normal(
+                        md,
+                        StatusAggregator.REASON_DELETING,
+                        "deleting " + pods.size()
+                                + " Pod(s); each finishes its requests through its own hook, then the router and the Services go");
             }
             if (!Objects.equals(status, md.getStatus())) {
                 // refused when the ModelDeployment changed since this pass read it; the next pass writes afresh
@@ -535,6 +717,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     }
 
     private static List<Condition> previousConditions(ModelDeployment md) {
-        return md.getStatus() == null || md.getStatus().conditions() == null ? List.of() : md.getStatus().conditions();
+        return md.getStatus() == null || md.getStatus().conditions() == null
+                ? List.of()
+                : md.getStatus().conditions();
     }
 }

@@ -21,8 +21,7 @@ public final class NodesLeaving {
     /** Karpenter v1, pkg/apis/v1/taints.go: set on a node it is disrupting, before it drains it. */
     static final String KARPENTER_DISRUPTED = "karpenter.sh/disrupted";
 
-    private NodesLeaving() {
-    }
+    private NodesLeaving() {}
 
     /**
      * A node going away, as the operator saw it.
@@ -32,8 +31,7 @@ public final class NodesLeaving {
      *     budget from then. Not the taint's own time, which may be days old on a node cordoned long ago; an operator
      *     restarted meanwhile counts afresh, so the wait can only grow, never cut short
      */
-    public record Going(String sign, Instant since) {
-    }
+    public record Going(String sign, Instant since) {}
 
     /** What marks the node as going away, in words for an Event; empty while it is not. */
     public static Optional<String> sign(Node node) {
@@ -43,7 +41,8 @@ public final class NodesLeaving {
         if (Boolean.TRUE.equals(node.getSpec().getUnschedulable())) {
             return Optional.of("cordoned");
         }
-        List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
+        List<Taint> taints =
+                node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
         if (taints.stream().anyMatch(t -> AUTOSCALER_TO_BE_DELETED.equals(t.getKey()))) {
             return Optional.of("marked for removal by the cluster autoscaler");
         }
@@ -58,10 +57,19 @@ public final class NodesLeaving {
      * Node's status (images, conditions, addresses, capacity) is most of its size, and a cluster has thousands.
      */
     static Node signsOnly(Node node) {
-        NodeBuilder kept = new NodeBuilder().withNewMetadata().withName(node.getMetadata().getName()).withUid(node.getMetadata().getUid())
-                .withResourceVersion(node.getMetadata().getResourceVersion()).endMetadata();
-        return node.getSpec() == null ? kept.build()
-                : kept.withNewSpec().withUnschedulable(node.getSpec().getUnschedulable()).withTaints(node.getSpec().getTaints()).endSpec().build();
+        NodeBuilder kept = new NodeBuilder()
+                .withNewMetadata()
+                .withName(node.getMetadata().getName())
+                .withUid(node.getMetadata().getUid())
+                .withResourceVersion(node.getMetadata().getResourceVersion())
+                .endMetadata();
+        return node.getSpec() == null
+                ? kept.build()
+                : kept.withNewSpec()
+                        .withUnschedulable(node.getSpec().getUnschedulable())
+                        .withTaints(node.getSpec().getTaints())
+                        .endSpec()
+                        .build();
     }
 
     /** The Node cache's store: it holds each Node as {@link #signsOnly} leaves it. */

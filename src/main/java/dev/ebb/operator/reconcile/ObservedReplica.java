@@ -12,13 +12,19 @@ public record ObservedReplica(String role, int ordinal, List<Pod> members) {
 
     /** The hash the members were created at; empty when they disagree, since then no single config describes them. */
     public Optional<String> configHash() {
-        List<String> hashes = members.stream().map(p -> p.getMetadata().getLabels().get(Labels.CONFIG_HASH)).distinct().toList();
+        List<String> hashes = members.stream()
+                .map(p -> p.getMetadata().getLabels().get(Labels.CONFIG_HASH))
+                .distinct()
+                .toList();
         return hashes.size() == 1 ? Optional.ofNullable(hashes.get(0)) : Optional.empty();
     }
 
     /** The size the replica was created with, when every member records the same valid one. */
     public Optional<Integer> createdSize() {
-        List<String> sizes = members.stream().map(p -> annotation(p, Annotations.REPLICA_SIZE)).distinct().toList();
+        List<String> sizes = members.stream()
+                .map(p -> annotation(p, Annotations.REPLICA_SIZE))
+                .distinct()
+                .toList();
         if (sizes.size() != 1 || sizes.get(0) == null) {
             return Optional.empty();
         }
@@ -54,11 +60,14 @@ public record ObservedReplica(String role, int ordinal, List<Pod> members) {
     }
 
     public boolean hasMember(int index) {
-        return members.stream().anyMatch(p -> PodFacts.memberIndex(p).filter(i -> i == index).isPresent());
+        return members.stream()
+                .anyMatch(p -> PodFacts.memberIndex(p).filter(i -> i == index).isPresent());
     }
 
     private static String annotation(Pod pod, String key) {
-        return pod.getMetadata().getAnnotations() == null ? null : pod.getMetadata().getAnnotations().get(key);
+        return pod.getMetadata().getAnnotations() == null
+                ? null
+                : pod.getMetadata().getAnnotations().get(key);
     }
 
     public ObservedReplica {

@@ -33,8 +33,7 @@ public class OwnedObjects {
      * @param created whether this call created the object
      * @param conflict who holds the name, when it is not this ModelDeployment
      */
-    public record Creation(boolean created, Optional<Ownership.Conflict> conflict) {
-    }
+    public record Creation(boolean created, Optional<Ownership.Conflict> conflict) {}
 
     /** Creates the object; a name taken by this ModelDeployment's own object is a cache not caught up, not a conflict. */
     public Creation create(ModelDeployment md, HasMetadata desired) {
@@ -55,22 +54,29 @@ public class OwnedObjects {
         if (existing == null) {
             return create(md, desired).conflict();
         }
-        Optional<Ownership.Conflict> conflict = Ownership.conflict(existing, md.getMetadata().getUid());
+        Optional<Ownership.Conflict> conflict =
+                Ownership.conflict(existing, md.getMetadata().getUid());
         if (conflict.isEmpty()) {
-            // only over the version whose owner was just checked: a change in between makes this a conflict, tried next pass
-            client.resource(desired).lockResourceVersion(existing.getMetadata().getResourceVersion()).update();
+            // only over the version whose owner was just checked: a change in between makes this a conflict, tried next
+            // pass
+            client.resource(desired)
+                    .lockResourceVersion(existing.getMetadata().getResourceVersion())
+                    .update();
         }
         return conflict;
     }
 
     /** What bringing one object back came to. */
-    public enum Restored { NOTHING_TO_DO, RECREATED, PUT_BACK }
+    public enum Restored {
+        NOTHING_TO_DO,
+        RECREATED,
+        PUT_BACK
+    }
 
     /**
      * @param conflict who holds the name, when it is not this ModelDeployment; nothing is written then
      */
-    public record Restoration(Restored what, Optional<Ownership.Conflict> conflict) {
-    }
+    public record Restoration(Restored what, Optional<Ownership.Conflict> conflict) {}
 
     /**
      * Brings this ModelDeployment's object back to {@code desired} when it is missing or {@code matches} says it differs,
@@ -80,17 +86,21 @@ public class OwnedObjects {
         HasMetadata existing = client.resource(desired).get();
         if (existing == null) {
             Creation creation = create(md, desired);
-            return new Restoration(creation.created() ? Restored.RECREATED : Restored.NOTHING_TO_DO, creation.conflict());
+            return new Restoration(
+                    creation.created() ? Restored.RECREATED : Restored.NOTHING_TO_DO, creation.conflict());
         }
         if (matches.test(desired, existing)) {
             return new Restoration(Restored.NOTHING_TO_DO, Optional.empty());
         }
-        Optional<Ownership.Conflict> conflict = Ownership.conflict(existing, md.getMetadata().getUid());
+        Optional<Ownership.Conflict> conflict =
+                Ownership.conflict(existing, md.getMetadata().getUid());
         if (conflict.isPresent()) {
             return new Restoration(Restored.NOTHING_TO_DO, conflict);
         }
         try {
-            client.resource(desired).lockResourceVersion(existing.getMetadata().getResourceVersion()).update();
+            client.resource(desired)
+                    .lockResourceVersion(existing.getMetadata().getResourceVersion())
+                    .update();
         } catch (KubernetesClientException e) {
             if (e.getCode() != 409) {
                 throw e;
@@ -104,7 +114,9 @@ public class OwnedObjects {
     /** Who holds the name now, if not this ModelDeployment; nothing when the name is free. */
     public Optional<Ownership.Conflict> holderOf(ModelDeployment md, HasMetadata desired) {
         HasMetadata existing = client.resource(desired).get();
-        return existing == null ? Optional.empty() : Ownership.conflict(existing, md.getMetadata().getUid());
+        return existing == null
+                ? Optional.empty()
+                : Ownership.conflict(existing, md.getMetadata().getUid());
     }
 
     /**
@@ -113,29 +125,55 @@ public class OwnedObjects {
      */
     public void delete(ModelDeployment md, HasMetadata existing) {
         if (!Ownership.ours(existing, md.getMetadata().getUid())) {
-            LOG.infof("%s %s/%s is not %s's; it is left alone", existing.getKind(), existing.getMetadata().getNamespace(),
-                    existing.getMetadata().getName(), md.getMetadata().getName());
+            LOG.infof(
+                    "%s %s/%s is not %s's; it is left alone",
+                    existing.getKind(),
+                    existing.getMetadata().getNamespace(),
+                    existing.getMetadata().getName(),
+                    md.getMetadata().getName());
             return;
         }
-        if (!lease.stillLeads("deleting " + existing.getKind() + " " + existing.getMetadata().getNamespace() + "/" + existing.getMetadata().getName())) {
+        if (!lease.stillLeads(
+                "deleting " + existing.getKind() + " " + existing.getMetadata().getNamespace() + "/"
+                        + existing.getMetadata().getName())) {
             return;
         }
-        String group = existing.getApiVersion().contains("/") ? "apis/" + existing.getApiVersion() : "api/" + existing.getApiVersion();
-        String url = URLUtils.join(client.getMasterUrl().toString(), group, "namespaces", existing.getMetadata().getNamespace(),
-                HasMetadata.getPlural(existing.getClass()), existing.getMetadata().getName());
+        String group = existing.getApiVersion().contains("/")
+                ? "apis/" + existing.getApiVersion()
+                : "api/" + existing.getApiVersion();
+        String url = URLUtils.join(
+                client.getMasterUrl().toString(),
+                group,
+                "namespaces",
+                existing.getMetadata().getNamespace(),
+                HasMetadata.getPlural(existing.getClass()),
+                existing.getMetadata().getName());
         try {
-            client.raw(url, "DELETE", new DeleteOptionsBuilder().withNewPreconditions().withUid(existing.getMetadata().getUid())
-                    .endPreconditions().build());
+            client.raw(
+                    url,
+                    "DELETE",
+                    new DeleteOptionsBuilder()
+                            .withNewPreconditions()
+                            .withUid(existing.getMetadata().getUid())
+                            .endPreconditions()
+                            .build());
         } catch (KubernetesClientException e) {
             // the next pass sees what exists and decides again
-            LOG.infof("delete of %s %s (uid %s) not done: %s", existing.getKind(), existing.getMetadata().getName(),
-                    existing.getMetadata().getUid(), e.getMessage());
+            LOG.infof(
+                    "delete of %s %s (uid %s) not done: %s",
+                    existing.getKind(),
+                    existing.getMetadata().getName(),
+                    existing.getMetadata().getUid(),
+                    e.getMessage());
         }
     }
 
     /** Deletes the object of this kind and name if it exists and is this ModelDeployment's. */
     public void deleteNamed(ModelDeployment md, Class<? extends HasMetadata> kind, String name) {
-        HasMetadata existing = client.resources(kind).inNamespace(md.getMetadata().getNamespace()).withName(name).get();
+        HasMetadata existing = client.resources(kind)
+                .inNamespace(md.getMetadata().getNamespace())
+                .withName(name)
+                .get();
         if (existing != null) {
             delete(md, existing);
         }

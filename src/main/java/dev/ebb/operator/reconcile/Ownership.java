@@ -12,8 +12,7 @@ import java.util.Optional;
  * Pure.
  */
 public final class Ownership {
-    private Ownership() {
-    }
+    private Ownership() {}
 
     /** An object a ModelDeployment would write under a name someone else's object already holds. */
     public record Conflict(String kind, String name, String holder) {
@@ -35,7 +34,8 @@ public final class Ownership {
                 .min(Comparator.comparing((OwnerReference r) -> !Boolean.TRUE.equals(r.getController())))
                 .map(r -> r.getKind() + " " + r.getName())
                 .orElse("no owner (it was not created by a ModelDeployment)");
-        return Optional.of(new Conflict(existing.getKind(), existing.getMetadata().getName(), holder));
+        return Optional.of(
+                new Conflict(existing.getKind(), existing.getMetadata().getName(), holder));
     }
 
     private static List<OwnerReference> references(HasMetadata existing) {

@@ -19,10 +19,10 @@ import java.util.Objects;
  * carries another hash than the role now renders; it is seen at the role's hash instead. Pure: the Pods are copies.
  */
 final class PinnedDefaults {
-    private PinnedDefaults() {
-    }
+    private PinnedDefaults() {}
 
-    static List<Pod> seenAtTheirRolesHash(Collection<Pod> pods, DesiredDeployment deployment, Map<String, String> hashes, PodRenderer renderer) {
+    static List<Pod> seenAtTheirRolesHash(
+            Collection<Pod> pods, DesiredDeployment deployment, Map<String, String> hashes, PodRenderer renderer) {
         Map<String, String> onDefault = new HashMap<>();
         Map<String, DesiredRole> pinned = new HashMap<>();
         for (DesiredRole role : deployment.roles()) {
@@ -31,16 +31,25 @@ final class PinnedDefaults {
                 pinned.put(role.name(), role);
             });
         }
-        return pods.stream().map(pod -> {
-            String role = PodFacts.label(pod, Labels.ROLE).orElse(null);
-            DesiredRole desired = pinned.get(role);
-            boolean createdOnThatDefault = desired != null
-                    && PodFacts.label(pod, Labels.CONFIG_HASH).filter(onDefault.get(role)::equals).isPresent()
-                    && pod.getMetadata().getAnnotations() != null
-                    && Objects.equals(pod.getMetadata().getAnnotations().get(Annotations.DEFAULT_IMAGE), desired.image());
-            return createdOnThatDefault
-                    ? new PodBuilder(pod).editMetadata().addToLabels(Labels.CONFIG_HASH, hashes.get(role)).endMetadata().build()
-                    : pod;
-        }).toList();
+        return pods.stream()
+                .map(pod -> {
+                    String role = PodFacts.label(pod, Labels.ROLE).orElse(null);
+                    DesiredRole desired = pinned.get(role);
+                    boolean createdOnThatDefault = desired != null
+                            && PodFacts.label(pod, Labels.CONFIG_HASH)
+                                    .filter(onDefault.get(role)::equals)
+                                    .isPresent()
+                            && pod.getMetadata().getAnnotations() != null
+                            && Objects.equals(
+                                    pod.getMetadata().getAnnotations().get(Annotations.DEFAULT_IMAGE), desired.image());
+                    return createdOnThatDefault
+                            ? new PodBuilder(pod)
+                                    .editMetadata()
+                                    .addToLabels(Labels.CONFIG_HASH, hashes.get(role))
+                                    .endMetadata()
+                                    .build()
+                            : pod;
+                })
+                .toList();
     }
 }

@@ -12,8 +12,7 @@ final class PodFacts {
     /** An RFC 3339 time as the API server writes it is 20 characters, 35 with nanoseconds and an offset. */
     private static final int MAX_TIMESTAMP = 40;
 
-    private PodFacts() {
-    }
+    private PodFacts() {}
 
     static Optional<Integer> ordinal(Pod pod) {
         return label(pod, Labels.REPLICA).flatMap(v -> parseBoundedInt(v, 0, Integer.MAX_VALUE));
@@ -37,9 +36,12 @@ final class PodFacts {
     }
 
     static boolean everStarted(Pod pod) {
-        return pod.getStatus() != null && pod.getStatus().getContainerStatuses() != null
-                && pod.getStatus().getContainerStatuses().stream().anyMatch(c -> c.getContainerID() != null && !c.getContainerID().isEmpty()
-                        || c.getRestartCount() != null && c.getRestartCount() > 0);
+        return pod.getStatus() != null
+                && pod.getStatus().getContainerStatuses() != null
+                && pod.getStatus().getContainerStatuses().stream()
+                        .anyMatch(c -> c.getContainerID() != null
+                                        && !c.getContainerID().isEmpty()
+                                || c.getRestartCount() != null && c.getRestartCount() > 0);
     }
 
     /** Whether a container of the Pod restarted, or the Pod failed: something that ran has stopped working. */
@@ -47,8 +49,9 @@ final class PodFacts {
         if (pod.getStatus() == null) {
             return false;
         }
-        boolean restarted = pod.getStatus().getContainerStatuses() != null && pod.getStatus().getContainerStatuses().stream()
-                .anyMatch(c -> c.getRestartCount() != null && c.getRestartCount() > 0);
+        boolean restarted = pod.getStatus().getContainerStatuses() != null
+                && pod.getStatus().getContainerStatuses().stream()
+                        .anyMatch(c -> c.getRestartCount() != null && c.getRestartCount() > 0);
         return restarted || "Failed".equals(pod.getStatus().getPhase());
     }
 

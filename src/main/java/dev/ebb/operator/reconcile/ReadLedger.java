@@ -24,11 +24,9 @@ public class ReadLedger {
      *
      * @param id tells the deployment's operations apart, those that began in the same pass included
      */
-    public record Operation(String deployment, String id) {
-    }
+    public record Operation(String deployment, String id) {}
 
-    private record Key(Operation operation, String member) {
-    }
+    private record Key(Operation operation, String member) {}
 
     private final MemberReader reader;
     private final Map<Key, MemberWork> finished = new ConcurrentHashMap<>();
@@ -44,9 +42,12 @@ public class ReadLedger {
         if (!running.add(key)) {
             return;
         }
-        reader.readWork(member, engine, connectionPort).subscribe().with(
-                work -> land(key, work),
-                failure -> land(key, MemberWork.gaugesOnly(new Reading.Failed(String.valueOf(failure.getMessage())))));
+        reader.readWork(member, engine, connectionPort)
+                .subscribe()
+                .with(
+                        work -> land(key, work),
+                        failure -> land(
+                                key, MemberWork.gaugesOnly(new Reading.Failed(String.valueOf(failure.getMessage())))));
     }
 
     /** A read lands only while its operation is still known: one that ended meanwhile never hears of it. */

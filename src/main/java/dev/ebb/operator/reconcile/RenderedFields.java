@@ -13,8 +13,7 @@ import java.util.Map;
  * defaulted as changed on every pass, writing it again each time. Pure.
  */
 final class RenderedFields {
-    private RenderedFields() {
-    }
+    private RenderedFields() {}
 
     static boolean heldBy(JsonNode rendered, JsonNode actual) {
         if (rendered == null || rendered.isNull()) {
@@ -27,7 +26,7 @@ final class RenderedFields {
             if (!actual.isObject()) {
                 return false;
             }
-            for (Iterator<Map.Entry<String, JsonNode>> fields = rendered.fields(); fields.hasNext();) {
+            for (Iterator<Map.Entry<String, JsonNode>> fields = rendered.fields(); fields.hasNext(); ) {
                 Map.Entry<String, JsonNode> field = fields.next();
                 if (!heldBy(field.getValue(), actual.get(field.getKey()))) {
                     return false;

@@ -1,9 +1,9 @@
 package dev.ebb.operator.reconcile;
 
+import dev.ebb.operator.retire.NextRetirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import java.util.List;
-import dev.ebb.operator.retire.NextRetirement;
 
 /**
  * What the reconciler should do about replicas and Services this pass. The only Pods it removes directly are those of
@@ -20,11 +20,16 @@ import dev.ebb.operator.retire.NextRetirement;
  * @param handedBack replicas on a node going away whose role's drain budget has run out since the node was seen going
  *     before their turn to move came: deleted with their grace, as the node's drain would
  */
-public record ReplicaPlan(List<Pod> create, List<Service> services, List<String> obsoleteServices, List<Pod> neverRan,
-        List<NextRetirement.Candidate> retirements, List<NextRetirement.Replica> later, List<ObservedReplica> awaitingReads,
+public record ReplicaPlan(
+        List<Pod> create,
+        List<Service> services,
+        List<String> obsoleteServices,
+        List<Pod> neverRan,
+        List<NextRetirement.Candidate> retirements,
+        List<NextRetirement.Replica> later,
+        List<ObservedReplica> awaitingReads,
         List<HandBack> handedBack) {
 
     /** A replica given to a node's drain without a move, and why. */
-    public record HandBack(ObservedReplica replica, String message) {
-    }
+    public record HandBack(ObservedReplica replica, String message) {}
 }

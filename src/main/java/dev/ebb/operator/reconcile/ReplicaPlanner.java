@@ -29,11 +29,11 @@ import java.util.function.Predicate;
 /** Decides which Pods and Services to create from the desired deployment and what exists. Pure. */
 public final class ReplicaPlanner {
     static final String DROPPED_BECAUSE = "its role is no longer in the spec, so every replica of it leaves";
-    static final String REFRESHED_BECAUSE = "it carries an older drain hook or default image than the operator renders, and "
-            + Annotations.REFRESH_HOOKS + " asks for the current ones";
+    static final String REFRESHED_BECAUSE =
+            "it carries an older drain hook or default image than the operator renders, and "
+                    + Annotations.REFRESH_HOOKS + " asks for the current ones";
 
-    private ReplicaPlanner() {
-    }
+    private ReplicaPlanner() {}
 
     /**
      * What the planner knows of the retirements, besides the cluster.
@@ -51,24 +51,42 @@ public final class ReplicaPlanner {
      *     budget counted from when the node was first seen going
      * @param now the time of the pass, against which those budgets are counted
      */
-    public record Retirements(Map<String, Set<Integer>> held, Map<String, Set<Integer>> rollingOut, Map<String, Set<Integer>> rolloutWaiting,
-            Map<String, Map<Integer, Reading>> readings, boolean byLoad, boolean refresh, Map<String, NodesLeaving.Going> nodesLeaving,
-            Instant now) {
-    }
+    public record Retirements(
+            Map<String, Set<Integer>> held,
+            Map<String, Set<Integer>> rollingOut,
+            Map<String, Set<Integer>> rolloutWaiting,
+            Map<String, Map<Integer, Reading>> readings,
+            boolean byLoad,
+            boolean refresh,
+            Map<String, NodesLeaving.Going> nodesLeaving,
+            Instant now) {}
 
     /** The first node going away that a member of the replica runs on, and how it goes. */
-    static Optional<Map.Entry<String, NodesLeaving.Going>> leavingNode(ObservedReplica replica, Map<String, NodesLeaving.Going> nodesLeaving) {
-        return replica.members().stream().map(p -> p.getSpec() == null ? null : p.getSpec().getNodeName()).filter(Objects::nonNull)
-                .filter(nodesLeaving::containsKey).sorted().findFirst().map(node -> Map.entry(node, nodesLeaving.get(node)));
+    static Optional<Map.Entry<String, NodesLeaving.Going>> leavingNode(
+            ObservedReplica replica, Map<String, NodesLeaving.Going> nodesLeaving) {
+        return replica.members().stream()
+                .map(p -> p.getSpec() == null ? null : p.getSpec().getNodeName())
+                .filter(Objects::nonNull)
+                .filter(nodesLeaving::containsKey)
+                .sorted()
+                .findFirst()
+                .map(node -> Map.entry(node, nodesLeaving.get(node)));
     }
 
     /** Whether a member of the replica carries an older drain hook, default engine image or routing proxy image than the renderer's. */
-    private static boolean behindTheOperator(PodRenderer renderer, DesiredDeployment deployment, DesiredRole role, ObservedReplica replica) {
-        return replica.members().stream().anyMatch(p -> renderer.hookOutdated(p, deployment) || renderer.imageOutdated(p, deployment, role));
+    private static boolean behindTheOperator(
+            PodRenderer renderer, DesiredDeployment deployment, DesiredRole role, ObservedReplica replica) {
+        return replica.members().stream()
+                .anyMatch(p -> renderer.hookOutdated(p, deployment) || renderer.imageOutdated(p, deployment, role));
     }
 
-    public static ReplicaPlan plan(PodRenderer renderer, DesiredDeployment deployment, Map<String, String> hashes, Inventory inventory,
-            Collection<String> existingServices, Retirements retirements) {
+    public static ReplicaPlan plan(
+            PodRenderer renderer,
+            DesiredDeployment deployment,
+            Map<String, String> hashes,
+            Inventory inventory,
+            Collection<String> existingServices,
+            Retirements retirements) {
         Map<String, Set<Integer>> held = retirements.held();
         List<Pod> create = new ArrayList<>();
         List<Service> services = new ArrayList<>();
@@ -85,15 +103,22 @@ public final class ReplicaPlanner {
             NavigableMap<Integer, ObservedReplica> existing = inventory.replicas(role.name());
             Set<Integer> heldHere = held.getOrDefault(role.name(), Set.of());
             Set<Integer> ordinals = new HashSet<>(existing.keySet());
-            Map<String, NodesLeaving.Going> nodesLeaving = role.nodeMaintenance() == NodeMaintenance.Protocol ? retirements.nodesLeaving() : Map.of();
+            Map<String, NodesLeaving.Going> nodesLeaving =
+                    role.nodeMaintenance() == NodeMaintenance.Protocol ? retirements.nodesLeaving() : Map.of();
             Predicate<ObservedReplica> current = RolloutStep.atHash(hash)
                     .and(r -> !retirements.refresh() || !behindTheOperator(renderer, deployment, role, r))
                     .and(r -> leavingNode(r, nodesLeaving).isEmpty());
             // with a surge allowed, the role keeps one replica more for as long as any that stays is outdated
-            boolean outdatedStays = existing.values().stream().anyMatch(r -> !heldHere.contains(r.ordinal()) && !current.test(r));
+            boolean outdatedStays =
+                    existing.values().stream().anyMatch(r -> !heldHere.contains(r.ordinal()) && !current.test(r));
             int keep = role.replicas() + (outdatedStays && role.replicas() > 0 ? role.maxSurge() : 0);
-            SurplusChoice.Split split = SurplusChoice.split(existing, keep, heldHere, hash,
-                    retirements.readings().getOrDefault(role.name(), Map.of()), retirements.byLoad());
+            SurplusChoice.Split split = SurplusChoice.split(
+                    existing,
+                    keep,
+                    heldHere,
+                    hash,
+                    retirements.readings().getOrDefault(role.name(), Map.of()),
+                    retirements.byLoad());
             awaitingReads.addAll(split.awaitingReads());
 
             split.staying().values().stream()
@@ -111,31 +136,60 @@ public final class ReplicaPlanner {
                 }
             }
             shed(split, role, neverRan, leaving);
-            rollout(role, hash, current, existing, split.staying(), keep, retirements, nodesLeaving, neverRan, leaving,
-                    later, handedBack);
+            rollout(
+                    role,
+                    hash,
+                    current,
+                    existing,
+                    split.staying(),
+                    keep,
+                    retirements,
+                    nodesLeaving,
+                    neverRan,
+                    leaving,
+                    later,
+                    handedBack);
 
             services.add(ServiceRenderer.roleService(deployment, role));
             if (role.size() > 1) {
-                ordinals.stream().sorted().forEach(o -> services.add(ServiceRenderer.replicaService(deployment, role, o)));
+                ordinals.stream()
+                        .sorted()
+                        .forEach(o -> services.add(ServiceRenderer.replicaService(deployment, role, o)));
             }
         }
         inventory.byRole().forEach((role, existing) -> {
             if (deployment.roles().stream().noneMatch(r -> r.name().equals(role))) {
                 // nothing of a dropped role is desired, so no configuration of it matters
-                shed(SurplusChoice.split(existing, 0, held.getOrDefault(role, Set.of()), "", Map.of(), retirements.byLoad()), null, neverRan,
+                shed(
+                        SurplusChoice.split(
+                                existing, 0, held.getOrDefault(role, Set.of()), "", Map.of(), retirements.byLoad()),
+                        null,
+                        neverRan,
                         dropped);
             }
         });
         services.forEach(s -> wanted.add(s.getMetadata().getName()));
         // the router's Service is the router's to keep
-        deployment.router().ifPresent(r -> wanted.add(Names.router(deployment.owner().name())));
+        deployment
+                .router()
+                .ifPresent(r -> wanted.add(Names.router(deployment.owner().name())));
         stillNeededByLeavingPods(deployment.owner().name(), inventory, wanted);
 
-        List<String> obsolete = existingServices.stream().filter(name -> !wanted.contains(name)).sorted().toList();
+        List<String> obsolete = existingServices.stream()
+                .filter(name -> !wanted.contains(name))
+                .sorted()
+                .toList();
         // a dropped role gives back everything it has, so it goes before roles that only shrink
         dropped.addAll(leaving);
-        return new ReplicaPlan(List.copyOf(create), List.copyOf(services), obsolete, List.copyOf(neverRan), List.copyOf(dropped),
-                List.copyOf(later), List.copyOf(awaitingReads), List.copyOf(handedBack));
+        return new ReplicaPlan(
+                List.copyOf(create),
+                List.copyOf(services),
+                obsolete,
+                List.copyOf(neverRan),
+                List.copyOf(dropped),
+                List.copyOf(later),
+                List.copyOf(awaitingReads),
+                List.copyOf(handedBack));
     }
 
     /**
@@ -143,16 +197,23 @@ public final class ReplicaPlanner {
      *
      * @param role the role in the spec, null when the spec dropped it
      */
-    private static void shed(SurplusChoice.Split split, DesiredRole role, List<Pod> neverRan, List<NextRetirement.Candidate> leaving) {
+    private static void shed(
+            SurplusChoice.Split split, DesiredRole role, List<Pod> neverRan, List<NextRetirement.Candidate> leaving) {
         for (SurplusChoice.Removal removal : split.leaving()) {
             if (removal.direct()) {
                 neverRan.addAll(removal.replica().members());
             } else {
                 boolean inSpec = role != null;
-                String because = inSpec || SurplusChoice.HELD_BECAUSE.equals(removal.chosenBecause()) ? removal.chosenBecause() : DROPPED_BECAUSE;
-                leaving.add(new NextRetirement.Candidate(removal.replica().role(), removal.replica().ordinal(),
-                        inSpec ? NextRetirement.Purpose.REDUCTION : NextRetirement.Purpose.ROLE_DROPPED, because,
-                        inSpec ? role.drainBudget() : Budgets.DRAINING, removal.replica().terminating()));
+                String because = inSpec || SurplusChoice.HELD_BECAUSE.equals(removal.chosenBecause())
+                        ? removal.chosenBecause()
+                        : DROPPED_BECAUSE;
+                leaving.add(new NextRetirement.Candidate(
+                        removal.replica().role(),
+                        removal.replica().ordinal(),
+                        inSpec ? NextRetirement.Purpose.REDUCTION : NextRetirement.Purpose.ROLE_DROPPED,
+                        because,
+                        inSpec ? role.drainBudget() : Budgets.DRAINING,
+                        removal.replica().terminating()));
             }
         }
     }
@@ -165,28 +226,66 @@ public final class ReplicaPlanner {
      * before its move began is handed to the node's drain at once, however many there are, so that no drain waits on a
      * role longer than its drain budget and the grace.
      */
-    private static void rollout(DesiredRole role, String hash, Predicate<ObservedReplica> current, NavigableMap<Integer, ObservedReplica> existing,
-            NavigableMap<Integer, ObservedReplica> staying, int keep, Retirements retirements, Map<String, NodesLeaving.Going> nodesLeaving,
-            List<Pod> neverRan, List<NextRetirement.Candidate> leaving, List<NextRetirement.Replica> later, List<ReplicaPlan.HandBack> handedBack) {
+    private static void rollout(
+            DesiredRole role,
+            String hash,
+            Predicate<ObservedReplica> current,
+            NavigableMap<Integer, ObservedReplica> existing,
+            NavigableMap<Integer, ObservedReplica> staying,
+            int keep,
+            Retirements retirements,
+            Map<String, NodesLeaving.Going> nodesLeaving,
+            List<Pod> neverRan,
+            List<NextRetirement.Candidate> leaving,
+            List<NextRetirement.Replica> later,
+            List<ReplicaPlan.HandBack> handedBack) {
         Set<Integer> underWay = retirements.rollingOut().getOrDefault(role.name(), Set.of());
-        Predicate<ObservedReplica> outOfTime = r -> !underWay.contains(r.ordinal()) && !r.terminating() && r.everRan()
-                && leavingNode(r, nodesLeaving).filter(node -> left(role, node.getValue(), retirements.now()).isZero()).isPresent();
-        staying.values().stream().filter(outOfTime).forEach(r -> handedBack.add(new ReplicaPlan.HandBack(r, handBackMessage(role, r,
-                leavingNode(r, nodesLeaving).orElseThrow()))));
-        Optional<ObservedReplica> turn = RolloutStep.next(existing, staying, keep, current, underWay,
-                retirements.rolloutWaiting().getOrDefault(role.name(), Set.of()),
-                staying.values().stream().anyMatch(r -> leavingNode(r, nodesLeaving).isPresent())).filter(outOfTime.negate());
-        turn.filter(r -> !r.everRan()).ifPresent(r -> neverRan.addAll(r.members()));
-        turn.filter(ObservedReplica::everRan).ifPresent(r -> leaving.add(leavingNode(r, nodesLeaving)
-                .map(node -> new NextRetirement.Candidate(role.name(), r.ordinal(), NextRetirement.Purpose.NODE_MAINTENANCE,
-                        "its node " + node.getKey() + " is " + node.getValue().sign() + "; it moves off before the node is drained",
-                        left(role, node.getValue(), retirements.now()), r.terminating()))
-                .orElseGet(() -> new NextRetirement.Candidate(role.name(), r.ordinal(), NextRetirement.Purpose.ROLLOUT,
-                        RolloutStep.atHash(hash).test(r) ? REFRESHED_BECAUSE
-                                : "at configuration " + r.configHash().orElse("mixed") + ", replaced by the rollout to " + hash,
-                        role.drainBudget(), r.terminating()))));
+        Predicate<ObservedReplica> outOfTime = r -> !underWay.contains(r.ordinal())
+                && !r.terminating()
+                && r.everRan()
+                && leavingNode(r, nodesLeaving)
+                        .filter(node ->
+                                left(role, node.getValue(), retirements.now()).isZero())
+                        .isPresent();
         staying.values().stream()
-                .filter(r -> !current.test(r) && turn.filter(t -> t.ordinal() == r.ordinal()).isEmpty() && !outOfTime.test(r))
+                .filter(outOfTime)
+                .forEach(r -> handedBack.add(new ReplicaPlan.HandBack(
+                        r, handBackMessage(role, r, leavingNode(r, nodesLeaving).orElseThrow()))));
+        Optional<ObservedReplica> turn = RolloutStep.next(
+                        existing,
+                        staying,
+                        keep,
+                        current,
+                        underWay,
+                        retirements.rolloutWaiting().getOrDefault(role.name(), Set.of()),
+                        staying.values().stream()
+                                .anyMatch(r -> leavingNode(r, nodesLeaving).isPresent()))
+                .filter(outOfTime.negate());
+        turn.filter(r -> !r.everRan()).ifPresent(r -> neverRan.addAll(r.members()));
+        turn.filter(ObservedReplica::everRan)
+                .ifPresent(r -> leaving.add(leavingNode(r, nodesLeaving)
+                        .map(node -> new NextRetirement.Candidate(
+                                role.name(),
+                                r.ordinal(),
+                                NextRetirement.Purpose.NODE_MAINTENANCE,
+                                "its node " + node.getKey() + " is "
+                                        + node.getValue().sign() + "; it moves off before the node is drained",
+                                left(role, node.getValue(), retirements.now()),
+                                r.terminating()))
+                        .orElseGet(() -> new NextRetirement.Candidate(
+                                role.name(),
+                                r.ordinal(),
+                                NextRetirement.Purpose.ROLLOUT,
+                                RolloutStep.atHash(hash).test(r)
+                                        ? REFRESHED_BECAUSE
+                                        : "at configuration " + r.configHash().orElse("mixed")
+                                                + ", replaced by the rollout to " + hash,
+                                role.drainBudget(),
+                                r.terminating()))));
+        staying.values().stream()
+                .filter(r -> !current.test(r)
+                        && turn.filter(t -> t.ordinal() == r.ordinal()).isEmpty()
+                        && !outOfTime.test(r))
                 .forEach(r -> later.add(new NextRetirement.Replica(role.name(), r.ordinal())));
     }
 
@@ -196,9 +295,12 @@ public final class ReplicaPlanner {
         return left.isNegative() ? Duration.ZERO : left;
     }
 
-    private static String handBackMessage(DesiredRole role, ObservedReplica replica, Map.Entry<String, NodesLeaving.Going> node) {
-        return "replica " + replica.ordinal() + " of role " + role.name() + " could not be moved off its node " + node.getKey() + " ("
-                + node.getValue().sign() + ") within " + role.drainBudget().toSeconds() + " s, the role's drain budget, before its turn came;"
+    private static String handBackMessage(
+            DesiredRole role, ObservedReplica replica, Map.Entry<String, NodesLeaving.Going> node) {
+        return "replica " + replica.ordinal() + " of role " + role.name() + " could not be moved off its node "
+                + node.getKey() + " ("
+                + node.getValue().sign() + ") within " + role.drainBudget().toSeconds()
+                + " s, the role's drain budget, before its turn came;"
                 + " deleting it with its grace, as the node's drain would have, so the drain is not held longer";
     }
 
@@ -211,8 +313,13 @@ public final class ReplicaPlanner {
     }
 
     /** A member that vanished from a replica at today's config is put back; an outdated replica waits for its rollout. */
-    private static void addMissingMembers(PodRenderer renderer, DesiredDeployment deployment, DesiredRole role, ObservedReplica replica,
-            String hash, List<Pod> create) {
+    private static void addMissingMembers(
+            PodRenderer renderer,
+            DesiredDeployment deployment,
+            DesiredRole role,
+            ObservedReplica replica,
+            String hash,
+            List<Pod> create) {
         if (replica.createdSize().filter(size -> size == role.size()).isEmpty()) {
             return;
         }

@@ -28,22 +28,30 @@ final class RoleBudgets {
     }
 
     /** @return the budgets' names that another owner holds */
-    List<Ownership.Conflict> converge(ModelDeployment md, DesiredDeployment deployment, Collection<Pod> pods,
+    List<Ownership.Conflict> converge(
+            ModelDeployment md,
+            DesiredDeployment deployment,
+            Collection<Pod> pods,
             Collection<PodDisruptionBudget> cached) {
-        Map<String, PodDisruptionBudget> existing = cached.stream().filter(budget -> roleOf(budget).isPresent())
+        Map<String, PodDisruptionBudget> existing = cached.stream()
+                .filter(budget -> roleOf(budget).isPresent())
                 .collect(Collectors.toMap(budget -> budget.getMetadata().getName(), Function.identity(), (a, b) -> a));
-        Map<String, Long> podsByRole = pods.stream().flatMap(pod -> PodFacts.label(pod, Labels.ROLE).stream())
+        Map<String, Long> podsByRole = pods.stream()
+                .flatMap(pod -> PodFacts.label(pod, Labels.ROLE).stream())
                 .collect(Collectors.groupingBy(Function.identity(), Collectors.counting()));
         List<Ownership.Conflict> conflicts = new ArrayList<>();
         for (DesiredRole role : deployment.roles()) {
-            PodDisruptionBudget desired = DisruptionBudgets.of(deployment, role, podsByRole.getOrDefault(role.name(), 0L).intValue());
+            PodDisruptionBudget desired = DisruptionBudgets.of(
+                    deployment, role, podsByRole.getOrDefault(role.name(), 0L).intValue());
             PodDisruptionBudget actual = existing.remove(desired.getMetadata().getName());
             if (actual == null || !RouterObjects.asRendered(desired, actual)) {
                 owned.restore(md, desired, RouterObjects::asRendered).conflict().ifPresent(conflicts::add);
             }
         }
         Set<String> rolesWithPods = podsByRole.keySet();
-        existing.values().stream().filter(budget -> !rolesWithPods.contains(roleOf(budget).orElseThrow())).forEach(budget -> owned.delete(md, budget));
+        existing.values().stream()
+                .filter(budget -> !rolesWithPods.contains(roleOf(budget).orElseThrow()))
+                .forEach(budget -> owned.delete(md, budget));
         return conflicts;
     }
 

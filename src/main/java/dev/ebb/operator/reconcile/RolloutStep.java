@@ -21,8 +21,7 @@ import java.util.function.Predicate;
  * take the replicas whether or not there is room for them elsewhere, so the protocol had better take them first. Pure.
  */
 public final class RolloutStep {
-    private RolloutStep() {
-    }
+    private RolloutStep() {}
 
     /**
      * @param replicas every replica of the role
@@ -33,23 +32,36 @@ public final class RolloutStep {
      * @param waiting the ordinals to pass over for now
      * @param nodesGoingAway whether a replica that must go runs on a node going away
      */
-    public static Optional<ObservedReplica> next(NavigableMap<Integer, ObservedReplica> replicas, NavigableMap<Integer, ObservedReplica> staying,
-            int desired, Predicate<ObservedReplica> current, Set<Integer> retiring, Set<Integer> waiting, boolean nodesGoingAway) {
+    public static Optional<ObservedReplica> next(
+            NavigableMap<Integer, ObservedReplica> replicas,
+            NavigableMap<Integer, ObservedReplica> staying,
+            int desired,
+            Predicate<ObservedReplica> current,
+            Set<Integer> retiring,
+            Set<Integer> waiting,
+            boolean nodesGoingAway) {
         Optional<ObservedReplica> underWay = staying.values().stream()
-                .filter(r -> retiring.contains(r.ordinal()) && !current.test(r)).findFirst();
+                .filter(r -> retiring.contains(r.ordinal()) && !current.test(r))
+                .findFirst();
         if (underWay.isPresent()) {
             return underWay;
         }
         if (staying.size() != desired || replicas.values().stream().anyMatch(ObservedReplica::terminating)) {
             return Optional.empty();
         }
-        List<ObservedReplica> outdated = staying.values().stream().filter(r -> !current.test(r) && !waiting.contains(r.ordinal())).toList();
-        boolean replacementPending = staying.values().stream().anyMatch(r -> current.test(r) && !r.ready() && !(nodesGoingAway && r.unplaceable()));
+        List<ObservedReplica> outdated = staying.values().stream()
+                .filter(r -> !current.test(r) && !waiting.contains(r.ordinal()))
+                .toList();
+        boolean replacementPending = staying.values().stream()
+                .anyMatch(r -> current.test(r) && !r.ready() && !(nodesGoingAway && r.unplaceable()));
         if (outdated.isEmpty() || replacementPending) {
             return Optional.empty();
         }
-        Comparator<ObservedReplica> highestFirst = Comparator.comparingInt(ObservedReplica::ordinal).reversed();
-        return outdated.stream().filter(r -> !r.ready()).min(highestFirst)
+        Comparator<ObservedReplica> highestFirst =
+                Comparator.comparingInt(ObservedReplica::ordinal).reversed();
+        return outdated.stream()
+                .filter(r -> !r.ready())
+                .min(highestFirst)
                 .or(() -> outdated.stream().min(highestFirst));
     }
 

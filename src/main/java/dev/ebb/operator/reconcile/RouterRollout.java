@@ -17,8 +17,7 @@ import java.util.stream.Collectors;
  * this tells the user so. Pure.
  */
 final class RouterRollout {
-    private RouterRollout() {
-    }
+    private RouterRollout() {}
 
     /** Router Pods, leaving ones aside, whose containers run other images than the rendered template's. */
     static int behind(List<Pod> routerPods, Deployment rendered) {
@@ -34,7 +33,8 @@ final class RouterRollout {
         if (existing.isEmpty()) {
             return Optional.empty();
         }
-        Map<String, String> before = images(existing.get().getSpec().getTemplate().getSpec());
+        Map<String, String> before =
+                images(existing.get().getSpec().getTemplate().getSpec());
         Map<String, String> after = images(rendered.getSpec().getTemplate().getSpec());
         if (before.equals(after)) {
             return Optional.empty();
@@ -43,8 +43,9 @@ final class RouterRollout {
                 .filter(e -> !e.getValue().equals(before.get(e.getKey())))
                 .map(e -> e.getKey() + " " + before.getOrDefault(e.getKey(), "(new)") + " -> " + e.getValue())
                 .collect(Collectors.joining(", "));
-        return Optional.of("router images change: " + changes + "; router Pods are replaced one at a time, each new one ready"
-                + " before an old one leaves and each old one finishing its streams first");
+        return Optional.of(
+                "router images change: " + changes + "; router Pods are replaced one at a time, each new one ready"
+                        + " before an old one leaves and each old one finishing its streams first");
     }
 
     private static Map<String, String> images(PodSpec spec) {

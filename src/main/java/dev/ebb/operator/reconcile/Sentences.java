@@ -4,8 +4,7 @@ package dev.ebb.operator.reconcile;
 final class Sentences {
     private static final String CUT = "...";
 
-    private Sentences() {
-    }
+    private Sentences() {}
 
     /** The sentence whole when it fits, else cut to {@code max} characters with an ellipsis saying so. */
     static String bounded(String sentence, int max) {

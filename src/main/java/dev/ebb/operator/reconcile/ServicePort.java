@@ -13,8 +13,7 @@ import java.util.stream.Stream;
  * where one fronts the engine, the engine's otherwise. Clients through the Service connect to this port. Pure.
  */
 final class ServicePort {
-    private ServicePort() {
-    }
+    private ServicePort() {}
 
     static Optional<Integer> of(Pod pod) {
         if (pod.getSpec() == null) {
@@ -23,12 +22,14 @@ final class ServicePort {
         Stream<Container> containers = Stream.concat(
                 pod.getSpec().getInitContainers() == null ? Stream.empty() : pod.getSpec().getInitContainers().stream(),
                 pod.getSpec().getContainers() == null ? Stream.empty() : pod.getSpec().getContainers().stream());
-        return containers.flatMap(ServicePort::candidates).sorted((a, b) -> Boolean.compare(b.proxy(), a.proxy()))
-                .map(Candidate::port).findFirst();
+        return containers
+                .flatMap(ServicePort::candidates)
+                .sorted((a, b) -> Boolean.compare(b.proxy(), a.proxy()))
+                .map(Candidate::port)
+                .findFirst();
     }
 
-    private record Candidate(int port, boolean proxy) {
-    }
+    private record Candidate(int port, boolean proxy) {}
 
     private static Stream<Candidate> candidates(Container container) {
         boolean proxy = RoutingProxy.CONTAINER.equals(container.getName());
@@ -36,7 +37,10 @@ final class ServicePort {
         if (!proxy && !PodRenderer.ENGINE_CONTAINER.equals(container.getName()) || container.getPorts() == null) {
             return Stream.empty();
         }
-        return container.getPorts().stream().filter(p -> wanted.equals(p.getName()) && p.getContainerPort() != null)
-                .map(ContainerPort::getContainerPort).filter(port -> port >= 1 && port <= 65535).map(port -> new Candidate(port, proxy));
+        return container.getPorts().stream()
+                .filter(p -> wanted.equals(p.getName()) && p.getContainerPort() != null)
+                .map(ContainerPort::getContainerPort)
+                .filter(port -> port >= 1 && port <= 65535)
+                .map(port -> new Candidate(port, proxy));
     }
 }

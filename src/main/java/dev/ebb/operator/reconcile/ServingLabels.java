@@ -22,8 +22,7 @@ import java.util.stream.Stream;
  * whole again).
  */
 public final class ServingLabels {
-    private ServingLabels() {
-    }
+    private ServingLabels() {}
 
     /** The members to put back in service: withdrawn, not leaving, in no replica losing a member, reserved by no retirement. */
     public static List<Member> toRestore(Collection<Pod> pods, List<Retirement> records) {
@@ -53,19 +52,24 @@ public final class ServingLabels {
 
     /** The Pods whose serving label {@link #toWithdraw} and {@link #toRestore} change, by name. */
     public static Set<String> relabelled(Collection<Pod> pods, List<Retirement> records) {
-        return Stream.concat(toWithdraw(pods, records).stream(), toRestore(pods, records).stream()).map(Member::name)
+        return Stream.concat(toWithdraw(pods, records).stream(), toRestore(pods, records).stream())
+                .map(Member::name)
                 .collect(Collectors.toSet());
     }
 
     private static Set<String> heldByRetirements(List<Retirement> records) {
-        return records.stream().filter(r -> !r.state().ended())
+        return records.stream()
+                .filter(r -> !r.state().ended())
                 .flatMap(r -> r.targets().stream().map(Member::name))
                 .collect(Collectors.toSet());
     }
 
     private static Set<String> replicasLosingMembers(Collection<Pod> pods) {
-        return pods.stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null)
-                .map(ServingLabels::replica).flatMap(Optional::stream).collect(Collectors.toSet());
+        return pods.stream()
+                .filter(p -> p.getMetadata().getDeletionTimestamp() != null)
+                .map(ServingLabels::replica)
+                .flatMap(Optional::stream)
+                .collect(Collectors.toSet());
     }
 
     /** The replica a Pod belongs to, when its labels place it in one of several members. */
@@ -76,7 +80,9 @@ public final class ServingLabels {
     }
 
     private static boolean serving(Pod pod) {
-        return PodFacts.label(pod, Labels.SERVING).filter(Labels.SERVING_YES::equals).isPresent();
+        return PodFacts.label(pod, Labels.SERVING)
+                .filter(Labels.SERVING_YES::equals)
+                .isPresent();
     }
 
     private static Member member(Pod pod) {

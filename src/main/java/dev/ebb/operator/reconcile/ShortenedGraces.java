@@ -17,20 +17,25 @@ import java.util.Optional;
 public final class ShortenedGraces {
     public static final String REASON = "DeletedWithShorterGrace";
 
-    private ShortenedGraces() {
-    }
+    private ShortenedGraces() {}
 
     /** One such Pod. */
     public record Shortened(String pod, String uid, long deletionGrace, long ownGrace) {
         public String message() {
-            return "Pod " + pod + " was deleted with a grace of " + deletionGrace + " s, shorter than its own " + ownGrace
-                    + " s: its requests have at most " + deletionGrace + " s from the deletion to finish before the kubelet"
+            return "Pod " + pod + " was deleted with a grace of " + deletionGrace + " s, shorter than its own "
+                    + ownGrace
+                    + " s: its requests have at most " + deletionGrace
+                    + " s from the deletion to finish before the kubelet"
                     + " stops it, whatever its drain hook planned for " + ownGrace + " s";
         }
     }
 
     public static List<Shortened> among(Collection<Pod> pods) {
-        return pods.stream().map(ShortenedGraces::of).flatMap(Optional::stream).sorted(Comparator.comparing(Shortened::pod)).toList();
+        return pods.stream()
+                .map(ShortenedGraces::of)
+                .flatMap(Optional::stream)
+                .sorted(Comparator.comparing(Shortened::pod))
+                .toList();
     }
 
     private static boolean terminal(Pod pod) {
@@ -41,10 +46,14 @@ public final class ShortenedGraces {
     private static Optional<Shortened> of(Pod pod) {
         Long deletionGrace = pod.getMetadata().getDeletionGracePeriodSeconds();
         Long ownGrace = pod.getSpec() == null ? null : pod.getSpec().getTerminationGracePeriodSeconds();
-        if (pod.getMetadata().getDeletionTimestamp() == null || deletionGrace == null || ownGrace == null || deletionGrace >= ownGrace
+        if (pod.getMetadata().getDeletionTimestamp() == null
+                || deletionGrace == null
+                || ownGrace == null
+                || deletionGrace >= ownGrace
                 || terminal(pod)) {
             return Optional.empty();
         }
-        return Optional.of(new Shortened(pod.getMetadata().getName(), pod.getMetadata().getUid(), deletionGrace, ownGrace));
+        return Optional.of(
+                new Shortened(pod.getMetadata().getName(), pod.getMetadata().getUid(), deletionGrace, ownGrace));
     }
 }

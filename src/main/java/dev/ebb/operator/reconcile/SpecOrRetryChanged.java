@@ -14,11 +14,17 @@ import java.util.Objects;
 public class SpecOrRetryChanged implements OnUpdateFilter<ModelDeployment> {
     @Override
     public boolean accept(ModelDeployment now, ModelDeployment before) {
-        return !Objects.equals(now.getMetadata().getGeneration(), before.getMetadata().getGeneration())
-                || !Objects.equals(annotation(now, Annotations.RETRY_RETIREMENT), annotation(before, Annotations.RETRY_RETIREMENT))
-                || !Objects.equals(annotation(now, Annotations.REFRESH_HOOKS), annotation(before, Annotations.REFRESH_HOOKS))
-                || !Objects.equals(now.getMetadata().getDeletionTimestamp(), before.getMetadata().getDeletionTimestamp())
-                || !Objects.equals(now.getMetadata().getFinalizers(), before.getMetadata().getFinalizers());
+        return !Objects.equals(
+                        now.getMetadata().getGeneration(), before.getMetadata().getGeneration())
+                || !Objects.equals(
+                        annotation(now, Annotations.RETRY_RETIREMENT), annotation(before, Annotations.RETRY_RETIREMENT))
+                || !Objects.equals(
+                        annotation(now, Annotations.REFRESH_HOOKS), annotation(before, Annotations.REFRESH_HOOKS))
+                || !Objects.equals(
+                        now.getMetadata().getDeletionTimestamp(),
+                        before.getMetadata().getDeletionTimestamp())
+                || !Objects.equals(
+                        now.getMetadata().getFinalizers(), before.getMetadata().getFinalizers());
     }
 
     private static String annotation(ModelDeployment md, String key) {

@@ -16,16 +16,17 @@ public final class StatusNews {
     public static final String REASON_REFRESHED = "HooksRefreshed";
 
     /** One Event to write on the ModelDeployment. */
-    public record News(boolean warning, String reason, String message) {
-    }
+    public record News(boolean warning, String reason, String message) {}
 
-    private StatusNews() {
-    }
+    private StatusNews() {}
 
     /** A deployment whose retirements were never blocked has nothing to be told about it. */
     private static boolean quietlyUnblocked(List<Condition> previous, Condition condition) {
-        return Conditions.RETIREMENT_BLOCKED.equals(condition.getType()) && !"True".equals(condition.getStatus())
-                && previous.stream().noneMatch(c -> Conditions.RETIREMENT_BLOCKED.equals(c.getType()) && "True".equals(c.getStatus()));
+        return Conditions.RETIREMENT_BLOCKED.equals(condition.getType())
+                && !"True".equals(condition.getStatus())
+                && previous.stream()
+                        .noneMatch(
+                                c -> Conditions.RETIREMENT_BLOCKED.equals(c.getType()) && "True".equals(c.getStatus()));
     }
 
     public static List<News> between(ModelDeploymentStatus before, ModelDeploymentStatus after) {
@@ -35,19 +36,23 @@ public final class StatusNews {
         // one Event per reason, so that a cause shared by several conditions is told once; a retirement, a move off a
         // node among them, tells its own transitions and holds as they happen
         for (Condition condition : after.conditions()) {
-            if (Conditions.RETIREMENT_PROGRESSING.equals(condition.getType()) || Conditions.NODE_MAINTENANCE.equals(condition.getType())
+            if (Conditions.RETIREMENT_PROGRESSING.equals(condition.getType())
+                    || Conditions.NODE_MAINTENANCE.equals(condition.getType())
                     || quietlyUnblocked(previous, condition)) {
                 continue;
             }
             if (Conditions.changed(previous, condition) && told.add(condition.getReason())) {
-                news.add(new News(!"True".equals(condition.getStatus()), condition.getReason(),
+                news.add(new News(
+                        !"True".equals(condition.getStatus()),
+                        condition.getReason(),
                         condition.getType() + "=" + condition.getStatus() + ": " + condition.getMessage()));
             }
         }
         // each drain warning is told once, when it first applies to a role
         Set<String> known = new HashSet<>();
         if (before != null && before.roles() != null) {
-            before.roles().stream().filter(r -> r.drain() != null)
+            before.roles().stream()
+                    .filter(r -> r.drain() != null)
                     .forEach(r -> r.drain().warnings().forEach(w -> known.add(r.name() + "/" + w.reason())));
         }
         for (RoleStatus role : after.roles()) {
@@ -64,17 +69,25 @@ public final class StatusNews {
         String refreshingBefore = before == null ? null : before.hooksRefreshing();
         String refreshedBefore = before == null ? null : before.hooksRefreshedFor();
         if (HooksRefresh.changed(refreshingBefore, after.hooksRefreshing())) {
-            String behind = after.roles().stream().filter(r -> r.hookOutdated() + r.imageOutdated() > 0)
+            String behind = after.roles().stream()
+                    .filter(r -> r.hookOutdated() + r.imageOutdated() > 0)
                     .map(r -> "role " + r.name() + " has " + r.hookOutdated() + " Pod(s) with an older drain hook and "
                             + r.imageOutdated() + " with an older default image")
                     .collect(Collectors.joining("; "));
-            news.add(new News(false, REASON_REFRESH_STARTED, Annotations.REFRESH_HOOKS + "=" + after.hooksRefreshing() + ": "
-                    + (behind.isEmpty() ? "waiting for every role's replicas to be Ready" : behind)
-                    + "; their replicas are replaced one at a time through the retirement protocol"));
+            news.add(new News(
+                    false,
+                    REASON_REFRESH_STARTED,
+                    Annotations.REFRESH_HOOKS + "=" + after.hooksRefreshing() + ": "
+                            + (behind.isEmpty() ? "waiting for every role's replicas to be Ready" : behind)
+                            + "; their replicas are replaced one at a time through the retirement protocol"));
         }
         if (HooksRefresh.changed(refreshedBefore, after.hooksRefreshedFor())) {
-            news.add(new News(false, REASON_REFRESHED, Annotations.REFRESH_HOOKS + "=" + after.hooksRefreshedFor()
-                    + ": every replica carries this operator's drain hook and default images, and every role is Ready"));
+            news.add(
+                    new News(
+                            false,
+                            REASON_REFRESHED,
+                            Annotations.REFRESH_HOOKS + "=" + after.hooksRefreshedFor()
+                                    + ": every replica carries this operator's drain hook and default images, and every role is Ready"));
         }
     }
 }

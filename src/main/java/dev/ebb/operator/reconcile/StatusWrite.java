@@ -14,12 +14,12 @@ import java.net.HttpURLConnection;
  * lay a stale decision over the newer one; the pass is dropped and the next decides afresh.
  */
 final class StatusWrite {
-    private StatusWrite() {
-    }
+    private StatusWrite() {}
 
     /** @return whether the status was written; false when the ModelDeployment changed since the pass read it */
     static boolean recorded(ModelDeployment read, ModelDeploymentStatus status, Context<ModelDeployment> context) {
-        ModelDeployment desired = context.getClient().getKubernetesSerialization().clone(read);
+        ModelDeployment desired =
+                context.getClient().getKubernetesSerialization().clone(read);
         desired.setStatus(status);
         ModelDeployment written;
         try {
@@ -31,7 +31,9 @@ final class StatusWrite {
             throw e;
         }
         // the next pass reads what was written, even before the watch brings it back
-        context.eventSourceRetriever().getControllerEventSource().handleRecentResourceUpdate(ResourceID.fromResource(read), written, read);
+        context.eventSourceRetriever()
+                .getControllerEventSource()
+                .handleRecentResourceUpdate(ResourceID.fromResource(read), written, read);
         return true;
     }
 }

@@ -16,8 +16,7 @@ import java.util.TreeMap;
  */
 public final class SurplusChoice {
     /** The replica to remove, whether it may be deleted without the protocol, and what the choice rested on. */
-    public record Removal(ObservedReplica replica, boolean direct, String chosenBecause) {
-    }
+    public record Removal(ObservedReplica replica, boolean direct, String chosenBecause) {}
 
     /**
      * A role divided: the replicas that leave, in the order they go, and those that stay, which are the only ones a
@@ -26,13 +25,14 @@ public final class SurplusChoice {
      * @param awaitingReads candidates the choice cannot rank until each is read once; meanwhile they count as
      *     staying, so nothing is created and no rollout step is taken while the role is over its count
      */
-    public record Split(List<Removal> leaving, NavigableMap<Integer, ObservedReplica> staying, List<ObservedReplica> awaitingReads) {
-    }
+    public record Split(
+            List<Removal> leaving,
+            NavigableMap<Integer, ObservedReplica> staying,
+            List<ObservedReplica> awaitingReads) {}
 
     static final String HELD_BECAUSE = "kept after its earlier retirement aborted, and still surplus";
 
-    private SurplusChoice() {
-    }
+    private SurplusChoice() {}
 
     /**
      * Splits a role given the ordinals a retirement holds (one under way, or kept after an abort). Such a replica at an
@@ -43,14 +43,22 @@ public final class SurplusChoice {
      * @param readings per ordinal, what one read of the replica's answering members established
      * @param byLoad whether the idlest leave (see {@link LeavingOrder#choose})
      */
-    public static Split split(NavigableMap<Integer, ObservedReplica> replicas, int desired, Set<Integer> held, String hash,
-            Map<Integer, Reading> readings, boolean byLoad) {
+    public static Split split(
+            NavigableMap<Integer, ObservedReplica> replicas,
+            int desired,
+            Set<Integer> held,
+            String hash,
+            Map<Integer, Reading> readings,
+            boolean byLoad) {
         NavigableMap<Integer, ObservedReplica> free = new TreeMap<>(replicas);
         NavigableMap<Integer, ObservedReplica> holding = new TreeMap<>();
         held.stream().filter(replicas::containsKey).forEach(ordinal -> holding.put(ordinal, free.remove(ordinal)));
 
         List<LeavingOrder.Candidate> candidates = free.values().stream()
-                .map(r -> new LeavingOrder.Candidate(r.ordinal(), r.everRan(), r.configHash().filter(hash::equals).isPresent(),
+                .map(r -> new LeavingOrder.Candidate(
+                        r.ordinal(),
+                        r.everRan(),
+                        r.configHash().filter(hash::equals).isPresent(),
                         Optional.ofNullable(readings.get(r.ordinal()))))
                 .toList();
         LeavingOrder.Order order = LeavingOrder.choose(candidates, free.size() - desired, byLoad);
@@ -58,14 +66,19 @@ public final class SurplusChoice {
         for (LeavingOrder.Choice choice : order.leaving()) {
             leaving.add(new Removal(free.remove(choice.ordinal()), choice.direct(), choice.because()));
         }
-        List<ObservedReplica> awaiting = order.awaiting().stream().map(free::get).toList();
+        List<ObservedReplica> awaiting =
+                order.awaiting().stream().map(free::get).toList();
 
         int stillNeeded = Math.max(0, desired - free.size());
         NavigableMap<Integer, ObservedReplica> staying = new TreeMap<>(free);
-        holding.values().stream().filter(r -> r.configHash().filter(hash::equals).isPresent()).limit(stillNeeded)
+        holding.values().stream()
+                .filter(r -> r.configHash().filter(hash::equals).isPresent())
+                .limit(stillNeeded)
                 .forEach(r -> staying.put(r.ordinal(), r));
-        List<Removal> heldLeaving = holding.descendingMap().values().stream().filter(r -> !staying.containsKey(r.ordinal()))
-                .map(r -> new Removal(r, false, HELD_BECAUSE)).toList();
+        List<Removal> heldLeaving = holding.descendingMap().values().stream()
+                .filter(r -> !staying.containsKey(r.ordinal()))
+                .map(r -> new Removal(r, false, HELD_BECAUSE))
+                .toList();
         List<Removal> all = new ArrayList<>(heldLeaving);
         all.addAll(leaving);
         return new Split(List.copyOf(all), staying, awaiting);

@@ -24,8 +24,7 @@ public final class DisruptionBudgets {
     /** policy/v1: an unready Pod may always be evicted. */
     static final String ALWAYS = "AlwaysAllow";
 
-    private DisruptionBudgets() {
-    }
+    private DisruptionBudgets() {}
 
     /**
      * @param rolePods how many of the role's Pods exist now, leaving ones included
@@ -34,24 +33,31 @@ public final class DisruptionBudgets {
         String owner = deployment.owner().name();
         Map<String, String> roleLabels = Map.of(Labels.DEPLOYMENT, owner, Labels.ROLE, role.name());
         boolean protocol = role.nodeMaintenance() == NodeMaintenance.Protocol;
-        // Protocol: every Pod of the role, a withdrawn one still finishing its streams included, and none may be evicted.
-        // Evict: the serving Pods, of which an eviction may take maxUnavailable. One evicted member ends its whole replica,
-        // so that many Pods, whatever the replica's size: counted in replicas, two members of two replicas could go at once.
-        Map<String, String> selected = protocol ? roleLabels
+        // Protocol: every Pod of the role, a withdrawn one still finishing its streams included, and none may be
+        // evicted.
+        // Evict: the serving Pods, of which an eviction may take maxUnavailable. One evicted member ends its whole
+        // replica,
+        // so that many Pods, whatever the replica's size: counted in replicas, two members of two replicas could go at
+        // once.
+        Map<String, String> selected = protocol
+                ? roleLabels
                 : Map.of(Labels.DEPLOYMENT, owner, Labels.ROLE, role.name(), Labels.SERVING, Labels.SERVING_YES);
-        int minAvailable = protocol ? Math.max(rolePods, (role.replicas() + role.maxSurge()) * role.size())
+        int minAvailable = protocol
+                ? Math.max(rolePods, (role.replicas() + role.maxSurge()) * role.size())
                 : Math.max(0, role.replicas() * role.size() - role.maxUnavailable());
         return new PodDisruptionBudgetBuilder()
                 .withNewMetadata()
-                    .withName(Names.roleService(owner, role.name()))
-                    .withNamespace(deployment.owner().namespace())
-                    .withLabels(roleLabels)
-                    .withOwnerReferences(PodRenderer.ownerReference(deployment.owner()))
+                .withName(Names.roleService(owner, role.name()))
+                .withNamespace(deployment.owner().namespace())
+                .withLabels(roleLabels)
+                .withOwnerReferences(PodRenderer.ownerReference(deployment.owner()))
                 .endMetadata()
                 .withNewSpec()
-                    .withNewSelector().withMatchLabels(selected).endSelector()
-                    .withMinAvailable(new IntOrString(minAvailable))
-                    .withUnhealthyPodEvictionPolicy(protocol ? IF_HEALTHY : ALWAYS)
+                .withNewSelector()
+                .withMatchLabels(selected)
+                .endSelector()
+                .withMinAvailable(new IntOrString(minAvailable))
+                .withUnhealthyPodEvictionPolicy(protocol ? IF_HEALTHY : ALWAYS)
                 .endSpec()
                 .build();
     }

@@ -43,6 +43,7 @@ final class LlmDRouterLayout implements RouterLayout {
     static final String PROXY_CONFIG_FILE = "envoy.yaml";
     /** Envoy's preStop hook, {@code src/main/resources/ebb/drain-envoy.sh}, mounted beside its config. */
     static final String PROXY_DRAIN_FILE = "drain-envoy.sh";
+
     static final String PROXY_DRAIN_SCRIPT = BundledScripts.load("ebb/" + PROXY_DRAIN_FILE);
 
     /** The standalone chart's client listener (values.yaml, extraServicePorts "http" and the envoy listener). */
@@ -165,7 +166,8 @@ final class LlmDRouterLayout implements RouterLayout {
      * helpers give a sidecar when failOpen is unset, though the standalone values set it true), so nothing reaches an
      * endpoint the picker did not choose.
      */
-    static final String PROXY_CONFIG = """
+    static final String PROXY_CONFIG =
+            """
             admin:
               address:
                 socket_address:
@@ -351,28 +353,67 @@ final class LlmDRouterLayout implements RouterLayout {
                 // the image's ENTRYPOINT is /app/epp (Dockerfile.epp at v0.10.0): flags only
                 .withArgs(args)
                 .withEnv(pickerEnv())
-                .withPorts(port("grpc", EXT_PROC_PORT), port("grpc-health", HEALTH_PORT), port("metrics", metricsPort()))
+                .withPorts(
+                        port("grpc", EXT_PROC_PORT), port("grpc-health", HEALTH_PORT), port("metrics", metricsPort()))
                 .withSecurityContext(RouterParts.locked())
                 // with leader election off any service name reports the picker's own health (cmd/epp/runner/health.go)
-                .withReadinessProbe(new ProbeBuilder().withNewGrpc().withPort(HEALTH_PORT).withService("inference-extension").endGrpc()
-                        .withPeriodSeconds(2).build())
-                .withLivenessProbe(new ProbeBuilder().withNewGrpc().withPort(HEALTH_PORT).withService("inference-extension").endGrpc()
-                        .withInitialDelaySeconds(5).withPeriodSeconds(10).build())
-                .addNewVolumeMount().withName("config").withMountPath(CONFIG_DIR).withReadOnly(true).endVolumeMount()
+                .withReadinessProbe(new ProbeBuilder()
+                        .withNewGrpc()
+                        .withPort(HEALTH_PORT)
+                        .withService("inference-extension")
+                        .endGrpc()
+                        .withPeriodSeconds(2)
+                        .build())
+                .withLivenessProbe(new ProbeBuilder()
+                        .withNewGrpc()
+                        .withPort(HEALTH_PORT)
+                        .withService("inference-extension")
+                        .endGrpc()
+                        .withInitialDelaySeconds(5)
+                        .withPeriodSeconds(10)
+                        .build())
+                .addNewVolumeMount()
+                .withName("config")
+                .withMountPath(CONFIG_DIR)
+                .withReadOnly(true)
+                .endVolumeMount()
                 .build();
         Container proxy = new ContainerBuilder()
                 .withName(PROXY)
                 .withImage(router.images().dataPlane())
-                // envoy itself, past the Ubuntu image's entrypoint script; the chart's flags, its config read from our files
+                // envoy itself, past the Ubuntu image's entrypoint script; the chart's flags, its config read from our
+                // files
                 .withCommand(PROXY_BINARY)
-                .withArgs("--service-node", PROXY, "--log-level", "warn", "--cpuset-threads", "--drain-strategy", "immediate",
-                        "--drain-time-s", "60", "-c", CONFIG_DIR + "/" + PROXY_CONFIG_FILE)
+                .withArgs(
+                        "--service-node",
+                        PROXY,
+                        "--log-level",
+                        "warn",
+                        "--cpuset-threads",
+                        "--drain-strategy",
+                        "immediate",
+                        "--drain-time-s",
+                        "60",
+                        "-c",
+                        CONFIG_DIR + "/" + PROXY_CONFIG_FILE)
                 .withLifecycle(proxyDrain(RouterDrain.of(deployment)))
                 .withPorts(port("http", CLIENT_PORT), port("proxy-ready", PROXY_READY_PORT))
                 .withSecurityContext(RouterParts.locked())
-                .withReadinessProbe(new ProbeBuilder().withNewHttpGet().withPath("/ready").withPort(new IntOrString(PROXY_READY_PORT))
-                        .withScheme("HTTP").endHttpGet().withPeriodSeconds(5).withTimeoutSeconds(1).withFailureThreshold(1).build())
-                .addNewVolumeMount().withName("config").withMountPath(CONFIG_DIR).withReadOnly(true).endVolumeMount()
+                .withReadinessProbe(new ProbeBuilder()
+                        .withNewHttpGet()
+                        .withPath("/ready")
+                        .withPort(new IntOrString(PROXY_READY_PORT))
+                        .withScheme("HTTP")
+                        .endHttpGet()
+                        .withPeriodSeconds(5)
+                        .withTimeoutSeconds(1)
+                        .withFailureThreshold(1)
+                        .build())
+                .addNewVolumeMount()
+                .withName("config")
+                .withMountPath(CONFIG_DIR)
+                .withReadOnly(true)
+                .endVolumeMount()
                 .build();
         return List.of(picker, proxy);
     }
@@ -388,10 +429,20 @@ final class LlmDRouterLayout implements RouterLayout {
      * its client listener's requests in flight to reach 0, within the drain; see the script.
      */
     static Lifecycle proxyDrain(RouterDrain drain) {
-        return new LifecycleBuilder().withNewPreStop().withNewExec().withCommand("/bin/bash", CONFIG_DIR + "/" + PROXY_DRAIN_FILE,
-                Integer.toString(drain.settle()), Integer.toString(drain.drain()), PROXY_ADMIN_HOST, Integer.toString(PROXY_ADMIN_PORT),
-                PROXY_IN_FLIGHT_GAUGE)
-                .endExec().endPreStop().build();
+        return new LifecycleBuilder()
+                .withNewPreStop()
+                .withNewExec()
+                .withCommand(
+                        "/bin/bash",
+                        CONFIG_DIR + "/" + PROXY_DRAIN_FILE,
+                        Integer.toString(drain.settle()),
+                        Integer.toString(drain.drain()),
+                        PROXY_ADMIN_HOST,
+                        Integer.toString(PROXY_ADMIN_PORT),
+                        PROXY_IN_FLIGHT_GAUGE)
+                .endExec()
+                .endPreStop()
+                .build();
     }
 
     /**
@@ -409,12 +460,20 @@ final class LlmDRouterLayout implements RouterLayout {
      */
     static List<String> pickerArgs(DesiredDeployment deployment) {
         String selector = RouterRenderer.selects(deployment).entrySet().stream()
-                .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(","));
+                .map(e -> e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining(","));
         String ports = targetPorts(deployment).stream().map(String::valueOf).collect(Collectors.joining(","));
-        return List.of("--endpoint-selector=" + selector, "--endpoint-target-ports=" + ports,
-                "--config-file=" + CONFIG_DIR + "/" + PICKER_CONFIG_FILE, "--grpc-port=" + EXT_PROC_PORT,
-                "--grpc-health-port=" + HEALTH_PORT, "--metrics-port=" + metricsPort(), "--metrics-endpoint-auth=false",
-                "--secure-serving=false", "--health-checking=true", "--tracing=false",
+        return List.of(
+                "--endpoint-selector=" + selector,
+                "--endpoint-target-ports=" + ports,
+                "--config-file=" + CONFIG_DIR + "/" + PICKER_CONFIG_FILE,
+                "--grpc-port=" + EXT_PROC_PORT,
+                "--grpc-health-port=" + HEALTH_PORT,
+                "--metrics-port=" + metricsPort(),
+                "--metrics-endpoint-auth=false",
+                "--secure-serving=false",
+                "--health-checking=true",
+                "--tracing=false",
                 "--drain-timeout=" + RouterDrain.of(deployment).lastStreamBy() + "s");
     }
 
@@ -425,10 +484,22 @@ final class LlmDRouterLayout implements RouterLayout {
      */
     private static List<EnvVar> pickerEnv() {
         return List.of(
-                new EnvVarBuilder().withName("NAMESPACE").withNewValueFrom().withNewFieldRef().withFieldPath("metadata.namespace").endFieldRef()
-                        .endValueFrom().build(),
-                new EnvVarBuilder().withName("POD_NAME").withNewValueFrom().withNewFieldRef().withFieldPath("metadata.name").endFieldRef()
-                        .endValueFrom().build());
+                new EnvVarBuilder()
+                        .withName("NAMESPACE")
+                        .withNewValueFrom()
+                        .withNewFieldRef()
+                        .withFieldPath("metadata.namespace")
+                        .endFieldRef()
+                        .endValueFrom()
+                        .build(),
+                new EnvVarBuilder()
+                        .withName("POD_NAME")
+                        .withNewValueFrom()
+                        .withNewFieldRef()
+                        .withFieldPath("metadata.name")
+                        .endFieldRef()
+                        .endValueFrom()
+                        .build());
     }
 
     /**
@@ -453,19 +524,27 @@ final class LlmDRouterLayout implements RouterLayout {
         List<FieldError> errors = new ArrayList<>();
         int ports = targetPorts(deployment).size();
         if (ports > MAX_TARGET_PORTS) {
-            errors.add(new FieldError("spec.roles", "llm-d-router's endpoint picker takes at most " + MAX_TARGET_PORTS
-                    + " distinct role ports, the roles use " + ports));
+            errors.add(new FieldError(
+                    "spec.roles",
+                    "llm-d-router's endpoint picker takes at most " + MAX_TARGET_PORTS
+                            + " distinct role ports, the roles use " + ports));
         }
         List<String> tlsFlags = EngineProfile.of(deployment.engine()).tlsFlags();
         for (int i = 0; i < deployment.roles().size(); i++) {
             DesiredRole role = deployment.roles().get(i);
-            if (role.port() == RoutingProxy.ENGINE_PORT && RoutingProxy.fronts(new MemberSlot(deployment, role, 0, 0))) {
-                errors.add(new FieldError("spec.roles[" + i + "].port", "cannot be " + RoutingProxy.ENGINE_PORT
-                        + " under llm-d-router: a Decode role's engine listens there, behind the routing proxy that takes the role's port"));
+            if (role.port() == RoutingProxy.ENGINE_PORT
+                    && RoutingProxy.fronts(new MemberSlot(deployment, role, 0, 0))) {
+                errors.add(
+                        new FieldError(
+                                "spec.roles[" + i + "].port",
+                                "cannot be " + RoutingProxy.ENGINE_PORT
+                                        + " under llm-d-router: a Decode role's engine listens there, behind the routing proxy that takes the role's port"));
             }
             if (Stream.concat(role.extraArgs().stream(), role.command().stream())
-                    .anyMatch(arg -> tlsFlags.stream().anyMatch(flag -> arg.equals(flag) || arg.startsWith(flag + "=")))) {
-                errors.add(new FieldError("spec.roles[" + i + "].extraArgs",
+                    .anyMatch(arg ->
+                            tlsFlags.stream().anyMatch(flag -> arg.equals(flag) || arg.startsWith(flag + "=")))) {
+                errors.add(new FieldError(
+                        "spec.roles[" + i + "].extraArgs",
                         "serve TLS, which llm-d-router's Envoy and endpoint picker do not speak to engines"));
             }
         }
@@ -480,8 +559,13 @@ final class LlmDRouterLayout implements RouterLayout {
 
     @Override
     public Map<String, String> files(DesiredDeployment deployment) {
-        return Map.of(PICKER_CONFIG_FILE, disaggregates(deployment) ? DISAGGREGATED_CONFIG : SERVING_CONFIG, PROXY_CONFIG_FILE, PROXY_CONFIG,
-                PROXY_DRAIN_FILE, PROXY_DRAIN_SCRIPT);
+        return Map.of(
+                PICKER_CONFIG_FILE,
+                disaggregates(deployment) ? DISAGGREGATED_CONFIG : SERVING_CONFIG,
+                PROXY_CONFIG_FILE,
+                PROXY_CONFIG,
+                PROXY_DRAIN_FILE,
+                PROXY_DRAIN_SCRIPT);
     }
 
     /**
@@ -496,7 +580,11 @@ final class LlmDRouterLayout implements RouterLayout {
     /** Both images run as a numbered non-root user; naming it lets the kubelet check runAsNonRoot. */
     @Override
     public PodSecurityContext podSecurity() {
-        return new PodSecurityContextBuilder().withRunAsNonRoot(true).withRunAsUser(NONROOT_USER).withRunAsGroup(NONROOT_USER).build();
+        return new PodSecurityContextBuilder()
+                .withRunAsNonRoot(true)
+                .withRunAsUser(NONROOT_USER)
+                .withRunAsGroup(NONROOT_USER)
+                .build();
     }
 
     /**
@@ -539,6 +627,10 @@ final class LlmDRouterLayout implements RouterLayout {
     }
 
     private static ContainerPort port(String name, int number) {
-        return new ContainerPortBuilder().withName(name).withContainerPort(number).withProtocol("TCP").build();
+        return new ContainerPortBuilder()
+                .withName(name)
+                .withContainerPort(number)
+                .withProtocol("TCP")
+                .build();
     }
 }

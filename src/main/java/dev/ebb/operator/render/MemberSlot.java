@@ -27,8 +27,7 @@ public record MemberSlot(DesiredDeployment deployment, DesiredRole role, int ord
     }
 
     /** A follower's leader: its Pod's name, and the stable name it is reached by ({@link #leaderHost()}). */
-    public record Leader(String pod, String host) {
-    }
+    public record Leader(String pod, String host) {}
 
     /**
      * The leader of the replica a Pod follows, as the Pod's own labels name it; empty for a leader, and for labels that
@@ -38,10 +37,13 @@ public record MemberSlot(DesiredDeployment deployment, DesiredRole role, int ord
         String deployment = labels.get(Labels.DEPLOYMENT);
         String role = labels.get(Labels.ROLE);
         Optional<Integer> ordinal = Labels.number(labels.get(Labels.REPLICA));
-        if (labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX).equals(Labels.LEADER_INDEX) || deployment == null || role == null
+        if (labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX).equals(Labels.LEADER_INDEX)
+                || deployment == null
+                || role == null
                 || ordinal.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(new Leader(Names.pod(deployment, role, ordinal.get(), 0), memberHost(deployment, role, ordinal.get(), 0)));
+        return Optional.of(new Leader(
+                Names.pod(deployment, role, ordinal.get(), 0), memberHost(deployment, role, ordinal.get(), 0)));
     }
 }

@@ -4,8 +4,7 @@ import dev.ebb.operator.api.v1alpha1.RoleSpec;
 
 /** How the operator names what it creates; admission keeps every result within a 63-character DNS label. */
 public final class Names {
-    private Names() {
-    }
+    private Names() {}
 
     public static String pod(String deployment, String role, int ordinal, int member) {
         return replica(deployment, role, ordinal) + "-m" + member;

@@ -64,6 +64,7 @@ public class PodRenderer {
     private static final String OPERATOR_DEFAULT_IMAGE = "operator-default";
     /** The startup probe asks as often as the readiness probe, so a loaded engine is found ready as soon. */
     private static final int PROBE_PERIOD_SECONDS = 5;
+
     static final String KUEUE_QUEUE = "kueue.x-k8s.io/queue-name";
     static final String KUEUE_POD_GROUP = "kueue.x-k8s.io/pod-group-name";
     static final String KUEUE_POD_GROUP_SIZE = "kueue.x-k8s.io/pod-group-total-count";
@@ -71,6 +72,7 @@ public class PodRenderer {
 
     /** The engine container's volume of the hook's ConfigMap. */
     public static final String DRAIN_HOOK_VOLUME = RoleTemplate.DRAIN_HOOK_VOLUME;
+
     private final DrainTimelines timelines;
     private final String hookScript;
     private final String hookRevision;
@@ -99,7 +101,9 @@ public class PodRenderer {
      * Other replicas differ from it only by their ordinal, so any edit that changes one of them changes this.
      */
     public String configHash(DesiredDeployment deployment, DesiredRole role) {
-        return hashOf(IntStream.range(0, role.size()).mapToObj(member -> renderWithoutHash(new MemberSlot(deployment, role, 0, member))).toList());
+        return hashOf(IntStream.range(0, role.size())
+                .mapToObj(member -> renderWithoutHash(new MemberSlot(deployment, role, 0, member)))
+                .toList());
     }
 
     /**
@@ -117,7 +121,8 @@ public class PodRenderer {
      * model); the user decides when (see {@link #hookOutdated}, {@link #imageOutdated}).
      */
     static String hashOf(List<Pod> rendered) {
-        List<Pod> firstReplica = rendered.stream().map(PodRenderer::withoutOperatorChoices).toList();
+        List<Pod> firstReplica =
+                rendered.stream().map(PodRenderer::withoutOperatorChoices).toList();
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(CANONICAL_JSON.writeValueAsBytes(firstReplica));
             return HexFormat.of().formatHex(digest).substring(0, HASH_HEX_LENGTH);
@@ -137,8 +142,11 @@ public class PodRenderer {
 
     /** Whether the Pod's engine container drains through the operator's hook. */
     public static boolean hooked(Pod pod) {
-        return engineContainer(pod).map(c -> c.getLifecycle() != null && c.getLifecycle().getPreStop() != null
-                && c.getLifecycle().getPreStop().getExec() != null).orElse(false);
+        return engineContainer(pod)
+                .map(c -> c.getLifecycle() != null
+                        && c.getLifecycle().getPreStop() != null
+                        && c.getLifecycle().getPreStop().getExec() != null)
+                .orElse(false);
     }
 
     /**
@@ -154,7 +162,9 @@ public class PodRenderer {
         boolean otherScript = annotations == null || !hookRevision.equals(annotations.get(Annotations.HOOK_REVISION));
         Container engine = engineContainer(pod).orElseThrow();
         List<String> hook = engine.getLifecycle().getPreStop().getExec().getCommand();
-        return otherScript || !Optional.of(DrainHook.hosts(hook)).equals(hookHostsOf(pod, deployment.engine(), engine.getCommand()));
+        return otherScript
+                || !Optional.of(DrainHook.hosts(hook))
+                        .equals(hookHostsOf(pod, deployment.engine(), engine.getCommand()));
     }
 
     /**
@@ -170,16 +180,28 @@ public class PodRenderer {
      * engine and every other member.
      */
     static List<String> hookHosts(MemberSlot slot) {
-        boolean everyMember = FollowerGauges.onFollowers(slot.deployment().engine(), slot.role().size(), slot.role().extraArgs()).isPresent();
-        return hookHosts(slot.deployment().owner().name(), slot.role().name(), slot.ordinal(), slot.member(), slot.role().size(), everyMember);
+        boolean everyMember = FollowerGauges.onFollowers(
+                        slot.deployment().engine(),
+                        slot.role().size(),
+                        slot.role().extraArgs())
+                .isPresent();
+        return hookHosts(
+                slot.deployment().owner().name(),
+                slot.role().name(),
+                slot.ordinal(),
+                slot.member(),
+                slot.role().size(),
+                everyMember);
     }
 
-    private static List<String> hookHosts(String deployment, String role, int ordinal, int member, int size, boolean everyMember) {
+    private static List<String> hookHosts(
+            String deployment, String role, int ordinal, int member, int size, boolean everyMember) {
         if (!everyMember) {
             return List.of(member == 0 ? DrainHook.LOOPBACK : MemberSlot.memberHost(deployment, role, ordinal, 0));
         }
         List<String> hosts = new ArrayList<>(List.of(DrainHook.LOOPBACK));
-        IntStream.range(0, size).filter(other -> other != member)
+        IntStream.range(0, size)
+                .filter(other -> other != member)
                 .forEach(other -> hosts.add(MemberSlot.memberHost(deployment, role, ordinal, other)));
         return List.copyOf(hosts);
     }
@@ -189,12 +211,16 @@ public class PodRenderer {
      * with no labels reads its own engine.
      */
     private static Optional<List<String>> hookHostsOf(Pod pod, Engine engine, List<String> command) {
-        Map<String, String> labels = Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of());
-        Map<String, String> annotations = Optional.ofNullable(pod.getMetadata().getAnnotations()).orElse(Map.of());
+        Map<String, String> labels =
+                Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of());
+        Map<String, String> annotations =
+                Optional.ofNullable(pod.getMetadata().getAnnotations()).orElse(Map.of());
         Optional<Integer> member = Labels.number(labels.getOrDefault(Labels.MEMBER_INDEX, Labels.LEADER_INDEX));
         Optional<Integer> size = Labels.number(annotations.get(Annotations.REPLICA_SIZE));
         Optional<Integer> ordinal = Labels.number(labels.get(Labels.REPLICA));
-        boolean everyMember = size.isPresent() && command != null && FollowerGauges.onFollowers(engine, size.get(), command).isPresent();
+        boolean everyMember = size.isPresent()
+                && command != null
+                && FollowerGauges.onFollowers(engine, size.get(), command).isPresent();
         if (member.isEmpty()) {
             return Optional.empty();
         }
@@ -204,7 +230,12 @@ public class PodRenderer {
         if (labels.get(Labels.DEPLOYMENT) == null || labels.get(Labels.ROLE) == null || ordinal.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(hookHosts(labels.get(Labels.DEPLOYMENT), labels.get(Labels.ROLE), ordinal.get(), member.get(), size.orElse(1),
+        return Optional.of(hookHosts(
+                labels.get(Labels.DEPLOYMENT),
+                labels.get(Labels.ROLE),
+                ordinal.get(),
+                member.get(),
+                size.orElse(1),
                 everyMember));
     }
 
@@ -222,13 +253,20 @@ public class PodRenderer {
         String proxyCreatedWith = annotations.get(Annotations.ROUTING_PROXY_IMAGE);
         boolean engineBehind = role.defaultImage() && createdWith != null && !createdWith.equals(role.image());
         boolean proxyBehind = proxyCreatedWith != null
-                && !deployment.router().map(r -> r.images().routingProxy()).filter(proxyCreatedWith::equals).isPresent();
+                && !deployment
+                        .router()
+                        .map(r -> r.images().routingProxy())
+                        .filter(proxyCreatedWith::equals)
+                        .isPresent();
         return engineBehind || proxyBehind;
     }
 
     private static Optional<Container> engineContainer(Pod pod) {
-        return pod.getSpec() == null || pod.getSpec().getContainers() == null ? Optional.empty()
-                : pod.getSpec().getContainers().stream().filter(c -> ENGINE_CONTAINER.equals(c.getName())).findFirst();
+        return pod.getSpec() == null || pod.getSpec().getContainers() == null
+                ? Optional.empty()
+                : pod.getSpec().getContainers().stream()
+                        .filter(c -> ENGINE_CONTAINER.equals(c.getName()))
+                        .findFirst();
     }
 
     private static Pod withoutOperatorChoices(Pod pod) {
@@ -237,12 +275,15 @@ public class PodRenderer {
             Container engine = engineContainer(copy).orElseThrow();
             ExecAction exec = engine.getLifecycle().getPreStop().getExec();
             exec.setCommand(DrainHook.withoutOperatorChoices(exec.getCommand()));
-            // where the script comes from is the operator's choice: releases that carried it in the command had no volume
-            if (engine.getVolumeMounts() != null && engine.getVolumeMounts().removeIf(m -> DRAIN_HOOK_VOLUME.equals(m.getName()))
+            // where the script comes from is the operator's choice: releases that carried it in the command had no
+            // volume
+            if (engine.getVolumeMounts() != null
+                    && engine.getVolumeMounts().removeIf(m -> DRAIN_HOOK_VOLUME.equals(m.getName()))
                     && engine.getVolumeMounts().isEmpty()) {
                 engine.setVolumeMounts(null);
             }
-            if (copy.getSpec().getVolumes() != null && copy.getSpec().getVolumes().removeIf(v -> DRAIN_HOOK_VOLUME.equals(v.getName()))
+            if (copy.getSpec().getVolumes() != null
+                    && copy.getSpec().getVolumes().removeIf(v -> DRAIN_HOOK_VOLUME.equals(v.getName()))
                     && copy.getSpec().getVolumes().isEmpty()) {
                 copy.getSpec().setVolumes(null);
             }
@@ -260,7 +301,10 @@ public class PodRenderer {
             if (copy.getSpec().getVolumes().isEmpty()) {
                 copy.getSpec().setVolumes(null);
             }
-            engineContainer(copy).orElseThrow().getVolumeMounts().removeIf(m -> RoleTemplate.SHARED_MEMORY_VOLUME.equals(m.getName()));
+            engineContainer(copy)
+                    .orElseThrow()
+                    .getVolumeMounts()
+                    .removeIf(m -> RoleTemplate.SHARED_MEMORY_VOLUME.equals(m.getName()));
         }
         if (annotations != null && annotations.remove(Annotations.DEFAULT_STARTUP_SECONDS) != null) {
             engineContainer(copy).orElseThrow().setStartupProbe(null);
@@ -296,73 +340,118 @@ public class PodRenderer {
                 .withName(ENGINE_CONTAINER)
                 .withImage(role.image())
                 .withCommand(command)
-                .addNewPort().withName(PORT_NAME).withContainerPort(enginePort).withProtocol("TCP").endPort()
+                .addNewPort()
+                .withName(PORT_NAME)
+                .withContainerPort(enginePort)
+                .withProtocol("TCP")
+                .endPort()
                 .withEnv(role.env());
         role.resources().ifPresent(main::withResources);
         RoleTemplate.EngineContainerTemplate engineTemplate = role.template().engineContainer();
         if (engineTemplate != null) {
-            main.withEnvFrom(engineTemplate.envFrom()).withVolumeMounts(engineTemplate.volumeMounts())
+            main.withEnvFrom(engineTemplate.envFrom())
+                    .withVolumeMounts(engineTemplate.volumeMounts())
                     .withSecurityContext(engineTemplate.securityContext());
         }
-        role.sharedMemory().value().ifPresent(size -> main.addNewVolumeMount().withName(RoleTemplate.SHARED_MEMORY_VOLUME)
-                .withMountPath(RoleTemplate.SHARED_MEMORY_PATH).endVolumeMount());
+        role.sharedMemory()
+                .value()
+                .ifPresent(size -> main.addNewVolumeMount()
+                        .withName(RoleTemplate.SHARED_MEMORY_VOLUME)
+                        .withMountPath(RoleTemplate.SHARED_MEMORY_PATH)
+                        .endVolumeMount());
         if (operatorBuilt && slot.leader()) {
             main.withReadinessProbe(readiness(profile, enginePort, tls));
-            role.startupSeconds().value().ifPresent(seconds -> main.withStartupProbe(startup(profile, enginePort, tls, seconds)));
-            role.livenessSeconds().ifPresent(seconds -> main.withLivenessProbe(healthCheck(profile, enginePort, tls, failuresWithin(seconds))));
+            role.startupSeconds()
+                    .value()
+                    .ifPresent(seconds -> main.withStartupProbe(startup(profile, enginePort, tls, seconds)));
+            role.livenessSeconds()
+                    .ifPresent(seconds ->
+                            main.withLivenessProbe(healthCheck(profile, enginePort, tls, failuresWithin(seconds))));
         }
         if (timeline.hooked()) {
-            main.withNewLifecycle().withNewPreStop().withNewExec()
-                    .withCommand(DrainHook.command(timeline, tls ? "https" : "http", hookHosts(slot), enginePort,
-                            METRICS_PATH, InFlightGauges.of(deployment.engine())))
-                    .endExec().endPreStop().endLifecycle();
-            main.addNewVolumeMount().withName(DRAIN_HOOK_VOLUME).withMountPath(DrainHook.MOUNT_PATH).withReadOnly(true).endVolumeMount();
+            main.withNewLifecycle()
+                    .withNewPreStop()
+                    .withNewExec()
+                    .withCommand(DrainHook.command(
+                            timeline,
+                            tls ? "https" : "http",
+                            hookHosts(slot),
+                            enginePort,
+                            METRICS_PATH,
+                            InFlightGauges.of(deployment.engine())))
+                    .endExec()
+                    .endPreStop()
+                    .endLifecycle();
+            main.addNewVolumeMount()
+                    .withName(DRAIN_HOOK_VOLUME)
+                    .withMountPath(DrainHook.MOUNT_PATH)
+                    .withReadOnly(true)
+                    .endVolumeMount();
         }
 
-        RoleTemplate.PodTemplate podTemplate = Optional.ofNullable(role.template().pod())
-                .orElseGet(() -> new RoleTemplate.PodTemplate(null, null, null, null, null, null, null, null, null, null));
+        RoleTemplate.PodTemplate podTemplate = Optional.ofNullable(
+                        role.template().pod())
+                .orElseGet(
+                        () -> new RoleTemplate.PodTemplate(null, null, null, null, null, null, null, null, null, null));
         return new PodBuilder()
                 .withNewMetadata()
-                    .withName(slot.podName())
-                    .withNamespace(deployment.owner().namespace())
-                    .withLabels(withTemplates(podTemplate, RoleTemplate.Metadata::labels, labels(slot)))
-                    .withAnnotations(withTemplates(podTemplate, RoleTemplate.Metadata::annotations,
-                            annotations(slot, enginePort, tls, operatorBuilt, timeline)))
-                    .withOwnerReferences(ownerReference(deployment.owner()))
+                .withName(slot.podName())
+                .withNamespace(deployment.owner().namespace())
+                .withLabels(withTemplates(podTemplate, RoleTemplate.Metadata::labels, labels(slot)))
+                .withAnnotations(withTemplates(
+                        podTemplate,
+                        RoleTemplate.Metadata::annotations,
+                        annotations(slot, enginePort, tls, operatorBuilt, timeline)))
+                .withOwnerReferences(ownerReference(deployment.owner()))
                 .endMetadata()
                 .withNewSpec()
-                    .withServiceAccountName(podTemplate.serviceAccountName())
-                    .withImagePullSecrets(podTemplate.imagePullSecrets())
-                    .withAffinity(podTemplate.affinity())
-                    .withTopologySpreadConstraints(podTemplate.topologySpreadConstraints())
-                    .withPriorityClassName(podTemplate.priorityClassName())
-                    .withRuntimeClassName(podTemplate.runtimeClassName())
-                    .withSchedulerName(podTemplate.schedulerName())
-                    .withSecurityContext(podTemplate.securityContext())
-                    .withVolumes(volumes(podTemplate, role, timeline.hooked() ? Optional.of(hookConfigMapName(deployment)) : Optional.empty()))
-                    .withHostname(role.size() > 1 ? slot.podName() : null)
-                    .withSubdomain(role.size() > 1 ? Names.replica(deployment.owner().name(), role.name(), slot.ordinal()) : null)
-                    // A Service named like the engine would inject e.g. VLLM_PORT, which vLLM reads as its own setting.
-                    .withEnableServiceLinks(false)
-                    .withTerminationGracePeriodSeconds(timeline.grace().map(Integer::longValue).orElse(null))
-                    .withNodeSelector(role.nodeSelector().isEmpty() ? null : role.nodeSelector())
-                    .withTolerations(role.tolerations())
-                    .withInitContainers(RoutingProxy.fronts(slot) && deployment.platform().nativeSidecars()
-                            ? List.of(RoutingProxy.container(slot, deployment.platform())) : List.of())
-                    .withContainers(RoutingProxy.fronts(slot) && !deployment.platform().nativeSidecars()
-                            ? List.of(main.build(), RoutingProxy.container(slot, deployment.platform())) : List.of(main.build()))
+                .withServiceAccountName(podTemplate.serviceAccountName())
+                .withImagePullSecrets(podTemplate.imagePullSecrets())
+                .withAffinity(podTemplate.affinity())
+                .withTopologySpreadConstraints(podTemplate.topologySpreadConstraints())
+                .withPriorityClassName(podTemplate.priorityClassName())
+                .withRuntimeClassName(podTemplate.runtimeClassName())
+                .withSchedulerName(podTemplate.schedulerName())
+                .withSecurityContext(podTemplate.securityContext())
+                .withVolumes(volumes(
+                        podTemplate,
+                        role,
+                        timeline.hooked() ? Optional.of(hookConfigMapName(deployment)) : Optional.empty()))
+                .withHostname(role.size() > 1 ? slot.podName() : null)
+                .withSubdomain(
+                        role.size() > 1 ? Names.replica(deployment.owner().name(), role.name(), slot.ordinal()) : null)
+                // A Service named like the engine would inject e.g. VLLM_PORT, which vLLM reads as its own setting.
+                .withEnableServiceLinks(false)
+                .withTerminationGracePeriodSeconds(
+                        timeline.grace().map(Integer::longValue).orElse(null))
+                .withNodeSelector(role.nodeSelector().isEmpty() ? null : role.nodeSelector())
+                .withTolerations(role.tolerations())
+                .withInitContainers(
+                        RoutingProxy.fronts(slot) && deployment.platform().nativeSidecars()
+                                ? List.of(RoutingProxy.container(slot, deployment.platform()))
+                                : List.of())
+                .withContainers(
+                        RoutingProxy.fronts(slot) && !deployment.platform().nativeSidecars()
+                                ? List.of(main.build(), RoutingProxy.container(slot, deployment.platform()))
+                                : List.of(main.build()))
                 .endSpec()
                 .build();
     }
 
     public DrainTimeline drainTimeline(DesiredDeployment deployment, DesiredRole role) {
-        return timelines.of(role.grace(), deployment.engine(), role.kind(), role.takeOver(),
+        return timelines.of(
+                role.grace(),
+                deployment.engine(),
+                role.kind(),
+                role.takeOver(),
                 RoutingProxy.fronts(deployment, role) && !deployment.platform().nativeSidecars(),
                 EngineShutdown.operatorSizes(deployment.engine(), role.image(), role.extraArgs()));
     }
 
     /** The template's labels or annotations with the operator's own over them: these the Pod must carry as rendered. */
-    private static Map<String, String> withTemplates(RoleTemplate.PodTemplate template, Function<RoleTemplate.Metadata, Map<String, String>> part,
+    private static Map<String, String> withTemplates(
+            RoleTemplate.PodTemplate template,
+            Function<RoleTemplate.Metadata, Map<String, String>> part,
             Map<String, String> operators) {
         Map<String, String> merged = new LinkedHashMap<>();
         Optional.ofNullable(template.metadata()).map(part).ifPresent(merged::putAll);
@@ -375,12 +464,25 @@ public class PodRenderer {
      * hooked, the hook's ConfigMap, which the kubelet must mount before the engine starts (it is not optional), so no
      * engine of this release serves without its hook's script.
      */
-    private static List<Volume> volumes(RoleTemplate.PodTemplate template, DesiredRole role, Optional<String> hookConfigMap) {
+    private static List<Volume> volumes(
+            RoleTemplate.PodTemplate template, DesiredRole role, Optional<String> hookConfigMap) {
         List<Volume> volumes = new ArrayList<>(template.volumes() == null ? List.of() : template.volumes());
-        role.sharedMemory().value().ifPresent(size -> volumes.add(new VolumeBuilder().withName(RoleTemplate.SHARED_MEMORY_VOLUME)
-                .withNewEmptyDir().withMedium("Memory").withSizeLimit(new Quantity(size)).endEmptyDir().build()));
-        hookConfigMap.ifPresent(name -> volumes.add(new VolumeBuilder().withName(DRAIN_HOOK_VOLUME)
-                .withNewConfigMap().withName(name).withOptional(false).endConfigMap().build()));
+        role.sharedMemory()
+                .value()
+                .ifPresent(size -> volumes.add(new VolumeBuilder()
+                        .withName(RoleTemplate.SHARED_MEMORY_VOLUME)
+                        .withNewEmptyDir()
+                        .withMedium("Memory")
+                        .withSizeLimit(new Quantity(size))
+                        .endEmptyDir()
+                        .build()));
+        hookConfigMap.ifPresent(name -> volumes.add(new VolumeBuilder()
+                .withName(DRAIN_HOOK_VOLUME)
+                .withNewConfigMap()
+                .withName(name)
+                .withOptional(false)
+                .endConfigMap()
+                .build()));
         return volumes.isEmpty() ? null : volumes;
     }
 
@@ -396,10 +498,11 @@ public class PodRenderer {
     public ConfigMap hookConfigMap(DesiredDeployment deployment) {
         return new ConfigMapBuilder()
                 .withNewMetadata()
-                    .withName(hookConfigMapName(deployment))
-                    .withNamespace(deployment.owner().namespace())
-                    .withLabels(Map.of(Labels.DEPLOYMENT, deployment.owner().name(), Labels.DRAIN_HOOK_REVISION, hookRevision))
-                    .withOwnerReferences(ownerReference(deployment.owner()))
+                .withName(hookConfigMapName(deployment))
+                .withNamespace(deployment.owner().namespace())
+                .withLabels(
+                        Map.of(Labels.DEPLOYMENT, deployment.owner().name(), Labels.DRAIN_HOOK_REVISION, hookRevision))
+                .withOwnerReferences(ownerReference(deployment.owner()))
                 .endMetadata()
                 .withImmutable(true)
                 .withData(Map.of(DrainHook.FILE, hookScript))
@@ -410,7 +513,8 @@ public class PodRenderer {
     public static Optional<String> hookConfigMapOf(Pod pod) {
         return Optional.ofNullable(pod.getSpec()).map(spec -> spec.getVolumes()).orElse(List.of()).stream()
                 .filter(v -> DRAIN_HOOK_VOLUME.equals(v.getName()) && v.getConfigMap() != null)
-                .map(v -> v.getConfigMap().getName()).findFirst();
+                .map(v -> v.getConfigMap().getName())
+                .findFirst();
     }
 
     private static Map<String, String> labels(MemberSlot slot) {
@@ -421,9 +525,13 @@ public class PodRenderer {
         labels.put(Labels.REPLICA, Integer.toString(slot.ordinal()));
         labels.put(Labels.MEMBER_INDEX, Integer.toString(slot.member()));
         labels.put(Labels.SERVING, Labels.SERVING_YES);
-        slot.deployment().router().ifPresent(r -> labels.putAll(RouterLayout.of(r.kind()).memberLabels(slot)));
+        slot.deployment()
+                .router()
+                .ifPresent(r -> labels.putAll(RouterLayout.of(r.kind()).memberLabels(slot)));
         if (queuedByKueue(slot.role())) {
-            labels.put(KUEUE_POD_GROUP, Names.replica(slot.deployment().owner().name(), slot.role().name(), slot.ordinal()));
+            labels.put(
+                    KUEUE_POD_GROUP,
+                    Names.replica(slot.deployment().owner().name(), slot.role().name(), slot.ordinal()));
         }
         return labels;
     }
@@ -434,12 +542,15 @@ public class PodRenderer {
      * GroupTotalCountAnnotation, GroupServingAnnotationKey).
      */
     private static boolean queuedByKueue(DesiredRole role) {
-        return Optional.ofNullable(role.template().pod()).map(RoleTemplate.PodTemplate::metadata).map(RoleTemplate.Metadata::labels)
-                .filter(labels -> labels.containsKey(KUEUE_QUEUE)).isPresent();
+        return Optional.ofNullable(role.template().pod())
+                .map(RoleTemplate.PodTemplate::metadata)
+                .map(RoleTemplate.Metadata::labels)
+                .filter(labels -> labels.containsKey(KUEUE_QUEUE))
+                .isPresent();
     }
 
-    private static Map<String, String> annotations(MemberSlot slot, int enginePort, boolean tls, boolean operatorBuilt,
-            DrainTimeline timeline) {
+    private static Map<String, String> annotations(
+            MemberSlot slot, int enginePort, boolean tls, boolean operatorBuilt, DrainTimeline timeline) {
         DesiredRole role = slot.role();
         Map<String, String> annotations = new LinkedHashMap<>();
         annotations.put(Annotations.REPLICA_SIZE, Integer.toString(role.size()));
@@ -447,16 +558,24 @@ public class PodRenderer {
             annotations.put(Annotations.DEFAULT_IMAGE, role.image());
         }
         if (operatorBuilt) {
-            timeline.engineShutdown().ifPresent(seconds -> annotations.put(Annotations.ENGINE_SHUTDOWN, Integer.toString(seconds)));
+            timeline.engineShutdown()
+                    .ifPresent(seconds -> annotations.put(Annotations.ENGINE_SHUTDOWN, Integer.toString(seconds)));
         }
-        role.sharedMemory().value().filter(size -> role.sharedMemory().defaulted())
+        role.sharedMemory()
+                .value()
+                .filter(size -> role.sharedMemory().defaulted())
                 .ifPresent(size -> annotations.put(Annotations.DEFAULT_SHARED_MEMORY, size));
         if (operatorBuilt && slot.leader()) {
-            role.startupSeconds().value().filter(seconds -> role.startupSeconds().defaulted())
-                    .ifPresent(seconds -> annotations.put(Annotations.DEFAULT_STARTUP_SECONDS, Integer.toString(seconds)));
+            role.startupSeconds()
+                    .value()
+                    .filter(seconds -> role.startupSeconds().defaulted())
+                    .ifPresent(
+                            seconds -> annotations.put(Annotations.DEFAULT_STARTUP_SECONDS, Integer.toString(seconds)));
         }
         if (RoutingProxy.fronts(slot)) {
-            annotations.put(Annotations.ROUTING_PROXY_IMAGE, slot.deployment().router().orElseThrow().images().routingProxy());
+            annotations.put(
+                    Annotations.ROUTING_PROXY_IMAGE,
+                    slot.deployment().router().orElseThrow().images().routingProxy());
         }
         if (operatorBuilt) {
             annotations.put(Annotations.SCRAPE, "true");
@@ -464,7 +583,9 @@ public class PodRenderer {
             annotations.put(Annotations.SCRAPE_PATH, METRICS_PATH);
             annotations.put(Annotations.SCRAPE_SCHEME, tls ? "https" : "http");
         }
-        slot.deployment().router().ifPresent(r -> annotations.putAll(RouterLayout.of(r.kind()).memberAnnotations(slot)));
+        slot.deployment()
+                .router()
+                .ifPresent(r -> annotations.putAll(RouterLayout.of(r.kind()).memberAnnotations(slot)));
         if (queuedByKueue(role)) {
             annotations.put(KUEUE_POD_GROUP_SIZE, Integer.toString(role.size()));
             // a replica never finishes: without this Kueue would reclaim its quota when a member exits
@@ -494,9 +615,9 @@ public class PodRenderer {
     private static Probe healthCheck(EngineProfile profile, int enginePort, boolean tls, int failures) {
         return new ProbeBuilder()
                 .withNewHttpGet()
-                    .withPath(profile.healthPath())
-                    .withPort(new IntOrString(enginePort))
-                    .withScheme(tls ? "HTTPS" : "HTTP")
+                .withPath(profile.healthPath())
+                .withPort(new IntOrString(enginePort))
+                .withScheme(tls ? "HTTPS" : "HTTP")
                 .endHttpGet()
                 .withPeriodSeconds(PROBE_PERIOD_SECONDS)
                 .withTimeoutSeconds(2)
@@ -516,6 +637,7 @@ public class PodRenderer {
     }
 
     private static boolean usesAny(List<String> argv, List<String> flags) {
-        return argv.stream().anyMatch(arg -> flags.stream().anyMatch(flag -> arg.equals(flag) || arg.startsWith(flag + "=")));
+        return argv.stream()
+                .anyMatch(arg -> flags.stream().anyMatch(flag -> arg.equals(flag) || arg.startsWith(flag + "=")));
     }
 }

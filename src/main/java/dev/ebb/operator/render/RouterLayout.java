@@ -30,7 +30,10 @@ public sealed interface RouterLayout permits LlmDRouterLayout, VllmRouterLayout,
 
     /** Why the deployment's router, if it has one, could not serve it; see {@link #unservable}. */
     static List<FieldError> unservableBy(DesiredDeployment deployment) {
-        return deployment.router().map(router -> of(router.kind()).unservable(deployment)).orElse(List.of());
+        return deployment
+                .router()
+                .map(router -> of(router.kind()).unservable(deployment))
+                .orElse(List.of());
     }
 
     /** The containers of each router Pod. */

@@ -1,18 +1,17 @@
 package dev.ebb.operator.render;
 
-import java.util.ArrayList;
-import io.fabric8.kubernetes.api.model.ProbeBuilder;
-import io.fabric8.kubernetes.api.model.ContainerBuilder;
-import io.fabric8.kubernetes.api.model.Container;
 import dev.ebb.operator.api.DesiredRouter;
 import dev.ebb.operator.drain.RouterDrain;
-import io.fabric8.kubernetes.api.model.Lifecycle;
-import io.fabric8.kubernetes.api.model.LifecycleBuilder;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.Lifecycle;
+import io.fabric8.kubernetes.api.model.LifecycleBuilder;
+import io.fabric8.kubernetes.api.model.ProbeBuilder;
 import io.fabric8.kubernetes.api.model.SecurityContext;
 import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.ServicePort;
@@ -23,40 +22,62 @@ import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRuleBuilder;
+import java.util.ArrayList;
 import java.util.List;
 
 /** Pieces every router layout is built from. */
 final class RouterParts {
-    private RouterParts() {
-    }
+    private RouterParts() {}
 
     static ServicePort servicePort(String name, int number) {
-        return new ServicePortBuilder().withName(name).withPort(number).withTargetPort(new IntOrString(number)).withProtocol("TCP").build();
+        return new ServicePortBuilder()
+                .withName(name)
+                .withPort(number)
+                .withTargetPort(new IntOrString(number))
+                .withProtocol("TCP")
+                .build();
     }
 
     static List<ContainerPort> containerPorts(List<ServicePort> ports) {
         return ports.stream()
-                .map(p -> new ContainerPortBuilder().withName(p.getName()).withContainerPort(p.getPort()).withProtocol("TCP").build())
+                .map(p -> new ContainerPortBuilder()
+                        .withName(p.getName())
+                        .withContainerPort(p.getPort())
+                        .withProtocol("TCP")
+                        .build())
                 .toList();
     }
 
     /** A container that cannot gain privileges or write its image. */
     static SecurityContext locked() {
-        return new SecurityContextBuilder().withAllowPrivilegeEscalation(false).withReadOnlyRootFilesystem(true)
-                .withNewCapabilities().withDrop("ALL").endCapabilities().build();
+        return new SecurityContextBuilder()
+                .withAllowPrivilegeEscalation(false)
+                .withReadOnlyRootFilesystem(true)
+                .withNewCapabilities()
+                .withDrop("ALL")
+                .endCapabilities()
+                .build();
     }
 
     /** Where a router whose image is locked read-only may still write: its temporary files and its home. */
     static final String SCRATCH_DIR = "/tmp";
+
     private static final String SCRATCH_VOLUME = "scratch";
 
     /** An empty directory that lives as long as the Pod, so that the root filesystem can stay read-only. */
     static Volume scratchVolume() {
-        return new VolumeBuilder().withName(SCRATCH_VOLUME).withNewEmptyDir().endEmptyDir().build();
+        return new VolumeBuilder()
+                .withName(SCRATCH_VOLUME)
+                .withNewEmptyDir()
+                .endEmptyDir()
+                .build();
     }
 
     static VolumeMount scratchMount() {
-        return new VolumeMountBuilder().withName(SCRATCH_VOLUME).withMountPath(SCRATCH_DIR).build();
+        return new VolumeMountBuilder()
+                .withName(SCRATCH_VOLUME)
+                .withMountPath(SCRATCH_DIR)
+                .build();
     }
 
     /**
@@ -64,13 +85,18 @@ final class RouterParts {
      * under ~ or write temporary files then find a place to do so.
      */
     static List<EnvVar> scratchEnv() {
-        return List.of(new EnvVarBuilder().withName("HOME").withValue(SCRATCH_DIR).build(),
+        return List.of(
+                new EnvVarBuilder().withName("HOME").withValue(SCRATCH_DIR).build(),
                 new EnvVarBuilder().withName("TMPDIR").withValue(SCRATCH_DIR).build());
     }
 
     /** Pod discovery, read-only. */
     static PolicyRule podReader() {
-        return new PolicyRuleBuilder().withApiGroups("").withResources("pods").withVerbs("get", "list", "watch").build();
+        return new PolicyRuleBuilder()
+                .withApiGroups("")
+                .withResources("pods")
+                .withVerbs("get", "list", "watch")
+                .build();
     }
 
     /**
@@ -79,8 +105,13 @@ final class RouterParts {
      * own sleep: Kubernetes' sleep action needs 1.30 or later.
      */
     static Lifecycle settleFirst(RouterDrain drain) {
-        return new LifecycleBuilder().withNewPreStop().withNewExec().withCommand("sleep", Integer.toString(drain.settle())).endExec()
-                .endPreStop().build();
+        return new LifecycleBuilder()
+                .withNewPreStop()
+                .withNewExec()
+                .withCommand("sleep", Integer.toString(drain.settle()))
+                .endExec()
+                .endPreStop()
+                .build();
     }
 
     /**
@@ -88,7 +119,12 @@ final class RouterParts {
      * flags, its ports, a read-only root with scratch space, a readiness probe on the path the release serves, and a
      * settle before its SIGTERM, after which the router's own graceful shutdown finishes the streams it carries.
      */
-    static Container singleProcess(DesiredRouter router, List<String> flags, List<ServicePort> ports, String readyPath, int readyPort,
+    static Container singleProcess(
+            DesiredRouter router,
+            List<String> flags,
+            List<ServicePort> ports,
+            String readyPath,
+            int readyPort,
             RouterDrain drain) {
         List<String> args = new ArrayList<>(flags);
         args.addAll(router.extraArgs());
@@ -100,7 +136,12 @@ final class RouterParts {
                 .withPorts(containerPorts(ports))
                 .withSecurityContext(locked())
                 .withVolumeMounts(scratchMount())
-                .withReadinessProbe(new ProbeBuilder().withNewHttpGet().withPath(readyPath).withPort(new IntOrString(readyPort)).endHttpGet().build())
+                .withReadinessProbe(new ProbeBuilder()
+                        .withNewHttpGet()
+                        .withPath(readyPath)
+                        .withPort(new IntOrString(readyPort))
+                        .endHttpGet()
+                        .build())
                 .withLifecycle(settleFirst(drain))
                 .build();
     }

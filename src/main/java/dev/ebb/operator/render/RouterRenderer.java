@@ -35,10 +35,10 @@ import java.util.TreeMap;
 public final class RouterRenderer {
     /** Marks the router's objects apart from the roles' on the labels they share. */
     public static final String COMPONENT = "serving.ebb.dev/component";
+
     public static final String COMPONENT_ROUTER = "router";
 
-    private RouterRenderer() {
-    }
+    private RouterRenderer() {}
 
     /**
      * Every object of the router, in the order they should be written, the Deployment last: a pass whose write of another
@@ -54,15 +54,26 @@ public final class RouterRenderer {
         RouterLayout layout = RouterLayout.of(router.kind());
         List<HasMetadata> objects = new ArrayList<>();
         objects.add(new ServiceAccountBuilder().withMetadata(meta(deployment)).build());
-        objects.add(new RoleBuilder().withMetadata(meta(deployment)).withRules(layout.rules()).build());
+        objects.add(new RoleBuilder()
+                .withMetadata(meta(deployment))
+                .withRules(layout.rules())
+                .build());
         objects.add(binding(deployment));
         Map<String, String> files = layout.files(deployment);
         if (!files.isEmpty()) {
-            objects.add(new ConfigMapBuilder().withMetadata(meta(deployment)).withData(new TreeMap<>(files)).build());
+            objects.add(new ConfigMapBuilder()
+                    .withMetadata(meta(deployment))
+                    .withData(new TreeMap<>(files))
+                    .build());
         }
         objects.add(disruptionBudget(deployment, router));
-        objects.add(new ServiceBuilder().withMetadata(meta(deployment))
-                .withNewSpec().withType("ClusterIP").withSelector(ownLabels(deployment)).withPorts(layout.servicePorts()).endSpec()
+        objects.add(new ServiceBuilder()
+                .withMetadata(meta(deployment))
+                .withNewSpec()
+                .withType("ClusterIP")
+                .withSelector(ownLabels(deployment))
+                .withPorts(layout.servicePorts())
+                .endSpec()
                 .build());
         objects.add(deploymentOf(deployment, router, layout, !files.isEmpty()));
         return List.copyOf(objects);
@@ -80,7 +91,8 @@ public final class RouterRenderer {
     /** Where clients inside the cluster send their requests: the router Service, on the port its layout serves them. */
     public static String clientAddress(DesiredDeployment deployment) {
         RouterLayout layout = RouterLayout.of(deployment.router().orElseThrow().kind());
-        return "http://" + Names.router(deployment.owner().name()) + "." + deployment.owner().namespace() + ".svc:" + layout.clientPort();
+        return "http://" + Names.router(deployment.owner().name()) + "."
+                + deployment.owner().namespace() + ".svc:" + layout.clientPort();
     }
 
     private static ObjectMeta meta(DesiredDeployment deployment) {
@@ -103,17 +115,30 @@ public final class RouterRenderer {
 
     private static RoleBinding binding(DesiredDeployment deployment) {
         String name = Names.router(deployment.owner().name());
-        return new RoleBindingBuilder().withMetadata(meta(deployment))
-                .withNewRoleRef().withApiGroup("rbac.authorization.k8s.io").withKind("Role").withName(name).endRoleRef()
-                .addNewSubject().withKind("ServiceAccount").withName(name).withNamespace(deployment.owner().namespace()).endSubject()
+        return new RoleBindingBuilder()
+                .withMetadata(meta(deployment))
+                .withNewRoleRef()
+                .withApiGroup("rbac.authorization.k8s.io")
+                .withKind("Role")
+                .withName(name)
+                .endRoleRef()
+                .addNewSubject()
+                .withKind("ServiceAccount")
+                .withName(name)
+                .withNamespace(deployment.owner().namespace())
+                .endSubject()
                 .build();
     }
 
     private static List<Volume> volumes(DesiredDeployment deployment, RouterLayout layout, boolean hasFiles) {
         List<Volume> volumes = new ArrayList<>();
         if (hasFiles) {
-            volumes.add(new VolumeBuilder().withName("config")
-                    .withNewConfigMap().withName(Names.router(deployment.owner().name())).endConfigMap().build());
+            volumes.add(new VolumeBuilder()
+                    .withName("config")
+                    .withNewConfigMap()
+                    .withName(Names.router(deployment.owner().name()))
+                    .endConfigMap()
+                    .build());
         }
         volumes.addAll(layout.volumes());
         return List.copyOf(volumes);
@@ -126,36 +151,50 @@ public final class RouterRenderer {
      */
     private static PodDisruptionBudget disruptionBudget(DesiredDeployment deployment, DesiredRouter router) {
         IntOrString one = new IntOrString(1);
-        return new PodDisruptionBudgetBuilder().withMetadata(meta(deployment))
+        return new PodDisruptionBudgetBuilder()
+                .withMetadata(meta(deployment))
                 .withNewSpec()
-                    .withNewSelector().withMatchLabels(ownLabels(deployment)).endSelector()
-                    .withMinAvailable(router.replicas() > 1 ? null : one)
-                    .withMaxUnavailable(router.replicas() > 1 ? one : null)
-                    .withUnhealthyPodEvictionPolicy("AlwaysAllow")
+                .withNewSelector()
+                .withMatchLabels(ownLabels(deployment))
+                .endSelector()
+                .withMinAvailable(router.replicas() > 1 ? null : one)
+                .withMaxUnavailable(router.replicas() > 1 ? one : null)
+                .withUnhealthyPodEvictionPolicy("AlwaysAllow")
                 .endSpec()
                 .build();
     }
 
-    private static Deployment deploymentOf(DesiredDeployment deployment, DesiredRouter router, RouterLayout layout, boolean hasFiles) {
+    private static Deployment deploymentOf(
+            DesiredDeployment deployment, DesiredRouter router, RouterLayout layout, boolean hasFiles) {
         Map<String, String> podLabels = ownLabels(deployment);
-        return new DeploymentBuilder().withMetadata(meta(deployment))
+        return new DeploymentBuilder()
+                .withMetadata(meta(deployment))
                 .withNewSpec()
-                    .withReplicas(router.replicas())
-                    .withNewSelector().withMatchLabels(podLabels).endSelector()
-                    // a new router Pod is ready before an old one leaves, so a rollout never serves with fewer
-                    .withNewStrategy().withType("RollingUpdate")
-                        .withNewRollingUpdate().withMaxUnavailable(new IntOrString(0)).withMaxSurge(new IntOrString(1)).endRollingUpdate()
-                    .endStrategy()
-                    .withNewTemplate()
-                        .withNewMetadata().withLabels(podLabels).endMetadata()
-                        .withNewSpec()
-                            .withServiceAccountName(Names.router(deployment.owner().name()))
-                            .withTerminationGracePeriodSeconds((long) RouterDrain.of(deployment).grace())
-                            .withContainers(layout.containers(deployment, router))
-                            .withVolumes(volumes(deployment, layout, hasFiles))
-                            .withSecurityContext(layout.podSecurity())
-                        .endSpec()
-                    .endTemplate()
+                .withReplicas(router.replicas())
+                .withNewSelector()
+                .withMatchLabels(podLabels)
+                .endSelector()
+                // a new router Pod is ready before an old one leaves, so a rollout never serves with fewer
+                .withNewStrategy()
+                .withType("RollingUpdate")
+                .withNewRollingUpdate()
+                .withMaxUnavailable(new IntOrString(0))
+                .withMaxSurge(new IntOrString(1))
+                .endRollingUpdate()
+                .endStrategy()
+                .withNewTemplate()
+                .withNewMetadata()
+                .withLabels(podLabels)
+                .endMetadata()
+                .withNewSpec()
+                .withServiceAccountName(Names.router(deployment.owner().name()))
+                .withTerminationGracePeriodSeconds(
+                        (long) RouterDrain.of(deployment).grace())
+                .withContainers(layout.containers(deployment, router))
+                .withVolumes(volumes(deployment, layout, hasFiles))
+                .withSecurityContext(layout.podSecurity())
+                .endSpec()
+                .endTemplate()
                 .endSpec()
                 .build();
     }

@@ -4,9 +4,9 @@ import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Platform;
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
-import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -29,16 +29,19 @@ public final class RoutingProxy {
     /** The user the proxy's image runs as. */
     private static final long NONROOT_USER = 65532L;
 
-    private RoutingProxy() {
-    }
+    private RoutingProxy() {}
 
     public static boolean fronts(MemberSlot slot) {
         return fronts(slot.deployment(), slot.role());
     }
 
     public static boolean fronts(DesiredDeployment deployment, DesiredRole role) {
-        return !role.takeOver() && role.kind() == RoleKind.Decode
-                && deployment.router().filter(r -> r.kind() == RouterKind.LLM_D_ROUTER).isPresent();
+        return !role.takeOver()
+                && role.kind() == RoleKind.Decode
+                && deployment
+                        .router()
+                        .filter(r -> r.kind() == RouterKind.LLM_D_ROUTER)
+                        .isPresent();
     }
 
     /** Whether any role's Pods carry the proxy, whose form (native sidecar or not) depends on the cluster's version. */
@@ -48,9 +51,11 @@ public final class RoutingProxy {
 
     /** The Pod's proxy container, wherever it was rendered: among the init containers (native sidecar) or the main ones. */
     public static Optional<Container> in(Pod pod) {
-        return Stream.concat(Objects.requireNonNullElse(pod.getSpec().getInitContainers(), List.<Container>of()).stream(),
-                Objects.requireNonNullElse(pod.getSpec().getContainers(), List.<Container>of()).stream())
-                .filter(c -> CONTAINER.equals(c.getName())).findFirst();
+        return Stream.concat(
+                        Objects.requireNonNullElse(pod.getSpec().getInitContainers(), List.<Container>of()).stream(),
+                        Objects.requireNonNullElse(pod.getSpec().getContainers(), List.<Container>of()).stream())
+                .filter(c -> CONTAINER.equals(c.getName()))
+                .findFirst();
     }
 
     /** The port the engine itself listens on. */
@@ -72,13 +77,27 @@ public final class RoutingProxy {
                 .withName(CONTAINER)
                 .withImage(slot.deployment().router().orElseThrow().images().routingProxy())
                 // the image's ENTRYPOINT is /app/pd-sidecar (Dockerfile.sidecar at v0.10.0): flags only
-                .withArgs(List.of("--port=" + slot.role().port(), "--model-server-port=" + ENGINE_PORT, "--kv-connector=" + connector,
+                .withArgs(List.of(
+                        "--port=" + slot.role().port(),
+                        "--model-server-port=" + ENGINE_PORT,
+                        "--kv-connector=" + connector,
                         "--secure-proxy=false"))
-                .addNewPort().withName(PORT_NAME).withContainerPort(slot.role().port()).withProtocol("TCP").endPort()
+                .addNewPort()
+                .withName(PORT_NAME)
+                .withContainerPort(slot.role().port())
+                .withProtocol("TCP")
+                .endPort()
                 // Dockerfile.sidecar at v0.10.0 runs it as USER 65532:65532; named, the kubelet can check runAsNonRoot
-                .withNewSecurityContext().withRunAsNonRoot(true).withRunAsUser(NONROOT_USER).withRunAsGroup(NONROOT_USER)
-                    .withAllowPrivilegeEscalation(false).withReadOnlyRootFilesystem(true)
-                    .withNewCapabilities().withDrop("ALL").endCapabilities().endSecurityContext();
+                .withNewSecurityContext()
+                .withRunAsNonRoot(true)
+                .withRunAsUser(NONROOT_USER)
+                .withRunAsGroup(NONROOT_USER)
+                .withAllowPrivilegeEscalation(false)
+                .withReadOnlyRootFilesystem(true)
+                .withNewCapabilities()
+                .withDrop("ALL")
+                .endCapabilities()
+                .endSecurityContext();
         if (platform.nativeSidecars()) {
             proxy.withRestartPolicy("Always");
         }

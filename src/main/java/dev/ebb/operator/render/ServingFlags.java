@@ -11,12 +11,15 @@ final class ServingFlags {
     /** Listen on every interface: the kubelet's probe, the Service and the drain read all reach the Pod's IP or loopback. */
     static final String ALL_INTERFACES = "0.0.0.0";
 
-    private ServingFlags() {
-    }
+    private ServingFlags() {}
 
     static List<String> of(MemberSlot slot) {
-        return List.of("--served-model-name", slot.deployment().modelName(),
-                "--host", ALL_INTERFACES,
-                "--port", Integer.toString(RoutingProxy.enginePort(slot)));
+        return List.of(
+                "--served-model-name",
+                slot.deployment().modelName(),
+                "--host",
+                ALL_INTERFACES,
+                "--port",
+                Integer.toString(RoutingProxy.enginePort(slot)));
     }
 }

@@ -3,10 +3,10 @@ package dev.ebb.operator.render;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.DesiredRouter;
-import dev.ebb.operator.drain.RouterDrain;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.drain.RouterDrain;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
@@ -38,6 +38,7 @@ final class SglangGatewayLayout implements RouterLayout {
     static final String BOOTSTRAP_PORT_ANNOTATION = "sglang.ai/bootstrap-port";
     /** The SGLang flag that moves a prefill server's bootstrap port, and its default (server_args.py). */
     static final String BOOTSTRAP_PORT_FLAG = "--disaggregation-bootstrap-port";
+
     static final int DEFAULT_BOOTSTRAP_PORT = 8998;
     /** The gateway's Prometheus port: its launcher's default (router_args.py, --prometheus-port 29000). */
     static final int METRICS_PORT = 29000;
@@ -51,7 +52,12 @@ final class SglangGatewayLayout implements RouterLayout {
     public List<Container> containers(DesiredDeployment deployment, DesiredRouter router) {
         // model_gateway/src/server.rs: /health answers while the process serves; /readiness is false while no
         // worker is healthy, which would hide the router, and its worker list, whenever its last worker leaves
-        return List.of(RouterParts.singleProcess(router, args(deployment), servicePorts(), "/health", RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port(),
+        return List.of(RouterParts.singleProcess(
+                router,
+                args(deployment),
+                servicePorts(),
+                "/health",
+                RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port(),
                 RouterDrain.of(deployment)));
     }
 
@@ -69,7 +75,11 @@ final class SglangGatewayLayout implements RouterLayout {
      * 30 s and was cut at 4 s under a grace of 4. So it is given the router's whole drain.
      */
     static List<String> args(DesiredDeployment deployment) {
-        List<String> gateway = new ArrayList<>(List.of("--host", "0.0.0.0", "--port", Integer.toString(RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port()),
+        List<String> gateway = new ArrayList<>(List.of(
+                "--host",
+                "0.0.0.0",
+                "--port",
+                Integer.toString(RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port()),
                 "--service-discovery"));
         if (VllmRouterLayout.disaggregated(deployment)) {
             gateway.add("--pd-disaggregation");
@@ -81,9 +91,17 @@ final class SglangGatewayLayout implements RouterLayout {
             gateway.add("--selector");
             gateway.addAll(pairs(RouterRenderer.selects(deployment)));
         }
-        gateway.addAll(List.of("--service-discovery-port", Integer.toString(deployment.roles().get(0).port()),
-                "--service-discovery-namespace", deployment.owner().namespace(), "--prometheus-port", Integer.toString(METRICS_PORT),
-                "--policy", "cache_aware", "--shutdown-grace-period-secs", Integer.toString(RouterDrain.of(deployment).drain())));
+        gateway.addAll(List.of(
+                "--service-discovery-port",
+                Integer.toString(deployment.roles().get(0).port()),
+                "--service-discovery-namespace",
+                deployment.owner().namespace(),
+                "--prometheus-port",
+                Integer.toString(METRICS_PORT),
+                "--policy",
+                "cache_aware",
+                "--shutdown-grace-period-secs",
+                Integer.toString(RouterDrain.of(deployment).drain())));
         return List.copyOf(gateway);
     }
 
@@ -94,7 +112,9 @@ final class SglangGatewayLayout implements RouterLayout {
     }
 
     private static List<String> pairs(Map<String, String> labels) {
-        return labels.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList();
+        return labels.entrySet().stream()
+                .map(e -> e.getKey() + "=" + e.getValue())
+                .toList();
     }
 
     /**
@@ -115,8 +135,11 @@ final class SglangGatewayLayout implements RouterLayout {
         int port = DEFAULT_BOOTSTRAP_PORT;
         for (int i = 0; i < argv.size(); i++) {
             String arg = argv.get(i);
-            String value = arg.equals(BOOTSTRAP_PORT_FLAG) && i + 1 < argv.size() ? argv.get(i + 1)
-                    : arg.startsWith(BOOTSTRAP_PORT_FLAG + "=") ? arg.substring(BOOTSTRAP_PORT_FLAG.length() + 1) : null;
+            String value = arg.equals(BOOTSTRAP_PORT_FLAG) && i + 1 < argv.size()
+                    ? argv.get(i + 1)
+                    : arg.startsWith(BOOTSTRAP_PORT_FLAG + "=")
+                            ? arg.substring(BOOTSTRAP_PORT_FLAG.length() + 1)
+                            : null;
             if (value != null) {
                 try {
                     int parsed = Integer.parseInt(value);
@@ -139,7 +162,9 @@ final class SglangGatewayLayout implements RouterLayout {
 
     @Override
     public List<ServicePort> servicePorts() {
-        return List.of(RouterParts.servicePort("http", RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port()),
+        return List.of(
+                RouterParts.servicePort(
+                        "http", RouterAdmin.of(RouterKind.SGLANG_GATEWAY).port()),
                 RouterParts.servicePort("metrics", METRICS_PORT));
     }
 
@@ -151,7 +176,10 @@ final class SglangGatewayLayout implements RouterLayout {
 
     @Override
     public PodSecurityContext podSecurity() {
-        return new PodSecurityContextBuilder().withRunAsNonRoot(true).withRunAsUser(RUN_AS_USER).build();
+        return new PodSecurityContextBuilder()
+                .withRunAsNonRoot(true)
+                .withRunAsUser(RUN_AS_USER)
+                .build();
     }
 
     /** Its discovery only lists and watches Pods (service_discovery.rs: Api&lt;Pod&gt; list and watcher). */

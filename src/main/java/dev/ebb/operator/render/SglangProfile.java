@@ -15,8 +15,7 @@ final class SglangProfile implements EngineProfile {
     /** Port on the leader where the members of a multi-node replica rendezvous. */
     static final String DIST_INIT_PORT = Integer.toString(ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT);
 
-    private SglangProfile() {
-    }
+    private SglangProfile() {}
 
     @Override
     public List<String> command(MemberSlot slot, DrainTimeline timeline) {
@@ -24,7 +23,12 @@ final class SglangProfile implements EngineProfile {
         List<String> argv = new ArrayList<>();
         // Server arguments: https://docs.sglang.ai/advanced_features/server_arguments.html
         // --enable-metrics turns on the /metrics page the drain reads.
-        argv.addAll(List.of("python3", "-m", "sglang.launch_server", "--model-path", slot.deployment().modelSource()));
+        argv.addAll(List.of(
+                "python3",
+                "-m",
+                "sglang.launch_server",
+                "--model-path",
+                slot.deployment().modelSource()));
         argv.addAll(ServingFlags.of(slot));
         argv.add("--enable-metrics");
         if (role.kind() == RoleKind.Prefill) {
@@ -35,12 +39,17 @@ final class SglangProfile implements EngineProfile {
         }
         if (role.size() > 1) {
             // https://docs.sglang.ai/references/multi_node_deployment/multi_node.html
-            argv.addAll(List.of("--nnodes", Integer.toString(role.size()),
-                    "--node-rank", Integer.toString(slot.member()),
-                    "--dist-init-addr", slot.leaderHost() + ":" + DIST_INIT_PORT));
+            argv.addAll(List.of(
+                    "--nnodes",
+                    Integer.toString(role.size()),
+                    "--node-rank",
+                    Integer.toString(slot.member()),
+                    "--dist-init-addr",
+                    slot.leaderHost() + ":" + DIST_INIT_PORT));
         }
         if (FollowerGauges.rendersAllSchedulers(slot.deployment().engine(), role.size(), role.extraArgs())) {
-            // every node then publishes the gauges of its own schedulers, which the reads and hooks of such a replica sum
+            // every node then publishes the gauges of its own schedulers, which the reads and hooks of such a replica
+            // sum
             argv.add(FollowerGauges.ALL_SCHEDULERS);
         }
         argv.addAll(role.extraArgs());

@@ -20,8 +20,7 @@ final class VllmProfile implements EngineProfile {
     /** torch.distributed rendezvous port on the leader for multi-node runs without Ray. */
     static final String MASTER_PORT = Integer.toString(ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT);
 
-    private VllmProfile() {
-    }
+    private VllmProfile() {}
 
     @Override
     public List<String> command(MemberSlot slot, DrainTimeline timeline) {
@@ -38,16 +37,22 @@ final class VllmProfile implements EngineProfile {
         if (role.size() > 1) {
             // Multi-node with the multiprocessing backend: one process per node, followers headless.
             // https://docs.vllm.ai/en/latest/serving/parallelism_scaling.html
-            argv.addAll(List.of("--nnodes", Integer.toString(role.size()),
-                    "--node-rank", Integer.toString(slot.member()),
-                    "--master-addr", slot.leaderHost(),
-                    "--master-port", MASTER_PORT));
+            argv.addAll(List.of(
+                    "--nnodes",
+                    Integer.toString(role.size()),
+                    "--node-rank",
+                    Integer.toString(slot.member()),
+                    "--master-addr",
+                    slot.leaderHost(),
+                    "--master-port",
+                    MASTER_PORT));
             if (!slot.leader()) {
                 argv.add("--headless");
             }
         }
         // A request the hook could not wait for is finished, or refused, rather than aborted at SIGTERM.
-        timeline.engineShutdown().ifPresent(seconds -> argv.addAll(List.of(EngineShutdown.VLLM_FLAG, Integer.toString(seconds))));
+        timeline.engineShutdown()
+                .ifPresent(seconds -> argv.addAll(List.of(EngineShutdown.VLLM_FLAG, Integer.toString(seconds))));
         argv.addAll(role.extraArgs());
         return List.copyOf(argv);
     }

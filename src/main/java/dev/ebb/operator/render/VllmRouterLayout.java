@@ -2,9 +2,9 @@ package dev.ebb.operator.render;
 
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRouter;
-import dev.ebb.operator.drain.RouterDrain;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
+import dev.ebb.operator.drain.RouterDrain;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.PodSecurityContext;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
@@ -39,6 +39,7 @@ final class VllmRouterLayout implements RouterLayout {
      * substring of the other's flag.
      */
     static final String PREFILL_MODEL = "prefill";
+
     static final String DECODE_MODEL = "decode";
     /**
      * The user the router runs as. The image sets none and so runs as root (docker/Dockerfile at vllm-stack-0.1.12
@@ -58,7 +59,12 @@ final class VllmRouterLayout implements RouterLayout {
     public List<Container> containers(DesiredDeployment deployment, DesiredRouter router) {
         // helm/values.yaml routerSpec.readinessProbe at vllm-stack-0.1.12 probes /health; routers/main_router.py
         // answers 503 there only while its discovery or stats thread is down, never for want of engines
-        return List.of(RouterParts.singleProcess(router, args(deployment), servicePorts(), "/health", RouterAdmin.of(RouterKind.VLLM_ROUTER).port(),
+        return List.of(RouterParts.singleProcess(
+                router,
+                args(deployment),
+                servicePorts(),
+                "/health",
+                RouterAdmin.of(RouterKind.VLLM_ROUTER).port(),
                 RouterDrain.of(deployment)));
     }
 
@@ -72,13 +78,31 @@ final class VllmRouterLayout implements RouterLayout {
      */
     static List<String> args(DesiredDeployment deployment) {
         String selector = RouterRenderer.selects(deployment).entrySet().stream()
-                .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(","));
-        List<String> args = new ArrayList<>(List.of("--host", "0.0.0.0", "--port", Integer.toString(RouterAdmin.of(RouterKind.VLLM_ROUTER).port()),
-                "--service-discovery", "k8s", "--k8s-service-discovery-type", "pod-ip", "--k8s-namespace", deployment.owner().namespace(),
-                "--k8s-label-selector", selector, "--k8s-port", Integer.toString(deployment.roles().get(0).port())));
+                .map(e -> e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining(","));
+        List<String> args = new ArrayList<>(List.of(
+                "--host",
+                "0.0.0.0",
+                "--port",
+                Integer.toString(RouterAdmin.of(RouterKind.VLLM_ROUTER).port()),
+                "--service-discovery",
+                "k8s",
+                "--k8s-service-discovery-type",
+                "pod-ip",
+                "--k8s-namespace",
+                deployment.owner().namespace(),
+                "--k8s-label-selector",
+                selector,
+                "--k8s-port",
+                Integer.toString(deployment.roles().get(0).port())));
         if (disaggregated(deployment)) {
-            args.addAll(List.of("--routing-logic", "disaggregated_prefill_orchestrated",
-                    "--prefill-model-labels", PREFILL_MODEL, "--decode-model-labels", DECODE_MODEL));
+            args.addAll(List.of(
+                    "--routing-logic",
+                    "disaggregated_prefill_orchestrated",
+                    "--prefill-model-labels",
+                    PREFILL_MODEL,
+                    "--decode-model-labels",
+                    DECODE_MODEL));
         } else {
             args.addAll(List.of("--routing-logic", "roundrobin"));
         }
@@ -105,7 +129,8 @@ final class VllmRouterLayout implements RouterLayout {
 
     @Override
     public List<ServicePort> servicePorts() {
-        return List.of(RouterParts.servicePort("http", RouterAdmin.of(RouterKind.VLLM_ROUTER).port()));
+        return List.of(RouterParts.servicePort(
+                "http", RouterAdmin.of(RouterKind.VLLM_ROUTER).port()));
     }
 
     /**
@@ -119,7 +144,10 @@ final class VllmRouterLayout implements RouterLayout {
 
     @Override
     public PodSecurityContext podSecurity() {
-        return new PodSecurityContextBuilder().withRunAsNonRoot(true).withRunAsUser(RUN_AS_USER).build();
+        return new PodSecurityContextBuilder()
+                .withRunAsNonRoot(true)
+                .withRunAsUser(RUN_AS_USER)
+                .build();
     }
 
     /**

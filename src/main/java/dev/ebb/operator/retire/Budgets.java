@@ -8,6 +8,7 @@ public final class Budgets {
     public static final Duration WITHDRAWING = Duration.ofSeconds(30);
     /** The draining budget of a role that sets none (spec.roles[].retirement.drainSeconds). */
     public static final Duration DRAINING = Duration.ofSeconds(240);
+
     public static final Duration SETTLING = Duration.ofSeconds(30);
     /** What the whole operation allows beyond its withdrawal and draining budgets before it must reach the deletion. */
     private static final Duration SLACK = Duration.ofSeconds(30);
@@ -18,8 +19,7 @@ public final class Budgets {
     /** Idle reads closer together than this count as one: two reads of the same instant prove nothing about time passing. */
     public static final Duration READ_SPACING = Duration.ofSeconds(1);
 
-    private Budgets() {
-    }
+    private Budgets() {}
 
     /** The whole operation up to the deletion, for a replica given {@code draining} to be proven idle. */
     public static Duration whole(Duration draining) {

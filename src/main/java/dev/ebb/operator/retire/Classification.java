@@ -6,8 +6,7 @@ import java.util.List;
 /** What a replica, as it was deployed, allows the protocol to do. */
 public sealed interface Classification {
     /** These members' reads speak for the whole replica, which runs this engine. */
-    record Answerable(Engine engine, List<String> answering) implements Classification {
-    }
+    record Answerable(Engine engine, List<String> answering) implements Classification {}
 
     /**
      * The replica lost its leader for good and only followers are left: no client and no router ever reaches a
@@ -17,14 +16,11 @@ public sealed interface Classification {
      * run workers without an API server (vllm/entrypoints/cli/serve.py, run_headless, at upstream 2fd893b4c, the
      * multi-node mp backend's first release not checked against a tag).
      */
-    record Unreachable(String message) implements Classification {
-    }
+    record Unreachable(String message) implements Classification {}
 
     /** Nothing can be read from the replica; it is held until the budgets run out. */
-    record Held(String reason, String message) implements Classification {
-    }
+    record Held(String reason, String message) implements Classification {}
 
     /** The protocol never deletes this replica. */
-    record Refused(String reason, String message) implements Classification {
-    }
+    record Refused(String reason, String message) implements Classification {}
 }

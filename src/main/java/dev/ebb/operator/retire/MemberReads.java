@@ -17,8 +17,7 @@ public record MemberReads(String verdict, double inFlight, int consecutiveIdle, 
     }
 
     /** No request has reached the member since {@code since}: its request counters have stood at {@code requests}. */
-    public record Quiet(double requests, Instant since) {
-    }
+    public record Quiet(double requests, Instant since) {}
 
     MemberReads withQuiet(Optional<Quiet> kept) {
         return new MemberReads(verdict, inFlight, consecutiveIdle, at, kept);

@@ -51,8 +51,7 @@ public final class NextRetirement {
     }
 
     /** One replica of one role. */
-    public record Replica(String role, int ordinal) {
-    }
+    public record Replica(String role, int ordinal) {}
 
     /**
      * A replica to take away now, in the order it should go.
@@ -62,7 +61,12 @@ public final class NextRetirement {
      * @param memberTerminating whether a member of it is being deleted by someone else: no retirement of it begins
      *     until that member is gone, since the one it reserved would be lost at once
      */
-    public record Candidate(String role, int ordinal, Purpose purpose, String chosenBecause, Duration drainBudget,
+    public record Candidate(
+            String role,
+            int ordinal,
+            Purpose purpose,
+            String chosenBecause,
+            Duration drainBudget,
             boolean memberTerminating) {
         Replica replica() {
             return new Replica(role, ordinal);
@@ -75,8 +79,7 @@ public final class NextRetirement {
      * @param generation the spec's generation now: a blocked replica is retried once it changes
      * @param maxConcurrent how many retirements may run at once per deployment; 0 for as many as there are candidates
      */
-    public record RetryPolicy(Optional<String> requestedToken, Duration coolDown, long generation, int maxConcurrent) {
-    }
+    public record RetryPolicy(Optional<String> requestedToken, Duration coolDown, long generation, int maxConcurrent) {}
 
     /**
      * A replica whose last retirement aborted, kept until it is retried.
@@ -85,8 +88,16 @@ public final class NextRetirement {
      * @param attempts aborts of this replica in a row
      * @param generation the spec's generation when it last aborted
      */
-    public record Abort(String role, int ordinal, String cause, String reason, String message, Instant at, Optional<String> retryToken,
-            int attempts, long generation) {
+    public record Abort(
+            String role,
+            int ordinal,
+            String cause,
+            String reason,
+            String message,
+            Instant at,
+            Optional<String> retryToken,
+            int attempts,
+            long generation) {
         /** Reported as blocked, and retried at once, counting afresh, when the spec changes. */
         public boolean blocked() {
             return !Reasons.refusal(reason) && !changedUnderneath() && attempts >= BLOCKING_ABORTS;
@@ -121,26 +132,31 @@ public final class NextRetirement {
 
         static Abort of(RetirementRecord aborted, long generation) {
             Retirement r = aborted.retirement();
-            return new Abort(r.role(), r.ordinal(), r.cause(), r.reason(), r.message(), r.phaseStartedAt(), aborted.retryToken(),
-                    aborted.attempt(), generation);
+            return new Abort(
+                    r.role(),
+                    r.ordinal(),
+                    r.cause(),
+                    r.reason(),
+                    r.message(),
+                    r.phaseStartedAt(),
+                    aborted.retryToken(),
+                    aborted.attempt(),
+                    generation);
         }
     }
 
     /** Step an operation in progress. */
-    public record Advance(RetirementRecord current) {
-    }
+    public record Advance(RetirementRecord current) {}
 
     /** The spec no longer takes the target away: give it back. */
-    public record Cancel(RetirementRecord current) {
-    }
+    public record Cancel(RetirementRecord current) {}
 
     /**
      * Start on this replica; {@code cause} is what its record says.
      *
      * @param attempt how many retirements of it ran in a row, this one included
      */
-    public record Begin(Candidate candidate, String cause, int attempt) {
-    }
+    public record Begin(Candidate candidate, String cause, int attempt) {}
 
     /**
      * What to do this pass.
@@ -148,12 +164,14 @@ public final class NextRetirement {
      * @param keptAborted records of aborts whose replica is still to leave and not retried now: they stay on record
      * @param soonestRetry when the first replica held back by its cool-down may be retried, if any is
      */
-    public record Plan(List<Advance> advance, List<Cancel> cancel, List<Begin> begin, List<RetirementRecord> keptAborted,
-            Optional<Instant> soonestRetry) {
-    }
+    public record Plan(
+            List<Advance> advance,
+            List<Cancel> cancel,
+            List<Begin> begin,
+            List<RetirementRecord> keptAborted,
+            Optional<Instant> soonestRetry) {}
 
-    private NextRetirement() {
-    }
+    private NextRetirement() {}
 
     /**
      * @param records the operations status.retirements[] holds
@@ -161,8 +179,13 @@ public final class NextRetirement {
      * @param candidates the replicas to take away now, in the order they go
      * @param later replicas to take away in a later pass (a rollout's next ones): their aborts are kept too
      */
-    public static Plan decide(List<RetirementRecord> records, List<Abort> earlier, List<Candidate> candidates, Collection<Replica> later,
-            RetryPolicy retry, Instant now) {
+    public static Plan decide(
+            List<RetirementRecord> records,
+            List<Abort> earlier,
+            List<Candidate> candidates,
+            Collection<Replica> later,
+            RetryPolicy retry,
+            Instant now) {
         List<Advance> advance = new ArrayList<>();
         List<Cancel> cancel = new ArrayList<>();
         Set<Replica> underWay = new HashSet<>();
@@ -181,7 +204,8 @@ public final class NextRetirement {
         }
         Map<Replica, Abort> aborts = new HashMap<>();
         outstanding(records, earlier, candidates, later, retry.generation()).forEach(a -> aborts.put(a.replica(), a));
-        int slots = retry.maxConcurrent() <= 0 ? Integer.MAX_VALUE : Math.max(0, retry.maxConcurrent() - advance.size());
+        int slots =
+                retry.maxConcurrent() <= 0 ? Integer.MAX_VALUE : Math.max(0, retry.maxConcurrent() - advance.size());
         List<Begin> begin = new ArrayList<>();
         Optional<Instant> soonest = Optional.empty();
         for (Candidate candidate : candidates) {
@@ -197,7 +221,8 @@ public final class NextRetirement {
             Optional<Instant> retryAt = abort.retryAt(retry.coolDown());
             if (attempt.isPresent()) {
                 begin.add(new Begin(candidate, causeOf(candidate, true), attempt.get()));
-            } else if (retryAt.isPresent() && soonest.filter(at -> at.isBefore(retryAt.get())).isEmpty()) {
+            } else if (retryAt.isPresent()
+                    && soonest.filter(at -> at.isBefore(retryAt.get())).isEmpty()) {
                 soonest = retryAt;
             }
         }
@@ -208,7 +233,8 @@ public final class NextRetirement {
                 .filter(r -> r.retirement().state() == RetirementState.Aborted)
                 .filter(r -> !Reasons.NO_LONGER_WANTED.equals(r.retirement().reason()))
                 .filter(r -> {
-                    Replica replica = new Replica(r.retirement().role(), r.retirement().ordinal());
+                    Replica replica =
+                            new Replica(r.retirement().role(), r.retirement().ordinal());
                     return leaving.contains(replica) && !begun.contains(replica);
                 })
                 .toList();
@@ -220,8 +246,12 @@ public final class NextRetirement {
      * its replica, a record under way or completed ends its replica's abort, and a replica that is no longer to leave
      * is held back by nothing.
      */
-    public static List<Abort> outstanding(List<RetirementRecord> records, List<Abort> earlier, List<Candidate> candidates,
-            Collection<Replica> later, long generation) {
+    public static List<Abort> outstanding(
+            List<RetirementRecord> records,
+            List<Abort> earlier,
+            List<Candidate> candidates,
+            Collection<Replica> later,
+            long generation) {
         Map<Replica, Abort> byReplica = new HashMap<>();
         earlier.forEach(a -> byReplica.put(a.replica(), a));
         for (RetirementRecord record : records) {
@@ -238,8 +268,10 @@ public final class NextRetirement {
             }
         }
         Set<Replica> leaving = leaving(candidates, later);
-        return byReplica.values().stream().filter(a -> leaving.contains(a.replica()))
-                .sorted(Comparator.comparing(Abort::role).thenComparingInt(Abort::ordinal)).toList();
+        return byReplica.values().stream()
+                .filter(a -> leaving.contains(a.replica()))
+                .sorted(Comparator.comparing(Abort::role).thenComparingInt(Abort::ordinal))
+                .toList();
     }
 
     /**
@@ -249,29 +281,39 @@ public final class NextRetirement {
      */
     public static Map<String, Set<Integer>> held(List<RetirementRecord> records, List<Abort> aborts) {
         Map<String, Set<Integer>> held = new HashMap<>();
-        aborts.stream().filter(a -> !replaces(a.cause()))
-                .forEach(a -> held.computeIfAbsent(a.role(), r -> new HashSet<>()).add(a.ordinal()));
-        records.stream().map(RetirementRecord::retirement)
+        aborts.stream()
+                .filter(a -> !replaces(a.cause()))
+                .forEach(a ->
+                        held.computeIfAbsent(a.role(), r -> new HashSet<>()).add(a.ordinal()));
+        records.stream()
+                .map(RetirementRecord::retirement)
                 .filter(r -> r.state() != RetirementState.Completed && !replaces(r.cause()))
                 .filter(r -> !Reasons.NO_LONGER_WANTED.equals(r.reason()))
-                .forEach(r -> held.computeIfAbsent(r.role(), role -> new HashSet<>()).add(r.ordinal()));
+                .forEach(r ->
+                        held.computeIfAbsent(r.role(), role -> new HashSet<>()).add(r.ordinal()));
         return held;
     }
 
     /** Per role, the ordinals a rollout or a move off a node is retiring now. */
     public static Map<String, Set<Integer>> rollingOut(List<RetirementRecord> records) {
         Map<String, Set<Integer>> rolling = new HashMap<>();
-        records.stream().filter(RetirementRecord::underWay).map(RetirementRecord::retirement).filter(r -> replaces(r.cause()))
-                .forEach(r -> rolling.computeIfAbsent(r.role(), role -> new HashSet<>()).add(r.ordinal()));
+        records.stream()
+                .filter(RetirementRecord::underWay)
+                .map(RetirementRecord::retirement)
+                .filter(r -> replaces(r.cause()))
+                .forEach(r -> rolling.computeIfAbsent(r.role(), role -> new HashSet<>())
+                        .add(r.ordinal()));
         return rolling;
     }
 
     /** Per role, the ordinals a rollout must pass over for now: their last retirement aborted and may not be retried yet. */
     public static Map<String, Set<Integer>> rolloutWaiting(List<Abort> aborts, RetryPolicy retry, Instant now) {
         Map<String, Set<Integer>> waiting = new HashMap<>();
-        aborts.stream().filter(a -> replaces(a.cause()))
+        aborts.stream()
+                .filter(a -> replaces(a.cause()))
                 .filter(a -> retryAttempt(a, retry, now).isEmpty())
-                .forEach(a -> waiting.computeIfAbsent(a.role(), role -> new HashSet<>()).add(a.ordinal()));
+                .forEach(a -> waiting.computeIfAbsent(a.role(), role -> new HashSet<>())
+                        .add(a.ordinal()));
         return waiting;
     }
 
@@ -280,7 +322,9 @@ public final class NextRetirement {
      * blocked, on a spec change; the next in the row once its cool-down is over.
      */
     private static Optional<Integer> retryAttempt(Abort abort, RetryPolicy retry, Instant now) {
-        boolean askedAgain = retry.requestedToken().filter(token -> !Optional.of(token).equals(abort.retryToken())).isPresent();
+        boolean askedAgain = retry.requestedToken()
+                .filter(token -> !Optional.of(token).equals(abort.retryToken()))
+                .isPresent();
         boolean unblocked = abort.blocked() && abort.generation() != retry.generation();
         if (askedAgain || unblocked || abort.changedUnderneath()) {
             return Optional.of(1);

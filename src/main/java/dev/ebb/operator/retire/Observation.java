@@ -17,8 +17,13 @@ import java.util.Set;
  * @param requests with the connection tables, the sum of each member's request counters on the same page as its gauges;
  *     a member whose counters could not be read has none
  */
-public record Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads,
-        Map<String, ConnectionRead.Peers> connections, Map<String, Double> requests) {
+public record Observation(
+        Instant now,
+        Map<String, Present> members,
+        Withdrawal withdrawal,
+        Map<String, Reading> reads,
+        Map<String, ConnectionRead.Peers> connections,
+        Map<String, Double> requests) {
 
     /** A pass that read no connection table. */
     public Observation(Instant now, Map<String, Present> members, Withdrawal withdrawal, Map<String, Reading> reads) {
@@ -44,9 +49,18 @@ public record Observation(Instant now, Map<String, Present> members, Withdrawal 
      * @param dispatches the router's count of scheduling decisions per target member now, for routers that count them
      * @param routerUnknownBecause why the router could not be asked, when it could not
      */
-    public record Withdrawal(boolean routed, Set<String> stillServing, Optional<Boolean> endpointsClear, Optional<Boolean> routerSelects,
-            Map<String, Double> dispatches, Optional<String> routerUnknownBecause) {
-        public Withdrawal(boolean routed, Set<String> stillServing, Optional<Boolean> endpointsClear, Optional<Boolean> routerSelects,
+    public record Withdrawal(
+            boolean routed,
+            Set<String> stillServing,
+            Optional<Boolean> endpointsClear,
+            Optional<Boolean> routerSelects,
+            Map<String, Double> dispatches,
+            Optional<String> routerUnknownBecause) {
+        public Withdrawal(
+                boolean routed,
+                Set<String> stillServing,
+                Optional<Boolean> endpointsClear,
+                Optional<Boolean> routerSelects,
                 Map<String, Double> dispatches) {
             this(routed, stillServing, endpointsClear, routerSelects, dispatches, Optional.empty());
         }

@@ -12,16 +12,19 @@ public final class Reasons {
     public static final String WITHDRAWN = "Withdrawn";
     /** A draining replica found back on a path to new work: its idle reads start over. */
     public static final String WITHDRAWAL_LOST = "WithdrawalLost";
+
     public static final String BUSY = "Busy";
     public static final String PARTIAL_ENVELOPE = "PartialEnvelope";
     public static final String READ_FAILED = "ReadFailed";
     /** Without a router: clients are still connected to the member, through the Service or a connection kept open. */
     public static final String OPEN_CONNECTIONS = "OpenConnections";
+
     public static final String CONTAINER_RESTARTED = "ContainerRestarted";
     public static final String AWAITING_READS = "AwaitingReads";
     public static final String PROVEN_IDLE = "ProvenIdle";
     /** Only followers of the replica are left: none of them takes requests, so nothing of it can be in flight. */
     public static final String LEADER_GONE = "LeaderGone";
+
     public static final String MEMBERS_GONE_SLOWLY = "MembersGoneSlowly";
     public static final String COMPLETED = "Completed";
     public static final String TERMINATED_OUTSIDE = "TerminatedOutsideOperator";
@@ -31,9 +34,11 @@ public final class Reasons {
     public static final String HANDED_BACK = "HandedBackToDrain";
     /** Refusals: the replica is never deleted through the protocol. */
     public static final String DISAGGREGATED = "Disaggregated";
+
     public static final String NO_GAUGE_LIST = "NoGaugeList";
     /** Holds that come from how the replica was deployed: nothing can be read from it. */
     public static final String TAKE_OVER = "TakeOver";
+
     public static final String NO_LEADER = "NoLeader";
     public static final String MULTIPLE_LEADERS = "MultipleLeaders";
     public static final String CONFIGURATION_DISAGREEMENT = "ConfigurationDisagreement";
@@ -44,6 +49,5 @@ public final class Reasons {
         return DISAGGREGATED.equals(reason) || NO_GAUGE_LIST.equals(reason);
     }
 
-    private Reasons() {
-    }
+    private Reasons() {}
 }

@@ -20,58 +20,80 @@ import java.util.Set;
  */
 public final class ReplicaClassifier {
     /** vLLM flags that make a replica one half of a prefill/decode pair, or balance data-parallel ranks across Pods. */
-    private static final Set<String> VLLM_SPLIT_FLAGS = Set.of("--kv-transfer-config", "--data-parallel-hybrid-lb",
-            "--data-parallel-external-lb");
+    private static final Set<String> VLLM_SPLIT_FLAGS =
+            Set.of("--kv-transfer-config", "--data-parallel-hybrid-lb", "--data-parallel-external-lb");
+
     private static final Set<String> SGLANG_SPLIT_MODES = Set.of("prefill", "decode");
 
-    private ReplicaClassifier() {
-    }
+    private ReplicaClassifier() {}
 
     public static Classification classify(List<Pod> members) {
         for (Pod member : members) {
             Optional<String> split = splitRole(engineCommand(member));
             if (split.isPresent()) {
-                return new Classification.Refused(Reasons.DISAGGREGATED, member.getMetadata().getName() + " runs " + split.get()
-                        + ": a prefill or decode replica reading zero may be handed work at any moment, so it is never retired this way");
+                return new Classification.Refused(
+                        Reasons.DISAGGREGATED,
+                        member.getMetadata().getName() + " runs " + split.get()
+                                + ": a prefill or decode replica reading zero may be handed work at any moment, so it is never retired this way");
             }
         }
-        List<Pod> leaders = members.stream().filter(p -> Labels.LEADER_INDEX.equals(label(p, Labels.MEMBER_INDEX))).toList();
+        List<Pod> leaders = members.stream()
+                .filter(p -> Labels.LEADER_INDEX.equals(label(p, Labels.MEMBER_INDEX)))
+                .toList();
         if (leaders.isEmpty() && shortOfMembersAsCreated(members)) {
-            return new Classification.Unreachable("only followers of the replica are left (" + String.join(", ", names(members))
-                    + "): its leader is gone, and no client or router reaches a follower, so nothing of it can be in flight");
+            return new Classification.Unreachable(
+                    "only followers of the replica are left (" + String.join(", ", names(members))
+                            + "): its leader is gone, and no client or router reaches a follower, so nothing of it can be in flight");
         }
         if (leaders.isEmpty()) {
-            return new Classification.Held(Reasons.NO_LEADER, "no member carries leader index 0, so no member can answer for the replica");
+            return new Classification.Held(
+                    Reasons.NO_LEADER, "no member carries leader index 0, so no member can answer for the replica");
         }
         if (leaders.size() > 1) {
             return new Classification.Held(Reasons.MULTIPLE_LEADERS, leaders.size() + " members carry leader index 0");
         }
         if (members.stream().map(p -> label(p, Labels.CONFIG_HASH)).distinct().count() > 1) {
-            return new Classification.Held(Reasons.CONFIGURATION_DISAGREEMENT, "the members were created at different configurations");
+            return new Classification.Held(
+                    Reasons.CONFIGURATION_DISAGREEMENT, "the members were created at different configurations");
         }
-        List<String> sizes = members.stream().map(p -> annotation(p, Annotations.REPLICA_SIZE)).distinct().toList();
+        List<String> sizes = members.stream()
+                .map(p -> annotation(p, Annotations.REPLICA_SIZE))
+                .distinct()
+                .toList();
         // a replica short of followers still answers through its leader: whatever it holds is in the leader's gauges
         boolean whole = sizes.size() == 1 && Objects.equals(sizes.get(0), Integer.toString(members.size()));
         if (!whole && !shortOfMembersAsCreated(members)) {
-            return new Classification.Held(Reasons.SIZE_MISMATCH, "the replica has " + members.size() + " members but was created with size "
-                    + String.join(" / ", sizes.stream().map(String::valueOf).toList()));
+            return new Classification.Held(
+                    Reasons.SIZE_MISMATCH,
+                    "the replica has " + members.size() + " members but was created with size "
+                            + String.join(
+                                    " / ", sizes.stream().map(String::valueOf).toList()));
         }
         Pod leader = leaders.get(0);
         if (annotation(leader, Annotations.SCRAPE) == null) {
-            return new Classification.Held(Reasons.TAKE_OVER, "the role sets its own command, so the operator cannot tell what serves the gauges");
+            return new Classification.Held(
+                    Reasons.TAKE_OVER,
+                    "the role sets its own command, so the operator cannot tell what serves the gauges");
         }
         Optional<Engine> engine = engineOf(engineCommand(leader));
         if (engine.isEmpty()) {
-            return new Classification.Refused(Reasons.NO_GAUGE_LIST, "the leader's command runs no engine the operator has a gauge list for");
+            return new Classification.Refused(
+                    Reasons.NO_GAUGE_LIST, "the leader's command runs no engine the operator has a gauge list for");
         }
         List<String> leaderCommand = engineCommand(leader);
-        if (FollowerGauges.onFollowers(engine.get(), members.size(), leaderCommand).isPresent()) {
+        if (FollowerGauges.onFollowers(engine.get(), members.size(), leaderCommand)
+                .isPresent()) {
             // data-parallel groups that start on a follower show their requests on that follower's page alone
-            return new Classification.Answerable(engine.get(), members.stream()
-                    .sorted(Comparator.comparing(p -> plainDecimal(label(p, Labels.MEMBER_INDEX)).orElse(Integer.MAX_VALUE)))
-                    .map(p -> p.getMetadata().getName()).toList());
+            return new Classification.Answerable(
+                    engine.get(),
+                    members.stream()
+                            .sorted(Comparator.comparing(p ->
+                                    plainDecimal(label(p, Labels.MEMBER_INDEX)).orElse(Integer.MAX_VALUE)))
+                            .map(p -> p.getMetadata().getName())
+                            .toList());
         }
-        return new Classification.Answerable(engine.get(), List.of(leader.getMetadata().getName()));
+        return new Classification.Answerable(
+                engine.get(), List.of(leader.getMetadata().getName()));
     }
 
     /**
@@ -79,13 +101,19 @@ public final class ReplicaClassifier {
      * replica that lost members (deleted, evicted), not one whose labels or annotations someone changed.
      */
     private static boolean shortOfMembersAsCreated(List<Pod> members) {
-        List<String> sizes = members.stream().map(p -> annotation(p, Annotations.REPLICA_SIZE)).distinct().toList();
+        List<String> sizes = members.stream()
+                .map(p -> annotation(p, Annotations.REPLICA_SIZE))
+                .distinct()
+                .toList();
         Optional<Integer> size = sizes.size() == 1 ? plainDecimal(sizes.get(0)) : Optional.empty();
         if (members.isEmpty() || size.isEmpty() || members.size() >= size.get()) {
             return false;
         }
-        List<Optional<Integer>> indexes = members.stream().map(p -> plainDecimal(label(p, Labels.MEMBER_INDEX))).toList();
-        return indexes.stream().allMatch(i -> i.filter(index -> index < size.get()).isPresent())
+        List<Optional<Integer>> indexes = members.stream()
+                .map(p -> plainDecimal(label(p, Labels.MEMBER_INDEX)))
+                .toList();
+        return indexes.stream()
+                        .allMatch(i -> i.filter(index -> index < size.get()).isPresent())
                 && indexes.stream().distinct().count() == members.size();
     }
 
@@ -133,7 +161,9 @@ public final class ReplicaClassifier {
     }
 
     private static boolean isVllm(List<String> command) {
-        return command.size() >= 2 && command.get(0).equals("vllm") && command.get(1).equals("serve");
+        return command.size() >= 2
+                && command.get(0).equals("vllm")
+                && command.get(1).equals("serve");
     }
 
     /** A member Pod's engine container's command, empty when it has none. */
@@ -143,7 +173,9 @@ public final class ReplicaClassifier {
         }
         return pod.getSpec().getContainers().stream()
                 .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName()) && c.getCommand() != null)
-                .map(c -> c.getCommand()).findFirst().orElse(List.of());
+                .map(c -> c.getCommand())
+                .findFirst()
+                .orElse(List.of());
     }
 
     private static String label(Pod pod, String key) {

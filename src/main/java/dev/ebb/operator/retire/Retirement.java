@@ -38,21 +38,64 @@ public record Retirement(
         return startedAt.plus(Budgets.whole(drainBudget));
     }
 
-    Retirement with(RetirementState nextState, String nextReason, String nextMessage, Instant nextPhaseStart,
+    Retirement with(
+            RetirementState nextState,
+            String nextReason,
+            String nextMessage,
+            Instant nextPhaseStart,
             Map<String, MemberReads> nextReads) {
-        return new Retirement(role, ordinal, cause, targets, answering, standingHold, nextState, nextReason, nextMessage,
-                startedAt, nextPhaseStart, Map.copyOf(nextReads), dispatchBaseline, drainBudget);
+        return new Retirement(
+                role,
+                ordinal,
+                cause,
+                targets,
+                answering,
+                standingHold,
+                nextState,
+                nextReason,
+                nextMessage,
+                startedAt,
+                nextPhaseStart,
+                Map.copyOf(nextReads),
+                dispatchBaseline,
+                drainBudget);
     }
 
     Retirement withBaseline(Map<String, Double> baseline, String nextReason, String nextMessage) {
-        return new Retirement(role, ordinal, cause, targets, answering, standingHold, state, nextReason, nextMessage,
-                startedAt, phaseStartedAt, reads, Optional.of(Map.copyOf(baseline)), drainBudget);
+        return new Retirement(
+                role,
+                ordinal,
+                cause,
+                targets,
+                answering,
+                standingHold,
+                state,
+                nextReason,
+                nextMessage,
+                startedAt,
+                phaseStartedAt,
+                reads,
+                Optional.of(Map.copyOf(baseline)),
+                drainBudget);
     }
 
     /** The same reservation bound to the members' current containers. */
     Retirement rebound(List<Member> nextTargets) {
-        return new Retirement(role, ordinal, cause, List.copyOf(nextTargets), answering, standingHold, state, reason, message,
-                startedAt, phaseStartedAt, reads, dispatchBaseline, drainBudget);
+        return new Retirement(
+                role,
+                ordinal,
+                cause,
+                List.copyOf(nextTargets),
+                answering,
+                standingHold,
+                state,
+                reason,
+                message,
+                startedAt,
+                phaseStartedAt,
+                reads,
+                dispatchBaseline,
+                drainBudget);
     }
 
     Retirement holding(String nextReason, String nextMessage, Map<String, MemberReads> nextReads) {

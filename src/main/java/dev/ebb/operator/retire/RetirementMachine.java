@@ -36,44 +36,112 @@ public class RetirementMachine {
     /** Peers named in a hold's message at most; the count covers them all. */
     private static final int PEERS_NAMED = 5;
 
-    public RetirementMachine() {
-    }
+    public RetirementMachine() {}
 
     /** The next state and what to do about it. */
-    public record Step(Retirement retirement, List<Action> actions) {
-    }
+    public record Step(Retirement retirement, List<Action> actions) {}
 
     /**
      * @param dispatchBaseline the router's dispatch counts for the targets, read before anything is withdrawn (none
      *     counted without a router); empty when the router could not be read, and then the withdrawal waits for them
      */
-    public Step begin(String role, int ordinal, String cause, List<Member> targets, Classification classification,
-            Optional<Map<String, Double>> dispatchBaseline, Duration drainBudget, Instant now) {
+    public Step begin(
+            String role,
+            int ordinal,
+            String cause,
+            List<Member> targets,
+            Classification classification,
+            Optional<Map<String, Double>> dispatchBaseline,
+            Duration drainBudget,
+            Instant now) {
         if (classification instanceof Classification.Refused refused) {
-            Retirement aborted = new Retirement(role, ordinal, cause, List.copyOf(targets), List.of(), Optional.empty(),
-                    RetirementState.Aborted, refused.reason(), refused.message(), now, now, Map.of(), Optional.empty(), drainBudget);
-            return NextRetirement.NODE_MAINTENANCE.equals(cause) ? handBack(aborted, now, refused.message())
+            Retirement aborted = new Retirement(
+                    role,
+                    ordinal,
+                    cause,
+                    List.copyOf(targets),
+                    List.of(),
+                    Optional.empty(),
+                    RetirementState.Aborted,
+                    refused.reason(),
+                    refused.message(),
+                    now,
+                    now,
+                    Map.of(),
+                    Optional.empty(),
+                    drainBudget);
+            return NextRetirement.NODE_MAINTENANCE.equals(cause)
+                    ? handBack(aborted, now, refused.message())
                     : new Step(aborted, List.of(new Action.Announce(true, refused.reason(), refused.message())));
         }
         if (classification instanceof Classification.Unreachable unreachable) {
-            String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): " + unreachable.message() + "; deleting it";
-            Retirement deleting = new Retirement(role, ordinal, cause, List.copyOf(targets), List.of(), Optional.empty(),
-                    RetirementState.Deleting, Reasons.LEADER_GONE, message, now, now, Map.of(), Optional.empty(), drainBudget);
-            return new Step(deleting, List.of(new Action.Announce(false, Reasons.LEADER_GONE, message), new Action.Delete(deleting.targets())));
+            String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): "
+                    + unreachable.message() + "; deleting it";
+            Retirement deleting = new Retirement(
+                    role,
+                    ordinal,
+                    cause,
+                    List.copyOf(targets),
+                    List.of(),
+                    Optional.empty(),
+                    RetirementState.Deleting,
+                    Reasons.LEADER_GONE,
+                    message,
+                    now,
+                    now,
+                    Map.of(),
+                    Optional.empty(),
+                    drainBudget);
+            return new Step(
+                    deleting,
+                    List.of(
+                            new Action.Announce(false, Reasons.LEADER_GONE, message),
+                            new Action.Delete(deleting.targets())));
         }
-        List<String> answering = classification instanceof Classification.Answerable a ? List.copyOf(a.answering()) : List.of();
-        Optional<Classification.Held> held = classification instanceof Classification.Held h ? Optional.of(h) : Optional.empty();
+        List<String> answering =
+                classification instanceof Classification.Answerable a ? List.copyOf(a.answering()) : List.of();
+        Optional<Classification.Held> held =
+                classification instanceof Classification.Held h ? Optional.of(h) : Optional.empty();
         if (dispatchBaseline.isEmpty()) {
-            String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): " + AWAITING_BASELINE;
-            Retirement waiting = new Retirement(role, ordinal, cause, List.copyOf(targets), answering, held,
-                    RetirementState.Withdrawing, Reasons.ROUTER_UNAVAILABLE, message, now, now, Map.of(), Optional.empty(), drainBudget);
+            String message =
+                    "retiring replica " + ordinal + " of role " + role + " (" + cause + "): " + AWAITING_BASELINE;
+            Retirement waiting = new Retirement(
+                    role,
+                    ordinal,
+                    cause,
+                    List.copyOf(targets),
+                    answering,
+                    held,
+                    RetirementState.Withdrawing,
+                    Reasons.ROUTER_UNAVAILABLE,
+                    message,
+                    now,
+                    now,
+                    Map.of(),
+                    Optional.empty(),
+                    drainBudget);
             return new Step(waiting, List.of(new Action.Announce(true, Reasons.ROUTER_UNAVAILABLE, message)));
         }
-        String message = "retiring replica " + ordinal + " of role " + role + " (" + cause + "): withdrawing it from new work";
-        Retirement started = new Retirement(role, ordinal, cause, List.copyOf(targets), answering, held,
-                RetirementState.Withdrawing, Reasons.STARTED, message, now, now, Map.of(),
-                Optional.of(baselineFor(dispatchBaseline.get(), targets)), drainBudget);
-        return new Step(started, List.of(new Action.Withdraw(started.targets()), new Action.Announce(false, Reasons.STARTED, message)));
+        String message =
+                "retiring replica " + ordinal + " of role " + role + " (" + cause + "): withdrawing it from new work";
+        Retirement started = new Retirement(
+                role,
+                ordinal,
+                cause,
+                List.copyOf(targets),
+                answering,
+                held,
+                RetirementState.Withdrawing,
+                Reasons.STARTED,
+                message,
+                now,
+                now,
+                Map.of(),
+                Optional.of(baselineFor(dispatchBaseline.get(), targets)),
+                drainBudget);
+        return new Step(
+                started,
+                List.of(new Action.Withdraw(started.targets()), new Action.Announce(false, Reasons.STARTED, message)));
     }
 
     /**
@@ -93,18 +161,28 @@ public class RetirementMachine {
      */
     private static Step awaitingBaseline(Retirement current, Observation seen) {
         Observation.Withdrawal w = seen.withdrawal();
-        boolean nothingWithdrawnYet = current.targets().stream().allMatch(m -> w.stillServing().contains(m.name()));
+        boolean nothingWithdrawnYet =
+                current.targets().stream().allMatch(m -> w.stillServing().contains(m.name()));
         if (w.routerSelects().isPresent() && nothingWithdrawnYet) {
-            String message = "retiring replica " + current.ordinal() + " of role " + current.role() + " (" + current.cause()
-                    + "): the router's dispatch counts are read; withdrawing it from new work";
-            Retirement withdrawing = current.withBaseline(baselineFor(w.dispatches(), current.targets()), Reasons.STARTED, message);
-            return new Step(withdrawing, List.of(new Action.Withdraw(current.targets()), new Action.Announce(false, Reasons.STARTED, message)));
+            String message = "retiring replica " + current.ordinal() + " of role " + current.role() + " ("
+                    + current.cause() + "): the router's dispatch counts are read; withdrawing it from new work";
+            Retirement withdrawing =
+                    current.withBaseline(baselineFor(w.dispatches(), current.targets()), Reasons.STARTED, message);
+            return new Step(
+                    withdrawing,
+                    List.of(
+                            new Action.Withdraw(current.targets()),
+                            new Action.Announce(false, Reasons.STARTED, message)));
         }
-        String message = (nothingWithdrawnYet ? AWAITING_BASELINE
-                : "the router's dispatch counts were not read before the withdrawal, so a dispatch since cannot be ruled out")
+        String message = (nothingWithdrawnYet
+                        ? AWAITING_BASELINE
+                        : "the router's dispatch counts were not read before the withdrawal, so a dispatch since cannot be ruled out")
                 + w.routerUnknownBecause().map(why -> " (" + why + ")").orElse("");
         if (Budgets.exhausted(current.phaseStartedAt(), Budgets.WITHDRAWING, seen.now())) {
-            return abort(current, seen.now(), Reasons.ROUTER_UNAVAILABLE,
+            return abort(
+                    current,
+                    seen.now(),
+                    Reasons.ROUTER_UNAVAILABLE,
                     "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: " + message);
         }
         return hold(current, Reasons.ROUTER_UNAVAILABLE, message, current.reads());
@@ -118,7 +196,12 @@ public class RetirementMachine {
      * @param quietPeers without a router, how long a member's gauges must read idle and its request counters stand still
      *     before the peers still connected to it are taken for bystanders (scrapers, probes) rather than clients
      */
-    public Step step(Retirement current, Observation seen, Duration endpointPropagation, Duration frontEndLag, Duration quietPeers) {
+    public Step step(
+            Retirement current,
+            Observation seen,
+            Duration endpointPropagation,
+            Duration frontEndLag,
+            Duration quietPeers) {
         if (current.state().ended()) {
             return new Step(current, List.of());
         }
@@ -143,13 +226,22 @@ public class RetirementMachine {
         for (Member member : current.targets()) {
             Observation.Present now = seen.members().get(member.name());
             if (now == null || !now.uid().equals(member.uid()) || now.terminating()) {
-                return Optional.of(abort(current, seen.now(), Reasons.TERMINATED_OUTSIDE,
-                        "member " + member.name() + " was terminated outside the operator; the rest of the replica is kept"));
+                return Optional.of(abort(
+                        current,
+                        seen.now(),
+                        Reasons.TERMINATED_OUTSIDE,
+                        "member " + member.name()
+                                + " was terminated outside the operator; the rest of the replica is kept"));
             }
         }
         if (!seen.now().isBefore(current.deadline())) {
-            return Optional.of(abort(current, seen.now(), Reasons.BUDGET_EXHAUSTED,
-                    "the operation ran out of its " + Budgets.whole(current.drainBudget()).toSeconds() + " s while " + current.reason() + ": " + current.message()));
+            return Optional.of(abort(
+                    current,
+                    seen.now(),
+                    Reasons.BUDGET_EXHAUSTED,
+                    "the operation ran out of its "
+                            + Budgets.whole(current.drainBudget()).toSeconds() + " s while " + current.reason() + ": "
+                            + current.message()));
         }
         return Optional.empty();
     }
@@ -161,29 +253,49 @@ public class RetirementMachine {
         Optional<Hold> hold = withdrawalHold(seen.withdrawal(), current.dispatchBaseline());
         if (hold.isPresent()) {
             if (Budgets.exhausted(current.phaseStartedAt(), Budgets.WITHDRAWING, seen.now())) {
-                return abort(current, seen.now(), hold.get().reason(), "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: "
-                        + hold.get().message());
+                return abort(
+                        current,
+                        seen.now(),
+                        hold.get().reason(),
+                        "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: "
+                                + hold.get().message());
             }
             // a dispatch made while the router was still learning of the withdrawal is held for, and then the counts it
             // left are what the next pass compares with: only a count still moving keeps the withdrawal unconfirmed
             Retirement reference = Reasons.RECENT_DISPATCH.equals(hold.get().reason())
-                    ? current.withBaseline(baselineFor(seen.withdrawal().dispatches(), current.targets()), current.reason(), current.message())
+                    ? current.withBaseline(
+                            baselineFor(seen.withdrawal().dispatches(), current.targets()),
+                            current.reason(),
+                            current.message())
                     : current;
-            return unroute(withdrawAgain(hold(reference, hold.get().reason(), hold.get().message(), current.reads()), current, seen), current, seen);
+            return unroute(
+                    withdrawAgain(
+                            hold(reference, hold.get().reason(), hold.get().message(), current.reads()), current, seen),
+                    current,
+                    seen);
         }
-        String message = seen.withdrawal().routed() ? "no path gives the replica new work; reading its answering members"
+        String message = seen.withdrawal().routed()
+                ? "no path gives the replica new work; reading its answering members"
                 : "no EndpointSlice of the role lists the replica; reading its answering members' gauges and connections";
         if (!margin.isZero()) {
-            Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), marked(current, PROPAGATING_MARK, seen.now()));
+            Retirement draining = current.with(
+                    RetirementState.Draining,
+                    Reasons.WITHDRAWN,
+                    message,
+                    seen.now(),
+                    marked(current, PROPAGATING_MARK, seen.now()));
             // no read starts within the margin, so none that counts can have been taken before it ended
             return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message)));
         }
         Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), Map.of());
-        return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message), new Action.ReadMembers(draining.answering())));
+        return new Step(
+                draining,
+                List.of(
+                        new Action.Announce(false, Reasons.WITHDRAWN, message),
+                        new Action.ReadMembers(draining.answering())));
     }
 
-    private record Hold(String reason, String message) {
-    }
+    private record Hold(String reason, String message) {}
 
     /** Every answering member's reads replaced by a mark: its run starts over, and the mark keeps when it was set. */
     private static Map<String, MemberReads> marked(Retirement current, String mark, Instant at) {
@@ -195,32 +307,42 @@ public class RetirementMachine {
     /** What, if anything, still gives the target new work; one home for the first confirmation and every re-check. */
     private static Optional<Hold> withdrawalHold(Observation.Withdrawal w, Optional<Map<String, Double>> baseline) {
         if (!w.stillServing().isEmpty()) {
-            return Optional.of(new Hold(Reasons.STILL_LABELLED_SERVING,
-                    String.join(", ", new TreeSet<>(w.stillServing())) + " does not carry " + Labels.SERVING + "=false"));
+            return Optional.of(new Hold(
+                    Reasons.STILL_LABELLED_SERVING,
+                    String.join(", ", new TreeSet<>(w.stillServing())) + " does not carry " + Labels.SERVING
+                            + "=false"));
         }
         if (w.endpointsClear().isEmpty()) {
-            return Optional.of(new Hold(Reasons.ENDPOINTS_UNKNOWN,
-                    "no EndpointSlice of the role's Service is known, so whether one lists a target member cannot be told"));
+            return Optional.of(
+                    new Hold(
+                            Reasons.ENDPOINTS_UNKNOWN,
+                            "no EndpointSlice of the role's Service is known, so whether one lists a target member cannot be told"));
         }
         if (!w.endpointsClear().get()) {
-            return Optional.of(new Hold(Reasons.ENDPOINTS_STILL_LIST, "an EndpointSlice of the role still lists a target member"));
+            return Optional.of(
+                    new Hold(Reasons.ENDPOINTS_STILL_LIST, "an EndpointSlice of the role still lists a target member"));
         }
         if (!w.routed()) {
             // the Service is the only path: connections it carried before are the members' own tables' to show
             return Optional.empty();
         }
         if (w.routerSelects().isEmpty()) {
-            return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE, "the router cannot say whether it still selects the replica"
-                    + w.routerUnknownBecause().map(why -> ": " + why).orElse("")));
+            return Optional.of(new Hold(
+                    Reasons.ROUTER_UNAVAILABLE,
+                    "the router cannot say whether it still selects the replica"
+                            + w.routerUnknownBecause().map(why -> ": " + why).orElse("")));
         }
         if (baseline.isEmpty()) {
-            return Optional.of(new Hold(Reasons.ROUTER_UNAVAILABLE, "the router's dispatch counts were not read before the withdrawal"));
+            return Optional.of(new Hold(
+                    Reasons.ROUTER_UNAVAILABLE, "the router's dispatch counts were not read before the withdrawal"));
         }
         if (w.routerSelects().get()) {
             return Optional.of(new Hold(Reasons.ROUTER_STILL_SELECTS, "the router still selects a target member"));
         }
         return lateDispatch(w.dispatches(), baseline.get())
-                .map(member -> new Hold(Reasons.RECENT_DISPATCH, "the router reported a dispatch to " + member + " since the withdrawal"));
+                .map(member -> new Hold(
+                        Reasons.RECENT_DISPATCH,
+                        "the router reported a dispatch to " + member + " since the withdrawal"));
     }
 
     /**
@@ -230,12 +352,16 @@ public class RetirementMachine {
     private static Optional<String> lateDispatch(Map<String, Double> now, Map<String, Double> baseline) {
         return now.entrySet().stream()
                 .filter(e -> e.getValue() > 0 && !e.getValue().equals(baseline.getOrDefault(e.getKey(), 0.0)))
-                .map(Map.Entry::getKey).sorted().findFirst();
+                .map(Map.Entry::getKey)
+                .sorted()
+                .findFirst();
     }
 
     /** The machine owns the serving label for as long as the operation holds the replica: a member found serving is withdrawn again. */
     private static Step withdrawAgain(Step step, Retirement current, Observation seen) {
-        List<Member> serving = current.targets().stream().filter(m -> seen.withdrawal().stillServing().contains(m.name())).toList();
+        List<Member> serving = current.targets().stream()
+                .filter(m -> seen.withdrawal().stillServing().contains(m.name()))
+                .toList();
         if (serving.isEmpty()) {
             return step;
         }
@@ -265,23 +391,33 @@ public class RetirementMachine {
         boolean outOfTime = Budgets.exhausted(current.phaseStartedAt(), current.drainBudget(), seen.now());
         if (current.standingHold().isPresent()) {
             Classification.Held held = current.standingHold().get();
-            return outOfTime ? abort(current, seen.now(), held.reason(), held.message()) : hold(current, held.reason(), held.message(), current.reads());
+            return outOfTime
+                    ? abort(current, seen.now(), held.reason(), held.message())
+                    : hold(current, held.reason(), held.message(), current.reads());
         }
         Optional<Hold> lost = withdrawalHold(seen.withdrawal(), current.dispatchBaseline());
         if (lost.isPresent()) {
             // whatever was read while the replica could get new work proves nothing about it: the run starts over
             Map<String, MemberReads> runsStartedOver = new HashMap<>();
-            current.reads().forEach((name, read) -> runsStartedOver.put(name, new MemberReads(read.verdict(), read.inFlight(), 0, read.at())));
+            current.reads()
+                    .forEach((name, read) ->
+                            runsStartedOver.put(name, new MemberReads(read.verdict(), read.inFlight(), 0, read.at())));
             if (!margin.isZero()) {
                 // the margin counts again from when the withdrawal is next seen to hold
                 runsStartedOver.putAll(marked(current, WITHDRAWAL_LOST_MARK, seen.now()));
             }
             String message = "the withdrawal no longer holds: " + lost.get().message();
             if (outOfTime) {
-                return abort(current.holding(Reasons.WITHDRAWAL_LOST, message, runsStartedOver), seen.now(), Reasons.WITHDRAWAL_LOST,
+                return abort(
+                        current.holding(Reasons.WITHDRAWAL_LOST, message, runsStartedOver),
+                        seen.now(),
+                        Reasons.WITHDRAWAL_LOST,
                         "not proven idle within " + current.drainBudget().toSeconds() + " s: " + message);
             }
-            Step held = unroute(withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen), current, seen);
+            Step held = unroute(
+                    withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen),
+                    current,
+                    seen);
             if (!margin.isZero()) {
                 return held;
             }
@@ -289,7 +425,10 @@ public class RetirementMachine {
             actions.add(new Action.ReadMembers(current.answering()));
             return new Step(held.retirement(), List.copyOf(actions));
         }
-        List<String> restarted = current.targets().stream().filter(m -> restarted(m, seen)).map(Member::name).toList();
+        List<String> restarted = current.targets().stream()
+                .filter(m -> restarted(m, seen))
+                .map(Member::name)
+                .toList();
         if (!restarted.isEmpty()) {
             return restartedMidDrain(current, seen, restarted, outOfTime);
         }
@@ -309,9 +448,12 @@ public class RetirementMachine {
                     Instant until = propagating.get().at().plus(margin);
                     holdReason = Reasons.AWAITING_READS;
                     holdMessage = routed
-                            ? "the router was seen to send the replica nothing more at " + propagating.get().at() + "; until " + until
-                                    + " a request it sent before may still be in " + name + "'s front end, where no gauge counts it"
-                            : "the endpoints were seen clear at " + propagating.get().at() + "; until " + until
+                            ? "the router was seen to send the replica nothing more at "
+                                    + propagating.get().at() + "; until " + until
+                                    + " a request it sent before may still be in " + name
+                                    + "'s front end, where no gauge counts it"
+                            : "the endpoints were seen clear at "
+                                    + propagating.get().at() + "; until " + until
                                     + " a node may still send a new connection to " + name;
                 }
                 continue;
@@ -326,27 +468,47 @@ public class RetirementMachine {
                 }
                 continue;
             }
-            Judged judged = routed ? judged(name, before, reading, seen.now())
-                    : judgedWithConnections(name, before, reading, seen.connections().get(name),
-                            Optional.ofNullable(seen.requests().get(name)), quietPeers, seen.now());
+            Judged judged = routed
+                    ? judged(name, before, reading, seen.now())
+                    : judgedWithConnections(
+                            name,
+                            before,
+                            reading,
+                            seen.connections().get(name),
+                            Optional.ofNullable(seen.requests().get(name)),
+                            quietPeers,
+                            seen.now());
             reads.put(name, judged.after());
             judged.discounted().ifPresent(discounted::add);
-            if (judged.after().consecutiveIdle() < Budgets.IDLE_READS && (holdReason == null || Reasons.AWAITING_READS.equals(holdReason))) {
+            if (judged.after().consecutiveIdle() < Budgets.IDLE_READS
+                    && (holdReason == null || Reasons.AWAITING_READS.equals(holdReason))) {
                 holdReason = judged.reason();
                 holdMessage = judged.message();
             }
         }
-        boolean proven = !current.answering().isEmpty() && current.answering().stream()
-                .allMatch(name -> reads.getOrDefault(name, MemberReads.NONE).consecutiveIdle() >= Budgets.IDLE_READS)
+        boolean proven = !current.answering().isEmpty()
+                && current.answering().stream()
+                        .allMatch(name ->
+                                reads.getOrDefault(name, MemberReads.NONE).consecutiveIdle() >= Budgets.IDLE_READS)
                 && holdReason == null;
         if (proven) {
-            String message = "every answering member read idle " + (routed ? "" : "with no client connected ") + Budgets.IDLE_READS
-                    + " times in a row" + (discounted.isEmpty() ? "" : " (" + String.join("; ", discounted) + ")") + "; deleting the replica";
-            Retirement deleting = current.with(RetirementState.Deleting, Reasons.PROVEN_IDLE, message, seen.now(), reads);
-            return new Step(deleting, List.of(new Action.Announce(false, Reasons.PROVEN_IDLE, message), new Action.Delete(current.targets())));
+            String message = "every answering member read idle " + (routed ? "" : "with no client connected ")
+                    + Budgets.IDLE_READS + " times in a row"
+                    + (discounted.isEmpty() ? "" : " (" + String.join("; ", discounted) + ")")
+                    + "; deleting the replica";
+            Retirement deleting =
+                    current.with(RetirementState.Deleting, Reasons.PROVEN_IDLE, message, seen.now(), reads);
+            return new Step(
+                    deleting,
+                    List.of(
+                            new Action.Announce(false, Reasons.PROVEN_IDLE, message),
+                            new Action.Delete(current.targets())));
         }
         if (outOfTime) {
-            return abort(current.holding(holdReason, holdMessage, reads), seen.now(), holdReason,
+            return abort(
+                    current.holding(holdReason, holdMessage, reads),
+                    seen.now(),
+                    holdReason,
                     "not proven idle within " + current.drainBudget().toSeconds() + " s: " + holdMessage);
         }
         Step held = hold(current, holdReason, holdMessage, reads);
@@ -364,18 +526,24 @@ public class RetirementMachine {
      * starts over on them (reads this pass may predate the restart and are dropped); the withdrawal still stands, so
      * the new process is proven idle like any other and the replica still leaves.
      */
-    private static Step restartedMidDrain(Retirement current, Observation seen, List<String> restarted, boolean outOfTime) {
+    private static Step restartedMidDrain(
+            Retirement current, Observation seen, List<String> restarted, boolean outOfTime) {
         String message = "the engine container of " + String.join(", ", restarted)
                 + " restarted since the retirement began; proving the new process idle from the start";
         Map<String, MemberReads> startedOver = new HashMap<>();
         // the margin is about the paths to the replica, not its process: it runs on
         current.answering().forEach(name -> {
             MemberReads before = current.reads().getOrDefault(name, MemberReads.NONE);
-            startedOver.put(name, marks(before) ? before : new MemberReads(Reasons.CONTAINER_RESTARTED, 0, 0, seen.now()));
+            startedOver.put(
+                    name, marks(before) ? before : new MemberReads(Reasons.CONTAINER_RESTARTED, 0, 0, seen.now()));
         });
-        Retirement rebound = current.rebound(current.targets().stream().map(m -> rebound(m, seen)).toList());
+        Retirement rebound = current.rebound(
+                current.targets().stream().map(m -> rebound(m, seen)).toList());
         if (outOfTime) {
-            return abort(rebound.holding(Reasons.CONTAINER_RESTARTED, message, startedOver), seen.now(), Reasons.CONTAINER_RESTARTED,
+            return abort(
+                    rebound.holding(Reasons.CONTAINER_RESTARTED, message, startedOver),
+                    seen.now(),
+                    Reasons.CONTAINER_RESTARTED,
                     "not proven idle within " + current.drainBudget().toSeconds() + " s: " + message);
         }
         Step held = hold(rebound, Reasons.CONTAINER_RESTARTED, message, startedOver);
@@ -422,8 +590,14 @@ public class RetirementMachine {
      * request on such a connection moves the counters and starts the wait over, or, once the replica is deleted, meets
      * the drain hook, which holds the engine while the request runs.
      */
-    private static Judged judgedWithConnections(String name, MemberReads before, Reading reading, ConnectionRead.Peers peers,
-            Optional<Double> requests, Duration quietPeers, Instant at) {
+    private static Judged judgedWithConnections(
+            String name,
+            MemberReads before,
+            Reading reading,
+            ConnectionRead.Peers peers,
+            Optional<Double> requests,
+            Duration quietPeers,
+            Instant at) {
         if (!(reading instanceof Reading.Idle)) {
             return judged(name, before, reading, at);
         }
@@ -433,27 +607,36 @@ public class RetirementMachine {
         if (peers instanceof ConnectionRead.Peers.Unknown unknown) {
             return judged(name, before, new Reading.Failed(unknown.why()), at);
         }
-        Optional<MemberReads.Quiet> quiet = requests.map(total -> before.quiet().filter(q -> q.requests() == total)
-                .orElse(new MemberReads.Quiet(total, at)));
+        Optional<MemberReads.Quiet> quiet = requests.map(
+                total -> before.quiet().filter(q -> q.requests() == total).orElse(new MemberReads.Quiet(total, at)));
         ConnectionRead.Peers.Connected connected = (ConnectionRead.Peers.Connected) peers;
         if (connected.count() == 0) {
             Judged idle = judged(name, before, reading, at);
             return new Judged(idle.after().withQuiet(quiet), idle.reason(), idle.message());
         }
-        List<String> named = connected.listed().subList(0, Math.min(PEERS_NAMED, connected.listed().size()));
+        List<String> named = connected
+                .listed()
+                .subList(0, Math.min(PEERS_NAMED, connected.listed().size()));
         String peersNamed = String.join(", ", named) + (connected.count() > named.size() ? ", …" : "");
         if (quiet.isPresent() && !at.isBefore(quiet.get().since().plus(quietPeers))) {
             Judged idle = judged(name, before, reading, at);
-            String why = connected.count() + (connected.count() == 1 ? " peer" : " peers") + " still connected to " + name + " ("
-                    + peersNamed + ") taken for bystanders: no request reached it in " + Duration.between(quiet.get().since(), at).toSeconds()
+            String why = connected.count() + (connected.count() == 1 ? " peer" : " peers") + " still connected to "
+                    + name + " ("
+                    + peersNamed + ") taken for bystanders: no request reached it in "
+                    + Duration.between(quiet.get().since(), at).toSeconds()
                     + " s";
-            return new Judged(idle.after().withQuiet(quiet), idle.reason(), idle.message() + "; " + why, Optional.of(why));
+            return new Judged(
+                    idle.after().withQuiet(quiet), idle.reason(), idle.message() + "; " + why, Optional.of(why));
         }
-        String message = name + " is idle but " + connected.count() + (connected.count() == 1 ? " client is" : " clients are")
-                + " still connected: " + peersNamed + quiet.map(q -> "; no request has reached it for "
-                        + Duration.between(q.since(), at).toSeconds() + " of the " + quietPeers.toSeconds() + " s after which they are taken for bystanders")
+        String message = name + " is idle but " + connected.count()
+                + (connected.count() == 1 ? " client is" : " clients are")
+                + " still connected: " + peersNamed
+                + quiet.map(q -> "; no request has reached it for "
+                                + Duration.between(q.since(), at).toSeconds() + " of the " + quietPeers.toSeconds()
+                                + " s after which they are taken for bystanders")
                         .orElse("; its request counters could not be read, so they cannot be told from bystanders");
-        return new Judged(new MemberReads(Reasons.OPEN_CONNECTIONS, 0, 0, at, quiet), Reasons.OPEN_CONNECTIONS, message);
+        return new Judged(
+                new MemberReads(Reasons.OPEN_CONNECTIONS, 0, 0, at, quiet), Reasons.OPEN_CONNECTIONS, message);
     }
 
     /** Whether a member's reads hold a mark rather than a read. */
@@ -466,10 +649,12 @@ public class RetirementMachine {
      * seen back starts the margin at this pass; a mark without a time (an edited record) starts it again too.
      */
     private static Optional<MemberReads> propagating(MemberReads before, Instant now, Duration margin) {
-        if (WITHDRAWAL_LOST_MARK.equals(before.verdict()) || (PROPAGATING_MARK.equals(before.verdict()) && before.at() == null)) {
+        if (WITHDRAWAL_LOST_MARK.equals(before.verdict())
+                || (PROPAGATING_MARK.equals(before.verdict()) && before.at() == null)) {
             return Optional.of(new MemberReads(PROPAGATING_MARK, 0, 0, now));
         }
-        if (PROPAGATING_MARK.equals(before.verdict()) && now.isBefore(before.at().plus(margin))) {
+        if (PROPAGATING_MARK.equals(before.verdict())
+                && now.isBefore(before.at().plus(margin))) {
             return Optional.of(before);
         }
         return Optional.empty();
@@ -520,8 +705,14 @@ public class RetirementMachine {
 
     /** The deletes went out, or were at least recorded as going out: wait for the members to be gone. */
     private static Step settle(Retirement current, Observation seen) {
-        return new Step(current.with(RetirementState.Settling, Reasons.PROVEN_IDLE, "waiting for the members to be gone", seen.now(),
-                current.reads()), deleteAgain(current, seen));
+        return new Step(
+                current.with(
+                        RetirementState.Settling,
+                        Reasons.PROVEN_IDLE,
+                        "waiting for the members to be gone",
+                        seen.now(),
+                        current.reads()),
+                deleteAgain(current, seen));
     }
 
     /**
@@ -530,10 +721,12 @@ public class RetirementMachine {
      * names the uid, and without it the replica would stay withdrawn for good.
      */
     private static List<Action> deleteAgain(Retirement current, Observation seen) {
-        List<Member> undeleted = current.targets().stream().filter(m -> {
-            Observation.Present now = seen.members().get(m.name());
-            return now != null && now.uid().equals(m.uid()) && !now.terminating();
-        }).toList();
+        List<Member> undeleted = current.targets().stream()
+                .filter(m -> {
+                    Observation.Present now = seen.members().get(m.name());
+                    return now != null && now.uid().equals(m.uid()) && !now.terminating();
+                })
+                .toList();
         return undeleted.isEmpty() ? List.of() : List.of(new Action.Delete(undeleted));
     }
 
@@ -544,22 +737,27 @@ public class RetirementMachine {
         });
         if (gone) {
             String message = "replica " + current.ordinal() + " of role " + current.role() + " retired";
-            return new Step(current.with(RetirementState.Completed, Reasons.COMPLETED, message, seen.now(), current.reads()),
+            return new Step(
+                    current.with(RetirementState.Completed, Reasons.COMPLETED, message, seen.now(), current.reads()),
                     List.of(new Action.Announce(false, Reasons.COMPLETED, message)));
         }
         List<Action> deletes = deleteAgain(current, seen);
-        if (Budgets.exhausted(current.phaseStartedAt(), Budgets.SETTLING, seen.now()) && !Reasons.MEMBERS_GONE_SLOWLY.equals(current.reason())) {
-            String message = "members still exist " + Budgets.SETTLING.toSeconds() + " s after their deletion; they are draining through their hooks";
+        if (Budgets.exhausted(current.phaseStartedAt(), Budgets.SETTLING, seen.now())
+                && !Reasons.MEMBERS_GONE_SLOWLY.equals(current.reason())) {
+            String message = "members still exist " + Budgets.SETTLING.toSeconds()
+                    + " s after their deletion; they are draining through their hooks";
             List<Action> actions = new ArrayList<>(deletes);
             actions.add(new Action.Announce(true, Reasons.MEMBERS_GONE_SLOWLY, message));
-            return new Step(current.holding(Reasons.MEMBERS_GONE_SLOWLY, message, current.reads()), List.copyOf(actions));
+            return new Step(
+                    current.holding(Reasons.MEMBERS_GONE_SLOWLY, message, current.reads()), List.copyOf(actions));
         }
         return new Step(current, deletes);
     }
 
     private static Step hold(Retirement current, String reason, String message, Map<String, MemberReads> reads) {
         Retirement held = current.holding(reason, message, reads);
-        List<Action> actions = reason.equals(current.reason()) ? List.of() : List.of(new Action.Announce(true, reason, message));
+        List<Action> actions =
+                reason.equals(current.reason()) ? List.of() : List.of(new Action.Announce(true, reason, message));
         return new Step(held, actions);
     }
 
@@ -571,8 +769,12 @@ public class RetirementMachine {
         if (current.state().ended() || current.state().pastDeletion()) {
             return new Step(current, List.of());
         }
-        return abort(current, now, Reasons.NO_LONGER_WANTED, "the spec no longer asks for replica " + current.ordinal()
-                + " of role " + current.role() + " to go; it is kept and serves again");
+        return abort(
+                current,
+                now,
+                Reasons.NO_LONGER_WANTED,
+                "the spec no longer asks for replica " + current.ordinal() + " of role " + current.role()
+                        + " to go; it is kept and serves again");
     }
 
     /**
@@ -584,7 +786,11 @@ public class RetirementMachine {
             return handBack(current, now, message);
         }
         Retirement aborted = current.with(RetirementState.Aborted, reason, message, now, current.reads());
-        return new Step(aborted, List.of(new Action.Restore(current.targets()), new Action.Announce(true, reason, "retirement aborted: " + message)));
+        return new Step(
+                aborted,
+                List.of(
+                        new Action.Restore(current.targets()),
+                        new Action.Announce(true, reason, "retirement aborted: " + message)));
     }
 
     /**
@@ -592,9 +798,13 @@ public class RetirementMachine {
      * while it still carries requests, so that node maintenance waits no longer than the drain budget and the grace.
      */
     private static Step handBack(Retirement current, Instant now, String why) {
-        String message = "replica " + current.ordinal() + " of role " + current.role() + " could not be moved off its node through the"
-                + " protocol (" + why + "); deleting it with its grace, as the node's drain would have, so the drain is not held longer";
-        Retirement deleting = current.with(RetirementState.Deleting, Reasons.HANDED_BACK, message, now, current.reads());
-        return new Step(deleting, List.of(new Action.Announce(true, Reasons.HANDED_BACK, message), new Action.Delete(current.targets())));
+        String message = "replica " + current.ordinal() + " of role " + current.role()
+                + " could not be moved off its node through the" + " protocol (" + why
+                + "); deleting it with its grace, as the node's drain would have, so the drain is not held longer";
+        Retirement deleting =
+                current.with(RetirementState.Deleting, Reasons.HANDED_BACK, message, now, current.reads());
+        return new Step(
+                deleting,
+                List.of(new Action.Announce(true, Reasons.HANDED_BACK, message), new Action.Delete(current.targets())));
     }
 }

@@ -24,16 +24,14 @@ import java.util.TreeSet;
  * lists them, and a serving, ready leader that a gateway Pod does not list is added back there. Pure.
  */
 public final class GatewayMembership {
-    private GatewayMembership() {
-    }
+    private GatewayMembership() {}
 
     /**
      * One gateway Pod's list of workers, as read in this pass.
      *
      * @param workers empty when the list could not be read: nothing is decided for that Pod
      */
-    public record Listing(String gatewayPod, Optional<List<RouterAnswers.SglangWorker>> workers) {
-    }
+    public record Listing(String gatewayPod, Optional<List<RouterAnswers.SglangWorker>> workers) {}
 
     /**
      * @param remove per gateway Pod, the ids of workers whose Pod no longer serves
@@ -41,9 +39,14 @@ public final class GatewayMembership {
      * @param unrouted the serving, ready leaders some readable gateway Pod does not list, by Pod name
      * @param unread the gateway Pods whose list could not be read
      */
-    public record Plan(Map<String, List<String>> remove, Map<String, List<String>> add, Set<String> unrouted, List<String> unread) {
+    public record Plan(
+            Map<String, List<String>> remove,
+            Map<String, List<String>> add,
+            Set<String> unrouted,
+            List<String> unread) {
         public boolean nothingToSend() {
-            return remove.values().stream().allMatch(List::isEmpty) && add.values().stream().allMatch(List::isEmpty);
+            return remove.values().stream().allMatch(List::isEmpty)
+                    && add.values().stream().allMatch(List::isEmpty);
         }
     }
 
@@ -53,7 +56,8 @@ public final class GatewayMembership {
         Map<String, String> routableNames = new LinkedHashMap<>();
         List<String> leaving = new ArrayList<>();
         for (Pod pod : enginePods) {
-            Optional<String> host = Optional.ofNullable(pod.getStatus()).map(s -> s.getPodIP()).flatMap(RouterAnswers::normalHost);
+            Optional<String> host =
+                    Optional.ofNullable(pod.getStatus()).map(s -> s.getPodIP()).flatMap(RouterAnswers::normalHost);
             if (host.isEmpty()) {
                 continue;
             }
@@ -94,12 +98,19 @@ public final class GatewayMembership {
      * operator adds has no type, which is what a Server one is; a prefill or decode replica is never withdrawn.
      */
     static Optional<String> workerUrl(Pod pod) {
-        boolean worker = label(pod, Labels.MEMBER_INDEX).filter(Labels.LEADER_INDEX::equals).isPresent()
-                && label(pod, Labels.ROLE_KIND).filter(RoleKind.Server.name()::equals).isPresent()
+        boolean worker = label(pod, Labels.MEMBER_INDEX)
+                        .filter(Labels.LEADER_INDEX::equals)
+                        .isPresent()
+                && label(pod, Labels.ROLE_KIND)
+                        .filter(RoleKind.Server.name()::equals)
+                        .isPresent()
                 && Readiness.isPodReady(pod);
-        Optional<String> host = Optional.ofNullable(pod.getStatus()).map(s -> s.getPodIP()).flatMap(RouterAnswers::normalHost);
+        Optional<String> host =
+                Optional.ofNullable(pod.getStatus()).map(s -> s.getPodIP()).flatMap(RouterAnswers::normalHost);
         Optional<Integer> port = enginePort(pod);
-        return worker && host.isPresent() && port.isPresent() ? Optional.of(workerUrl(host.get(), port.get())) : Optional.empty();
+        return worker && host.isPresent() && port.isPresent()
+                ? Optional.of(workerUrl(host.get(), port.get()))
+                : Optional.empty();
     }
 
     private static boolean serving(Pod pod) {
@@ -107,7 +118,9 @@ public final class GatewayMembership {
     }
 
     private static Optional<String> label(Pod pod, String key) {
-        return Optional.ofNullable(pod.getMetadata().getLabels()).map(labels -> labels.get(key)).filter(Objects::nonNull);
+        return Optional.ofNullable(pod.getMetadata().getLabels())
+                .map(labels -> labels.get(key))
+                .filter(Objects::nonNull);
     }
 
     /** The url the gateway's discovery registers a Pod under, {@code http://<Pod IP>:<engine port>}. */
@@ -116,9 +129,13 @@ public final class GatewayMembership {
     }
 
     private static Optional<Integer> enginePort(Pod member) {
-        return Optional.ofNullable(member.getSpec()).map(spec -> spec.getContainers()).stream().flatMap(List::stream)
-                .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName())).findFirst()
-                .flatMap(c -> Optional.ofNullable(c.getPorts()).stream().flatMap(List::stream).findFirst())
+        return Optional.ofNullable(member.getSpec()).map(spec -> spec.getContainers()).stream()
+                .flatMap(List::stream)
+                .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName()))
+                .findFirst()
+                .flatMap(c -> Optional.ofNullable(c.getPorts()).stream()
+                        .flatMap(List::stream)
+                        .findFirst())
                 .map(ContainerPort::getContainerPort);
     }
 }

@@ -15,8 +15,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -40,11 +40,13 @@ public class HttpRouterProbe implements RouterProbe {
      * waits for it reconciles every namespace, and a router that drips or floods must not hold it.
      */
     static final Duration ANSWER_TIME = Duration.ofSeconds(2);
+
     static final int MAX_ANSWER_BYTES = 1024 * 1024;
     private static final Logger LOG = Logger.getLogger(HttpRouterProbe.class);
 
     private final RouterAddress address;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(ANSWER_TIME).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(ANSWER_TIME).build();
     private final Map<RouterKind, RouterDialect> dialects = new EnumMap<>(Map.of(
             RouterKind.LLM_D_ROUTER, new LlmDRouterDialect(),
             RouterKind.VLLM_ROUTER, new VllmRouterDialect(),
@@ -74,7 +76,8 @@ public class HttpRouterProbe implements RouterProbe {
     }
 
     @Override
-    public Optional<List<GatewayMembership.Listing>> workerLists(ModelDeployment deployment, Collection<Pod> routerPods) {
+    public Optional<List<GatewayMembership.Listing>> workerLists(
+            ModelDeployment deployment, Collection<Pod> routerPods) {
         return isSglangGateway(deployment) ? Optional.of(sglangWorkers.list(routerPods)) : Optional.empty();
     }
 
@@ -86,19 +89,25 @@ public class HttpRouterProbe implements RouterProbe {
     }
 
     private static boolean isSglangGateway(ModelDeployment deployment) {
-        return Optional.ofNullable(deployment.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()))
-                .filter(RouterKind.SGLANG_GATEWAY::equals).isPresent();
+        return Optional.ofNullable(deployment.getSpec().router())
+                .flatMap(r -> RouterKind.fromWireName(r.name()))
+                .filter(RouterKind.SGLANG_GATEWAY::equals)
+                .isPresent();
     }
 
     @Override
     public RouterView view(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
-        Optional<RouterKind> kind = Optional.ofNullable(deployment.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()));
+        Optional<RouterKind> kind =
+                Optional.ofNullable(deployment.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()));
         if (kind.isEmpty()) {
             return RouterView.unavailable("the deployment names no router this operator knows");
         }
         RouterReplicas.Decision decision = RouterReplicas.toAsk(routerPods);
         if (decision instanceof RouterReplicas.CannotTell cannotTell) {
-            LOG.debugf("router of %s/%s cannot be asked: %s", deployment.getMetadata().getNamespace(), deployment.getMetadata().getName(),
+            LOG.debugf(
+                    "router of %s/%s cannot be asked: %s",
+                    deployment.getMetadata().getNamespace(),
+                    deployment.getMetadata().getName(),
                     cannotTell.why());
             return RouterView.unavailable(cannotTell.why());
         }
@@ -107,8 +116,11 @@ public class HttpRouterProbe implements RouterProbe {
         for (Pod replica : replicas) {
             Optional<URI> uri = address.of(replica, kind.get());
             if (uri.isEmpty()) {
-                LOG.debugf("router Pod %s has no address to ask", replica.getMetadata().getName());
-                return RouterView.unavailable("router Pod " + replica.getMetadata().getName() + " has no address to ask");
+                LOG.debugf(
+                        "router Pod %s has no address to ask",
+                        replica.getMetadata().getName());
+                return RouterView.unavailable(
+                        "router Pod " + replica.getMetadata().getName() + " has no address to ask");
             }
             uris.add(uri.get());
         }
@@ -133,7 +145,15 @@ public class HttpRouterProbe implements RouterProbe {
     private Asking ask(URI uri) {
         CappedBody body = new CappedBody(MAX_ANSWER_BYTES);
         try {
-            return new Asking(uri, body, http.sendAsync(HttpRequest.newBuilder(uri).timeout(ANSWER_TIME).GET().build(), info -> body));
+            return new Asking(
+                    uri,
+                    body,
+                    http.sendAsync(
+                            HttpRequest.newBuilder(uri)
+                                    .timeout(ANSWER_TIME)
+                                    .GET()
+                                    .build(),
+                            info -> body));
         } catch (IllegalArgumentException e) {
             return new Asking(uri, body, CompletableFuture.failedFuture(e));
         }
@@ -154,7 +174,8 @@ public class HttpRouterProbe implements RouterProbe {
          */
         Answer answer(long deadlineNanos) {
             try {
-                HttpResponse<byte[]> response = exchange.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+                HttpResponse<byte[]> response =
+                        exchange.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
                 if (response.statusCode() != 200) {
                     LOG.debugf("router at %s answered %d", uri, response.statusCode());
                     return Answer.failed("answered HTTP " + response.statusCode());
@@ -164,8 +185,10 @@ public class HttpRouterProbe implements RouterProbe {
                 LOG.debugf("router at %s did not answer whole within %s", uri, ANSWER_TIME);
                 return Answer.failed("did not answer within " + ANSWER_TIME.toSeconds() + " s");
             } catch (ExecutionException e) {
-                LOG.debugf("router at %s could not be asked: %s", uri, e.getCause().getMessage());
-                return Answer.failed("could not be asked (" + e.getCause().getClass().getSimpleName() + ")");
+                LOG.debugf(
+                        "router at %s could not be asked: %s", uri, e.getCause().getMessage());
+                return Answer.failed(
+                        "could not be asked (" + e.getCause().getClass().getSimpleName() + ")");
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return Answer.failed("was not asked: the operator is stopping");

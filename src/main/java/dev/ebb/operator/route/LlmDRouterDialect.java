@@ -23,12 +23,17 @@ final class LlmDRouterDialect implements RouterDialect {
             return RouterView.unavailable("served a metrics page without the endpoints or attempts it must show");
         }
         boolean selects = members.stream()
-                .anyMatch(m -> endpoints.get().stream().anyMatch(e -> RouterAnswers.namesPod(e, m.getMetadata().getName())));
+                .anyMatch(m -> endpoints.get().stream()
+                        .anyMatch(e -> RouterAnswers.namesPod(e, m.getMetadata().getName())));
         Map<String, Double> dispatches = new HashMap<>();
         for (Pod member : members) {
             String name = member.getMetadata().getName();
-            dispatches.put(name, attempts.get().entrySet().stream().filter(e -> RouterAnswers.namesPod(e.getKey(), name))
-                    .mapToDouble(Map.Entry::getValue).sum());
+            dispatches.put(
+                    name,
+                    attempts.get().entrySet().stream()
+                            .filter(e -> RouterAnswers.namesPod(e.getKey(), name))
+                            .mapToDouble(Map.Entry::getValue)
+                            .sum());
         }
         return new RouterView(Optional.of(selects), Map.copyOf(dispatches));
     }

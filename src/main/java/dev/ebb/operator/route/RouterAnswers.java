@@ -33,9 +33,11 @@ public final class RouterAnswers {
      * createEndpointNamespacedName, at llm-d-router v0.10.0).
      */
     static final String EPP_ENDPOINT_GAUGE = "llm_d_epp_per_endpoint_queue_size";
+
     static final String EPP_ENDPOINT_GAUGE_LABEL = "model_server_endpoint";
     /** The same gauge under its deprecated name, still emitted beside it (collectors/inference_pool.go at v0.10.0). */
     static final String GIE_ENDPOINT_GAUGE = "inference_pool_per_pod_queue_size";
+
     static final String GIE_ENDPOINT_GAUGE_LABEL = "model_server_pod";
     /**
      * llm-d's endpoint picker: one count per scheduling decision, labelled with the Pod name of the endpoint it picked
@@ -43,17 +45,19 @@ public final class RouterAnswers {
      * RecordSchedulerAttempt at v0.10.0).
      */
     static final String EPP_ATTEMPTS = "llm_d_epp_scheduler_attempts_total";
+
     static final String EPP_ATTEMPTS_LABEL = "endpoint_name";
     /** The same count under its deprecated name, still recorded beside it (metrics.go at v0.10.0). */
     static final String GIE_ATTEMPTS = "inference_extension_scheduler_attempts_total";
+
     static final String GIE_ATTEMPTS_LABEL = "pod_name";
 
     /** RFC 4122's namespace for DNS names, which vLLM's router hashes Pod names under. */
     private static final UUID NAMESPACE_DNS = UUID.fromString("6ba7b810-9dad-11d1-80b4-00c04fd430c8");
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private RouterAnswers() {
-    }
+    private RouterAnswers() {}
 
     /**
      * One worker SGLang's gateway lists.
@@ -63,13 +67,14 @@ public final class RouterAnswers {
      * @param host the host it sends requests to, as a Pod IP would be written
      * @param load the requests it counts in flight there
      */
-    public record SglangWorker(String id, String host, double load) {
-    }
+    public record SglangWorker(String id, String host, double load) {}
 
-    private static final Pattern UUID_TEXT = Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+    private static final Pattern UUID_TEXT =
+            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
     private static final List<String> WORKER_SCHEMES = List.of("http://", "https://", "grpc://", "grpcs://");
     /** A data-parallel worker's url is its base with the rank appended (crates/protocols/src/worker.rs, dp_base_url). */
     private static final Pattern RANK_SUFFIX = Pattern.compile("@\\d+$");
+
     private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9.-]+");
 
     /**
@@ -79,7 +84,8 @@ public final class RouterAnswers {
      * it, cannot be read: an entry that cannot be read might be the very Pod asked about.
      */
     public static Optional<List<SglangWorker>> sglangWorkerList(String body) {
-        Optional<JsonNode> workers = json(body).map(root -> root.path("workers")).filter(JsonNode::isArray);
+        Optional<JsonNode> workers =
+                json(body).map(root -> root.path("workers")).filter(JsonNode::isArray);
         if (workers.isEmpty()) {
             return Optional.empty();
         }
@@ -91,7 +97,9 @@ public final class RouterAnswers {
                 return Optional.empty();
             }
             JsonNode id = worker.path("id");
-            String uuid = id.isTextual() && UUID_TEXT.matcher(id.asText()).matches() ? id.asText().toLowerCase(Locale.ROOT) : "";
+            String uuid = id.isTextual() && UUID_TEXT.matcher(id.asText()).matches()
+                    ? id.asText().toLowerCase(Locale.ROOT)
+                    : "";
             listed.add(new SglangWorker(uuid, host.get(), worker.path("load").asDouble(0)));
         }
         return Optional.of(List.copyOf(listed));
@@ -116,9 +124,17 @@ public final class RouterAnswers {
      */
     public static List<String> sglangWorkersToRemove(List<SglangWorker> listed, Collection<String> targetIps) {
         Set<String> targets = new HashSet<>();
-        targetIps.stream().filter(Objects::nonNull).map(RouterAnswers::normalHost).flatMap(Optional::stream).forEach(targets::add);
-        return listed.stream().filter(worker -> !worker.id().isEmpty() && targets.contains(worker.host())).map(SglangWorker::id)
-                .distinct().sorted().toList();
+        targetIps.stream()
+                .filter(Objects::nonNull)
+                .map(RouterAnswers::normalHost)
+                .flatMap(Optional::stream)
+                .forEach(targets::add);
+        return listed.stream()
+                .filter(worker -> !worker.id().isEmpty() && targets.contains(worker.host()))
+                .map(SglangWorker::id)
+                .distinct()
+                .sorted()
+                .toList();
     }
 
     /**
@@ -130,7 +146,11 @@ public final class RouterAnswers {
     public static List<String> sglangWorkersToAdd(List<SglangWorker> listed, Map<String, String> wanted) {
         Set<String> hosts = new HashSet<>();
         listed.forEach(worker -> hosts.add(worker.host()));
-        return wanted.entrySet().stream().filter(e -> !hosts.contains(e.getKey())).map(Map.Entry::getValue).sorted().toList();
+        return wanted.entrySet().stream()
+                .filter(e -> !hosts.contains(e.getKey()))
+                .map(Map.Entry::getValue)
+                .sorted()
+                .toList();
     }
 
     /**
@@ -146,7 +166,9 @@ public final class RouterAnswers {
             }
         }
         int pathAt = indexOfAny(rest, "/?#");
-        String authority = RANK_SUFFIX.matcher(pathAt < 0 ? rest : rest.substring(0, pathAt)).replaceFirst("");
+        String authority = RANK_SUFFIX
+                .matcher(pathAt < 0 ? rest : rest.substring(0, pathAt))
+                .replaceFirst("");
         if (authority.contains("@")) {
             return Optional.empty();
         }
@@ -236,8 +258,8 @@ public final class RouterAnswers {
      * page has at least its build info under both generations, llm_d_epp_info and inference_extension_info
      * (pkg/epp/metrics/metrics.go RecordInferenceExtensionInfo at v0.10.0).
      */
-    private static final List<String> PICKER_PREFIXES = List.of("llm_d_epp_", "inference_pool_", "inference_extension_",
-            "inference_objective_");
+    private static final List<String> PICKER_PREFIXES =
+            List.of("llm_d_epp_", "inference_pool_", "inference_extension_", "inference_objective_");
 
     /**
      * llm-d's endpoint picker, its {@code /metrics}: the endpoints it holds, by the label naming them, under either
@@ -248,8 +270,10 @@ public final class RouterAnswers {
         if (!isPickerPage(metrics)) {
             return Optional.empty();
         }
-        Optional<Map<String, Double>> current = PrometheusText.byLabel(metrics, EPP_ENDPOINT_GAUGE, EPP_ENDPOINT_GAUGE_LABEL);
-        Optional<Map<String, Double>> upstream = PrometheusText.byLabel(metrics, GIE_ENDPOINT_GAUGE, GIE_ENDPOINT_GAUGE_LABEL);
+        Optional<Map<String, Double>> current =
+                PrometheusText.byLabel(metrics, EPP_ENDPOINT_GAUGE, EPP_ENDPOINT_GAUGE_LABEL);
+        Optional<Map<String, Double>> upstream =
+                PrometheusText.byLabel(metrics, GIE_ENDPOINT_GAUGE, GIE_ENDPOINT_GAUGE_LABEL);
         if (current.isEmpty()) {
             return Optional.empty();
         }
@@ -285,7 +309,8 @@ public final class RouterAnswers {
         if (metrics == null || metrics.length() > HttpRouterProbe.MAX_ANSWER_BYTES) {
             return false;
         }
-        return PrometheusText.names(metrics).stream().anyMatch(name -> PICKER_PREFIXES.stream().anyMatch(name::startsWith));
+        return PrometheusText.names(metrics).stream()
+                .anyMatch(name -> PICKER_PREFIXES.stream().anyMatch(name::startsWith));
     }
 
     /**

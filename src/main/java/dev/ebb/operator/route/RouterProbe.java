@@ -19,25 +19,23 @@ public interface RouterProbe {
      * of it late; nothing for one that follows the label by itself. Whether it worked is never told here: only
      * {@link #view} says so.
      */
-    default void withdraw(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
-    }
+    default void withdraw(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {}
 
     /**
      * Tells the router that members given back their serving label serve again, for a router that might not take
      * them back by itself after {@link #withdraw}; nothing for one that follows the label.
      */
-    default void restore(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {
-    }
+    default void restore(ModelDeployment deployment, Collection<Pod> routerPods, List<Pod> members) {}
 
     /**
      * Each router Pod's own list of the engines it routes to, for a router that keeps one apart from the labels
      * (SGLang's gateway); empty for one that follows the labels by itself.
      */
-    default Optional<List<GatewayMembership.Listing>> workerLists(ModelDeployment deployment, Collection<Pod> routerPods) {
+    default Optional<List<GatewayMembership.Listing>> workerLists(
+            ModelDeployment deployment, Collection<Pod> routerPods) {
         return Optional.empty();
     }
 
     /** Tells each router Pod what {@link GatewayMembership#decide} found it must drop and take back. */
-    default void tell(ModelDeployment deployment, Collection<Pod> routerPods, GatewayMembership.Plan plan) {
-    }
+    default void tell(ModelDeployment deployment, Collection<Pod> routerPods, GatewayMembership.Plan plan) {}
 }

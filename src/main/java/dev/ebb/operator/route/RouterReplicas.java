@@ -21,28 +21,27 @@ public final class RouterReplicas {
     /** Phases whose containers have all stopped: such a Pod routes nothing and has nothing to say. */
     private static final Set<String> ENDED = Set.of("Succeeded", "Failed");
 
-    private RouterReplicas() {
-    }
+    private RouterReplicas() {}
 
     /** What to do about a router's Pods. */
-    public sealed interface Decision {
-    }
+    public sealed interface Decision {}
 
     /** Ask each of these, directly, at its own address. */
-    public record Ask(List<Pod> pods) implements Decision {
-    }
+    public record Ask(List<Pod> pods) implements Decision {}
 
     /** The router's answer cannot be known; says why. */
-    public record CannotTell(String why) implements Decision {
-    }
+    public record CannotTell(String why) implements Decision {}
 
     public static Decision toAsk(Collection<Pod> routerPods) {
-        List<Pod> running = routerPods.stream().filter(p -> !ENDED.contains(phase(p)))
-                .sorted(Comparator.comparing(p -> p.getMetadata().getName())).toList();
+        List<Pod> running = routerPods.stream()
+                .filter(p -> !ENDED.contains(phase(p)))
+                .sorted(Comparator.comparing(p -> p.getMetadata().getName()))
+                .toList();
         if (running.isEmpty()) {
             return new CannotTell("the router has no Pod");
         }
-        List<Pod> routing = running.stream().filter(RouterReplicas::mayHaveRouted).toList();
+        List<Pod> routing =
+                running.stream().filter(RouterReplicas::mayHaveRouted).toList();
         if (routing.isEmpty()) {
             return new CannotTell("no router Pod has run yet");
         }
@@ -60,7 +59,9 @@ public final class RouterReplicas {
      * still Pending, or without an address, has never been ready and never had a request to route.
      */
     static boolean mayHaveRouted(Pod pod) {
-        return !"Pending".equals(phase(pod)) && !phase(pod).isEmpty() && address(pod).isPresent();
+        return !"Pending".equals(phase(pod))
+                && !phase(pod).isEmpty()
+                && address(pod).isPresent();
     }
 
     /** The address a router Pod answers at, when it has one. */

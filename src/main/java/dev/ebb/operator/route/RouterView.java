@@ -36,13 +36,17 @@ public record RouterView(Optional<Boolean> selects, Map<String, Double> dispatch
         if (replicas.isEmpty()) {
             return unavailable("the router has no Pod to ask");
         }
-        Optional<Map.Entry<String, RouterView>> unknown = replicas.entrySet().stream().filter(r -> r.getValue().selects().isEmpty()).findFirst();
+        Optional<Map.Entry<String, RouterView>> unknown = replicas.entrySet().stream()
+                .filter(r -> r.getValue().selects().isEmpty())
+                .findFirst();
         if (unknown.isPresent()) {
             return unavailable("router Pod " + unknown.get().getKey() + " "
                     + unknown.get().getValue().unknownBecause().orElse("gave no answer that could be read"));
         }
         Map<String, Double> dispatches = new HashMap<>();
-        replicas.forEach((replica, view) -> view.dispatches().forEach((member, count) -> dispatches.put(replica + "/" + member, count)));
-        return new RouterView(Optional.of(replicas.values().stream().anyMatch(r -> r.selects().get())), Map.copyOf(dispatches));
+        replicas.forEach((replica, view) ->
+                view.dispatches().forEach((member, count) -> dispatches.put(replica + "/" + member, count)));
+        return new RouterView(
+                Optional.of(replicas.values().stream().anyMatch(r -> r.selects().get())), Map.copyOf(dispatches));
     }
 }

@@ -17,8 +17,14 @@ final class SglangGatewayDialect implements RouterDialect {
     @Override
     public RouterView read(String body, List<Pod> members) {
         return RouterAnswers.sglangWorkers(body)
-                .map(hosts -> new RouterView(Optional.of(members.stream().map(SglangGatewayDialect::ip).filter(Objects::nonNull)
-                        .map(RouterAnswers::normalHost).flatMap(Optional::stream).anyMatch(hosts::containsKey)), Map.of()))
+                .map(hosts -> new RouterView(
+                        Optional.of(members.stream()
+                                .map(SglangGatewayDialect::ip)
+                                .filter(Objects::nonNull)
+                                .map(RouterAnswers::normalHost)
+                                .flatMap(Optional::stream)
+                                .anyMatch(hosts::containsKey)),
+                        Map.of()))
                 .orElse(RouterView.unavailable("listed its workers in a shape that cannot be read"));
     }
 

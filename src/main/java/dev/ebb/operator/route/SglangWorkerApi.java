@@ -48,11 +48,16 @@ final class SglangWorkerApi {
     static final int ACCEPTED = 202;
     /** More requests than a Pod has data-parallel ranks would come from a list no gateway writes; they wait for later passes. */
     static final int MAX_REQUESTS_PER_POD = 64;
+
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** What became of one request. */
     enum Outcome {
-        QUEUED, NOT_FOUND, ALREADY_THERE, REFUSED, UNANSWERED
+        QUEUED,
+        NOT_FOUND,
+        ALREADY_THERE,
+        REFUSED,
+        UNANSWERED
     }
 
     /**
@@ -60,8 +65,7 @@ final class SglangWorkerApi {
      *
      * @param subject the worker id removed, or the url of the worker added back
      */
-    record Asked(String routerPod, String subject, Outcome outcome) {
-    }
+    record Asked(String routerPod, String subject, Outcome outcome) {}
 
     private final RouterAddress address;
     private final HttpClient http;
@@ -77,14 +81,19 @@ final class SglangWorkerApi {
      * @param members the target members; those without an IP have nothing the gateway could list
      */
     List<Asked> remove(Collection<Pod> routerPods, List<Pod> members) {
-        List<String> targetIps = members.stream().map(SglangGatewayDialect::ip).filter(Objects::nonNull).toList();
+        List<String> targetIps = members.stream()
+                .map(SglangGatewayDialect::ip)
+                .filter(Objects::nonNull)
+                .toList();
         if (targetIps.isEmpty()) {
             return List.of();
         }
-        return askEach(routerPods, (workers, listed) -> RouterAnswers.sglangWorkersToRemove(listed, targetIps).stream()
-                .limit(MAX_REQUESTS_PER_POD)
-                .map(id -> removal(workers, id))
-                .toList());
+        return askEach(
+                routerPods,
+                (workers, listed) -> RouterAnswers.sglangWorkersToRemove(listed, targetIps).stream()
+                        .limit(MAX_REQUESTS_PER_POD)
+                        .map(id -> removal(workers, id))
+                        .toList());
     }
 
     /**
@@ -95,21 +104,23 @@ final class SglangWorkerApi {
     List<Asked> restore(Collection<Pod> routerPods, List<Pod> members) {
         Map<String, String> wanted = new LinkedHashMap<>();
         for (Pod member : members) {
-            Optional<String> host = Optional.ofNullable(SglangGatewayDialect.ip(member)).flatMap(RouterAnswers::normalHost);
+            Optional<String> host =
+                    Optional.ofNullable(SglangGatewayDialect.ip(member)).flatMap(RouterAnswers::normalHost);
             GatewayMembership.workerUrl(member).ifPresent(url -> wanted.put(host.orElseThrow(), url));
         }
         if (wanted.isEmpty()) {
             return List.of();
         }
-        return askEach(routerPods, (workers, listed) -> RouterAnswers.sglangWorkersToAdd(listed, wanted).stream()
-                .limit(MAX_REQUESTS_PER_POD)
-                .map(url -> addition(workers, url))
-                .toList());
+        return askEach(
+                routerPods,
+                (workers, listed) -> RouterAnswers.sglangWorkersToAdd(listed, wanted).stream()
+                        .limit(MAX_REQUESTS_PER_POD)
+                        .map(url -> addition(workers, url))
+                        .toList());
     }
 
     /** A request to send to one gateway Pod, about one worker. */
-    private record Request(String subject, HttpRequest request) {
-    }
+    private record Request(String subject, HttpRequest request) {}
 
     /**
      * Each gateway Pod's list of workers, for {@link GatewayMembership}: a Pod that is not ready or has no address is
@@ -117,39 +128,60 @@ final class SglangWorkerApi {
      */
     List<GatewayMembership.Listing> list(Collection<Pod> routerPods) {
         // a Pod that has never run holds no list of its own yet: its discovery starts from the labels
-        List<Pod> running = routerPods.stream().filter(RouterReplicas::mayHaveRouted).sorted(Comparator.comparing(p -> p.getMetadata().getName()))
+        List<Pod> running = routerPods.stream()
+                .filter(RouterReplicas::mayHaveRouted)
+                .sorted(Comparator.comparing(p -> p.getMetadata().getName()))
                 .toList();
-        Map<String, Listed> listed = listEach(running.stream().filter(Readiness::isPodReady).toList());
-        return running.stream().map(pod -> pod.getMetadata().getName())
-                .map(pod -> new GatewayMembership.Listing(pod, Optional.ofNullable(listed.get(pod)).flatMap(Listed::workers))).toList();
+        Map<String, Listed> listed =
+                listEach(running.stream().filter(Readiness::isPodReady).toList());
+        return running.stream()
+                .map(pod -> pod.getMetadata().getName())
+                .map(pod -> new GatewayMembership.Listing(
+                        pod, Optional.ofNullable(listed.get(pod)).flatMap(Listed::workers)))
+                .toList();
     }
 
     /** Sends each gateway Pod the removals and additions the plan names for it. */
     List<Asked> tell(Collection<Pod> routerPods, GatewayMembership.Plan plan) {
         Map<String, URI> uris = new LinkedHashMap<>();
-        routerPods.forEach(pod -> address.of(pod, RouterKind.SGLANG_GATEWAY).ifPresent(uri -> uris.put(pod.getMetadata().getName(), uri)));
+        routerPods.forEach(pod -> address.of(pod, RouterKind.SGLANG_GATEWAY)
+                .ifPresent(uri -> uris.put(pod.getMetadata().getName(), uri)));
         Map<String, List<Request>> requests = new LinkedHashMap<>();
         uris.forEach((pod, workers) -> {
             List<Request> toSend = new ArrayList<>();
-            plan.remove().getOrDefault(pod, List.of()).stream().map(id -> removal(workers, id)).forEach(toSend::add);
-            plan.add().getOrDefault(pod, List.of()).stream().map(url -> addition(workers, url)).forEach(toSend::add);
+            plan.remove().getOrDefault(pod, List.of()).stream()
+                    .map(id -> removal(workers, id))
+                    .forEach(toSend::add);
+            plan.add().getOrDefault(pod, List.of()).stream()
+                    .map(url -> addition(workers, url))
+                    .forEach(toSend::add);
             requests.put(pod, toSend.stream().limit(MAX_REQUESTS_PER_POD).toList());
         });
         return sendEach(requests);
     }
 
     private static Request removal(URI workers, String id) {
-        return new Request(id, HttpRequest.newBuilder(workers.resolve(workers.getPath() + "/" + id)).timeout(HttpRouterProbe.ANSWER_TIME).DELETE().build());
+        return new Request(
+                id,
+                HttpRequest.newBuilder(workers.resolve(workers.getPath() + "/" + id))
+                        .timeout(HttpRouterProbe.ANSWER_TIME)
+                        .DELETE()
+                        .build());
     }
 
     private static Request addition(URI workers, String url) {
-        return new Request(url, HttpRequest.newBuilder(workers).timeout(HttpRouterProbe.ANSWER_TIME).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(JSON.createObjectNode().put("url", url).toString())).build());
+        return new Request(
+                url,
+                HttpRequest.newBuilder(workers)
+                        .timeout(HttpRouterProbe.ANSWER_TIME)
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(
+                                JSON.createObjectNode().put("url", url).toString()))
+                        .build());
     }
 
     /** One gateway Pod's address and its list, empty when it could not be read. */
-    private record Listed(URI uri, Optional<List<RouterAnswers.SglangWorker>> workers) {
-    }
+    private record Listed(URI uri, Optional<List<RouterAnswers.SglangWorker>> workers) {}
 
     /**
      * Lists every gateway Pod that can be asked, then sends each the requests its own list calls for. One that cannot
@@ -157,7 +189,8 @@ final class SglangWorkerApi {
      * Like the probe's reads, every answer is bounded to 1 MiB, and each round (the lists, then the requests) is sent
      * at once to every Pod and bounded to 2 s as a whole, so many router Pods take no longer.
      */
-    private List<Asked> askEach(Collection<Pod> routerPods, BiFunction<URI, List<RouterAnswers.SglangWorker>, List<Request>> requests) {
+    private List<Asked> askEach(
+            Collection<Pod> routerPods, BiFunction<URI, List<RouterAnswers.SglangWorker>, List<Request>> requests) {
         if (!(RouterReplicas.toAsk(routerPods) instanceof RouterReplicas.Ask ask)) {
             return List.of();
         }
@@ -174,34 +207,51 @@ final class SglangWorkerApi {
 
     private Map<String, Listed> listEach(Collection<Pod> pods) {
         Map<String, URI> lists = new LinkedHashMap<>();
-        pods.forEach(pod -> address.of(pod, RouterKind.SGLANG_GATEWAY).ifPresent(uri -> lists.put(pod.getMetadata().getName(), uri)));
+        pods.forEach(pod -> address.of(pod, RouterKind.SGLANG_GATEWAY)
+                .ifPresent(uri -> lists.put(pod.getMetadata().getName(), uri)));
         Map<String, Exchange> listing = new LinkedHashMap<>();
-        lists.forEach((pod, uri) -> listing.put(pod, send(HttpRequest.newBuilder(uri).timeout(HttpRouterProbe.ANSWER_TIME).GET().build())));
+        lists.forEach((pod, uri) -> listing.put(
+                pod,
+                send(HttpRequest.newBuilder(uri)
+                        .timeout(HttpRouterProbe.ANSWER_TIME)
+                        .GET()
+                        .build())));
         long listed = System.nanoTime() + HttpRouterProbe.ANSWER_TIME.toNanos();
         Map<String, Listed> answers = new LinkedHashMap<>();
-        listing.forEach((pod, exchange) -> answers.put(pod, new Listed(lists.get(pod), exchange.answer(listed)
-                .filter(response -> response.statusCode() == 200)
-                .map(response -> new String(response.body(), StandardCharsets.UTF_8)).flatMap(RouterAnswers::sglangWorkerList))));
+        listing.forEach((pod, exchange) -> answers.put(
+                pod,
+                new Listed(
+                        lists.get(pod),
+                        exchange.answer(listed)
+                                .filter(response -> response.statusCode() == 200)
+                                .map(response -> new String(response.body(), StandardCharsets.UTF_8))
+                                .flatMap(RouterAnswers::sglangWorkerList))));
         return answers;
     }
 
     private List<Asked> sendEach(Map<String, List<Request>> requests) {
         Map<Asked, Exchange> sent = new LinkedHashMap<>();
-        requests.forEach((pod, toSend) -> toSend
-                .forEach(request -> sent.put(new Asked(pod, request.subject(), Outcome.UNANSWERED), send(request.request()))));
+        requests.forEach((pod, toSend) -> toSend.forEach(
+                request -> sent.put(new Asked(pod, request.subject(), Outcome.UNANSWERED), send(request.request()))));
         long answered = System.nanoTime() + HttpRouterProbe.ANSWER_TIME.toNanos();
 
         List<Asked> asked = new ArrayList<>();
-        sent.forEach((request, exchange) -> asked.add(new Asked(request.routerPod(), request.subject(), exchange.answer(answered)
-                .map(response -> switch (response.statusCode()) {
-                    case ACCEPTED -> Outcome.QUEUED;
-                    case 404 -> Outcome.NOT_FOUND;
-                    case 409 -> Outcome.ALREADY_THERE;
-                    default -> Outcome.REFUSED;
-                })
-                .orElse(Outcome.UNANSWERED))));
-        asked.stream().filter(a -> a.outcome() != Outcome.QUEUED && a.outcome() != Outcome.ALREADY_THERE)
-                .forEach(a -> LOG.infof("gateway Pod %s did not queue the request about worker %s: %s", a.routerPod(), a.subject(), a.outcome()));
+        sent.forEach((request, exchange) -> asked.add(new Asked(
+                request.routerPod(),
+                request.subject(),
+                exchange.answer(answered)
+                        .map(response -> switch (response.statusCode()) {
+                            case ACCEPTED -> Outcome.QUEUED;
+                            case 404 -> Outcome.NOT_FOUND;
+                            case 409 -> Outcome.ALREADY_THERE;
+                            default -> Outcome.REFUSED;
+                        })
+                        .orElse(Outcome.UNANSWERED))));
+        asked.stream()
+                .filter(a -> a.outcome() != Outcome.QUEUED && a.outcome() != Outcome.ALREADY_THERE)
+                .forEach(a -> LOG.infof(
+                        "gateway Pod %s did not queue the request about worker %s: %s",
+                        a.routerPod(), a.subject(), a.outcome()));
         return List.copyOf(asked);
     }
 
@@ -215,13 +265,16 @@ final class SglangWorkerApi {
     }
 
     /** One request under way. */
-    private record Exchange(HttpRequest request, HttpRouterProbe.CappedBody body, CompletableFuture<HttpResponse<byte[]>> response) {
+    private record Exchange(
+            HttpRequest request, HttpRouterProbe.CappedBody body, CompletableFuture<HttpResponse<byte[]>> response) {
         /** The whole answer by the deadline, or empty; never an exception. Either way the exchange is over after. */
         Optional<HttpResponse<byte[]>> answer(long deadlineNanos) {
             try {
                 return Optional.of(response.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS));
             } catch (TimeoutException | ExecutionException e) {
-                LOG.debugf("gateway at %s, %s: %s", request.uri(), request.method(), e.getClass().getSimpleName());
+                LOG.debugf(
+                        "gateway at %s, %s: %s",
+                        request.uri(), request.method(), e.getClass().getSimpleName());
                 return Optional.empty();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();

@@ -17,8 +17,11 @@ final class VllmRouterDialect implements RouterDialect {
     @Override
     public RouterView read(String body, List<Pod> members) {
         return RouterAnswers.vllmEngines(body)
-                .map(ids -> new RouterView(Optional.of(members.stream()
-                        .anyMatch(m -> ids.contains(RouterAnswers.vllmEngineId(m.getMetadata().getName())))), Map.of()))
+                .map(ids -> new RouterView(
+                        Optional.of(members.stream()
+                                .anyMatch(m -> ids.contains(RouterAnswers.vllmEngineId(
+                                        m.getMetadata().getName())))),
+                        Map.of()))
                 .orElse(RouterView.unavailable("listed its engines in a shape that cannot be read"));
     }
 }

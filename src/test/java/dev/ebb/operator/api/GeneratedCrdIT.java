@@ -1,23 +1,16 @@
 package dev.ebb.operator.api;
 
-import static dev.ebb.operator.Specs.deployment;
 import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
 
+import dev.ebb.operator.sim.SimApiServer;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinitionVersion;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.ValidationRule;
-import dev.ebb.operator.sim.SimApiServer;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import dev.ebb.operator.api.v1alpha1.EngineSpec;
-import dev.ebb.operator.api.v1alpha1.ModelDeployment;
-import dev.ebb.operator.api.v1alpha1.RoleSpec;
-import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
-import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
@@ -67,7 +60,8 @@ class GeneratedCrdIT {
         assertThat(scale.getSpecReplicasPath()).isEqualTo(".spec.scaling.replicas");
         assertThat(scale.getStatusReplicasPath()).isEqualTo(".status.scaling.replicas");
         assertThat(scale.getLabelSelectorPath()).isEqualTo(".status.scaling.selector");
-        JSONSchemaProps replicas = spec.getProperties().get("scaling").getProperties().get("replicas");
+        JSONSchemaProps replicas =
+                spec.getProperties().get("scaling").getProperties().get("replicas");
         assertBounds(replicas, 0, 1024);
     }
 
@@ -93,7 +87,8 @@ class GeneratedCrdIT {
 
     @Test
     void enumsForEngineRouterAndRoleKind() {
-        assertThat(enumOf(spec.getProperties().get("engine").getProperties().get("name"))).containsExactlyInAnyOrder("vLLM", "SGLang");
+        assertThat(enumOf(spec.getProperties().get("engine").getProperties().get("name")))
+                .containsExactlyInAnyOrder("vLLM", "SGLang");
         assertThat(enumOf(spec.getProperties().get("router").getProperties().get("name")))
                 .containsExactlyInAnyOrder("llm-d-router", "vllm-router", "sglang-gateway");
         assertThat(enumOf(role.getProperties().get("kind"))).containsExactlyInAnyOrder("Server", "Prefill", "Decode");
@@ -116,7 +111,8 @@ class GeneratedCrdIT {
         JSONSchemaProps name = role.getProperties().get("name");
         assertThat(name.getPattern()).isEqualTo("^[a-z]([-a-z0-9]*[a-z0-9])?$");
         assertThat(name.getMaxLength()).isEqualTo(20L);
-        assertThat(rule(role.getXKubernetesValidations(), "-r[0-9]+$").getMessage()).contains("spec.roles[].name");
+        assertThat(rule(role.getXKubernetesValidations(), "-r[0-9]+$").getMessage())
+                .contains("spec.roles[].name");
     }
 
     @Test
@@ -129,7 +125,8 @@ class GeneratedCrdIT {
     @Test
     void routerMustFitTheEngine() {
         ValidationRule fit = rule(spec.getXKubernetesValidations(), "vllm-router");
-        assertThat(fit.getRule()).contains("self.router.name == 'vllm-router' && self.engine.name == 'vLLM'")
+        assertThat(fit.getRule())
+                .contains("self.router.name == 'vllm-router' && self.engine.name == 'vLLM'")
                 .contains("self.router.name == 'sglang-gateway' && self.engine.name == 'SGLang'")
                 .contains("!has(self.router)");
         assertThat(fit.getMessage()).startsWith("spec.router.name");
@@ -144,7 +141,8 @@ class GeneratedCrdIT {
 
     @Test
     void podNamesFitADnsLabel() {
-        ValidationRule length = rule(version.getSchema().getOpenAPIV3Schema().getXKubernetesValidations(), "size(self.metadata.name)");
+        ValidationRule length =
+                rule(version.getSchema().getOpenAPIV3Schema().getXKubernetesValidations(), "size(self.metadata.name)");
         assertThat(length.getRule()).contains("<= 52");
         assertThat(length.getMessage()).contains("metadata.name and spec.roles[].name");
     }
@@ -166,7 +164,9 @@ class GeneratedCrdIT {
 
     private static ValidationRule rule(List<ValidationRule> rules, String fragment) {
         assertThat(rules).as("x-kubernetes-validations").isNotNull();
-        return rules.stream().filter(r -> r.getRule().contains(fragment)).findFirst()
+        return rules.stream()
+                .filter(r -> r.getRule().contains(fragment))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no rule containing " + fragment + " in " + rules));
     }
 

@@ -18,7 +18,20 @@ class LabelsTest {
 
     @ParameterizedTest
     @NullAndEmptySource
-    @ValueSource(strings = {"-1", "+1", " 1", "1 ", "1e3", "0x10", "1.0", "1000000000", "99999999999999999999", "\u0661", "3; rm -rf /"})
+    @ValueSource(
+            strings = {
+                "-1",
+                "+1",
+                " 1",
+                "1 ",
+                "1e3",
+                "0x10",
+                "1.0",
+                "1000000000",
+                "99999999999999999999",
+                "\u0661",
+                "3; rm -rf /"
+            })
     void anythingElseIsNoNumber(String value) {
         assertThat(Labels.number(value)).isEqualTo(Optional.empty());
     }

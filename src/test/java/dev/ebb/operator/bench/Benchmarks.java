@@ -1,9 +1,9 @@
 package dev.ebb.operator.bench;
 
 import dev.ebb.operator.Specs;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.cluster.NodeDrainBench;
 import dev.ebb.operator.cluster.RouterRolloutBench;
-import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.sandbox.Scenario;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LocalExec;
@@ -29,8 +29,7 @@ import org.awaitility.Awaitility;
 public final class Benchmarks {
     private static final int IDLE_SCALE_DOWNS = 10;
 
-    private Benchmarks() {
-    }
+    private Benchmarks() {}
 
     /** A measurement that prints its own figures. */
     @FunctionalInterface
@@ -50,8 +49,11 @@ public final class Benchmarks {
 
     public static void main(String[] args) throws Exception {
         runAndExit(() -> {
-            System.out.printf(Locale.ROOT, "Ebb benchmarks on %d cores, Java %s, machine load average %.2f at the start%n%n",
-                    Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"),
+            System.out.printf(
+                    Locale.ROOT,
+                    "Ebb benchmarks on %d cores, Java %s, machine load average %.2f at the start%n%n",
+                    Runtime.getRuntime().availableProcessors(),
+                    System.getProperty("java.version"),
                     ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
             ObjectSizes.run();
             IdleHookReturn.measure().print();
@@ -81,14 +83,20 @@ public final class Benchmarks {
         List<FakeRouter> fakeRouters = new ArrayList<>();
         List<Double> toDelete = new ArrayList<>();
         List<Double> toGone = new ArrayList<>();
-        try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec(); SimOperator operator = new SimOperator(client, exec, routers)) {
+        try (SimWorld world = new SimWorld(client);
+                LocalExec exec = new LocalExec();
+                SimOperator operator = new SimOperator(client, exec, routers)) {
             for (int i = 0; i < IDLE_SCALE_DOWNS; i++) {
                 String ns = "bench-" + i;
                 FakeRouter router = FakeRouter.inFrontOf(client, ns, "qwen", RouterKind.LLM_D_ROUTER);
                 fakeRouters.add(router);
                 routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
-                client.resource(Specs.deployment("qwen", "vLLM").namespace(ns).router("llm-d-router")
-                        .role(Specs.role("server").replicas(2)).build()).create();
+                client.resource(Specs.deployment("qwen", "vLLM")
+                                .namespace(ns)
+                                .router("llm-d-router")
+                                .role(Specs.role("server").replicas(2))
+                                .build())
+                        .create();
             }
             for (int i = 0; i < IDLE_SCALE_DOWNS; i++) {
                 String ns = "bench-" + i;
@@ -96,13 +104,25 @@ public final class Benchmarks {
                 Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> router.selects("qwen-server-r1-m0"));
                 Instant reduced = Instant.now();
                 Specs.scale(client, ns, "qwen", "server", 1);
-                Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> {
-                    Pod pod = client.pods().inNamespace(ns).withName("qwen-server-r1-m0").get();
-                    return pod == null || pod.getMetadata().getDeletionTimestamp() != null;
-                });
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(20))
+                        .until(() -> {
+                            Pod pod = client.pods()
+                                    .inNamespace(ns)
+                                    .withName("qwen-server-r1-m0")
+                                    .get();
+                            return pod == null || pod.getMetadata().getDeletionTimestamp() != null;
+                        });
                 toDelete.add(Duration.between(reduced, Instant.now()).toMillis() / 1000.0);
-                Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(50))
-                        .until(() -> client.pods().inNamespace(ns).withName("qwen-server-r1-m0").get() == null);
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(50))
+                        .until(() -> client.pods()
+                                        .inNamespace(ns)
+                                        .withName("qwen-server-r1-m0")
+                                        .get()
+                                == null);
                 toGone.add(Duration.between(reduced, Instant.now()).toMillis() / 1000.0);
             }
         } finally {
@@ -110,7 +130,10 @@ public final class Benchmarks {
             client.close();
             server.destroy();
         }
-        System.out.printf(Locale.ROOT, "Idle replica, replicas 2 -> 1 under the retirement protocol, %d runs%n", IDLE_SCALE_DOWNS);
+        System.out.printf(
+                Locale.ROOT,
+                "Idle replica, replicas 2 -> 1 under the retirement protocol, %d runs%n",
+                IDLE_SCALE_DOWNS);
         Columns.header();
         Columns.row("reduction to delete issued (s)", toDelete);
         Columns.row("reduction to Pod gone (s)", toGone);

@@ -24,6 +24,7 @@ public final class ConcurrentReads {
     private static final int ROUNDS = 5;
     /** Far beyond any read's own bound: reaching it means a read never ended, which the reader promises cannot happen. */
     private static final Duration ROUND_GIVE_UP = Duration.ofMinutes(2);
+
     private static final Duration OVERRUN = Duration.ofSeconds(1);
 
     /**
@@ -33,11 +34,22 @@ public final class ConcurrentReads {
      * @param atBound reads that took the whole bound, whatever they then established
      * @param overBound reads that ended more than a second after the bound, which the reader means to hold
      */
-    public record Figures(int members, int rounds, List<Double> readMillis, List<Double> roundMillis, Map<String, Integer> verdicts,
-            int atBound, int overBound) {
+    public record Figures(
+            int members,
+            int rounds,
+            List<Double> readMillis,
+            List<Double> roundMillis,
+            Map<String, Integer> verdicts,
+            int atBound,
+            int overBound) {
         public void print() {
-            System.out.printf(Locale.ROOT, "%d member reads at once through the local exec (real read script, python3 per read), "
-                    + "%d rounds after one uncounted warm-up, bound %d ms%n", members, rounds, ExecLimits.MEMBER_READ.deadline().toMillis());
+            System.out.printf(
+                    Locale.ROOT,
+                    "%d member reads at once through the local exec (real read script, python3 per read), "
+                            + "%d rounds after one uncounted warm-up, bound %d ms%n",
+                    members,
+                    rounds,
+                    ExecLimits.MEMBER_READ.deadline().toMillis());
             Columns.header();
             Columns.row("each read, subscribe to reading (ms)", readMillis);
             Columns.row("all " + members + " done, per round (ms)", roundMillis);
@@ -48,18 +60,17 @@ public final class ConcurrentReads {
         }
     }
 
-    private record TimedReading(Reading reading, double millis) {
-    }
+    private record TimedReading(Reading reading, double millis) {}
 
-    private ConcurrentReads() {
-    }
+    private ConcurrentReads() {}
 
     public static void main(String[] args) throws Exception {
         Benchmarks.runAndExit(() -> measure().print());
     }
 
     public static Figures measure() throws Exception {
-        try (FakeMembers members = new FakeMembers(MEMBERS); LocalExec exec = new LocalExec()) {
+        try (FakeMembers members = new FakeMembers(MEMBERS);
+                LocalExec exec = new LocalExec()) {
             MemberReader reader = new MemberReader(exec, new SimpleMeterRegistry());
             // the first round pays for class loading and a cold python3; it is not what a running operator sees
             round(reader, members.pods());
@@ -78,7 +89,8 @@ public final class ConcurrentReads {
                     if (timed.millis() >= ExecLimits.MEMBER_READ.deadline().toMillis()) {
                         atBound++;
                     }
-                    if (timed.millis() > ExecLimits.MEMBER_READ.deadline().plus(OVERRUN).toMillis()) {
+                    if (timed.millis()
+                            > ExecLimits.MEMBER_READ.deadline().plus(OVERRUN).toMillis()) {
                         overBound++;
                     }
                 }
@@ -89,15 +101,20 @@ public final class ConcurrentReads {
 
     /** Every member's read subscribed at once; each one timed from its own subscription, so queueing counts. */
     private static List<TimedReading> round(MemberReader reader, List<Pod> members) {
-        List<Uni<TimedReading>> reads = members.stream().map(member -> Uni.createFrom().deferred(() -> {
-            long start = System.nanoTime();
-            return reader.read(member, Engine.VLLM).map(reading -> new TimedReading(reading, millisSince(start)));
-        })).toList();
+        List<Uni<TimedReading>> reads = members.stream()
+                .map(member -> Uni.createFrom().deferred(() -> {
+                    long start = System.nanoTime();
+                    return reader.read(member, Engine.VLLM)
+                            .map(reading -> new TimedReading(reading, millisSince(start)));
+                }))
+                .toList();
         return Uni.join().all(reads).andFailFast().await().atMost(ROUND_GIVE_UP);
     }
 
     private static String verdictOf(Reading reading) {
-        return reading instanceof Reading.Failed failed ? "Failed: " + failed.why() : reading.getClass().getSimpleName();
+        return reading instanceof Reading.Failed failed
+                ? "Failed: " + failed.why()
+                : reading.getClass().getSimpleName();
     }
 
     private static double millisSince(long startNanos) {

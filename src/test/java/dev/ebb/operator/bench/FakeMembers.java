@@ -22,9 +22,16 @@ final class FakeMembers implements AutoCloseable {
             for (int i = 0; i < count; i++) {
                 FakeEngine engine = FakeEngine.start(Engine.VLLM, addresses.next(), ENGINE_PORT, "m");
                 engines.add(engine);
-                pods.add(new PodBuilder().withNewMetadata().withName("m" + i).withNamespace("bench")
-                        .addToAnnotations(Annotations.SCRAPE_PORT, Integer.toString(ENGINE_PORT)).endMetadata()
-                        .withNewStatus().withPodIP(engine.host()).endStatus().build());
+                pods.add(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("m" + i)
+                        .withNamespace("bench")
+                        .addToAnnotations(Annotations.SCRAPE_PORT, Integer.toString(ENGINE_PORT))
+                        .endMetadata()
+                        .withNewStatus()
+                        .withPodIP(engine.host())
+                        .endStatus()
+                        .build());
             }
         } catch (IOException e) {
             close();

@@ -28,8 +28,14 @@ public final class IdleHookReturn {
      */
     public record Figures(List<Double> ownClock, List<Double> wall) {
         public void print() {
-            System.out.printf(Locale.ROOT, "Idle drain hook return, %d runs (%d at a time), grace %d s, floor %d s (settle %d s + one read interval)%n",
-                    RUNS, AT_ONCE, GRACE, DrainTimelines.IDLE_RETURN, DrainTimelines.SETTLE);
+            System.out.printf(
+                    Locale.ROOT,
+                    "Idle drain hook return, %d runs (%d at a time), grace %d s, floor %d s (settle %d s + one read interval)%n",
+                    RUNS,
+                    AT_ONCE,
+                    GRACE,
+                    DrainTimelines.IDLE_RETURN,
+                    DrainTimelines.SETTLE);
             Columns.headerAboveFloor();
             Columns.rowAboveFloor("hook's own clock (s)", ownClock, DrainTimelines.IDLE_RETURN);
             Columns.rowAboveFloor("process start to exit (s)", wall, DrainTimelines.IDLE_RETURN);
@@ -37,8 +43,7 @@ public final class IdleHookReturn {
         }
     }
 
-    private IdleHookReturn() {
-    }
+    private IdleHookReturn() {}
 
     public static void main(String[] args) throws Exception {
         Benchmarks.runAndExit(() -> measure().print());
@@ -54,9 +59,11 @@ public final class IdleHookReturn {
             List<FakeEngine> engines = new ArrayList<>();
             List<Future<HookRun>> runs = new ArrayList<>();
             for (int i = 0; i < AT_ONCE; i++) {
-                FakeEngine engine = FakeEngine.start(i % 2 == 0 ? Engine.VLLM : Engine.SGLANG, addresses.next(), 8000, "m");
+                FakeEngine engine =
+                        FakeEngine.start(i % 2 == 0 ? Engine.VLLM : Engine.SGLANG, addresses.next(), 8000, "m");
                 engines.add(engine);
-                runs.add(pool.submit(() -> HookRun.run(HookFixtures.hook(engine.engine(), GRACE, "http"), engine.host())));
+                runs.add(pool.submit(
+                        () -> HookRun.run(HookFixtures.hook(engine.engine(), GRACE, "http"), engine.host())));
             }
             for (Future<HookRun> run : runs) {
                 ownClock.add(run.get().returnedAt());

@@ -15,15 +15,15 @@ public final class MemberReads {
     private static final int AT_ONCE = 50;
     private static final int ROUNDS = 3;
 
-    private MemberReads() {
-    }
+    private MemberReads() {}
 
     public static void main(String[] args) throws Exception {
         Benchmarks.runAndExit(MemberReads::run);
     }
 
     public static void run() throws Exception {
-        try (FakeMembers fakeMembers = new FakeMembers(AT_ONCE); LocalExec exec = new LocalExec()) {
+        try (FakeMembers fakeMembers = new FakeMembers(AT_ONCE);
+                LocalExec exec = new LocalExec()) {
             List<Pod> members = fakeMembers.pods();
             MemberReader reader = new MemberReader(exec, new SimpleMeterRegistry());
             List<Double> one = new ArrayList<>();
@@ -38,7 +38,8 @@ public final class MemberReads {
                 reader.readAll(members, Engine.VLLM).await().indefinitely();
                 all.add((System.nanoTime() - start) / 1e6);
             }
-            System.out.printf("Member reads through the local exec (real read script, python3 per read), bound %d ms%n",
+            System.out.printf(
+                    "Member reads through the local exec (real read script, python3 per read), bound %d ms%n",
                     ExecLimits.MEMBER_READ.deadline().toMillis());
             Columns.header();
             Columns.row("one read at a time, " + ONE_AT_A_TIME + " (ms)", one);

@@ -29,29 +29,41 @@ import java.util.stream.Collectors;
 public final class ObjectSizes {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private ObjectSizes() {
-    }
+    private ObjectSizes() {}
 
     static void run() throws Exception {
-        DesiredDeployment d = Specs.deployment("qwen", "vLLM").namespace("serving").role(Specs.role("server")).desired();
+        DesiredDeployment d = Specs.deployment("qwen", "vLLM")
+                .namespace("serving")
+                .role(Specs.role("server"))
+                .desired();
         PodRenderer renderer = new PodRenderer();
-        Pod mounted = renderer.render(new MemberSlot(d, d.roles().get(0), 0, 0), renderer.configHash(d, d.roles().get(0)));
+        Pod mounted = renderer.render(
+                new MemberSlot(d, d.roles().get(0), 0, 0),
+                renderer.configHash(d, d.roles().get(0)));
         Pod inline = withScriptInCommand(mounted);
-        ExecCommand metrics = ReadCommand.forMember(mounted, ExecLimits.MEMBER_READ.maxStdoutBytes()).command().orElseThrow();
+        ExecCommand metrics = ReadCommand.forMember(mounted, ExecLimits.MEMBER_READ.maxStdoutBytes())
+                .command()
+                .orElseThrow();
         ExecCommand connections = ConnectionRead.command(8000, Optional.empty());
 
         System.out.println("Object and request sizes (bytes)");
         System.out.printf(Locale.ROOT, "  %-52s %10s %16s%n", "", "as sent", "script inline");
         row("engine Pod as JSON", JSON.writeValueAsBytes(mounted).length, JSON.writeValueAsBytes(inline).length);
         row("the hook's ConfigMap, one per deployment", JSON.writeValueAsBytes(renderer.hookConfigMap(d)).length, 0);
-        row("member read: exec request line", requestLine(mounted, metrics.argv()), requestLine(mounted, inlined(metrics.argv(), ReadCommand.SCRIPT)));
-        row("connection read: exec request line", requestLine(mounted, connections.argv()),
+        row(
+                "member read: exec request line",
+                requestLine(mounted, metrics.argv()),
+                requestLine(mounted, inlined(metrics.argv(), ReadCommand.SCRIPT)));
+        row(
+                "connection read: exec request line",
+                requestLine(mounted, connections.argv()),
                 requestLine(mounted, inlined(connections.argv(), ConnectionRead.SCRIPT)));
         System.out.println();
     }
 
     private static void row(String label, int sent, int inline) {
-        System.out.printf(Locale.ROOT, "  %-52s %10d %16s%n", label, sent, inline == 0 ? "-" : Integer.toString(inline));
+        System.out.printf(
+                Locale.ROOT, "  %-52s %10d %16s%n", label, sent, inline == 0 ? "-" : Integer.toString(inline));
     }
 
     /** The Pod as a release that carried the script in the command rendered it: no volume, the text in the argv. */
@@ -76,9 +88,13 @@ public final class ObjectSizes {
 
     /** The line fabric8 sends for pods/exec: each argv item its own {@code command} parameter. */
     private static int requestLine(Pod pod, List<String> argv) {
-        String query = argv.stream().map(a -> "command=" + URLEncoder.encode(a, StandardCharsets.UTF_8)).collect(Collectors.joining("&"));
-        return ("GET /api/v1/namespaces/" + pod.getMetadata().getNamespace() + "/pods/" + pod.getMetadata().getName() + "/exec?" + query
-                + "&container=" + PodRenderer.ENGINE_CONTAINER + "&stdin=true&stdout=true&stderr=true HTTP/1.1").length();
+        String query = argv.stream()
+                .map(a -> "command=" + URLEncoder.encode(a, StandardCharsets.UTF_8))
+                .collect(Collectors.joining("&"));
+        return ("GET /api/v1/namespaces/" + pod.getMetadata().getNamespace() + "/pods/"
+                        + pod.getMetadata().getName() + "/exec?" + query + "&container=" + PodRenderer.ENGINE_CONTAINER
+                        + "&stdin=true&stdout=true&stderr=true HTTP/1.1")
+                .length();
     }
 
     public static void main(String[] args) throws Exception {

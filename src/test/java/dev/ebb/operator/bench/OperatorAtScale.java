@@ -15,7 +15,6 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -42,6 +41,7 @@ public final class OperatorAtScale {
     private static final Duration CONVERGENCE_BOUND = Duration.ofMinutes(15);
     /** How long the converged operator is left alone before its resident set is read again. */
     private static final Duration SETTLE = Duration.ofSeconds(20);
+
     private static final Duration POLL = Duration.ofMillis(100);
     private static final double MIB = 1024;
     private static final String EXECUTIONS_BUCKET = "reconciliations_execution_duration_seconds_bucket";
@@ -79,15 +79,36 @@ public final class OperatorAtScale {
      * @param residentSettledMiB the same after {@link #SETTLE} with nothing changing
      * @param residentPeakMiB the highest resident set the kernel saw for the process (VmHWM)
      */
-    public record Figures(Shape shape, int converged, double createSeconds, double allConvergedSeconds, List<Double> perDeploymentSeconds,
-            double operatorCpuSeconds, Map<String, Double> operatorCpuByThreads, double worldCpuSeconds, long reconciliations, long failed, Map<Double, String> percentileBounds,
-            double residentConvergedMiB, double residentSettledMiB, double residentPeakMiB) {
+    public record Figures(
+            Shape shape,
+            int converged,
+            double createSeconds,
+            double allConvergedSeconds,
+            List<Double> perDeploymentSeconds,
+            double operatorCpuSeconds,
+            Map<String, Double> operatorCpuByThreads,
+            double worldCpuSeconds,
+            long reconciliations,
+            long failed,
+            Map<Double, String> percentileBounds,
+            double residentConvergedMiB,
+            double residentSettledMiB,
+            double residentPeakMiB) {
         public void print() {
-            System.out.printf(Locale.ROOT, "The packaged operator at scale: %d ModelDeployments (vLLM, one role of %d single-Pod replicas) over %d "
-                    + "namespaces, %d Pods each backed by a fake engine; the operator its own process with the image's JVM flags%n",
-                    shape.deployments(), shape.replicas(), NAMESPACES, shape.pods());
+            System.out.printf(
+                    Locale.ROOT,
+                    "The packaged operator at scale: %d ModelDeployments (vLLM, one role of %d single-Pod replicas) over %d "
+                            + "namespaces, %d Pods each backed by a fake engine; the operator its own process with the image's JVM flags%n",
+                    shape.deployments(),
+                    shape.replicas(),
+                    NAMESPACES,
+                    shape.pods());
             if (converged < shape.deployments()) {
-                System.out.printf(Locale.ROOT, "  NOT CONVERGED: %d of %d within %d s%n", converged, shape.deployments(),
+                System.out.printf(
+                        Locale.ROOT,
+                        "  NOT CONVERGED: %d of %d within %d s%n",
+                        converged,
+                        shape.deployments(),
                         CONVERGENCE_BOUND.toSeconds());
             }
             if (!perDeploymentSeconds.isEmpty()) {
@@ -96,26 +117,53 @@ public final class OperatorAtScale {
             }
             Columns.line("all creates sent, one after another", String.format(Locale.ROOT, "%.1f s", createSeconds));
             Columns.line("first create to all converged", String.format(Locale.ROOT, "%.1f s", allConvergedSeconds));
-            Columns.line("operator's CPU over that span", String.format(Locale.ROOT, "%.1f s (%.1f ms per deployment)",
-                    operatorCpuSeconds, operatorCpuSeconds * 1000 / shape.deployments()));
-            operatorCpuByThreads.forEach((group, cpu) -> Columns.line("  of which " + group, String.format(Locale.ROOT, "%.1f s", cpu)));
-            Columns.line("test world's CPU over that span", String.format(Locale.ROOT,
-                    "%.1f s (this JVM: mock API server, kubelet, engines, creates)", worldCpuSeconds));
-            Columns.line("reconcile calls over that span", String.format(Locale.ROOT, "%d, %d failed, %.1f ms of operator CPU per call",
-                    reconciliations, failed, reconciliations == 0 ? 0 : operatorCpuSeconds * 1000 / reconciliations));
-            Columns.line("reconcile call, wall time (its waits on the mock API server included), SDK bucket bound", percentileBounds.entrySet().stream()
-                    .map(e -> String.format(Locale.ROOT, "p%.0f <= %s", e.getKey() * 100, e.getValue())).reduce((a, b) -> a + ", " + b).orElse("none"));
-            Columns.line("operator's resident set", String.format(Locale.ROOT, "%.0f MiB converged, %.0f MiB %d s later, %.0f MiB peak",
-                    residentConvergedMiB, residentSettledMiB, SETTLE.toSeconds(), residentPeakMiB));
+            Columns.line(
+                    "operator's CPU over that span",
+                    String.format(
+                            Locale.ROOT,
+                            "%.1f s (%.1f ms per deployment)",
+                            operatorCpuSeconds,
+                            operatorCpuSeconds * 1000 / shape.deployments()));
+            operatorCpuByThreads.forEach(
+                    (group, cpu) -> Columns.line("  of which " + group, String.format(Locale.ROOT, "%.1f s", cpu)));
+            Columns.line(
+                    "test world's CPU over that span",
+                    String.format(
+                            Locale.ROOT,
+                            "%.1f s (this JVM: mock API server, kubelet, engines, creates)",
+                            worldCpuSeconds));
+            Columns.line(
+                    "reconcile calls over that span",
+                    String.format(
+                            Locale.ROOT,
+                            "%d, %d failed, %.1f ms of operator CPU per call",
+                            reconciliations,
+                            failed,
+                            reconciliations == 0 ? 0 : operatorCpuSeconds * 1000 / reconciliations));
+            Columns.line(
+                    "reconcile call, wall time (its waits on the mock API server included), SDK bucket bound",
+                    percentileBounds.entrySet().stream()
+                            .map(e -> String.format(Locale.ROOT, "p%.0f <= %s", e.getKey() * 100, e.getValue()))
+                            .reduce((a, b) -> a + ", " + b)
+                            .orElse("none"));
+            Columns.line(
+                    "operator's resident set",
+                    String.format(
+                            Locale.ROOT,
+                            "%.0f MiB converged, %.0f MiB %d s later, %.0f MiB peak",
+                            residentConvergedMiB,
+                            residentSettledMiB,
+                            SETTLE.toSeconds(),
+                            residentPeakMiB));
             System.out.println();
         }
     }
 
-    private OperatorAtScale() {
-    }
+    private OperatorAtScale() {}
 
     public static void main(String[] args) throws Exception {
-        List<Shape> shapes = args.length == 0 ? SHAPES : Stream.of(args).map(Shape::parse).toList();
+        List<Shape> shapes =
+                args.length == 0 ? SHAPES : Stream.of(args).map(Shape::parse).toList();
         Benchmarks.runAndExit(() -> {
             for (Shape shape : shapes) {
                 measure(shape).print();
@@ -128,8 +176,12 @@ public final class OperatorAtScale {
         KubernetesClient client = server.createClient();
         client.resource(SimApiServer.generatedCrd()).create();
         Path log = Path.of("target", "bench-operator-at-scale-" + shape.deployments() + ".log");
-        try (SimWorld world = new SimWorld(client); PackagedOperator operator = PackagedOperator.start(client, "bench-scale", log)) {
-            Awaitility.await().atMost(Duration.ofMinutes(2)).pollInterval(POLL).until(() -> operator.status("/q/health/ready") == 200);
+        try (SimWorld world = new SimWorld(client);
+                PackagedOperator operator = PackagedOperator.start(client, "bench-scale", log)) {
+            Awaitility.await()
+                    .atMost(Duration.ofMinutes(2))
+                    .pollInterval(POLL)
+                    .until(() -> operator.status("/q/health/ready") == 200);
             Figures figures = converge(shape, client, operator);
             // a SIGTERM as its Deployment would send, so that it stops as it would there
             operator.process().destroy();
@@ -150,11 +202,13 @@ public final class OperatorAtScale {
         Duration worldCpuBefore = ownCpu();
         long first = System.nanoTime();
         double createSeconds;
-        try (SharedIndexInformer<ModelDeployment> watch = client.resources(ModelDeployment.class).inAnyNamespace()
-                .inform(whenConverged(shape, convergedAt))) {
+        try (SharedIndexInformer<ModelDeployment> watch =
+                client.resources(ModelDeployment.class).inAnyNamespace().inform(whenConverged(shape, convergedAt))) {
             for (int i = 0; i < shape.deployments(); i++) {
                 ModelDeployment md = Specs.deployment(String.format(Locale.ROOT, "qwen-%04d", i), "vLLM")
-                        .namespace("bench-" + i % NAMESPACES).role(Specs.role(ROLE).replicas(shape.replicas()).size(1)).build();
+                        .namespace("bench-" + i % NAMESPACES)
+                        .role(Specs.role(ROLE).replicas(shape.replicas()).size(1))
+                        .build();
                 createdAt.put(key(md), System.nanoTime());
                 client.resource(md).create();
             }
@@ -166,15 +220,30 @@ public final class OperatorAtScale {
         double worldCpu = seconds(ownCpu().minus(worldCpuBefore));
         String metricsConverged = operator.body("/q/metrics");
         double residentConverged = operator.residentKiB().orElse(0) / MIB;
-        long last = convergedAt.size() == shape.deployments() ? convergedAt.values().stream().max(Long::compare).orElseThrow() : System.nanoTime();
-        List<Double> perDeployment = convergedAt.entrySet().stream().map(e -> secondsBetween(createdAt.get(e.getKey()), e.getValue())).toList();
+        long last = convergedAt.size() == shape.deployments()
+                ? convergedAt.values().stream().max(Long::compare).orElseThrow()
+                : System.nanoTime();
+        List<Double> perDeployment = convergedAt.entrySet().stream()
+                .map(e -> secondsBetween(createdAt.get(e.getKey()), e.getValue()))
+                .toList();
         Thread.sleep(SETTLE.toMillis());
         double residentSettled = operator.residentKiB().orElse(0) / MIB;
         double residentPeak = operator.residentPeakKiB().orElse(0) / MIB;
-        return new Figures(shape, convergedAt.size(), createSeconds, secondsBetween(first, last), perDeployment, operatorCpu, byThreads, worldCpu,
+        return new Figures(
+                shape,
+                convergedAt.size(),
+                createSeconds,
+                secondsBetween(first, last),
+                perDeployment,
+                operatorCpu,
+                byThreads,
+                worldCpu,
                 Math.round(sum(metricsConverged, EXECUTIONS_COUNT) - sum(metricsBefore, EXECUTIONS_COUNT)),
                 Math.round(sum(metricsConverged, FAILURES) - sum(metricsBefore, FAILURES)),
-                percentileBounds(metricsBefore, metricsConverged), residentConverged, residentSettled, residentPeak);
+                percentileBounds(metricsBefore, metricsConverged),
+                residentConverged,
+                residentSettled,
+                residentPeak);
     }
 
     /** The kernel's clock ticks per second for a thread's CPU time (USER_HZ, 100 on Linux whatever the kernel's own rate). */
@@ -192,7 +261,10 @@ public final class OperatorAtScale {
         groups.put("everything else", 0.0);
         after.forEach((thread, ticks) -> {
             String name = thread.substring(thread.indexOf(' ') + 1);
-            String group = THREAD_GROUPS.stream().filter(g -> name.startsWith(g.getKey())).map(Map.Entry::getValue).findFirst()
+            String group = THREAD_GROUPS.stream()
+                    .filter(g -> name.startsWith(g.getKey()))
+                    .map(Map.Entry::getValue)
+                    .findFirst()
                     .orElse("everything else");
             groups.merge(group, (ticks - before.getOrDefault(thread, 0L)) / TICKS_PER_SECOND, Double::sum);
         });
@@ -200,7 +272,8 @@ public final class OperatorAtScale {
     }
 
     private static double sum(String page, String metric) {
-        return PrometheusText.byLabel(page, metric, "controller_name").map(m -> m.values().stream().mapToDouble(Double::doubleValue).sum())
+        return PrometheusText.byLabel(page, metric, "controller_name")
+                .map(m -> m.values().stream().mapToDouble(Double::doubleValue).sum())
                 .orElse(0.0);
     }
 
@@ -210,17 +283,27 @@ public final class OperatorAtScale {
      */
     static Map<Double, String> percentileBounds(String before, String after) {
         TreeMap<Double, Double> calls = new TreeMap<>();
-        Map<String, Double> start = PrometheusText.byLabel(before, EXECUTIONS_BUCKET, "le").orElse(Map.of());
-        PrometheusText.byLabel(after, EXECUTIONS_BUCKET, "le").orElse(Map.of()).forEach((le, count) ->
-                calls.put(le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le), count - start.getOrDefault(le, 0.0)));
+        Map<String, Double> start =
+                PrometheusText.byLabel(before, EXECUTIONS_BUCKET, "le").orElse(Map.of());
+        PrometheusText.byLabel(after, EXECUTIONS_BUCKET, "le")
+                .orElse(Map.of())
+                .forEach((le, count) -> calls.put(
+                        le.equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(le),
+                        count - start.getOrDefault(le, 0.0)));
         Map<Double, String> bounds = new TreeMap<>();
         if (calls.isEmpty() || calls.lastEntry().getValue() == 0) {
             return bounds;
         }
         double total = calls.lastEntry().getValue();
         for (double percentile : PERCENTILES) {
-            calls.entrySet().stream().filter(e -> e.getValue() >= percentile * total).findFirst().ifPresent(e -> bounds.put(percentile,
-                    e.getKey().isInfinite() ? "above the last bucket" : String.format(Locale.ROOT, "%.0f ms", e.getKey() * 1000)));
+            calls.entrySet().stream()
+                    .filter(e -> e.getValue() >= percentile * total)
+                    .findFirst()
+                    .ifPresent(e -> bounds.put(
+                            percentile,
+                            e.getKey().isInfinite()
+                                    ? "above the last bucket"
+                                    : String.format(Locale.ROOT, "%.0f ms", e.getKey() * 1000)));
         }
         return bounds;
     }
@@ -228,7 +311,10 @@ public final class OperatorAtScale {
     /** Waits until every deployment has converged or the bound has passed; the figures then say how many did. */
     private static void awaitConvergence(Shape shape, Map<String, Long> convergedAt) {
         try {
-            Awaitility.await().atMost(CONVERGENCE_BOUND).pollInterval(POLL).until(() -> convergedAt.size() == shape.deployments());
+            Awaitility.await()
+                    .atMost(CONVERGENCE_BOUND)
+                    .pollInterval(POLL)
+                    .until(() -> convergedAt.size() == shape.deployments());
         } catch (ConditionTimeoutException e) {
             // not an error here: a benchmark reports what it saw
         }
@@ -247,10 +333,16 @@ public final class OperatorAtScale {
     static boolean converged(ModelDeployment md, int replicas) {
         ModelDeploymentStatus status = md.getStatus();
         long generation = Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
-        return status != null && Long.valueOf(generation).equals(status.observedGeneration())
+        return status != null
+                && Long.valueOf(generation).equals(status.observedGeneration())
                 && StatusAggregator.PHASE_READY.equals(status.phase())
-                && status.roles() != null && status.roles().stream().anyMatch(r -> r.name().equals(ROLE)
-                        && r.desired() == replicas && r.current() == replicas && r.ready() == replicas && r.updated() == replicas);
+                && status.roles() != null
+                && status.roles().stream()
+                        .anyMatch(r -> r.name().equals(ROLE)
+                                && r.desired() == replicas
+                                && r.current() == replicas
+                                && r.ready() == replicas
+                                && r.updated() == replicas);
     }
 
     private static String key(ModelDeployment md) {

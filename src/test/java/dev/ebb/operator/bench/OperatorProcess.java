@@ -27,11 +27,9 @@ public final class OperatorProcess {
     private static final Pattern STARTED = Pattern.compile("started in ([0-9.]+)s");
     private static final double NOT_MEASURED = Double.NaN;
 
-    private record Run(double readySeconds, double ownStartSeconds, double residentMiB, double stopSeconds) {
-    }
+    private record Run(double readySeconds, double ownStartSeconds, double residentMiB, double stopSeconds) {}
 
-    private OperatorProcess() {
-    }
+    private OperatorProcess() {}
 
     public static void main(String[] args) throws Exception {
         Benchmarks.runAndExit(OperatorProcess::run);
@@ -42,14 +40,26 @@ public final class OperatorProcess {
         for (int i = 0; i < RUNS; i++) {
             runs.add(once());
         }
-        System.out.printf(Locale.ROOT, "The packaged JVM operator (the image's JVM flags, prod profile, leader election on), no ModelDeployments, "
-                + "%d starts%n", RUNS);
+        System.out.printf(
+                Locale.ROOT,
+                "The packaged JVM operator (the image's JVM flags, prod profile, leader election on), no ModelDeployments, "
+                        + "%d starts%n",
+                RUNS);
         Columns.header();
-        Columns.row("launch to readiness UP (s)", runs.stream().map(Run::readySeconds).toList());
-        Columns.row("the same, Quarkus' own 'started in' (s)", measured(runs.stream().map(Run::ownStartSeconds).toList()));
-        Columns.row("resident set after " + IDLE.toSeconds() + " s idle (MiB)", measured(runs.stream().map(Run::residentMiB).toList()));
-        Columns.row("SIGTERM to exit, " + PackagedOperator.packagedDuration(PackagedOperator.SHUTDOWN_DELAY).toSeconds()
-                + " s delay incl. (s)", measured(runs.stream().map(Run::stopSeconds).toList()));
+        Columns.row(
+                "launch to readiness UP (s)",
+                runs.stream().map(Run::readySeconds).toList());
+        Columns.row(
+                "the same, Quarkus' own 'started in' (s)",
+                measured(runs.stream().map(Run::ownStartSeconds).toList()));
+        Columns.row(
+                "resident set after " + IDLE.toSeconds() + " s idle (MiB)",
+                measured(runs.stream().map(Run::residentMiB).toList()));
+        Columns.row(
+                "SIGTERM to exit, "
+                        + PackagedOperator.packagedDuration(PackagedOperator.SHUTDOWN_DELAY)
+                                .toSeconds() + " s delay incl. (s)",
+                measured(runs.stream().map(Run::stopSeconds).toList()));
         System.out.println();
     }
 
@@ -65,14 +75,19 @@ public final class OperatorProcess {
             client.resource(SimApiServer.generatedCrd()).create();
             long launched = System.nanoTime();
             try (PackagedOperator operator = PackagedOperator.start(client, "bench", LOG)) {
-                Awaitility.await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(50))
+                Awaitility.await()
+                        .atMost(Duration.ofMinutes(2))
+                        .pollInterval(Duration.ofMillis(50))
                         .until(() -> operator.status("/q/health/ready") == 200);
                 double ready = (System.nanoTime() - launched) / 1e9;
                 Thread.sleep(IDLE.toMillis());
                 // logged once start-up is complete, a little after the HTTP server answers
                 Matcher started = STARTED.matcher(operator.log());
                 double ownStart = started.find() ? Double.parseDouble(started.group(1)) : NOT_MEASURED;
-                double resident = operator.residentKiB().stream().mapToDouble(kib -> kib / 1024.0).findFirst().orElse(NOT_MEASURED);
+                double resident = operator.residentKiB().stream()
+                        .mapToDouble(kib -> kib / 1024.0)
+                        .findFirst()
+                        .orElse(NOT_MEASURED);
                 long signalled = System.nanoTime();
                 operator.process().destroy();
                 boolean exited = operator.process().waitFor(60, TimeUnit.SECONDS);

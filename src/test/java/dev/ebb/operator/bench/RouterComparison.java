@@ -22,18 +22,27 @@ public final class RouterComparison {
     private static final int BATCHES = 15;
     private static final int WARM_UP_BATCHES = 5;
 
-    private RouterComparison() {
-    }
+    private RouterComparison() {}
 
     static void run() {
         Map<String, String> engines = Map.of("llm-d-router", "vLLM", "vllm-router", "vLLM", "sglang-gateway", "SGLang");
-        System.out.printf(Locale.ROOT, "Router objects compared with their rendering, one pass = every object of one router,"
-                + " %d batches of %d passes (microseconds per pass)%n", BATCHES, PASSES_PER_BATCH);
+        System.out.printf(
+                Locale.ROOT,
+                "Router objects compared with their rendering, one pass = every object of one router,"
+                        + " %d batches of %d passes (microseconds per pass)%n",
+                BATCHES,
+                PASSES_PER_BATCH);
         Columns.header();
         engines.forEach((kind, engine) -> {
-            DesiredDeployment deployment = Specs.deployment("qwen", engine).namespace("bench").router(kind).role(Specs.role("server")).desired();
+            DesiredDeployment deployment = Specs.deployment("qwen", engine)
+                    .namespace("bench")
+                    .router(kind)
+                    .role(Specs.role("server"))
+                    .desired();
             List<HasMetadata> rendered = RouterRenderer.render(deployment);
-            List<HasMetadata> cached = rendered.stream().map(o -> (HasMetadata) JSON.unmarshal(JSON.asJson(o), o.getClass())).toList();
+            List<HasMetadata> cached = rendered.stream()
+                    .map(o -> (HasMetadata) JSON.unmarshal(JSON.asJson(o), o.getClass()))
+                    .toList();
             List<Double> micros = new ArrayList<>();
             for (int batch = 0; batch < WARM_UP_BATCHES + BATCHES; batch++) {
                 long start = System.nanoTime();

@@ -26,8 +26,7 @@ public final class UnroutedIdleScaleDown {
     private static final String LEAVING = "qwen-server-r1-m0";
     private static final Duration AT_MOST = Duration.ofSeconds(60);
 
-    private UnroutedIdleScaleDown() {
-    }
+    private UnroutedIdleScaleDown() {}
 
     public static void main(String[] args) throws Exception {
         Benchmarks.runAndExit(UnroutedIdleScaleDown::run);
@@ -37,10 +36,15 @@ public final class UnroutedIdleScaleDown {
         KubernetesMockServer server = SimApiServer.startServer();
         KubernetesClient client = server.createClient();
         List<Double> toDelete = new ArrayList<>();
-        try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec();
+        try (SimWorld world = new SimWorld(client);
+                LocalExec exec = new LocalExec();
                 SimOperator operator = new SimOperator(client, exec, new SimRouterAddress())) {
             for (int i = 0; i < RUNS; i++) {
-                client.resource(Specs.deployment("qwen", "vLLM").namespace(namespace(i)).role(Specs.role("server").replicas(2)).build()).create();
+                client.resource(Specs.deployment("qwen", "vLLM")
+                                .namespace(namespace(i))
+                                .role(Specs.role("server").replicas(2))
+                                .build())
+                        .create();
             }
             for (int i = 0; i < RUNS; i++) {
                 String ns = namespace(i);
@@ -48,10 +52,16 @@ public final class UnroutedIdleScaleDown {
                 long reduced = System.nanoTime();
                 Specs.scale(client, ns, "qwen", "server", 1);
                 // both replicas are idle, so the tie goes to the highest ordinal
-                Awaitility.await().atMost(AT_MOST).pollInterval(Duration.ofMillis(20)).until(() -> {
-                    Pod pod = client.pods().inNamespace(ns).withName(LEAVING).get();
-                    return pod == null || pod.getMetadata().getDeletionTimestamp() != null;
-                });
+                Awaitility.await()
+                        .atMost(AT_MOST)
+                        .pollInterval(Duration.ofMillis(20))
+                        .until(() -> {
+                            Pod pod = client.pods()
+                                    .inNamespace(ns)
+                                    .withName(LEAVING)
+                                    .get();
+                            return pod == null || pod.getMetadata().getDeletionTimestamp() != null;
+                        });
                 toDelete.add((System.nanoTime() - reduced) / 1e9);
             }
         } finally {
@@ -59,8 +69,13 @@ public final class UnroutedIdleScaleDown {
             server.destroy();
         }
         List<Double> sorted = toDelete.stream().sorted().toList();
-        System.out.printf(Locale.ROOT, "idle replica without a router, reduction to its Pod's delete: median %.2f s (min %.2f, max %.2f, %d runs)%n%n",
-                Columns.median(sorted), sorted.get(0), sorted.get(RUNS - 1), RUNS);
+        System.out.printf(
+                Locale.ROOT,
+                "idle replica without a router, reduction to its Pod's delete: median %.2f s (min %.2f, max %.2f, %d runs)%n%n",
+                Columns.median(sorted),
+                sorted.get(0),
+                sorted.get(RUNS - 1),
+                RUNS);
     }
 
     private static String namespace(int run) {

@@ -38,7 +38,12 @@ class ClusterAdmissionIT {
     static void install() {
         admin = ControlPlane.shared().adminClient();
         ClusterCrd.install(admin);
-        admin.resource(new NamespaceBuilder().withNewMetadata().withName(AdmissionCases.NAMESPACE).endMetadata().build()).create();
+        admin.resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName(AdmissionCases.NAMESPACE)
+                        .endMetadata()
+                        .build())
+                .create();
     }
 
     @AfterAll
@@ -68,33 +73,62 @@ class ClusterAdmissionIT {
     @Test
     void theOlmBundlesCrdAppliedOverTheInstalledOneChangesNothing() throws Exception {
         CustomResourceDefinition installed = ClusterCrd.install(admin);
-        CustomResourceDefinition bundled = Serialization.unmarshal(Files.readString(BUNDLED_CRD), CustomResourceDefinition.class);
+        CustomResourceDefinition bundled =
+                Serialization.unmarshal(Files.readString(BUNDLED_CRD), CustomResourceDefinition.class);
 
-        CustomResourceDefinition after = admin.resource(bundled).fieldManager("olm").forceConflicts().serverSideApply();
+        CustomResourceDefinition after =
+                admin.resource(bundled).fieldManager("olm").forceConflicts().serverSideApply();
 
-        assertThat(after.getMetadata().getGeneration()).as("a spec OLM would change").isEqualTo(installed.getMetadata().getGeneration());
+        assertThat(after.getMetadata().getGeneration())
+                .as("a spec OLM would change")
+                .isEqualTo(installed.getMetadata().getGeneration());
         assertThat(after.getSpec()).isEqualTo(installed.getSpec());
     }
 
     /** What the operator relies on to hold a released replica back: a gate set at creation, lifted by its edit, never added later. */
     @Test
     void aSchedulingGateIsSetAtCreationLiftedByTheOperatorsEditAndNeverAddedLater() {
-        Pod plain = new PodBuilder().withNewMetadata().withName("gated").withNamespace(AdmissionCases.NAMESPACE).endMetadata()
-                .withNewSpec().addNewContainer().withName("main").withImage("busybox").endContainer().endSpec().build();
+        Pod plain = new PodBuilder()
+                .withNewMetadata()
+                .withName("gated")
+                .withNamespace(AdmissionCases.NAMESPACE)
+                .endMetadata()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("main")
+                .withImage("busybox")
+                .endContainer()
+                .endSpec()
+                .build();
         Pod created = admin.resource(HeldBack.gated(plain, Instant.now())).create();
         try {
-            assertThat(created.getStatus().getConditions()).as("what the API server says of a gated Pod")
-                    .anySatisfy(c -> assertThat(List.of(c.getType(), c.getStatus(), c.getReason())).containsExactly("PodScheduled", "False", "SchedulingGated"));
+            assertThat(created.getStatus().getConditions())
+                    .as("what the API server says of a gated Pod")
+                    .anySatisfy(c -> assertThat(List.of(c.getType(), c.getStatus(), c.getReason()))
+                            .containsExactly("PodScheduled", "False", "SchedulingGated"));
 
-            Pod lifted = admin.pods().inNamespace(AdmissionCases.NAMESPACE).withName("gated").edit(HeldBack::lifted);
+            Pod lifted = admin.pods()
+                    .inNamespace(AdmissionCases.NAMESPACE)
+                    .withName("gated")
+                    .edit(HeldBack::lifted);
 
             assertThat(lifted.getSpec().getSchedulingGates()).isEmpty();
             // unconditional, so that only the rule on gates can refuse it
-            assertThatThrownBy(() -> admin.pods().inNamespace(AdmissionCases.NAMESPACE).withName("gated").patch(PatchContext.of(PatchType.JSON),
-                    "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\"" + HeldBack.GATE + "\"}]}]"))
-                    .isInstanceOf(KubernetesClientException.class).hasMessageContaining("schedulingGates");
+            assertThatThrownBy(() -> admin.pods()
+                            .inNamespace(AdmissionCases.NAMESPACE)
+                            .withName("gated")
+                            .patch(
+                                    PatchContext.of(PatchType.JSON),
+                                    "[{\"op\":\"add\",\"path\":\"/spec/schedulingGates\",\"value\":[{\"name\":\""
+                                            + HeldBack.GATE + "\"}]}]"))
+                    .isInstanceOf(KubernetesClientException.class)
+                    .hasMessageContaining("schedulingGates");
         } finally {
-            admin.pods().inNamespace(AdmissionCases.NAMESPACE).withName("gated").withGracePeriod(0).delete();
+            admin.pods()
+                    .inNamespace(AdmissionCases.NAMESPACE)
+                    .withName("gated")
+                    .withGracePeriod(0)
+                    .delete();
         }
     }
 
@@ -118,7 +152,9 @@ class ClusterAdmissionIT {
         for (String sample : BundleWriter.sampleDeployments()) {
             ModelDeployment md = Serialization.unmarshal(sample, ModelDeployment.class);
             md.getMetadata().setNamespace(AdmissionCases.NAMESPACE);
-            assertThat(admin.resource(md).create().getMetadata().getUid()).as(md.getMetadata().getName()).isNotBlank();
+            assertThat(admin.resource(md).create().getMetadata().getUid())
+                    .as(md.getMetadata().getName())
+                    .isNotBlank();
             admin.resource(md).delete();
         }
     }

@@ -35,12 +35,37 @@ class ClusterExecIT {
     static void start() throws Exception {
         ControlPlane plane = ControlPlane.shared();
         admin = plane.adminClient();
-        admin.resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).create();
+        admin.resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName(NS)
+                        .endMetadata()
+                        .build())
+                .create();
         node = ClusterNode.register(plane, admin, "node-exec", LoopbackAddresses.podNetwork());
-        admin.resource(new PodBuilder().withNewMetadata().withName("shell").withNamespace(NS).endMetadata()
-                .withNewSpec().withNodeName(node.name()).addNewContainer().withName("main").withImage("busybox").endContainer().endSpec().build()).create();
-        await("the Pod running").atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-                assertThat(admin.pods().inNamespace(NS).withName("shell").get().getStatus().getPhase()).as(ClusterState.describe(admin, NS)).isEqualTo("Running"));
+        admin.resource(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("shell")
+                        .withNamespace(NS)
+                        .endMetadata()
+                        .withNewSpec()
+                        .withNodeName(node.name())
+                        .addNewContainer()
+                        .withName("main")
+                        .withImage("busybox")
+                        .endContainer()
+                        .endSpec()
+                        .build())
+                .create();
+        await("the Pod running")
+                .atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(admin.pods()
+                                .inNamespace(NS)
+                                .withName("shell")
+                                .get()
+                                .getStatus()
+                                .getPhase())
+                        .as(ClusterState.describe(admin, NS))
+                        .isEqualTo("Running"));
         pod = admin.pods().inNamespace(NS).withName("shell").get();
     }
 
@@ -71,8 +96,14 @@ class ClusterExecIT {
 
     @Test
     void outputOverTheCapIsNotRead() {
-        ExecResult result = new Fabric8PodExec(admin).exec(pod, "main", List.of("sh", "-c", "head -c 100000 /dev/zero"),
-                new ExecLimits(1024, Duration.ofSeconds(20))).await().atMost(Duration.ofSeconds(30));
+        ExecResult result = new Fabric8PodExec(admin)
+                .exec(
+                        pod,
+                        "main",
+                        List.of("sh", "-c", "head -c 100000 /dev/zero"),
+                        new ExecLimits(1024, Duration.ofSeconds(20)))
+                .await()
+                .atMost(Duration.ofSeconds(30));
         assertThat(result).isInstanceOf(ExecResult.Overflowed.class);
     }
 
@@ -90,16 +121,23 @@ class ClusterExecIT {
     void aScriptOnStdinRunsThroughTheApiServerAndItsRequestLineStaysUnder2KiB() {
         List<String> lines = new CopyOnWriteArrayList<>();
         try (KubernetesClient recording = RequestLines.recording(admin.getConfiguration(), lines)) {
-            ExecResult result = new Fabric8PodExec(recording).exec(pod, "main", ConnectionRead.command(8000, Optional.empty()),
-                    ExecLimits.CONNECTION_READ).await().atMost(Duration.ofSeconds(30));
+            ExecResult result = new Fabric8PodExec(recording)
+                    .exec(pod, "main", ConnectionRead.command(8000, Optional.empty()), ExecLimits.CONNECTION_READ)
+                    .await()
+                    .atMost(Duration.ofSeconds(30));
 
             assertThat(ConnectionRead.interpret(result)).isInstanceOf(ConnectionRead.Peers.Connected.class);
         }
-        assertThat(lines).filteredOn(line -> line.contains("/exec?")).singleElement()
+        assertThat(lines)
+                .filteredOn(line -> line.contains("/exec?"))
+                .singleElement()
                 .satisfies(line -> assertThat(line.length()).isLessThan(2048));
     }
 
     private static ExecResult exec(List<String> argv) {
-        return new Fabric8PodExec(admin).exec(pod, "main", argv, new ExecLimits(4096, Duration.ofSeconds(20))).await().atMost(Duration.ofSeconds(30));
+        return new Fabric8PodExec(admin)
+                .exec(pod, "main", argv, new ExecLimits(4096, Duration.ofSeconds(20)))
+                .await()
+                .atMost(Duration.ofSeconds(30));
     }
 }

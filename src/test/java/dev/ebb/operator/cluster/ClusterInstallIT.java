@@ -47,20 +47,39 @@ class ClusterInstallIT {
         MakeCommand install = MakeCommand.run(kubeconfig(plane.adminKubeconfig()), "install");
 
         assertThat(install.exitCode()).as(install.output()).isZero();
-        CustomResourceDefinition crd = admin.apiextensions().v1().customResourceDefinitions().withName("modeldeployments.serving.ebb.dev").get();
-        assertThat(crd.getStatus().getConditions()).anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
-        Deployment operator = admin.apps().deployments().inNamespace(PackagedOperator.NAMESPACE).list().getItems().stream()
-                .filter(d -> d.getMetadata().getName().startsWith("ebb-operator")).findFirst().orElseThrow();
-        assertThat(operator.getSpec().getTemplate().getSpec().getContainers().get(0).getImagePullPolicy()).isEqualTo("IfNotPresent");
+        CustomResourceDefinition crd = admin.apiextensions()
+                .v1()
+                .customResourceDefinitions()
+                .withName("modeldeployments.serving.ebb.dev")
+                .get();
+        assertThat(crd.getStatus().getConditions())
+                .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
+        Deployment operator =
+                admin.apps().deployments().inNamespace(PackagedOperator.NAMESPACE).list().getItems().stream()
+                        .filter(d -> d.getMetadata().getName().startsWith("ebb-operator"))
+                        .findFirst()
+                        .orElseThrow();
+        assertThat(operator.getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .get(0)
+                        .getImagePullPolicy())
+                .isEqualTo("IfNotPresent");
 
         MakeCommand again = MakeCommand.run(kubeconfig(plane.adminKubeconfig()), "install");
-        assertThat(again.exitCode()).as("applied a second time, as after an upgrade: " + again.output()).isZero();
+        assertThat(again.exitCode())
+                .as("applied a second time, as after an upgrade: " + again.output())
+                .isZero();
         admin.resource(operator).delete();
     }
 
     @Test
     void runGoesToTheClusterOfAKubeconfigThatAnswers() throws Exception {
-        assertThat(MakeCommand.run(kubeconfig(plane.adminKubeconfig()), "where").output().trim()).isEqualTo("cluster");
+        assertThat(MakeCommand.run(kubeconfig(plane.adminKubeconfig()), "where")
+                        .output()
+                        .trim())
+                .isEqualTo("cluster");
     }
 
     @Test
@@ -75,7 +94,8 @@ class ClusterInstallIT {
                 users: [{name: someone, user: {token: not-a-secret}}]
                 """);
         try {
-            String where = MakeCommand.run(kubeconfig(kubeconfig), "where").output().trim();
+            String where =
+                    MakeCommand.run(kubeconfig(kubeconfig), "where").output().trim();
 
             assertThat(where).startsWith("sandbox: the cluster of " + kubeconfig + " does not answer (");
         } finally {

@@ -15,13 +15,13 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.time.Instant;
-import java.util.Map;
 
 /**
  * A Node of the real control plane, played on this machine: registered as a kubelet registers itself (Ready, its
@@ -31,15 +31,18 @@ import java.util.Map;
 public final class ClusterNode implements AutoCloseable {
     /** An extended resource as a device plugin advertises one, so Pods that ask for accelerators fit here. */
     public static final String ACCELERATOR = "nvidia.com/gpu";
+
     private static final String NODE_LEASES = "kube-node-lease";
     /** The kubelet renews its Lease every quarter of its 40 s duration (nodelease.NewController, v1.37.2). */
     static final Duration LEASE_DURATION = Duration.ofSeconds(40);
+
     private final KubernetesClient client;
     private final String name;
     private final SimKubelet kubelet;
     private final NodeExec exec;
     private final NodeRouters routers;
-    private final ScheduledExecutorService heartbeat = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("node-lease"));
+    private final ScheduledExecutorService heartbeat =
+            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("node-lease"));
 
     private ClusterNode(KubernetesClient client, String name, SimKubelet kubelet, NodeExec exec) {
         this.client = client;
@@ -51,15 +54,32 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     /** Registers the Node and starts its agent and its kubelet endpoint, giving its Pods addresses from {@code addresses}. */
-    public static ClusterNode register(ControlPlane plane, KubernetesClient client, String name, LoopbackAddresses addresses) throws IOException {
+    public static ClusterNode register(
+            ControlPlane plane, KubernetesClient client, String name, LoopbackAddresses addresses) throws IOException {
         NodeExec exec = NodeExec.start(client, plane.release(), plane.logs().resolve(name));
-        client.resource(new NodeBuilder().withNewMetadata().withName(name)
-                .withLabels(Map.of("kubernetes.io/hostname", name, "kubernetes.io/os", "linux", "kubernetes.io/arch", "amd64"))
-                .endMetadata().build()).create();
+        client.resource(new NodeBuilder()
+                        .withNewMetadata()
+                        .withName(name)
+                        .withLabels(Map.of(
+                                "kubernetes.io/hostname",
+                                name,
+                                "kubernetes.io/os",
+                                "linux",
+                                "kubernetes.io/arch",
+                                "amd64"))
+                        .endMetadata()
+                        .build())
+                .create();
         // a merge patch of the whole status, without a resourceVersion: node lifecycle writes the new Node too, and an
         // edit read before its write would conflict
-        client.nodes().withName(name).subresource("status")
-                .patch(PatchContext.of(PatchType.JSON_MERGE), new NodeBuilder().withStatus(status(plane.version(), exec.port())).build());
+        client.nodes()
+                .withName(name)
+                .subresource("status")
+                .patch(
+                        PatchContext.of(PatchType.JSON_MERGE),
+                        new NodeBuilder()
+                                .withStatus(status(plane.version(), exec.port()))
+                                .build());
         ClusterNode node = new ClusterNode(client, name, SimKubelet.onNode(client, addresses, name), exec);
         node.renewLease();
         long period = LEASE_DURATION.toMillis() / 4;
@@ -71,12 +91,25 @@ public final class ClusterNode implements AutoCloseable {
     private void renewLease() {
         try {
             Node owner = client.nodes().withName(name).get();
-            client.resource(new LeaseBuilder().withNewMetadata().withName(name).withNamespace(NODE_LEASES)
-                            .addNewOwnerReference().withApiVersion("v1").withKind("Node").withName(name).withUid(owner.getMetadata().getUid()).endOwnerReference()
+            client.resource(new LeaseBuilder()
+                            .withNewMetadata()
+                            .withName(name)
+                            .withNamespace(NODE_LEASES)
+                            .addNewOwnerReference()
+                            .withApiVersion("v1")
+                            .withKind("Node")
+                            .withName(name)
+                            .withUid(owner.getMetadata().getUid())
+                            .endOwnerReference()
                             .endMetadata()
-                            .withNewSpec().withHolderIdentity(name).withLeaseDurationSeconds((int) LEASE_DURATION.toSeconds())
-                            .withRenewTime(ZonedDateTime.now(ZoneOffset.UTC)).endSpec().build())
-                    .forceConflicts().serverSideApply();
+                            .withNewSpec()
+                            .withHolderIdentity(name)
+                            .withLeaseDurationSeconds((int) LEASE_DURATION.toSeconds())
+                            .withRenewTime(ZonedDateTime.now(ZoneOffset.UTC))
+                            .endSpec()
+                            .build())
+                    .forceConflicts()
+                    .serverSideApply();
         } catch (KubernetesClientException e) {
             // the next beat tries again, as the kubelet's lease controller does
         }
@@ -84,19 +117,53 @@ public final class ClusterNode implements AutoCloseable {
 
     private static NodeStatus status(String version, int kubeletPort) {
         String now = Instant.now().toString();
-        Map<String, Quantity> capacity = Map.of("cpu", new Quantity("64"), "memory", new Quantity("512Gi"), "pods", new Quantity("110"),
-                "ephemeral-storage", new Quantity("1Ti"), ACCELERATOR, new Quantity("8"));
+        Map<String, Quantity> capacity = Map.of(
+                "cpu",
+                new Quantity("64"),
+                "memory",
+                new Quantity("512Gi"),
+                "pods",
+                new Quantity("110"),
+                "ephemeral-storage",
+                new Quantity("1Ti"),
+                ACCELERATOR,
+                new Quantity("8"));
         return new NodeStatusBuilder()
                 .withCapacity(capacity)
                 .withAllocatable(capacity)
-                .addNewCondition().withType("Ready").withStatus("True").withReason("KubeletReady").withMessage("kubelet is posting ready status")
-                .withLastHeartbeatTime(now).withLastTransitionTime(now).endCondition()
-                .addNewAddress().withType("InternalIP").withAddress("127.0.0.1").endAddress()
-                .addNewAddress().withType("Hostname").withAddress("localhost").endAddress()
-                .withNewDaemonEndpoints().withNewKubeletEndpoint().withPort(kubeletPort).endKubeletEndpoint().endDaemonEndpoints()
-                .withNewNodeInfo().withKubeletVersion("v" + version).withOperatingSystem("linux").withArchitecture("amd64")
-                .withContainerRuntimeVersion("sim://1").withKernelVersion("").withOsImage("").withKubeProxyVersion("")
-                .withMachineID("").withSystemUUID("").withBootID("").endNodeInfo()
+                .addNewCondition()
+                .withType("Ready")
+                .withStatus("True")
+                .withReason("KubeletReady")
+                .withMessage("kubelet is posting ready status")
+                .withLastHeartbeatTime(now)
+                .withLastTransitionTime(now)
+                .endCondition()
+                .addNewAddress()
+                .withType("InternalIP")
+                .withAddress("127.0.0.1")
+                .endAddress()
+                .addNewAddress()
+                .withType("Hostname")
+                .withAddress("localhost")
+                .endAddress()
+                .withNewDaemonEndpoints()
+                .withNewKubeletEndpoint()
+                .withPort(kubeletPort)
+                .endKubeletEndpoint()
+                .endDaemonEndpoints()
+                .withNewNodeInfo()
+                .withKubeletVersion("v" + version)
+                .withOperatingSystem("linux")
+                .withArchitecture("amd64")
+                .withContainerRuntimeVersion("sim://1")
+                .withKernelVersion("")
+                .withOsImage("")
+                .withKubeProxyVersion("")
+                .withMachineID("")
+                .withSystemUUID("")
+                .withBootID("")
+                .endNodeInfo()
                 .build();
     }
 

@@ -45,27 +45,54 @@ class ClusterNodeDrainIT {
 
     @Test
     void kubectlDrainEvictsTheReplicasWithoutCuttingTheStreamAndTheyComeBackOnUncordon() throws Exception {
-        admin.resource(deployment("evict", "vLLM").namespace(NS).role(role("server").replicas(2).disruption(2, "Evict")).build()).create();
-        await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(readyPods()).as(ClusterState.describe(admin, NS)).isEqualTo(2));
-        Pod streaming = admin.pods().inNamespace(NS).withName(Names.pod("evict", "server", 0, 0)).get();
+        admin.resource(deployment("evict", "vLLM")
+                        .namespace(NS)
+                        .role(role("server").replicas(2).disruption(2, "Evict"))
+                        .build())
+                .create();
+        await("two ready")
+                .atMost(Duration.ofSeconds(90))
+                .untilAsserted(() -> assertThat(readyPods())
+                        .as(ClusterState.describe(admin, NS))
+                        .isEqualTo(2));
+        Pod streaming = admin.pods()
+                .inNamespace(NS)
+                .withName(Names.pod("evict", "server", 0, 0))
+                .get();
         LoadGenerator stream = new LoadGenerator(ClusterWorld.straightTo(streaming), 1, 120, Duration.ofMillis(100));
         CompletableFuture<LoadGenerator.Request> twelveSeconds = CompletableFuture.supplyAsync(stream::send);
-        await("streaming").atMost(Duration.ofSeconds(10)).until(() -> node.kubelet().engine(NS, streaming.getMetadata().getName()).map(e -> e.inFlight() > 0).orElse(false));
+        await("streaming")
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> node.kubelet()
+                        .engine(NS, streaming.getMetadata().getName())
+                        .map(e -> e.inFlight() > 0)
+                        .orElse(false));
 
         String drained = world.kubectl("drain", node.name(), "--ignore-daemonsets", "--timeout=120s");
 
         assertThat(drained).contains("evicted").contains("drained");
         LoadGenerator.Request request = twelveSeconds.get(60, TimeUnit.SECONDS);
         assertThat(request.outcome()).as(request.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
-        assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("evict-")).hasSize(2)
-                .allSatisfy(t -> assertThat(t.killed()).as("killed at the grace").isFalse());
+        assertThat(node.kubelet().terminations())
+                .filteredOn(t -> t.pod().startsWith("evict-"))
+                .hasSize(2)
+                .allSatisfy(
+                        t -> assertThat(t.killed()).as("killed at the grace").isFalse());
         // the operator puts the replicas back, and on a cordoned Node they wait to be scheduled
-        await("replacements pending").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(world.podsOf("evict")).as(ClusterState.describe(admin, NS))
-                .hasSize(2).allSatisfy(p -> assertThat(p.getSpec().getNodeName()).isNull()));
+        await("replacements pending")
+                .atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(world.podsOf("evict"))
+                        .as(ClusterState.describe(admin, NS))
+                        .hasSize(2)
+                        .allSatisfy(p -> assertThat(p.getSpec().getNodeName()).isNull()));
 
         world.kubectl("uncordon", node.name());
 
-        await("two ready again").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(readyPods()).as(ClusterState.describe(admin, NS)).isEqualTo(2));
+        await("two ready again")
+                .atMost(Duration.ofSeconds(90))
+                .untilAsserted(() -> assertThat(readyPods())
+                        .as(ClusterState.describe(admin, NS))
+                        .isEqualTo(2));
     }
 
     private static long readyPods() {

@@ -47,31 +47,63 @@ class ClusterNodeMaintenanceIT {
         }
     }
 
-    private static NodeMaintenance maintenance(String name, Specs.Role role, NodeMaintenance.Action action, int longStreamSeconds)
-            throws Exception {
-        return NodeMaintenance.placed(world, name, NodeMaintenance.modelDeployment(role.grace(GRACE)), action, longStreamSeconds);
+    private static NodeMaintenance maintenance(
+            String name, Specs.Role role, NodeMaintenance.Action action, int longStreamSeconds) throws Exception {
+        return NodeMaintenance.placed(
+                world, name, NodeMaintenance.modelDeployment(role.grace(GRACE)), action, longStreamSeconds);
     }
 
     @Test
     void replicasOnANodeGoingAwayMoveThroughTheProtocolWhileEvictionsCutWhatOutlastsTheGrace() throws Exception {
-        NodeMaintenance moved = maintenance("moved", Specs.role("server").drainSeconds(120), NodeMaintenance.Action.DRAIN, 30);
-        NodeMaintenance surged = maintenance("surged", Specs.role("server").drainSeconds(120).maxSurge(1), NodeMaintenance.Action.DRAIN, 30);
-        NodeMaintenance evicted = maintenance("evicted", Specs.role("server").disruption(1, "Evict"), NodeMaintenance.Action.DRAIN, 30);
-        NodeMaintenance full = maintenance("full", Specs.role("server").drainSeconds(120)
-                .resources(new ResourceRequirementsBuilder().addToLimits(ClusterNode.ACCELERATOR, new Quantity("4")).build()),
-                NodeMaintenance.Action.DRAIN, 30);
-        NodeMaintenance autoscaled = maintenance("autoscaled", Specs.role("server").drainSeconds(120), NodeMaintenance.Action.AUTOSCALER_TAINT, 30);
-        NodeMaintenance handedBack = maintenance("handback", Specs.role("server").drainSeconds(30), NodeMaintenance.Action.DRAIN, 70);
+        NodeMaintenance moved =
+                maintenance("moved", Specs.role("server").drainSeconds(120), NodeMaintenance.Action.DRAIN, 30);
+        NodeMaintenance surged = maintenance(
+                "surged", Specs.role("server").drainSeconds(120).maxSurge(1), NodeMaintenance.Action.DRAIN, 30);
+        NodeMaintenance evicted =
+                maintenance("evicted", Specs.role("server").disruption(1, "Evict"), NodeMaintenance.Action.DRAIN, 30);
+        NodeMaintenance full = maintenance(
+                "full",
+                Specs.role("server")
+                        .drainSeconds(120)
+                        .resources(new ResourceRequirementsBuilder()
+                                .addToLimits(ClusterNode.ACCELERATOR, new Quantity("4"))
+                                .build()),
+                NodeMaintenance.Action.DRAIN,
+                30);
+        NodeMaintenance autoscaled = maintenance(
+                "autoscaled", Specs.role("server").drainSeconds(120), NodeMaintenance.Action.AUTOSCALER_TAINT, 30);
+        NodeMaintenance handedBack =
+                maintenance("handback", Specs.role("server").drainSeconds(30), NodeMaintenance.Action.DRAIN, 70);
         List<NodeMaintenance> all = List.of(moved, surged, evicted, full, autoscaled, handedBack);
-        assertThat(admin.policy().v1().podDisruptionBudget().inNamespace(NS).withName(Names.roleService("moved", "server")).get().getSpec()
-                .getMinAvailable().getIntVal()).as("the budget keeps every Pod").isEqualTo(4);
-        assertThat(admin.pods().inNamespace(NS).withName(Names.pod("moved", "server", 3, 0))
-                .evict(new EvictionBuilder().withNewMetadata().withName(Names.pod("moved", "server", 3, 0)).withNamespace(NS).endMetadata().build()))
-                .as("an eviction of an engine Pod let through").isFalse();
+        assertThat(admin.policy()
+                        .v1()
+                        .podDisruptionBudget()
+                        .inNamespace(NS)
+                        .withName(Names.roleService("moved", "server"))
+                        .get()
+                        .getSpec()
+                        .getMinAvailable()
+                        .getIntVal())
+                .as("the budget keeps every Pod")
+                .isEqualTo(4);
+        assertThat(admin.pods()
+                        .inNamespace(NS)
+                        .withName(Names.pod("moved", "server", 3, 0))
+                        .evict(new EvictionBuilder()
+                                .withNewMetadata()
+                                .withName(Names.pod("moved", "server", 3, 0))
+                                .withNamespace(NS)
+                                .endMetadata()
+                                .build()))
+                .as("an eviction of an engine Pod let through")
+                .isFalse();
 
-        List<CompletableFuture<NodeMaintenance.Outcome>> running = all.stream().map(NodeMaintenance::startUnderLoad).toList();
-        await("a move under way").atMost(Duration.ofSeconds(60)).until(() -> world.retirements("moved").stream()
-                .anyMatch(r -> "NodeMaintenance".equals(r.cause()) && "Draining".equals(r.state())));
+        List<CompletableFuture<NodeMaintenance.Outcome>> running =
+                all.stream().map(NodeMaintenance::startUnderLoad).toList();
+        await("a move under way")
+                .atMost(Duration.ofSeconds(60))
+                .until(() -> world.retirements("moved").stream()
+                        .anyMatch(r -> "NodeMaintenance".equals(r.cause()) && "Draining".equals(r.state())));
         world.killOperatorAndStartAnother();
         Map<String, NodeMaintenance.Outcome> outcomes = new TreeMap<>();
         for (int i = 0; i < all.size(); i++) {
@@ -84,33 +116,58 @@ class ClusterNodeMaintenanceIT {
             NodeMaintenance.Outcome outcome = outcomes.get(protocol.name());
             assertThat(outcome.drainOutput()).as(protocol.name()).contains("drained");
             assertThat(outcome.cut()).as(protocol.name() + ": cut generations").isEmpty();
-            assertThat(outcome.longStreams()).as(protocol.name()).allSatisfy(r -> assertThat(r.outcome()).as(r.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+            assertThat(outcome.longStreams())
+                    .as(protocol.name())
+                    .allSatisfy(r -> assertThat(r.outcome()).as(r.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
             assertThat(protocol.podsOnTheNodeThatGoes()).as(protocol.name()).isEmpty();
-            assertThat(events).as(protocol.name()).filteredOn(e -> "NodeMaintenanceMove".equals(e.getReason()))
-                    .extracting(Event::getMessage).anySatisfy(m -> assertThat(m).startsWith(protocol.moveStartedFor(3)));
+            assertThat(events)
+                    .as(protocol.name())
+                    .filteredOn(e -> "NodeMaintenanceMove".equals(e.getReason()))
+                    .extracting(Event::getMessage)
+                    .anySatisfy(m -> assertThat(m).startsWith(protocol.moveStartedFor(3)));
         }
-        assertThat(outcomes.get("moved").leastReady()).as("replicas ready at the least, moved one at a time").isGreaterThanOrEqualTo(3);
-        assertThat(outcomes.get("surged").leastReady()).as("replicas ready at the least, each replacement first").isGreaterThanOrEqualTo(4);
-        assertThat(events).filteredOn(e -> "NodeMaintenanceMove".equals(e.getReason())).extracting(Event::getMessage)
-                .anySatisfy(m -> assertThat(m).contains(autoscaled.pair().leaving().name() + " is marked for removal by the cluster autoscaler"));
-        assertThat(full.podsWaitingForRoom()).as("the replacements no node has room for").hasSize(2);
+        assertThat(outcomes.get("moved").leastReady())
+                .as("replicas ready at the least, moved one at a time")
+                .isGreaterThanOrEqualTo(3);
+        assertThat(outcomes.get("surged").leastReady())
+                .as("replicas ready at the least, each replacement first")
+                .isGreaterThanOrEqualTo(4);
+        assertThat(events)
+                .filteredOn(e -> "NodeMaintenanceMove".equals(e.getReason()))
+                .extracting(Event::getMessage)
+                .anySatisfy(m -> assertThat(m)
+                        .contains(autoscaled.pair().leaving().name()
+                                + " is marked for removal by the cluster autoscaler"));
+        assertThat(full.podsWaitingForRoom())
+                .as("the replacements no node has room for")
+                .hasSize(2);
 
         NodeMaintenance.Outcome evictions = outcomes.get("evicted");
         assertThat(evictions.drainOutput()).contains("drained");
-        assertThat(evictions.longStreams()).as("a stream twice the grace, on the first Pod evicted")
+        assertThat(evictions.longStreams())
+                .as("a stream twice the grace, on the first Pod evicted")
                 .anySatisfy(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.CUT));
-        assertThat(evictions.leastReady()).as("replicas ready at the least, under the budget").isGreaterThanOrEqualTo(3);
+        assertThat(evictions.leastReady())
+                .as("replicas ready at the least, under the budget")
+                .isGreaterThanOrEqualTo(3);
 
         NodeMaintenance.Outcome handed = outcomes.get("handback");
         assertThat(handed.drainOutput()).contains("drained");
-        assertThat(events).filteredOn(e -> "HandedBackToDrain".equals(e.getReason())).extracting(Event::getMessage)
-                .anySatisfy(m -> assertThat(m).startsWith("replica 3 of role server could not be moved off its node through the protocol (not proven"
-                        + " idle within 30 s"));
+        assertThat(events)
+                .filteredOn(e -> "HandedBackToDrain".equals(e.getReason()))
+                .extracting(Event::getMessage)
+                .anySatisfy(m -> assertThat(m)
+                        .startsWith(
+                                "replica 3 of role server could not be moved off its node through the protocol (not proven"
+                                        + " idle within 30 s"));
         // the other replica's turn comes as the budget runs out: it is handed back before its move, or at once after it
         // began with what little was left
-        assertThat(events).filteredOn(e -> "HandedBackToDrain".equals(e.getReason())).extracting(Event::getMessage)
+        assertThat(events)
+                .filteredOn(e -> "HandedBackToDrain".equals(e.getReason()))
+                .extracting(Event::getMessage)
                 .anySatisfy(m -> assertThat(m).startsWith("replica 2 of role server could not be moved off its node"));
-        assertThat(handed.took()).as("the drain held no longer than the drain budget, the grace, and the protocol's and kubectl's steps")
+        assertThat(handed.took())
+                .as("the drain held no longer than the drain budget, the grace, and the protocol's and kubectl's steps")
                 .isLessThan(Duration.ofSeconds(30 + GRACE + 30));
     }
 }

@@ -57,8 +57,13 @@ class ClusterOutageIT {
         world.plane.restartApiServer(Duration.ofSeconds(20));
 
         awaitTheRetirementDone("down");
-        assertThat(streams).allSatisfy(s -> assertThat(s.get(60, TimeUnit.SECONDS).outcome()).as(s.get().why()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
-        assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("down-")).singleElement()
+        assertThat(streams)
+                .allSatisfy(s -> assertThat(s.get(60, TimeUnit.SECONDS).outcome())
+                        .as(s.get().why())
+                        .isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        assertThat(node.kubelet().terminations())
+                .filteredOn(t -> t.pod().startsWith("down-"))
+                .singleElement()
                 .satisfies(t -> assertThat(t.killed()).as("killed at the grace").isFalse());
     }
 
@@ -67,70 +72,124 @@ class ClusterOutageIT {
         List<CompletableFuture<LoadGenerator.Request>> streams = retireOneOfTwoHeldByStreams("compacted");
         String before = admin.pods().inNamespace(NS).list().getMetadata().getResourceVersion();
         // a write after that version, so that it is behind what the API server's cache starts from
-        admin.pods().inNamespace(NS).withName(Names.pod("compacted", "server", 0, 0)).edit(p -> {
-            p.getMetadata().getAnnotations().put("example.com/touched", "yes");
-            return p;
-        });
+        admin.pods()
+                .inNamespace(NS)
+                .withName(Names.pod("compacted", "server", 0, 0))
+                .edit(p -> {
+                    p.getMetadata().getAnnotations().put("example.com/touched", "yes");
+                    return p;
+                });
 
         world.plane.compactEtcd();
         world.plane.restartApiServer(Duration.ZERO);
 
-        assertThat(watchFrom(before).get(30, TimeUnit.SECONDS)).as("a watch from before the compaction").isEqualTo(410);
+        assertThat(watchFrom(before).get(30, TimeUnit.SECONDS))
+                .as("a watch from before the compaction")
+                .isEqualTo(410);
         awaitTheRetirementDone("compacted");
-        assertThat(streams).allSatisfy(s -> assertThat(s.get(60, TimeUnit.SECONDS).outcome()).as(s.get().why()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
-        assertThat(node.kubelet().terminations()).filteredOn(t -> t.pod().startsWith("compacted-")).singleElement()
+        assertThat(streams)
+                .allSatisfy(s -> assertThat(s.get(60, TimeUnit.SECONDS).outcome())
+                        .as(s.get().why())
+                        .isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        assertThat(node.kubelet().terminations())
+                .filteredOn(t -> t.pod().startsWith("compacted-"))
+                .singleElement()
                 .satisfies(t -> assertThat(t.killed()).as("killed at the grace").isFalse());
     }
 
     /** Two replicas, each streaming 30 s, scaled to one: the retirement holds on its stream. */
     private static List<CompletableFuture<LoadGenerator.Request>> retireOneOfTwoHeldByStreams(String name) {
-        admin.resource(deployment(name, "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
-        await("two ready").atMost(Duration.ofSeconds(90)).untilAsserted(() ->
-                assertThat(world.podsOf(name).stream().filter(Readiness::isPodReady).count()).as(ClusterState.describe(admin, NS)).isEqualTo(2));
-        // before the 30 s streams start: a withdrawal is confirmed on the EndpointSlices, and after the other case's outage
-        // kube-controller-manager's watches come back on client-go's back-off (seen to take 50 s), writing no slice until then
-        await("the Service's slice lists both").atMost(Duration.ofSeconds(90)).until(() -> admin.discovery().v1().endpointSlices()
-                .inNamespace(NS).withLabel("kubernetes.io/service-name", Names.roleService(name, "server")).list().getItems().stream()
-                .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
-                .filter(endpoint -> endpoint.getConditions() != null && Boolean.TRUE.equals(endpoint.getConditions().getReady())).count() == 2);
+        admin.resource(deployment(name, "vLLM")
+                        .namespace(NS)
+                        .role(role("server").replicas(2))
+                        .build())
+                .create();
+        await("two ready")
+                .atMost(Duration.ofSeconds(90))
+                .untilAsserted(() -> assertThat(world.podsOf(name).stream()
+                                .filter(Readiness::isPodReady)
+                                .count())
+                        .as(ClusterState.describe(admin, NS))
+                        .isEqualTo(2));
+        // before the 30 s streams start: a withdrawal is confirmed on the EndpointSlices, and after the other case's
+        // outage
+        // kube-controller-manager's watches come back on client-go's back-off (seen to take 50 s), writing no slice
+        // until then
+        await("the Service's slice lists both")
+                .atMost(Duration.ofSeconds(90))
+                .until(() -> admin
+                                .discovery()
+                                .v1()
+                                .endpointSlices()
+                                .inNamespace(NS)
+                                .withLabel("kubernetes.io/service-name", Names.roleService(name, "server"))
+                                .list()
+                                .getItems()
+                                .stream()
+                                .flatMap(slice ->
+                                        slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
+                                .filter(endpoint -> endpoint.getConditions() != null
+                                        && Boolean.TRUE.equals(
+                                                endpoint.getConditions().getReady()))
+                                .count()
+                        == 2);
         List<CompletableFuture<LoadGenerator.Request>> streams = new ArrayList<>();
         for (Pod pod : world.podsOf(name)) {
             LoadGenerator one = new LoadGenerator(ClusterWorld.straightTo(pod), 1, 300, Duration.ofMillis(100));
             streams.add(CompletableFuture.supplyAsync(one::send));
         }
-        await("both streaming").atMost(Duration.ofSeconds(10)).until(() -> IntStream.range(0, 2)
-                .map(ordinal -> node.kubelet().engine(NS, Names.pod(name, "server", ordinal, 0)).map(FakeEngine::inFlight).orElse(0)).sum() == 2);
+        await("both streaming")
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> IntStream.range(0, 2)
+                                .map(ordinal -> node.kubelet()
+                                        .engine(NS, Names.pod(name, "server", ordinal, 0))
+                                        .map(FakeEngine::inFlight)
+                                        .orElse(0))
+                                .sum()
+                        == 2);
         Specs.scale(admin, NS, name, "server", 1);
-        await("the retirement held by its stream").atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(world.retirements(name))
-                .as(ClusterState.describe(admin, NS)).anyMatch(r -> "Draining".equals(r.state()) && "Busy".equals(r.reason())));
+        await("the retirement held by its stream")
+                .atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(world.retirements(name))
+                        .as(ClusterState.describe(admin, NS))
+                        .anyMatch(r -> "Draining".equals(r.state()) && "Busy".equals(r.reason())));
         return streams;
     }
 
     private static void awaitTheRetirementDone(String name) {
-        await("one replica left, the retirement done").atMost(Duration.ofSeconds(120)).untilAsserted(() -> {
-            assertThat(world.podsOf(name)).as(ClusterState.describe(admin, NS)).hasSize(1);
-            assertThat(world.retirements(name)).isEmpty();
-        });
+        await("one replica left, the retirement done")
+                .atMost(Duration.ofSeconds(120))
+                .untilAsserted(() -> {
+                    assertThat(world.podsOf(name))
+                            .as(ClusterState.describe(admin, NS))
+                            .hasSize(1);
+                    assertThat(world.retirements(name)).isEmpty();
+                });
     }
 
     /** How a watch of the namespace's Pods from {@code resourceVersion} ends: the HTTP code of its error, 0 for none. */
     private static CompletableFuture<Integer> watchFrom(String resourceVersion) {
         CompletableFuture<Integer> ended = new CompletableFuture<>();
-        Watch watch = admin.pods().inNamespace(NS).withResourceVersion(resourceVersion).watch(new Watcher<>() {
-            @Override
-            public void eventReceived(Action action, Pod pod) {
-            }
+        Watch watch = admin.pods()
+                .inNamespace(NS)
+                .withResourceVersion(resourceVersion)
+                .watch(new Watcher<>() {
+                    @Override
+                    public void eventReceived(Action action, Pod pod) {}
 
-            @Override
-            public void onClose(WatcherException cause) {
-                ended.complete(cause.isHttpGone() ? 410 : cause.asClientException().getCode());
-            }
+                    @Override
+                    public void onClose(WatcherException cause) {
+                        ended.complete(
+                                cause.isHttpGone()
+                                        ? 410
+                                        : cause.asClientException().getCode());
+                    }
 
-            @Override
-            public void onClose() {
-                ended.complete(0);
-            }
-        });
+                    @Override
+                    public void onClose() {
+                        ended.complete(0);
+                    }
+                });
         return ended.whenComplete((code, e) -> watch.close());
     }
 }

@@ -44,8 +44,14 @@ import org.junit.jupiter.api.Test;
  */
 class ClusterRouterObjectsIT {
     private static final String NS = "router-objects";
-    private static final List<Class<? extends HasMetadata>> KINDS = List.of(ServiceAccount.class, Role.class, RoleBinding.class,
-            ConfigMap.class, Deployment.class, PodDisruptionBudget.class, Service.class);
+    private static final List<Class<? extends HasMetadata>> KINDS = List.of(
+            ServiceAccount.class,
+            Role.class,
+            RoleBinding.class,
+            ConfigMap.class,
+            Deployment.class,
+            PodDisruptionBudget.class,
+            Service.class);
     private static ClusterWorld world;
     private static KubernetesClient admin;
 
@@ -70,25 +76,53 @@ class ClusterRouterObjectsIT {
         engines.forEach((kind, engine) -> {
             String md = kind.replace("-router", "").replace("-gateway", "") + "-kept";
             routers.put(md, Names.router(md));
-            admin.resource(deployment(md, engine).namespace(NS).router(kind).role(role("server")).build()).create();
+            admin.resource(deployment(md, engine)
+                            .namespace(NS)
+                            .router(kind)
+                            .role(role("server"))
+                            .build())
+                    .create();
         });
         try {
-            await("every router's objects written and its Pod placed").atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-                routers.values().forEach(router -> assertThat(versions(router)).as(ClusterState.describe(admin, NS))
-                        .containsKeys("ServiceAccount", "Role", "RoleBinding", "Deployment", "PodDisruptionBudget", "Service"));
-                assertThat(admin.pods().inNamespace(NS).withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER).list().getItems())
-                        .filteredOn(p -> p.getSpec().getNodeName() != null).hasSize(routers.size());
-            });
+            await("every router's objects written and its Pod placed")
+                    .atMost(Duration.ofSeconds(60))
+                    .untilAsserted(() -> {
+                        routers.values()
+                                .forEach(router -> assertThat(versions(router))
+                                        .as(ClusterState.describe(admin, NS))
+                                        .containsKeys(
+                                                "ServiceAccount",
+                                                "Role",
+                                                "RoleBinding",
+                                                "Deployment",
+                                                "PodDisruptionBudget",
+                                                "Service"));
+                        assertThat(admin.pods()
+                                        .inNamespace(NS)
+                                        .withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER)
+                                        .list()
+                                        .getItems())
+                                .filteredOn(p -> p.getSpec().getNodeName() != null)
+                                .hasSize(routers.size());
+                    });
             Map<String, Map<String, String>> written = new HashMap<>();
             routers.values().forEach(router -> written.put(router, versions(router)));
-            // the replicas turning Ready, the Deployment controller's status writes and these edits bring passes meanwhile
-            await("every engine Pod ready").atMost(Duration.ofSeconds(60)).until(() -> routers.keySet().stream().allMatch(md ->
-                    world.podsOf(md).stream().filter(p -> p.getMetadata().getLabels().containsKey(Labels.ROLE)).anyMatch(Readiness::isPodReady)));
+            // the replicas turning Ready, the Deployment controller's status writes and these edits bring passes
+            // meanwhile
+            await("every engine Pod ready")
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> routers.keySet().stream()
+                            .allMatch(md -> world.podsOf(md).stream()
+                                    .filter(p -> p.getMetadata().getLabels().containsKey(Labels.ROLE))
+                                    .anyMatch(Readiness::isPodReady)));
             routers.keySet().forEach(ClusterRouterObjectsIT::touchEachEnginePod);
-            await("nothing written again over passes").during(Duration.ofSeconds(5)).atMost(Duration.ofSeconds(10))
+            await("nothing written again over passes")
+                    .during(Duration.ofSeconds(5))
+                    .atMost(Duration.ofSeconds(10))
                     .untilAsserted(() -> {
                         assertThat(repairs()).as("repairs told").isEmpty();
-                        routers.values().forEach(router -> assertThat(versions(router)).isEqualTo(written.get(router)));
+                        routers.values()
+                                .forEach(router -> assertThat(versions(router)).isEqualTo(written.get(router)));
                     });
 
             routers.values().forEach(router -> {
@@ -101,15 +135,35 @@ class ClusterRouterObjectsIT {
 
             await("put back").atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 for (String router : routers.values()) {
-                    assertThat(admin.rbac().roleBindings().inNamespace(NS).withName(router).get()).isNotNull();
-                    assertThat(admin.apps().deployments().inNamespace(NS).withName(router).get().getSpec().getReplicas()).isEqualTo(1);
-                    assertThat(repairs()).filteredOn(m -> m.contains(" " + router + " ")).containsExactlyInAnyOrder(
-                            "RoleBinding " + router + " was missing and is created again, as the router needs it",
-                            "Deployment " + router + " differed from what the operator renders for it and is put back, as the router needs it");
+                    assertThat(admin.rbac()
+                                    .roleBindings()
+                                    .inNamespace(NS)
+                                    .withName(router)
+                                    .get())
+                            .isNotNull();
+                    assertThat(admin.apps()
+                                    .deployments()
+                                    .inNamespace(NS)
+                                    .withName(router)
+                                    .get()
+                                    .getSpec()
+                                    .getReplicas())
+                            .isEqualTo(1);
+                    assertThat(repairs())
+                            .filteredOn(m -> m.contains(" " + router + " "))
+                            .containsExactlyInAnyOrder(
+                                    "RoleBinding " + router
+                                            + " was missing and is created again, as the router needs it",
+                                    "Deployment " + router
+                                            + " differed from what the operator renders for it and is put back, as the router needs it");
                 }
             });
         } finally {
-            routers.keySet().forEach(md -> admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).delete());
+            routers.keySet()
+                    .forEach(md -> admin.resources(ModelDeployment.class)
+                            .inNamespace(NS)
+                            .withName(md)
+                            .delete());
         }
     }
 
@@ -124,28 +178,61 @@ class ClusterRouterObjectsIT {
         String router = Names.router(md);
         String newImage = "registry.local/vllm-router:next";
         // four, since the Deployment defaults (25% unavailable, rounded down) would keep two or three whole as well
-        admin.resource(deployment(md, "vLLM").namespace(NS).router("vllm-router", 4).role(role("server")).build()).create();
+        admin.resource(deployment(md, "vLLM")
+                        .namespace(NS)
+                        .router("vllm-router", 4)
+                        .role(role("server"))
+                        .build())
+                .create();
         ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
         try {
-            await("four router Pods ready").atMost(Duration.ofSeconds(60)).until(() -> readyRouterPods(router).size() == 4);
+            await("four router Pods ready")
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> readyRouterPods(router).size() == 4);
             AtomicInteger fewestReady = new AtomicInteger(4);
-            sampler.scheduleAtFixedRate(() -> fewestReady.accumulateAndGet(readyRouterPods(router).size(), Math::min), 0, 50, TimeUnit.MILLISECONDS);
+            sampler.scheduleAtFixedRate(
+                    () -> fewestReady.accumulateAndGet(readyRouterPods(router).size(), Math::min),
+                    0,
+                    50,
+                    TimeUnit.MILLISECONDS);
 
-            // a merge patch, as kubectl patch sends it: no resourceVersion, so the operator's own writes meanwhile do not conflict
-            admin.resources(ModelDeployment.class).inNamespace(NS).withName(md)
-                    .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"router\":{\"image\":\"" + newImage + "\"}}}");
+            // a merge patch, as kubectl patch sends it: no resourceVersion, so the operator's own writes meanwhile do
+            // not conflict
+            admin.resources(ModelDeployment.class)
+                    .inNamespace(NS)
+                    .withName(md)
+                    .patch(
+                            PatchContext.of(PatchType.JSON_MERGE),
+                            "{\"spec\":{\"router\":{\"image\":\"" + newImage + "\"}}}");
 
             await("every router Pod replaced").atMost(Duration.ofSeconds(90)).untilAsserted(() -> {
                 List<Pod> pods = routerPods(router);
-                assertThat(pods).as(ClusterState.describe(admin, NS)).hasSize(4)
-                        .allSatisfy(p -> assertThat(p.getSpec().getContainers().get(0).getImage()).isEqualTo(newImage));
-                assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).get().getStatus().router().imageOutdated()).isZero();
+                assertThat(pods)
+                        .as(ClusterState.describe(admin, NS))
+                        .hasSize(4)
+                        .allSatisfy(p -> assertThat(
+                                        p.getSpec().getContainers().get(0).getImage())
+                                .isEqualTo(newImage));
+                assertThat(admin.resources(ModelDeployment.class)
+                                .inNamespace(NS)
+                                .withName(md)
+                                .get()
+                                .getStatus()
+                                .router()
+                                .imageOutdated())
+                        .isZero();
             });
             sampler.shutdownNow();
-            assertThat(fewestReady.get()).as("ready router Pods at the worst moment").isEqualTo(4);
-            assertThat(RecordedEvents.occurrences(admin, NS)).as(ClusterState.describe(admin, NS)).filteredOn(e -> "RouterImagesChanged".equals(e.getReason())
-                    && e.getInvolvedObject().getName().equals(md)).singleElement()
-                    .satisfies(e -> assertThat(e.getMessage()).contains("router " + "lmcache/lmstack-router:v0.1.12 -> " + newImage));
+            assertThat(fewestReady.get())
+                    .as("ready router Pods at the worst moment")
+                    .isEqualTo(4);
+            assertThat(RecordedEvents.occurrences(admin, NS))
+                    .as(ClusterState.describe(admin, NS))
+                    .filteredOn(e -> "RouterImagesChanged".equals(e.getReason())
+                            && e.getInvolvedObject().getName().equals(md))
+                    .singleElement()
+                    .satisfies(e -> assertThat(e.getMessage())
+                            .contains("router " + "lmcache/lmstack-router:v0.1.12 -> " + newImage));
         } finally {
             sampler.shutdownNow();
             admin.resources(ModelDeployment.class).inNamespace(NS).withName(md).delete();
@@ -160,25 +247,49 @@ class ClusterRouterObjectsIT {
     void eachRouterRollsAndShrinksUnderLoadWithoutCuttingAStreamWhereTheDeploymentDefaultsCutEnvoys() throws Exception {
         // generations of 3 to 10 s: longer than the settle, shorter than any grace, so only a router's own SIGTERM cuts
         List<RouterRollouts.Result> results = new RouterRollouts(world)
-                .run(List.of(RouterKind.LLM_D_ROUTER, RouterKind.VLLM_ROUTER, RouterKind.SGLANG_GATEWAY), Duration.ofSeconds(3), Duration.ofSeconds(10));
+                .run(
+                        List.of(RouterKind.LLM_D_ROUTER, RouterKind.VLLM_ROUTER, RouterKind.SGLANG_GATEWAY),
+                        Duration.ofSeconds(3),
+                        Duration.ofSeconds(10));
 
-        assertThat(results).filteredOn(r -> r.arm() == RouterRollouts.Arm.EBB).hasSize(3).allSatisfy(r -> {
-            assertThat(r.cut()).as(r.kind().wireName() + " through Ebb's router Pods: " + r.cutWhy()).isZero();
-            assertThat(r.rejected()).as(r.kind().wireName() + " through Ebb's router Pods: " + r.cutWhy()).isZero();
-            assertThat(r.completed()).as(r.kind().wireName()).isGreaterThanOrEqualTo(8);
-        });
+        assertThat(results)
+                .filteredOn(r -> r.arm() == RouterRollouts.Arm.EBB)
+                .hasSize(3)
+                .allSatisfy(r -> {
+                    assertThat(r.cut())
+                            .as(r.kind().wireName() + " through Ebb's router Pods: " + r.cutWhy())
+                            .isZero();
+                    assertThat(r.rejected())
+                            .as(r.kind().wireName() + " through Ebb's router Pods: " + r.cutWhy())
+                            .isZero();
+                    assertThat(r.completed()).as(r.kind().wireName()).isGreaterThanOrEqualTo(8);
+                });
         // Envoy exits at once on SIGTERM: each old Pod the defaults take away cuts what it carries
-        assertThat(results).filteredOn(r -> r.arm() == RouterRollouts.Arm.DEFAULTS && r.kind() == RouterKind.LLM_D_ROUTER).singleElement()
-                .satisfies(r -> assertThat(r.cut()).as("streams the Deployment defaults cut").isGreaterThanOrEqualTo(2));
+        assertThat(results)
+                .filteredOn(r -> r.arm() == RouterRollouts.Arm.DEFAULTS && r.kind() == RouterKind.LLM_D_ROUTER)
+                .singleElement()
+                .satisfies(r -> assertThat(r.cut())
+                        .as("streams the Deployment defaults cut")
+                        .isGreaterThanOrEqualTo(2));
     }
 
     private static List<Pod> routerPods(String router) {
-        return admin.pods().inNamespace(NS).withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER).list().getItems().stream()
-                .filter(p -> p.getMetadata().getName().startsWith(router + "-")).toList();
+        return admin
+                .pods()
+                .inNamespace(NS)
+                .withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER)
+                .list()
+                .getItems()
+                .stream()
+                .filter(p -> p.getMetadata().getName().startsWith(router + "-"))
+                .toList();
     }
 
     private static List<Pod> readyRouterPods(String router) {
-        return routerPods(router).stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null).filter(Readiness::isPodReady).toList();
+        return routerPods(router).stream()
+                .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+                .filter(Readiness::isPodReady)
+                .toList();
     }
 
     /**
@@ -188,24 +299,36 @@ class ClusterRouterObjectsIT {
     private static Map<String, String> versions(String router) {
         Map<String, String> versions = new HashMap<>();
         for (Class<? extends HasMetadata> kind : KINDS) {
-            HasMetadata object = admin.resources(kind).inNamespace(NS).withName(router).get();
+            HasMetadata object =
+                    admin.resources(kind).inNamespace(NS).withName(router).get();
             if (object != null) {
-                versions.put(object.getKind(), object instanceof Deployment ? "generation " + object.getMetadata().getGeneration()
-                        : object.getMetadata().getResourceVersion());
+                versions.put(
+                        object.getKind(),
+                        object instanceof Deployment
+                                ? "generation " + object.getMetadata().getGeneration()
+                                : object.getMetadata().getResourceVersion());
             }
         }
         return versions;
     }
 
     private static void touchEachEnginePod(String md) {
-        world.podsOf(md).forEach(pod -> admin.pods().inNamespace(NS).withName(pod.getMetadata().getName()).edit(p -> {
-            p.getMetadata().getAnnotations().put("test.ebb.dev/touched", Long.toString(System.nanoTime()));
-            return p;
-        }));
+        world.podsOf(md)
+                .forEach(pod -> admin.pods()
+                        .inNamespace(NS)
+                        .withName(pod.getMetadata().getName())
+                        .edit(p -> {
+                            p.getMetadata()
+                                    .getAnnotations()
+                                    .put("test.ebb.dev/touched", Long.toString(System.nanoTime()));
+                            return p;
+                        }));
     }
 
     private static List<String> repairs() {
-        return RecordedEvents.occurrences(admin, NS).stream().filter(e -> "RouterObjectRepaired".equals(e.getReason()))
-                .map(e -> e.getMessage()).collect(Collectors.toList());
+        return RecordedEvents.occurrences(admin, NS).stream()
+                .filter(e -> "RouterObjectRepaired".equals(e.getReason()))
+                .map(e -> e.getMessage())
+                .collect(Collectors.toList());
     }
 }

@@ -12,8 +12,8 @@ import dev.ebb.operator.sim.EndpointSlices;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.RouteTarget;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -41,20 +41,28 @@ final class ClusterWorld implements AutoCloseable {
     /** The kubelet's first back-off before it restarts an exited container (backOffPeriod in pkg/kubelet/kubelet.go, v1.37.2,
      * with the alpha ReduceDefaultCrashLoopBackOffDecay gate off, as it is by default). */
     static final Duration RESTART_BACKOFF = Duration.ofSeconds(10);
+
     final ControlPlane plane;
     final KubernetesClient admin;
     final String namespace;
     /** The test world's node agent; null on a world whose node is a real kubelet's. */
     final ClusterNode node;
+
     private final Runnable stopNode;
     private final Map<String, String> operatorEnvironment;
     private final AtomicInteger generation = new AtomicInteger();
-    private final ScheduledExecutorService restarts = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("operator-restart"));
+    private final ScheduledExecutorService restarts =
+            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("operator-restart"));
     private final List<ClusterNode> extraNodes = new ArrayList<>();
     private volatile PackagedOperator operator;
     private volatile boolean closing;
 
-    private ClusterWorld(ControlPlane plane, KubernetesClient admin, String namespace, ClusterNode node, Runnable stopNode,
+    private ClusterWorld(
+            ControlPlane plane,
+            KubernetesClient admin,
+            String namespace,
+            ClusterNode node,
+            Runnable stopNode,
             Map<String, String> operatorEnvironment) {
         this.plane = plane;
         this.admin = admin;
@@ -69,7 +77,8 @@ final class ClusterWorld implements AutoCloseable {
         ControlPlane plane = ControlPlane.shared();
         KubernetesClient admin = prepared(plane, namespace);
         ClusterNode node = ClusterNode.register(plane, admin, "node-" + namespace, LoopbackAddresses.podNetwork());
-        ClusterWorld world = new ClusterWorld(plane, admin, namespace, node, node::close, Map.of("EBB_WATCH_NAMESPACES", watched));
+        ClusterWorld world =
+                new ClusterWorld(plane, admin, namespace, node, node::close, Map.of("EBB_WATCH_NAMESPACES", watched));
         world.startOperator();
         return world;
     }
@@ -98,7 +107,12 @@ final class ClusterWorld implements AutoCloseable {
     private static KubernetesClient prepared(ControlPlane plane, String namespace) {
         KubernetesClient admin = plane.adminClient();
         ClusterCrd.install(admin);
-        admin.resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build()).create();
+        admin.resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName(namespace)
+                        .endMetadata()
+                        .build())
+                .create();
         return admin;
     }
 
@@ -108,14 +122,17 @@ final class ClusterWorld implements AutoCloseable {
      */
     private synchronized PackagedOperator startOperator() throws IOException {
         String identity = "ebb-operator-" + namespace + "-" + generation.incrementAndGet();
-        PackagedOperator started = DeployedOperator.start(plane, identity, plane.logs().resolve(identity + ".log"), operatorEnvironment);
+        PackagedOperator started =
+                DeployedOperator.start(plane, identity, plane.logs().resolve(identity + ".log"), operatorEnvironment);
         operator = started;
         started.process().onExit().thenRun(() -> {
             if (!closing && operator == started) {
                 restarts.schedule(this::restartQuietly, RESTART_BACKOFF.toMillis(), TimeUnit.MILLISECONDS);
             }
         });
-        await("the operator ready").atMost(Duration.ofSeconds(90)).until(() -> started.status("/q/health/ready") == 200);
+        await("the operator ready")
+                .atMost(Duration.ofSeconds(90))
+                .until(() -> started.status("/q/health/ready") == 200);
         return started;
     }
 
@@ -155,41 +172,66 @@ final class ClusterWorld implements AutoCloseable {
 
     /** The Pods of one ModelDeployment in this world's namespace, its router's included. */
     List<Pod> podsOf(String deployment) {
-        return admin.pods().inNamespace(namespace).withLabel(Labels.DEPLOYMENT, deployment).list().getItems();
+        return admin.pods()
+                .inNamespace(namespace)
+                .withLabel(Labels.DEPLOYMENT, deployment)
+                .list()
+                .getItems();
     }
 
     /** The retirements a ModelDeployment's status records; none when it has no status or is gone. */
     List<RetirementStatus> retirements(String deployment) {
-        ModelDeployment md = admin.resources(ModelDeployment.class).inNamespace(namespace).withName(deployment).get();
-        return md == null || md.getStatus() == null || md.getStatus().retirements() == null ? List.of() : md.getStatus().retirements();
+        ModelDeployment md = admin.resources(ModelDeployment.class)
+                .inNamespace(namespace)
+                .withName(deployment)
+                .get();
+        return md == null || md.getStatus() == null || md.getStatus().retirements() == null
+                ? List.of()
+                : md.getStatus().retirements();
     }
 
     /** A client of one Pod's engine alone, at the Pod's address and its container's port, as a peer in the cluster reaches it. */
     static LoadGenerator.Target straightTo(Pod pod) {
-        URI engine = URI.create("http://" + pod.getStatus().getPodIP() + ":" + pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
+        URI engine = URI.create("http://" + pod.getStatus().getPodIP() + ":"
+                + pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
         return () -> Optional.of(new RouteTarget(pod.getMetadata().getName(), engine));
     }
 
     /** A client that authenticates as the operator's ServiceAccount, so the real authorizer grants it what the packaged RBAC grants. */
     KubernetesClient operatorClient() {
-        return new KubernetesClientBuilder().withConfig(new ConfigBuilder(Config.empty()).withMasterUrl(admin.getConfiguration().getMasterUrl())
-                .withCaCertFile(admin.getConfiguration().getCaCertFile()).withOauthToken(DeployedOperator.token(admin)).build()).build();
+        return new KubernetesClientBuilder()
+                .withConfig(new ConfigBuilder(Config.empty())
+                        .withMasterUrl(admin.getConfiguration().getMasterUrl())
+                        .withCaCertFile(admin.getConfiguration().getCaCertFile())
+                        .withOauthToken(DeployedOperator.token(admin))
+                        .build())
+                .build();
     }
 
     /** Runs the release's kubectl as the cluster's admin, and returns what it printed; it must succeed. */
     String kubectl(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(plane.release().binary("kubectl").toString(), "--kubeconfig", plane.adminKubeconfig().toString()));
+        List<String> command = new ArrayList<>(List.of(
+                plane.release().binary("kubectl").toString(),
+                "--kubeconfig",
+                plane.adminKubeconfig().toString()));
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.waitFor()).as("kubectl %s: %s", String.join(" ", args), out).isZero();
+        assertThat(process.waitFor())
+                .as("kubectl %s: %s", String.join(" ", args), out)
+                .isZero();
         return out;
     }
 
     /** The Service's EndpointSlices as the real EndpointSlice controller last wrote them, which clients of it follow. */
     EndpointSlices endpointSlices() {
-        return (ns, service) -> admin.discovery().v1().endpointSlices().inNamespace(ns)
-                .withLabel("kubernetes.io/service-name", service).list().getItems();
+        return (ns, service) -> admin.discovery()
+                .v1()
+                .endpointSlices()
+                .inNamespace(ns)
+                .withLabel("kubernetes.io/service-name", service)
+                .list()
+                .getItems();
     }
 
     @Override

@@ -38,10 +38,22 @@ public final class ControlPlane implements AutoCloseable {
      * evicts as a cluster does when the agent stops. The controllers that need keys or clouds this harness does not
      * have are left out.
      */
-    static final List<String> CONTROLLERS = List.of("endpointslice-controller", "endpointslice-mirroring-controller",
-            "endpoints-controller", "garbage-collector-controller", "deployment-controller", "replicaset-controller",
-            "namespace-controller", "disruption-controller", "serviceaccount-controller", "pod-garbage-collector-controller",
-            "resourcequota-controller", "clusterrole-aggregation-controller", "node-lifecycle-controller", "taint-eviction-controller");
+    static final List<String> CONTROLLERS = List.of(
+            "endpointslice-controller",
+            "endpointslice-mirroring-controller",
+            "endpoints-controller",
+            "garbage-collector-controller",
+            "deployment-controller",
+            "replicaset-controller",
+            "namespace-controller",
+            "disruption-controller",
+            "serviceaccount-controller",
+            "pod-garbage-collector-controller",
+            "resourcequota-controller",
+            "clusterrole-aggregation-controller",
+            "node-lifecycle-controller",
+            "taint-eviction-controller");
+
     private static final Logger LOG = Logger.getLogger(ControlPlane.class);
 
     private final String name;
@@ -54,7 +66,12 @@ public final class ControlPlane implements AutoCloseable {
     private final Thread stopAtExit = new Thread(this::stopProcesses, "control-plane-stop");
     private volatile boolean closed;
 
-    private ControlPlane(String name, ControlPlaneRelease release, KubeAPIServer apiServer, AtomicBoolean replacingApiServer, Path kubeconfig,
+    private ControlPlane(
+            String name,
+            ControlPlaneRelease release,
+            KubeAPIServer apiServer,
+            AtomicBoolean replacingApiServer,
+            Path kubeconfig,
             Path logs) {
         this.name = name;
         this.release = release;
@@ -88,27 +105,29 @@ public final class ControlPlane implements AutoCloseable {
         // Fail here, naming what builds them, before kube-api-test tries to download what it cannot.
         ControlPlaneRelease.BINARIES.forEach(release::binary);
         AtomicBoolean replacingApiServer = new AtomicBoolean();
-        KubeAPIServer apiServer = new KubeAPIServer(KubeAPIServerConfigBuilder.anAPIServerConfig()
-                .withTestDir(release.binaries().toString())
-                .withApiServerVersion(release.version())
-                // Every boolean and integer option is set here: kube-api-test 7.5.2 casts its environment variables
-                // to Boolean and Integer, which throws for any value they have.
-                .withOfflineMode(true)
-                .withWaitForEtcdHealthCheckOnStartup(true)
-                .withStartupTimeout((int) Duration.ofMinutes(2).toMillis())
-                // The harness hands out its own kubeconfig; ~/.kube/config would turn `make run` into dev mode.
-                .withUpdateKubeConfig(false)
-                // Nodes of the test world are reached on their loopback InternalIP, at the port each registers.
-                .withApiServerFlag("--kubelet-preferred-address-types", "InternalIP")
-                .build()) {
-            /** kube-api-test stops etcd too when its kube-apiserver exits, unless this harness is the one replacing it. */
-            @Override
-            public void processStopped(Process process) {
-                if (!replacingApiServer.get()) {
-                    super.processStopped(process);
-                }
-            }
-        };
+        KubeAPIServer apiServer =
+                new KubeAPIServer(KubeAPIServerConfigBuilder.anAPIServerConfig()
+                        .withTestDir(release.binaries().toString())
+                        .withApiServerVersion(release.version())
+                        // Every boolean and integer option is set here: kube-api-test 7.5.2 casts its environment
+                        // variables
+                        // to Boolean and Integer, which throws for any value they have.
+                        .withOfflineMode(true)
+                        .withWaitForEtcdHealthCheckOnStartup(true)
+                        .withStartupTimeout((int) Duration.ofMinutes(2).toMillis())
+                        // The harness hands out its own kubeconfig; ~/.kube/config would turn `make run` into dev mode.
+                        .withUpdateKubeConfig(false)
+                        // Nodes of the test world are reached on their loopback InternalIP, at the port each registers.
+                        .withApiServerFlag("--kubelet-preferred-address-types", "InternalIP")
+                        .build()) {
+                    /** kube-api-test stops etcd too when its kube-apiserver exits, unless this harness is the one replacing it. */
+                    @Override
+                    public void processStopped(Process process) {
+                        if (!replacingApiServer.get()) {
+                            super.processStopped(process);
+                        }
+                    }
+                };
         Path logs = Path.of("target", "cluster", name).toAbsolutePath();
         try {
             Files.createDirectories(logs);
@@ -128,18 +147,26 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     private void startControllers() throws IOException {
-        spawn("kube-controller-manager", List.of(
-                "--kubeconfig=" + kubeconfig,
-                "--leader-elect=false",
-                "--secure-port=0",
-                "--controllers=" + String.join(",", CONTROLLERS),
-                // controllers act on their own informers: a short resync is not needed, a short GC discovery is
-                "--concurrent-gc-syncs=5"));
+        spawn(
+                "kube-controller-manager",
+                List.of(
+                        "--kubeconfig=" + kubeconfig,
+                        "--leader-elect=false",
+                        "--secure-port=0",
+                        "--controllers=" + String.join(",", CONTROLLERS),
+                        // controllers act on their own informers: a short resync is not needed, a short GC discovery is
+                        "--concurrent-gc-syncs=5"));
         spawn("kube-scheduler", List.of("--kubeconfig=" + kubeconfig, "--leader-elect=false", "--secure-port=0"));
         try (KubernetesClient admin = adminClient()) {
             // The serviceaccount controller writes the default namespace's ServiceAccount once it runs.
-            Awaitility.await("kube-controller-manager running").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(200))
-                    .until(() -> admin.serviceAccounts().inNamespace("default").withName("default").get() != null);
+            Awaitility.await("kube-controller-manager running")
+                    .atMost(Duration.ofMinutes(1))
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> admin.serviceAccounts()
+                                    .inNamespace("default")
+                                    .withName("default")
+                                    .get()
+                            != null);
         }
     }
 
@@ -147,14 +174,18 @@ public final class ControlPlane implements AutoCloseable {
         List<String> command = new ArrayList<>();
         command.add(release.binary(binary).toString());
         command.addAll(flags);
-        Process process = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(logs.resolve(binary + ".log").toFile()).start();
+        Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(logs.resolve(binary + ".log").toFile())
+                .start();
         synchronized (processes) {
             processes.add(process);
         }
         process.onExit().thenRun(() -> {
             if (!closed) {
-                LOG.errorf("%s of control plane %s exited with %d; its log: %s", binary, name, process.exitValue(), logs.resolve(binary + ".log"));
+                LOG.errorf(
+                        "%s of control plane %s exited with %d; its log: %s",
+                        binary, name, process.exitValue(), logs.resolve(binary + ".log"));
             }
         });
     }
@@ -197,16 +228,25 @@ public final class ControlPlane implements AutoCloseable {
         replacingApiServer.set(true);
         running.destroyForcibly();
         // polled: kube-api-test's own Process reaps the exit, which onExit() of another handle to it may never see
-        Awaitility.await("kube-apiserver exited").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(100)).until(() -> !running.isAlive());
+        Awaitility.await("kube-apiserver exited")
+                .atMost(Duration.ofMinutes(1))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> !running.isAlive());
         Thread.sleep(down.toMillis());
-        Process restarted = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(logs.resolve("kube-apiserver-restarted.log").toFile())).start();
+        Process restarted = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(
+                        logs.resolve("kube-apiserver-restarted.log").toFile()))
+                .start();
         synchronized (processes) {
             processes.add(restarted);
         }
         try (KubernetesClient admin = adminClient()) {
-            Awaitility.await("kube-apiserver ready again").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(250))
-                    .ignoreExceptions().until(() -> "ok".equals(admin.raw(admin.getConfiguration().getMasterUrl() + "readyz")));
+            Awaitility.await("kube-apiserver ready again")
+                    .atMost(Duration.ofMinutes(2))
+                    .pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions()
+                    .until(() -> "ok".equals(admin.raw(admin.getConfiguration().getMasterUrl() + "readyz")));
         }
     }
 
@@ -218,7 +258,8 @@ public final class ControlPlane implements AutoCloseable {
     public long compactEtcd() throws IOException, InterruptedException {
         ProcessHandle etcd = childRunning("etcd");
         List<String> arguments = List.of(etcd.info().arguments().orElseThrow());
-        String endpoint = arguments.get(arguments.indexOf("--listen-client-urls") + 1).replace("0.0.0.0", "127.0.0.1");
+        String endpoint =
+                arguments.get(arguments.indexOf("--listen-client-urls") + 1).replace("0.0.0.0", "127.0.0.1");
         HttpClient http = HttpClient.newHttpClient();
         JsonNode range = etcdCall(http, endpoint + "/v3/kv/range", "{\"key\":\"Lw==\"}");
         long revision = range.path("header").path("revision").asLong();
@@ -226,8 +267,12 @@ public final class ControlPlane implements AutoCloseable {
         return revision;
     }
 
-    private static JsonNode etcdCall(HttpClient http, String url, String body) throws IOException, InterruptedException {
-        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(URI.create(url)).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+    private static JsonNode etcdCall(HttpClient http, String url, String body)
+            throws IOException, InterruptedException {
+        HttpResponse<String> answer = http.send(
+                HttpRequest.newBuilder(URI.create(url))
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         if (answer.statusCode() != 200) {
             throw new IOException("etcd " + url + " answered " + answer.statusCode() + ": " + answer.body());
@@ -238,10 +283,16 @@ public final class ControlPlane implements AutoCloseable {
     /** The one process of this control plane running {@code binary}, started by kube-api-test or by this class. */
     private ProcessHandle childRunning(String binary) {
         Path path = release.binary(binary).toAbsolutePath();
-        List<ProcessHandle> found = ProcessHandle.current().descendants()
-                .filter(p -> p.info().command().map(c -> Path.of(c).toAbsolutePath().equals(path)).orElse(false)).toList();
+        List<ProcessHandle> found = ProcessHandle.current()
+                .descendants()
+                .filter(p -> p.info()
+                        .command()
+                        .map(c -> Path.of(c).toAbsolutePath().equals(path))
+                        .orElse(false))
+                .toList();
         if (found.size() != 1) {
-            throw new IllegalStateException(found.size() + " processes run " + path + "; a control plane of its own is needed to stop one");
+            throw new IllegalStateException(
+                    found.size() + " processes run " + path + "; a control plane of its own is needed to stop one");
         }
         return found.get(0);
     }

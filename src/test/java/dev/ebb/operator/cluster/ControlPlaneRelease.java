@@ -15,7 +15,9 @@ import java.util.regex.Pattern;
  */
 public record ControlPlaneRelease(String version, Path binaries) {
     /** What the cluster tier runs: the control plane, kubectl, and the node agent's exec endpoint. */
-    static final List<String> BINARIES = List.of("etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "node-exec");
+    static final List<String> BINARIES =
+            List.of("etcd", "kube-apiserver", "kubectl", "kube-controller-manager", "kube-scheduler", "node-exec");
+
     static final Path KUBE_MODULE = Path.of("src", "test", "go", "kube", "go.mod");
     private static final Pattern REQUIRED = Pattern.compile("(?m)^\\s*k8s\\.io/kubernetes v(1\\.\\d+\\.\\d+)\\b");
 
@@ -33,7 +35,10 @@ public record ControlPlaneRelease(String version, Path binaries) {
     /** The same, from kube-api-test's own directory: $KUBE_API_TEST_DIR, or ~/.kubeapitest. */
     public static ControlPlaneRelease pinned() {
         String dir = System.getenv("KUBE_API_TEST_DIR");
-        return pinned(dir != null && !dir.isBlank() ? Path.of(dir) : Path.of(System.getProperty("user.home"), ".kubeapitest"));
+        return pinned(
+                dir != null && !dir.isBlank()
+                        ? Path.of(dir)
+                        : Path.of(System.getProperty("user.home"), ".kubeapitest"));
     }
 
     static String releaseIn(String goMod) {
@@ -56,8 +61,9 @@ public record ControlPlaneRelease(String version, Path binaries) {
     public Path binary(String name) {
         Path binary = directory().resolve(name);
         if (!Files.isExecutable(binary)) {
-            throw new IllegalStateException(binary + " is missing: `make cluster-binaries` builds the control plane of Kubernetes "
-                    + version + " (it needs Go)");
+            throw new IllegalStateException(
+                    binary + " is missing: `make cluster-binaries` builds the control plane of Kubernetes " + version
+                            + " (it needs Go)");
         }
         return binary;
     }

@@ -9,7 +9,9 @@ import org.junit.jupiter.api.Test;
 class ControlPlaneReleaseTest {
     @Test
     void theReleaseIsTheOneTheKubeModuleRequires() {
-        assertThat(ControlPlaneRelease.releaseIn("module x\n\nrequire (\n\tgithub.com/a/b v1.2.3 // indirect\n\tk8s.io/kubernetes v1.37.2 // indirect\n)\n"))
+        assertThat(
+                        ControlPlaneRelease.releaseIn(
+                                "module x\n\nrequire (\n\tgithub.com/a/b v1.2.3 // indirect\n\tk8s.io/kubernetes v1.37.2 // indirect\n)\n"))
                 .isEqualTo("1.37.2");
     }
 
@@ -28,12 +30,15 @@ class ControlPlaneReleaseTest {
     @Test
     void aMissingBinaryNamesTheTargetThatBuildsIt() {
         ControlPlaneRelease release = new ControlPlaneRelease("1.37.2", Path.of("/nonexistent"));
-        assertThatThrownBy(() -> release.binary("kube-scheduler")).hasMessageContaining("make cluster-binaries").hasMessageContaining("1.37.2");
+        assertThatThrownBy(() -> release.binary("kube-scheduler"))
+                .hasMessageContaining("make cluster-binaries")
+                .hasMessageContaining("1.37.2");
     }
 
     @Test
     void thePinnedReleaseIsAtLeast133() {
-        String[] parts = ControlPlaneRelease.pinned(Path.of("/nonexistent")).version().split("\\.");
+        String[] parts =
+                ControlPlaneRelease.pinned(Path.of("/nonexistent")).version().split("\\.");
         assertThat(Integer.parseInt(parts[1])).isGreaterThanOrEqualTo(33);
     }
 }

@@ -22,10 +22,10 @@ import java.util.Set;
  * cluster here, as the process the Deployment's container would run.
  */
 public final class DeployedOperator {
-    private static final Set<String> IDENTITY = Set.of("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding");
+    private static final Set<String> IDENTITY =
+            Set.of("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding");
 
-    private DeployedOperator() {
-    }
+    private DeployedOperator() {}
 
     /**
      * The identity the packaged manifests give the operator: its ServiceAccount, ClusterRoles, Role and their bindings,
@@ -33,28 +33,50 @@ public final class DeployedOperator {
      * it runs as.
      */
     public static void installRbac(KubernetesClient admin) {
-        admin.resource(new NamespaceBuilder().withNewMetadata().withName(PackagedOperator.NAMESPACE).endMetadata().build())
-                .forceConflicts().serverSideApply();
+        admin.resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName(PackagedOperator.NAMESPACE)
+                        .endMetadata()
+                        .build())
+                .forceConflicts()
+                .serverSideApply();
         for (HasMetadata item : manifests()) {
             if (IDENTITY.contains(item.getKind())) {
-                admin.resource(item).inNamespace(PackagedOperator.NAMESPACE).forceConflicts().serverSideApply();
+                admin.resource(item)
+                        .inNamespace(PackagedOperator.NAMESPACE)
+                        .forceConflicts()
+                        .serverSideApply();
             }
         }
     }
 
     /** A token of the operator's ServiceAccount, from the TokenRequest API, as the kubelet would project it. */
     public static String token(KubernetesClient admin) {
-        TokenRequest request = new TokenRequestBuilder().withNewSpec().withExpirationSeconds(Duration.ofHours(2).toSeconds()).endSpec().build();
-        return admin.serviceAccounts().inNamespace(PackagedOperator.NAMESPACE).withName(PackagedManifests.SERVICE_ACCOUNT)
-                .tokenRequest(request).getStatus().getToken();
+        TokenRequest request = new TokenRequestBuilder()
+                .withNewSpec()
+                .withExpirationSeconds(Duration.ofHours(2).toSeconds())
+                .endSpec()
+                .build();
+        return admin.serviceAccounts()
+                .inNamespace(PackagedOperator.NAMESPACE)
+                .withName(PackagedManifests.SERVICE_ACCOUNT)
+                .tokenRequest(request)
+                .getStatus()
+                .getToken();
     }
 
     /** Starts the packaged operator on the control plane as its ServiceAccount, after installing its RBAC. */
-    public static PackagedOperator start(ControlPlane plane, String identity, Path log, Map<String, String> env) throws IOException {
+    public static PackagedOperator start(ControlPlane plane, String identity, Path log, Map<String, String> env)
+            throws IOException {
         try (KubernetesClient admin = plane.adminClient()) {
             installRbac(admin);
-            return PackagedOperator.startAs(admin.getConfiguration().getMasterUrl(), Path.of(admin.getConfiguration().getCaCertFile()),
-                    token(admin), identity, log, env);
+            return PackagedOperator.startAs(
+                    admin.getConfiguration().getMasterUrl(),
+                    Path.of(admin.getConfiguration().getCaCertFile()),
+                    token(admin),
+                    identity,
+                    log,
+                    env);
         }
     }
 

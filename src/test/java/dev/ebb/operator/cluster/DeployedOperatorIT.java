@@ -39,31 +39,60 @@ class DeployedOperatorIT {
 
     @Test
     void aModelDeploymentReachesReadyOnTheNodeTheSchedulerChose() throws Exception {
-        admin.resource(deployment("qwen", "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
+        admin.resource(deployment("qwen", "vLLM")
+                        .namespace(NS)
+                        .role(role("server").replicas(2))
+                        .build())
+                .create();
 
-        await("the Pods").atMost(Duration.ofSeconds(60)).until(() -> admin.pods().inNamespace(NS).list().getItems().size() == 2);
-        ModelDeployment md = admin.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get();
+        await("the Pods")
+                .atMost(Duration.ofSeconds(60))
+                .until(() -> admin.pods().inNamespace(NS).list().getItems().size() == 2);
+        ModelDeployment md = admin.resources(ModelDeployment.class)
+                .inNamespace(NS)
+                .withName("qwen")
+                .get();
         assertThat(admin.pods().inNamespace(NS).list().getItems())
-                .allSatisfy(p -> assertThat(p.getMetadata().getOwnerReferences()).anyMatch(o -> o.getUid().equals(md.getMetadata().getUid())));
-        await("Ready").atMost(Duration.ofSeconds(90)).untilAsserted(() -> assertThat(phase("qwen")).as(ClusterState.describe(admin, NS)).isEqualTo("Ready"));
+                .allSatisfy(p -> assertThat(p.getMetadata().getOwnerReferences())
+                        .anyMatch(o -> o.getUid().equals(md.getMetadata().getUid())));
+        await("Ready")
+                .atMost(Duration.ofSeconds(90))
+                .untilAsserted(() -> assertThat(phase("qwen"))
+                        .as(ClusterState.describe(admin, NS))
+                        .isEqualTo("Ready"));
         assertThat(admin.pods().inNamespace(NS).list().getItems()).allSatisfy(p -> {
             assertThat(p.getSpec().getNodeName()).isEqualTo(node.name());
             assertThat(p.getStatus().getPodIP()).startsWith("10.244.");
         });
         // server-side apply wrote the finalizer, which the mock world's %test profile never does
-        assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get().getMetadata().getFinalizers()).isNotEmpty();
+        assertThat(admin.resources(ModelDeployment.class)
+                        .inNamespace(NS)
+                        .withName("qwen")
+                        .get()
+                        .getMetadata()
+                        .getFinalizers())
+                .isNotEmpty();
         // in the order of their JSON paths, which fabric8's CRD generator sorts them by (crd-generator-api-v2 7.5.2,
         // AbstractCustomResourceHandler.handlePrinterColumns), not the order the annotations give
-        assertThat(world.kubectl("get", "md", "qwen", "-n", NS)).containsPattern("(?m)^NAME +AGE +ENGINE +PHASE +RETIREMENT +ROLES$")
+        assertThat(world.kubectl("get", "md", "qwen", "-n", NS))
+                .containsPattern("(?m)^NAME +AGE +ENGINE +PHASE +RETIREMENT +ROLES$")
                 .containsPattern("(?m)^qwen +\\S+ +vLLM +Ready +server 2/2$");
-        // nothing its RBAC does not grant (a 403 for writing into a namespace being deleted is the API server's, not RBAC's)
+        // nothing its RBAC does not grant (a 403 for writing into a namespace being deleted is the API server's, not
+        // RBAC's)
         assertThat(operator.log()).doesNotContain("is forbidden: User \"system:serviceaccount:");
     }
 
     @Test
     void anEventRecordedTwiceUnderTheOperatorsOwnRbacIsOneEventCountedTwice() throws Exception {
-        admin.resource(deployment("told", "vLLM").namespace(NS).role(role("server").replicas(1)).build()).create();
-        ModelDeployment subject = admin.resources(ModelDeployment.class).inNamespace(NS).withName("told").get();
+        admin.resource(deployment("told", "vLLM")
+                        .namespace(NS)
+                        .role(role("server").replicas(1))
+                        .build())
+                .create();
+        ModelDeployment subject = admin.resources(ModelDeployment.class)
+                .inNamespace(NS)
+                .withName("told")
+                .get();
         try (KubernetesClient asOperator = world.operatorClient()) {
             EventRecorder events = new EventRecorder(asOperator);
 
@@ -71,12 +100,17 @@ class DeployedOperatorIT {
             events.warning(subject, "TestRepeated", "said twice");
         }
 
-        assertThat(admin.v1().events().inNamespace(NS).list().getItems()).filteredOn(e -> "TestRepeated".equals(e.getReason()))
-                .singleElement().satisfies(e -> assertThat(e.getCount()).isEqualTo(2));
+        assertThat(admin.v1().events().inNamespace(NS).list().getItems())
+                .filteredOn(e -> "TestRepeated".equals(e.getReason()))
+                .singleElement()
+                .satisfies(e -> assertThat(e.getCount()).isEqualTo(2));
     }
 
     private static String phase(String name) {
-        ModelDeployment md = admin.resources(ModelDeployment.class).inNamespace(NS).withName(name).get();
+        ModelDeployment md = admin.resources(ModelDeployment.class)
+                .inNamespace(NS)
+                .withName(name)
+                .get();
         return md == null || md.getStatus() == null ? null : md.getStatus().phase();
     }
 }

@@ -36,7 +36,9 @@ class DevModeIT {
     private static final String CRD = "modeldeployments.serving.ebb.dev";
     /** A cold dev mode compiles the operator and builds it for dev, on two loaded cores. */
     private static final Duration START = Duration.ofMinutes(6);
-    private static final Path RECONCILER = Path.of("src/main/java/dev/ebb/operator/reconcile/ModelDeploymentReconciler.java");
+
+    private static final Path RECONCILER =
+            Path.of("src/main/java/dev/ebb/operator/reconcile/ModelDeploymentReconciler.java");
     private static final String CREATED = "\"created \" + pod.getMetadata().getName()";
     private static final String CREATED_CHANGED = "\"created, after a live reload, \" + pod.getMetadata().getName()";
 
@@ -59,36 +61,74 @@ class DevModeIT {
         Path project = copyOfTheProject();
         // dev mode must apply the CRD itself, so none may be left from another test
         admin.apiextensions().v1().customResourceDefinitions().withName(CRD).delete();
-        await("no CRD").atMost(Duration.ofSeconds(60)).until(() -> admin.apiextensions().v1().customResourceDefinitions().withName(CRD).get() == null);
-        admin.resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).serverSideApply();
+        await("no CRD")
+                .atMost(Duration.ofSeconds(60))
+                .until(() -> admin.apiextensions()
+                                .v1()
+                                .customResourceDefinitions()
+                                .withName(CRD)
+                                .get()
+                        == null);
+        admin.resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName(NS)
+                        .endMetadata()
+                        .build())
+                .serverSideApply();
         int port = freePort();
         Path log = project.resolve("dev.log");
-        ProcessBuilder make = new ProcessBuilder("make", "--no-print-directory", "dev").directory(project.toFile())
-                .redirectErrorStream(true).redirectOutput(log.toFile());
+        ProcessBuilder make = new ProcessBuilder("make", "--no-print-directory", "dev")
+                .directory(project.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile());
         make.environment().put("KUBECONFIG", plane.adminKubeconfig().toString());
         make.environment().put("KUBECTL", plane.release().binary("kubectl").toString());
         make.environment().remove("SANDBOX");
         // passed on to Maven by its own variable: no debugger port, the health port free here, no interactive console
-        make.environment().put("MAVEN_ARGS", "-Ddebug=false -Dquarkus.http.port=" + port + " -Dquarkus.console.enabled=false");
+        make.environment()
+                .put("MAVEN_ARGS", "-Ddebug=false -Dquarkus.http.port=" + port + " -Dquarkus.console.enabled=false");
         long begun = System.nanoTime();
         Process dev = make.start();
         dev.getOutputStream().close();
         try {
-            await("dev mode started and the CRD applied").atMost(START).pollInterval(Duration.ofSeconds(2)).untilAsserted(() -> {
-                assertThat(dev.isAlive()).as(tail(log)).isTrue();
-                CustomResourceDefinition crd = admin.apiextensions().v1().customResourceDefinitions().withName(CRD).get();
-                assertThat(crd).as(tail(log)).isNotNull();
-                assertThat(crd.getStatus().getConditions()).anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
-            });
+            await("dev mode started and the CRD applied")
+                    .atMost(START)
+                    .pollInterval(Duration.ofSeconds(2))
+                    .untilAsserted(() -> {
+                        assertThat(dev.isAlive()).as(tail(log)).isTrue();
+                        CustomResourceDefinition crd = admin.apiextensions()
+                                .v1()
+                                .customResourceDefinitions()
+                                .withName(CRD)
+                                .get();
+                        assertThat(crd).as(tail(log)).isNotNull();
+                        assertThat(crd.getStatus().getConditions())
+                                .anyMatch(c -> "Established".equals(c.getType()) && "True".equals(c.getStatus()));
+                    });
 
             long started = System.nanoTime();
-            admin.resource(deployment("live", "vLLM").namespace(NS).role(role("server").replicas(1)).build()).create();
+            admin.resource(deployment("live", "vLLM")
+                            .namespace(NS)
+                            .role(role("server").replicas(1))
+                            .build())
+                    .create();
             await("reconciled").atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
-                assertThat(created()).as(tail(log)).anySatisfy(message -> assertThat(message).startsWith("created " + Names.pod("live", "server", 0, 0)));
-                assertThat(admin.resources(ModelDeployment.class).inNamespace(NS).withName("live").get().getStatus()).isNotNull();
+                assertThat(created())
+                        .as(tail(log))
+                        .anySatisfy(message ->
+                                assertThat(message).startsWith("created " + Names.pod("live", "server", 0, 0)));
+                assertThat(admin.resources(ModelDeployment.class)
+                                .inNamespace(NS)
+                                .withName("live")
+                                .get()
+                                .getStatus())
+                        .isNotNull();
             });
-            long pid = dev.descendants().filter(p -> p.info().command().map(c -> c.endsWith("java")).orElse(false))
-                    .map(ProcessHandle::pid).reduce((first, last) -> last).orElseThrow();
+            long pid = dev.descendants()
+                    .filter(p -> p.info().command().map(c -> c.endsWith("java")).orElse(false))
+                    .map(ProcessHandle::pid)
+                    .reduce((first, last) -> last)
+                    .orElseThrow();
 
             Path reconciler = project.resolve(RECONCILER);
             String source = Files.readString(reconciler);
@@ -97,28 +137,48 @@ class DevModeIT {
             long changed = System.nanoTime();
             HttpClient http = HttpClient.newHttpClient();
             // dev mode looks for changes when a request comes in, and answers it once reloaded
-            await("reloaded").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(2)).untilAsserted(() -> {
-                http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/q/health/live")).timeout(Duration.ofSeconds(90)).build(),
-                        HttpResponse.BodyHandlers.discarding());
-                assertThat(Files.readString(log)).as(tail(log)).contains("Live reload total time");
-            });
+            await("reloaded")
+                    .atMost(Duration.ofMinutes(3))
+                    .pollInterval(Duration.ofSeconds(2))
+                    .untilAsserted(() -> {
+                        http.send(
+                                HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/q/health/live"))
+                                        .timeout(Duration.ofSeconds(90))
+                                        .build(),
+                                HttpResponse.BodyHandlers.discarding());
+                        assertThat(Files.readString(log)).as(tail(log)).contains("Live reload total time");
+                    });
             Specs.editRole(admin, NS, "live", "server", r -> Specs.withReplicas(r, 2));
 
-            await("the changed code at work").atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(created()).as(tail(log))
-                    .anySatisfy(message -> assertThat(message).startsWith("created, after a live reload, " + Names.pod("live", "server", 1, 0))));
-            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive)).as("the JVM dev mode started in").contains(true);
-            System.out.printf("make dev: CRD applied %.1f s after the start; the change at work %.1f s after it was saved, in the same JVM%n",
+            await("the changed code at work")
+                    .atMost(Duration.ofSeconds(60))
+                    .untilAsserted(() -> assertThat(created())
+                            .as(tail(log))
+                            .anySatisfy(message -> assertThat(message)
+                                    .startsWith("created, after a live reload, " + Names.pod("live", "server", 1, 0))));
+            assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive))
+                    .as("the JVM dev mode started in")
+                    .contains(true);
+            System.out.printf(
+                    "make dev: CRD applied %.1f s after the start; the change at work %.1f s after it was saved, in the same JVM%n",
                     (started - begun) / 1e9, (System.nanoTime() - changed) / 1e9);
         } finally {
             dev.descendants().forEach(ProcessHandle::destroy);
             dev.destroy();
-            admin.resources(ModelDeployment.class).inNamespace(NS).withName("live").withGracePeriod(0).delete();
+            admin.resources(ModelDeployment.class)
+                    .inNamespace(NS)
+                    .withName("live")
+                    .withGracePeriod(0)
+                    .delete();
             FileTrees.delete(project);
         }
     }
 
     private List<String> created() {
-        return RecordedEvents.occurrences(admin, NS).stream().filter(e -> "PodCreated".equals(e.getReason())).map(e -> e.getMessage()).toList();
+        return RecordedEvents.occurrences(admin, NS).stream()
+                .filter(e -> "PodCreated".equals(e.getReason()))
+                .map(e -> e.getMessage())
+                .toList();
     }
 
     /** What a developer has checked out: the build, the wrapper and the operator's sources. */

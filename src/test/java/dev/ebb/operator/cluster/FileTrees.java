@@ -9,8 +9,7 @@ import java.util.stream.Stream;
 
 /** Directory trees copied and removed whole, for the tier's harnesses. */
 final class FileTrees {
-    private FileTrees() {
-    }
+    private FileTrees() {}
 
     /** Copies a file or a directory's tree to {@code to}, keeping each file's attributes (an executable stays one). */
     static void copy(Path from, Path to) throws IOException {

@@ -41,6 +41,7 @@ import java.util.concurrent.TimeUnit;
 final class NodeExec implements AutoCloseable {
     /** What one command may print before the runner refuses it; the operator's own cap is far lower. */
     static final int MAX_OUTPUT = 16 << 20;
+
     private static final Duration LONGEST = Duration.ofMinutes(2);
     private static final ObjectMapper JSON = new ObjectMapper();
     private final HttpServer runner;
@@ -62,10 +63,16 @@ final class NodeExec implements AutoCloseable {
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();
         }
-        Process server = new ProcessBuilder(release.binary("node-exec").toString(), "--listen", "127.0.0.1:" + port,
-                "--cert-dir", directory.toAbsolutePath().toString(),
-                "--runner", "http://127.0.0.1:" + runner.getAddress().getPort() + "/exec")
-                .redirectError(directory.resolve("node-exec.log").toFile()).start();
+        Process server = new ProcessBuilder(
+                        release.binary("node-exec").toString(),
+                        "--listen",
+                        "127.0.0.1:" + port,
+                        "--cert-dir",
+                        directory.toAbsolutePath().toString(),
+                        "--runner",
+                        "http://127.0.0.1:" + runner.getAddress().getPort() + "/exec")
+                .redirectError(directory.resolve("node-exec.log").toFile())
+                .start();
         NodeExec node = new NodeExec(runner, server, port);
         runner.createContext("/exec", exchange -> node.answer(client, exchange));
         runner.start();
@@ -108,15 +115,24 @@ final class NodeExec implements AutoCloseable {
                 respond(exchange, 400, "unreadable request: " + e.getMessage());
                 return;
             }
-            Pod pod = client.pods().inNamespace(asked.path("namespace").asText()).withName(asked.path("pod").asText()).get();
+            Pod pod = client.pods()
+                    .inNamespace(asked.path("namespace").asText())
+                    .withName(asked.path("pod").asText())
+                    .get();
             if (pod == null) {
-                respond(exchange, 404, "pod " + asked.path("namespace").asText() + "/" + asked.path("pod").asText() + " not found");
+                respond(
+                        exchange,
+                        404,
+                        "pod " + asked.path("namespace").asText() + "/"
+                                + asked.path("pod").asText() + " not found");
                 return;
             }
             List<String> argv = new ArrayList<>();
             asked.path("command").forEach(arg -> argv.add(arg.asText()));
             InputStream stdin = asked.path("stdinFollows").asBoolean() ? body : InputStream.nullInputStream();
-            ExecResult result = exec.exec(pod, argv, stdin, new ExecLimits(MAX_OUTPUT, LONGEST)).await().atMost(LONGEST.plusSeconds(5));
+            ExecResult result = exec.exec(pod, argv, stdin, new ExecLimits(MAX_OUTPUT, LONGEST))
+                    .await()
+                    .atMost(LONGEST.plusSeconds(5));
             if (result instanceof ExecResult.Exited exited) {
                 ObjectNode answer = JSON.createObjectNode()
                         .put("stdout", Base64.getEncoder().encodeToString(exited.stdout()))

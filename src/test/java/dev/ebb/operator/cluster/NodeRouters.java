@@ -48,15 +48,26 @@ final class NodeRouters implements EngineRuntime, AutoCloseable {
     public Optional<EngineContainer> start(Pod pod, String address) throws IOException {
         String namespace = pod.getMetadata().getNamespace();
         String deployment = pod.getMetadata().getLabels().get(Labels.DEPLOYMENT);
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(namespace).withName(deployment).get();
-        Optional<RouterKind> kind = Optional.ofNullable(md).map(m -> m.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()));
-        Optional<Integer> entry = pod.getSpec().getContainers().stream().map(Container::getPorts).filter(ports -> ports != null)
-                .flatMap(List::stream).filter(p -> "http".equals(p.getName())).map(ContainerPort::getContainerPort).findFirst();
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(namespace)
+                .withName(deployment)
+                .get();
+        Optional<RouterKind> kind =
+                Optional.ofNullable(md).map(m -> m.getSpec().router()).flatMap(r -> RouterKind.fromWireName(r.name()));
+        Optional<Integer> entry = pod.getSpec().getContainers().stream()
+                .map(Container::getPorts)
+                .filter(ports -> ports != null)
+                .flatMap(List::stream)
+                .filter(p -> "http".equals(p.getName()))
+                .map(ContainerPort::getContainerPort)
+                .findFirst();
         if (kind.isEmpty() || entry.isEmpty()) {
             return Optional.empty();
         }
-        Optional<InetSocketAddress> proxyAdmin = kind.get() == RouterKind.LLM_D_ROUTER ? proxyAdmin(pod, address) : Optional.empty();
-        FakeRouter router = FakeRouter.inPodOf(client, namespace, deployment, kind.get(), address, entry.get(), proxyAdmin);
+        Optional<InetSocketAddress> proxyAdmin =
+                kind.get() == RouterKind.LLM_D_ROUTER ? proxyAdmin(pod, address) : Optional.empty();
+        FakeRouter router =
+                FakeRouter.inPodOf(client, namespace, deployment, kind.get(), address, entry.get(), proxyAdmin);
         running.put(key(pod), router);
         return Optional.of(new RouterContainer(router, kind.get(), RouterContainer.ownGrace(pod)));
     }
@@ -67,12 +78,20 @@ final class NodeRouters implements EngineRuntime, AutoCloseable {
             if (volume.getConfigMap() == null) {
                 continue;
             }
-            ConfigMap files = client.configMaps().inNamespace(pod.getMetadata().getNamespace()).withName(volume.getConfigMap().getName()).get();
-            String config = Optional.ofNullable(files).map(ConfigMap::getData).map(d -> d.get("envoy.yaml")).orElse(null);
+            ConfigMap files = client.configMaps()
+                    .inNamespace(pod.getMetadata().getNamespace())
+                    .withName(volume.getConfigMap().getName())
+                    .get();
+            String config = Optional.ofNullable(files)
+                    .map(ConfigMap::getData)
+                    .map(d -> d.get("envoy.yaml"))
+                    .orElse(null);
             if (config != null) {
-                JsonNode at = YAML.readTree(config).path("admin").path("address").path("socket_address");
+                JsonNode at =
+                        YAML.readTree(config).path("admin").path("address").path("socket_address");
                 String host = at.path("address").asText();
-                return Optional.of(new InetSocketAddress(host.equals("127.0.0.1") ? LoopbackAddresses.loopbackOf(podAddress) : host,
+                return Optional.of(new InetSocketAddress(
+                        host.equals("127.0.0.1") ? LoopbackAddresses.loopbackOf(podAddress) : host,
                         at.path("port_value").asInt()));
             }
         }
@@ -102,9 +121,13 @@ final class NodeRouters implements EngineRuntime, AutoCloseable {
         private static final Duration UNBOUNDED = Duration.ofDays(1);
 
         static Duration ownGrace(Pod pod) {
-            List<String> args = Optional.ofNullable(pod.getSpec().getContainers().get(0).getArgs()).orElse(List.of());
+            List<String> args = Optional.ofNullable(
+                            pod.getSpec().getContainers().get(0).getArgs())
+                    .orElse(List.of());
             int flag = args.indexOf("--shutdown-grace-period-secs");
-            return flag >= 0 && flag + 1 < args.size() ? Duration.ofSeconds(Long.parseLong(args.get(flag + 1))) : SMG_DEFAULT_GRACE;
+            return flag >= 0 && flag + 1 < args.size()
+                    ? Duration.ofSeconds(Long.parseLong(args.get(flag + 1)))
+                    : SMG_DEFAULT_GRACE;
         }
 
         @Override
@@ -112,7 +135,9 @@ final class NodeRouters implements EngineRuntime, AutoCloseable {
             switch (kind) {
                 case LLM_D_ROUTER -> router.close();
                 case SGLANG_GATEWAY -> {
-                    Duration accepting = ownGrace.dividedBy(2).compareTo(SMG_MOST_ACCEPTING) < 0 ? ownGrace.dividedBy(2) : SMG_MOST_ACCEPTING;
+                    Duration accepting = ownGrace.dividedBy(2).compareTo(SMG_MOST_ACCEPTING) < 0
+                            ? ownGrace.dividedBy(2)
+                            : SMG_MOST_ACCEPTING;
                     router.shutDown(accepting, ownGrace.minus(accepting));
                 }
                 case VLLM_ROUTER -> router.shutDown(Duration.ZERO, UNBOUNDED);

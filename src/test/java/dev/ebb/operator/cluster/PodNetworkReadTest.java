@@ -43,8 +43,15 @@ class PodNetworkReadTest {
     }
 
     private Pod podAt(String address) {
-        return new PodBuilder().withNewMetadata().withName("p").withAnnotations(Map.of(Annotations.SCRAPE_PORT, "8000")).endMetadata()
-                .withNewStatus().withPodIP(address).endStatus().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withName("p")
+                .withAnnotations(Map.of(Annotations.SCRAPE_PORT, "8000"))
+                .endMetadata()
+                .withNewStatus()
+                .withPodIP(address)
+                .endStatus()
+                .build();
     }
 
     @Test
@@ -53,10 +60,16 @@ class PodNetworkReadTest {
         engine = FakeEngine.start(Engine.VLLM, address, 8000, "m");
         Pod pod = podAt(address);
 
-        ExecResult result = exec.exec(pod, "engine", ReadCommand.forMember(pod, 64 * 1024).command().orElseThrow(), LIMITS)
-                .await().atMost(Duration.ofSeconds(10));
+        ExecResult result = exec.exec(
+                        pod,
+                        "engine",
+                        ReadCommand.forMember(pod, 64 * 1024).command().orElseThrow(),
+                        LIMITS)
+                .await()
+                .atMost(Duration.ofSeconds(10));
 
-        assertThat(ReadOutcome.interpret(result, InFlightGauges.of(Engine.VLLM))).isEqualTo(new Reading.Idle());
+        assertThat(ReadOutcome.interpret(result, InFlightGauges.of(Engine.VLLM)))
+                .isEqualTo(new Reading.Idle());
     }
 
     @Test
@@ -66,10 +79,13 @@ class PodNetworkReadTest {
         Pod pod = podAt(address);
         try (Socket client = new Socket(address, 8000)) {
             ExecResult result = exec.exec(pod, "engine", ConnectionRead.command(8000, Optional.empty()), LIMITS)
-                    .await().atMost(Duration.ofSeconds(10));
+                    .await()
+                    .atMost(Duration.ofSeconds(10));
 
-            assertThat(ConnectionRead.interpret(result)).isInstanceOfSatisfying(ConnectionRead.Peers.Connected.class,
-                    connected -> assertThat(connected.count()).isEqualTo(1));
+            assertThat(ConnectionRead.interpret(result))
+                    .isInstanceOfSatisfying(
+                            ConnectionRead.Peers.Connected.class,
+                            connected -> assertThat(connected.count()).isEqualTo(1));
         }
     }
 }

@@ -31,26 +31,59 @@ class RealEnvoyBootstrapIT {
     /** Envoy's bootstrap is the same for every deployment; only the picker's configuration differs. */
     @Test
     void theReleasedEnvoyAcceptsTheRenderedBootstrapAndArguments() throws Exception {
-        assertThat(RouterEnvironments.installed("envoy-" + RELEASE)).as("make router-env installs Envoy %s first", RELEASE).isTrue();
-        List<HasMetadata> objects = RouterRenderer.render(deployment("qwen", "vLLM").namespace("team-a").router("llm-d-router").role(role("server")).desired());
-        Map<String, String> files = objects.stream().filter(ConfigMap.class::isInstance).map(ConfigMap.class::cast).findFirst().orElseThrow().getData();
-        Container envoy = objects.stream().filter(Deployment.class::isInstance).map(Deployment.class::cast).findFirst().orElseThrow()
-                .getSpec().getTemplate().getSpec().getContainers().stream().filter(c -> c.getName().equals("envoy-proxy")).findFirst().orElseThrow();
+        assertThat(RouterEnvironments.installed("envoy-" + RELEASE))
+                .as("make router-env installs Envoy %s first", RELEASE)
+                .isTrue();
+        List<HasMetadata> objects = RouterRenderer.render(deployment("qwen", "vLLM")
+                .namespace("team-a")
+                .router("llm-d-router")
+                .role(role("server"))
+                .desired());
+        Map<String, String> files = objects.stream()
+                .filter(ConfigMap.class::isInstance)
+                .map(ConfigMap.class::cast)
+                .findFirst()
+                .orElseThrow()
+                .getData();
+        Container envoy = objects.stream()
+                .filter(Deployment.class::isInstance)
+                .map(Deployment.class::cast)
+                .findFirst()
+                .orElseThrow()
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .stream()
+                .filter(c -> c.getName().equals("envoy-proxy"))
+                .findFirst()
+                .orElseThrow();
         Path mounted = Files.createTempDirectory("envoy-bootstrap");
         for (Map.Entry<String, String> file : files.entrySet()) {
             Files.writeString(mounted.resolve(file.getKey()), file.getValue());
         }
 
-        List<String> argv = new ArrayList<>(List.of(RouterEnvironments.of("envoy-" + RELEASE).resolve("venv/bin/envoy").toString()));
-        envoy.getArgs().forEach(arg -> argv.add(arg.startsWith(RouterLayout.CONFIG_DIR + "/")
-                ? mounted.resolve(arg.substring(RouterLayout.CONFIG_DIR.length() + 1)).toString() : arg));
+        List<String> argv = new ArrayList<>(List.of(RouterEnvironments.of("envoy-" + RELEASE)
+                .resolve("venv/bin/envoy")
+                .toString()));
+        envoy.getArgs()
+                .forEach(arg -> argv.add(
+                        arg.startsWith(RouterLayout.CONFIG_DIR + "/")
+                                ? mounted.resolve(arg.substring(RouterLayout.CONFIG_DIR.length() + 1))
+                                        .toString()
+                                : arg));
         argv.addAll(List.of("--mode", "validate"));
-        Process validate = LocalProcesses.builder(argv).redirectErrorStream(true).start();
+        Process validate =
+                LocalProcesses.builder(argv).redirectErrorStream(true).start();
         String said = new String(validate.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(validate.waitFor(60, TimeUnit.SECONDS)).isTrue();
 
-        assertThat(validate.exitValue()).as("envoy %s said: %s", String.join(" ", argv), said).isZero();
+        assertThat(validate.exitValue())
+                .as("envoy %s said: %s", String.join(" ", argv), said)
+                .isZero();
         assertThat(said).contains("OK");
-        assertThat(envoy.getCommand()).as("the image's envoy, which the wheel's stands for").containsExactly("/usr/local/bin/envoy");
+        assertThat(envoy.getCommand())
+                .as("the image's envoy, which the wheel's stands for")
+                .containsExactly("/usr/local/bin/envoy");
     }
 }

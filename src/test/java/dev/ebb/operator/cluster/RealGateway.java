@@ -57,16 +57,21 @@ final class RealGateway implements EngineRuntime {
         if (!main.getImage().endsWith(":" + RELEASE)) {
             throw new IllegalStateException("the Pod runs " + main.getImage() + ", the test world has smg " + RELEASE);
         }
-        return Optional.of(launch(onPodAddress(Optional.ofNullable(main.getArgs()).orElse(List.of()), address),
-                ProcessContainer.literalEnvironment(main), kubeconfigOf(pod),
+        return Optional.of(launch(
+                onPodAddress(Optional.ofNullable(main.getArgs()).orElse(List.of()), address),
+                ProcessContainer.literalEnvironment(main),
+                kubeconfigOf(pod),
                 logs.resolve(pod.getMetadata().getName() + ".log")));
     }
 
     /** The gateway's launcher with these arguments and variables, reaching the API server through this kubeconfig. */
-    static ProcessContainer launch(List<String> args, Map<String, String> env, Path kubeconfig, Path log) throws IOException {
-        List<String> argv = new ArrayList<>(List.of(RouterEnvironments.of(ENVIRONMENT).resolve("venv/bin/python").toString(), "-m", "smg.launch_router"));
+    static ProcessContainer launch(List<String> args, Map<String, String> env, Path kubeconfig, Path log)
+            throws IOException {
+        List<String> argv = new ArrayList<>(List.of(
+                RouterEnvironments.of(ENVIRONMENT).resolve("venv/bin/python").toString(), "-m", "smg.launch_router"));
         argv.addAll(args);
-        ProcessBuilder builder = LocalProcesses.builder(argv).redirectErrorStream(true).redirectOutput(log.toFile());
+        ProcessBuilder builder =
+                LocalProcesses.builder(argv).redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().putAll(env);
         builder.environment().put("KUBECONFIG", kubeconfig.toString());
         return new ProcessContainer(builder.start());
@@ -89,14 +94,42 @@ final class RealGateway implements EngineRuntime {
     /** A kubeconfig naming the API server, its CA and a fresh token of the Pod's ServiceAccount. */
     private Path kubeconfigOf(Pod pod) throws IOException {
         String namespace = pod.getMetadata().getNamespace();
-        TokenRequest request = new TokenRequestBuilder().withNewSpec().withExpirationSeconds(Duration.ofHours(2).toSeconds()).endSpec().build();
-        String token = admin.serviceAccounts().inNamespace(namespace).withName(pod.getSpec().getServiceAccountName()).tokenRequest(request)
-                .getStatus().getToken();
-        Map<String, Object> config = Map.of("apiVersion", "v1", "kind", "Config", "current-context", "pod",
-                "clusters", List.of(Map.of("name", "cluster", "cluster", Map.of("server", admin.getConfiguration().getMasterUrl(),
-                        "certificate-authority", admin.getConfiguration().getCaCertFile()))),
-                "users", List.of(Map.of("name", "pod", "user", Map.of("token", token))),
-                "contexts", List.of(Map.of("name", "pod", "context", Map.of("cluster", "cluster", "user", "pod", "namespace", namespace))));
+        TokenRequest request = new TokenRequestBuilder()
+                .withNewSpec()
+                .withExpirationSeconds(Duration.ofHours(2).toSeconds())
+                .endSpec()
+                .build();
+        String token = admin.serviceAccounts()
+                .inNamespace(namespace)
+                .withName(pod.getSpec().getServiceAccountName())
+                .tokenRequest(request)
+                .getStatus()
+                .getToken();
+        Map<String, Object> config = Map.of(
+                "apiVersion",
+                "v1",
+                "kind",
+                "Config",
+                "current-context",
+                "pod",
+                "clusters",
+                List.of(Map.of(
+                        "name",
+                        "cluster",
+                        "cluster",
+                        Map.of(
+                                "server",
+                                admin.getConfiguration().getMasterUrl(),
+                                "certificate-authority",
+                                admin.getConfiguration().getCaCertFile()))),
+                "users",
+                List.of(Map.of("name", "pod", "user", Map.of("token", token))),
+                "contexts",
+                List.of(Map.of(
+                        "name",
+                        "pod",
+                        "context",
+                        Map.of("cluster", "cluster", "user", "pod", "namespace", namespace))));
         Path file = logs.resolve(pod.getMetadata().getName() + ".kubeconfig");
         Files.writeString(file, YAML.writeValueAsString(config));
         return file;

@@ -20,7 +20,6 @@ import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.jboss.logging.Logger;
@@ -42,8 +41,10 @@ final class RealNode implements AutoCloseable {
     static final String BRIDGE = "ebb0";
     /** The images the operator is told to render (EBB_IMAGES_*): released tags, so that each fake behaves as its release. */
     static final String VLLM_IMAGE = "vllm/vllm-openai:v0.33.0";
+
     static final String SGLANG_IMAGE = "lmsysorg/sglang:v0.5.23";
-    static final Map<String, String> OPERATOR_IMAGES = Map.of("EBB_IMAGES_VLLM", VLLM_IMAGE, "EBB_IMAGES_SGLANG", SGLANG_IMAGE);
+    static final Map<String, String> OPERATOR_IMAGES =
+            Map.of("EBB_IMAGES_VLLM", VLLM_IMAGE, "EBB_IMAGES_SGLANG", SGLANG_IMAGE);
     private static final Path BUILD = Path.of("src", "test", "node", "build.sh");
     private static final Path ARCHIVE = Path.of("src", "test", "node", "docker-archive.py");
     private static final Path IMAGE_FILES = Path.of("src", "test", "node", "image");
@@ -70,9 +71,14 @@ final class RealNode implements AutoCloseable {
     /** Starts containerd, imports the images, starts the kubelet and kube-proxy, and waits for the Node to be Ready. */
     static RealNode start(ControlPlane plane, KubernetesClient admin) throws IOException, InterruptedException {
         if (!"root".equals(System.getProperty("user.name"))) {
-            throw new IllegalStateException("a real node's kubelet and containerd run as root; run `make test-node` as root");
+            throw new IllegalStateException(
+                    "a real node's kubelet and containerd run as root; run `make test-node` as root");
         }
-        Path runtime = Path.of(run(List.of("bash", BUILD.toString()), Duration.ofMinutes(1)).strip().lines().reduce((a, b) -> b).orElseThrow());
+        Path runtime = Path.of(run(List.of("bash", BUILD.toString()), Duration.ofMinutes(1))
+                .strip()
+                .lines()
+                .reduce((a, b) -> b)
+                .orElseThrow());
         Path dir = plane.logs().resolve("node");
         Files.createDirectories(dir.resolve("logs"));
         RealNode node = new RealNode(runtime, dir, plane, hostAddress());
@@ -99,8 +105,12 @@ final class RealNode implements AutoCloseable {
 
     private boolean ready(KubernetesClient admin) {
         Node node = admin.nodes().withName(NAME).get();
-        return node != null && node.getStatus() != null && node.getStatus().getConditions() != null
-                && node.getStatus().getConditions().stream().anyMatch(c -> c.getType().equals("Ready") && c.getStatus().equals("True"));
+        return node != null
+                && node.getStatus() != null
+                && node.getStatus().getConditions() != null
+                && node.getStatus().getConditions().stream()
+                        .anyMatch(c ->
+                                c.getType().equals("Ready") && c.getStatus().equals("True"));
     }
 
     private void startContainerd() throws IOException {
@@ -112,7 +122,8 @@ final class RealNode implements AutoCloseable {
                   {"type": "bridge", "bridge": "%s", "isGateway": true, "ipMasq": true, "hairpinMode": true,
                    "ipam": {"type": "host-local", "ranges": [[{"subnet": "%s"}]], "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "%s"}},
                   {"type": "portmap", "capabilities": {"portMappings": true}}]}
-                """.formatted(BRIDGE, POD_SUBNET, dir.resolve("cni-ipam")));
+                """.formatted(
+                        BRIDGE, POD_SUBNET, dir.resolve("cni-ipam")));
         // restrict_oom_score_adj: this machine's root lacks CAP_SYS_RESOURCE, so runc may not lower a container's
         // OOM score below containerd's own ("failed to update /proc/self/oom_score_adj: Permission denied" without it)
         Files.writeString(dir.resolve("containerd.toml"), """
@@ -135,8 +146,19 @@ final class RealNode implements AutoCloseable {
                   [plugins.'io.containerd.cri.v1.runtime'.cni]
                     bin_dirs = ["%5$s"]
                     conf_dir = "%6$s"
-                """.formatted(state, socket, pauseImage(), runtime.resolve("bin").resolve("runc"), runtime.resolve("bin"), dir.resolve("cni")));
-        spawn("containerd", List.of(runtime.resolve("bin").resolve("containerd").toString(), "--config", dir.resolve("containerd.toml").toString()));
+                """.formatted(
+                        state,
+                        socket,
+                        pauseImage(),
+                        runtime.resolve("bin").resolve("runc"),
+                        runtime.resolve("bin"),
+                        dir.resolve("cni")));
+        spawn(
+                "containerd",
+                List.of(
+                        runtime.resolve("bin").resolve("containerd").toString(),
+                        "--config",
+                        dir.resolve("containerd.toml").toString()));
         await("containerd serving").atMost(Duration.ofSeconds(30)).until(() -> Files.exists(socket));
     }
 
@@ -157,7 +179,13 @@ final class RealNode implements AutoCloseable {
         FileTrees.copy(Path.of("target", "classes"), program.resolve("opt/ebb/classes"));
         FileTrees.copy(Path.of("target", "test-classes"), program.resolve("opt/ebb/test-classes"));
         for (String image : List.of(VLLM_IMAGE, SGLANG_IMAGE)) {
-            importArchive(List.of("--tag", image, "--env", "ENGINE_IMAGE=" + image, runtime.resolve("rootfs").toString(), program.toString()));
+            importArchive(List.of(
+                    "--tag",
+                    image,
+                    "--env",
+                    "ENGINE_IMAGE=" + image,
+                    runtime.resolve("rootfs").toString(),
+                    program.toString()));
         }
     }
 
@@ -166,8 +194,17 @@ final class RealNode implements AutoCloseable {
         List<String> build = new ArrayList<>(List.of("python3", ARCHIVE.toString(), archive.toString()));
         build.addAll(arguments);
         run(build, Duration.ofMinutes(2));
-        run(List.of(runtime.resolve("bin").resolve("ctr").toString(), "--address", socket.toString(), "--namespace", "k8s.io", "images", "import",
-                archive.toString()), Duration.ofMinutes(2));
+        run(
+                List.of(
+                        runtime.resolve("bin").resolve("ctr").toString(),
+                        "--address",
+                        socket.toString(),
+                        "--namespace",
+                        "k8s.io",
+                        "images",
+                        "import",
+                        archive.toString()),
+                Duration.ofMinutes(2));
         Files.delete(archive);
     }
 
@@ -196,9 +233,22 @@ final class RealNode implements AutoCloseable {
                 imageGCHighThresholdPercent: 100
                 imageGCLowThresholdPercent: 99
                 """.formatted(socket, address, KUBELET_PORT));
-        spawn("kubelet", List.of(plane.release().binary("kubelet").toString(), "--config", config.toString(), "--kubeconfig",
-                plane.adminKubeconfig().toString(), "--root-dir", dir.resolve("kubelet").toString(), "--cert-dir",
-                dir.resolve("kubelet-pki").toString(), "--hostname-override", NAME, "--node-ip", address));
+        spawn(
+                "kubelet",
+                List.of(
+                        plane.release().binary("kubelet").toString(),
+                        "--config",
+                        config.toString(),
+                        "--kubeconfig",
+                        plane.adminKubeconfig().toString(),
+                        "--root-dir",
+                        dir.resolve("kubelet").toString(),
+                        "--cert-dir",
+                        dir.resolve("kubelet-pki").toString(),
+                        "--hostname-override",
+                        NAME,
+                        "--node-ip",
+                        address));
     }
 
     private void startKubeProxy() throws IOException {
@@ -220,9 +270,14 @@ final class RealNode implements AutoCloseable {
     }
 
     private void spawn(String name, List<String> command) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(logs().resolve(name + ".log").toFile());
+        ProcessBuilder builder = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(logs().resolve(name + ".log").toFile());
         // containerd finds its shim and runc's CNI plugins on its PATH
-        builder.environment().put("PATH", runtime.resolve("bin") + ":" + builder.environment().getOrDefault("PATH", "/usr/bin:/bin"));
+        builder.environment()
+                .put(
+                        "PATH",
+                        runtime.resolve("bin") + ":" + builder.environment().getOrDefault("PATH", "/usr/bin:/bin"));
         processes.add(builder.start());
     }
 
@@ -261,7 +316,13 @@ final class RealNode implements AutoCloseable {
      */
     @Override
     public void close() {
-        quietly(List.of(runtime.resolve("bin").resolve("crictl").toString(), "--runtime-endpoint", "unix://" + socket, "rmp", "--all", "--force"));
+        quietly(List.of(
+                runtime.resolve("bin").resolve("crictl").toString(),
+                "--runtime-endpoint",
+                "unix://" + socket,
+                "rmp",
+                "--all",
+                "--force"));
         List<Process> started = new ArrayList<>(processes);
         Collections.reverse(started);
         for (Process process : started) {
@@ -274,7 +335,11 @@ final class RealNode implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        ProcessHandle.allProcesses().filter(p -> p.info().commandLine().map(c -> c.contains(socket.toString())).orElse(false))
+        ProcessHandle.allProcesses()
+                .filter(p -> p.info()
+                        .commandLine()
+                        .map(c -> c.contains(socket.toString()))
+                        .orElse(false))
                 .forEach(ProcessHandle::destroyForcibly);
         quietly(List.of(plane.release().binary("kube-proxy").toString(), "--cleanup"));
         removeKubeletChains();
@@ -307,7 +372,10 @@ final class RealNode implements AutoCloseable {
         for (String table : List.of("filter", "nat", "mangle")) {
             List<String[]> rules;
             try {
-                rules = run(List.of("iptables", "-t", table, "-S"), Duration.ofSeconds(30)).lines().map(RealNode::words).toList();
+                rules = run(List.of("iptables", "-t", table, "-S"), Duration.ofSeconds(30))
+                        .lines()
+                        .map(RealNode::words)
+                        .toList();
             } catch (IOException e) {
                 LOG.warnf("iptables -t %s -S: %s", table, e.getMessage());
                 continue;
@@ -316,15 +384,21 @@ final class RealNode implements AutoCloseable {
                 return;
             }
             for (String[] rule : rules) {
-                boolean jumpToKube = rule.length > 2 && rule[0].equals("-A") && !rule[1].startsWith("KUBE-")
-                        && rule[rule.length - 1].startsWith("KUBE-") && rule[rule.length - 2].equals("-j");
+                boolean jumpToKube = rule.length > 2
+                        && rule[0].equals("-A")
+                        && !rule[1].startsWith("KUBE-")
+                        && rule[rule.length - 1].startsWith("KUBE-")
+                        && rule[rule.length - 2].equals("-j");
                 if (jumpToKube) {
                     List<String> delete = new ArrayList<>(List.of("iptables", "-t", table, "-D"));
                     delete.addAll(List.of(rule).subList(1, rule.length));
                     quietly(delete);
                 }
             }
-            List<String> chains = rules.stream().filter(r -> r.length == 2 && r[0].equals("-N") && r[1].startsWith("KUBE-")).map(r -> r[1]).toList();
+            List<String> chains = rules.stream()
+                    .filter(r -> r.length == 2 && r[0].equals("-N") && r[1].startsWith("KUBE-"))
+                    .map(r -> r[1])
+                    .toList();
             chains.forEach(chain -> quietly(List.of("iptables", "-t", table, "-F", chain)));
             chains.forEach(chain -> quietly(List.of("iptables", "-t", table, "-X", chain)));
         }
@@ -332,15 +406,21 @@ final class RealNode implements AutoCloseable {
 
     /** A line of {@code iptables -S} as its words, a quoted comment one word. */
     static String[] words(String line) {
-        return WORD.matcher(line).results().map(m -> m.group(1) != null ? m.group(1) : m.group(2)).toArray(String[]::new);
+        return WORD.matcher(line)
+                .results()
+                .map(m -> m.group(1) != null ? m.group(1) : m.group(2))
+                .toArray(String[]::new);
     }
 
     /** The mounts under a directory, deepest first, unmounted lazily: overlay snapshots, shared memory, netns files. */
     private static void unmountUnder(Path dir) {
         List<String> mounts;
         try {
-            mounts = Files.readAllLines(Path.of("/proc/self/mountinfo")).stream().map(line -> line.split(" ")[4])
-                    .filter(point -> point.startsWith(dir.toString())).sorted(Comparator.reverseOrder()).toList();
+            mounts = Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+                    .map(line -> line.split(" ")[4])
+                    .filter(point -> point.startsWith(dir.toString()))
+                    .sorted(Comparator.reverseOrder())
+                    .toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

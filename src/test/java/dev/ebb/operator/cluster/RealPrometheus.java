@@ -36,7 +36,9 @@ final class RealPrometheus implements AutoCloseable {
     /** Scrapes each {@code host:port} target's /metrics every {@code interval}; its log and storage go under {@code directory}. */
     static RealPrometheus scraping(List<String> targets, Duration interval, Path directory) throws IOException {
         if (!Files.isExecutable(BINARY)) {
-            throw new IllegalStateException(BINARY + " is missing: the real node tier scrapes with Debian's prometheus package (apt-get install prometheus)");
+            throw new IllegalStateException(
+                    BINARY
+                            + " is missing: the real node tier scrapes with Debian's prometheus package (apt-get install prometheus)");
         }
         Files.createDirectories(directory);
         String config = """
@@ -47,27 +49,42 @@ final class RealPrometheus implements AutoCloseable {
                   - job_name: engines
                     static_configs:
                       - targets: [%s]
-                """.formatted(interval.toSeconds(), interval.toSeconds(),
-                targets.stream().map(t -> "\"" + t + "\"").collect(Collectors.joining(", ")));
+                """.formatted(
+                        interval.toSeconds(),
+                        interval.toSeconds(),
+                        targets.stream().map(t -> "\"" + t + "\"").collect(Collectors.joining(", ")));
         Path file = directory.resolve("prometheus.yml");
         Files.writeString(file, config);
         int port;
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();
         }
-        Process process = new ProcessBuilder(BINARY.toString(), "--config.file=" + file, "--storage.tsdb.path=" + directory.resolve("data"),
-                "--web.listen-address=127.0.0.1:" + port).redirectErrorStream(true).redirectOutput(directory.resolve("prometheus.log").toFile()).start();
+        Process process = new ProcessBuilder(
+                        BINARY.toString(),
+                        "--config.file=" + file,
+                        "--storage.tsdb.path=" + directory.resolve("data"),
+                        "--web.listen-address=127.0.0.1:" + port)
+                .redirectErrorStream(true)
+                .redirectOutput(directory.resolve("prometheus.log").toFile())
+                .start();
         return new RealPrometheus(process, URI.create("http://127.0.0.1:" + port));
     }
 
     /** How many targets its last scrape found up; none while it cannot be asked. */
     int up() {
         try {
-            HttpResponse<String> answer = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-                    api.resolve("/api/v1/query?query=" + URLEncoder.encode("sum(up)", StandardCharsets.UTF_8))).timeout(Duration.ofSeconds(2)).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> answer = HttpClient.newHttpClient()
+                    .send(
+                            HttpRequest.newBuilder(api.resolve("/api/v1/query?query="
+                                            + URLEncoder.encode("sum(up)", StandardCharsets.UTF_8)))
+                                    .timeout(Duration.ofSeconds(2))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString());
             JsonNode result = JSON.readTree(answer.body()).path("data").path("result");
-            return result.isEmpty() ? 0 : (int) Double.parseDouble(result.get(0).path("value").get(1).asText());
+            return result.isEmpty()
+                    ? 0
+                    : (int) Double.parseDouble(
+                            result.get(0).path("value").get(1).asText());
         } catch (IOException | RuntimeException e) {
             return 0;
         } catch (InterruptedException e) {

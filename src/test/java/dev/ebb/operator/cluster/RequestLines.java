@@ -11,8 +11,7 @@ import java.util.List;
 
 /** A client that keeps the HTTP request line of every request it sends, as a proxy or an audit log would see it. */
 final class RequestLines {
-    private RequestLines() {
-    }
+    private RequestLines() {}
 
     static KubernetesClient recording(Config config, List<String> lines) {
         Interceptor recorder = new Interceptor() {
@@ -21,11 +20,14 @@ final class RequestLines {
                 lines.add(requestLine(request.method(), request.uri()));
             }
         };
-        return new KubernetesClientBuilder().withConfig(config)
-                .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("request-lines", recorder)).build();
+        return new KubernetesClientBuilder()
+                .withConfig(config)
+                .withHttpClientBuilderConsumer(builder -> builder.addOrReplaceInterceptor("request-lines", recorder))
+                .build();
     }
 
     static String requestLine(String method, URI uri) {
-        return method + " " + uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery()) + " HTTP/1.1";
+        return method + " " + uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery())
+                + " HTTP/1.1";
     }
 }

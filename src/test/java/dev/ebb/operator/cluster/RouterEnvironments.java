@@ -6,11 +6,11 @@ import java.util.Optional;
 
 /** Where {@code make router-env} installs each released router: the root its install script takes, by directory name. */
 final class RouterEnvironments {
-    private RouterEnvironments() {
-    }
+    private RouterEnvironments() {}
 
     static Path of(String name) {
-        Path root = Optional.ofNullable(System.getenv("EBB_ROUTER_DIR")).map(Path::of)
+        Path root = Optional.ofNullable(System.getenv("EBB_ROUTER_DIR"))
+                .map(Path::of)
                 .orElse(Path.of(System.getProperty("user.home"), ".cache", "ebb-routers"));
         return root.resolve(name);
     }

@@ -36,21 +36,27 @@ class ClusterPlatformTest {
                 }
                 return failuresLeft.getAndDecrement() > 0
                         ? new MockResponse().setResponseCode(503).setBody("{}")
-                        : new MockResponse().setResponseCode(200).setBody("{\"major\":\"1\",\"minor\":\"30\",\"gitVersion\":\"v1.30.2\"}");
+                        : new MockResponse()
+                                .setResponseCode(200)
+                                .setBody("{\"major\":\"1\",\"minor\":\"30\",\"gitVersion\":\"v1.30.2\"}");
             }
         });
         ClusterPlatform platform = new ClusterPlatform(client);
 
         assertThat(platform.current()).isEmpty();
-        assertThat(platform.current()).hasValueSatisfying(read -> assertThat(read.nativeSidecars()).isTrue());
+        assertThat(platform.current())
+                .hasValueSatisfying(read -> assertThat(read.nativeSidecars()).isTrue());
     }
 
     private KubernetesClient clientOf(Dispatcher dispatcher) throws Exception {
         server.setDispatcher(dispatcher);
         server.start();
-        client = new KubernetesClientBuilder().withConfig(new ConfigBuilder()
-                .withMasterUrl("http://" + server.getHostName() + ":" + server.getPort())
-                .withRequestRetryBackoffLimit(0).build()).build();
+        client = new KubernetesClientBuilder()
+                .withConfig(new ConfigBuilder()
+                        .withMasterUrl("http://" + server.getHostName() + ":" + server.getPort())
+                        .withRequestRetryBackoffLimit(0)
+                        .build())
+                .build();
         return client;
     }
 }

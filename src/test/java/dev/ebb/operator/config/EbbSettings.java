@@ -9,8 +9,7 @@ import java.util.Map;
 
 /** The operator's settings outside Quarkus, read by the same mapping and defaults a deployed operator uses. */
 public final class EbbSettings {
-    private EbbSettings() {
-    }
+    private EbbSettings() {}
 
     /** @param settings {@code ebb.*} properties; everything else at its default; one this mapping lacks is refused */
     public static EbbConfig of(Map<String, String> settings) {
@@ -39,8 +38,12 @@ public final class EbbSettings {
 
     private static EbbConfig read(Map<String, String> settings, boolean refuseUnknown) {
         // with Quarkus' reading of durations ("5m"), which plain SmallRye Config lacks
-        return new SmallRyeConfigBuilder().withConverter(Duration.class, 200, new DurationConverter()).withValidateUnknown(refuseUnknown)
-                .withSources(new PropertiesConfigSource(settings, "settings", 100)).withMapping(EbbConfig.class).build()
+        return new SmallRyeConfigBuilder()
+                .withConverter(Duration.class, 200, new DurationConverter())
+                .withValidateUnknown(refuseUnknown)
+                .withSources(new PropertiesConfigSource(settings, "settings", 100))
+                .withMapping(EbbConfig.class)
+                .build()
                 .getConfigMapping(EbbConfig.class);
     }
 }

@@ -21,7 +21,8 @@ class SharedHookTextProperties {
         String json = PLAIN.writeValueAsString(List.of(text, DrainHook.SCRIPT));
 
         List<?> read = SHARING.readValue(json, List.class);
-        List<String> typed = SHARING.readValue(json, SHARING.getTypeFactory().constructCollectionType(List.class, String.class));
+        List<String> typed =
+                SHARING.readValue(json, SHARING.getTypeFactory().constructCollectionType(List.class, String.class));
 
         assertThat(read).isEqualTo(PLAIN.readValue(json, List.class));
         assertThat(typed).containsExactly(text, DrainHook.SCRIPT);
@@ -32,8 +33,11 @@ class SharedHookTextProperties {
     /** Any characters (escapes, surrogates, control characters), and the hook's own text with one character changed. */
     @Provide
     Arbitrary<String> strings() {
-        Arbitrary<String> edited = Arbitraries.integers().between(0, DrainHook.SCRIPT.length() - 1)
-                .flatMap(at -> Arbitraries.chars().map(c -> DrainHook.SCRIPT.substring(0, at) + c + DrainHook.SCRIPT.substring(at + 1)));
-        return Arbitraries.oneOf(Arbitraries.strings().all().ofMaxLength(64), edited, Arbitraries.just(DrainHook.SCRIPT));
+        Arbitrary<String> edited = Arbitraries.integers()
+                .between(0, DrainHook.SCRIPT.length() - 1)
+                .flatMap(at -> Arbitraries.chars()
+                        .map(c -> DrainHook.SCRIPT.substring(0, at) + c + DrainHook.SCRIPT.substring(at + 1)));
+        return Arbitraries.oneOf(
+                Arbitraries.strings().all().ofMaxLength(64), edited, Arbitraries.just(DrainHook.SCRIPT));
     }
 }

@@ -48,15 +48,28 @@ class SharedHookTextTest {
     /** A Pod of a release that carried the hook's text inline in its preStop command. */
     private static Pod podOfAnInlineRelease() {
         DesiredDeployment desired = qwen();
-        Pod pod = new PodRenderer().render(new MemberSlot(desired, desired.roles().get(0), 0, 0), "h");
+        Pod pod =
+                new PodRenderer().render(new MemberSlot(desired, desired.roles().get(0), 0, 0), "h");
         List<String> command = new ArrayList<>(hookCommand(pod));
         command.set(2, DrainHook.SCRIPT);
-        pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().setCommand(command);
+        pod.getSpec()
+                .getContainers()
+                .get(0)
+                .getLifecycle()
+                .getPreStop()
+                .getExec()
+                .setCommand(command);
         return pod;
     }
 
     private static List<String> hookCommand(Pod pod) {
-        return pod.getSpec().getContainers().get(0).getLifecycle().getPreStop().getExec().getCommand();
+        return pod.getSpec()
+                .getContainers()
+                .get(0)
+                .getLifecycle()
+                .getPreStop()
+                .getExec()
+                .getCommand();
     }
 
     private static String scriptOf(ConfigMap script) {
@@ -99,7 +112,8 @@ class SharedHookTextTest {
         String other = "#" + DrainHook.SCRIPT.substring(1);
         ObjectMapper mapper = sharingMapper();
 
-        List<String> read = mapper.readValue(mapper.writeValueAsString(List.of(other, "python3", "")), new TypeReference<List<String>>() { });
+        List<String> read = mapper.readValue(
+                mapper.writeValueAsString(List.of(other, "python3", "")), new TypeReference<List<String>>() {});
 
         assertThat(read).containsExactly(other, "python3", "");
         assertThat(read.get(0)).isNotSameAs(DrainHook.SCRIPT);

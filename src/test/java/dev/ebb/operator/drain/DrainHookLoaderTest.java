@@ -22,13 +22,15 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DrainHookLoaderTest {
     private static final int GRACE = 12;
-    private static final DrainTimeline TIMELINE = new DrainTimelines().of(Optional.of(GRACE), Engine.VLLM, RoleKind.Server, false, false, false);
+    private static final DrainTimeline TIMELINE =
+            new DrainTimelines().of(Optional.of(GRACE), Engine.VLLM, RoleKind.Server, false, false, false);
 
     @TempDir
     Path mount;
 
     private static List<String> rendered() {
-        return DrainHook.command(TIMELINE, "http", List.of(DrainHook.LOOPBACK), PORT, "/metrics", InFlightGauges.of(Engine.VLLM));
+        return DrainHook.command(
+                TIMELINE, "http", List.of(DrainHook.LOOPBACK), PORT, "/metrics", InFlightGauges.of(Engine.VLLM));
     }
 
     /**
@@ -36,16 +38,21 @@ class DrainHookLoaderTest {
      * and how it ended goes into the termination message, which the kubelet reports in the container's state.
      */
     @Test
-    void theMountedScriptRunsWithTheRenderedArgumentsAndWritesToTheContainersLogAndTerminationMessage() throws Exception {
+    void theMountedScriptRunsWithTheRenderedArgumentsAndWritesToTheContainersLogAndTerminationMessage()
+            throws Exception {
         Path script = Files.writeString(mount.resolve(DrainHook.FILE), DrainHook.SCRIPT);
         Path containerLog = mount.resolve("container.log");
         Path terminationLog = mount.resolve("termination-log");
         try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
-            HookRun run = HookRun.run(HookFixtures.onThisMachine(rendered(), script, containerLog, terminationLog), engine.host());
+            HookRun run = HookRun.run(
+                    HookFixtures.onThisMachine(rendered(), script, containerLog, terminationLog), engine.host());
 
             assertThat(run.exitCode()).isZero();
             assertThat(run.lines()).last().asString().contains("idle on two consecutive reads");
-            assertThat(Files.readAllLines(containerLog)).isEqualTo(run.lines().stream().map(line -> "ebb drain hook: " + line).toList());
+            assertThat(Files.readAllLines(containerLog))
+                    .isEqualTo(run.lines().stream()
+                            .map(line -> "ebb drain hook: " + line)
+                            .toList());
             assertThat(HookEnding.in(Files.readString(terminationLog))).hasValueSatisfying(ending -> {
                 assertThat(ending.kind()).isEqualTo(HookEnding.Kind.IDLE);
                 assertThat(ending.line()).isEqualTo(run.lines().get(run.lines().size() - 1));
@@ -57,16 +64,20 @@ class DrainHookLoaderTest {
     void aMissingScriptHoldsUntilTheHooksDeadlineAndSaysSoInTheContainersLogAndTerminationMessage() throws Exception {
         Path containerLog = mount.resolve("container.log");
         Path terminationLog = mount.resolve("termination-log");
-        HookRun run = HookRun.run(HookFixtures.onThisMachine(rendered(), mount.resolve(DrainHook.FILE), containerLog, terminationLog), "127.0.0.1");
+        HookRun run = HookRun.run(
+                HookFixtures.onThisMachine(rendered(), mount.resolve(DrainHook.FILE), containerLog, terminationLog),
+                "127.0.0.1");
 
         assertHeldToTheDeadline(run);
         assertThat(Files.readString(containerLog)).startsWith("ebb drain hook: cannot run");
-        assertThat(HookEnding.in(Files.readString(terminationLog)).map(HookEnding::kind)).contains(HookEnding.Kind.NO_SCRIPT);
+        assertThat(HookEnding.in(Files.readString(terminationLog)).map(HookEnding::kind))
+                .contains(HookEnding.Kind.NO_SCRIPT);
     }
 
     @Test
     void aScriptThatDoesNotCompileOrIsADirectoryHoldsUntilTheHooksDeadline() throws Exception {
-        Path garbled = Files.writeString(mount.resolve(DrainHook.FILE), DrainHook.SCRIPT.substring(0, DrainHook.SCRIPT.length() / 2) + "\n)(");
+        Path garbled = Files.writeString(
+                mount.resolve(DrainHook.FILE), DrainHook.SCRIPT.substring(0, DrainHook.SCRIPT.length() / 2) + "\n)(");
 
         assertHeldToTheDeadline(HookRun.run(HookFixtures.onThisMachine(rendered(), garbled), "127.0.0.1"));
         assertHeldToTheDeadline(HookRun.run(HookFixtures.onThisMachine(rendered(), mount), "127.0.0.1"));
@@ -75,7 +86,8 @@ class DrainHookLoaderTest {
     private static void assertHeldToTheDeadline(HookRun run) {
         assertThat(run.exitCode()).isZero();
         assertThat(run.lines()).anySatisfy(line -> assertThat(line).startsWith("ebb drain hook: cannot run"));
-        assertThat(run.took().toMillis() / 1000.0).as("held until the hook's own deadline, %d s", TIMELINE.sigtermBy())
+        assertThat(run.took().toMillis() / 1000.0)
+                .as("held until the hook's own deadline, %d s", TIMELINE.sigtermBy())
                 .isBetween(TIMELINE.sigtermBy() - 0.1, TIMELINE.sigtermBy() + 3.0);
     }
 }

@@ -1,7 +1,5 @@
 package dev.ebb.operator.drain;
 
-import dev.ebb.operator.sim.EngineFaults;
-import dev.ebb.operator.sim.EngineBehaviour;
 import static dev.ebb.operator.drain.HookFixtures.ADDRESSES;
 import static dev.ebb.operator.drain.HookFixtures.PORT;
 import static dev.ebb.operator.drain.HookFixtures.drain;
@@ -13,8 +11,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.sim.CannedListener;
-import dev.ebb.operator.sim.LocalProcesses;
+import dev.ebb.operator.sim.EngineBehaviour;
+import dev.ebb.operator.sim.EngineFaults;
 import dev.ebb.operator.sim.FakeEngine;
+import dev.ebb.operator.sim.LocalProcesses;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,11 +25,11 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The real hook script under python3 against fake engines, where what it reads is the point. Each test takes as
@@ -42,6 +42,7 @@ class DrainHookScriptTest {
      * 5 s to 10 s, with a grace of 15 s) depends on the machine: a loaded 2-core run fitted 4.
      */
     private static final int KEPT_READING = 3;
+
     @BeforeAll
     static void warmUp() throws Exception {
         HookFixtures.warmUp();
@@ -68,7 +69,8 @@ class DrainHookScriptTest {
             HookRun run = HookRun.run(hook(Engine.VLLM, 15, "http"), address);
 
             assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(KEPT_READING);
-            assertThat(run.lines()).filteredOn(l -> l.startsWith("t="))
+            assertThat(run.lines())
+                    .filteredOn(l -> l.startsWith("t="))
                     .allMatch(l -> l.endsWith("busy (line 3 is neither a comment nor a sample)"));
         }
     }
@@ -79,7 +81,8 @@ class DrainHookScriptTest {
             engine.faults().missingGauge("sglang:num_decode_transfer_queue_reqs");
             HookRun run = drain(engine, 15);
 
-            assertThat(run.lines()).filteredOn(l -> l.startsWith("t="))
+            assertThat(run.lines())
+                    .filteredOn(l -> l.startsWith("t="))
                     .allMatch(l -> l.contains("busy (gauge sglang:num_decode_transfer_queue_reqs missing)"));
         }
     }
@@ -87,8 +90,10 @@ class DrainHookScriptTest {
     /** The default SGLang image until v0.5.12 names the prefill bootstrap queue otherwise; the hook knows both names. */
     @Test
     void anSglangReleaseFromBeforeTheQueueRenameIsReadUnderTheOldName() throws Exception {
-        EngineBehaviour v054 = EngineBehaviour.ofContainer(Engine.SGLANG, "lmsysorg/sglang:v0.5.4", List.of("python3", "-m", "sglang.launch_server"));
-        try (FakeEngine engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m", new EngineFaults(), v054, null)) {
+        EngineBehaviour v054 = EngineBehaviour.ofContainer(
+                Engine.SGLANG, "lmsysorg/sglang:v0.5.4", List.of("python3", "-m", "sglang.launch_server"));
+        try (FakeEngine engine =
+                FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m", new EngineFaults(), v054, null)) {
             HookRun run = drain(engine, 15);
 
             assertThat(run.last()).contains("idle on two consecutive reads");
@@ -104,7 +109,8 @@ class DrainHookScriptTest {
         try (FakeEngine own = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m");
                 FakeEngine peer = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m")) {
             hold(peer, 3, 9);
-            HookRun run = HookRun.run(hook(Engine.SGLANG, 30, "http", List.of(DrainHook.LOOPBACK, peer.host())), own.host());
+            HookRun run =
+                    HookRun.run(hook(Engine.SGLANG, 30, "http", List.of(DrainHook.LOOPBACK, peer.host())), own.host());
 
             assertThat(run.lines()).anyMatch(l -> l.contains("busy (sum 3)"));
             assertThat(run.last()).contains("idle on two consecutive reads");
@@ -118,7 +124,8 @@ class DrainHookScriptTest {
         try (FakeEngine own = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m")) {
             hold(own, 1, 20);
             String nothingListens = ADDRESSES.next();
-            HookRun run = HookRun.run(hook(Engine.SGLANG, 30, "http", List.of(DrainHook.LOOPBACK, nothingListens)), own.host());
+            HookRun run = HookRun.run(
+                    hook(Engine.SGLANG, 30, "http", List.of(DrainHook.LOOPBACK, nothingListens)), own.host());
 
             assertThat(run.last()).contains("nothing to measure: " + nothingListens + ": connection refused");
             assertThat(run.returnedAt()).isLessThan(8);
@@ -159,7 +166,11 @@ class DrainHookScriptTest {
             hold(engine, 3, 7);
             HookRun run = HookRun.run(hook(Engine.VLLM, 30, "http"), engine.host(), HookFixtures.PROXIES);
 
-            assertThat(run.lines()).as(String.join(" / ", run.lines())).first().asString().endsWith(" read: busy (sum 3)");
+            assertThat(run.lines())
+                    .as(String.join(" / ", run.lines()))
+                    .first()
+                    .asString()
+                    .endsWith(" read: busy (sum 3)");
             assertThat(run.last()).contains("idle on two consecutive reads");
         }
     }
@@ -181,31 +192,48 @@ class DrainHookScriptTest {
 
             assertThat(run.exitCode()).isZero();
             assertThat(run.readStarts()).hasSizeGreaterThanOrEqualTo(KEPT_READING);
-            assertThat(run.lines()).filteredOn(l -> l.startsWith("t=")).allMatch(l -> l.contains("busy (not an HTTP answer"));
+            assertThat(run.lines())
+                    .filteredOn(l -> l.startsWith("t="))
+                    .allMatch(l -> l.contains("busy (not an HTTP answer"));
             assertThat(run.last()).contains("no read may start");
         }
     }
 
     static Stream<Arguments> badArguments() {
         return Stream.of(
-                Arguments.of("--grace", "nan"), Arguments.of("--grace", "inf"), Arguments.of("--grace", "0"),
-                Arguments.of("--grace", "-30"), Arguments.of("--port", "-1"), Arguments.of("--port", "0"),
-                Arguments.of("--port", "70000"), Arguments.of("--port", "8000x"), Arguments.of("--path", "metrics"),
-                Arguments.of("--path", "/met rics"), Arguments.of("--interval", "0"), Arguments.of("--interval", "nan"),
-                Arguments.of("--read-timeout", "-1"), Arguments.of("--read-timeout", "0"), Arguments.of("--settle", "-5"),
-                Arguments.of("--settle", "inf"), Arguments.of("--last-read-margin", "nan"), Arguments.of("--gauges", ""),
-                Arguments.of("--gauges", ","), Arguments.of("--gauges", "vllm:num_requests_running,"),
+                Arguments.of("--grace", "nan"),
+                Arguments.of("--grace", "inf"),
+                Arguments.of("--grace", "0"),
+                Arguments.of("--grace", "-30"),
+                Arguments.of("--port", "-1"),
+                Arguments.of("--port", "0"),
+                Arguments.of("--port", "70000"),
+                Arguments.of("--port", "8000x"),
+                Arguments.of("--path", "metrics"),
+                Arguments.of("--path", "/met rics"),
+                Arguments.of("--interval", "0"),
+                Arguments.of("--interval", "nan"),
+                Arguments.of("--read-timeout", "-1"),
+                Arguments.of("--read-timeout", "0"),
+                Arguments.of("--settle", "-5"),
+                Arguments.of("--settle", "inf"),
+                Arguments.of("--last-read-margin", "nan"),
+                Arguments.of("--gauges", ""),
+                Arguments.of("--gauges", ","),
+                Arguments.of("--gauges", "vllm:num_requests_running,"),
                 Arguments.of("--gauges", "vllm:num_requests_running vllm:num_requests_waiting"),
                 Arguments.of("--gauges", "vllm:num_requests_running{engine=\"0\"}"),
                 Arguments.of("--gauges", "vllm:num_requests_running,,vllm:num_requests_waiting"),
                 Arguments.of("--gauges", "1vllm:num_requests_running"),
-                Arguments.of("--gauges", "vllm:num_requests_running|"), Arguments.of("--gauges", "|vllm:num_requests_running"),
+                Arguments.of("--gauges", "vllm:num_requests_running|"),
+                Arguments.of("--gauges", "|vllm:num_requests_running"),
                 Arguments.of("--gauges", "vllm:num_requests_running||vllm:num_requests_waiting"));
     }
 
     @ParameterizedTest(name = "{0} \"{1}\"")
     @MethodSource("badArguments")
-    void badArgumentsEndTheHookAfterTheGivenSettleWithoutReadingTheEngine(String option, String value) throws Exception {
+    void badArgumentsEndTheHookAfterTheGivenSettleWithoutReadingTheEngine(String option, String value)
+            throws Exception {
         // a settle of 1 s keeps the many cases short; a bad settle itself falls back to the default 5 s
         List<String> argv = withOption(withOption(hook(Engine.VLLM, 30, "http"), "--settle", "1"), option, value);
         double settle = option.equals("--settle") ? DrainTimelines.SETTLE : 1.0;
@@ -213,8 +241,12 @@ class DrainHookScriptTest {
             HookRun run = HookRun.run(argv, engine.host());
 
             assertThat(run.exitCode()).isZero();
-            assertThat(run.lines()).as(String.join(" / ", run.lines())).singleElement()
-                    .satisfies(l -> assertThat(l).contains("bad arguments, nothing measured: argument " + option).doesNotContain("idle"));
+            assertThat(run.lines())
+                    .as(String.join(" / ", run.lines()))
+                    .singleElement()
+                    .satisfies(l -> assertThat(l)
+                            .contains("bad arguments, nothing measured: argument " + option)
+                            .doesNotContain("idle"));
             // the log's clock has a resolution of 0.1 s; the upper bound is the machine's lateness in waking
             assertThat(run.returnedAt()).isBetween(settle - 0.1, settle + 1.0);
             assertThat(engine.metricsReads()).isZero();
@@ -236,7 +268,8 @@ class DrainHookScriptTest {
 
     @Test
     void pythonWithoutTlsSupportStillDrainsAPlainHttpEngineAndEndsOverHttps(@TempDir Path modules) throws Exception {
-        Files.writeString(modules.resolve("ssl.py"), "raise ImportError('this interpreter was built without OpenSSL')\n");
+        Files.writeString(
+                modules.resolve("ssl.py"), "raise ImportError('this interpreter was built without OpenSSL')\n");
         try (FakeEngine engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m")) {
             Map<String, String> withoutSsl = Map.of("PYTHONPATH", modules.toString());
             CompletableFuture<HookRun> overTls = drainAsync(hook(Engine.VLLM, 30, "https"), engine.host(), withoutSsl);
@@ -256,13 +289,16 @@ class DrainHookScriptTest {
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("resolverAnswers")
-    void aLeaderNameTheResolverDoesNotKnowEndsTheHookAndATemporaryFailureHoldsIt(String errno, String ending, @TempDir Path modules)
-            throws Exception {
-        Files.writeString(modules.resolve("sitecustomize.py"), "import socket\n"
-                + "def refuse(*args, **kwargs):\n"
-                + "    raise socket.gaierror(socket." + errno + ", 'resolver answer')\n"
-                + "socket.getaddrinfo = refuse\n");
-        List<String> argv = withOption(withOption(hook(Engine.VLLM, 12, "http"), "--settle", "1"), "--host", "qwen-big-r0-m0.qwen-big-r0");
+    void aLeaderNameTheResolverDoesNotKnowEndsTheHookAndATemporaryFailureHoldsIt(
+            String errno, String ending, @TempDir Path modules) throws Exception {
+        Files.writeString(
+                modules.resolve("sitecustomize.py"),
+                "import socket\n"
+                        + "def refuse(*args, **kwargs):\n"
+                        + "    raise socket.gaierror(socket." + errno + ", 'resolver answer')\n"
+                        + "socket.getaddrinfo = refuse\n");
+        List<String> argv = withOption(
+                withOption(hook(Engine.VLLM, 12, "http"), "--settle", "1"), "--host", "qwen-big-r0-m0.qwen-big-r0");
 
         HookRun run = HookRun.run(argv, "127.0.0.1", Map.of("PYTHONPATH", modules.toString()));
 
@@ -271,7 +307,8 @@ class DrainHookScriptTest {
     }
 
     static Stream<Arguments> resolverAnswers() {
-        return Stream.of(Arguments.of("EAI_NONAME", "nothing to measure: qwen-big-r0-m0.qwen-big-r0 does not resolve"),
+        return Stream.of(
+                Arguments.of("EAI_NONAME", "nothing to measure: qwen-big-r0-m0.qwen-big-r0 does not resolve"),
                 Arguments.of("EAI_AGAIN", "no read may start"));
     }
 
@@ -286,11 +323,13 @@ class DrainHookScriptTest {
 
     @Test
     void scriptDefaultsAreTheCalculatorsNumbers() throws Exception {
-        Process help = LocalProcesses.builder(List.of("python3", "-c", DrainHook.SCRIPT, "--help")).start();
+        Process help = LocalProcesses.builder(List.of("python3", "-c", DrainHook.SCRIPT, "--help"))
+                .start();
         String text = new String(help.getInputStream().readAllBytes()).replaceAll("\\s+", " ");
         help.waitFor();
 
-        assertThat(text).contains("(default: " + DrainTimelines.SETTLE + ".0)")
+        assertThat(text)
+                .contains("(default: " + DrainTimelines.SETTLE + ".0)")
                 .contains("between read starts (default: " + DrainTimelines.INTERVAL + ".0)")
                 .contains("is busy (default: " + DrainTimelines.READ_TIMEOUT + ".0)")
                 .contains("minus this (default: " + DrainTimelines.LAST_READ_MARGIN + ".0)");

@@ -55,7 +55,8 @@ class DrainHookTimingTest {
         List<Double> starts = run.readStarts();
         assertThat(starts).as(String.join(" / ", run.lines())).hasSizeGreaterThanOrEqualTo(planned.length);
         for (int i = 0; i < planned.length; i++) {
-            assertThat(starts.get(i)).as(String.join(" / ", run.lines()))
+            assertThat(starts.get(i))
+                    .as(String.join(" / ", run.lines()))
                     .isBetween(planned[i] - LOG_RESOLUTION / 2, planned[i] + LOG_RESOLUTION + LATE_WAKE);
         }
     }
@@ -79,7 +80,9 @@ class DrainHookTimingTest {
         try (FakeEngine engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m")) {
             hold(engine, 2, 8);
             CompletableFuture<HookRun> hook = drainAsync(hook(Engine.SGLANG, 30, "http"), engine.host());
-            await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(10)).until(() -> engine.inFlight() == 0);
+            await().atMost(Duration.ofSeconds(15))
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(() -> engine.inFlight() == 0);
             long idleAt = System.nanoTime();
             HookRun run = hook.get();
             double afterIdle = (System.nanoTime() - idleAt) / 1e9;
@@ -142,7 +145,10 @@ class DrainHookTimingTest {
             engine.faults().slowMetrics(Duration.ofSeconds(20));
             HookRun run = drain(engine, 15);
 
-            assertThat(run.lines()).filteredOn(l -> l.startsWith("t=")).hasSize(3).allMatch(l -> l.contains("busy (no answer within 2s)"));
+            assertThat(run.lines())
+                    .filteredOn(l -> l.startsWith("t="))
+                    .hasSize(3)
+                    .allMatch(l -> l.contains("busy (no answer within 2s)"));
             readsStartedAt(run, 5.0, 7.0, 9.0);
             returnedAround(run, 11.0, 0.3);
         }
@@ -154,7 +160,10 @@ class DrainHookTimingTest {
             engine.faults().trickleMetrics(Duration.ofMillis(300));
             HookRun run = drain(engine, 15);
 
-            assertThat(run.lines()).filteredOn(l -> l.startsWith("t=")).hasSize(3).allMatch(l -> l.contains("busy (no answer within 2s)"));
+            assertThat(run.lines())
+                    .filteredOn(l -> l.startsWith("t="))
+                    .hasSize(3)
+                    .allMatch(l -> l.contains("busy (no answer within 2s)"));
             readsStartedAt(run, 5.0, 7.0, 9.0);
             returnedAround(run, 11.0, 0.3);
             assertThat(run.returnedAt()).isLessThanOrEqualTo(15 - 3);
@@ -174,7 +183,8 @@ class DrainHookTimingTest {
             firstReadsStartedAt(run, 5.0, 7.0, 9.0);
             // reads planned an interval apart: rounding and one read's late wake may take a little from a gap
             for (int i = 1; i < starts.size(); i++) {
-                assertThat(starts.get(i) - starts.get(i - 1)).as(String.join(" / ", run.lines()))
+                assertThat(starts.get(i) - starts.get(i - 1))
+                        .as(String.join(" / ", run.lines()))
                         .isGreaterThanOrEqualTo(1.0 - LOG_RESOLUTION - LATE_WAKE);
             }
             assertThat(run.lines()).filteredOn(l -> l.contains("idle (sum 0)")).hasSize(2);
@@ -185,8 +195,10 @@ class DrainHookTimingTest {
     @Test
     void tlsEngineIsReadOverHttpsAndAFailedHandshakeEndsTheHook() throws Exception {
         String plainAddress = ADDRESSES.next();
-        try (FakeEngine tls = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), PORT, "m", new EngineFaults(), SelfSignedTls.serverContext());
-                CannedListener plain = new CannedListener(plainAddress, PORT, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")) {
+        try (FakeEngine tls = FakeEngine.start(
+                        Engine.VLLM, ADDRESSES.next(), PORT, "m", new EngineFaults(), SelfSignedTls.serverContext());
+                CannedListener plain = new CannedListener(
+                        plainAddress, PORT, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")) {
             HookRun overTls = HookRun.run(hook(Engine.VLLM, 30, "https"), tls.host());
             HookRun handshakeFails = HookRun.run(hook(Engine.VLLM, 30, "https"), plainAddress);
 

@@ -45,7 +45,8 @@ class DrainTimelinesTest {
         boolean split = engine == Engine.SGLANG && kind != RoleKind.Server;
         assertThat(t.exitAfterSigterm()).isEqualTo(split ? Optional.of(20) : Optional.empty());
         assertThat(t.latestCleanHookReturn()).isEqualTo(split ? Optional.of(Math.max(0, g - 20)) : Optional.empty());
-        assertThat(t.warnings()).extracting(DrainWarning::reason)
+        assertThat(t.warnings())
+                .extracting(DrainWarning::reason)
                 .isEqualTo(split && g < 45 ? List.of("GraceTooShortForSplitRole") : List.of());
     }
 
@@ -56,9 +57,12 @@ class DrainTimelinesTest {
         DrainTimeline unsized = TIMELINES.of(Optional.of(g), Engine.VLLM, RoleKind.Server, false, false, false);
         DrainTimeline takeOver = TIMELINES.of(Optional.of(g), Engine.VLLM, RoleKind.Server, true, false, true);
 
-        // the hook's idle return (6 s) plus the drain plus 5 s for the engine to exit fit in the grace; nothing when none is left
+        // the hook's idle return (6 s) plus the drain plus 5 s for the engine to exit fit in the grace; nothing when
+        // none is left
         assertThat(sized.engineShutdown()).isEqualTo(g > 11 ? Optional.of(g - 11) : Optional.empty());
-        sized.engineShutdown().ifPresent(drain -> assertThat(sized.idleReturn() + drain + DrainTimelines.ENGINE_EXIT_MARGIN).isEqualTo(g));
+        sized.engineShutdown()
+                .ifPresent(drain -> assertThat(sized.idleReturn() + drain + DrainTimelines.ENGINE_EXIT_MARGIN)
+                        .isEqualTo(g));
         assertThat(unsized.engineShutdown()).isEmpty();
         assertThat(takeOver.engineShutdown()).isEmpty();
     }
@@ -77,8 +81,12 @@ class DrainTimelinesTest {
         DrainTimeline t = TIMELINES.of(Optional.empty(), Engine.SGLANG, RoleKind.Decode, false, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(10);
-        assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message())
-                .contains("after 10 s").contains("killed at 30 s").contains("set terminationGracePeriodSeconds to 45"));
+        assertThat(t.warnings())
+                .singleElement()
+                .satisfies(w -> assertThat(w.message())
+                        .contains("after 10 s")
+                        .contains("killed at 30 s")
+                        .contains("set terminationGracePeriodSeconds to 45"));
     }
 
     @Test
@@ -87,11 +95,17 @@ class DrainTimelinesTest {
         DrainTimeline boundary = TIMELINES.of(Optional.of(26), Engine.SGLANG, RoleKind.Decode, false, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(0);
-        assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message())
-                .contains("even an idle replica, whose hook returns after 6 s, is killed at 15 s").doesNotContainPattern("-\\d"));
+        assertThat(t.warnings())
+                .singleElement()
+                .satisfies(w -> assertThat(w.message())
+                        .contains("even an idle replica, whose hook returns after 6 s, is killed at 15 s")
+                        .doesNotContainPattern("-\\d"));
         assertThat(boundary.latestCleanHookReturn()).contains(6);
-        assertThat(boundary.warnings()).singleElement().satisfies(w -> assertThat(w.message())
-                .contains("a hook returning after 6 s leaves too little").doesNotContain("even an idle replica"));
+        assertThat(boundary.warnings())
+                .singleElement()
+                .satisfies(w -> assertThat(w.message())
+                        .contains("a hook returning after 6 s leaves too little")
+                        .doesNotContain("even an idle replica"));
     }
 
     @Test
@@ -99,7 +113,9 @@ class DrainTimelinesTest {
         DrainTimeline t = TIMELINES.of(Optional.of(44), Engine.SGLANG, RoleKind.Decode, false, false, false);
 
         assertThat(t.latestCleanHookReturn()).contains(24);
-        assertThat(t.warnings()).singleElement().satisfies(w -> assertThat(w.message()).contains("after 24 s").contains("killed at 44 s"));
+        assertThat(t.warnings())
+                .singleElement()
+                .satisfies(w -> assertThat(w.message()).contains("after 24 s").contains("killed at 44 s"));
     }
 
     @Test

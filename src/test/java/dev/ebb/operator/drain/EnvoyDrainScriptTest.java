@@ -25,9 +25,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The preStop hook of an llm-d router's Envoy, run by bash against an admin interface that answers as Envoy 1.36.2
@@ -89,12 +89,13 @@ class EnvoyDrainScriptTest {
         }
     }
 
-    private record Run(Duration took, int exitCode, List<String> lines) {
-    }
+    private record Run(Duration took, int exitCode, List<String> lines) {}
 
     private Run run(String... args) throws Exception {
         Process process = start(args);
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("the hook returned").isTrue();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS))
+                .as("the hook returned")
+                .isTrue();
         return finished(process);
     }
 
@@ -109,8 +110,11 @@ class EnvoyDrainScriptTest {
         log = dir.resolve("hook.log");
         started = System.nanoTime();
         // stderr to a file: a pipe's end could leak into a process another test starts at the same moment
-        return LocalProcesses.builder(argv).directory(dir.toFile()).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .redirectError(log.toFile()).start();
+        return LocalProcesses.builder(argv)
+                .directory(dir.toFile())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(log.toFile())
+                .start();
     }
 
     private Run finished(Process process) throws IOException {
@@ -129,7 +133,9 @@ class EnvoyDrainScriptTest {
 
         assertThat(run.exitCode()).isZero();
         assertThat(requests.get(0)).isEqualTo("POST /healthcheck/fail");
-        assertThat(requests.subList(1, requests.size())).hasSize(4).allSatisfy(r -> assertThat(r).isEqualTo("GET /stats?filter=" + GAUGE));
+        assertThat(requests.subList(1, requests.size()))
+                .hasSize(4)
+                .allSatisfy(r -> assertThat(r).isEqualTo("GET /stats?filter=" + GAUGE));
         // the settle, then reads a second apart until the fourth finds none in flight
         assertThat(run.took()).isBetween(Duration.ofSeconds(4), Duration.ofSeconds(15));
         assertThat(run.lines()).first().asString().contains("health check failed");
@@ -155,7 +161,9 @@ class EnvoyDrainScriptTest {
         Run run = run("3", "30", "127.0.0.1", Integer.toString(port), GAUGE);
 
         assertThat(run.exitCode()).isZero();
-        assertThat(run.took()).as("the Service's endpoints drop the Pod meanwhile").isGreaterThanOrEqualTo(Duration.ofSeconds(3));
+        assertThat(run.took())
+                .as("the Service's endpoints drop the Pod meanwhile")
+                .isGreaterThanOrEqualTo(Duration.ofSeconds(3));
         assertThat(requests).hasSize(2);
     }
 
@@ -175,7 +183,11 @@ class EnvoyDrainScriptTest {
 
             assertThat(run.exitCode()).isZero();
             assertThat(run.took()).as("held to the drain's bound").isGreaterThanOrEqualTo(Duration.ofSeconds(1));
-            assertThat(run.lines()).last().asString().contains("(unreadable) after").contains("the drain's bound");
+            assertThat(run.lines())
+                    .last()
+                    .asString()
+                    .contains("(unreadable) after")
+                    .contains("the drain's bound");
             admin.stop(0);
             admin = null;
         }
@@ -234,7 +246,9 @@ class EnvoyDrainScriptTest {
                 List.of("5", "9".repeat(100), "127.0.0.1", Integer.toString(port), GAUGE))) {
             Process process = start(args.toArray(String[]::new));
 
-            assertThat(process.waitFor(2, TimeUnit.SECONDS)).as("still holding for " + args).isFalse();
+            assertThat(process.waitFor(2, TimeUnit.SECONDS))
+                    .as("still holding for " + args)
+                    .isFalse();
             process.descendants().forEach(ProcessHandle::destroyForcibly);
             process.destroyForcibly().waitFor();
             assertThat(Files.readString(log)).contains("arguments cannot be used");

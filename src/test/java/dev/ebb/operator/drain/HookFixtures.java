@@ -30,19 +30,30 @@ public final class HookFixtures {
 
     static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     static final int PORT = 8000;
-    private static final ExecutorService CLIENTS = Executors.newCachedThreadPool(DaemonThreads.named("hook-test-client"));
+    private static final ExecutorService CLIENTS =
+            Executors.newCachedThreadPool(DaemonThreads.named("hook-test-client"));
 
     /**
      * What an engine container often carries for its model downloads: proxies on a dead address, and a NO_PROXY that
      * names localhost but not 127.0.0.1. A hook or read that honoured them would never reach the engine.
      */
     public static final Map<String, String> PROXIES = Map.of(
-            "http_proxy", "http://127.0.0.1:9", "HTTP_PROXY", "http://127.0.0.1:9",
-            "https_proxy", "http://127.0.0.1:9", "HTTPS_PROXY", "http://127.0.0.1:9",
-            "all_proxy", "http://127.0.0.1:9", "NO_PROXY", "localhost", "no_proxy", "localhost");
+            "http_proxy",
+            "http://127.0.0.1:9",
+            "HTTP_PROXY",
+            "http://127.0.0.1:9",
+            "https_proxy",
+            "http://127.0.0.1:9",
+            "HTTPS_PROXY",
+            "http://127.0.0.1:9",
+            "all_proxy",
+            "http://127.0.0.1:9",
+            "NO_PROXY",
+            "localhost",
+            "no_proxy",
+            "localhost");
 
-    private HookFixtures() {
-    }
+    private HookFixtures() {}
 
     public static List<String> hook(Engine engine, int grace, String scheme) {
         return hook(engine, grace, scheme, List.of(DrainHook.LOOPBACK));
@@ -63,11 +74,16 @@ public final class HookFixtures {
      * The rendered hook with its mounted script at {@code script}, and the container's log and termination message
      * files at these: on this machine {@code /proc/1/fd/2} is init's stderr, which no test may write.
      */
-    public static List<String> onThisMachine(List<String> rendered, Path script, Path containerLog, Path terminationLog) {
+    public static List<String> onThisMachine(
+            List<String> rendered, Path script, Path containerLog, Path terminationLog) {
         String mounted = DrainHook.MOUNT_PATH + "/" + DrainHook.FILE;
-        return rendered.stream().map(arg -> arg.equals(mounted) ? script.toString()
-                : arg.equals(DrainHook.CONTAINER_LOG) ? containerLog.toString()
-                : arg.equals(DrainHook.TERMINATION_LOG) ? terminationLog.toString() : arg).toList();
+        return rendered.stream()
+                .map(arg -> arg.equals(mounted)
+                        ? script.toString()
+                        : arg.equals(DrainHook.CONTAINER_LOG)
+                                ? containerLog.toString()
+                                : arg.equals(DrainHook.TERMINATION_LOG) ? terminationLog.toString() : arg)
+                .toList();
     }
 
     /** The rendered hook with this release's script mounted. */
@@ -94,13 +110,15 @@ public final class HookFixtures {
     }
 
     static CompletableFuture<HookRun> drainAsync(List<String> hook, String address, Map<String, String> environment) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return HookRun.run(hook, address, environment);
-            } catch (IOException | InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        }, CLIENTS);
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return HookRun.run(hook, address, environment);
+                    } catch (IOException | InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                CLIENTS);
     }
 
     /** The same argv with one option's value replaced, as a hand-written manifest might get it wrong. */
@@ -117,7 +135,8 @@ public final class HookFixtures {
     /** Starts requests that the engine holds for about {@code seconds}. */
     static void hold(FakeEngine engine, int requests, double seconds) {
         int tokens = (int) (seconds * 1000 / 50);
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget("p", engine.uri(""))), 1, tokens, Duration.ofMillis(50));
+        LoadGenerator load = new LoadGenerator(
+                () -> Optional.of(new RouteTarget("p", engine.uri(""))), 1, tokens, Duration.ofMillis(50));
         for (int i = 0; i < requests; i++) {
             CLIENTS.submit(load::send);
         }
@@ -126,6 +145,8 @@ public final class HookFixtures {
 
     /** The first interpreter a JVM starts is the slowest; the timed hooks should not pay for it. */
     public static void warmUp() throws IOException, InterruptedException {
-        LocalProcesses.builder(List.of("python3", "-c", "import urllib.request, ssl, argparse")).start().waitFor();
+        LocalProcesses.builder(List.of("python3", "-c", "import urllib.request, ssl, argparse"))
+                .start()
+                .waitFor();
     }
 }

@@ -40,7 +40,11 @@ public record HookRun(Duration took, int exitCode, List<String> lines) {
 
     /** When each read started, in seconds from the hook's start, as the hook logged it. */
     List<Double> readStarts() {
-        return lines.stream().map(READ_AT::matcher).filter(Matcher::find).map(m -> Double.parseDouble(m.group(1))).toList();
+        return lines.stream()
+                .map(READ_AT::matcher)
+                .filter(Matcher::find)
+                .map(m -> Double.parseDouble(m.group(1)))
+                .toList();
     }
 
     private static final Pattern RETURNED_AT = Pattern.compile("^returning at ([0-9.]+)s");

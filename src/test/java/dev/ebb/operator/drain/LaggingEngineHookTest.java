@@ -38,19 +38,25 @@ class LaggingEngineHookTest {
     }
 
     private static CompletableFuture<LoadGenerator.Request> stream(FakeEngine engine, double seconds) {
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget("p", engine.uri(""))), 1,
-                (int) (seconds * 1000 / 50), Duration.ofMillis(50));
+        LoadGenerator load = new LoadGenerator(
+                () -> Optional.of(new RouteTarget("p", engine.uri(""))),
+                1,
+                (int) (seconds * 1000 / 50),
+                Duration.ofMillis(50));
         return CompletableFuture.supplyAsync(load::send);
     }
 
     /** Returns once the hook's first read has been answered, an idle one: the next comes one interval later. */
     private static void afterFirstRead(FakeEngine engine) {
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> engine.metricsReads() >= 1);
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> engine.metricsReads() >= 1);
     }
 
     @Test
     void aRequestTokenizingForLessThanTheReadIntervalIsSeenByTheNextRead() throws Exception {
-        try (FakeEngine engine = start(Engine.VLLM, EngineBehaviour.of(Engine.VLLM).tokenizing(Duration.ofMillis(600)))) {
+        try (FakeEngine engine =
+                start(Engine.VLLM, EngineBehaviour.of(Engine.VLLM).tokenizing(Duration.ofMillis(600)))) {
             CompletableFuture<HookRun> hook = drainAsync(hook(Engine.VLLM, 30, "http"), engine.host());
             afterFirstRead(engine);
             CompletableFuture<LoadGenerator.Request> late = stream(engine, 3);
@@ -65,7 +71,8 @@ class LaggingEngineHookTest {
 
     @Test
     void aRequestTokenizingForLongerThanTheReadIntervalIsMissedByBothIdleReads() throws Exception {
-        try (FakeEngine engine = start(Engine.VLLM, EngineBehaviour.of(Engine.VLLM).tokenizing(Duration.ofMillis(2500)))) {
+        try (FakeEngine engine =
+                start(Engine.VLLM, EngineBehaviour.of(Engine.VLLM).tokenizing(Duration.ofMillis(2500)))) {
             CompletableFuture<HookRun> hook = drainAsync(hook(Engine.VLLM, 30, "http"), engine.host());
             afterFirstRead(engine);
             CompletableFuture<LoadGenerator.Request> late = stream(engine, 3);
@@ -84,10 +91,13 @@ class LaggingEngineHookTest {
     @Test
     void sglangsGaugeStillShowingARequestThatEndedHoldsTheHookForUpToOneLagLonger() throws Exception {
         Duration lag = Duration.ofSeconds(3);
-        try (FakeEngine engine = start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).busyGaugeLag(lag))) {
+        try (FakeEngine engine =
+                start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).busyGaugeLag(lag))) {
             hold(engine, 1, 7.5);
             CompletableFuture<HookRun> hook = drainAsync(hook(Engine.SGLANG, 30, "http"), engine.host());
-            await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(10)).until(() -> engine.inFlight() == 0);
+            await().atMost(Duration.ofSeconds(15))
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(() -> engine.inFlight() == 0);
             long idleAt = System.nanoTime();
 
             HookRun run = hook.get();
@@ -95,16 +105,19 @@ class LaggingEngineHookTest {
 
             assertThat(run.lines()).as(String.join(" / ", run.lines())).anyMatch(l -> l.contains("busy (sum 1)"));
             assertThat(run.last()).contains("idle on two consecutive reads");
-            // without a lag the hook returns one to two intervals after the last request ends; the lag adds up to itself
+            // without a lag the hook returns one to two intervals after the last request ends; the lag adds up to
+            // itself
             // (with a second more for a python process on a loaded machine)
             assertThat(afterIdle).as(String.join(" / ", run.lines())).isBetween(0.9, lag.toSeconds() + 3.3);
         }
     }
 
     @Test
-    void sglangsGaugeLaggingLongerThanTheReadIntervalHidesANewRequestFromTheHookButSglangStillDrainsIt() throws Exception {
+    void sglangsGaugeLaggingLongerThanTheReadIntervalHidesANewRequestFromTheHookButSglangStillDrainsIt()
+            throws Exception {
         // the idle writer's 30 s: a request arriving between two writes shows on no page the hook reads in that time
-        try (FakeEngine engine = start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).busyGaugeLag(Duration.ofSeconds(30)))) {
+        try (FakeEngine engine =
+                start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).busyGaugeLag(Duration.ofSeconds(30)))) {
             CompletableFuture<HookRun> hook = drainAsync(hook(Engine.SGLANG, 30, "http"), engine.host());
             afterFirstRead(engine);
             CompletableFuture<LoadGenerator.Request> late = stream(engine, 3);
@@ -125,12 +138,16 @@ class LaggingEngineHookTest {
      */
     @Test
     void sglangsGaugesAsObservedHoldAHookStartedRightAfterAStreamToItsLastRead() throws Exception {
-        try (FakeEngine engine = start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).timedAsObserved(Engine.SGLANG))) {
+        try (FakeEngine engine =
+                start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).timedAsObserved(Engine.SGLANG))) {
             hold(engine, 1, 3);
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> engine.inFlight() == 0);
+            await().atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(10))
+                    .until(() -> engine.inFlight() == 0);
             long started = System.nanoTime();
 
-            HookRun run = drainAsync(hook(Engine.SGLANG, 15, "http"), engine.host()).get();
+            HookRun run =
+                    drainAsync(hook(Engine.SGLANG, 15, "http"), engine.host()).get();
 
             double took = (System.nanoTime() - started) / 1e9;
             assertThat(run.lines()).as(String.join(" / ", run.lines())).allMatch(l -> !l.contains("idle on two"));

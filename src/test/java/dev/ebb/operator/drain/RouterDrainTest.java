@@ -43,10 +43,16 @@ class RouterDrainTest {
 
         RouterDrain window = RouterDrain.of(spec.desired());
 
-        assertThat(window.settle()).as("the Service's endpoints drop the Pod meanwhile").isEqualTo(DrainTimelines.SETTLE);
+        assertThat(window.settle())
+                .as("the Service's endpoints drop the Pod meanwhile")
+                .isEqualTo(DrainTimelines.SETTLE);
         assertThat(window.drain()).isEqualTo(c.drain());
         assertThat(window.grace()).isEqualTo(c.grace());
-        assertThat(window.lastStreamBy()).as("no stream starts after the settle and the drain").isEqualTo(5 + c.drain());
-        assertThat(window.grace() - window.lastStreamBy()).as("left for the router's exit").isEqualTo(RouterDrain.EXIT);
+        assertThat(window.lastStreamBy())
+                .as("no stream starts after the settle and the drain")
+                .isEqualTo(5 + c.drain());
+        assertThat(window.grace() - window.lastStreamBy())
+                .as("left for the router's exit")
+                .isEqualTo(RouterDrain.EXIT);
     }
 }

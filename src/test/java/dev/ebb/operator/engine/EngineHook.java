@@ -27,12 +27,22 @@ record EngineHook(List<String> lines, double seconds, long returnedNanos) {
 
     static EngineHook run(RealEngine engine) throws IOException, InterruptedException {
         List<InFlightGauges.Gauge> gauges = InFlightGauges.of(engine.engine);
-        List<String> argv = HookFixtures.onThisMachine(DrainHook.command(new DrainTimelines().of(Optional.of(30), engine.engine, RoleKind.Server,
-                false, false, true), "http", List.of(DrainHook.LOOPBACK), engine.port, "/metrics", gauges));
+        List<String> argv = HookFixtures.onThisMachine(DrainHook.command(
+                new DrainTimelines().of(Optional.of(30), engine.engine, RoleKind.Server, false, false, true),
+                "http",
+                List.of(DrainHook.LOOPBACK),
+                engine.port,
+                "/metrics",
+                gauges));
         Path log = Files.createTempFile("hook", ".log");
         long start = System.nanoTime();
-        Process hook = LocalProcesses.builder(argv).redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(log.toFile()).start();
-        assertThat(hook.waitFor(40, TimeUnit.SECONDS)).as("the hook returned within its grace").isTrue();
+        Process hook = LocalProcesses.builder(argv)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(log.toFile())
+                .start();
+        assertThat(hook.waitFor(40, TimeUnit.SECONDS))
+                .as("the hook returned within its grace")
+                .isTrue();
         long returned = System.nanoTime();
         List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
         Files.delete(log);

@@ -23,9 +23,16 @@ final class MemberRead implements AutoCloseable {
 
     MemberRead(RealEngine real) {
         this.engine = real.engine;
-        this.member = new PodBuilder().withNewMetadata().withName("tiny-server-r0-m0").withNamespace("engine")
-                .withAnnotations(Map.of(Annotations.SCRAPE_PORT, Integer.toString(real.port))).endMetadata()
-                .withNewStatus().withPodIP(real.host).endStatus().build();
+        this.member = new PodBuilder()
+                .withNewMetadata()
+                .withName("tiny-server-r0-m0")
+                .withNamespace("engine")
+                .withAnnotations(Map.of(Annotations.SCRAPE_PORT, Integer.toString(real.port)))
+                .endMetadata()
+                .withNewStatus()
+                .withPodIP(real.host)
+                .endStatus()
+                .build();
     }
 
     Reading read() {

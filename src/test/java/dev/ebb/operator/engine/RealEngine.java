@@ -36,6 +36,7 @@ public class RealEngine implements EngineContainer, AutoCloseable {
     static final String MODEL_NAME = "tiny";
     /** Start-up on 2 shared cores, with a margin: 44 to 133 s have been seen. */
     private static final Duration START_LIMIT = Duration.ofMinutes(6);
+
     private static volatile Path model;
 
     final Engine engine;
@@ -44,9 +45,13 @@ public class RealEngine implements EngineContainer, AutoCloseable {
     final Path log;
     /** From the process's start to the first 200 from /health; zero for one whose readiness is another's to find. */
     final Duration startedIn;
+
     private final Process process;
     private final ProcessContainer container;
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2))
+            .build();
 
     RealEngine(Process process, Engine engine, String host, int port, Path log, Duration startedIn) {
         this.process = process;
@@ -60,7 +65,8 @@ public class RealEngine implements EngineContainer, AutoCloseable {
 
     /** Where an engine's environment is, by its directory's name: the same root the install script takes. */
     static Path environment(String name) {
-        Path root = Optional.ofNullable(System.getenv("EBB_ENGINE_DIR")).map(Path::of)
+        Path root = Optional.ofNullable(System.getenv("EBB_ENGINE_DIR"))
+                .map(Path::of)
                 .orElse(Path.of(System.getProperty("user.home"), ".cache", "ebb-engines"));
         return root.resolve(name);
     }
@@ -77,7 +83,8 @@ public class RealEngine implements EngineContainer, AutoCloseable {
 
     /** Starts the process, its output to a log file of its own; it is not waited for. */
     static Process launch(List<String> argv, Map<String, String> env, Path log) throws IOException {
-        ProcessBuilder builder = LocalProcesses.builder(argv).redirectErrorStream(true).redirectOutput(log.toFile());
+        ProcessBuilder builder =
+                LocalProcesses.builder(argv).redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().putAll(env);
         return builder.start();
     }
@@ -89,7 +96,9 @@ public class RealEngine implements EngineContainer, AutoCloseable {
     /** Waits until /health answers 200, and returns how long that took from {@code begun}; a process that exits first fails. */
     static Duration awaitHealthy(RealEngine engine, long begun) {
         try {
-            await().atMost(START_LIMIT).pollInterval(Duration.ofMillis(200)).until(() -> !engine.process.isAlive() || engine.healthy());
+            await().atMost(START_LIMIT)
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> !engine.process.isAlive() || engine.healthy());
             if (!engine.process.isAlive()) {
                 throw new IllegalStateException("the engine exited while starting; its log: " + engine.log);
             }
@@ -105,7 +114,9 @@ public class RealEngine implements EngineContainer, AutoCloseable {
         if (model == null) {
             Path dir = Files.createTempDirectory("tiny-llama");
             Path script = Path.of("src/test/engine/make-tiny-model.py").toAbsolutePath();
-            Process made = LocalProcesses.builder(List.of(python.toString(), script.toString(), dir.toString())).inheritIO().start();
+            Process made = LocalProcesses.builder(List.of(python.toString(), script.toString(), dir.toString()))
+                    .inheritIO()
+                    .start();
             try {
                 if (!made.waitFor(60, TimeUnit.SECONDS) || made.exitValue() != 0) {
                     throw new IllegalStateException("could not write the tiny model");
@@ -125,12 +136,26 @@ public class RealEngine implements EngineContainer, AutoCloseable {
      * stands for its loopback, where the hook and the reads reach it. The container's literal variables come first,
      * the engine's own for this machine over them.
      */
-    static RealEngine inPod(Engine engine, Path python, String module, List<String> args, Container main, Map<String, String> engineEnv,
-            String address) throws IOException {
+    static RealEngine inPod(
+            Engine engine,
+            Path python,
+            String module,
+            List<String> args,
+            Container main,
+            Map<String, String> engineEnv,
+            String address)
+            throws IOException {
         String loopback = LoopbackAddresses.loopbackOf(address);
         List<String> argv = new ArrayList<>(List.of(python.toString()));
-        argv.addAll(loopback.equals(address) ? List.of("-m", module)
-                : List.of(Path.of("src/test/engine/serve-in-pod.py").toAbsolutePath().toString(), loopback, module));
+        argv.addAll(
+                loopback.equals(address)
+                        ? List.of("-m", module)
+                        : List.of(
+                                Path.of("src/test/engine/serve-in-pod.py")
+                                        .toAbsolutePath()
+                                        .toString(),
+                                loopback,
+                                module));
         argv.addAll(args);
         Map<String, String> env = ProcessContainer.literalEnvironment(main);
         env.putAll(engineEnv);
@@ -174,7 +199,11 @@ public class RealEngine implements EngineContainer, AutoCloseable {
 
     HttpResponse<String> get(String path) throws IOException {
         try {
-            return http.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+            return http.send(
+                    HttpRequest.newBuilder(uri(path))
+                            .timeout(Duration.ofSeconds(5))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException(e);

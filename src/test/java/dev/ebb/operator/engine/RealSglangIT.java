@@ -30,13 +30,16 @@ import org.junit.jupiter.api.TestInstance;
 class RealSglangIT {
     /** The scheduler writes its gauges while idle once 30 s have passed since the last write; a margin on top. */
     private static final Duration IDLE_WRITE = Duration.ofSeconds(40);
+
     private RealSglang sglang;
 
     @BeforeAll
     void start() throws Exception {
         Assumptions.assumeTrue(RealSglang.installed(), "make engine-env installs real SGLang first");
         sglang = RealSglang.start();
-        System.out.printf("SGLang %s for CPU: /health 200 %.1f s after start%n", RealSglang.RELEASE, sglang.startedIn.toMillis() / 1000.0);
+        System.out.printf(
+                "SGLang %s for CPU: /health 200 %.1f s after start%n",
+                RealSglang.RELEASE, sglang.startedIn.toMillis() / 1000.0);
     }
 
     @AfterAll
@@ -52,15 +55,27 @@ class RealSglangIT {
      */
     @Test
     void theRequestCountersAreOnThePageAndAGenerationBetweenTwoReadsMovesThem() throws Exception {
-        Optional<Double> before = PrometheusText.total(sglang.get("/metrics").body(), RequestCounters.of(Engine.SGLANG));
-        Stream ended = Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(3), 8).get(300, TimeUnit.SECONDS);
+        Optional<Double> before =
+                PrometheusText.total(sglang.get("/metrics").body(), RequestCounters.of(Engine.SGLANG));
+        Stream ended = Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(3), 8)
+                .get(300, TimeUnit.SECONDS);
 
         assertThat(ended.complete()).as("the stream: %s", ended).isTrue();
-        assertThat(before).as("%s on the page before", RequestCounters.of(Engine.SGLANG)).isPresent();
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(PrometheusText.total(sglang.get("/metrics").body(),
-                RequestCounters.of(Engine.SGLANG))).isPresent().get().isNotEqualTo(before.get()));
-        System.out.printf("%s's request counters: %.0f before one generation of 8 tokens, %.0f after%n", Engine.SGLANG,
-                before.get(), PrometheusText.total(sglang.get("/metrics").body(), RequestCounters.of(Engine.SGLANG)).orElseThrow());
+        assertThat(before)
+                .as("%s on the page before", RequestCounters.of(Engine.SGLANG))
+                .isPresent();
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(
+                                PrometheusText.total(sglang.get("/metrics").body(), RequestCounters.of(Engine.SGLANG)))
+                        .isPresent()
+                        .get()
+                        .isNotEqualTo(before.get()));
+        System.out.printf(
+                "%s's request counters: %.0f before one generation of 8 tokens, %.0f after%n",
+                Engine.SGLANG,
+                before.get(),
+                PrometheusText.total(sglang.get("/metrics").body(), RequestCounters.of(Engine.SGLANG))
+                        .orElseThrow());
     }
 
     /** Every queue gauge the operator sums, one series for the one scheduler, in a chunked body. */
@@ -71,10 +86,15 @@ class RealSglangIT {
         assertThat(page.headers().firstValue("Transfer-Encoding")).hasValue("chunked");
         assertThat(page.headers().firstValue("Content-Length")).isEmpty();
         String labels = "{engine_type=\"unified\",model_name=\"tiny\",moe_ep_rank=\"0\",pp_rank=\"0\",tp_rank=\"0\"}";
-        assertThat(page.body()).contains("# TYPE sglang:num_running_reqs gauge", "sglang:num_running_reqs" + labels,
-                "sglang:num_queue_reqs" + labels, "sglang:num_prefill_bootstrap_queue_reqs" + labels,
-                "sglang:num_prefill_inflight_queue_reqs" + labels, "sglang:num_decode_prealloc_queue_reqs" + labels,
-                "sglang:num_decode_transfer_queue_reqs" + labels);
+        assertThat(page.body())
+                .contains(
+                        "# TYPE sglang:num_running_reqs gauge",
+                        "sglang:num_running_reqs" + labels,
+                        "sglang:num_queue_reqs" + labels,
+                        "sglang:num_prefill_bootstrap_queue_reqs" + labels,
+                        "sglang:num_prefill_inflight_queue_reqs" + labels,
+                        "sglang:num_decode_prealloc_queue_reqs" + labels,
+                        "sglang:num_decode_transfer_queue_reqs" + labels);
         await().atMost(IDLE_WRITE).until(() -> sglang.read().equals(new Reading.Idle()));
     }
 
@@ -88,11 +108,16 @@ class RealSglangIT {
         CompletableFuture<Stream> stream = Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(3), 200);
         long seen = sglang.firstBusy(stream);
         Stream ended = stream.get(300, TimeUnit.SECONDS);
-        await().atMost(IDLE_WRITE).pollInterval(Duration.ofMillis(100)).until(() -> sglang.read().equals(new Reading.Idle()));
+        await().atMost(IDLE_WRITE)
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> sglang.read().equals(new Reading.Idle()));
         long idle = System.nanoTime();
 
-        System.out.printf("SGLang: 200 tokens in %.1f s; the gauges show the request %.3f s after it is sent, and go back to 0 %.1f s after its end%n",
-                (ended.endedNanos() - ended.sentNanos()) / 1e9, (seen - ended.sentNanos()) / 1e9, (idle - ended.endedNanos()) / 1e9);
+        System.out.printf(
+                "SGLang: 200 tokens in %.1f s; the gauges show the request %.3f s after it is sent, and go back to 0 %.1f s after its end%n",
+                (ended.endedNanos() - ended.sentNanos()) / 1e9,
+                (seen - ended.sentNanos()) / 1e9,
+                (idle - ended.endedNanos()) / 1e9);
         assertThat(ended.complete()).as("the stream itself: %s", ended).isTrue();
         assertThat(seen).as("the gauges showed the request before it ended").isPositive();
         assertThat((seen - ended.sentNanos()) / 1e9).isLessThan(DrainTimelines.SETTLE);
@@ -107,7 +132,8 @@ class RealSglangIT {
         try (MemberRead member = new MemberRead(sglang)) {
             await().atMost(IDLE_WRITE).until(() -> member.read().equals(new Reading.Idle()));
 
-            List<CompletableFuture<Stream>> streams = List.of(Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(3), 150),
+            List<CompletableFuture<Stream>> streams = List.of(
+                    Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(3), 150),
                     Stream.start(sglang.uri("/v1/completions"), RealEngine.prompt(5), 150));
             await().atMost(Duration.ofSeconds(20)).until(() -> member.read().equals(new Reading.Busy(2)));
             for (CompletableFuture<Stream> stream : streams) {
@@ -130,10 +156,13 @@ class RealSglangIT {
         EngineHook busy = EngineHook.run(sglang);
         Stream ended = stream.get(120, TimeUnit.SECONDS);
 
-        System.out.printf("SGLang drain hook: idle engine %.1f s; engine with a stream %.1f s, the stream %.1f s; hook's last line: %s%n",
+        System.out.printf(
+                "SGLang drain hook: idle engine %.1f s; engine with a stream %.1f s, the stream %.1f s; hook's last line: %s%n",
                 idle.seconds(), busy.seconds(), (ended.endedNanos() - ended.sentNanos()) / 1e9, busy.last());
         assertThat(ended.complete()).as("the stream: %s", ended).isTrue();
         assertThat(busy.lines()).anyMatch(line -> line.contains("busy (sum 1)"));
-        assertThat(busy.returnedNanos()).as("the hook returned after the stream ended").isGreaterThan(ended.endedNanos());
+        assertThat(busy.returnedNanos())
+                .as("the hook returned after the stream ended")
+                .isGreaterThan(ended.endedNanos());
     }
 }

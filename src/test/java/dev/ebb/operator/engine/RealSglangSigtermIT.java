@@ -28,7 +28,8 @@ class RealSglangSigtermIT {
     void afterSigtermHealthSays503AndEveryStreamOldOrNewRunsToItsEnd() throws Exception {
         try (RealSglang sglang = RealSglang.start()) {
             AtomicInteger progress = new AtomicInteger();
-            CompletableFuture<Stream> held = Stream.start(sglang.uri("/v1/completions"), RealEngine.MODEL_NAME, RealEngine.prompt(3), LONG, progress);
+            CompletableFuture<Stream> held = Stream.start(
+                    sglang.uri("/v1/completions"), RealEngine.MODEL_NAME, RealEngine.prompt(3), LONG, progress);
             while (progress.get() == 0 && !held.isDone()) {
                 Thread.sleep(20);
             }
@@ -36,18 +37,27 @@ class RealSglangSigtermIT {
             sglang.sigterm();
             Thread.sleep(500);
             int health = sglang.get("/health").statusCode();
-            CompletableFuture<Stream> late = Stream.start(sglang.uri("/v1/completions"), RealEngine.MODEL_NAME, RealEngine.prompt(3), 5, new AtomicInteger());
+            CompletableFuture<Stream> late = Stream.start(
+                    sglang.uri("/v1/completions"), RealEngine.MODEL_NAME, RealEngine.prompt(3), 5, new AtomicInteger());
             Stream finished = held.get(10, TimeUnit.MINUTES);
             boolean exited = sglang.exitsWithin(Duration.ofSeconds(60));
             double exit = (System.nanoTime() - sigterm) / 1e9;
             Stream lateEnded = late.get(60, TimeUnit.SECONDS);
 
-            System.out.printf("SGLang SIGTERM: /health %d 0.5 s after; the stream ended %.1f s after SIGTERM (%s); exit %.1f s after SIGTERM, "
-                    + "%.1f s after the stream; a request 0.5 s after SIGTERM: %s%n", health, (finished.endedNanos() - sigterm) / 1e9, finished,
-                    exit, (System.nanoTime() - finished.endedNanos()) / 1e9, lateEnded);
+            System.out.printf(
+                    "SGLang SIGTERM: /health %d 0.5 s after; the stream ended %.1f s after SIGTERM (%s); exit %.1f s after SIGTERM, "
+                            + "%.1f s after the stream; a request 0.5 s after SIGTERM: %s%n",
+                    health,
+                    (finished.endedNanos() - sigterm) / 1e9,
+                    finished,
+                    exit,
+                    (System.nanoTime() - finished.endedNanos()) / 1e9,
+                    lateEnded);
             assertThat(health).isEqualTo(503);
             assertThat(finished.complete()).as("the stream: %s", finished).isTrue();
-            assertThat(lateEnded.complete()).as("the late request: %s", lateEnded).isTrue();
+            assertThat(lateEnded.complete())
+                    .as("the late request: %s", lateEnded)
+                    .isTrue();
             assertThat(exited).isTrue();
         }
     }

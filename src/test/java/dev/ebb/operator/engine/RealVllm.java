@@ -1,8 +1,8 @@
 package dev.ebb.operator.engine;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
-import dev.ebb.operator.sim.EngineRuntime;
 import dev.ebb.operator.sim.CommandedEngine;
+import dev.ebb.operator.sim.EngineRuntime;
 import io.fabric8.kubernetes.api.model.Container;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -23,10 +23,20 @@ public final class RealVllm extends RealEngine {
      * What a CPU-only machine needs beside a rendered command: random weights for the tiny model, a context that fits
      * its KV cache, and on CPU a share of the machine's memory (most of it KV cache) that leaves room for more engines.
      */
-    private static final List<String> ON_THIS_MACHINE = List.of("--load-format", "dummy", "--max-model-len", "8192",
-            "--gpu-memory-utilization", "0.15");
-    private static final Map<String, String> ENVIRONMENT = Map.of("VLLM_TARGET_DEVICE", "cpu", "HF_HUB_OFFLINE", "1",
-            "VLLM_CPU_KVCACHE_SPACE", "1", "VLLM_NO_USAGE_STATS", "1", "DO_NOT_TRACK", "1");
+    private static final List<String> ON_THIS_MACHINE =
+            List.of("--load-format", "dummy", "--max-model-len", "8192", "--gpu-memory-utilization", "0.15");
+
+    private static final Map<String, String> ENVIRONMENT = Map.of(
+            "VLLM_TARGET_DEVICE",
+            "cpu",
+            "HF_HUB_OFFLINE",
+            "1",
+            "VLLM_CPU_KVCACHE_SPACE",
+            "1",
+            "VLLM_NO_USAGE_STATS",
+            "1",
+            "DO_NOT_TRACK",
+            "1");
 
     private RealVllm(Process process, String host, int port, Path log, Duration startedIn) {
         super(process, Engine.VLLM, host, port, log, startedIn);
@@ -47,8 +57,16 @@ public final class RealVllm extends RealEngine {
     /** Starts the server with the flags given beside the fixed ones, and waits until /health answers 200. */
     static RealVllm start(String... flags) throws IOException {
         int port = freePort();
-        List<String> argv = new ArrayList<>(List.of(venv().resolve("bin/vllm").toString(), "serve", tinyModel().toString(),
-                "--served-model-name", MODEL_NAME, "--host", "127.0.0.1", "--port", Integer.toString(port)));
+        List<String> argv = new ArrayList<>(List.of(
+                venv().resolve("bin/vllm").toString(),
+                "serve",
+                tinyModel().toString(),
+                "--served-model-name",
+                MODEL_NAME,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                Integer.toString(port)));
         argv.addAll(ON_THIS_MACHINE);
         argv.addAll(List.of(flags));
         long begun = System.nanoTime();
@@ -65,11 +83,18 @@ public final class RealVllm extends RealEngine {
     public static EngineRuntime runtime() {
         return (pod, address) -> {
             Container main = pod.getSpec().getContainers().get(0);
-            if (!CommandedEngine.engineOf(Optional.ofNullable(main.getCommand()).orElse(List.of())).equals(Optional.of(Engine.VLLM))) {
+            if (!CommandedEngine.engineOf(Optional.ofNullable(main.getCommand()).orElse(List.of()))
+                    .equals(Optional.of(Engine.VLLM))) {
                 return Optional.empty();
             }
-            return Optional.of(inPod(Engine.VLLM, venv().resolve("bin/python"), "vllm.entrypoints.cli.main", asRendered(main.getCommand(), tinyModel(), address),
-                    main, ENVIRONMENT, address));
+            return Optional.of(inPod(
+                    Engine.VLLM,
+                    venv().resolve("bin/python"),
+                    "vllm.entrypoints.cli.main",
+                    asRendered(main.getCommand(), tinyModel(), address),
+                    main,
+                    ENVIRONMENT,
+                    address));
         };
     }
 
@@ -79,7 +104,10 @@ public final class RealVllm extends RealEngine {
      * not know fails the start.
      */
     static List<String> asRendered(List<String> rendered, Path tiny, String address) {
-        if (rendered.size() < 3 || !rendered.get(0).equals("vllm") || !rendered.get(1).equals("serve") || !rendered.contains("--port")) {
+        if (rendered.size() < 3
+                || !rendered.get(0).equals("vllm")
+                || !rendered.get(1).equals("serve")
+                || !rendered.contains("--port")) {
             throw new IllegalArgumentException("not a rendered vllm serve command with its port: " + rendered);
         }
         List<String> argv = new ArrayList<>(List.of("serve", tiny.toString()));

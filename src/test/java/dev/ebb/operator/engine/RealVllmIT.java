@@ -34,7 +34,9 @@ class RealVllmIT {
     void start() throws Exception {
         Assumptions.assumeTrue(RealVllm.installed(), "make engine-env installs real vLLM first");
         vllm = RealVllm.start();
-        System.out.printf("vLLM %s for CPU: /health 200 %.1f s after start%n", RealVllm.RELEASE, vllm.startedIn.toMillis() / 1000.0);
+        System.out.printf(
+                "vLLM %s for CPU: /health 200 %.1f s after start%n",
+                RealVllm.RELEASE, vllm.startedIn.toMillis() / 1000.0);
     }
 
     @AfterAll
@@ -51,14 +53,25 @@ class RealVllmIT {
     @Test
     void theRequestCountersAreOnThePageAndAGenerationBetweenTwoReadsMovesThem() throws Exception {
         Optional<Double> before = PrometheusText.total(vllm.get("/metrics").body(), RequestCounters.of(Engine.VLLM));
-        Stream ended = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 8).get(300, TimeUnit.SECONDS);
+        Stream ended =
+                Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 8).get(300, TimeUnit.SECONDS);
 
         assertThat(ended.complete()).as("the stream: %s", ended).isTrue();
-        assertThat(before).as("%s on the page before", RequestCounters.of(Engine.VLLM)).isPresent();
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(PrometheusText.total(vllm.get("/metrics").body(),
-                RequestCounters.of(Engine.VLLM))).isPresent().get().isNotEqualTo(before.get()));
-        System.out.printf("%s's request counters: %.0f before one generation of 8 tokens, %.0f after%n", Engine.VLLM,
-                before.get(), PrometheusText.total(vllm.get("/metrics").body(), RequestCounters.of(Engine.VLLM)).orElseThrow());
+        assertThat(before)
+                .as("%s on the page before", RequestCounters.of(Engine.VLLM))
+                .isPresent();
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(
+                                PrometheusText.total(vllm.get("/metrics").body(), RequestCounters.of(Engine.VLLM)))
+                        .isPresent()
+                        .get()
+                        .isNotEqualTo(before.get()));
+        System.out.printf(
+                "%s's request counters: %.0f before one generation of 8 tokens, %.0f after%n",
+                Engine.VLLM,
+                before.get(),
+                PrometheusText.total(vllm.get("/metrics").body(), RequestCounters.of(Engine.VLLM))
+                        .orElseThrow());
     }
 
     /** Both gauges, one series for the one engine core, labelled engine and model_name, in a body of known length. */
@@ -66,10 +79,15 @@ class RealVllmIT {
     void theMetricsPageCarriesBothGaugesPerEngineAndAContentLength() throws IOException {
         HttpResponse<String> page = vllm.get("/metrics");
 
-        assertThat(page.headers().firstValue("Content-Length")).as("framed with a length, not chunked").isPresent();
+        assertThat(page.headers().firstValue("Content-Length"))
+                .as("framed with a length, not chunked")
+                .isPresent();
         assertThat(page.headers().firstValue("Transfer-Encoding")).isEmpty();
-        assertThat(page.body()).contains("vllm:num_requests_running{engine=\"0\",model_name=\"tiny\"} 0.0",
-                "vllm:num_requests_waiting{engine=\"0\",model_name=\"tiny\"} 0.0", "# TYPE vllm:num_requests_running gauge");
+        assertThat(page.body())
+                .contains(
+                        "vllm:num_requests_running{engine=\"0\",model_name=\"tiny\"} 0.0",
+                        "vllm:num_requests_waiting{engine=\"0\",model_name=\"tiny\"} 0.0",
+                        "# TYPE vllm:num_requests_running gauge");
         assertThat(vllm.read()).isEqualTo(new Reading.Idle());
     }
 
@@ -90,14 +108,20 @@ class RealVllmIT {
                 }
             }
             double lag = (seen - ended.sentNanos()) / 1e9;
-            System.out.printf("prompt of %d words: response headers after %.3f s, gauges show it after %.3f s, back to 0 %.3f s after its end%n",
-                    words, (ended.headersNanos() - ended.sentNanos()) / 1e9, lag, Math.max(0, zero - ended.endedNanos()) / 1e9);
+            System.out.printf(
+                    "prompt of %d words: response headers after %.3f s, gauges show it after %.3f s, back to 0 %.3f s after its end%n",
+                    words,
+                    (ended.headersNanos() - ended.sentNanos()) / 1e9,
+                    lag,
+                    Math.max(0, zero - ended.endedNanos()) / 1e9);
             assertThat(ended.complete()).as("the stream itself: %s", ended).isTrue();
             assertThat(seen).as("the gauges showed the request before it ended").isPositive();
             assertThat(lag).isLessThan(DrainTimelines.SETTLE);
             if (words == 6000) {
-                // the half second of tokenizing leaves a wide gap; a short prompt's few milliseconds would make it a race
-                assertThat(ended.headersNanos()).as("vLLM answers with its headers before it has tokenized the prompt")
+                // the half second of tokenizing leaves a wide gap; a short prompt's few milliseconds would make it a
+                // race
+                assertThat(ended.headersNanos())
+                        .as("vLLM answers with its headers before it has tokenized the prompt")
                         .isLessThan(seen);
             }
         }
@@ -112,7 +136,8 @@ class RealVllmIT {
         try (MemberRead member = new MemberRead(vllm)) {
             assertThat(member.read()).isEqualTo(new Reading.Idle());
 
-            List<CompletableFuture<Stream>> streams = List.of(Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 1000),
+            List<CompletableFuture<Stream>> streams = List.of(
+                    Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 1000),
                     Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(5), 1000));
             await().atMost(Duration.ofSeconds(10)).until(() -> member.read().equals(new Reading.Busy(2)));
             for (CompletableFuture<Stream> stream : streams) {
@@ -131,7 +156,8 @@ class RealVllmIT {
         assertThat(idle.seconds()).isBetween(5.5, 9.0);
 
         // about 12 s at the 100 tokens a second seen here, 18 s at the 65 seen on a busier machine: running at the
-        // hook's first read, 5 s in, and ended before its last may start, 25 s in (600 tokens once ended before the first)
+        // hook's first read, 5 s in, and ended before its last may start, 25 s in (600 tokens once ended before the
+        // first)
         CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.prompt(3), 1200);
         await().atMost(Duration.ofSeconds(10)).until(() -> vllm.read() instanceof Reading.Busy);
         EngineHook busy = EngineHook.run(vllm);
@@ -140,7 +166,10 @@ class RealVllmIT {
         assertThat(ended.complete()).as("the stream: %s", ended).isTrue();
         assertThat(busy.lines()).anyMatch(line -> line.contains("busy (sum 1)"));
         assertThat(busy.last()).contains("idle on two consecutive reads");
-        assertThat(busy.returnedNanos()).as("the hook returned after the stream ended").isGreaterThan(ended.endedNanos());
-        System.out.printf("drain hook: idle engine %.1f s; engine with a stream %.1f s%n", idle.seconds(), busy.seconds());
+        assertThat(busy.returnedNanos())
+                .as("the hook returned after the stream ended")
+                .isGreaterThan(ended.endedNanos());
+        System.out.printf(
+                "drain hook: idle engine %.1f s; engine with a stream %.1f s%n", idle.seconds(), busy.seconds());
     }
 }

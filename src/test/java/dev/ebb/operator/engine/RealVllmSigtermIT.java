@@ -22,7 +22,10 @@ import org.junit.jupiter.api.Test;
  */
 class RealVllmSigtermIT {
     private static final int LONG = 3000;
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2))
+            .build();
 
     @BeforeAll
     static void installed() {
@@ -49,12 +52,19 @@ class RealVllmSigtermIT {
             String late = lateRequest(vllm.uri("/v1/completions"));
             Optional<Stream> ended = stream.isDone() ? Optional.of(stream.get()) : Optional.empty();
 
-            System.out.printf("--shutdown-timeout 0: %d token events for %d tokens by 3 s after SIGTERM, %d by 6 s; the stream %s; the server %s; a new request: %s%n",
-                    atThree, LONG, atSix, ended.map(s -> "ended " + (s.errorEvent() != null ? "with an error event" : "without one")
-                            + (s.done() ? " and [DONE]" : "")).orElse("stalled, open"),
-                    exited ? "exited" : "still running", late);
+            System.out.printf(
+                    "--shutdown-timeout 0: %d token events for %d tokens by 3 s after SIGTERM, %d by 6 s; the stream %s; the server %s; a new request: %s%n",
+                    atThree,
+                    LONG,
+                    atSix,
+                    ended.map(s -> "ended " + (s.errorEvent() != null ? "with an error event" : "without one")
+                                    + (s.done() ? " and [DONE]" : ""))
+                            .orElse("stalled, open"),
+                    exited ? "exited" : "still running",
+                    late);
             assertThat(atSix).as("no token after SIGTERM").isEqualTo(atThree).isLessThan(LONG);
-            ended.ifPresent(s -> assertThat(s.complete()).as("the stream: %s", s).isFalse());
+            ended.ifPresent(
+                    s -> assertThat(s.complete()).as("the stream: %s", s).isFalse());
             assertThat(late).as("nothing new is taken").doesNotStartWith("200");
         }
     }
@@ -76,10 +86,16 @@ class RealVllmSigtermIT {
             boolean exited = vllm.exitsWithin(Duration.ofSeconds(30));
             double exit = (System.nanoTime() - sigterm) / 1e9;
 
-            System.out.printf("--shutdown-timeout 60: stream ended %.1f s after SIGTERM, %d token events for %d tokens; exit %.1f s after SIGTERM, "
-                    + "%.1f s after the stream; a request 0.5 s after SIGTERM: %s; /health meanwhile: %d%n",
-                    (finished.endedNanos() - sigterm) / 1e9, finished.tokens(), LONG, exit, (System.nanoTime() - finished.endedNanos()) / 1e9,
-                    late, health);
+            System.out.printf(
+                    "--shutdown-timeout 60: stream ended %.1f s after SIGTERM, %d token events for %d tokens; exit %.1f s after SIGTERM, "
+                            + "%.1f s after the stream; a request 0.5 s after SIGTERM: %s; /health meanwhile: %d%n",
+                    (finished.endedNanos() - sigterm) / 1e9,
+                    finished.tokens(),
+                    LONG,
+                    exit,
+                    (System.nanoTime() - finished.endedNanos()) / 1e9,
+                    late,
+                    health);
             assertThat(finished.complete()).as("the stream: %s", finished).isTrue();
             assertThat(late).startsWith("500 ").contains("cannot schedule new futures after shutdown");
             assertThat(health).isEqualTo(200);
@@ -91,8 +107,10 @@ class RealVllmSigtermIT {
         return streamUnderWay(vllm, new AtomicInteger());
     }
 
-    private static CompletableFuture<Stream> streamUnderWay(RealVllm vllm, AtomicInteger progress) throws InterruptedException {
-        CompletableFuture<Stream> stream = Stream.start(vllm.uri("/v1/completions"), RealVllm.MODEL_NAME, RealVllm.prompt(3), LONG, progress);
+    private static CompletableFuture<Stream> streamUnderWay(RealVllm vllm, AtomicInteger progress)
+            throws InterruptedException {
+        CompletableFuture<Stream> stream =
+                Stream.start(vllm.uri("/v1/completions"), RealVllm.MODEL_NAME, RealVllm.prompt(3), LONG, progress);
         Thread.sleep(2000);
         assertThat(stream).isNotDone();
         return stream;
@@ -101,10 +119,14 @@ class RealVllmSigtermIT {
     /** A short completion sent now, as its status and body or how its connection failed. */
     private static String lateRequest(URI completions) {
         try {
-            HttpResponse<String> answer = HTTP.send(HttpRequest.newBuilder(completions).header("Content-Type", "application/json")
-                    .timeout(Duration.ofSeconds(10))
-                    .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + RealVllm.MODEL_NAME + "\",\"prompt\":\"w1\",\"max_tokens\":5}"))
-                    .build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> answer = HTTP.send(
+                    HttpRequest.newBuilder(completions)
+                            .header("Content-Type", "application/json")
+                            .timeout(Duration.ofSeconds(10))
+                            .POST(HttpRequest.BodyPublishers.ofString(
+                                    "{\"model\":\"" + RealVllm.MODEL_NAME + "\",\"prompt\":\"w1\",\"max_tokens\":5}"))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             return answer.statusCode() + " " + answer.body();
         } catch (IOException e) {
             return e.getClass().getSimpleName() + ": " + e.getMessage();

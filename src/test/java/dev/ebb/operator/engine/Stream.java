@@ -24,9 +24,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * @param finishReason the last choice's finish_reason, when one came
  * @param connectionError how the exchange failed, if it did
  */
-public record Stream(long sentNanos, long headersNanos, long endedNanos, int status, int tokens, String errorEvent, boolean done,
-        String finishReason, String connectionError) {
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
+public record Stream(
+        long sentNanos,
+        long headersNanos,
+        long endedNanos,
+        int status,
+        int tokens,
+        String errorEvent,
+        boolean done,
+        String finishReason,
+        String connectionError) {
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2))
+            .build();
 
     static CompletableFuture<Stream> start(URI completions, String prompt, int maxTokens) {
         return start(completions, RealEngine.MODEL_NAME, prompt, maxTokens, new AtomicInteger());
@@ -37,7 +48,8 @@ public record Stream(long sentNanos, long headersNanos, long endedNanos, int sta
      * @param prompt words without quotes or escapes, as {@link RealEngine#prompt} makes them
      * @param progress counts the token events as they come
      */
-    public static CompletableFuture<Stream> start(URI completions, String model, String prompt, int maxTokens, AtomicInteger progress) {
+    public static CompletableFuture<Stream> start(
+            URI completions, String model, String prompt, int maxTokens, AtomicInteger progress) {
         return CompletableFuture.supplyAsync(() -> send(completions, model, prompt, maxTokens, progress));
     }
 
@@ -52,12 +64,16 @@ public record Stream(long sentNanos, long headersNanos, long endedNanos, int sta
         String finish = null;
         boolean done = false;
         try {
-            HttpResponse<InputStream> response = HTTP.send(HttpRequest.newBuilder(completions)
-                    .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+            HttpResponse<InputStream> response = HTTP.send(
+                    HttpRequest.newBuilder(completions)
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
                     HttpResponse.BodyHandlers.ofInputStream());
             headers = System.nanoTime();
             status = response.statusCode();
-            try (BufferedReader lines = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+            try (BufferedReader lines =
+                    new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
                 for (String line = lines.readLine(); line != null; line = lines.readLine()) {
                     if (!line.startsWith("data:")) {
                         continue;

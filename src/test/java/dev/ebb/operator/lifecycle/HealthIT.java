@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.reconcile.ModelDeploymentReconciler;
 import dev.ebb.operator.sim.SimApiServer;
-import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
 import io.javaoperatorsdk.operator.api.config.ConfigurationService;
+import io.javaoperatorsdk.operator.processing.retry.GenericRetry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -22,15 +22,19 @@ import org.junit.jupiter.api.Test;
 class HealthIT {
     @TestHTTPResource("/q/health/live")
     URI live;
+
     @TestHTTPResource("/q/health/ready")
     URI ready;
+
     @Inject
     ConfigurationService sdk;
+
     @Inject
     ModelDeploymentReconciler reconciler;
 
     private static HttpResponse<String> get(URI uri) throws Exception {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
+        return HttpClient.newHttpClient()
+                .send(HttpRequest.newBuilder(uri).GET().build(), HttpResponse.BodyHandlers.ofString());
     }
 
     /** A failing pass must be retried for as long as it fails: after a last attempt the SDK waits hours for an event. */
@@ -46,7 +50,8 @@ class HealthIT {
 
     @Test
     void theSdkReportsStoppedInformersToTheLivenessCheck() {
-        assertThat(sdk.getInformerStoppedHandler()).hasValueSatisfying(handler -> assertThat(handler).isInstanceOf(InformerLiveness.class));
+        assertThat(sdk.getInformerStoppedHandler())
+                .hasValueSatisfying(handler -> assertThat(handler).isInstanceOf(InformerLiveness.class));
     }
 
     @Test

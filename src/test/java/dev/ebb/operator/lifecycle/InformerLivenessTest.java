@@ -5,17 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.quarkus.runtime.ShutdownEvent;
 import java.lang.reflect.Proxy;
 import org.eclipse.microprofile.health.HealthCheckResponse;
-import io.quarkus.runtime.ShutdownEvent;
 import org.junit.jupiter.api.Test;
 
 class InformerLivenessTest {
 
     @SuppressWarnings("unchecked")
     private static SharedIndexInformer<Pod> podInformer() {
-        return (SharedIndexInformer<Pod>) Proxy.newProxyInstance(InformerLivenessTest.class.getClassLoader(),
-                new Class<?>[] {SharedIndexInformer.class}, (proxy, method, args) -> switch (method.getName()) {
+        return (SharedIndexInformer<Pod>) Proxy.newProxyInstance(
+                InformerLivenessTest.class.getClassLoader(),
+                new Class<?>[] {SharedIndexInformer.class},
+                (proxy, method, args) -> switch (method.getName()) {
                     case "getApiTypeClass" -> Pod.class;
                     default -> throw new UnsupportedOperationException(method.getName());
                 });
@@ -33,12 +35,16 @@ class InformerLivenessTest {
     void anInformerStoppedForGoodTurnsLivenessDownAndSaysWhichAndWhy() {
         InformerLiveness liveness = new InformerLiveness();
 
-        liveness.onStop(podInformer(), new KubernetesClientException("pods is forbidden: User cannot watch resource \"pods\""));
+        liveness.onStop(
+                podInformer(), new KubernetesClientException("pods is forbidden: User cannot watch resource \"pods\""));
         HealthCheckResponse response = liveness.call();
 
         assertThat(response.getStatus()).isEqualTo(HealthCheckResponse.Status.DOWN);
-        assertThat(response.getData()).hasValueSatisfying(data -> assertThat(data)
-                .containsEntry("Pod informer", "KubernetesClientException: pods is forbidden: User cannot watch resource \"pods\""));
+        assertThat(response.getData())
+                .hasValueSatisfying(data -> assertThat(data)
+                        .containsEntry(
+                                "Pod informer",
+                                "KubernetesClientException: pods is forbidden: User cannot watch resource \"pods\""));
     }
 
     @Test
@@ -48,7 +54,8 @@ class InformerLivenessTest {
         liveness.onStop(null, null);
 
         assertThat(liveness.call().getStatus()).isEqualTo(HealthCheckResponse.Status.DOWN);
-        assertThat(liveness.call().getData()).hasValueSatisfying(data -> assertThat(data).containsEntry("informer", "stopped"));
+        assertThat(liveness.call().getData())
+                .hasValueSatisfying(data -> assertThat(data).containsEntry("informer", "stopped"));
     }
 
     @Test
@@ -60,6 +67,8 @@ class InformerLivenessTest {
 
         assertThat(liveness.call().getStatus()).isEqualTo(HealthCheckResponse.Status.UP);
         liveness.onStop(podInformer(), new KubernetesClientException("watch refused"));
-        assertThat(liveness.call().getStatus()).as("a watch that failed still counts while stopping").isEqualTo(HealthCheckResponse.Status.DOWN);
+        assertThat(liveness.call().getStatus())
+                .as("a watch that failed still counts while stopping")
+                .isEqualTo(HealthCheckResponse.Status.DOWN);
     }
 }

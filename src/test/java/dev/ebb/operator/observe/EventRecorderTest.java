@@ -19,7 +19,11 @@ class EventRecorderTest {
     private final KubernetesMockServer server = SimApiServer.startServer();
     private final KubernetesClient client = server.createClient();
     private final EventRecorder events = new EventRecorder(client);
-    private final ModelDeployment md = client.resource(deployment("qwen", "vLLM").namespace(NS).role(role("server")).build()).create();
+    private final ModelDeployment md = client.resource(deployment("qwen", "vLLM")
+                    .namespace(NS)
+                    .role(role("server"))
+                    .build())
+            .create();
 
     @AfterEach
     void stop() {
@@ -53,7 +57,9 @@ class EventRecorderTest {
         events.warning(md, "Busy", "qwen-server-r1-m0 has 2 requests in flight");
 
         assertThat(recorded()).hasSize(4);
-        assertThat(recorded()).filteredOn(e -> e.getCount() == 2).singleElement()
+        assertThat(recorded())
+                .filteredOn(e -> e.getCount() == 2)
+                .singleElement()
                 .satisfies(e -> assertThat(e.getMessage()).isEqualTo("qwen-server-r1-m0 has 2 requests in flight"));
     }
 
@@ -63,6 +69,8 @@ class EventRecorderTest {
         client.v1().events().inNamespace(NS).delete();
         events.warning(md, "Busy", "held");
 
-        assertThat(recorded()).singleElement().satisfies(e -> assertThat(e.getCount()).isEqualTo(1));
+        assertThat(recorded())
+                .singleElement()
+                .satisfies(e -> assertThat(e.getCount()).isEqualTo(1));
     }
 }

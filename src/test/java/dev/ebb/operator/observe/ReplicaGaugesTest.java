@@ -16,7 +16,10 @@ class ReplicaGaugesTest {
     }
 
     private double value(String deployment, String role, String state) {
-        return registry.get(Metrics.REPLICAS).tags(Metrics.DEPLOYMENT, deployment, Metrics.ROLE, role, Metrics.STATE, state).gauge().value();
+        return registry.get(Metrics.REPLICAS)
+                .tags(Metrics.DEPLOYMENT, deployment, Metrics.ROLE, role, Metrics.STATE, state)
+                .gauge()
+                .value();
     }
 
     @Test
@@ -34,7 +37,10 @@ class ReplicaGaugesTest {
         assertThat(value("qwen", "server", "current")).isEqualTo(1);
 
         gauges.forget("a", "qwen");
-        assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.DEPLOYMENT, "qwen").gauges()).isEmpty();
+        assertThat(registry.find(Metrics.REPLICAS)
+                        .tag(Metrics.DEPLOYMENT, "qwen")
+                        .gauges())
+                .isEmpty();
         assertThat(value("llama", "server", "ready")).isEqualTo(1);
     }
 
@@ -44,8 +50,10 @@ class ReplicaGaugesTest {
 
         gauges.record("a", "qwen", List.of(role("decode", 5, 4, 4, 4)));
 
-        assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.ROLE, "prefill").gauges()).isEmpty();
-        assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.ROLE, "decode").gauges()).hasSize(4);
+        assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.ROLE, "prefill").gauges())
+                .isEmpty();
+        assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.ROLE, "decode").gauges())
+                .hasSize(4);
         assertThat(value("qwen", "decode", "desired")).isEqualTo(5);
         assertThat(value("qwen", "decode", "ready")).isEqualTo(4);
     }
@@ -57,7 +65,12 @@ class ReplicaGaugesTest {
 
         gauges.forget("a", "qwen");
 
-        assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.NAMESPACE, "a").gauges()).isEmpty();
-        assertThat(registry.get(Metrics.REPLICAS).tags(Metrics.NAMESPACE, "b", Metrics.STATE, "desired").gauge().value()).isEqualTo(3);
+        assertThat(registry.find(Metrics.REPLICAS).tag(Metrics.NAMESPACE, "a").gauges())
+                .isEmpty();
+        assertThat(registry.get(Metrics.REPLICAS)
+                        .tags(Metrics.NAMESPACE, "b", Metrics.STATE, "desired")
+                        .gauge()
+                        .value())
+                .isEqualTo(3);
     }
 }

@@ -22,8 +22,7 @@ public final class BundleWriter {
     static final Path SAMPLES = Path.of("src", "main", "kubernetes", "samples");
     static final Path ICON = Path.of("src", "main", "kubernetes", "olm", "icon.svg");
 
-    private BundleWriter() {
-    }
+    private BundleWriter() {}
 
     public static void main(String[] args) throws IOException {
         Map<String, String> files = OlmBundle.render(inputs());
@@ -37,12 +36,14 @@ public final class BundleWriter {
             Files.createDirectories(path.getParent());
             Files.writeString(path, file.getValue());
         }
-        System.out.println("wrote " + files.size() + " files under " + BUNDLE + "/: " + String.join(", ", files.keySet()));
+        System.out.println(
+                "wrote " + files.size() + " files under " + BUNDLE + "/: " + String.join(", ", files.keySet()));
     }
 
     /** What the bundle is made from, as the last `package` left it. */
     static OlmBundle.Inputs inputs() throws IOException {
-        return new OlmBundle.Inputs(read(PackagedManifests.MANIFESTS), read(SimApiServer.CRD), samples(), read(ICON), DefaultImages.of());
+        return new OlmBundle.Inputs(
+                read(PackagedManifests.MANIFESTS), read(SimApiServer.CRD), samples(), read(ICON), DefaultImages.of());
     }
 
     /** The sample ModelDeployments, by file name: what OLM shows as the operator's examples. */
@@ -62,7 +63,8 @@ public final class BundleWriter {
 
     private static List<OlmBundle.Source> everySample() throws IOException {
         try (Stream<Path> files = Files.list(SAMPLES)) {
-            List<Path> yaml = files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList();
+            List<Path> yaml =
+                    files.filter(f -> f.toString().endsWith(".yaml")).sorted().toList();
             List<OlmBundle.Source> samples = new ArrayList<>();
             for (Path file : yaml) {
                 samples.add(read(file));
@@ -73,7 +75,11 @@ public final class BundleWriter {
 
     private static boolean modelDeployment(OlmBundle.Source sample) {
         try {
-            return "ModelDeployment".equals(new YAMLMapper().readTree(sample.text()).path("kind").asText());
+            return "ModelDeployment"
+                    .equals(new YAMLMapper()
+                            .readTree(sample.text())
+                            .path("kind")
+                            .asText());
         } catch (IOException e) {
             throw new UncheckedIOException(sample.file() + " is not YAML", e);
         }
@@ -85,7 +91,10 @@ public final class BundleWriter {
             return List.of();
         }
         try (Stream<Path> files = Files.walk(BUNDLE)) {
-            return files.filter(Files::isRegularFile).filter(f -> !f.equals(README)).sorted().toList();
+            return files.filter(Files::isRegularFile)
+                    .filter(f -> !f.equals(README))
+                    .sorted()
+                    .toList();
         }
     }
 
@@ -97,7 +106,8 @@ public final class BundleWriter {
         try {
             return new OlmBundle.Source(file.toString(), Files.readString(file));
         } catch (NoSuchFileException e) {
-            throw new NoSuchFileException(file + " is missing; `./mvnw package` writes the build's part of the bundle's inputs");
+            throw new NoSuchFileException(
+                    file + " is missing; `./mvnw package` writes the build's part of the bundle's inputs");
         }
     }
 }

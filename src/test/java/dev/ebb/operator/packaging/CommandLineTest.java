@@ -27,7 +27,9 @@ class CommandLineTest {
     void helpListsEveryTargetButItsOwnHelpersWithWhatItDoes() throws Exception {
         Matcher phony = PHONY.matcher(Files.readString(Path.of("Makefile")));
         assertThat(phony.find()).isTrue();
-        List<String> targets = Arrays.stream(phony.group(1).trim().split("\\s+")).filter(t -> !t.equals("reachable")).toList();
+        List<String> targets = Arrays.stream(phony.group(1).trim().split("\\s+"))
+                .filter(t -> !t.equals("reachable"))
+                .toList();
 
         MakeCommand help = MakeCommand.run(Map.of(), "help");
 
@@ -58,7 +60,9 @@ class CommandLineTest {
         MakeCommand dev = MakeCommand.run(withKubeconfig("/nonexistent/kubeconfig"), "dev");
 
         assertThat(dev.exitCode()).isEqualTo(2);
-        assertThat(dev.output()).contains("'make dev' needs a cluster that answers, e.g. kind: no kubeconfig at /nonexistent/kubeconfig");
+        assertThat(dev.output())
+                .contains(
+                        "'make dev' needs a cluster that answers, e.g. kind: no kubeconfig at /nonexistent/kubeconfig");
     }
 
     @Test

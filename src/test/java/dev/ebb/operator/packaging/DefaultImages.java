@@ -12,8 +12,7 @@ import java.util.TreeMap;
  * defaults of {@link EbbConfig.Images}. A default added there reaches the bundle's related images with no other edit.
  */
 final class DefaultImages {
-    private DefaultImages() {
-    }
+    private DefaultImages() {}
 
     /** By the name of each image's setting (ebb.images.&lt;name&gt;). */
     static SortedMap<String, String> of() {
@@ -28,7 +27,13 @@ final class DefaultImages {
             }
             WithName name = setting.getAnnotation(WithName.class);
             // SmallRye's own naming of a setting without @WithName: its method's name in kebab case
-            images.put(name != null ? name.value() : setting.getName().replaceAll("([a-z0-9])([A-Z])", "$1-$2").toLowerCase(), image.value());
+            images.put(
+                    name != null
+                            ? name.value()
+                            : setting.getName()
+                                    .replaceAll("([a-z0-9])([A-Z])", "$1-$2")
+                                    .toLowerCase(),
+                    image.value());
         }
         return images;
     }

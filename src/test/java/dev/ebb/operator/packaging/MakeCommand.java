@@ -17,7 +17,9 @@ public record MakeCommand(int exitCode, String output) {
     public static MakeCommand run(Map<String, String> env, String... args) throws IOException, InterruptedException {
         List<String> argv = new ArrayList<>(List.of("make", "-s", "--no-print-directory"));
         argv.addAll(List.of(args));
-        ProcessBuilder builder = new ProcessBuilder(argv).directory(Path.of("").toAbsolutePath().toFile()).redirectErrorStream(true);
+        ProcessBuilder builder = new ProcessBuilder(argv)
+                .directory(Path.of("").toAbsolutePath().toFile())
+                .redirectErrorStream(true);
         env.forEach((name, value) -> {
             if (value == null) {
                 builder.environment().remove(name);

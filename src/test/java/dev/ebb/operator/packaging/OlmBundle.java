@@ -39,15 +39,18 @@ final class OlmBundle {
      * pkg/validation/internal/good_practices.go at operator-framework/api v0.45.0); a release before 1.0 is a candidate.
      */
     static final String CHANNEL = "candidate";
+
     static final String CSV_FILE = "manifests/" + PACKAGE + ".clusterserviceversion.yaml";
     static final String ANNOTATIONS_FILE = "metadata/annotations.yaml";
     static final String BUILD_COMMIT_ANNOTATION = "app.quarkus.io/commit-id";
     static final String DOCKERFILE = "bundle.Dockerfile";
-    private static final String GENERATED = "# Written by `make bundle` from the build's manifests and the samples; edits are overwritten.\n";
+    private static final String GENERATED =
+            "# Written by `make bundle` from the build's manifests and the samples; edits are overwritten.\n";
     /** The bundle's identity, both as metadata/annotations.yaml and as the labels of its image. */
     private static final Map<String, String> BUNDLE_ANNOTATIONS = bundleAnnotations();
     /** The CRD's validation rules name the field they refuse (fieldPath, reason), which API servers read from 1.28. */
     private static final String MIN_KUBE_VERSION = "1.28.0";
+
     private static final String SHORT_DESCRIPTION =
             "Runs vLLM and SGLang inference engines and removes their replicas without cutting a generation.";
     private static final String DESCRIPTION = """
@@ -64,6 +67,7 @@ final class OlmBundle {
             "An inference engine's roles and replicas, removed only once they hold no request.";
     /** Where the operator is installed when the catalog's user does not choose (OperatorHub's suggested namespace). */
     static final String SUGGESTED_NAMESPACE = "ebb-system";
+
     static final String PROVIDER = "Ebb";
     static final String PROJECT_URL = "https://github.com/ebb-dev/ebb";
     static final String MAINTAINER = "Ebb maintainers";
@@ -82,11 +86,25 @@ final class OlmBundle {
      * pkg/controller/operators/olm/operatorgroup.go at operator-lifecycle-manager v0.46.0). A resource in neither list
      * fails the bundle rather than be granted in the wrong scope; the CRD's own resources are placed by its spec.scope.
      */
-    private static final Set<String> NAMESPACED = Set.of("/pods", "/services", "/events", "/serviceaccounts", "/configmaps",
-            "discovery.k8s.io/endpointslices", "apps/deployments", "rbac.authorization.k8s.io/roles",
-            "rbac.authorization.k8s.io/rolebindings", "policy/poddisruptionbudgets", "coordination.k8s.io/leases");
-    private static final Set<String> CLUSTER_SCOPED = Set.of("apiextensions.k8s.io/customresourcedefinitions", "/namespaces",
-            "/nodes", "rbac.authorization.k8s.io/clusterroles", "rbac.authorization.k8s.io/clusterrolebindings");
+    private static final Set<String> NAMESPACED = Set.of(
+            "/pods",
+            "/services",
+            "/events",
+            "/serviceaccounts",
+            "/configmaps",
+            "discovery.k8s.io/endpointslices",
+            "apps/deployments",
+            "rbac.authorization.k8s.io/roles",
+            "rbac.authorization.k8s.io/rolebindings",
+            "policy/poddisruptionbudgets",
+            "coordination.k8s.io/leases");
+
+    private static final Set<String> CLUSTER_SCOPED = Set.of(
+            "apiextensions.k8s.io/customresourcedefinitions",
+            "/namespaces",
+            "/nodes",
+            "rbac.authorization.k8s.io/clusterroles",
+            "rbac.authorization.k8s.io/clusterrolebindings");
 
     private static final ObjectMapper JSON = JsonMapper.builder().build();
     private static final ObjectMapper YAML = new YAMLMapper(YAMLFactory.builder()
@@ -99,24 +117,23 @@ final class OlmBundle {
             .build());
     /** Two-space JSON with "\n" line ends on every platform, for the alm-examples annotation. */
     private static final DefaultPrettyPrinter PRETTY = new DefaultPrettyPrinter(
-            Separators.createDefaultInstance().withObjectFieldValueSpacing(Separators.Spacing.AFTER))
+                    Separators.createDefaultInstance().withObjectFieldValueSpacing(Separators.Spacing.AFTER))
             .withObjectIndenter(new DefaultIndenter("  ", "\n"))
             .withArrayIndenter(new DefaultIndenter("  ", "\n"));
+
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     /** A file's name, for messages, and its text. */
-    record Source(String file, String text) {
-    }
+    record Source(String file, String text) {}
 
     /**
      * The manifests `package` writes (a JSON array of objects), the CRD it generates, the samples, the icon (SVG), and
      * every image the operator uses by default, by the name of its setting.
      */
-    record Inputs(Source manifests, Source crd, List<Source> samples, Source icon, SortedMap<String, String> defaultImages) {
-    }
+    record Inputs(
+            Source manifests, Source crd, List<Source> samples, Source icon, SortedMap<String, String> defaultImages) {}
 
-    private OlmBundle() {
-    }
+    private OlmBundle() {}
 
     /**
      * Every file of the bundle, by its path under bundle/.
@@ -127,7 +144,9 @@ final class OlmBundle {
         JsonNode crd = parse(YAML, inputs.crd());
         SortedMap<String, String> files = new TreeMap<>();
         files.put(CSV_FILE, GENERATED + yaml(clusterServiceVersion(inputs, crd)));
-        files.put("manifests/" + text(crd, "/metadata/name", inputs.crd()) + ".crd.yaml", inputs.crd().text());
+        files.put(
+                "manifests/" + text(crd, "/metadata/name", inputs.crd()) + ".crd.yaml",
+                inputs.crd().text());
         ObjectNode annotations = NODES.objectNode();
         BUNDLE_ANNOTATIONS.forEach(annotations::put);
         files.put(ANNOTATIONS_FILE, GENERATED + yaml(NODES.objectNode().set("annotations", annotations)));
@@ -145,7 +164,8 @@ final class OlmBundle {
         // the CSV's name must be a DNS-1123 subdomain (parseCSVNameFormat in pkg/validation/internal/csv.go at
         // operator-framework/api v0.45.0), so a pre-release such as 0.1.0-SNAPSHOT is written in lower case, here and
         // in spec.version alike so that the two agree; a release's version has no letters and stays as it is
-        String version = text(deployment, "/metadata/labels/app.kubernetes.io~1version", manifestsSource).toLowerCase(Locale.ROOT);
+        String version = text(deployment, "/metadata/labels/app.kubernetes.io~1version", manifestsSource)
+                .toLowerCase(Locale.ROOT);
         String serviceAccount = text(deployment, "/spec/template/spec/serviceAccountName", manifestsSource);
         Grants grants = grants(manifests, serviceAccount, crd, inputs.crd());
         String operatorImage = text(deployment, "/spec/template/spec/containers/0/image", manifestsSource);
@@ -178,8 +198,14 @@ final class OlmBundle {
         spec.putArray("keywords").add("llm").add("inference").add("vllm").add("sglang");
         spec.putObject("provider").put("name", PROVIDER).put("url", PROJECT_URL);
         spec.putArray("maintainers").addObject().put("name", MAINTAINER).put("email", MAINTAINER_EMAIL);
-        spec.putArray("links").addObject().put("name", "Source code and documentation").put("url", PROJECT_URL);
-        spec.putArray("icon").addObject().put("base64data", base64(inputs.icon())).put("mediatype", "image/svg+xml");
+        spec.putArray("links")
+                .addObject()
+                .put("name", "Source code and documentation")
+                .put("url", PROJECT_URL);
+        spec.putArray("icon")
+                .addObject()
+                .put("base64data", base64(inputs.icon()))
+                .put("mediatype", "image/svg+xml");
         // The Deployment watches what OLM's olm.targetNamespaces annotation names (EBB_WATCH_NAMESPACES from the
         // downward API): one namespace, the operator's own or another, several, or all of them ("").
         ArrayNode installModes = spec.putArray("installModes");
@@ -197,7 +223,8 @@ final class OlmBundle {
         if (podAnnotations instanceof ObjectNode perBuild) {
             perBuild.remove(BUILD_COMMIT_ANNOTATION);
         }
-        strategy.putArray("deployments").addObject()
+        strategy.putArray("deployments")
+                .addObject()
                 .put("name", text(deployment, "/metadata/name", manifestsSource))
                 .set("spec", deploymentSpec);
         if (!grants.cluster().isEmpty()) {
@@ -218,11 +245,11 @@ final class OlmBundle {
     }
 
     /** The install modes, all supported: OLM's four (InstallModeType in pkg/operators/v1alpha1/clusterserviceversion_types.go at operator-framework/api v0.45.0). */
-    static final List<String> INSTALL_MODES = List.of("OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces");
+    static final List<String> INSTALL_MODES =
+            List.of("OwnNamespace", "SingleNamespace", "MultiNamespace", "AllNamespaces");
 
     /** The rules on cluster-scoped resources, and those on namespaced ones. */
-    private record Grants(Set<JsonNode> cluster, Set<JsonNode> namespaced) {
-    }
+    private record Grants(Set<JsonNode> cluster, Set<JsonNode> namespaced) {}
 
     /**
      * The rules of the roles the manifests define and bind to the operator's ServiceAccount, sorted by the scope of
@@ -237,19 +264,24 @@ final class OlmBundle {
         }
         Map<String, JsonNode> roles = new HashMap<>();
         for (String kind : List.of("ClusterRole", "Role")) {
-            ofKind(manifests, kind).forEach(role -> roles.put(kind + "/" + role.path("metadata").path("name").asText(), role));
+            ofKind(manifests, kind)
+                    .forEach(role -> roles.put(
+                            kind + "/" + role.path("metadata").path("name").asText(), role));
         }
         Grants grants = new Grants(new LinkedHashSet<>(), new LinkedHashSet<>());
         for (JsonNode binding : elements(manifests)) {
             String kind = binding.path("kind").asText();
-            if (!kind.equals("ClusterRoleBinding") && !kind.equals("RoleBinding") || !bindsTo(binding, serviceAccount)) {
+            if (!kind.equals("ClusterRoleBinding") && !kind.equals("RoleBinding")
+                    || !bindsTo(binding, serviceAccount)) {
                 continue;
             }
             JsonNode roleRef = binding.path("roleRef");
-            JsonNode role = roles.get(roleRef.path("kind").asText() + "/" + roleRef.path("name").asText());
+            JsonNode role = roles.get(
+                    roleRef.path("kind").asText() + "/" + roleRef.path("name").asText());
             if (role != null) {
-                elements(role.path("rules")).forEach(rule ->
-                        (namespaced(rule, namespaced) ? grants.namespaced() : grants.cluster()).add(canonical(rule)));
+                elements(role.path("rules"))
+                        .forEach(rule -> (namespaced(rule, namespaced) ? grants.namespaced() : grants.cluster())
+                                .add(canonical(rule)));
             }
         }
         return grants;
@@ -272,7 +304,8 @@ final class OlmBundle {
             }
         }
         if (scopes.size() != 1) {
-            throw new IllegalArgumentException("the rule " + rule + " mixes namespaced and cluster-scoped resources (or names none)");
+            throw new IllegalArgumentException(
+                    "the rule " + rule + " mixes namespaced and cluster-scoped resources (or names none)");
         }
         return scopes.contains(true);
     }
@@ -284,7 +317,8 @@ final class OlmBundle {
     private static ArrayNode relatedImages(String operatorImage, SortedMap<String, String> defaultImages) {
         ArrayNode images = NODES.arrayNode();
         images.addObject().put("name", OPERATOR_IMAGE_NAME).put("image", operatorImage);
-        defaultImages.forEach((name, image) -> images.addObject().put("name", name).put("image", image));
+        defaultImages.forEach(
+                (name, image) -> images.addObject().put("name", name).put("image", image));
         return images;
     }
 
@@ -296,8 +330,9 @@ final class OlmBundle {
     }
 
     private static boolean bindsTo(JsonNode binding, String serviceAccount) {
-        return elements(binding.path("subjects")).stream().anyMatch(subject ->
-                subject.path("kind").asText().equals("ServiceAccount") && subject.path("name").asText().equals(serviceAccount));
+        return elements(binding.path("subjects")).stream()
+                .anyMatch(subject -> subject.path("kind").asText().equals("ServiceAccount")
+                        && subject.path("name").asText().equals(serviceAccount));
     }
 
     private static ObjectNode permission(String serviceAccount, Set<JsonNode> rules) {
@@ -316,8 +351,11 @@ final class OlmBundle {
     }
 
     private static String storageVersion(JsonNode crd, Source source) {
-        JsonNode storage = elements(crd.at("/spec/versions")).stream().filter(v -> v.path("storage").asBoolean()).findFirst()
-                .orElseThrow(() -> new IllegalArgumentException(source.file() + " has no storage version under spec.versions"));
+        JsonNode storage = elements(crd.at("/spec/versions")).stream()
+                .filter(v -> v.path("storage").asBoolean())
+                .findFirst()
+                .orElseThrow(() ->
+                        new IllegalArgumentException(source.file() + " has no storage version under spec.versions"));
         return text(storage, "/name", source);
     }
 
@@ -328,7 +366,8 @@ final class OlmBundle {
         ArrayNode examples = NODES.arrayNode();
         for (Source sample : samples) {
             JsonNode example = parse(YAML, sample);
-            if (!apiVersion.equals(example.path("apiVersion").asText()) || !kind.equals(example.path("kind").asText())) {
+            if (!apiVersion.equals(example.path("apiVersion").asText())
+                    || !kind.equals(example.path("kind").asText())) {
                 throw new IllegalArgumentException(sample.file() + " is not a " + kind + " of " + apiVersion);
             }
             examples.add(example);
@@ -342,8 +381,10 @@ final class OlmBundle {
 
     private static String dockerfile() {
         StringBuilder out = new StringBuilder(GENERATED).append("FROM scratch\n\n");
-        BUNDLE_ANNOTATIONS.forEach((key, value) -> out.append("LABEL ").append(key).append('=').append(value).append('\n'));
-        return out.append("\nCOPY manifests /manifests/\nCOPY metadata /metadata/\n").toString();
+        BUNDLE_ANNOTATIONS.forEach((key, value) ->
+                out.append("LABEL ").append(key).append('=').append(value).append('\n'));
+        return out.append("\nCOPY manifests /manifests/\nCOPY metadata /metadata/\n")
+                .toString();
     }
 
     private static Map<String, String> bundleAnnotations() {
@@ -373,13 +414,16 @@ final class OlmBundle {
     private static String text(JsonNode node, String pointer, Source source) {
         JsonNode value = node.at(pointer);
         if (!value.isTextual() || value.asText().isEmpty()) {
-            throw new IllegalArgumentException(source.file() + " has no " + pointer.substring(1).replace('/', '.').replace("~1", "/"));
+            throw new IllegalArgumentException(source.file() + " has no "
+                    + pointer.substring(1).replace('/', '.').replace("~1", "/"));
         }
         return value.asText();
     }
 
     private static List<JsonNode> ofKind(JsonNode manifests, String kind) {
-        return elements(manifests).stream().filter(o -> o.path("kind").asText().equals(kind)).toList();
+        return elements(manifests).stream()
+                .filter(o -> o.path("kind").asText().equals(kind))
+                .toList();
     }
 
     private static List<JsonNode> elements(JsonNode array) {

@@ -45,7 +45,9 @@ class PackagedBundleIT {
             }
         }
 
-        assertThat(stale).as("the bundle is stale: run `make bundle` and commit bundle/").isEmpty();
+        assertThat(stale)
+                .as("the bundle is stale: run `make bundle` and commit bundle/")
+                .isEmpty();
     }
 
     @Test
@@ -59,8 +61,11 @@ class PackagedBundleIT {
 
     @Test
     void theBundlesDeploymentIsTheOneMakeDeployApplies() throws Exception {
-        Deployment applied = PackagedManifests.read().stream().filter(Deployment.class::isInstance).map(Deployment.class::cast)
-                .findFirst().orElseThrow();
+        Deployment applied = PackagedManifests.read().stream()
+                .filter(Deployment.class::isInstance)
+                .map(Deployment.class::cast)
+                .findFirst()
+                .orElseThrow();
         JsonNode bundled = csv().at("/spec/install/spec/deployments/0");
         DeploymentSpec bundledSpec = Serialization.unmarshal(bundled.get("spec").toString(), DeploymentSpec.class);
         // the one difference the bundle makes on purpose: no build's commit
@@ -70,7 +75,8 @@ class PackagedBundleIT {
         assertThat(bundledSpec).isEqualTo(applied.getSpec());
         // spelled out, the parts a drift would hurt most
         var container = bundledSpec.getTemplate().getSpec().getContainers().get(0);
-        var appliedContainer = applied.getSpec().getTemplate().getSpec().getContainers().get(0);
+        var appliedContainer =
+                applied.getSpec().getTemplate().getSpec().getContainers().get(0);
         assertThat(container.getImage()).isEqualTo(appliedContainer.getImage());
         assertThat(container.getArgs()).isEqualTo(appliedContainer.getArgs());
         assertThat(container.getEnv()).isEqualTo(appliedContainer.getEnv());
@@ -83,7 +89,8 @@ class PackagedBundleIT {
     @Test
     void relatedImagesHoldTheOperatorAndEveryImageItRendersByDefault() throws Exception {
         Set<String> related = new HashSet<>();
-        csv().at("/spec/relatedImages").forEach(image -> related.add(image.get("image").asText()));
+        csv().at("/spec/relatedImages")
+                .forEach(image -> related.add(image.get("image").asText()));
         EbbConfig.Images defaults = EbbSettings.of(Map.of()).images();
         Set<String> rendered = new HashSet<>();
         for (Engine engine : Engine.values()) {
@@ -95,8 +102,10 @@ class PackagedBundleIT {
             rendered.addAll(List.of(images.router(), images.dataPlane(), images.routingProxy()));
         }
 
-        assertThat(related).containsAll(rendered)
-                .contains(csv().at("/spec/install/spec/deployments/0/spec/template/spec/containers/0/image").asText());
+        assertThat(related)
+                .containsAll(rendered)
+                .contains(csv().at("/spec/install/spec/deployments/0/spec/template/spec/containers/0/image")
+                        .asText());
     }
 
     @Test
@@ -104,14 +113,22 @@ class PackagedBundleIT {
         JsonNode csv = csv();
         JsonNode strategy = csv.at("/spec/install/spec");
 
-        assertThat(csv.at("/spec/installModes")).extracting(m -> m.get("type").asText() + "=" + m.get("supported").asBoolean())
-                .containsExactly("OwnNamespace=true", "SingleNamespace=true", "MultiNamespace=true", "AllNamespaces=true");
+        assertThat(csv.at("/spec/installModes"))
+                .extracting(
+                        m -> m.get("type").asText() + "=" + m.get("supported").asBoolean())
+                .containsExactly(
+                        "OwnNamespace=true", "SingleNamespace=true", "MultiNamespace=true", "AllNamespaces=true");
         List<String> clusterWide = new ArrayList<>();
-        strategy.at("/clusterPermissions/0/rules").forEach(rule -> rule.get("resources").forEach(r -> clusterWide.add(r.asText()
-                + " " + rule.get("verbs"))));
-        assertThat(clusterWide).containsExactlyInAnyOrder("customresourcedefinitions [\"get\",\"list\"]", "nodes [\"get\",\"list\",\"watch\"]");
+        strategy.at("/clusterPermissions/0/rules")
+                .forEach(rule ->
+                        rule.get("resources").forEach(r -> clusterWide.add(r.asText() + " " + rule.get("verbs"))));
+        assertThat(clusterWide)
+                .containsExactlyInAnyOrder(
+                        "customresourcedefinitions [\"get\",\"list\"]", "nodes [\"get\",\"list\",\"watch\"]");
         List<String> namespaced = new ArrayList<>();
-        strategy.at("/permissions/0/rules").forEach(rule -> rule.get("resources").forEach(r -> namespaced.add(r.asText())));
-        assertThat(namespaced).contains("modeldeployments", "pods", "services", "endpointslices", "events", "leases", "deployments");
+        strategy.at("/permissions/0/rules")
+                .forEach(rule -> rule.get("resources").forEach(r -> namespaced.add(r.asText())));
+        assertThat(namespaced)
+                .contains("modeldeployments", "pods", "services", "endpointslices", "events", "leases", "deployments");
     }
 }

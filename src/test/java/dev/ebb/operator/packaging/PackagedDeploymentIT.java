@@ -18,9 +18,15 @@ import org.junit.jupiter.api.Test;
  */
 class PackagedDeploymentIT {
     private static PodSpec operatorPod() throws Exception {
-        return PackagedManifests.read().stream().filter(Deployment.class::isInstance).map(Deployment.class::cast)
-                .filter(d -> d.getMetadata().getName().equals("ebb-operator")).findFirst().orElseThrow()
-                .getSpec().getTemplate().getSpec();
+        return PackagedManifests.read().stream()
+                .filter(Deployment.class::isInstance)
+                .map(Deployment.class::cast)
+                .filter(d -> d.getMetadata().getName().equals("ebb-operator"))
+                .findFirst()
+                .orElseThrow()
+                .getSpec()
+                .getTemplate()
+                .getSpec();
     }
 
     @Test
@@ -32,7 +38,8 @@ class PackagedDeploymentIT {
         assertThat(operator.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
         assertThat(operator.getSecurityContext().getAllowPrivilegeEscalation()).isFalse();
         assertThat(operator.getSecurityContext().getCapabilities().getDrop()).containsExactly("ALL");
-        assertThat(operator.getVolumeMounts()).anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/tmp"));
+        assertThat(operator.getVolumeMounts())
+                .anySatisfy(m -> assertThat(m.getMountPath()).isEqualTo("/tmp"));
         assertThat(pod.getTerminationGracePeriodSeconds()).isEqualTo(30L);
     }
 
@@ -41,8 +48,13 @@ class PackagedDeploymentIT {
     private static final long OUTSIDE_THE_HEAP_MIB = 128;
 
     private static long maxHeapMiB() throws Exception {
-        return Files.readAllLines(PackagedOperator.JVM_OPTIONS).stream().map(String::strip).map(MAX_HEAP::matcher)
-                .filter(Matcher::matches).mapToLong(m -> Long.parseLong(m.group(1))).reduce((a, b) -> b).orElseThrow();
+        return Files.readAllLines(PackagedOperator.JVM_OPTIONS).stream()
+                .map(String::strip)
+                .map(MAX_HEAP::matcher)
+                .filter(Matcher::matches)
+                .mapToLong(m -> Long.parseLong(m.group(1)))
+                .reduce((a, b) -> b)
+                .orElseThrow();
     }
 
     private static long mebibytes(Quantity quantity) {
@@ -55,7 +67,9 @@ class PackagedDeploymentIT {
         long limit = mebibytes(operator.getResources().getLimits().get("memory"));
         long request = mebibytes(operator.getResources().getRequests().get("memory"));
 
-        assertThat(limit).as("the limit against -Xmx in " + PackagedOperator.JVM_OPTIONS).isGreaterThanOrEqualTo(maxHeapMiB() + OUTSIDE_THE_HEAP_MIB);
+        assertThat(limit)
+                .as("the limit against -Xmx in " + PackagedOperator.JVM_OPTIONS)
+                .isGreaterThanOrEqualTo(maxHeapMiB() + OUTSIDE_THE_HEAP_MIB);
         assertThat(request).isPositive().isLessThanOrEqualTo(limit);
         assertThat(operator.getResources().getRequests()).containsKey("cpu");
     }
@@ -64,7 +78,8 @@ class PackagedDeploymentIT {
     void theImageStartsTheJvmWithTheSameFlagsAsEveryOtherStart() throws Exception {
         String dockerfile = Files.readString(Path.of("src", "main", "docker", "Dockerfile.jvm"));
 
-        assertThat(dockerfile).contains("COPY " + PackagedOperator.JVM_OPTIONS + " /deployments/")
+        assertThat(dockerfile)
+                .contains("COPY " + PackagedOperator.JVM_OPTIONS + " /deployments/")
                 .contains("WORKDIR /deployments")
                 .contains("ENTRYPOINT [\"java\", \"@jvm.options\", \"-jar\", \"quarkus-run.jar\"]");
     }

@@ -16,8 +16,7 @@ public final class PackagedManifests {
     /** The ClusterRole of what the operator does in the namespaces it watches, named as the generator names it. */
     public static final String CLUSTER_ROLE = "ebb-operator";
 
-    private PackagedManifests() {
-    }
+    private PackagedManifests() {}
 
     public static List<HasMetadata> read() throws IOException {
         // the build writes a bare JSON array of objects: read it as the List kind it stands for

@@ -34,10 +34,14 @@ class PackagedNativeSourcesIT {
 
     private static JsonNode config(String name) throws IOException {
         // a failure, not a skip: `make test` writes them first, and a check that is skipped proves nothing
-        assertThat(NATIVE_SOURCES).as("run `make native-sources` (or `make test`, which does) first").isDirectory();
+        assertThat(NATIVE_SOURCES)
+                .as("run `make native-sources` (or `make test`, which does) first")
+                .isDirectory();
         Path runner;
         try (Stream<Path> files = Files.list(NATIVE_SOURCES)) {
-            runner = files.filter(f -> f.toString().endsWith("-runner.jar")).findFirst().orElseThrow();
+            runner = files.filter(f -> f.toString().endsWith("-runner.jar"))
+                    .findFirst()
+                    .orElseThrow();
         }
         try (ZipFile jar = new ZipFile(runner.toFile())) {
             return JSON.readTree(jar.getInputStream(jar.getEntry("META-INF/native-image/" + name)));
@@ -47,7 +51,8 @@ class PackagedNativeSourcesIT {
     @Test
     void everyClassOfTheCustomResourceIsRegisteredForReflection() throws Exception {
         Set<String> registered = new LinkedHashSet<>();
-        config("reflect-config.json").forEach(entry -> registered.add(entry.path("name").asText()));
+        config("reflect-config.json")
+                .forEach(entry -> registered.add(entry.path("name").asText()));
 
         Set<Class<?>> graph = new LinkedHashSet<>(List.of(ModelDeployment.class));
         reachable(ModelDeploymentSpec.class, graph);
@@ -59,11 +64,16 @@ class PackagedNativeSourcesIT {
     @Test
     void theScriptsTheOperatorRunsInEngineAndRouterContainersAreIncluded() throws Exception {
         List<Pattern> included = new ArrayList<>();
-        config("resource-config.json").at("/resources/includes").forEach(i -> included.add(Pattern.compile(i.path("pattern").asText())));
+        config("resource-config.json")
+                .at("/resources/includes")
+                .forEach(i -> included.add(Pattern.compile(i.path("pattern").asText())));
 
         // the router's is read when its layout is first used: the Envoy drain hook in llm-d's router ConfigMap
         assertThat(List.of(DrainHook.RESOURCE, ReadCommand.RESOURCE, "ebb/drain-envoy.sh"))
-                .allMatch(resource -> included.stream().anyMatch(p -> p.matcher(resource).matches()), "included");
+                .allMatch(
+                        resource -> included.stream()
+                                .anyMatch(p -> p.matcher(resource).matches()),
+                        "included");
     }
 
     /** The operator's own types under a record's components, generic arguments included. */

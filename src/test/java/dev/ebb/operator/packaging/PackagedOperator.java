@@ -3,8 +3,8 @@ package dev.ebb.operator.packaging;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
-import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.PolicyRule;
+import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.runtime.configuration.DurationConverter;
 import java.io.IOException;
@@ -34,13 +34,15 @@ public final class PackagedOperator implements AutoCloseable {
     private static final Path APP = Path.of("target", "quarkus-app");
     /** The JVM flags the image starts the operator with; the operator here starts with exactly these. */
     public static final Path JVM_OPTIONS = Path.of("src", "main", "jvm", "jvm.options");
+
     private static final Path PACKAGED_SETTINGS = Path.of("target", "classes", "application.properties");
     public static final String SHUTDOWN_DELAY = "quarkus.shutdown.delay";
     public static final String TERMINATION_TIMEOUT = "quarkus.operator-sdk.termination-timeout";
     private final Process process;
     private final int port;
     private final Path log;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
 
     private PackagedOperator(Process process, int port, Path log) {
         this.process = process;
@@ -86,8 +88,14 @@ public final class PackagedOperator implements AutoCloseable {
     }
 
     /** The same with these variables added to its environment, as its Deployment's env would add them. */
-    public static PackagedOperator start(KubernetesClient client, String identity, Path log, Map<String, String> env) throws IOException {
-        client.resource(new NamespaceBuilder().withNewMetadata().withName(NAMESPACE).endMetadata().build()).createOr(c -> c.update());
+    public static PackagedOperator start(KubernetesClient client, String identity, Path log, Map<String, String> env)
+            throws IOException {
+        client.resource(new NamespaceBuilder()
+                        .withNewMetadata()
+                        .withName(NAMESPACE)
+                        .endMetadata()
+                        .build())
+                .createOr(c -> c.update());
         Files.createDirectories(log.toAbsolutePath().getParent());
         // A Pod's service account token, which the mock API server does not check. Without a token at all the client
         // rereads its whole configuration (kubeconfig, properties, environment) before every request once it is a
@@ -95,20 +103,38 @@ public final class PackagedOperator implements AutoCloseable {
         // fabric8 kubernetes-client-api 7.5.2 move the refresh time only when a token was found. That was 6 % of the
         // operator's CPU samples at 500 ModelDeployments, a cost no cluster has.
         Path token = Files.writeString(tokenFile(log), "ebb-test-world-token");
-        return launch(List.of("-Dkubernetes.master=" + client.getConfiguration().getMasterUrl(), "-Dkubernetes.auth.serviceAccount.token=" + token),
-                identity, log, env);
+        return launch(
+                List.of(
+                        "-Dkubernetes.master=" + client.getConfiguration().getMasterUrl(),
+                        "-Dkubernetes.auth.serviceAccount.token=" + token),
+                identity,
+                log,
+                env);
     }
 
     /**
      * Starts it against a real API server as a Pod of its Deployment would reach it: the server's address and CA, and
      * the token of its ServiceAccount, with nothing of the harness's own credentials or kubeconfig.
      */
-    public static PackagedOperator startAs(String masterUrl, Path certificateAuthority, String serviceAccountToken, String identity, Path log,
-            Map<String, String> env) throws IOException {
+    public static PackagedOperator startAs(
+            String masterUrl,
+            Path certificateAuthority,
+            String serviceAccountToken,
+            String identity,
+            Path log,
+            Map<String, String> env)
+            throws IOException {
         Files.createDirectories(log.toAbsolutePath().getParent());
         Path token = Files.writeString(tokenFile(log), serviceAccountToken);
-        return launch(List.of("-Dkubernetes.master=" + masterUrl, "-Dkubernetes.certs.ca.file=" + certificateAuthority.toAbsolutePath(),
-                "-Dkubernetes.auth.serviceAccount.token=" + token, "-Dkubernetes.auth.tryKubeConfig=false"), identity, log, env);
+        return launch(
+                List.of(
+                        "-Dkubernetes.master=" + masterUrl,
+                        "-Dkubernetes.certs.ca.file=" + certificateAuthority.toAbsolutePath(),
+                        "-Dkubernetes.auth.serviceAccount.token=" + token,
+                        "-Dkubernetes.auth.tryKubeConfig=false"),
+                identity,
+                log,
+                env);
     }
 
     private static Path tokenFile(Path log) {
@@ -116,7 +142,8 @@ public final class PackagedOperator implements AutoCloseable {
     }
 
     /** @param clientSettings the client's own settings, as a kubeconfig or a Pod's service account would give them */
-    private static PackagedOperator launch(List<String> clientSettings, String identity, Path log, Map<String, String> env) throws IOException {
+    private static PackagedOperator launch(
+            List<String> clientSettings, String identity, Path log, Map<String, String> env) throws IOException {
         int port;
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();
@@ -125,10 +152,16 @@ public final class PackagedOperator implements AutoCloseable {
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("@" + JVM_OPTIONS.toAbsolutePath());
         command.addAll(clientSettings);
-        command.addAll(List.of("-Dkubernetes.namespace=" + NAMESPACE, "-Dquarkus.http.port=" + port,
-                "-Debb.leader-election.identity=" + identity, "-jar", "quarkus-run.jar"));
+        command.addAll(List.of(
+                "-Dkubernetes.namespace=" + NAMESPACE,
+                "-Dquarkus.http.port=" + port,
+                "-Debb.leader-election.identity=" + identity,
+                "-jar",
+                "quarkus-run.jar"));
         // from the application's own directory, as the image's WORKDIR, so the flags' relative paths hold
-        ProcessBuilder process = new ProcessBuilder(command).directory(APP.toFile()).redirectErrorStream(true)
+        ProcessBuilder process = new ProcessBuilder(command)
+                .directory(APP.toFile())
+                .redirectErrorStream(true)
                 .redirectOutput(log.toAbsolutePath().toFile());
         process.environment().putAll(env);
         return new PackagedOperator(process.start(), port, log);
@@ -137,8 +170,12 @@ public final class PackagedOperator implements AutoCloseable {
     /** The HTTP status of one of its endpoints, or -1 when it does not answer. */
     public int status(String path) {
         try {
-            return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(1)).build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode();
+            return http.send(
+                            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                                    .timeout(Duration.ofSeconds(1))
+                                    .build(),
+                            HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
         } catch (IOException e) {
             return -1;
         } catch (InterruptedException e) {
@@ -150,8 +187,11 @@ public final class PackagedOperator implements AutoCloseable {
     /** The body of one of its endpoints, or empty when it does not answer 200. */
     public String body(String path) {
         try {
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response = http.send(
+                    HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             return response.statusCode() == 200 ? response.body() : "";
         } catch (IOException e) {
             return "";
@@ -174,7 +214,9 @@ public final class PackagedOperator implements AutoCloseable {
     private OptionalLong statusKiB(String field) {
         try {
             return Files.readAllLines(Path.of("/proc", Long.toString(process.pid()), "status")).stream()
-                    .filter(line -> line.startsWith(field)).mapToLong(line -> Long.parseLong(line.replaceAll("[^0-9]", ""))).findFirst();
+                    .filter(line -> line.startsWith(field))
+                    .mapToLong(line -> Long.parseLong(line.replaceAll("[^0-9]", "")))
+                    .findFirst();
         } catch (IOException e) {
             return OptionalLong.empty();
         }

@@ -73,7 +73,8 @@ class PackagedRbacIT {
             for (String group : rule.getApiGroups()) {
                 for (String resource : rule.getResources()) {
                     Set<String> allowed = ALLOWED.getOrDefault(group + "/" + resource, Set.of());
-                    rule.getVerbs().stream().filter(verb -> !allowed.contains(verb))
+                    rule.getVerbs().stream()
+                            .filter(verb -> !allowed.contains(verb))
                             .forEach(verb -> beyond.add(verb + " " + group + "/" + resource));
                 }
             }
@@ -86,31 +87,45 @@ class PackagedRbacIT {
     void theOperatorMayReadItsMembersAndNeverSecrets() throws Exception {
         List<PolicyRule> rules = rules();
 
-        assertThat(rules).noneMatch(r -> r.getResources().contains("secrets") || r.getResources().contains("*") || r.getVerbs().contains("*"));
-        assertThat(rules).anyMatch(r -> r.getResources().contains("pods/exec") && r.getVerbs().contains("create"));
+        assertThat(rules)
+                .noneMatch(r -> r.getResources().contains("secrets")
+                        || r.getResources().contains("*")
+                        || r.getVerbs().contains("*"));
+        assertThat(rules)
+                .anyMatch(r ->
+                        r.getResources().contains("pods/exec") && r.getVerbs().contains("create"));
         assertThat(rules).anyMatch(r -> grants(r, "discovery.k8s.io", "endpointslices"));
     }
 
     @Test
     void modelDeploymentsAreNeverCreatedNorDeletedByTheOperator() throws Exception {
-        List<PolicyRule> onModelDeployments = rules().stream().filter(r -> r.getApiGroups().contains("serving.ebb.dev")).toList();
+        List<PolicyRule> onModelDeployments = rules().stream()
+                .filter(r -> r.getApiGroups().contains("serving.ebb.dev"))
+                .toList();
 
-        assertThat(onModelDeployments).isNotEmpty()
+        assertThat(onModelDeployments)
+                .isNotEmpty()
                 .allSatisfy(r -> assertThat(r.getVerbs()).doesNotContain("create", "delete", "deletecollection"));
         // what it does do: read them, write their status, manage its finalizer on them
-        assertThat(onModelDeployments).anyMatch(r -> r.getResources().contains("modeldeployments")
-                && r.getVerbs().containsAll(List.of("get", "list", "watch", "patch")));
-        assertThat(onModelDeployments).anyMatch(r -> r.getResources().contains("modeldeployments/status") && r.getVerbs().contains("patch"));
+        assertThat(onModelDeployments)
+                .anyMatch(r -> r.getResources().contains("modeldeployments")
+                        && r.getVerbs().containsAll(List.of("get", "list", "watch", "patch")));
+        assertThat(onModelDeployments)
+                .anyMatch(r -> r.getResources().contains("modeldeployments/status")
+                        && r.getVerbs().contains("patch"));
     }
 
     @Test
     void theLeaseIsGrantedOnlyByARoleOfTheOperatorsOwnNamespace() throws Exception {
         List<HasMetadata> items = PackagedManifests.read();
-        String namespace = ofType(items, ServiceAccount.class).get(0).getMetadata().getNamespace();
+        String namespace =
+                ofType(items, ServiceAccount.class).get(0).getMetadata().getNamespace();
         List<Role> leaseRoles = ofType(items, Role.class).stream()
-                .filter(role -> role.getRules().stream().anyMatch(r -> grants(r, "coordination.k8s.io", "leases"))).toList();
+                .filter(role -> role.getRules().stream().anyMatch(r -> grants(r, "coordination.k8s.io", "leases")))
+                .toList();
 
-        assertThat(ofType(items, ClusterRole.class)).flatMap(ClusterRole::getRules)
+        assertThat(ofType(items, ClusterRole.class))
+                .flatMap(ClusterRole::getRules)
                 .noneMatch(r -> r.getApiGroups().contains("coordination.k8s.io"));
         assertThat(leaseRoles).singleElement().satisfies(role -> {
             assertThat(role.getMetadata().getNamespace()).isEqualTo(namespace);
@@ -120,31 +135,47 @@ class PackagedRbacIT {
         assertThat(ofType(items, RoleBinding.class)).anySatisfy(binding -> {
             assertThat(binding.getMetadata().getNamespace()).isEqualTo(namespace);
             assertThat(binding.getRoleRef().getKind()).isEqualTo("Role");
-            assertThat(binding.getRoleRef().getName()).isEqualTo(leaseRoles.get(0).getMetadata().getName());
-            assertThat(binding.getSubjects()).anySatisfy(s -> assertThat(s.getName()).isEqualTo(PackagedManifests.SERVICE_ACCOUNT));
+            assertThat(binding.getRoleRef().getName())
+                    .isEqualTo(leaseRoles.get(0).getMetadata().getName());
+            assertThat(binding.getSubjects())
+                    .anySatisfy(s -> assertThat(s.getName()).isEqualTo(PackagedManifests.SERVICE_ACCOUNT));
         });
     }
 
     @Test
     void everyRoleIsBoundToTheOperatorsServiceAccountInItsNamespace() throws Exception {
         List<HasMetadata> items = PackagedManifests.read();
-        String namespace = ofType(items, ServiceAccount.class).get(0).getMetadata().getNamespace();
+        String namespace =
+                ofType(items, ServiceAccount.class).get(0).getMetadata().getNamespace();
 
-        assertThat(ofType(items, ClusterRoleBinding.class)).isNotEmpty().allSatisfy(binding -> assertThat(binding.getSubjects())
-                .singleElement().satisfies(s -> {
-                    assertThat(s.getName()).isEqualTo(PackagedManifests.SERVICE_ACCOUNT);
-                    assertThat(s.getNamespace()).isEqualTo(namespace);
-                }));
+        assertThat(ofType(items, ClusterRoleBinding.class))
+                .isNotEmpty()
+                .allSatisfy(binding -> assertThat(binding.getSubjects())
+                        .singleElement()
+                        .satisfies(s -> {
+                            assertThat(s.getName()).isEqualTo(PackagedManifests.SERVICE_ACCOUNT);
+                            assertThat(s.getNamespace()).isEqualTo(namespace);
+                        }));
         // no built-in role is bound beside the operator's own (the client extension would bind "view")
-        assertThat(ofType(items, RoleBinding.class)).allSatisfy(binding -> assertThat(binding.getRoleRef().getKind()).isEqualTo("Role"));
+        assertThat(ofType(items, RoleBinding.class))
+                .allSatisfy(
+                        binding -> assertThat(binding.getRoleRef().getKind()).isEqualTo("Role"));
     }
 
     @Test
     void theWatchedNamespacesComeFromOlmsTargetNamespacesThroughTheDownwardApi() throws Exception {
         Deployment operator = ofType(PackagedManifests.read(), Deployment.class).get(0);
-        List<EnvVar> env = operator.getSpec().getTemplate().getSpec().getContainers().get(0).getEnv();
+        List<EnvVar> env = operator.getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0)
+                .getEnv();
 
-        assertThat(env).filteredOn(e -> e.getName().equals("EBB_WATCH_NAMESPACES")).singleElement()
-                .satisfies(e -> assertThat(e.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.annotations['olm.targetNamespaces']"));
+        assertThat(env)
+                .filteredOn(e -> e.getName().equals("EBB_WATCH_NAMESPACES"))
+                .singleElement()
+                .satisfies(e -> assertThat(e.getValueFrom().getFieldRef().getFieldPath())
+                        .isEqualTo("metadata.annotations['olm.targetNamespaces']"));
     }
 }

@@ -26,7 +26,9 @@ import org.junit.jupiter.api.Test;
  */
 class PackagedWatchNamespacesIT {
     /** The kinds the operator caches: a GET of one of them as a collection is a list or a watch. */
-    private static final Pattern CACHED = Pattern.compile("/(pods|services|endpointslices|deployments|modeldeployments)(\\?|$)");
+    private static final Pattern CACHED =
+            Pattern.compile("/(pods|services|endpointslices|deployments|modeldeployments)(\\?|$)");
+
     private static final Path LOG = Path.of("target", "packaged-watch-namespaces-operator.log");
 
     private KubernetesMockServer server;
@@ -41,8 +43,11 @@ class PackagedWatchNamespacesIT {
     }
 
     private void startWatching(String targetNamespaces) throws Exception {
-        operator = PackagedOperator.start(client, "ebb-operator-watch", LOG, Map.of("EBB_WATCH_NAMESPACES", targetNamespaces));
-        await("the operator ready").atMost(Duration.ofSeconds(60)).until(() -> operator.status("/q/health/ready") == 200);
+        operator = PackagedOperator.start(
+                client, "ebb-operator-watch", LOG, Map.of("EBB_WATCH_NAMESPACES", targetNamespaces));
+        await("the operator ready")
+                .atMost(Duration.ofSeconds(60))
+                .until(() -> operator.status("/q/health/ready") == 200);
     }
 
     @AfterEach
@@ -58,39 +63,78 @@ class PackagedWatchNamespacesIT {
     void itActsInTheNamespacesItWatchesAndNowhereElse() throws Exception {
         // spaces, an empty entry, a duplicate and a name Kubernetes refuses
         startWatching(" team-a ,, Bad_Name,team-a");
-        client.resource(deployment("elsewhere", "vLLM").namespace("team-b").role(role("server").replicas(1)).build()).create();
-        client.resource(deployment("qwen", "vLLM").namespace("team-a").role(role("server").replicas(1)).build()).create();
+        client.resource(deployment("elsewhere", "vLLM")
+                        .namespace("team-b")
+                        .role(role("server").replicas(1))
+                        .build())
+                .create();
+        client.resource(deployment("qwen", "vLLM")
+                        .namespace("team-a")
+                        .role(role("server").replicas(1))
+                        .build())
+                .create();
 
-        await("the watched deployment's Pod").atMost(Duration.ofSeconds(30)).until(() -> !client.pods().inNamespace("team-a").list().getItems().isEmpty());
+        await("the watched deployment's Pod")
+                .atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        !client.pods().inNamespace("team-a").list().getItems().isEmpty());
         // created before the watched one, so by now it would have been acted on if it were watched
         assertThat(client.pods().inNamespace("team-b").list().getItems()).isEmpty();
-        assertThat(operator.log()).contains("watching namespace(s) team-a; left out, not valid namespace names: Bad_Name");
+        assertThat(operator.log())
+                .contains("watching namespace(s) team-a; left out, not valid namespace names: Bad_Name");
         // every cache, not only the ModelDeployments', lists and watches in the watched namespace alone: a
         // cluster-wide list would need RBAC that OLM does not grant outside the target namespaces
         List<String> reads = new ArrayList<>();
-        for (RecordedRequest request = server.takeRequest(1, TimeUnit.MILLISECONDS); request != null;
+        for (RecordedRequest request = server.takeRequest(1, TimeUnit.MILLISECONDS);
+                request != null;
                 request = server.takeRequest(1, TimeUnit.MILLISECONDS)) {
             // an informer lists and watches from a resourceVersion; this test's own plain lists carry none
-            if ("GET".equals(request.getMethod()) && CACHED.matcher(request.getPath()).find() && request.getPath().contains("resourceVersion=")) {
+            if ("GET".equals(request.getMethod())
+                    && CACHED.matcher(request.getPath()).find()
+                    && request.getPath().contains("resourceVersion=")) {
                 reads.add(request.getPath());
             }
         }
-        assertThat(reads).as("the caches' lists and watches").isNotEmpty()
+        assertThat(reads)
+                .as("the caches' lists and watches")
+                .isNotEmpty()
                 .allSatisfy(path -> assertThat(path).contains("/namespaces/team-a/"));
-        assertThat(reads).anyMatch(path -> path.contains("/pods")).anyMatch(path -> path.contains("/services"))
-                .anyMatch(path -> path.contains("/endpointslices")).anyMatch(path -> path.contains("/deployments"));
+        assertThat(reads)
+                .anyMatch(path -> path.contains("/pods"))
+                .anyMatch(path -> path.contains("/services"))
+                .anyMatch(path -> path.contains("/endpointslices"))
+                .anyMatch(path -> path.contains("/deployments"));
     }
 
     /** MultiNamespace: OLM joins the target namespaces with commas (operatorgroup_types.go BuildTargetNamespaces). */
     @Test
     void givenSeveralNamespacesItActsInEachOfThemAndNotBeyond() throws Exception {
         startWatching("team-a,team-b");
-        client.resource(deployment("outside", "vLLM").namespace("team-c").role(role("server").replicas(1)).build()).create();
-        client.resource(deployment("qwen", "vLLM").namespace("team-a").role(role("server").replicas(1)).build()).create();
-        client.resource(deployment("other", "vLLM").namespace("team-b").role(role("server").replicas(1)).build()).create();
+        client.resource(deployment("outside", "vLLM")
+                        .namespace("team-c")
+                        .role(role("server").replicas(1))
+                        .build())
+                .create();
+        client.resource(deployment("qwen", "vLLM")
+                        .namespace("team-a")
+                        .role(role("server").replicas(1))
+                        .build())
+                .create();
+        client.resource(deployment("other", "vLLM")
+                        .namespace("team-b")
+                        .role(role("server").replicas(1))
+                        .build())
+                .create();
 
-        await("a Pod in each watched namespace").atMost(Duration.ofSeconds(30)).until(() -> !client.pods().inNamespace("team-a").list().getItems().isEmpty()
-                && !client.pods().inNamespace("team-b").list().getItems().isEmpty());
+        await("a Pod in each watched namespace")
+                .atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        !client.pods().inNamespace("team-a").list().getItems().isEmpty()
+                                && !client.pods()
+                                        .inNamespace("team-b")
+                                        .list()
+                                        .getItems()
+                                        .isEmpty());
         // created first, so by now it would have been acted on if it were watched
         assertThat(client.pods().inNamespace("team-c").list().getItems()).isEmpty();
     }
@@ -98,10 +142,25 @@ class PackagedWatchNamespacesIT {
     @Test
     void theEmptyListOlmWritesForAllNamespacesAndTheDownwardApiGivesWithoutOlmWatchesEveryNamespace() throws Exception {
         startWatching("");
-        client.resource(deployment("qwen", "vLLM").namespace("team-a").role(role("server").replicas(1)).build()).create();
-        client.resource(deployment("other", "vLLM").namespace("team-b").role(role("server").replicas(1)).build()).create();
+        client.resource(deployment("qwen", "vLLM")
+                        .namespace("team-a")
+                        .role(role("server").replicas(1))
+                        .build())
+                .create();
+        client.resource(deployment("other", "vLLM")
+                        .namespace("team-b")
+                        .role(role("server").replicas(1))
+                        .build())
+                .create();
 
-        await("a Pod in each namespace").atMost(Duration.ofSeconds(30)).until(() -> !client.pods().inNamespace("team-a").list().getItems().isEmpty()
-                && !client.pods().inNamespace("team-b").list().getItems().isEmpty());
+        await("a Pod in each namespace")
+                .atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        !client.pods().inNamespace("team-a").list().getItems().isEmpty()
+                                && !client.pods()
+                                        .inNamespace("team-b")
+                                        .list()
+                                        .getItems()
+                                        .isEmpty());
     }
 }

@@ -40,18 +40,33 @@ class ReadmeOlmInstallTest {
 
     @Test
     void theReadmesOlmInstallIsCompleteAndAgreesWithTheBundle() throws Exception {
-        Map<String, JsonNode> byKind = olmObjects().stream().collect(Collectors.toMap(o -> o.path("kind").asText(), Function.identity()));
-        JsonNode annotations = YAML.readTree(Path.of("bundle", "metadata", "annotations.yaml").toFile()).path("annotations");
+        Map<String, JsonNode> byKind = olmObjects().stream()
+                .collect(Collectors.toMap(o -> o.path("kind").asText(), Function.identity()));
+        JsonNode annotations = YAML.readTree(
+                        Path.of("bundle", "metadata", "annotations.yaml").toFile())
+                .path("annotations");
 
         assertThat(byKind).containsOnlyKeys("Namespace", "OperatorGroup", "CatalogSource", "Subscription");
         String namespace = byKind.get("Namespace").path("metadata").path("name").asText();
-        assertThat(byKind.get("OperatorGroup").path("metadata").path("namespace").asText()).isEqualTo(namespace);
+        assertThat(byKind.get("OperatorGroup")
+                        .path("metadata")
+                        .path("namespace")
+                        .asText())
+                .isEqualTo(namespace);
         JsonNode subscription = byKind.get("Subscription");
         JsonNode catalog = byKind.get("CatalogSource");
         assertThat(subscription.path("metadata").path("namespace").asText()).isEqualTo(namespace);
-        assertThat(subscription.path("spec").path("source").asText()).isEqualTo(catalog.path("metadata").path("name").asText());
-        assertThat(subscription.path("spec").path("sourceNamespace").asText()).isEqualTo(catalog.path("metadata").path("namespace").asText());
-        assertThat(subscription.path("spec").path("name").asText()).isEqualTo(annotations.path("operators.operatorframework.io.bundle.package.v1").asText());
-        assertThat(subscription.path("spec").path("channel").asText()).isEqualTo(annotations.path("operators.operatorframework.io.bundle.channels.v1").asText());
+        assertThat(subscription.path("spec").path("source").asText())
+                .isEqualTo(catalog.path("metadata").path("name").asText());
+        assertThat(subscription.path("spec").path("sourceNamespace").asText())
+                .isEqualTo(catalog.path("metadata").path("namespace").asText());
+        assertThat(subscription.path("spec").path("name").asText())
+                .isEqualTo(annotations
+                        .path("operators.operatorframework.io.bundle.package.v1")
+                        .asText());
+        assertThat(subscription.path("spec").path("channel").asText())
+                .isEqualTo(annotations
+                        .path("operators.operatorframework.io.bundle.channels.v1")
+                        .asText());
     }
 }

@@ -16,10 +16,11 @@ import org.junit.jupiter.api.Test;
 class TestIncludesTest {
     private static final Path TESTS = Path.of("src", "test", "java");
     /** What marks a class as holding tests: JUnit's own annotations and jqwik's properties and examples. */
-    private static final Pattern TEST_ANNOTATION = Pattern.compile("^\\s*@(Test|ParameterizedTest|RepeatedTest|TestFactory|Property|Example)\\b",
-            Pattern.MULTILINE);
-    private static final Pattern INCLUDES = Pattern.compile("<artifactId>maven-surefire-plugin</artifactId>.*?<includes>(.*?)</includes>",
-            Pattern.DOTALL);
+    private static final Pattern TEST_ANNOTATION = Pattern.compile(
+            "^\\s*@(Test|ParameterizedTest|RepeatedTest|TestFactory|Property|Example)\\b", Pattern.MULTILINE);
+
+    private static final Pattern INCLUDES = Pattern.compile(
+            "<artifactId>maven-surefire-plugin</artifactId>.*?<includes>(.*?)</includes>", Pattern.DOTALL);
     private static final Pattern INCLUDE = Pattern.compile("<include>(.*?)</include>");
 
     /** The include patterns of surefire's own configuration, which its default test run uses. */
@@ -32,17 +33,23 @@ class TestIncludesTest {
     @Test
     void everyClassHoldingTestsIsPickedUpByTheBuildsTestRun() throws Exception {
         List<String> includes = surefireIncludes();
-        List<PathMatcher> matchers = includes.stream().map(glob -> FileSystems.getDefault().getPathMatcher("glob:" + glob)).toList();
+        List<PathMatcher> matchers = includes.stream()
+                .map(glob -> FileSystems.getDefault().getPathMatcher("glob:" + glob))
+                .toList();
         List<Path> classes;
         try (Stream<Path> files = Files.walk(TESTS)) {
-            classes = files.filter(f -> f.toString().endsWith(".java")).filter(TestIncludesTest::holdsTests)
-                    .map(TESTS::relativize).toList();
+            classes = files.filter(f -> f.toString().endsWith(".java"))
+                    .filter(TestIncludesTest::holdsTests)
+                    .map(TESTS::relativize)
+                    .toList();
         }
 
         assertThat(classes).as("classes holding tests").isNotEmpty();
         // a glob's leading **/ needs a directory, so every class is matched as if it lay one directory deeper
-        assertThat(classes).allSatisfy(c -> assertThat(matchers).as(c + " matches one of " + includes)
-                .anyMatch(include -> include.matches(Path.of("root").resolve(c))));
+        assertThat(classes)
+                .allSatisfy(c -> assertThat(matchers)
+                        .as(c + " matches one of " + includes)
+                        .anyMatch(include -> include.matches(Path.of("root").resolve(c))));
     }
 
     private static boolean holdsTests(Path file) {

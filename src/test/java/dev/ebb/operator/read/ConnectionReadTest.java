@@ -7,9 +7,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 class ConnectionReadTest {
     private static ConnectionRead.Peers exited(int code, String stdout) {
@@ -24,19 +24,21 @@ class ConnectionReadTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-            "",
-            "peers 0",
-            "peers 1\n",
-            "peers 0\n10.0.0.2:1\n",
-            "peers -1\n",
-            "peers 01\n10.0.0.2:1\n",
-            "peers 99999999999\n",
-            "Peers 0\n",
-            "peers 1\n10.0.0.2:1; rm -rf /\n",
-            "peers 1\n<script>\n",
-            "peers 1\n10.0.0.2:1\n\n",
-            "idle\n"})
+    @ValueSource(
+            strings = {
+                "",
+                "peers 0",
+                "peers 1\n",
+                "peers 0\n10.0.0.2:1\n",
+                "peers -1\n",
+                "peers 01\n10.0.0.2:1\n",
+                "peers 99999999999\n",
+                "Peers 0\n",
+                "peers 1\n10.0.0.2:1; rm -rf /\n",
+                "peers 1\n<script>\n",
+                "peers 1\n10.0.0.2:1\n\n",
+                "idle\n"
+            })
     void anythingElseIsUnknownNeverNoPeers(String stdout) {
         assertThat(exited(0, stdout)).isInstanceOf(ConnectionRead.Peers.Unknown.class);
     }
@@ -44,16 +46,23 @@ class ConnectionReadTest {
     @Test
     void aFailedExecOrANonZeroExitIsUnknown() {
         assertThat(exited(7, "")).isInstanceOf(ConnectionRead.Peers.Unknown.class);
-        assertThat(ConnectionRead.interpret(new ExecResult.TimedOut(Duration.ofSeconds(5)))).isInstanceOf(ConnectionRead.Peers.Unknown.class);
-        assertThat(ConnectionRead.interpret(new ExecResult.Overflowed(65536))).isInstanceOf(ConnectionRead.Peers.Unknown.class);
-        assertThat(ConnectionRead.interpret(new ExecResult.Failed("container not found"))).isInstanceOf(ConnectionRead.Peers.Unknown.class);
+        assertThat(ConnectionRead.interpret(new ExecResult.TimedOut(Duration.ofSeconds(5))))
+                .isInstanceOf(ConnectionRead.Peers.Unknown.class);
+        assertThat(ConnectionRead.interpret(new ExecResult.Overflowed(65536)))
+                .isInstanceOf(ConnectionRead.Peers.Unknown.class);
+        assertThat(ConnectionRead.interpret(new ExecResult.Failed("container not found")))
+                .isInstanceOf(ConnectionRead.Peers.Unknown.class);
     }
 
     @Test
     void theCommandCarriesOnlyCheckedValuesEachAsItsOwnArgument() {
         assertThat(ConnectionRead.command(8000, Optional.of("10.1.2.3")))
-                .isEqualTo(ExecCommand.python(ConnectionRead.SCRIPT, List.of("--port", "8000", "--max-peers", "64", "--local-address", "10.1.2.3")));
-        assertThatThrownBy(() -> ConnectionRead.command(0, Optional.empty())).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> ConnectionRead.command(65536, Optional.empty())).isInstanceOf(IllegalArgumentException.class);
+                .isEqualTo(ExecCommand.python(
+                        ConnectionRead.SCRIPT,
+                        List.of("--port", "8000", "--max-peers", "64", "--local-address", "10.1.2.3")));
+        assertThatThrownBy(() -> ConnectionRead.command(0, Optional.empty()))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ConnectionRead.command(65536, Optional.empty()))
+                .isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -28,7 +28,12 @@ class Fabric8PodExecClosingTest {
     private static final ExecLimits LIMITS = new ExecLimits(64, Duration.ofSeconds(2));
     private static final Duration WAIT = Duration.ofSeconds(5);
 
-    private final Pod pod = new PodBuilder().withNewMetadata().withName("p").withNamespace("ns").endMetadata().build();
+    private final Pod pod = new PodBuilder()
+            .withNewMetadata()
+            .withName("p")
+            .withNamespace("ns")
+            .endMetadata()
+            .build();
     private final FakeWatch watch = new FakeWatch();
     private final AtomicReference<OutputStream> stdout = new AtomicReference<>();
     private final AtomicReference<ExecListener> listener = new AtomicReference<>();
@@ -65,8 +70,7 @@ class Fabric8PodExecClosingTest {
         }
 
         @Override
-        public void resize(int cols, int rows) {
-        }
+        public void resize(int cols, int rows) {}
 
         @Override
         public CompletableFuture<Integer> exitCode() {
@@ -85,7 +89,7 @@ class Fabric8PodExecClosingTest {
 
     private Uni<ExecResult> started(ExecLimits limits) throws InterruptedException {
         Uni<ExecResult> uni = exec().exec(pod, "main", ARGV, limits).memoize().indefinitely();
-        uni.subscribe().with(r -> { });
+        uni.subscribe().with(r -> {});
         assertThat(opened.await(5, TimeUnit.SECONDS)).isTrue();
         return uni;
     }
@@ -112,7 +116,9 @@ class Fabric8PodExecClosingTest {
         Uni<ExecResult> read = started(LIMITS);
         watch.exit.complete(5);
 
-        assertThat(read.await().atMost(WAIT)).isInstanceOfSatisfying(ExecResult.Exited.class, e -> assertThat(e.code()).isEqualTo(5));
+        assertThat(read.await().atMost(WAIT))
+                .isInstanceOfSatisfying(
+                        ExecResult.Exited.class, e -> assertThat(e.code()).isEqualTo(5));
         closedOnce();
     }
 
@@ -159,14 +165,16 @@ class Fabric8PodExecClosingTest {
         Uni<ExecResult> read = started(LIMITS);
         watch.exit.complete(-1);
 
-        assertThat(read.await().atMost(WAIT)).isEqualTo(new ExecResult.Failed("the exec ended without a readable exit status"));
+        assertThat(read.await().atMost(WAIT))
+                .isEqualTo(new ExecResult.Failed("the exec ended without a readable exit status"));
         closedOnce();
     }
 
     @Test
     void cancellingAnOpenReadClosesTheStreamAndDeliversNothing() throws Exception {
         AtomicReference<ExecResult> delivered = new AtomicReference<>();
-        Cancellable subscription = exec().exec(pod, "main", ARGV, LIMITS).subscribe().with(delivered::set);
+        Cancellable subscription =
+                exec().exec(pod, "main", ARGV, LIMITS).subscribe().with(delivered::set);
         assertThat(opened.await(5, TimeUnit.SECONDS)).isTrue();
 
         subscription.cancel();
@@ -189,7 +197,8 @@ class Fabric8PodExecClosingTest {
             }
             return watch;
         });
-        Cancellable subscription = slowToOpen.exec(pod, "main", ARGV, LIMITS).subscribe().with(r -> { });
+        Cancellable subscription =
+                slowToOpen.exec(pod, "main", ARGV, LIMITS).subscribe().with(r -> {});
         assertThat(opening.await(5, TimeUnit.SECONDS)).isTrue();
 
         subscription.cancel();
@@ -204,6 +213,7 @@ class Fabric8PodExecClosingTest {
             throw new KubernetesClientException("pods \"p\" not found");
         });
 
-        assertThat(refused.exec(pod, "main", ARGV, LIMITS).await().atMost(WAIT)).isEqualTo(new ExecResult.Failed("pods \"p\" not found"));
+        assertThat(refused.exec(pod, "main", ARGV, LIMITS).await().atMost(WAIT))
+                .isEqualTo(new ExecResult.Failed("pods \"p\" not found"));
     }
 }

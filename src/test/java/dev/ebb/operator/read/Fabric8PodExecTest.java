@@ -37,17 +37,29 @@ import org.junit.jupiter.api.Test;
 @EnableKubernetesMockClient(crud = true)
 class Fabric8PodExecTest {
     private static final List<String> ARGV = List.of("python3", "-c", "print(1)");
-    private static final String PATH = "/api/v1/namespaces/ns/pods/p/exec?command=python3&command=-c&command=print%281%29"
-            + "&container=main&stdout=true&stderr=true";
+    private static final String PATH =
+            "/api/v1/namespaces/ns/pods/p/exec?command=python3&command=-c&command=print%281%29"
+                    + "&container=main&stdout=true&stderr=true";
     private static final String POD_PATH = "/api/v1/namespaces/ns/pods/p";
     private static final ExecLimits LIMITS = new ExecLimits(64, Duration.ofSeconds(2));
 
     KubernetesMockServer server;
     KubernetesClient client;
     private Fabric8PodExec exec;
-    private final Pod pod = new PodBuilder().withNewMetadata().withName("p").withNamespace("ns").endMetadata()
-            .withNewSpec().addNewContainer().withName("main").endContainer().endSpec()
-            .withNewStatus().withPhase("Running").endStatus().build();
+    private final Pod pod = new PodBuilder()
+            .withNewMetadata()
+            .withName("p")
+            .withNamespace("ns")
+            .endMetadata()
+            .withNewSpec()
+            .addNewContainer()
+            .withName("main")
+            .endContainer()
+            .endSpec()
+            .withNewStatus()
+            .withPhase("Running")
+            .endStatus()
+            .build();
 
     @BeforeEach
     void setUp() {
@@ -64,7 +76,8 @@ class Fabric8PodExecTest {
     void completesWithTheOutputOnTheExitCode() throws Exception {
         // the API server sends the status after the output and the session then stays open: the read must end on the
         // exit code, not on a close (a close from the server can overtake the status frame in the client)
-        ScriptedSession session = new ScriptedSession(new OutputStreamMessage("metrics body\n"), new StatusStreamMessage(0));
+        ScriptedSession session =
+                new ScriptedSession(new OutputStreamMessage("metrics body\n"), new StatusStreamMessage(0));
 
         ExecResult result = runAgainst(session, LIMITS);
 
@@ -76,15 +89,29 @@ class Fabric8PodExecTest {
 
     @Test
     void nonZeroExitIsReported() {
-        server.expect().get().withPath(PATH).andUpgradeToWebSocket().open(new StatusStreamMessage(5)).done().once();
+        server.expect()
+                .get()
+                .withPath(PATH)
+                .andUpgradeToWebSocket()
+                .open(new StatusStreamMessage(5))
+                .done()
+                .once();
 
-        assertThat(run(LIMITS)).isInstanceOfSatisfying(ExecResult.Exited.class, exited -> assertThat(exited.code()).isEqualTo(5));
+        assertThat(run(LIMITS))
+                .isInstanceOfSatisfying(
+                        ExecResult.Exited.class,
+                        exited -> assertThat(exited.code()).isEqualTo(5));
     }
 
     @Test
     void outputOverTheCapEndsTheRead() {
-        server.expect().get().withPath(PATH).andUpgradeToWebSocket()
-                .open(new OutputStreamMessage("x".repeat(100)), new StatusStreamMessage(0)).done().once();
+        server.expect()
+                .get()
+                .withPath(PATH)
+                .andUpgradeToWebSocket()
+                .open(new OutputStreamMessage("x".repeat(100)), new StatusStreamMessage(0))
+                .done()
+                .once();
 
         assertThat(run(LIMITS)).isEqualTo(new ExecResult.Overflowed(64));
     }
@@ -102,9 +129,20 @@ class Fabric8PodExecTest {
 
     @Test
     void podWithoutTheContainerIsAFailedExecNotAnException() {
-        Pod sidecarOnly = new PodBuilder().withNewMetadata().withName("q").withNamespace("ns").endMetadata()
-                .withNewSpec().addNewContainer().withName("proxy").endContainer().endSpec()
-                .withNewStatus().withPhase("Running").endStatus().build();
+        Pod sidecarOnly = new PodBuilder()
+                .withNewMetadata()
+                .withName("q")
+                .withNamespace("ns")
+                .endMetadata()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("proxy")
+                .endContainer()
+                .endSpec()
+                .withNewStatus()
+                .withPhase("Running")
+                .endStatus()
+                .build();
         client.resource(sidecarOnly).create();
 
         ExecResult result = exec.exec(sidecarOnly, "main", ARGV, LIMITS).await().atMost(Duration.ofSeconds(10));
@@ -113,22 +151,34 @@ class Fabric8PodExecTest {
     }
 
     /** The refusal kube-apiserver v1.37.2 answers an exec its RBAC does not allow with, as the cluster tier saw it. */
-    private static final String FORBIDDEN = "pods \\\"q\\\" is forbidden: User \\\"system:serviceaccount:ebb-system:ebb-operator\\\" cannot create"
-            + " resource \\\"pods/exec\\\" in API group \\\"\\\" in the namespace \\\"ns\\\"";
+    private static final String FORBIDDEN =
+            "pods \\\"q\\\" is forbidden: User \\\"system:serviceaccount:ebb-system:ebb-operator\\\" cannot create"
+                    + " resource \\\"pods/exec\\\" in API group \\\"\\\" in the namespace \\\"ns\\\"";
 
     @Test
     void refusedUpgradeIsAFailedExecThatSaysWhatTheApiServerSaid() {
-        server.expect().get().withPath(PATH).andReturn(403,
-                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"" + FORBIDDEN + "\",\"reason\":\"Forbidden\",\"code\":403}")
+        server.expect()
+                .get()
+                .withPath(PATH)
+                .andReturn(
+                        403,
+                        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"" + FORBIDDEN
+                                + "\",\"reason\":\"Forbidden\",\"code\":403}")
                 .once();
 
-        assertThat(run(LIMITS)).isEqualTo(new ExecResult.Failed("HTTP 403: pods \"q\" is forbidden: User \"system:serviceaccount:ebb-system:ebb-operator\""
-                + " cannot create resource \"pods/exec\" in API group \"\" in the namespace \"ns\""));
+        assertThat(run(LIMITS))
+                .isEqualTo(new ExecResult.Failed(
+                        "HTTP 403: pods \"q\" is forbidden: User \"system:serviceaccount:ebb-system:ebb-operator\""
+                                + " cannot create resource \"pods/exec\" in API group \"\" in the namespace \"ns\""));
     }
 
     @Test
     void refusalWhoseBodyIsNoStatusSaysOnlyItsCode() {
-        server.expect().get().withPath(PATH).andReturn(403, "<html>denied</html>").once();
+        server.expect()
+                .get()
+                .withPath(PATH)
+                .andReturn(403, "<html>denied</html>")
+                .once();
 
         assertThat(run(LIMITS)).isEqualTo(new ExecResult.Failed("HTTP 403"));
     }
@@ -136,14 +186,21 @@ class Fabric8PodExecTest {
     @Test
     void refusalWithAHugeOrMultiLineMessageIsCutToOneBoundedLine() {
         String huge = "line one\\nline two " + "x".repeat(10_000);
-        server.expect().get().withPath(PATH).andReturn(403,
-                "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"" + huge + "\",\"code\":403}").once();
+        server.expect()
+                .get()
+                .withPath(PATH)
+                .andReturn(
+                        403, "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"" + huge + "\",\"code\":403}")
+                .once();
 
         ExecResult result = run(LIMITS);
 
         assertThat(result).isInstanceOfSatisfying(ExecResult.Failed.class, failed -> {
-            assertThat(failed.why()).startsWith("HTTP 403: line one line two xxx").doesNotContain("\n");
-            assertThat(failed.why().length()).isLessThanOrEqualTo(Fabric8PodExec.MAX_REFUSAL_CHARS + "HTTP 403: ".length());
+            assertThat(failed.why())
+                    .startsWith("HTTP 403: line one line two xxx")
+                    .doesNotContain("\n");
+            assertThat(failed.why().length())
+                    .isLessThanOrEqualTo(Fabric8PodExec.MAX_REFUSAL_CHARS + "HTTP 403: ".length());
         });
     }
 
@@ -173,16 +230,19 @@ class Fabric8PodExecTest {
         CountDownLatch testOver = new CountDownLatch(1);
         String podJson = client.getKubernetesSerialization().asJson(pod);
         // the Pod is served only once the test is over, long after the read's deadline
-        KubernetesMockServer slow = serverAnswering(() -> {
-            awaitQuietly(testOver);
-            return new MockResponse().setResponseCode(200).setBody(podJson);
-        }, () -> new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
-        }));
+        KubernetesMockServer slow = serverAnswering(
+                () -> {
+                    awaitQuietly(testOver);
+                    return new MockResponse().setResponseCode(200).setBody(podJson);
+                },
+                () -> new MockResponse().withWebSocketUpgrade(new WebSocketListener() {}));
         try (KubernetesClient slowClient = slow.createClient()) {
             long start = System.nanoTime();
 
-            ExecResult result = new Fabric8PodExec(slowClient).exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofMillis(800)))
-                    .await().atMost(Duration.ofSeconds(10));
+            ExecResult result = new Fabric8PodExec(slowClient)
+                    .exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofMillis(800)))
+                    .await()
+                    .atMost(Duration.ofSeconds(10));
 
             assertThat(result).isEqualTo(new ExecResult.TimedOut(Duration.ofMillis(800)));
             assertThat(since(start)).isBetween(Duration.ofMillis(700), Duration.ofMillis(2500));
@@ -201,7 +261,11 @@ class Fabric8PodExecTest {
 
     @Test
     void podDeletedBetweenLookupAndUpgradeIsAFailedExec() {
-        server.expect().get().withPath(PATH).andReturn(404, status(404, "NotFound")).once();
+        server.expect()
+                .get()
+                .withPath(PATH)
+                .andReturn(404, status(404, "NotFound"))
+                .once();
 
         assertThat(run(LIMITS)).isInstanceOf(ExecResult.Failed.class);
     }
@@ -209,7 +273,11 @@ class Fabric8PodExecTest {
     @Test
     void serverErrorOnThePodLookupIsRetriedOnlyUntilTheDeadline() {
         // the client retries a 5xx with backoff; the read's own deadline is what bounds that
-        server.expect().get().withPath(POD_PATH).andReturn(500, status(500, "InternalError")).always();
+        server.expect()
+                .get()
+                .withPath(POD_PATH)
+                .andReturn(500, status(500, "InternalError"))
+                .always();
         long start = System.nanoTime();
 
         ExecResult result = run(new ExecLimits(64, Duration.ofMillis(800)));
@@ -220,7 +288,11 @@ class Fabric8PodExecTest {
 
     @Test
     void serverErrorOnTheUpgradeIsAFailedExec() {
-        server.expect().get().withPath(PATH).andReturn(500, status(500, "InternalError")).once();
+        server.expect()
+                .get()
+                .withPath(PATH)
+                .andReturn(500, status(500, "InternalError"))
+                .once();
 
         assertThat(run(LIMITS)).isInstanceOf(ExecResult.Failed.class);
     }
@@ -228,9 +300,11 @@ class Fabric8PodExecTest {
     @Test
     void malformedStatusFrameIsAFailedExecAtOnce() throws Exception {
         byte[] frame = "\u0003{not a status".getBytes(StandardCharsets.UTF_8);
-        ScriptedSession garbled = new ScriptedSession(new OutputStreamMessage("partial\n"), new WebSocketMessage(0L, frame, true, true));
+        ScriptedSession garbled =
+                new ScriptedSession(new OutputStreamMessage("partial\n"), new WebSocketMessage(0L, frame, true, true));
 
-        assertThat(runAgainst(garbled, LIMITS)).isEqualTo(new ExecResult.Failed("the exec ended without a readable exit status"));
+        assertThat(runAgainst(garbled, LIMITS))
+                .isEqualTo(new ExecResult.Failed("the exec ended without a readable exit status"));
     }
 
     /**
@@ -264,8 +338,13 @@ class Fabric8PodExecTest {
     private ExecResult runAgainst(ScriptedSession session, ExecLimits limits) throws InterruptedException {
         KubernetesMockServer own = serverAnsweringExecWith(() -> new MockResponse().withWebSocketUpgrade(session));
         try (KubernetesClient ownClient = own.createClient()) {
-            ExecResult result = new Fabric8PodExec(ownClient).exec(pod, "main", ARGV, limits).await().atMost(Duration.ofSeconds(10));
-            assertThat(session.closedByClient.await(5, TimeUnit.SECONDS)).as("the reader closed the socket").isTrue();
+            ExecResult result = new Fabric8PodExec(ownClient)
+                    .exec(pod, "main", ARGV, limits)
+                    .await()
+                    .atMost(Duration.ofSeconds(10));
+            assertThat(session.closedByClient.await(5, TimeUnit.SECONDS))
+                    .as("the reader closed the socket")
+                    .isTrue();
             return result;
         } finally {
             own.destroy();
@@ -290,18 +369,23 @@ class Fabric8PodExecTest {
     }
 
     private KubernetesMockServer serverAnswering(Supplier<MockResponse> podAnswer, Supplier<MockResponse> execAnswer) {
-        KubernetesMockServer own = new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), new Dispatcher() {
-            @Override
-            public MockResponse dispatch(RecordedRequest request) {
-                if (request.getPath().equals(PATH)) {
-                    return execAnswer.get();
-                }
-                if (request.getPath().equals(POD_PATH)) {
-                    return podAnswer.get();
-                }
-                return new MockResponse().setResponseCode(404).setBody(status(404, "NotFound"));
-            }
-        }, false);
+        KubernetesMockServer own = new KubernetesMockServer(
+                new Context(),
+                new MockWebServer(),
+                new HashMap<>(),
+                new Dispatcher() {
+                    @Override
+                    public MockResponse dispatch(RecordedRequest request) {
+                        if (request.getPath().equals(PATH)) {
+                            return execAnswer.get();
+                        }
+                        if (request.getPath().equals(POD_PATH)) {
+                            return podAnswer.get();
+                        }
+                        return new MockResponse().setResponseCode(404).setBody(status(404, "NotFound"));
+                    }
+                },
+                false);
         own.init();
         return own;
     }
@@ -312,14 +396,15 @@ class Fabric8PodExecTest {
         KubernetesMockServer slow = serverAnsweringExecWith(() -> {
             // the upgrade is answered only once the test is over, long after the read's deadline
             awaitQuietly(testOver);
-            return new MockResponse().withWebSocketUpgrade(new WebSocketListener() {
-            });
+            return new MockResponse().withWebSocketUpgrade(new WebSocketListener() {});
         });
         try (KubernetesClient slowClient = slow.createClient()) {
             long start = System.nanoTime();
 
-            ExecResult result = new Fabric8PodExec(slowClient).exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofMillis(800)))
-                    .await().atMost(Duration.ofSeconds(10));
+            ExecResult result = new Fabric8PodExec(slowClient)
+                    .exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofMillis(800)))
+                    .await()
+                    .atMost(Duration.ofSeconds(10));
 
             assertThat(result).isEqualTo(new ExecResult.TimedOut(Duration.ofMillis(800)));
             assertThat(since(start)).isBetween(Duration.ofMillis(700), Duration.ofMillis(1800));
@@ -341,7 +426,10 @@ class Fabric8PodExecTest {
                 openAtTheClient.countDown();
                 return watch;
             });
-            Cancellable read = silentExec.exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofSeconds(30))).subscribe().with(r -> { });
+            Cancellable read = silentExec
+                    .exec(pod, "main", ARGV, new ExecLimits(64, Duration.ofSeconds(30)))
+                    .subscribe()
+                    .with(r -> {});
             assertThat(session.opened.await(5, TimeUnit.SECONDS)).isTrue();
             assertThat(openAtTheClient.await(5, TimeUnit.SECONDS)).isTrue();
 

@@ -18,7 +18,13 @@ class ReadCommandTest {
     private static final int CAP = ExecLimits.MEMBER_READ.maxStdoutBytes();
 
     private static Pod member(Map<String, String> annotations) {
-        return new PodBuilder().withNewMetadata().withName("m").withNamespace("ns").withAnnotations(annotations).endMetadata().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withName("m")
+                .withNamespace("ns")
+                .withAnnotations(annotations)
+                .endMetadata()
+                .build();
     }
 
     private static List<String> argv(Map<String, String> annotations) {
@@ -29,22 +35,38 @@ class ReadCommandTest {
 
     @Test
     void argvCarriesEachAnnotationAsItsOwnItemWithTheContractsBounds() {
-        List<String> argv = argv(Map.of(Annotations.SCRAPE_PORT, "8443", Annotations.SCRAPE_SCHEME, "https",
-                Annotations.SCRAPE_PATH, "/v1/metrics"));
+        List<String> argv = argv(Map.of(
+                Annotations.SCRAPE_PORT,
+                "8443",
+                Annotations.SCRAPE_SCHEME,
+                "https",
+                Annotations.SCRAPE_PATH,
+                "/v1/metrics"));
 
-        assertThat(argv).containsExactly("python3", "-c", ExecCommand.LOADER,
-                "--scheme", "https",
-                "--host", "127.0.0.1",
-                "--port", "8443",
-                "--path", "/v1/metrics",
-                "--max-bytes", "1048576",
-                "--timeout", "2");
+        assertThat(argv)
+                .containsExactly(
+                        "python3",
+                        "-c",
+                        ExecCommand.LOADER,
+                        "--scheme",
+                        "https",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        "8443",
+                        "--path",
+                        "/v1/metrics",
+                        "--max-bytes",
+                        "1048576",
+                        "--timeout",
+                        "2");
     }
 
     @Test
     void schemeAndPathDefaultToPlainHttpOnMetrics() {
         assertThat(argv(Map.of(Annotations.SCRAPE_PORT, "8000")))
-                .containsSubsequence("--scheme", "http").containsSubsequence("--path", "/metrics");
+                .containsSubsequence("--scheme", "http")
+                .containsSubsequence("--path", "/metrics");
     }
 
     @Test
@@ -58,7 +80,8 @@ class ReadCommandTest {
     void longestAcceptedPathIsPassedWhole() {
         String path = "/" + "a".repeat(255);
 
-        assertThat(argv(Map.of(Annotations.SCRAPE_PORT, "8000", Annotations.SCRAPE_PATH, path))).containsSubsequence("--path", path);
+        assertThat(argv(Map.of(Annotations.SCRAPE_PORT, "8000", Annotations.SCRAPE_PATH, path)))
+                .containsSubsequence("--path", path);
     }
 
     static Stream<Arguments> hostile() {
@@ -90,12 +113,16 @@ class ReadCommandTest {
 
         assertThat(built.command()).isEmpty();
         // the refusal ends up in events and logs: it names the annotation and never echoes its value
-        assertThat(built.refusal()).contains(annotation).doesNotContainPattern("[\\r\\n\\t]").hasSizeLessThan(200);
+        assertThat(built.refusal())
+                .contains(annotation)
+                .doesNotContainPattern("[\\r\\n\\t]")
+                .hasSizeLessThan(200);
     }
 
     @Test
     void podWithoutAnnotationsIsRefused() {
-        Pod bare = new PodBuilder().withNewMetadata().withName("m").endMetadata().build();
+        Pod bare =
+                new PodBuilder().withNewMetadata().withName("m").endMetadata().build();
 
         assertThat(ReadCommand.forMember(bare, CAP).refusal()).contains(Annotations.SCRAPE_PORT);
     }

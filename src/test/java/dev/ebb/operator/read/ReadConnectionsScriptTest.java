@@ -29,9 +29,11 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class ReadConnectionsScriptTest {
     private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
-    private static final String TCP_HEADING = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
-    private static final String TCP6_HEADING = "  sl  local_address                         remote_address                        st tx_queue rx_queue tr"
-            + " tm->when retrnsmt   uid  timeout inode\n";
+    private static final String TCP_HEADING =
+            "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
+    private static final String TCP6_HEADING =
+            "  sl  local_address                         remote_address                        st tx_queue rx_queue tr"
+                    + " tm->when retrnsmt   uid  timeout inode\n";
 
     private final List<AutoCloseable> open = new ArrayList<>();
 
@@ -45,8 +47,7 @@ class ReadConnectionsScriptTest {
         }
     }
 
-    private record Run(int exit, String stdout, String stderr) {
-    }
+    private record Run(int exit, String stdout, String stderr) {}
 
     private static Run run(List<String> argv) throws Exception {
         return run(argv, new byte[0]);
@@ -55,7 +56,8 @@ class ReadConnectionsScriptTest {
     private static Run run(List<String> argv, byte[] stdin) throws Exception {
         Path stderr = Files.createTempFile("read-connections", ".err");
         try {
-            Process process = LocalProcesses.builder(argv).redirectError(stderr.toFile()).start();
+            Process process =
+                    LocalProcesses.builder(argv).redirectError(stderr.toFile()).start();
             try (var in = process.getOutputStream()) {
                 in.write(stdin);
             }
@@ -91,7 +93,8 @@ class ReadConnectionsScriptTest {
     }
 
     private static ConnectionRead.Peers interpreted(Run run) {
-        return ConnectionRead.interpret(new ExecResult.Exited(run.exit(), run.stdout().getBytes(StandardCharsets.UTF_8)));
+        return ConnectionRead.interpret(
+                new ExecResult.Exited(run.exit(), run.stdout().getBytes(StandardCharsets.UTF_8)));
     }
 
     @Test
@@ -104,8 +107,9 @@ class ReadConnectionsScriptTest {
         Run run = run("--port", Integer.toString(server.getLocalPort()), "--local-address", engine.getHostAddress());
 
         assertThat(run.exit()).as(run.stderr()).isZero();
-        assertThat(interpreted(run)).isEqualTo(new ConnectionRead.Peers.Connected(1,
-                List.of(client.getHostAddress() + ":" + connection.getLocalPort())));
+        assertThat(interpreted(run))
+                .isEqualTo(new ConnectionRead.Peers.Connected(
+                        1, List.of(client.getHostAddress() + ":" + connection.getLocalPort())));
     }
 
     @Test
@@ -141,8 +145,9 @@ class ReadConnectionsScriptTest {
         Run run = run("--port", Integer.toString(server.getLocalPort()));
 
         assertThat(loopbackSix.getLocalAddress()).isInstanceOf(Inet6Address.class);
-        assertThat(interpreted(run)).isEqualTo(new ConnectionRead.Peers.Connected(1,
-                List.of(client.getHostAddress() + ":" + connection.getLocalPort())));
+        assertThat(interpreted(run))
+                .isEqualTo(new ConnectionRead.Peers.Connected(
+                        1, List.of(client.getHostAddress() + ":" + connection.getLocalPort())));
     }
 
     @Test
@@ -162,9 +167,12 @@ class ReadConnectionsScriptTest {
     void anIpv6PeerIsListedInBrackets() throws Exception {
         // 2001:db8::5 port 0xC350 (50000) connected to [2001:db8::1]:0x1F40 (8000), state 01, words in host order
         write("tcp", TCP_HEADING);
-        write("tcp6", TCP6_HEADING
-                + "   0: " + words("20010db8000000000000000000000001") + ":1F40 " + words("20010db8000000000000000000000005")
-                + ":C350 01 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 20 4 30 10 -1\n");
+        write(
+                "tcp6",
+                TCP6_HEADING
+                        + "   0: " + words("20010db8000000000000000000000001") + ":1F40 "
+                        + words("20010db8000000000000000000000005")
+                        + ":C350 01 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 20 4 30 10 -1\n");
 
         Run run = run("--port", "8000", "--tables", tables.toString());
 
@@ -173,9 +181,13 @@ class ReadConnectionsScriptTest {
 
     @Test
     void aConnectionBeingAcceptedCountsAndOneClosingDoesNot() throws Exception {
-        write("tcp", TCP_HEADING
-                + "   0: " + words("0A000001") + ":1F40 " + words("0A000002") + ":C350 03 00000000:00000000 00:00000000 00000000 0 0 1\n"
-                + "   1: " + words("0A000001") + ":1F40 " + words("0A000003") + ":C351 06 00000000:00000000 00:00000000 00000000 0 0 2\n");
+        write(
+                "tcp",
+                TCP_HEADING
+                        + "   0: " + words("0A000001") + ":1F40 " + words("0A000002")
+                        + ":C350 03 00000000:00000000 00:00000000 00000000 0 0 1\n"
+                        + "   1: " + words("0A000001") + ":1F40 " + words("0A000003")
+                        + ":C351 06 00000000:00000000 00:00000000 00000000 0 0 2\n");
 
         Run run = run("--port", "8000", "--tables", tables.toString());
 
@@ -186,8 +198,13 @@ class ReadConnectionsScriptTest {
     void moreThanMaxPeersAreCountedButListedOnlyUpToIt() throws Exception {
         StringBuilder table = new StringBuilder(TCP_HEADING);
         for (int i = 0; i < 70; i++) {
-            table.append("   ").append(i).append(": ").append(words("0A000001")).append(":1F40 ")
-                    .append(words(String.format("0A0001%02X", i))).append(":C350 01 00000000:00000000 00:00000000 00000000 0 0 1\n");
+            table.append("   ")
+                    .append(i)
+                    .append(": ")
+                    .append(words("0A000001"))
+                    .append(":1F40 ")
+                    .append(words(String.format("0A0001%02X", i)))
+                    .append(":C350 01 00000000:00000000 00:00000000 00000000 0 0 1\n");
         }
         write("tcp", table.toString());
 
@@ -204,23 +221,28 @@ class ReadConnectionsScriptTest {
     void aKernelWithoutIpv6HasNoTcp6TableAndThatIsNoError() throws Exception {
         write("tcp", TCP_HEADING);
 
-        assertThat(interpreted(run("--port", "8000", "--tables", tables.toString()))).isEqualTo(new ConnectionRead.Peers.Connected(0, List.of()));
+        assertThat(interpreted(run("--port", "8000", "--tables", tables.toString())))
+                .isEqualTo(new ConnectionRead.Peers.Connected(0, List.of()));
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {
-            "no tcp table",
-            "a table without the kernel's heading",
-            "a line with an address that is not hexadecimal",
-            "a line cut short",
-            "a state that is not hexadecimal",
-            "bytes that are not text"})
+    @ValueSource(
+            strings = {
+                "no tcp table",
+                "a table without the kernel's heading",
+                "a line with an address that is not hexadecimal",
+                "a line cut short",
+                "a state that is not hexadecimal",
+                "bytes that are not text"
+            })
     void aTableThatCannotBeReadWholeExitsSevenAndIsNeverNoPeers(String damage) throws Exception {
-        String line = "   0: " + words("0A000001") + ":1F40 " + words("0A000002") + ":C350 01 00000000:00000000 00:00000000 00000000 0 0 1\n";
+        String line = "   0: " + words("0A000001") + ":1F40 " + words("0A000002")
+                + ":C350 01 00000000:00000000 00:00000000 00000000 0 0 1\n";
         switch (damage) {
             case "no tcp table" -> write("tcp6", TCP6_HEADING);
             case "a table without the kernel's heading" -> write("tcp", line);
-            case "a line with an address that is not hexadecimal" -> write("tcp", TCP_HEADING + line.replace(":1F40", ":1G40"));
+            case "a line with an address that is not hexadecimal" ->
+                write("tcp", TCP_HEADING + line.replace(":1F40", ":1G40"));
             case "a line cut short" -> write("tcp", TCP_HEADING + "   0: " + words("0A000001") + ":1F40\n");
             case "a state that is not hexadecimal" -> write("tcp", TCP_HEADING + line.replace(" 01 ", " zz "));
             default -> Files.write(tables.resolve("tcp"), new byte[] {(byte) 0xff, (byte) 0xfe, '\n'});
@@ -234,7 +256,15 @@ class ReadConnectionsScriptTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"--port=0", "--port=65536", "--port=http", "--local-address=127.0.0.1;rm", "--max-peers=-1", "--unknown=1"})
+    @ValueSource(
+            strings = {
+                "--port=0",
+                "--port=65536",
+                "--port=http",
+                "--local-address=127.0.0.1;rm",
+                "--max-peers=-1",
+                "--unknown=1"
+            })
     void badArgumentsExitSeven(String argument) throws Exception {
         List<String> argv = new ArrayList<>(List.of("python3", "-c", ConnectionRead.SCRIPT));
         if (!argument.startsWith("--port")) {

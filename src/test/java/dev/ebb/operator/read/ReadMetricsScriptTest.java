@@ -8,7 +8,6 @@ import dev.ebb.operator.sim.LocalProcesses;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,8 +42,7 @@ class ReadMetricsScriptTest {
         }
     }
 
-    private record Run(int exit, byte[] stdout, String stderr) {
-    }
+    private record Run(int exit, byte[] stdout, String stderr) {}
 
     private CannedListener answering(String head, byte[] body) throws IOException {
         ByteArrayOutputStream answer = new ByteArrayOutputStream();
@@ -77,7 +75,15 @@ class ReadMetricsScriptTest {
     }
 
     private static Run read(CannedListener listener, String scheme, String path) throws Exception {
-        return run("--scheme", scheme, "--host", listener.host(), "--port", Integer.toString(listener.port()), "--path", path);
+        return run(
+                "--scheme",
+                scheme,
+                "--host",
+                listener.host(),
+                "--port",
+                Integer.toString(listener.port()),
+                "--path",
+                path);
     }
 
     @Test
@@ -95,20 +101,26 @@ class ReadMetricsScriptTest {
     private static String chunked(String... chunks) {
         StringBuilder framed = new StringBuilder();
         for (String chunk : chunks) {
-            framed.append(Integer.toHexString(chunk.length())).append("\r\n").append(chunk).append("\r\n");
+            framed.append(Integer.toHexString(chunk.length()))
+                    .append("\r\n")
+                    .append(chunk)
+                    .append("\r\n");
         }
         return framed.append("0\r\n\r\n").toString();
     }
 
-    private static final String CHUNKED_HEAD = "HTTP/1.1 200 OK\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8\r\n"
-            + "Transfer-Encoding: chunked\r\n\r\n";
+    private static final String CHUNKED_HEAD =
+            "HTTP/1.1 200 OK\r\ncontent-type: text/plain; version=0.0.4; charset=utf-8\r\n"
+                    + "Transfer-Encoding: chunked\r\n\r\n";
 
     @Test
     void chunkedAnswerIsPrintedDecodedWhereverItsChunksSplitALine() throws Exception {
         String page = "vllm:num_requests_running{engine=\"0\"} 0.0\nvllm:num_requests_running{engine=\"1\"} 3.0\n";
         int inside = page.indexOf("running{engine=\"1") + 3;
-        CannedListener engine = answering(CHUNKED_HEAD,
-                chunked(page.substring(0, 10), page.substring(10, inside), page.substring(inside)).getBytes(StandardCharsets.US_ASCII));
+        CannedListener engine = answering(
+                CHUNKED_HEAD,
+                chunked(page.substring(0, 10), page.substring(10, inside), page.substring(inside))
+                        .getBytes(StandardCharsets.US_ASCII));
 
         Run run = read(engine, "http", "/metrics");
 
@@ -118,8 +130,10 @@ class ReadMetricsScriptTest {
 
     @Test
     void chunkExtensionsAndTrailersAreNotPartOfTheBody() throws Exception {
-        CannedListener engine = answering(CHUNKED_HEAD,
-                ("1c;name=value\r\nvllm:num_requests_running 0\n\r\n0\r\nX-Trailer: t\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+        CannedListener engine = answering(
+                CHUNKED_HEAD,
+                ("1c;name=value\r\nvllm:num_requests_running 0\n\r\n0\r\nX-Trailer: t\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
 
         Run run = read(engine, "http", "/metrics");
 
@@ -128,14 +142,16 @@ class ReadMetricsScriptTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "1c\r\nvllm:num_requests_running 0\n\r\n",
-        "1c\r\nvllm:num_requests_running 0\n\r\n0\r\n",
-        "1c\r\nvllm:num_requests_run",
-        "1c\r\nvllm:num_requests_running 0\nXX0\r\n\r\n",
-        "zz\r\nvllm:num_requests_running 0\n\r\n0\r\n\r\n",
-        "-1c\r\nvllm:num_requests_running 0\n\r\n0\r\n\r\n",
-        "\r\nvllm:num_requests_running 0\n\r\n0\r\n\r\n"})
+    @ValueSource(
+            strings = {
+                "1c\r\nvllm:num_requests_running 0\n\r\n",
+                "1c\r\nvllm:num_requests_running 0\n\r\n0\r\n",
+                "1c\r\nvllm:num_requests_run",
+                "1c\r\nvllm:num_requests_running 0\nXX0\r\n\r\n",
+                "zz\r\nvllm:num_requests_running 0\n\r\n0\r\n\r\n",
+                "-1c\r\nvllm:num_requests_running 0\n\r\n0\r\n\r\n",
+                "\r\nvllm:num_requests_running 0\n\r\n0\r\n\r\n"
+            })
     void chunkedAnswerCutShortOrMisframedIsABrokenAnswer(String body) throws Exception {
         Run run = read(answering(CHUNKED_HEAD, body.getBytes(StandardCharsets.US_ASCII)), "http", "/metrics");
 
@@ -200,7 +216,16 @@ class ReadMetricsScriptTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"10.0.0.1", "localhost", "127.0.0.1 x", "127.0.0.1\r\nX-Injected: yes", "127.1", "::1", "example.com"})
+    @ValueSource(
+            strings = {
+                "10.0.0.1",
+                "localhost",
+                "127.0.0.1 x",
+                "127.0.0.1\r\nX-Injected: yes",
+                "127.1",
+                "::1",
+                "example.com"
+            })
     void hostThatIsNotAnIpv4LoopbackLiteralIsBadArguments(String host) throws Exception {
         Run run = run("--host", host, "--port", "8000");
 
@@ -237,17 +262,22 @@ class ReadMetricsScriptTest {
         Run run = read(plain, "https", "/metrics");
 
         assertThat(run.exit()).isEqualTo(TLS_FAILURE);
-        assertThat(plain.requests()).singleElement().satisfies(hello -> assertThat(hello.charAt(0)).isEqualTo((char) 0x16));
+        assertThat(plain.requests())
+                .singleElement()
+                .satisfies(hello -> assertThat(hello.charAt(0)).isEqualTo((char) 0x16));
     }
 
     @Test
     void errorStatusIsAnHttpError() throws Exception {
-        assertThat(read(answering("HTTP/1.0 503 Service Unavailable\r\n\r\n", METRICS), "http", "/metrics").exit()).isEqualTo(HTTP_ERROR);
+        assertThat(read(answering("HTTP/1.0 503 Service Unavailable\r\n\r\n", METRICS), "http", "/metrics")
+                        .exit())
+                .isEqualTo(HTTP_ERROR);
     }
 
     @Test
     void redirectIsAnUnexpectedAnswer() throws Exception {
-        Run run = read(answering("HTTP/1.0 302 Found\r\nLocation: http://example.com/\r\n\r\n", METRICS), "http", "/metrics");
+        Run run = read(
+                answering("HTTP/1.0 302 Found\r\nLocation: http://example.com/\r\n\r\n", METRICS), "http", "/metrics");
 
         assertThat(run.exit()).isEqualTo(OTHER);
         assertThat(run.stdout()).isEmpty();
@@ -256,7 +286,8 @@ class ReadMetricsScriptTest {
     @Test
     void answerThatIsNotHttpIsAnUnexpectedAnswer() throws Exception {
         Run run = read(answering("SSH-2.0-OpenSSH_9.6\r\n\r\n", METRICS), "http", "/metrics");
-        Run garbage = read(answering("", new byte[] {0, 1, 2, (byte) 0xff, '\r', '\n', '\r', '\n', 3}), "http", "/metrics");
+        Run garbage =
+                read(answering("", new byte[] {0, 1, 2, (byte) 0xff, '\r', '\n', '\r', '\n', 3}), "http", "/metrics");
 
         assertThat(run.exit()).isEqualTo(OTHER);
         assertThat(garbage.exit()).isEqualTo(OTHER);

@@ -60,7 +60,8 @@ class UvicornMetricsTest {
     @BeforeAll
     static void packagesArePresent() throws Exception {
         Process probe = LocalProcesses.builder(List.of("python3", "-c", "import uvicorn, httptools, prometheus_client"))
-                .redirectErrorStream(true).start();
+                .redirectErrorStream(true)
+                .start();
         String output = new String(probe.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (probe.waitFor() != 0) {
             fail("a real uvicorn needs Debian's " + PACKAGES + " (apt-get install -y " + PACKAGES + "): " + output);
@@ -79,13 +80,20 @@ class UvicornMetricsTest {
         String host = ADDRESSES.next();
         Path log = Files.createTempFile("uvicorn", ".log");
         log.toFile().deleteOnExit();
-        Process server = LocalProcesses.builder(List.of("python3", "-c", SERVER, host, Integer.toString(PORT), Integer.toString(running)))
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process server = LocalProcesses.builder(
+                        List.of("python3", "-c", SERVER, host, Integer.toString(PORT), Integer.toString(running)))
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         servers.add(server);
-        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() -> {
-            assertThat(server.isAlive()).as("uvicorn exited: %s", Files.readString(log)).isTrue();
-            return listens(host);
-        });
+        await().atMost(Duration.ofSeconds(20))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> {
+                    assertThat(server.isAlive())
+                            .as("uvicorn exited: %s", Files.readString(log))
+                            .isTrue();
+                    return listens(host);
+                });
         return host;
     }
 
@@ -98,9 +106,19 @@ class UvicornMetricsTest {
     }
 
     private static ExecResult.Exited read(String host) throws Exception {
-        List<String> argv = List.of("python3", "-c", ReadCommand.SCRIPT, "--host", host, "--port", Integer.toString(PORT),
-                "--path", "/metrics");
-        Process process = LocalProcesses.builder(argv).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        List<String> argv = List.of(
+                "python3",
+                "-c",
+                ReadCommand.SCRIPT,
+                "--host",
+                host,
+                "--port",
+                Integer.toString(PORT),
+                "--path",
+                "/metrics");
+        Process process = LocalProcesses.builder(argv)
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
         byte[] stdout = process.getInputStream().readAllBytes();
         assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
         return new ExecResult.Exited(process.exitValue(), stdout);
@@ -113,8 +131,11 @@ class UvicornMetricsTest {
         ExecResult.Exited result = read(host);
 
         assertThat(result.code()).isZero();
-        assertThat(new String(result.stdout(), StandardCharsets.UTF_8)).startsWith("# HELP ").doesNotContain("\r\n");
-        assertThat(ReadOutcome.interpret(result, InFlightGauges.of(Engine.VLLM))).isEqualTo(new Reading.Busy(3));
+        assertThat(new String(result.stdout(), StandardCharsets.UTF_8))
+                .startsWith("# HELP ")
+                .doesNotContain("\r\n");
+        assertThat(ReadOutcome.interpret(result, InFlightGauges.of(Engine.VLLM)))
+                .isEqualTo(new Reading.Busy(3));
     }
 
     @Test
@@ -123,7 +144,12 @@ class UvicornMetricsTest {
 
         HookRun run = HookRun.run(HookFixtures.hook(Engine.VLLM, 30, "http"), host);
 
-        assertThat(run.lines()).as(String.join(" / ", run.lines())).hasSize(3)
-                .anyMatch(l -> l.endsWith(" read: idle (sum 0), 1 in a row")).last().asString().endsWith("idle on two consecutive reads");
+        assertThat(run.lines())
+                .as(String.join(" / ", run.lines()))
+                .hasSize(3)
+                .anyMatch(l -> l.endsWith(" read: idle (sum 0), 1 in a row"))
+                .last()
+                .asString()
+                .endsWith("idle on two consecutive reads");
     }
 }

@@ -67,6 +67,7 @@ class BystanderRetirementIT {
     private SimWorld world;
     /** The namespace of a test's one deployment; a test of several makes more with {@link #deployed()}. */
     private String ns;
+
     private final List<String> namespaces = new ArrayList<>();
     private final List<AutoCloseable> opened = new ArrayList<>();
 
@@ -81,7 +82,10 @@ class BystanderRetirementIT {
         for (AutoCloseable each : opened) {
             each.close();
         }
-        namespaces.forEach(each -> client.resources(ModelDeployment.class).inNamespace(each).withName("qwen").delete());
+        namespaces.forEach(each -> client.resources(ModelDeployment.class)
+                .inNamespace(each)
+                .withName("qwen")
+                .delete());
         world.close();
     }
 
@@ -89,11 +93,20 @@ class BystanderRetirementIT {
     private String deployed() {
         String namespace = "bystanders-" + NAMESPACES.incrementAndGet();
         namespaces.add(namespace);
-        client.resource(deployment("qwen", "vLLM").namespace(namespace).role(role("server").replicas(2)).build()).create();
+        client.resource(deployment("qwen", "vLLM")
+                        .namespace(namespace)
+                        .role(role("server").replicas(2))
+                        .build())
+                .create();
         String service = Names.roleService("qwen", "server");
-        await().atMost(CONVERGE).until(() -> world.endpoints().slicesOf(namespace, service).stream()
-                .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
-                .filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).count() == 2);
+        await().atMost(CONVERGE)
+                .until(() -> world.endpoints().slicesOf(namespace, service).stream()
+                                .flatMap(slice ->
+                                        slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
+                                .filter(e ->
+                                        Boolean.TRUE.equals(e.getConditions().getReady()))
+                                .count()
+                        == 2);
         return namespace;
     }
 
@@ -137,12 +150,21 @@ class BystanderRetirementIT {
     }
 
     private Optional<RetirementStatus> retirement() {
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
-        return Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst());
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(ns)
+                .withName("qwen")
+                .get();
+        return Optional.ofNullable(md)
+                .map(ModelDeployment::getStatus)
+                .flatMap(s -> s.retirements() == null
+                        ? Optional.empty()
+                        : s.retirements().stream().findFirst());
     }
 
     private List<Event> events(String namespace, String reason) {
-        return client.v1().events().inNamespace(namespace).list().getItems().stream().filter(e -> reason.equals(e.getReason())).toList();
+        return client.v1().events().inNamespace(namespace).list().getItems().stream()
+                .filter(e -> reason.equals(e.getReason()))
+                .toList();
     }
 
     private List<Event> events(String reason) {
@@ -150,18 +172,28 @@ class BystanderRetirementIT {
     }
 
     /** One kind of bystander traffic, and whether it keeps a connection open across every read. */
-    private record Traffic(String what, BiConsumer<BystanderRetirementIT, String> start, boolean keptAcrossEveryRead) {
-    }
+    private record Traffic(String what, BiConsumer<BystanderRetirementIT, String> start, boolean keptAcrossEveryRead) {}
 
     private static final List<Traffic> TRAFFIC = List.of(
-            new Traffic("a scraper every 2 s on a kept connection", (it, namespace) -> it.scrapeEveryPod(namespace, Duration.ofSeconds(2)), true),
-            new Traffic("a scraper every 5 s on a kept connection", (it, namespace) -> it.scrapeEveryPod(namespace, Duration.ofSeconds(5)), true),
-            new Traffic("the kubelet's probes every second from the node's address",
-                    (it, namespace) -> it.probeEveryPod(namespace, Duration.ofSeconds(1)), false),
-            new Traffic("both at once", (it, namespace) -> {
-                it.scrapeEveryPod(namespace, Duration.ofSeconds(2));
-                it.probeEveryPod(namespace, Duration.ofSeconds(1));
-            }, true));
+            new Traffic(
+                    "a scraper every 2 s on a kept connection",
+                    (it, namespace) -> it.scrapeEveryPod(namespace, Duration.ofSeconds(2)),
+                    true),
+            new Traffic(
+                    "a scraper every 5 s on a kept connection",
+                    (it, namespace) -> it.scrapeEveryPod(namespace, Duration.ofSeconds(5)),
+                    true),
+            new Traffic(
+                    "the kubelet's probes every second from the node's address",
+                    (it, namespace) -> it.probeEveryPod(namespace, Duration.ofSeconds(1)),
+                    false),
+            new Traffic(
+                    "both at once",
+                    (it, namespace) -> {
+                        it.scrapeEveryPod(namespace, Duration.ofSeconds(2));
+                        it.probeEveryPod(namespace, Duration.ofSeconds(1));
+                    },
+                    true));
 
     /**
      * Each kind of bystander traffic on a deployment of its own, all scaled down at once. Probes alone sometimes leave
@@ -182,7 +214,8 @@ class BystanderRetirementIT {
         deployments.forEach(namespace -> Specs.scale(client, namespace, "qwen", "server", 1));
         Map<String, Duration> took = new ConcurrentHashMap<>();
         await().atMost(CONVERGE).pollInterval(Duration.ofMillis(100)).until(() -> {
-            deployments.stream().filter(namespace -> !took.containsKey(namespace) && pod(namespace, LEAVING) == null)
+            deployments.stream()
+                    .filter(namespace -> !took.containsKey(namespace) && pod(namespace, LEAVING) == null)
                     .forEach(namespace -> took.put(namespace, Duration.between(asked, Instant.now())));
             return took.size() == deployments.size();
         });
@@ -190,15 +223,23 @@ class BystanderRetirementIT {
         for (int i = 0; i < TRAFFIC.size(); i++) {
             Traffic traffic = TRAFFIC.get(i);
             String namespace = deployments.get(i);
-            System.out.printf(Locale.ROOT, "idle scale-down without a router, %s: reduction to the Pod gone %.1f s%n", traffic.what(),
+            System.out.printf(
+                    Locale.ROOT,
+                    "idle scale-down without a router, %s: reduction to the Pod gone %.1f s%n",
+                    traffic.what(),
                     took.get(namespace).toMillis() / 1000.0);
             assertThat(took.get(namespace)).as(traffic.what()).isLessThanOrEqualTo(IDLE_SCALE_DOWN);
             assertThat(pod(namespace, STAYING)).isNotNull();
-            await().atMost(CONVERGE).untilAsserted(() -> assertThat(events(namespace, "ProvenIdle")).singleElement().satisfies(e -> {
-                if (traffic.keptAcrossEveryRead()) {
-                    assertThat(e.getMessage()).as(traffic.what()).contains("taken for bystanders: no request reached it in");
-                }
-            }));
+            await().atMost(CONVERGE)
+                    .untilAsserted(() -> assertThat(events(namespace, "ProvenIdle"))
+                            .singleElement()
+                            .satisfies(e -> {
+                                if (traffic.keptAcrossEveryRead()) {
+                                    assertThat(e.getMessage())
+                                            .as(traffic.what())
+                                            .contains("taken for bystanders: no request reached it in");
+                                }
+                            }));
         }
     }
 
@@ -209,12 +250,13 @@ class BystanderRetirementIT {
      */
     @ParameterizedTest(name = "with a scraper beside it: {0}")
     @ValueSource(booleans = {false, true})
-    void aClientThatSendsAGenerationOnItsKeptConnectionAfterTheWithdrawalIsHeldForUntilItEnds(boolean scraped) throws Exception {
+    void aClientThatSendsAGenerationOnItsKeptConnectionAfterTheWithdrawalIsHeldForUntilItEnds(boolean scraped)
+            throws Exception {
         if (scraped) {
             scrapeEveryPod(ns, Duration.ofSeconds(2));
         }
-        KubeProxyService service = opened(new KubeProxyService(world.endpoints(), ns, Names.roleService("qwen", "server"), Duration.ofSeconds(1),
-                ADDRESSES.next()));
+        KubeProxyService service = opened(new KubeProxyService(
+                world.endpoints(), ns, Names.roleService("qwen", "server"), Duration.ofSeconds(1), ADDRESSES.next()));
         await().atMost(CONVERGE).until(() -> service.reachable().size() == 2);
         KubeProxyService.Connection kept = opened(service.connectTo(LEAVING));
         ScheduledExecutorService polls = Executors.newSingleThreadScheduledExecutor();
@@ -234,9 +276,13 @@ class BystanderRetirementIT {
         assertThat(deleted).as("no deletion while the generation streamed").isNotDone();
         Instant at = deleted.orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS).join();
         assertThat(at).isAfter(ended);
-        System.out.printf(Locale.ROOT, "a client's generation 10 s after the withdrawal%s: its end to the deletion %.1f s%n",
-                scraped ? ", a scraper beside it" : "", Duration.between(ended, at).toMillis() / 1000.0);
-        await().atMost(CONVERGE).until(() -> pod(LEAVING) == null && retirement().isEmpty());
+        System.out.printf(
+                Locale.ROOT,
+                "a client's generation 10 s after the withdrawal%s: its end to the deletion %.1f s%n",
+                scraped ? ", a scraper beside it" : "",
+                Duration.between(ended, at).toMillis() / 1000.0);
+        await().atMost(CONVERGE)
+                .until(() -> pod(LEAVING) == null && retirement().isEmpty());
         assertThat(events("OpenConnections")).isNotEmpty();
     }
 
@@ -249,17 +295,25 @@ class BystanderRetirementIT {
     void aGenerationOnADiscountedConnectionAfterTheDeletionIsHeldByTheHookOrRefusedNeverCut() throws Exception {
         String clientAddress = ADDRESSES.next();
         FakeEngine leaving = engine(LEAVING);
-        KubeProxyService.Connection duringHook = opened(KubeProxyService.Connection.open(LEAVING, leaving.host(), leaving.port(), clientAddress));
-        KubeProxyService.Connection afterSigterm = opened(KubeProxyService.Connection.open(LEAVING, leaving.host(), leaving.port(), clientAddress));
+        KubeProxyService.Connection duringHook =
+                opened(KubeProxyService.Connection.open(LEAVING, leaving.host(), leaving.port(), clientAddress));
+        KubeProxyService.Connection afterSigterm =
+                opened(KubeProxyService.Connection.open(LEAVING, leaving.host(), leaving.port(), clientAddress));
         ScheduledExecutorService polls = Executors.newSingleThreadScheduledExecutor();
         opened(polls::shutdownNow);
-        polls.scheduleAtFixedRate(() -> {
-            listModels(duringHook);
-            listModels(afterSigterm);
-        }, 0, 2, TimeUnit.SECONDS);
+        polls.scheduleAtFixedRate(
+                () -> {
+                    listModels(duringHook);
+                    listModels(afterSigterm);
+                },
+                0,
+                2,
+                TimeUnit.SECONDS);
 
         Specs.scale(client, ns, "qwen", "server", 1);
-        DeletionWatch.of(client, ns, LEAVING).orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS).join();
+        DeletionWatch.of(client, ns, LEAVING)
+                .orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS)
+                .join();
         LoadGenerator.Request held = duringHook.stream(20, Duration.ofMillis(100));
         await().atMost(CONVERGE).until(() -> leaving.state() != FakeEngine.State.SERVING);
         LoadGenerator.Request late = afterSigterm.stream(20, Duration.ofMillis(100));

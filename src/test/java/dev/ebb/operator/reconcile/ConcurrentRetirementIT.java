@@ -59,7 +59,10 @@ class ConcurrentRetirementIT {
     }
 
     private Optional<ModelDeploymentStatus> status() {
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get();
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(NS)
+                .withName("qwen")
+                .get();
         return Optional.ofNullable(md).map(ModelDeployment::getStatus);
     }
 
@@ -69,11 +72,19 @@ class ConcurrentRetirementIT {
 
     /** Four replicas behind the router; the two that stay carry two long requests each, so the choice takes r2 and r3. */
     private void deployFourWithTheHighestLeastBusy(SimOperator operator) {
-        client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(4)).build()).create();
-        await().atMost(Duration.ofSeconds(30)).until(() -> STAYING.stream().allMatch(router::selects) && LEAVING.stream().allMatch(router::selects));
+        client.resource(deployment("qwen", "vLLM")
+                        .namespace(NS)
+                        .router("llm-d-router")
+                        .role(role("server").replicas(4))
+                        .build())
+                .create();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> STAYING.stream().allMatch(router::selects)
+                        && LEAVING.stream().allMatch(router::selects));
         for (String pod : STAYING) {
             FakeEngine engine = sim.world().kubelet().engine(NS, pod).orElseThrow();
-            LoadGenerator busy = new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), 2, 600, Duration.ofMillis(100));
+            LoadGenerator busy = new LoadGenerator(
+                    () -> Optional.of(new RouteTarget(pod, engine.uri(""))), 2, 600, Duration.ofMillis(100));
             loads.add(busy.start(Duration.ofSeconds(1)));
             await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() >= 2);
         }
@@ -84,7 +95,8 @@ class ConcurrentRetirementIT {
         List<CompletableFuture<LoadGenerator.Request>> requests = new ArrayList<>();
         for (String pod : LEAVING) {
             FakeEngine engine = sim.world().kubelet().engine(NS, pod).orElseThrow();
-            LoadGenerator one = new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), 1, seconds * 10, Duration.ofMillis(100));
+            LoadGenerator one = new LoadGenerator(
+                    () -> Optional.of(new RouteTarget(pod, engine.uri(""))), 1, seconds * 10, Duration.ofMillis(100));
             loads.add(one);
             requests.add(CompletableFuture.supplyAsync(one::send));
             await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
@@ -94,8 +106,8 @@ class ConcurrentRetirementIT {
 
     /** Both leaving replicas under retirement at the same moment, each held by its own request. */
     private boolean bothHeldAtOnce() {
-        Map<Integer, RetirementStatus> byOrdinal = retirements().stream()
-                .collect(Collectors.toMap(RetirementStatus::replicaOrdinal, r -> r, (a, b) -> a));
+        Map<Integer, RetirementStatus> byOrdinal =
+                retirements().stream().collect(Collectors.toMap(RetirementStatus::replicaOrdinal, r -> r, (a, b) -> a));
         return byOrdinal.keySet().equals(java.util.Set.of(2, 3))
                 && byOrdinal.values().stream().allMatch(r -> "Draining".equals(r.state()) && "Busy".equals(r.reason()));
     }
@@ -113,23 +125,28 @@ class ConcurrentRetirementIT {
         Specs.scale(client, NS, "qwen", "server", 2);
         await().atMost(Duration.ofSeconds(30)).until(this::bothHeldAtOnce);
         assertThat(status().orElseThrow().retirementsSummary()).isEqualTo("2 Draining");
-        assertThat(status().flatMap(s -> Conditions.find(s.conditions(), Conditions.RETIREMENT_PROGRESSING))).hasValueSatisfying(c -> {
-            assertThat(c.getStatus()).isEqualTo("True");
-            assertThat(c.getReason()).as("the reason both share").isEqualTo("Busy");
-            assertThat(c.getMessage()).startsWith("2 retirements under way");
-        });
+        assertThat(status().flatMap(s -> Conditions.find(s.conditions(), Conditions.RETIREMENT_PROGRESSING)))
+                .hasValueSatisfying(c -> {
+                    assertThat(c.getStatus()).isEqualTo("True");
+                    assertThat(c.getReason()).as("the reason both share").isEqualTo("Busy");
+                    assertThat(c.getMessage()).startsWith("2 retirements under way");
+                });
         first.close();
 
         SimOperator second = new SimOperator(client, sim.exec(), sim.routers());
         try {
-            await().atMost(Duration.ofSeconds(40)).until(() -> LEAVING.stream().allMatch(this::gone) && retirements().isEmpty());
+            await().atMost(Duration.ofSeconds(40))
+                    .until(() -> LEAVING.stream().allMatch(this::gone)
+                            && retirements().isEmpty());
         } finally {
             second.close();
         }
         assertThat(requests).allSatisfy(r -> assertThat(r.join().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
         assertThat(STAYING).noneMatch(this::gone);
-        assertThat(RecordedEvents.occurrences(client, NS).stream().filter(e -> "RetirementStarted".equals(e.getReason())))
-                .as("two operations, each resumed, no third").hasSize(2);
+        assertThat(RecordedEvents.occurrences(client, NS).stream()
+                        .filter(e -> "RetirementStarted".equals(e.getReason())))
+                .as("two operations, each resumed, no third")
+                .hasSize(2);
     }
 
     @Test
@@ -137,8 +154,11 @@ class ConcurrentRetirementIT {
         SimOperator operator = new SimOperator(client, sim.exec(), sim.routers());
         try {
             deployFourWithTheHighestLeastBusy(operator);
-            Map<String, String> uids = client.pods().inNamespace(NS).withLabel(Labels.ROLE, "server").list().getItems().stream()
-                    .collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> p.getMetadata().getUid()));
+            Map<String, String> uids =
+                    client.pods().inNamespace(NS).withLabel(Labels.ROLE, "server").list().getItems().stream()
+                            .collect(Collectors.toMap(
+                                    p -> p.getMetadata().getName(),
+                                    p -> p.getMetadata().getUid()));
             holdTheLeavingOnes(30);
 
             Specs.scale(client, NS, "qwen", "server", 2);
@@ -146,13 +166,24 @@ class ConcurrentRetirementIT {
             await().atMost(Duration.ofSeconds(10)).until(() -> LEAVING.stream().noneMatch(router::selects));
             Specs.scale(client, NS, "qwen", "server", 4);
 
-            await().atMost(Duration.ofSeconds(30)).until(() -> LEAVING.stream().allMatch(router::selects)
-                    && retirements().stream().noneMatch(r -> !"Aborted".equals(r.state())));
-            List<Pod> servers = client.pods().inNamespace(NS).withLabel(Labels.ROLE, "server").list().getItems();
-            assertThat(servers).extracting(p -> p.getMetadata().getName() + "/" + p.getMetadata().getUid())
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> LEAVING.stream().allMatch(router::selects)
+                            && retirements().stream().noneMatch(r -> !"Aborted".equals(r.state())));
+            List<Pod> servers = client.pods()
+                    .inNamespace(NS)
+                    .withLabel(Labels.ROLE, "server")
+                    .list()
+                    .getItems();
+            assertThat(servers)
+                    .extracting(p ->
+                            p.getMetadata().getName() + "/" + p.getMetadata().getUid())
                     .as("the same four Pods, none created, none deleted")
-                    .containsExactlyInAnyOrderElementsOf(uids.entrySet().stream().map(e -> e.getKey() + "/" + e.getValue()).toList());
-            assertThat(servers).allSatisfy(p -> assertThat(p.getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES));
+                    .containsExactlyInAnyOrderElementsOf(uids.entrySet().stream()
+                            .map(e -> e.getKey() + "/" + e.getValue())
+                            .toList());
+            assertThat(servers)
+                    .allSatisfy(p ->
+                            assertThat(p.getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES));
         } finally {
             operator.close();
         }

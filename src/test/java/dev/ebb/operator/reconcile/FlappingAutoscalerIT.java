@@ -85,15 +85,18 @@ class FlappingAutoscalerIT {
                 }
                 int ordinal = Integer.parseInt(m.group(1));
                 if (action == Action.ADDED) {
-                    createdByOrdinal.computeIfAbsent(ordinal, o -> ConcurrentHashMap.newKeySet()).add(pod.getMetadata().getUid());
+                    createdByOrdinal
+                            .computeIfAbsent(ordinal, o -> ConcurrentHashMap.newKeySet())
+                            .add(pod.getMetadata().getUid());
                 } else if (action == Action.DELETED) {
-                    deletedByOrdinal.computeIfAbsent(ordinal, o -> new AtomicInteger()).incrementAndGet();
+                    deletedByOrdinal
+                            .computeIfAbsent(ordinal, o -> new AtomicInteger())
+                            .incrementAndGet();
                 }
             }
 
             @Override
-            public void onClose(WatcherException cause) {
-            }
+            public void onClose(WatcherException cause) {}
         });
     }
 
@@ -104,7 +107,10 @@ class FlappingAutoscalerIT {
     }
 
     private Optional<ModelDeploymentStatus> status() {
-        return Optional.ofNullable(client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get())
+        return Optional.ofNullable(client.resources(ModelDeployment.class)
+                        .inNamespace(NS)
+                        .withName("qwen")
+                        .get())
                 .map(ModelDeployment::getStatus);
     }
 
@@ -114,23 +120,36 @@ class FlappingAutoscalerIT {
 
     /** What an HPA does: read the Scale, set its replicas, write it back; a write lost to a newer version is tried again. */
     private void autoscalerWrites(int replicas) {
-        await().atMost(Duration.ofSeconds(10)).ignoreExceptionsInstanceOf(KubernetesClientException.class)
-                .until(() -> client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").scale(replicas) != null);
+        await().atMost(Duration.ofSeconds(10))
+                .ignoreExceptionsInstanceOf(KubernetesClientException.class)
+                .until(() -> client.resources(ModelDeployment.class)
+                                .inNamespace(NS)
+                                .withName("qwen")
+                                .scale(replicas)
+                        != null);
     }
 
     private boolean settledAt(int replicas) {
         List<Pod> pods = servers();
-        List<RetirementStatus> retirements = status().map(ModelDeploymentStatus::retirements).orElse(List.of());
+        List<RetirementStatus> retirements =
+                status().map(ModelDeploymentStatus::retirements).orElse(List.of());
         return pods.size() == replicas
-                && pods.stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null
-                        && Labels.SERVING_YES.equals(p.getMetadata().getLabels().get(Labels.SERVING)))
+                && pods.stream()
+                        .allMatch(p -> p.getMetadata().getDeletionTimestamp() == null
+                                && Labels.SERVING_YES.equals(
+                                        p.getMetadata().getLabels().get(Labels.SERVING)))
                 && pods.stream().allMatch(p -> router.selects(p.getMetadata().getName()))
                 && retirements.stream().allMatch(r -> "Aborted".equals(r.state()))
-                && status().map(ModelDeploymentStatus::scaling).filter(s -> s.replicas() == replicas).isPresent();
+                && status().map(ModelDeploymentStatus::scaling)
+                        .filter(s -> s.replicas() == replicas)
+                        .isPresent();
     }
 
     private long events(Predicate<String> reason) {
-        return RecordedEvents.occurrences(client, NS).stream().map(Event::getReason).filter(reason).count();
+        return RecordedEvents.occurrences(client, NS).stream()
+                .map(Event::getReason)
+                .filter(reason)
+                .count();
     }
 
     @Test
@@ -138,25 +157,38 @@ class FlappingAutoscalerIT {
         SimOperator operator = new SimOperator(client, sim.exec(), sim.routers());
         LoadGenerator load = null;
         try {
-            client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").scaling(ROLE, HIGH)
-                    .role(role(ROLE).replicas(HIGH)).build()).create();
+            client.resource(deployment("qwen", "vLLM")
+                            .namespace(NS)
+                            .router("llm-d-router")
+                            .scaling(ROLE, HIGH)
+                            .role(role(ROLE).replicas(HIGH))
+                            .build())
+                    .create();
             await().atMost(Duration.ofSeconds(30)).until(() -> settledAt(HIGH));
-            Set<String> initial = servers().stream().map(p -> p.getMetadata().getUid()).collect(Collectors.toSet());
+            Set<String> initial =
+                    servers().stream().map(p -> p.getMetadata().getUid()).collect(Collectors.toSet());
 
             // streams of 0.5 to 2.5 s, three at a time through the router's client entry
             Random lengths = new Random(7);
-            load = new LoadGenerator(router, 3, () -> 10 + lengths.nextInt(41), Duration.ofMillis(50)).start(FLAPPING.plusSeconds(30));
+            load = new LoadGenerator(router, 3, () -> 10 + lengths.nextInt(41), Duration.ofMillis(50))
+                    .start(FLAPPING.plusSeconds(30));
 
             // what status shows while it flaps: how many retirements run at once, and why each replica was chosen
             AtomicInteger mostAtOnce = new AtomicInteger();
             Set<String> choices = ConcurrentHashMap.newKeySet();
             ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor();
-            watcher.scheduleWithFixedDelay(() -> {
-                List<RetirementStatus> underWay = status().map(ModelDeploymentStatus::retirements).orElse(List.of()).stream()
-                        .filter(r -> !"Aborted".equals(r.state())).toList();
-                mostAtOnce.accumulateAndGet(underWay.size(), Math::max);
-                underWay.forEach(r -> choices.add(r.chosenBecause() == null ? "" : r.chosenBecause()));
-            }, 0, 200, TimeUnit.MILLISECONDS);
+            watcher.scheduleWithFixedDelay(
+                    () -> {
+                        List<RetirementStatus> underWay =
+                                status().map(ModelDeploymentStatus::retirements).orElse(List.of()).stream()
+                                        .filter(r -> !"Aborted".equals(r.state()))
+                                        .toList();
+                        mostAtOnce.accumulateAndGet(underWay.size(), Math::max);
+                        underWay.forEach(r -> choices.add(r.chosenBecause() == null ? "" : r.chosenBecause()));
+                    },
+                    0,
+                    200,
+                    TimeUnit.MILLISECONDS);
 
             Random autoscaler = new Random(42);
             int writes = 0;
@@ -176,29 +208,63 @@ class FlappingAutoscalerIT {
             long started = events(Reasons.STARTED::equals);
             long cancelled = events(Reasons.NO_LONGER_WANTED::equals);
             long completed = events(Reasons.COMPLETED::equals);
-            long otherAborts = status().map(ModelDeploymentStatus::abortedRetirements).map(List::size).orElse(0);
-            long createdLater = createdByOrdinal.values().stream().flatMap(Set::stream).filter(uid -> !initial.contains(uid)).count();
+            long otherAborts = status().map(ModelDeploymentStatus::abortedRetirements)
+                    .map(List::size)
+                    .orElse(0);
+            long createdLater = createdByOrdinal.values().stream()
+                    .flatMap(Set::stream)
+                    .filter(uid -> !initial.contains(uid))
+                    .count();
             Map<Integer, Integer> deletions = new TreeMap<>();
             deletedByOrdinal.forEach((ordinal, count) -> deletions.put(ordinal, count.get()));
-            System.out.printf("flapping autoscaler: %d scale writes (%d..%d) in %ds; retirements started %d, called off %d, completed %d,"
-                    + " aborted otherwise %d; Pods created after the start %d, deletions by ordinal %s; requests completed %d, cut %d,"
-                    + " rejected %d; at most %d retirements at once; chosen because, e.g. %s%n", writes, LOW, HIGH, FLAPPING.toSeconds(), started, cancelled, completed, otherAborts, createdLater,
-                    deletions, load.count(LoadGenerator.Outcome.COMPLETED), load.count(LoadGenerator.Outcome.CUT),
-                    load.count(LoadGenerator.Outcome.REJECTED), mostAtOnce.get(), choices.stream().limit(3).toList());
+            System.out.printf(
+                    "flapping autoscaler: %d scale writes (%d..%d) in %ds; retirements started %d, called off %d, completed %d,"
+                            + " aborted otherwise %d; Pods created after the start %d, deletions by ordinal %s; requests completed %d, cut %d,"
+                            + " rejected %d; at most %d retirements at once; chosen because, e.g. %s%n",
+                    writes,
+                    LOW,
+                    HIGH,
+                    FLAPPING.toSeconds(),
+                    started,
+                    cancelled,
+                    completed,
+                    otherAborts,
+                    createdLater,
+                    deletions,
+                    load.count(LoadGenerator.Outcome.COMPLETED),
+                    load.count(LoadGenerator.Outcome.CUT),
+                    load.count(LoadGenerator.Outcome.REJECTED),
+                    mostAtOnce.get(),
+                    choices.stream().limit(3).toList());
 
-            assertThat(load.requests()).filteredOn(r -> r.outcome() == LoadGenerator.Outcome.CUT).as("cut requests").isEmpty();
+            assertThat(load.requests())
+                    .filteredOn(r -> r.outcome() == LoadGenerator.Outcome.CUT)
+                    .as("cut requests")
+                    .isEmpty();
             assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isPositive();
-            assertThat(servers()).as("no Pod left withdrawn").allSatisfy(p ->
-                    assertThat(p.getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES));
+            assertThat(servers())
+                    .as("no Pod left withdrawn")
+                    .allSatisfy(p ->
+                            assertThat(p.getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES));
             assertThat(writes).as("writes, each 1 to 3 s after the last").isGreaterThanOrEqualTo(13);
             assertThat(started).as("the scale-downs went through the protocol").isPositive();
-            assertThat(mostAtOnce.get()).as("a scale-down by two retires both at once").isEqualTo(HIGH - LOW);
-            assertThat(choices).as("each chosen by a reading of what it held").isNotEmpty()
+            assertThat(mostAtOnce.get())
+                    .as("a scale-down by two retires both at once")
+                    .isEqualTo(HIGH - LOW);
+            assertThat(choices)
+                    .as("each chosen by a reading of what it held")
+                    .isNotEmpty()
                     .allSatisfy(why -> assertThat(why).startsWith("in flight "));
             assertThat(cancelled).as("scale-ups called retirements off").isPositive();
-            assertThat(createdLater).as("a Pod is created only for a replica a completed retirement deleted").isLessThanOrEqualTo(completed);
-            assertThat(deletions.values()).as("deletions per ordinal").allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(MAX_DELETIONS_PER_ORDINAL));
-            assertThat(otherAborts).as("no retirement aborted for any reason but the flapping").isZero();
+            assertThat(createdLater)
+                    .as("a Pod is created only for a replica a completed retirement deleted")
+                    .isLessThanOrEqualTo(completed);
+            assertThat(deletions.values())
+                    .as("deletions per ordinal")
+                    .allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(MAX_DELETIONS_PER_ORDINAL));
+            assertThat(otherAborts)
+                    .as("no retirement aborted for any reason but the flapping")
+                    .isZero();
         } finally {
             if (load != null) {
                 load.close();

@@ -38,6 +38,7 @@ class HeldRetirementEventsIT {
 
     @Inject
     KubernetesClient client;
+
     @Inject
     SimRouterAddress routers;
 
@@ -59,9 +60,14 @@ class HeldRetirementEventsIT {
         FakeRouter router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
         opened.add(router);
         routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
-        client.resource(deployment("qwen", "vLLM").router(RouterKind.LLM_D_ROUTER.wireName()).namespace(NS)
-                .role(role("server").replicas(2)).build()).create();
-        await().atMost(Duration.ofSeconds(30)).until(() -> router.selects("qwen-server-r0-m0") && router.selects(TARGET));
+        client.resource(deployment("qwen", "vLLM")
+                        .router(RouterKind.LLM_D_ROUTER.wireName())
+                        .namespace(NS)
+                        .role(role("server").replicas(2))
+                        .build())
+                .create();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> router.selects("qwen-server-r0-m0") && router.selects(TARGET));
         FakeEngine engine = world.kubelet().engine(NS, TARGET).orElseThrow();
         // each read takes longer than the second between passes, as an exec into a loaded node can: about every other
         // pass finds its read still under way
@@ -69,20 +75,30 @@ class HeldRetirementEventsIT {
         // about 15 s of streaming: some fifteen draining passes, each with a read that may or may not have landed
         // the replica that stays holds more, so the scale-down, which takes the fewest in flight, takes the target
         FakeEngine other = world.kubelet().engine(NS, "qwen-server-r0-m0").orElseThrow();
-        new LoadGenerator(() -> Optional.of(new RouteTarget("qwen-server-r0-m0", other.uri(""))), 2, 400, Duration.ofMillis(100))
+        new LoadGenerator(
+                        () -> Optional.of(new RouteTarget("qwen-server-r0-m0", other.uri(""))),
+                        2,
+                        400,
+                        Duration.ofMillis(100))
                 .start(Duration.ofSeconds(1));
         await().atMost(Duration.ofSeconds(5)).until(() -> other.inFlight() >= 2);
-        LoadGenerator held = new LoadGenerator(() -> Optional.of(new RouteTarget(TARGET, engine.uri(""))), 1, 150, Duration.ofMillis(100));
+        LoadGenerator held = new LoadGenerator(
+                () -> Optional.of(new RouteTarget(TARGET, engine.uri(""))), 1, 150, Duration.ofMillis(100));
         CompletableFuture.runAsync(held::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
 
         Specs.scale(client, NS, "qwen", "server", 1);
-        await().atMost(Duration.ofSeconds(60)).until(() -> client.pods().inNamespace(NS).withName(TARGET).get() == null);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> client.pods().inNamespace(NS).withName(TARGET).get() == null);
 
         List<Event> told = RecordedEvents.occurrences(client, NS);
         assertThat(told).filteredOn(e -> Reasons.BUSY.equals(e.getReason())).hasSize(1);
         // awaiting the first read, then the first idle read of two: the hold's own changes, told once each
-        assertThat(told).filteredOn(e -> Reasons.AWAITING_READS.equals(e.getReason())).hasSizeLessThanOrEqualTo(2);
-        assertThat(held.requests()).singleElement().satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        assertThat(told)
+                .filteredOn(e -> Reasons.AWAITING_READS.equals(e.getReason()))
+                .hasSizeLessThanOrEqualTo(2);
+        assertThat(held.requests())
+                .singleElement()
+                .satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
     }
 }

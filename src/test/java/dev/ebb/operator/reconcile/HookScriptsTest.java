@@ -20,20 +20,47 @@ class HookScriptsTest {
     private static final ConfigMap ROUTER_CONFIG = script("qwen-router", false);
 
     private static ConfigMap script(String name, boolean hook) {
-        return new ConfigMapBuilder().withNewMetadata().withName(name)
-                .addToLabels(Labels.DEPLOYMENT, "qwen").addToLabels(hook ? Labels.DRAIN_HOOK_REVISION : "other", "x").endMetadata().build();
+        return new ConfigMapBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .addToLabels(Labels.DEPLOYMENT, "qwen")
+                .addToLabels(hook ? Labels.DRAIN_HOOK_REVISION : "other", "x")
+                .endMetadata()
+                .build();
     }
 
     private static Pod mounting(String configMap) {
-        return new PodBuilder().withNewMetadata().withName("p-" + configMap).endMetadata().withNewSpec()
-                .addNewVolume().withName(PodRenderer.DRAIN_HOOK_VOLUME).withNewConfigMap().withName(configMap).endConfigMap().endVolume()
-                .endSpec().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withName("p-" + configMap)
+                .endMetadata()
+                .withNewSpec()
+                .addNewVolume()
+                .withName(PodRenderer.DRAIN_HOOK_VOLUME)
+                .withNewConfigMap()
+                .withName(configMap)
+                .endConfigMap()
+                .endVolume()
+                .endSpec()
+                .build();
     }
 
-    private static final Pod INLINE_HOOK = new PodBuilder().withNewMetadata().withName("older-release").endMetadata().withNewSpec().endSpec().build();
+    private static final Pod INLINE_HOOK = new PodBuilder()
+            .withNewMetadata()
+            .withName("older-release")
+            .endMetadata()
+            .withNewSpec()
+            .endSpec()
+            .build();
 
-    record Case(String name, Optional<ConfigMap> desired, List<ConfigMap> existing, List<Pod> pods,
-            Optional<String> create, boolean restored, List<String> delete) {
+    record Case(
+            String name,
+            Optional<ConfigMap> desired,
+            List<ConfigMap> existing,
+            List<Pod> pods,
+            Optional<String> create,
+            boolean restored,
+            List<String> delete) {
         @Override
         public String toString() {
             return name;
@@ -42,20 +69,62 @@ class HookScriptsTest {
 
     static Stream<Case> cases() {
         return Stream.of(
-                new Case("a new deployment: its script is created before any Pod", Optional.of(CURRENT), List.of(), List.of(),
-                        Optional.of(CURRENT.getMetadata().getName()), false, List.of()),
-                new Case("deleted by hand while Pods mount it: put back, and said so", Optional.of(CURRENT), List.of(), List.of(mounting(CURRENT.getMetadata().getName())),
-                        Optional.of(CURRENT.getMetadata().getName()), true, List.of()),
-                new Case("there already: nothing to do", Optional.of(CURRENT), List.of(CURRENT), List.of(mounting(CURRENT.getMetadata().getName())),
-                        Optional.empty(), false, List.of()),
-                new Case("an older revision a Pod still mounts stays", Optional.of(CURRENT), List.of(CURRENT, OLDER),
-                        List.of(mounting(OLDER.getMetadata().getName())), Optional.empty(), false, List.of()),
-                new Case("an older revision no Pod mounts goes", Optional.of(CURRENT), List.of(CURRENT, OLDER), List.of(INLINE_HOOK),
-                        Optional.empty(), false, List.of(OLDER.getMetadata().getName())),
-                new Case("no role hooked any more: every unmounted script goes", Optional.empty(), List.of(CURRENT, OLDER),
-                        List.of(mounting(OLDER.getMetadata().getName())), Optional.empty(), false, List.of(CURRENT.getMetadata().getName())),
-                new Case("the router's ConfigMaps are not the hook's to remove", Optional.of(CURRENT), List.of(CURRENT, ROUTER_CONFIG), List.of(),
-                        Optional.empty(), false, List.of()));
+                new Case(
+                        "a new deployment: its script is created before any Pod",
+                        Optional.of(CURRENT),
+                        List.of(),
+                        List.of(),
+                        Optional.of(CURRENT.getMetadata().getName()),
+                        false,
+                        List.of()),
+                new Case(
+                        "deleted by hand while Pods mount it: put back, and said so",
+                        Optional.of(CURRENT),
+                        List.of(),
+                        List.of(mounting(CURRENT.getMetadata().getName())),
+                        Optional.of(CURRENT.getMetadata().getName()),
+                        true,
+                        List.of()),
+                new Case(
+                        "there already: nothing to do",
+                        Optional.of(CURRENT),
+                        List.of(CURRENT),
+                        List.of(mounting(CURRENT.getMetadata().getName())),
+                        Optional.empty(),
+                        false,
+                        List.of()),
+                new Case(
+                        "an older revision a Pod still mounts stays",
+                        Optional.of(CURRENT),
+                        List.of(CURRENT, OLDER),
+                        List.of(mounting(OLDER.getMetadata().getName())),
+                        Optional.empty(),
+                        false,
+                        List.of()),
+                new Case(
+                        "an older revision no Pod mounts goes",
+                        Optional.of(CURRENT),
+                        List.of(CURRENT, OLDER),
+                        List.of(INLINE_HOOK),
+                        Optional.empty(),
+                        false,
+                        List.of(OLDER.getMetadata().getName())),
+                new Case(
+                        "no role hooked any more: every unmounted script goes",
+                        Optional.empty(),
+                        List.of(CURRENT, OLDER),
+                        List.of(mounting(OLDER.getMetadata().getName())),
+                        Optional.empty(),
+                        false,
+                        List.of(CURRENT.getMetadata().getName())),
+                new Case(
+                        "the router's ConfigMaps are not the hook's to remove",
+                        Optional.of(CURRENT),
+                        List.of(CURRENT, ROUTER_CONFIG),
+                        List.of(),
+                        Optional.empty(),
+                        false,
+                        List.of()));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -63,8 +132,13 @@ class HookScriptsTest {
     void plan(Case c) {
         HookScripts.Plan plan = HookScripts.plan(c.desired(), c.existing(), c.pods());
 
-        assertThat(plan.create().map(m -> m.getMetadata().getName())).as("created").isEqualTo(c.create());
+        assertThat(plan.create().map(m -> m.getMetadata().getName()))
+                .as("created")
+                .isEqualTo(c.create());
         assertThat(plan.restored()).as("restored").isEqualTo(c.restored());
-        assertThat(plan.delete()).extracting(m -> m.getMetadata().getName()).as("deleted").isEqualTo(c.delete());
+        assertThat(plan.delete())
+                .extracting(m -> m.getMetadata().getName())
+                .as("deleted")
+                .isEqualTo(c.delete());
     }
 }

@@ -47,6 +47,7 @@ class IdlestRetirementIT {
 
     @Inject
     KubernetesClient client;
+
     @Inject
     SimRouterAddress routers;
 
@@ -80,15 +81,23 @@ class IdlestRetirementIT {
     }
 
     private Optional<RetirementStatus> retirement() {
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
-        return Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst());
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(ns)
+                .withName("qwen")
+                .get();
+        return Optional.ofNullable(md)
+                .map(ModelDeployment::getStatus)
+                .flatMap(s -> s.retirements() == null
+                        ? Optional.empty()
+                        : s.retirements().stream().findFirst());
     }
 
     /** Streams sent straight to one Pod's engine, each lasting about tokens × 100 ms: work that Pod holds. */
     private void streamsTo(String pod, int streams, int tokens) {
         FakeEngine engine = world.kubelet().engine(ns, pod).orElseThrow();
         int before = engine.inFlight();
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), streams, tokens, TOKEN);
+        LoadGenerator load =
+                new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), streams, tokens, TOKEN);
         direct.add(load);
         for (int i = 0; i < streams; i++) {
             CompletableFuture.runAsync(load::send, clients);
@@ -97,16 +106,24 @@ class IdlestRetirementIT {
     }
 
     @Test
-    void aScaleDownUnderLoadRetiresTheReplicaWithTheFewestRequestsInFlightAndAScaleUpRefillsItsOrdinal() throws Exception {
+    void aScaleDownUnderLoadRetiresTheReplicaWithTheFewestRequestsInFlightAndAScaleUpRefillsItsOrdinal()
+            throws Exception {
         router = FakeRouter.inFrontOf(client, ns, "qwen", RouterKind.LLM_D_ROUTER);
         routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
-        client.resource(deployment("qwen", "vLLM").role(role("server").replicas(3).grace(30))
-                .router(RouterKind.LLM_D_ROUTER.wireName()).namespace(ns).build()).create();
-        await().atMost(CONVERGE).until(() -> router.selects("qwen-server-r0-m0") && router.selects("qwen-server-r1-m0")
-                && router.selects("qwen-server-r2-m0"));
+        client.resource(deployment("qwen", "vLLM")
+                        .role(role("server").replicas(3).grace(30))
+                        .router(RouterKind.LLM_D_ROUTER.wireName())
+                        .namespace(ns)
+                        .build())
+                .create();
+        await().atMost(CONVERGE)
+                .until(() -> router.selects("qwen-server-r0-m0")
+                        && router.selects("qwen-server-r1-m0")
+                        && router.selects("qwen-server-r2-m0"));
         String middleUid = pod("qwen-server-r1-m0").getMetadata().getUid();
         // clients through the router add at most one stream anywhere, which never closes the gaps below
-        LoadGenerator throughRouter = new LoadGenerator(router, 1, 10, Duration.ofMillis(50)).start(Duration.ofSeconds(120));
+        LoadGenerator throughRouter =
+                new LoadGenerator(router, 1, 10, Duration.ofMillis(50)).start(Duration.ofSeconds(120));
         // the highest ordinal is the busiest, and the middle one holds a single generation that outlasts the choice
         streamsTo("qwen-server-r0-m0", 4, 400);
         streamsTo("qwen-server-r1-m0", 1, 150);
@@ -114,12 +131,16 @@ class IdlestRetirementIT {
 
         Specs.scale(client, ns, "qwen", "server", 2);
 
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
-            assertThat(r.replicaOrdinal()).isEqualTo(1);
-            assertThat(r.chosenBecause()).matches("in flight [12], lowest of 3 read: r1 [12], r0 [45], r2 [78]");
-        }));
-        await().atMost(Duration.ofSeconds(60)).until(() -> Optional.ofNullable(pod("qwen-server-r1-m0"))
-                .filter(p -> middleUid.equals(p.getMetadata().getUid())).isEmpty());
+        await().atMost(CONVERGE)
+                .untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
+                    assertThat(r.replicaOrdinal()).isEqualTo(1);
+                    assertThat(r.chosenBecause())
+                            .matches("in flight [12], lowest of 3 read: r1 [12], r0 [45], r2 [78]");
+                }));
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> Optional.ofNullable(pod("qwen-server-r1-m0"))
+                        .filter(p -> middleUid.equals(p.getMetadata().getUid()))
+                        .isEmpty());
         await().atMost(CONVERGE).until(() -> retirement().isEmpty());
         assertThat(pod("qwen-server-r0-m0")).isNotNull();
         assertThat(pod("qwen-server-r2-m0")).isNotNull();
@@ -127,16 +148,24 @@ class IdlestRetirementIT {
 
         Specs.scale(client, ns, "qwen", "server", 3);
 
-        await().atMost(CONVERGE).until(() -> Optional.ofNullable(pod("qwen-server-r1-m0"))
-                .filter(p -> !middleUid.equals(p.getMetadata().getUid())).isPresent());
+        await().atMost(CONVERGE)
+                .until(() -> Optional.ofNullable(pod("qwen-server-r1-m0"))
+                        .filter(p -> !middleUid.equals(p.getMetadata().getUid()))
+                        .isPresent());
         assertThat(pod("qwen-server-r3-m0")).isNull();
         throughRouter.stop(Duration.ofSeconds(10));
-        await().atMost(Duration.ofSeconds(60)).until(() -> direct.stream().mapToLong(l -> l.requests().size()).sum() == 12);
-        assertThat(direct).flatMap(LoadGenerator::requests).extracting(LoadGenerator.Request::outcome)
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> direct.stream().mapToLong(l -> l.requests().size()).sum() == 12);
+        assertThat(direct)
+                .flatMap(LoadGenerator::requests)
+                .extracting(LoadGenerator.Request::outcome)
                 .containsOnly(LoadGenerator.Outcome.COMPLETED);
-        assertThat(throughRouter.requests()).extracting(LoadGenerator.Request::outcome).doesNotContain(LoadGenerator.Outcome.CUT)
+        assertThat(throughRouter.requests())
+                .extracting(LoadGenerator.Request::outcome)
+                .doesNotContain(LoadGenerator.Outcome.CUT)
                 .contains(LoadGenerator.Outcome.COMPLETED);
-        assertThat(client.v1().events().inNamespace(ns).list().getItems()).extracting(Event::getReason)
+        assertThat(client.v1().events().inNamespace(ns).list().getItems())
+                .extracting(Event::getReason)
                 .contains("RetirementStarted", "Completed");
     }
 }

@@ -55,8 +55,15 @@ class LostDeleteIT {
     }
 
     private Optional<RetirementStatus> retirement() {
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get();
-        return Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst());
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(NS)
+                .withName("qwen")
+                .get();
+        return Optional.ofNullable(md)
+                .map(ModelDeployment::getStatus)
+                .flatMap(s -> s.retirements() == null
+                        ? Optional.empty()
+                        : s.retirements().stream().findFirst());
     }
 
     private Pod target() {
@@ -64,24 +71,35 @@ class LostDeleteIT {
     }
 
     private List<String> eventReasons() {
-        return client.v1().events().inNamespace(NS).list().getItems().stream().map(Event::getReason).toList();
+        return client.v1().events().inNamespace(NS).list().getItems().stream()
+                .map(Event::getReason)
+                .toList();
     }
 
     private void scaleDownFromTwo() {
-        client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
+        client.resource(deployment("qwen", "vLLM")
+                        .namespace(NS)
+                        .router("llm-d-router")
+                        .role(role("server").replicas(2))
+                        .build())
+                .create();
         await().atMost(CONVERGE).until(() -> router.selects(TARGET));
         Specs.scale(client, NS, "qwen", "server", 1);
     }
 
     private boolean retirementIn(RetirementState... states) {
-        return retirement().filter(r -> Arrays.stream(states).map(Enum::name).anyMatch(r.state()::equals)).isPresent();
+        return retirement()
+                .filter(r -> Arrays.stream(states).map(Enum::name).anyMatch(r.state()::equals))
+                .isPresent();
     }
 
     private void assertRetired() {
         await().atMost(CONVERGE).until(() -> target() == null);
         await().atMost(Duration.ofSeconds(10)).until(() -> retirement().isEmpty());
         assertThat(eventReasons()).contains("Completed");
-        assertThat(eventReasons().stream().filter("RetirementStarted"::equals)).as("one operation, not a second one").hasSize(1);
+        assertThat(eventReasons().stream().filter("RetirementStarted"::equals))
+                .as("one operation, not a second one")
+                .hasSize(1);
     }
 
     @Test
@@ -89,7 +107,8 @@ class LostDeleteIT {
         try (SimOperator operator = new SimOperator(operatorClient, sim.exec(), sim.routers())) {
             sim.apiServer().fail("DELETE", TARGET_PATH, 503);
             scaleDownFromTwo();
-            await().atMost(CONVERGE).until(() -> sim.apiServer().failed() > 0 && retirementIn(RetirementState.Settling));
+            await().atMost(CONVERGE)
+                    .until(() -> sim.apiServer().failed() > 0 && retirementIn(RetirementState.Settling));
             assertThat(target().getMetadata().getDeletionTimestamp()).isNull();
 
             sim.apiServer().lift();
@@ -111,7 +130,9 @@ class LostDeleteIT {
         await().atMost(CONVERGE).until(() -> retirementIn(RetirementState.Deleting));
         first.crash();
         sim.apiServer().lift();
-        assertThat(target().getMetadata().getDeletionTimestamp()).as("no DELETE took effect").isNull();
+        assertThat(target().getMetadata().getDeletionTimestamp())
+                .as("no DELETE took effect")
+                .isNull();
 
         try (SimOperator second = new SimOperator(operatorClient, sim.exec(), sim.routers())) {
             assertRetired();

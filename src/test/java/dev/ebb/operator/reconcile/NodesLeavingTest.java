@@ -27,39 +27,84 @@ class NodesLeavingTest {
 
     static Stream<Arguments> cases() {
         return Stream.of(
-                new Case("a node in service", null, null, Optional.empty()),
-                new Case("uncordoned", false, List.of(), Optional.empty()),
-                new Case("cordoned by kubectl drain", true, List.of(taint("node.kubernetes.io/unschedulable", "NoSchedule")), Optional.of("cordoned")),
-                new Case("chosen by the cluster autoscaler", null, List.of(taint("ToBeDeletedByClusterAutoscaler", "NoSchedule")),
-                        Optional.of("marked for removal by the cluster autoscaler")),
-                new Case("only a candidate of the cluster autoscaler", null, List.of(taint("DeletionCandidateOfClusterAutoscaler", "PreferNoSchedule")),
-                        Optional.empty()),
-                new Case("disrupted by Karpenter", null, List.of(taint("karpenter.sh/disrupted", "NoSchedule")), Optional.of("being disrupted by Karpenter")),
-                new Case("a taint of the user's", null, List.of(taint("nvidia.com/gpu", "NoSchedule")), Optional.empty()))
+                        new Case("a node in service", null, null, Optional.empty()),
+                        new Case("uncordoned", false, List.of(), Optional.empty()),
+                        new Case(
+                                "cordoned by kubectl drain",
+                                true,
+                                List.of(taint("node.kubernetes.io/unschedulable", "NoSchedule")),
+                                Optional.of("cordoned")),
+                        new Case(
+                                "chosen by the cluster autoscaler",
+                                null,
+                                List.of(taint("ToBeDeletedByClusterAutoscaler", "NoSchedule")),
+                                Optional.of("marked for removal by the cluster autoscaler")),
+                        new Case(
+                                "only a candidate of the cluster autoscaler",
+                                null,
+                                List.of(taint("DeletionCandidateOfClusterAutoscaler", "PreferNoSchedule")),
+                                Optional.empty()),
+                        new Case(
+                                "disrupted by Karpenter",
+                                null,
+                                List.of(taint("karpenter.sh/disrupted", "NoSchedule")),
+                                Optional.of("being disrupted by Karpenter")),
+                        new Case(
+                                "a taint of the user's",
+                                null,
+                                List.of(taint("nvidia.com/gpu", "NoSchedule")),
+                                Optional.empty()))
                 .map(Arguments::of);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void aNodeIsGoingAwayOnlyOnTheSignsMaintenanceLeavesBeforeItEvicts(Case c) {
-        Node node = new NodeBuilder().withNewMetadata().withName("n").endMetadata()
-                .withNewSpec().withUnschedulable(c.unschedulable()).withTaints(c.taints()).endSpec().build();
+        Node node = new NodeBuilder()
+                .withNewMetadata()
+                .withName("n")
+                .endMetadata()
+                .withNewSpec()
+                .withUnschedulable(c.unschedulable())
+                .withTaints(c.taints())
+                .endSpec()
+                .build();
 
         assertThat(NodesLeaving.sign(node)).isEqualTo(c.sign());
     }
 
     @Test
     void aNodeWithoutASpecIsNotGoingAway() {
-        assertThat(NodesLeaving.sign(new NodeBuilder().withNewMetadata().withName("n").endMetadata().build())).isEmpty();
+        assertThat(NodesLeaving.sign(new NodeBuilder()
+                        .withNewMetadata()
+                        .withName("n")
+                        .endMetadata()
+                        .build()))
+                .isEmpty();
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void theNodeCacheKeepsWhatTheSignsAreReadFromAndDropsTheStatus(Case c) {
-        Node node = new NodeBuilder().withNewMetadata().withName("gpu-7").withUid("u-7").withResourceVersion("42")
-                .withLabels(java.util.Map.of("nvidia.com/gpu.product", "H100")).endMetadata()
-                .withNewSpec().withUnschedulable(c.unschedulable()).withTaints(c.taints()).withPodCIDR("10.244.7.0/24").endSpec()
-                .withNewStatus().addNewImage().withNames("vllm/vllm-openai:v0.32.0").withSizeBytes(9_000_000_000L).endImage().endStatus().build();
+        Node node = new NodeBuilder()
+                .withNewMetadata()
+                .withName("gpu-7")
+                .withUid("u-7")
+                .withResourceVersion("42")
+                .withLabels(java.util.Map.of("nvidia.com/gpu.product", "H100"))
+                .endMetadata()
+                .withNewSpec()
+                .withUnschedulable(c.unschedulable())
+                .withTaints(c.taints())
+                .withPodCIDR("10.244.7.0/24")
+                .endSpec()
+                .withNewStatus()
+                .addNewImage()
+                .withNames("vllm/vllm-openai:v0.32.0")
+                .withSizeBytes(9_000_000_000L)
+                .endImage()
+                .endStatus()
+                .build();
         NodesLeaving.Store store = new NodesLeaving.Store();
 
         store.put(store.getKey(node), node);

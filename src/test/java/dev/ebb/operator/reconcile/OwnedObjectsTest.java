@@ -21,10 +21,25 @@ class OwnedObjectsTest {
     KubernetesClient client;
 
     private Service ownedService(ModelDeployment md) {
-        return client.resource(new ServiceBuilder().withNewMetadata().withName("qwen-server").withNamespace("team-a")
-                .addNewOwnerReference().withApiVersion("serving.ebb.dev/v1alpha1").withKind("ModelDeployment").withName("qwen")
-                .withUid(md.getMetadata().getUid()).withController(true).endOwnerReference().endMetadata()
-                .withNewSpec().addNewPort().withPort(8000).endPort().endSpec().build()).create();
+        return client.resource(new ServiceBuilder()
+                        .withNewMetadata()
+                        .withName("qwen-server")
+                        .withNamespace("team-a")
+                        .addNewOwnerReference()
+                        .withApiVersion("serving.ebb.dev/v1alpha1")
+                        .withKind("ModelDeployment")
+                        .withName("qwen")
+                        .withUid(md.getMetadata().getUid())
+                        .withController(true)
+                        .endOwnerReference()
+                        .endMetadata()
+                        .withNewSpec()
+                        .addNewPort()
+                        .withPort(8000)
+                        .endPort()
+                        .endSpec()
+                        .build())
+                .create();
     }
 
     @Test
@@ -36,7 +51,11 @@ class OwnedObjectsTest {
         new OwnedObjects(client, before -> asked.add(before) && false).delete(md, service);
 
         assertThat(asked).containsExactly("deleting Service team-a/qwen-server");
-        assertThat(client.services().inNamespace("team-a").withName("qwen-server").get()).isNotNull();
+        assertThat(client.services()
+                        .inNamespace("team-a")
+                        .withName("qwen-server")
+                        .get())
+                .isNotNull();
     }
 
     @Test
@@ -45,6 +64,10 @@ class OwnedObjectsTest {
 
         new OwnedObjects(client, LeaseGuard.NOT_ELECTING).delete(md, ownedService(md));
 
-        assertThat(client.services().inNamespace("team-a").withName("qwen-server").get()).isNull();
+        assertThat(client.services()
+                        .inNamespace("team-a")
+                        .withName("qwen-server")
+                        .get())
+                .isNull();
     }
 }

@@ -58,9 +58,14 @@ class PausedLeaderIT {
         // the operators check their RBAC before electing, as the deployed one does
         sim.apiServer().grant(PackagedOperator.packagedRules());
         paused = SimOperator.electing(client, sim.exec(), sim.routers(), LEASE_NAMESPACE, "ebb-operator-a");
-        await().atMost(Duration.ofSeconds(20)).until(() -> holder().filter("ebb-operator-a"::equals).isPresent());
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> holder().filter("ebb-operator-a"::equals).isPresent());
         standby = SimOperator.electing(client, sim.exec(), sim.routers(), LEASE_NAMESPACE, "ebb-operator-b");
-        client.resource(deployment("qwen", "vLLM").namespace(NS).role(role("server").replicas(2)).build()).create();
+        client.resource(deployment("qwen", "vLLM")
+                        .namespace(NS)
+                        .role(role("server").replicas(2))
+                        .build())
+                .create();
         await().atMost(Duration.ofSeconds(30)).until(() -> servingPods().size() == 2);
     }
 
@@ -81,9 +86,14 @@ class PausedLeaderIT {
         paused.pause().thaw();
 
         assertNothingStaleFollows(target);
-        assertThat(paused.pause().answeredSinceThaw()).as("the status decided before the pause, refused")
-                .filteredOn(answer -> answer.path().endsWith("/modeldeployments/qwen/status")).first()
-                .isEqualTo(new ProcessPause.Answered("PUT", "/apis/serving.ebb.dev/v1alpha1/namespaces/" + NS + "/modeldeployments/qwen/status", 409));
+        assertThat(paused.pause().answeredSinceThaw())
+                .as("the status decided before the pause, refused")
+                .filteredOn(answer -> answer.path().endsWith("/modeldeployments/qwen/status"))
+                .first()
+                .isEqualTo(new ProcessPause.Answered(
+                        "PUT",
+                        "/apis/serving.ebb.dev/v1alpha1/namespaces/" + NS + "/modeldeployments/qwen/status",
+                        409));
     }
 
     @Test
@@ -97,7 +107,8 @@ class PausedLeaderIT {
         paused.pause().thaw();
 
         assertNothingStaleFollows(target);
-        assertThat(paused.pause().sentSinceThaw()).as("the Lease was read before anything was taken away")
+        assertThat(paused.pause().sentSinceThaw())
+                .as("the Lease was read before anything was taken away")
                 .anyMatch(sent -> sent.method().equals("GET") && sent.path().endsWith("/leases/" + LEASE));
     }
 
@@ -109,60 +120,91 @@ class PausedLeaderIT {
         RetirementStatus retiring = retirements().stream().findFirst().orElseThrow();
         String name = retiring.targetMembers().get(0).name();
         Specs.scale(client, NS, "qwen", "server", 2);
-        await().atMost(TAKE_OVER).until(() -> holder().filter("ebb-operator-b"::equals).isPresent());
-        await().atMost(Duration.ofSeconds(20)).until(() -> retirements().stream().noneMatch(r -> !"Aborted".equals(r.state()))
-                && servingPods().stream().anyMatch(p -> p.getMetadata().getName().equals(name)));
+        await().atMost(TAKE_OVER)
+                .until(() -> holder().filter("ebb-operator-b"::equals).isPresent());
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> retirements().stream().noneMatch(r -> !"Aborted".equals(r.state()))
+                        && servingPods().stream()
+                                .anyMatch(p -> p.getMetadata().getName().equals(name)));
         return client.pods().inNamespace(NS).withName(name).get();
     }
 
     private void assertNothingStaleFollows(Pod target) {
         List<String> servingSeen = new CopyOnWriteArrayList<>();
-        try (Watch watch = client.pods().inNamespace(NS).withName(target.getMetadata().getName()).watch(new Watcher<>() {
-            @Override
-            public void eventReceived(Watcher.Action action, Pod pod) {
-                servingSeen.add(action + " " + pod.getMetadata().getLabels().get(Labels.SERVING)
-                        + (pod.getMetadata().getDeletionTimestamp() == null ? "" : " deleting"));
-            }
+        try (Watch watch = client.pods()
+                .inNamespace(NS)
+                .withName(target.getMetadata().getName())
+                .watch(new Watcher<>() {
+                    @Override
+                    public void eventReceived(Watcher.Action action, Pod pod) {
+                        servingSeen.add(
+                                action + " " + pod.getMetadata().getLabels().get(Labels.SERVING)
+                                        + (pod.getMetadata().getDeletionTimestamp() == null ? "" : " deleting"));
+                    }
 
-            @Override
-            public void onClose(WatcherException cause) {
-            }
-        })) {
+                    @Override
+                    public void onClose(WatcherException cause) {}
+                })) {
             await().during(AFTER_RESUME).atMost(AFTER_RESUME.plusSeconds(5)).until(() -> {
-                Pod now = client.pods().inNamespace(NS).withName(target.getMetadata().getName()).get();
-                return now != null && Objects.equals(now.getMetadata().getUid(), target.getMetadata().getUid())
+                Pod now = client.pods()
+                        .inNamespace(NS)
+                        .withName(target.getMetadata().getName())
+                        .get();
+                return now != null
+                        && Objects.equals(
+                                now.getMetadata().getUid(), target.getMetadata().getUid())
                         && now.getMetadata().getDeletionTimestamp() == null
-                        && Labels.SERVING_YES.equals(now.getMetadata().getLabels().get(Labels.SERVING))
+                        && Labels.SERVING_YES.equals(
+                                now.getMetadata().getLabels().get(Labels.SERVING))
                         && retirements().stream().noneMatch(r -> !"Aborted".equals(r.state()));
             });
         }
-        assertThat(servingSeen).as("the replica never left traffic after the new leader kept it").noneMatch(seen -> !seen.contains(" true"));
-        assertThat(paused.pause().sentSinceThaw()).as("nothing taken away by the deposed leader")
+        assertThat(servingSeen)
+                .as("the replica never left traffic after the new leader kept it")
+                .noneMatch(seen -> !seen.contains(" true"));
+        assertThat(paused.pause().sentSinceThaw())
+                .as("nothing taken away by the deposed leader")
                 .noneMatch(sent -> sent.method().equals("DELETE"))
-                .noneMatch(sent -> sent.path().endsWith("/pods/" + target.getMetadata().getName()) && !sent.method().equals("GET"));
+                .noneMatch(sent ->
+                        sent.path().endsWith("/pods/" + target.getMetadata().getName())
+                                && !sent.method().equals("GET"));
         paused.pause().endHeldHalt();
     }
 
     private static Predicate<HttpRequest> statusWrite(String containing) {
-        return request -> !request.method().equals("GET") && request.uri().getPath().endsWith("/modeldeployments/qwen/status")
-                && Optional.ofNullable(request.bodyString()).filter(body -> body.contains(containing)).isPresent();
+        return request -> !request.method().equals("GET")
+                && request.uri().getPath().endsWith("/modeldeployments/qwen/status")
+                && Optional.ofNullable(request.bodyString())
+                        .filter(body -> body.contains(containing))
+                        .isPresent();
     }
 
     private List<RetirementStatus> retirements() {
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get();
-        return md == null || md.getStatus() == null || md.getStatus().retirements() == null ? List.of() : md.getStatus().retirements();
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(NS)
+                .withName("qwen")
+                .get();
+        return md == null || md.getStatus() == null || md.getStatus().retirements() == null
+                ? List.of()
+                : md.getStatus().retirements();
     }
 
     private List<Pod> servingPods() {
         return client.pods().inNamespace(NS).withLabel(Labels.SERVING, Labels.SERVING_YES).list().getItems().stream()
                 .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-                .filter(p -> p.getStatus() != null && p.getStatus().getConditions() != null
-                        && p.getStatus().getConditions().stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus())))
+                .filter(p -> p.getStatus() != null
+                        && p.getStatus().getConditions() != null
+                        && p.getStatus().getConditions().stream()
+                                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus())))
                 .toList();
     }
 
     private Optional<String> holder() {
-        return Optional.ofNullable(client.leases().inNamespace(LEASE_NAMESPACE).withName(LEASE).get()).map(Lease::getSpec)
+        return Optional.ofNullable(client.leases()
+                        .inNamespace(LEASE_NAMESPACE)
+                        .withName(LEASE)
+                        .get())
+                .map(Lease::getSpec)
                 .map(s -> s.getHolderIdentity());
     }
 }

@@ -29,19 +29,30 @@ class PinnedDefaultsTest {
 
     /** Three replicas as the operator created them while the role took the default image. */
     private static List<Pod> onTheDefault() {
-        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
-        return IntStream.range(0, 3).boxed().flatMap(o -> ObservedPods.replica(d, "server", o, hashes(d).get("server"), true).stream()).toList();
+        DesiredDeployment d =
+                deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
+        return IntStream.range(0, 3)
+                .boxed()
+                .flatMap(o -> ObservedPods.replica(d, "server", o, hashes(d).get("server"), true).stream())
+                .toList();
     }
 
     private static ReplicaPlan planFor(DesiredDeployment d, List<Pod> pods) {
         Inventory seen = Inventory.of(PinnedDefaults.seenAtTheirRolesHash(pods, d, hashes(d), RENDERER));
-        return ReplicaPlanner.plan(RENDERER, d, hashes(d), seen, List.of("qwen-server"),
+        return ReplicaPlanner.plan(
+                RENDERER,
+                d,
+                hashes(d),
+                seen,
+                List.of("qwen-server"),
                 new ReplicaPlanner.Retirements(Map.of(), Map.of(), Map.of(), Map.of(), false, false, Map.of(), NOW));
     }
 
     @Test
     void pinningTheDefaultImageThatRunsRestartsNothing() {
-        DesiredDeployment pinned = deployment("qwen", "vLLM").role(role("server").replicas(3).image(DEFAULT)).desired();
+        DesiredDeployment pinned = deployment("qwen", "vLLM")
+                .role(role("server").replicas(3).image(DEFAULT))
+                .desired();
 
         ReplicaPlan plan = planFor(pinned, onTheDefault());
 
@@ -49,24 +60,31 @@ class PinnedDefaultsTest {
         assertThat(plan.later()).isEmpty();
         assertThat(plan.create()).isEmpty();
         assertThat(PinnedDefaults.seenAtTheirRolesHash(onTheDefault(), pinned, hashes(pinned), RENDERER))
-                .allSatisfy(p -> assertThat(p.getMetadata().getLabels()).containsEntry(Labels.CONFIG_HASH, hashes(pinned).get("server")));
+                .allSatisfy(p -> assertThat(p.getMetadata().getLabels())
+                        .containsEntry(Labels.CONFIG_HASH, hashes(pinned).get("server")));
     }
 
     @Test
     void namingAnotherImageRollsOutAsAnyImageEditDoes() {
-        DesiredDeployment other = deployment("qwen", "vLLM").role(role("server").replicas(3).image("vllm/vllm-openai:v0.12.0")).desired();
+        DesiredDeployment other = deployment("qwen", "vLLM")
+                .role(role("server").replicas(3).image("vllm/vllm-openai:v0.12.0"))
+                .desired();
 
         ReplicaPlan plan = planFor(other, onTheDefault());
 
-        assertThat(plan.retirements()).singleElement().satisfies(c -> assertThat(c.ordinal()).isEqualTo(2));
+        assertThat(plan.retirements())
+                .singleElement()
+                .satisfies(c -> assertThat(c.ordinal()).isEqualTo(2));
         assertThat(plan.later()).hasSize(2);
     }
 
     @Test
     void aRoleThatStillTakesTheDefaultSeesItsPodsAsTheyAre() {
-        DesiredDeployment d = deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
+        DesiredDeployment d =
+                deployment("qwen", "vLLM").role(role("server").replicas(3)).desired();
         List<Pod> pods = onTheDefault();
 
-        assertThat(PinnedDefaults.seenAtTheirRolesHash(pods, d, hashes(d), RENDERER)).isEqualTo(pods);
+        assertThat(PinnedDefaults.seenAtTheirRolesHash(pods, d, hashes(d), RENDERER))
+                .isEqualTo(pods);
     }
 }

@@ -18,9 +18,7 @@ import dev.ebb.operator.sim.SimOperator;
 import dev.ebb.operator.sim.SimRouterAddress;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.VersionInfo;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.time.Duration;
@@ -51,37 +49,81 @@ class PlatformIT {
     void directDecodersWaitForTheVersionAndThenRenderForIt() {
         dispatcher.version(Optional.empty());
         try (SimOperator operator = new SimOperator(client, exec, new SimRouterAddress())) {
-            client.resource(deployment("pd", "vLLM").scaling("decode").namespace(NS).router("llm-d-router").role(role("decode").kind("Decode")).build()).create();
+            client.resource(deployment("pd", "vLLM")
+                            .scaling("decode")
+                            .namespace(NS)
+                            .router("llm-d-router")
+                            .role(role("decode").kind("Decode"))
+                            .build())
+                    .create();
 
             await().atMost(Duration.ofSeconds(20)).until(() -> dispatcher.versionAnswers() > 0);
-            await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5))
+            await().during(Duration.ofSeconds(3))
+                    .atMost(Duration.ofSeconds(5))
                     .until(() -> client.pods().inNamespace(NS).list().getItems().isEmpty());
             assertThat(client.v1().events().inNamespace(NS).list().getItems())
-                    .anySatisfy(e -> assertThat(e.getReason()).isEqualTo(ModelDeploymentReconciler.REASON_PLATFORM_UNKNOWN));
+                    .anySatisfy(e ->
+                            assertThat(e.getReason()).isEqualTo(ModelDeploymentReconciler.REASON_PLATFORM_UNKNOWN));
 
-            dispatcher.version(Optional.of(new VersionInfo.Builder().withMajor("1").withMinor("30").build()));
-            await().atMost(Duration.ofSeconds(20)).until(() -> client.pods().inNamespace(NS).withName(Names.pod("pd", "decode", 0, 0)).get() != null);
-            Pod decoder = client.pods().inNamespace(NS).withName(Names.pod("pd", "decode", 0, 0)).get();
-            assertThat(decoder.getSpec().getInitContainers()).extracting(Container::getName).containsExactly(RoutingProxy.CONTAINER);
-            assertThat(decoder.getSpec().getContainers()).extracting(Container::getName).doesNotContain(RoutingProxy.CONTAINER);
+            dispatcher.version(Optional.of(
+                    new VersionInfo.Builder().withMajor("1").withMinor("30").build()));
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> client.pods()
+                                    .inNamespace(NS)
+                                    .withName(Names.pod("pd", "decode", 0, 0))
+                                    .get()
+                            != null);
+            Pod decoder = client.pods()
+                    .inNamespace(NS)
+                    .withName(Names.pod("pd", "decode", 0, 0))
+                    .get();
+            assertThat(decoder.getSpec().getInitContainers())
+                    .extracting(Container::getName)
+                    .containsExactly(RoutingProxy.CONTAINER);
+            assertThat(decoder.getSpec().getContainers())
+                    .extracting(Container::getName)
+                    .doesNotContain(RoutingProxy.CONTAINER);
         }
     }
 
     /** Below 1.29 the proxy stops at a delete while the engine still drains (RoutingProxyContainerTest shows the cut). */
     @Test
     void belowKubernetes129TheProxyIsAClassicContainerAndTheStatusAndAnEventWarnThatItStopsAtTheDelete() {
-        dispatcher.version(Optional.of(new VersionInfo.Builder().withMajor("1").withMinor("28").build()));
+        dispatcher.version(Optional.of(
+                new VersionInfo.Builder().withMajor("1").withMinor("28").build()));
         try (SimOperator operator = new SimOperator(client, exec, new SimRouterAddress())) {
-            client.resource(deployment("pd", "vLLM").scaling("decode").namespace(NS).router("llm-d-router").role(role("decode").kind("Decode")).build()).create();
+            client.resource(deployment("pd", "vLLM")
+                            .scaling("decode")
+                            .namespace(NS)
+                            .router("llm-d-router")
+                            .role(role("decode").kind("Decode"))
+                            .build())
+                    .create();
 
-            await().atMost(Duration.ofSeconds(20)).until(() -> client.pods().inNamespace(NS).withName(Names.pod("pd", "decode", 0, 0)).get() != null);
-            Pod decoder = client.pods().inNamespace(NS).withName(Names.pod("pd", "decode", 0, 0)).get();
-            assertThat(decoder.getSpec().getContainers()).extracting(Container::getName).containsExactly(PodRenderer.ENGINE_CONTAINER, RoutingProxy.CONTAINER);
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> client.pods()
+                                    .inNamespace(NS)
+                                    .withName(Names.pod("pd", "decode", 0, 0))
+                                    .get()
+                            != null);
+            Pod decoder = client.pods()
+                    .inNamespace(NS)
+                    .withName(Names.pod("pd", "decode", 0, 0))
+                    .get();
+            assertThat(decoder.getSpec().getContainers())
+                    .extracting(Container::getName)
+                    .containsExactly(PodRenderer.ENGINE_CONTAINER, RoutingProxy.CONTAINER);
             await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-                ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(NS).withName("pd").get();
+                ModelDeployment md = client.resources(ModelDeployment.class)
+                        .inNamespace(NS)
+                        .withName("pd")
+                        .get();
                 assertThat(md.getStatus()).isNotNull();
-                assertThat(md.getStatus().roles()).singleElement().satisfies(role -> assertThat(role.drain().warnings())
-                        .extracting(DrainStatus.Warning::reason).containsExactly(DrainWarning.PROXY_STOPS_AT_DELETE));
+                assertThat(md.getStatus().roles())
+                        .singleElement()
+                        .satisfies(role -> assertThat(role.drain().warnings())
+                                .extracting(DrainStatus.Warning::reason)
+                                .containsExactly(DrainWarning.PROXY_STOPS_AT_DELETE));
                 assertThat(client.v1().events().inNamespace(NS).list().getItems())
                         .anySatisfy(e -> assertThat(e.getReason()).isEqualTo(DrainWarning.PROXY_STOPS_AT_DELETE));
             });

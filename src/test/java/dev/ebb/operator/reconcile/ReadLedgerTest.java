@@ -18,24 +18,38 @@ import org.junit.jupiter.api.Test;
 
 /** Several retirements of one deployment read their members at once; each collects its own reads and nothing else. */
 class ReadLedgerTest {
-    private static final ReadLedger.Operation FIRST = new ReadLedger.Operation("uid-qwen", "server/2@2026-01-01T00:00:00Z");
-    private static final ReadLedger.Operation SECOND = new ReadLedger.Operation("uid-qwen", "server/3@2026-01-01T00:00:00Z");
+    private static final ReadLedger.Operation FIRST =
+            new ReadLedger.Operation("uid-qwen", "server/2@2026-01-01T00:00:00Z");
+    private static final ReadLedger.Operation SECOND =
+            new ReadLedger.Operation("uid-qwen", "server/3@2026-01-01T00:00:00Z");
 
     /** Per Pod name, the exec answer the test releases when it likes. */
     private final Map<String, CompletableFuture<ExecResult>> answers = new ConcurrentHashMap<>();
+
     private final AtomicInteger execs = new AtomicInteger();
-    private final ReadLedger ledger = new ReadLedger(new MemberReader((pod, container, argv, limits) -> {
-        execs.incrementAndGet();
-        return Uni.createFrom().completionStage(answers.computeIfAbsent(pod.getMetadata().getName(), name -> new CompletableFuture<>()));
-    }, new SimpleMeterRegistry()));
+    private final ReadLedger ledger = new ReadLedger(new MemberReader(
+            (pod, container, argv, limits) -> {
+                execs.incrementAndGet();
+                return Uni.createFrom()
+                        .completionStage(answers.computeIfAbsent(
+                                pod.getMetadata().getName(), name -> new CompletableFuture<>()));
+            },
+            new SimpleMeterRegistry()));
 
     private static Pod pod(String name) {
-        return new PodBuilder().withNewMetadata().withName(name).withNamespace("ns").withUid("uid-" + name)
-                .addToAnnotations("prometheus.io/port", "8000").endMetadata().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace("ns")
+                .withUid("uid-" + name)
+                .addToAnnotations("prometheus.io/port", "8000")
+                .endMetadata()
+                .build();
     }
 
     private void answer(String pod) {
-        answers.computeIfAbsent(pod, name -> new CompletableFuture<>()).complete(new ExecResult.Failed("no engine here"));
+        answers.computeIfAbsent(pod, name -> new CompletableFuture<>())
+                .complete(new ExecResult.Failed("no engine here"));
     }
 
     @Test
@@ -46,7 +60,9 @@ class ReadLedgerTest {
         ledger.start(SECOND, pod("r3"), Engine.VLLM, Optional.empty());
 
         assertThat(ledger.collect(FIRST)).containsOnlyKeys("r2");
-        assertThat(ledger.collect(SECOND)).as("the first collect left the second's read alone").containsOnlyKeys("r3");
+        assertThat(ledger.collect(SECOND))
+                .as("the first collect left the second's read alone")
+                .containsOnlyKeys("r3");
         assertThat(ledger.collect(FIRST)).as("each read is handed out once").isEmpty();
     }
 

@@ -8,10 +8,10 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.Labels;
-import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
+import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.drain.InFlightGauges;
 import dev.ebb.operator.observe.Metrics;
 import dev.ebb.operator.render.Names;
@@ -20,8 +20,8 @@ import dev.ebb.operator.sim.DeletionWatch;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.KubeProxyService;
-import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.LoadGenerator;
+import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimClock;
@@ -38,7 +38,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -46,13 +45,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.stream.Stream;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -74,10 +73,13 @@ class RetirementIT {
 
     @Inject
     KubernetesClient client;
+
     @Inject
     SimClock clock;
+
     @Inject
     SimRouterAddress routers;
+
     @Inject
     MeterRegistry registry;
 
@@ -121,12 +123,14 @@ class RetirementIT {
             replicas.add(FakeRouter.inFrontOf(client, ns, "qwen", kind));
         }
         routers.put(ns, "qwen", kind, replicas.toArray(FakeRouter[]::new));
-        client.resource(spec.router(kind.wireName(), count).namespace(ns).build()).create();
+        client.resource(spec.router(kind.wireName(), count).namespace(ns).build())
+                .create();
     }
 
     private void awaitServing(String... pods) {
         List<FakeRouter> inFront = replicas.isEmpty() ? List.of(router) : replicas;
-        await().atMost(CONVERGE).until(() -> inFront.stream().allMatch(r -> Stream.of(pods).allMatch(r::selects)));
+        await().atMost(CONVERGE)
+                .until(() -> inFront.stream().allMatch(r -> Stream.of(pods).allMatch(r::selects)));
     }
 
     private void scale(String role, int replicas) {
@@ -134,21 +138,37 @@ class RetirementIT {
     }
 
     private Optional<RetirementStatus> retirement() {
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
-        return Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty() : s.retirements().stream().findFirst());
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(ns)
+                .withName("qwen")
+                .get();
+        return Optional.ofNullable(md)
+                .map(ModelDeployment::getStatus)
+                .flatMap(s -> s.retirements() == null
+                        ? Optional.empty()
+                        : s.retirements().stream().findFirst());
     }
 
     private Optional<RetirementStatus> retirementOf(int ordinal) {
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
-        return Optional.ofNullable(md).map(ModelDeployment::getStatus).flatMap(s -> s.retirements() == null ? Optional.empty()
-                : s.retirements().stream().filter(r -> r.replicaOrdinal() == ordinal).findFirst());
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(ns)
+                .withName("qwen")
+                .get();
+        return Optional.ofNullable(md)
+                .map(ModelDeployment::getStatus)
+                .flatMap(s -> s.retirements() == null
+                        ? Optional.empty()
+                        : s.retirements().stream()
+                                .filter(r -> r.replicaOrdinal() == ordinal)
+                                .findFirst());
     }
 
     private void awaitRetirement(String state, String reason) {
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
-            assertThat(r.state()).isEqualTo(state);
-            assertThat(r.reason()).isEqualTo(reason);
-        }));
+        await().atMost(CONVERGE)
+                .untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
+                    assertThat(r.state()).isEqualTo(state);
+                    assertThat(r.reason()).isEqualTo(reason);
+                }));
     }
 
     /** Held for this reason until the phase's budget is spent, then aborted for it. */
@@ -173,7 +193,8 @@ class RetirementIT {
     /** A streaming request sent straight to one Pod's engine, bypassing every router: work the target holds. */
     private LoadGenerator longRequestTo(String pod, int tokens) {
         FakeEngine engine = engine(pod);
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), 1, tokens, Duration.ofMillis(100));
+        LoadGenerator load = new LoadGenerator(
+                () -> Optional.of(new RouteTarget(pod, engine.uri(""))), 1, tokens, Duration.ofMillis(100));
         CompletableFuture.runAsync(load::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
         return load;
@@ -189,7 +210,8 @@ class RetirementIT {
 
     private void busierThanTheTarget(String pod, int tokens) {
         FakeEngine engine = engine(pod);
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), 2, tokens, Duration.ofMillis(100));
+        LoadGenerator load = new LoadGenerator(
+                () -> Optional.of(new RouteTarget(pod, engine.uri(""))), 2, tokens, Duration.ofMillis(100));
         load.start(Duration.ofSeconds(1));
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() >= 2);
     }
@@ -211,7 +233,9 @@ class RetirementIT {
     }
 
     private List<String> eventReasons() {
-        return client.v1().events().inNamespace(ns).list().getItems().stream().map(Event::getReason).toList();
+        return client.v1().events().inNamespace(ns).list().getItems().stream()
+                .map(Event::getReason)
+                .toList();
     }
 
     /** The load keeps the router dispatching to the replica that stays, which never holds the one that leaves. */
@@ -226,23 +250,36 @@ class RetirementIT {
 
         List<String> all = List.of("qwen-server-r0-m0", "qwen-server-r1-m0", "qwen-server-r2-m0");
         // which two go depends on where the streams were when each choice read them
-        await().atMost(Duration.ofSeconds(60)).until(() -> all.stream().filter(this::gone).count() == 2);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> all.stream().filter(this::gone).count() == 2);
         await().atMost(CONVERGE).until(() -> retirement().isEmpty());
         load.stop(Duration.ofSeconds(10));
 
         assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
         assertThat(load.count(LoadGenerator.Outcome.COMPLETED)).isGreaterThan(10);
         assertThat(all).filteredOn(name -> !gone(name)).hasSize(1);
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(eventReasons()).contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed"));
-        assertThat(registry.find(Metrics.RETIREMENTS).tag(Metrics.OUTCOME, "completed").counter())
-                .isNotNull().satisfies(c -> assertThat(c.count()).isGreaterThanOrEqualTo(2));
-        assertThat(registry.find(Metrics.RETIREMENT_DURATION).tag(Metrics.OUTCOME, "completed").timer())
-                .isNotNull().satisfies(t -> assertThat(t.max(TimeUnit.SECONDS)).isBetween(1.0, 60.0));
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
-        assertThat(Conditions.find(md.getStatus().conditions(), Conditions.RETIREMENT_PROGRESSING)).hasValueSatisfying(c -> {
-            assertThat(c.getStatus()).isEqualTo("False");
-            assertThat(c.getReason()).isEqualTo(StatusAggregator.REASON_NO_RETIREMENT);
-        });
+        await().atMost(CONVERGE)
+                .untilAsserted(() -> assertThat(eventReasons())
+                        .contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed"));
+        assertThat(registry.find(Metrics.RETIREMENTS)
+                        .tag(Metrics.OUTCOME, "completed")
+                        .counter())
+                .isNotNull()
+                .satisfies(c -> assertThat(c.count()).isGreaterThanOrEqualTo(2));
+        assertThat(registry.find(Metrics.RETIREMENT_DURATION)
+                        .tag(Metrics.OUTCOME, "completed")
+                        .timer())
+                .isNotNull()
+                .satisfies(t -> assertThat(t.max(TimeUnit.SECONDS)).isBetween(1.0, 60.0));
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(ns)
+                .withName("qwen")
+                .get();
+        assertThat(Conditions.find(md.getStatus().conditions(), Conditions.RETIREMENT_PROGRESSING))
+                .hasValueSatisfying(c -> {
+                    assertThat(c.getStatus()).isEqualTo("False");
+                    assertThat(c.getReason()).isEqualTo(StatusAggregator.REASON_NO_RETIREMENT);
+                });
     }
 
     /**
@@ -257,7 +294,8 @@ class RetirementIT {
         try (SharedIndexInformer<Pod> seen = client.pods().inNamespace(ns).inform(new ResourceEventHandler<>() {
             @Override
             public void onAdd(Pod pod) {
-                uidsSeen.computeIfAbsent(pod.getMetadata().getName(), n -> ConcurrentHashMap.newKeySet()).add(pod.getMetadata().getUid());
+                uidsSeen.computeIfAbsent(pod.getMetadata().getName(), n -> ConcurrentHashMap.newKeySet())
+                        .add(pod.getMetadata().getUid());
             }
 
             @Override
@@ -266,8 +304,7 @@ class RetirementIT {
             }
 
             @Override
-            public void onDelete(Pod pod, boolean finalStateUnknown) {
-            }
+            public void onDelete(Pod pod, boolean finalStateUnknown) {}
         })) {
             LoadGenerator load = new LoadGenerator(router, 2, 20, Duration.ofMillis(50)).start(Duration.ofSeconds(60));
             await().atMost(Duration.ofSeconds(5)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 2);
@@ -277,11 +314,15 @@ class RetirementIT {
             List<String> leaving = List.of("qwen-server-r" + chosen + "-m0", "qwen-server-r" + chosen + "-m1");
 
             await().atMost(Duration.ofSeconds(60)).until(() -> leaving.stream().allMatch(this::gone));
-            await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(12)).until(() -> leaving.stream().allMatch(this::gone));
+            await().during(Duration.ofSeconds(8))
+                    .atMost(Duration.ofSeconds(12))
+                    .until(() -> leaving.stream().allMatch(this::gone));
             load.stop(Duration.ofSeconds(10));
 
             assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
-            assertThat(leaving).allSatisfy(name -> assertThat(uidsSeen.get(name)).as("UIDs of " + name).hasSize(1));
+            assertThat(leaving)
+                    .allSatisfy(name ->
+                            assertThat(uidsSeen.get(name)).as("UIDs of " + name).hasSize(1));
             assertThat(pod("qwen-server-r" + (1 - chosen) + "-m0")).isNotNull();
             assertThat(pod("qwen-server-r" + (1 - chosen) + "-m1")).isNotNull();
         }
@@ -289,8 +330,11 @@ class RetirementIT {
 
     /** Each router before each engine it serves, on the default image; SGLang also on a release of its older gauge names. */
     static Stream<Arguments> routers() {
-        return Stream.of(Arguments.of(RouterKind.LLM_D_ROUTER, "vLLM", null), Arguments.of(RouterKind.LLM_D_ROUTER, "SGLang", null),
-                Arguments.of(RouterKind.VLLM_ROUTER, "vLLM", null), Arguments.of(RouterKind.SGLANG_GATEWAY, "SGLang", null),
+        return Stream.of(
+                Arguments.of(RouterKind.LLM_D_ROUTER, "vLLM", null),
+                Arguments.of(RouterKind.LLM_D_ROUTER, "SGLang", null),
+                Arguments.of(RouterKind.VLLM_ROUTER, "vLLM", null),
+                Arguments.of(RouterKind.SGLANG_GATEWAY, "SGLang", null),
                 Arguments.of(RouterKind.SGLANG_GATEWAY, "SGLang", "lmsysorg/sglang:v0.5.4"));
     }
 
@@ -301,26 +345,44 @@ class RetirementIT {
      */
     @ParameterizedTest(name = "{0} in front of {1} {2}")
     @MethodSource("routers")
-    void aRetirementUnderStreamingLoadThroughTheRouterCutsNothingAndWithdrawsWellWithinItsBudget(RouterKind kind, String engine, String image)
-            throws Exception {
-        deployRouted(deployment("qwen", engine).role(role("server").replicas(2).grace(30).image(image)), kind);
+    void aRetirementUnderStreamingLoadThroughTheRouterCutsNothingAndWithdrawsWellWithinItsBudget(
+            RouterKind kind, String engine, String image) throws Exception {
+        deployRouted(
+                deployment("qwen", engine)
+                        .role(role("server").replicas(2).grace(30).image(image)),
+                kind);
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
-        Map<Integer, String> uids = Map.of(0, pod("qwen-server-r0-m0").getMetadata().getUid(), 1, pod("qwen-server-r1-m0").getMetadata().getUid());
+        Map<Integer, String> uids = Map.of(
+                0,
+                pod("qwen-server-r0-m0").getMetadata().getUid(),
+                1,
+                pod("qwen-server-r1-m0").getMetadata().getUid());
         LoadGenerator load = new LoadGenerator(router, 3, 20, Duration.ofMillis(50)).start(Duration.ofSeconds(90));
-        await().atMost(Duration.ofSeconds(10)).until(() -> load.requests().stream().filter(r -> r.outcome() == LoadGenerator.Outcome.COMPLETED)
-                .map(LoadGenerator.Request::pod).distinct().count() == 2);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> load.requests().stream()
+                                .filter(r -> r.outcome() == LoadGenerator.Outcome.COMPLETED)
+                                .map(LoadGenerator.Request::pod)
+                                .distinct()
+                                .count()
+                        == 2);
 
         scale("server", 1);
         int chosen = retiringOrdinal();
         String leaving = "qwen-server-r" + chosen + "-m0";
 
-        await().atMost(Budgets.WITHDRAWING.dividedBy(2)).untilAsserted(() -> assertThat(eventReasons()).contains("Withdrawn"));
-        await().atMost(CONVERGE).until(() -> Optional.ofNullable(pod(leaving)).filter(p -> uids.get(chosen).equals(p.getMetadata().getUid())).isEmpty());
+        await().atMost(Budgets.WITHDRAWING.dividedBy(2))
+                .untilAsserted(() -> assertThat(eventReasons()).contains("Withdrawn"));
+        await().atMost(CONVERGE)
+                .until(() -> Optional.ofNullable(pod(leaving))
+                        .filter(p -> uids.get(chosen).equals(p.getMetadata().getUid()))
+                        .isEmpty());
         await().atMost(CONVERGE).until(() -> retirement().isEmpty());
         load.stop(Duration.ofSeconds(10));
         assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
         assertThat(load.count(LoadGenerator.Outcome.REJECTED)).isZero();
-        assertThat(load.requests()).extracting(LoadGenerator.Request::pod).contains("qwen-server-r0-m0", "qwen-server-r1-m0");
+        assertThat(load.requests())
+                .extracting(LoadGenerator.Request::pod)
+                .contains("qwen-server-r0-m0", "qwen-server-r1-m0");
         await().atMost(CONVERGE).untilAsserted(() -> assertThat(eventReasons()).contains("Completed"));
         assertThat(eventReasons()).doesNotContain("RouterUnavailable");
     }
@@ -365,8 +427,15 @@ class RetirementIT {
         awaitRetirement("Aborted", "Busy");
 
         await().atMost(Duration.ofSeconds(15)).until(() -> router.selects("qwen-server-r1-m0"));
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get()
-                .getStatus().router().unroutedReplicas()).isZero());
+        await().atMost(CONVERGE)
+                .untilAsserted(() -> assertThat(client.resources(ModelDeployment.class)
+                                .inNamespace(ns)
+                                .withName("qwen")
+                                .get()
+                                .getStatus()
+                                .router()
+                                .unroutedReplicas())
+                        .isZero());
     }
 
     /**
@@ -376,7 +445,8 @@ class RetirementIT {
      */
     @Test
     void aFollowerLostUnderLoadTakesItsSglangReplicaOutOfTheGatewayAtOnce() {
-        deployRouted(deployment("qwen", "SGLang").role(role("server").replicas(2).size(2)), RouterKind.SGLANG_GATEWAY);
+        deployRouted(
+                deployment("qwen", "SGLang").role(role("server").replicas(2).size(2)), RouterKind.SGLANG_GATEWAY);
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         LoadGenerator leaderWork = longRequestTo("qwen-server-r0-m0", 80);
 
@@ -433,9 +503,11 @@ class RetirementIT {
         scale("server", 1);
 
         awaitRetirement("Withdrawing", "RouterUnavailable");
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(retirement().orElseThrow().message())
-                .matches(".*router Pod qwen-router-\\d+ answered HTTP 503.*"));
-        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp()).isNull();
+        await().atMost(CONVERGE)
+                .untilAsserted(() -> assertThat(retirement().orElseThrow().message())
+                        .matches(".*router Pod qwen-router-\\d+ answered HTTP 503.*"));
+        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp())
+                .isNull();
     }
 
     /**
@@ -457,7 +529,8 @@ class RetirementIT {
 
         await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
         // the Completed event may be written just after the Pod is gone
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(eventReasons()).contains("RecentDispatch", "Withdrawn", "Completed"));
+        await().atMost(CONVERGE)
+                .untilAsserted(() -> assertThat(eventReasons()).contains("RecentDispatch", "Withdrawn", "Completed"));
     }
 
     /**
@@ -477,12 +550,17 @@ class RetirementIT {
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         busierThanTheTarget("qwen-server-r0-m0");
         LoadGenerator hidden = longRequestTo("qwen-server-r1-m0", 20);
-        assertThat(engine("qwen-server-r1-m0").counted()).as("the gauges do not see it yet").isZero();
+        assertThat(engine("qwen-server-r1-m0").counted())
+                .as("the gauges do not see it yet")
+                .isZero();
 
         scale("server", 1);
 
-        await().atMost(Duration.ofSeconds(60)).until(() -> gone("qwen-server-r1-m0") && !hidden.requests().isEmpty());
-        assertThat(hidden.requests()).singleElement().satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> gone("qwen-server-r1-m0") && !hidden.requests().isEmpty());
+        assertThat(hidden.requests())
+                .singleElement()
+                .satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
     }
 
     /**
@@ -504,13 +582,20 @@ class RetirementIT {
         Instant ended = Instant.now();
 
         await().atMost(Duration.ofSeconds(90)).until(() -> gone("qwen-server-r1-m0"));
-        assertThat(held.requests()).singleElement().satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        assertThat(held.requests())
+                .singleElement()
+                .satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
         Termination left = world.kubelet().terminations().stream()
-                .filter(t -> t.namespace().equals(ns) && t.pod().equals("qwen-server-r1-m0")).findFirst().orElseThrow();
+                .filter(t -> t.namespace().equals(ns) && t.pod().equals("qwen-server-r1-m0"))
+                .findFirst()
+                .orElseThrow();
         assertThat(left.killed()).isFalse();
-        assertThat(left.exited().minus(left.sigterm())).isGreaterThanOrEqualTo(kind == Engine.VLLM ? Duration.ofSeconds(6) : Duration.ofMillis(4_400));
+        assertThat(left.exited().minus(left.sigterm()))
+                .isGreaterThanOrEqualTo(kind == Engine.VLLM ? Duration.ofSeconds(6) : Duration.ofMillis(4_400));
         if (kind == Engine.SGLANG) {
-            assertThat(Duration.between(ended, left.deletionSeen())).as("deleted only after the idle write").isGreaterThan(Duration.ofSeconds(25));
+            assertThat(Duration.between(ended, left.deletionSeen()))
+                    .as("deleted only after the idle write")
+                    .isGreaterThan(Duration.ofSeconds(25));
         }
     }
 
@@ -523,10 +608,13 @@ class RetirementIT {
 
         scale("server", 1);
         awaitRetirement("Draining", "Busy");
-        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp()).isNull();
+        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp())
+                .isNull();
 
         await().atMost(Duration.ofSeconds(40)).until(() -> gone("qwen-server-r1-m0"));
-        assertThat(held.requests()).singleElement().satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        assertThat(held.requests())
+                .singleElement()
+                .satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
     }
 
     @Test
@@ -543,16 +631,16 @@ class RetirementIT {
         assertThat(eventReasons()).contains("Busy");
 
         // the user asks again: a new operation starts at once, and a kept replica counts as surplus
-        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen")
-                .edit(md -> {
-                    md.getMetadata().setAnnotations(Map.of(Annotations.RETRY_RETIREMENT, "again-1"));
-                    return md;
-                });
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
-            assertThat(r.state()).isIn("Withdrawing", "Draining");
-            assertThat(r.cause()).isEqualTo("Surplus");
-            assertThat(r.retryToken()).isEqualTo("again-1");
-        }));
+        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").edit(md -> {
+            md.getMetadata().setAnnotations(Map.of(Annotations.RETRY_RETIREMENT, "again-1"));
+            return md;
+        });
+        await().atMost(CONVERGE)
+                .untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
+                    assertThat(r.state()).isIn("Withdrawing", "Draining");
+                    assertThat(r.cause()).isEqualTo("Surplus");
+                    assertThat(r.retryToken()).isEqualTo("again-1");
+                }));
     }
 
     @Test
@@ -606,8 +694,12 @@ class RetirementIT {
         await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0") && gone("qwen-server-r1-m1"));
         assertThat(eventReasons()).contains("ContainerRestarted", "ProvenIdle");
         await().atMost(Duration.ofSeconds(10)).until(() -> leaderWork.requests().size() == 1);
-        assertThat(leaderWork.count(LoadGenerator.Outcome.CUT)).as("the collective's failure ended it, not a deletion").isEqualTo(1);
-        assertThat(world.kubelet().terminations()).filteredOn(t -> t.namespace().equals(ns)).noneMatch(Termination::killed);
+        assertThat(leaderWork.count(LoadGenerator.Outcome.CUT))
+                .as("the collective's failure ended it, not a deletion")
+                .isEqualTo(1);
+        assertThat(world.kubelet().terminations())
+                .filteredOn(t -> t.namespace().equals(ns))
+                .noneMatch(Termination::killed);
     }
 
     /**
@@ -628,11 +720,17 @@ class RetirementIT {
         assertThat(pod("qwen-server-r0-m0").getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_NO);
         assertThat(eventReasons()).contains("ReplicaMemberLeaving");
         await().atMost(CONVERGE).until(() -> leaderWork.requests().size() == 1);
-        assertThat(leaderWork.count(LoadGenerator.Outcome.COMPLETED)).as("the follower left only once the leader was idle").isEqualTo(1);
-        await().atMost(CONVERGE).until(() -> Optional.ofNullable(pod("qwen-server-r0-m1")).filter(p -> !p.getMetadata().getUid().equals(followerUid)
-                && p.getMetadata().getDeletionTimestamp() == null).isPresent());
+        assertThat(leaderWork.count(LoadGenerator.Outcome.COMPLETED))
+                .as("the follower left only once the leader was idle")
+                .isEqualTo(1);
+        await().atMost(CONVERGE)
+                .until(() -> Optional.ofNullable(pod("qwen-server-r0-m1"))
+                        .filter(p -> !p.getMetadata().getUid().equals(followerUid)
+                                && p.getMetadata().getDeletionTimestamp() == null)
+                        .isPresent());
         awaitServing("qwen-server-r0-m0");
-        assertThat(pod("qwen-server-r0-m0").getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES);
+        assertThat(pod("qwen-server-r0-m0").getMetadata().getLabels())
+                .containsEntry(Labels.SERVING, Labels.SERVING_YES);
     }
 
     @Test
@@ -658,15 +756,20 @@ class RetirementIT {
      */
     @Test
     void aFollowerDeletedByHandWaitsForTheRequestsOfItsOwnDataParallelGroup() {
-        deployRouted(deployment("qwen", "SGLang").role(role("server").replicas(1).size(2).extraArgs("--dp-size", "2", "--enable-dp-attention")));
+        deployRouted(deployment("qwen", "SGLang")
+                .role(role("server").replicas(1).size(2).extraArgs("--dp-size", "2", "--enable-dp-attention")));
         awaitServing("qwen-server-r0-m0");
         LoadGenerator held = longRequestTo("qwen-server-r0-m0", 100);
-        assertThat(engine("qwen-server-r0-m0").shownOnMember(1)).as("the follower's group runs it").hasSize(1);
+        assertThat(engine("qwen-server-r0-m0").shownOnMember(1))
+                .as("the follower's group runs it")
+                .hasSize(1);
 
         client.pods().inNamespace(ns).withName("qwen-server-r0-m1").delete();
 
         await().atMost(Duration.ofSeconds(40)).until(() -> !held.requests().isEmpty());
-        assertThat(held.requests()).singleElement().satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        assertThat(held.requests())
+                .singleElement()
+                .satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
     }
 
     /**
@@ -676,20 +779,28 @@ class RetirementIT {
      */
     @Test
     void aMultiPodSglangReplicaWithDataParallelGroupsOnItsFollowersIsReadOnEveryMember() throws Exception {
-        deployRouted(deployment("qwen", "SGLang").role(role("server").replicas(2).size(2).extraArgs("--dp-size", "2", "--enable-dp-attention")));
+        deployRouted(deployment("qwen", "SGLang")
+                .role(role("server").replicas(2).size(2).extraArgs("--dp-size", "2", "--enable-dp-attention")));
         awaitServing("qwen-server-r0-m0", "qwen-server-r1-m0");
         busierThanTheTarget("qwen-server-r0-m0");
         LoadGenerator held = longRequestTo("qwen-server-r1-m0", 200);
-        assertThat(engine("qwen-server-r1-m0").shownOnMember(0)).as("the leader's own page shows none of it").isEmpty();
-        assertThat(engine("qwen-server-r1-m0").shownOnMember(1)).as("the follower's page shows it").hasSize(1);
+        assertThat(engine("qwen-server-r1-m0").shownOnMember(0))
+                .as("the leader's own page shows none of it")
+                .isEmpty();
+        assertThat(engine("qwen-server-r1-m0").shownOnMember(1))
+                .as("the follower's page shows it")
+                .hasSize(1);
 
         scale("server", 1);
 
         awaitRetirement("Draining", "Busy");
         assertThat(retirement().orElseThrow().message()).contains("qwen-server-r1-m1");
-        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp()).isNull();
+        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp())
+                .isNull();
         await().atMost(Duration.ofSeconds(40)).until(() -> gone("qwen-server-r1-m0") && gone("qwen-server-r1-m1"));
-        assertThat(held.requests()).singleElement().satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
+        assertThat(held.requests())
+                .singleElement()
+                .satisfies(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED));
     }
 
     @Test
@@ -708,11 +819,20 @@ class RetirementIT {
 
     /** A deployment without a router: clients reach its Pods through the role's Service alone. */
     private void deployUnrouted(int replicas) {
-        client.resource(deployment("qwen", "vLLM").namespace(ns).role(role("server").replicas(replicas)).build()).create();
+        client.resource(deployment("qwen", "vLLM")
+                        .namespace(ns)
+                        .role(role("server").replicas(replicas))
+                        .build())
+                .create();
         String service = Names.roleService("qwen", "server");
-        await().atMost(CONVERGE).until(() -> world.endpoints().slicesOf(ns, service).stream()
-                .flatMap(slice -> slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
-                .filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).count() == replicas);
+        await().atMost(CONVERGE)
+                .until(() -> world.endpoints().slicesOf(ns, service).stream()
+                                .flatMap(slice ->
+                                        slice.getEndpoints() == null ? Stream.empty() : slice.getEndpoints().stream())
+                                .filter(e ->
+                                        Boolean.TRUE.equals(e.getConditions().getReady()))
+                                .count()
+                        == replicas);
     }
 
     /**
@@ -733,7 +853,9 @@ class RetirementIT {
         await().atMost(CONVERGE).until(() -> retirement().isEmpty() && gone("qwen-server-r1-m0"));
         assertThat(pod("qwen-server-r0-m0")).isNotNull();
         // the Event is written beside the status that ends the retirement, not before it
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(eventReasons()).contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed"));
+        await().atMost(CONVERGE)
+                .untilAsserted(() -> assertThat(eventReasons())
+                        .contains("RetirementStarted", "Withdrawn", "ProvenIdle", "Completed"));
         assertThat(eventReasons()).doesNotContain("OpenConnections");
     }
 
@@ -746,7 +868,11 @@ class RetirementIT {
     void withoutARouterAKeptConnectionHoldsTheReplicaUntilItsLastRequestEndsAndItIsClosed() throws Exception {
         deployUnrouted(2);
         String leaving = "qwen-server-r1-m0";
-        try (KubeProxyService service = new KubeProxyService(world.endpoints(), ns, Names.roleService("qwen", "server"), Duration.ofSeconds(1),
+        try (KubeProxyService service = new KubeProxyService(
+                world.endpoints(),
+                ns,
+                Names.roleService("qwen", "server"),
+                Duration.ofSeconds(1),
                 new LoopbackAddresses().next())) {
             await().atMost(CONVERGE).until(() -> service.reachable().size() == 2);
             KubeProxyService.Connection kept = service.connectTo(leaving);
@@ -757,12 +883,13 @@ class RetirementIT {
 
             scale("server", 1);
 
-            await().atMost(CONVERGE).untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
-                assertThat(r.replicaOrdinal()).isEqualTo(1);
-                assertThat(r.state()).isEqualTo("Draining");
-                assertThat(r.reason()).isEqualTo("OpenConnections");
-                assertThat(r.message()).contains("1 client is still connected");
-            }));
+            await().atMost(CONVERGE)
+                    .untilAsserted(() -> assertThat(retirement()).hasValueSatisfying(r -> {
+                        assertThat(r.replicaOrdinal()).isEqualTo(1);
+                        assertThat(r.state()).isEqualTo("Draining");
+                        assertThat(r.reason()).isEqualTo("OpenConnections");
+                        assertThat(r.message()).contains("1 client is still connected");
+                    }));
             await().atMost(CONVERGE).until(() -> !service.reachable().contains(leaving));
             turns.shutdown();
             assertThat(turns.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
@@ -773,15 +900,19 @@ class RetirementIT {
             assertThat(last.outcome()).as(last.why()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
             assertThat(last.pod()).isEqualTo(leaving);
             assertThat(deleted).as("no deletion while the request streamed").isNotDone();
-            assertThat(kept.closedByServer(Duration.ofSeconds(20))).as("the engine closes the idle connection").isTrue();
+            assertThat(kept.closedByServer(Duration.ofSeconds(20)))
+                    .as("the engine closes the idle connection")
+                    .isTrue();
             Instant closed = Instant.now();
-            Instant at = deleted.orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS).join();
+            Instant at =
+                    deleted.orTimeout(CONVERGE.toSeconds(), TimeUnit.SECONDS).join();
             assertThat(at).isAfter(closed);
             assertThat(Duration.between(lastEnded, closed)).isGreaterThanOrEqualTo(Duration.ofSeconds(4));
             kept.close();
         }
         await().atMost(CONVERGE).until(() -> retirement().isEmpty() && gone(leaving));
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(eventReasons()).contains("OpenConnections", "ProvenIdle", "Completed"));
+        await().atMost(CONVERGE)
+                .untilAsserted(() -> assertThat(eventReasons()).contains("OpenConnections", "ProvenIdle", "Completed"));
     }
 
     @Test
@@ -792,7 +923,8 @@ class RetirementIT {
         scale("server", 1);
 
         holdsThenAbortsAtBudget("Draining", "TakeOver", Budgets.DRAINING);
-        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp()).isNull();
+        assertThat(pod("qwen-server-r1-m0").getMetadata().getDeletionTimestamp())
+                .isNull();
     }
 
     @Test
@@ -831,9 +963,14 @@ class RetirementIT {
     }
 
     private void refusesSplitReplicas(String engine) {
-        deployRouted(deployment("qwen", engine).scaling("prefill").role(role("prefill").kind("Prefill").replicas(2)).role(role("decode").kind("Decode")));
-        await().atMost(CONVERGE).until(() -> pod("qwen-prefill-r1-m0") != null && pod("qwen-prefill-r1-m0").getStatus() != null
-                && pod("qwen-prefill-r1-m0").getStatus().getPodIP() != null);
+        deployRouted(deployment("qwen", engine)
+                .scaling("prefill")
+                .role(role("prefill").kind("Prefill").replicas(2))
+                .role(role("decode").kind("Decode")));
+        await().atMost(CONVERGE)
+                .until(() -> pod("qwen-prefill-r1-m0") != null
+                        && pod("qwen-prefill-r1-m0").getStatus() != null
+                        && pod("qwen-prefill-r1-m0").getStatus().getPodIP() != null);
         String uid = pod("qwen-prefill-r1-m0").getMetadata().getUid();
 
         scale("prefill", 1);
@@ -847,7 +984,10 @@ class RetirementIT {
     /** A refusal is per replica: another role's scale-down goes ahead, and status names the refused replica. */
     @Test
     void aRefusedReplicaNeverBlocksAnotherRetirement() {
-        deployRouted(deployment("qwen", "vLLM").scaling("prefill").role(role("prefill").kind("Prefill").replicas(2)).role(role("server").replicas(2)));
+        deployRouted(deployment("qwen", "vLLM")
+                .scaling("prefill")
+                .role(role("prefill").kind("Prefill").replicas(2))
+                .role(role("server").replicas(2)));
         awaitServing("qwen-prefill-r0-m0", "qwen-prefill-r1-m0", "qwen-server-r0-m0", "qwen-server-r1-m0");
         String prefillUid = pod("qwen-prefill-r1-m0").getMetadata().getUid();
         scale("prefill", 1);
@@ -857,12 +997,17 @@ class RetirementIT {
 
         await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
         assertKeptAndServing("qwen-prefill-r1-m0", prefillUid);
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get();
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(ns)
+                .withName("qwen")
+                .get();
         assertThat(md.getStatus().abortedRetirements()).singleElement().satisfies(aborted -> {
             assertThat(aborted.roleName()).isEqualTo("prefill");
             assertThat(aborted.replicaOrdinal()).isEqualTo(1);
             assertThat(aborted.reason()).isEqualTo("Disaggregated");
-            assertThat(aborted.retryAt()).as("a refusal is retried only when asked").isNull();
+            assertThat(aborted.retryAt())
+                    .as("a refusal is retried only when asked")
+                    .isNull();
         });
     }
 
@@ -882,22 +1027,38 @@ class RetirementIT {
 
         await().atMost(CONVERGE).until(() -> gone("qwen-server-r1-m0"));
         // the idle one's own entry may still be listed, settling, in the same status
-        assertThat(retirementOf(2)).as("the busy one is still held while the idle one is gone").hasValueSatisfying(r -> {
-            assertThat(r.state()).isEqualTo("Draining");
-            assertThat(r.reason()).isEqualTo("Busy");
-        });
+        assertThat(retirementOf(2))
+                .as("the busy one is still held while the idle one is gone")
+                .hasValueSatisfying(r -> {
+                    assertThat(r.state()).isEqualTo("Draining");
+                    assertThat(r.reason()).isEqualTo("Busy");
+                });
         clock.advance(Budgets.DRAINING);
         assertKeptAndServing("qwen-server-r2-m0", busyUid);
-        await().atMost(CONVERGE).untilAsserted(() -> assertThat(client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").get()
-                .getStatus().abortedRetirements()).singleElement().satisfies(aborted -> {
-                    assertThat(aborted.replicaOrdinal()).isEqualTo(2);
-                    assertThat(aborted.reason()).isEqualTo("Busy");
-                    assertThat(aborted.attempts()).isEqualTo(1);
-                    assertThat(aborted.retryAt()).isNotNull();
-                }));
+        await().atMost(CONVERGE)
+                .untilAsserted(() -> assertThat(client.resources(ModelDeployment.class)
+                                .inNamespace(ns)
+                                .withName("qwen")
+                                .get()
+                                .getStatus()
+                                .abortedRetirements())
+                        .singleElement()
+                        .satisfies(aborted -> {
+                            assertThat(aborted.replicaOrdinal()).isEqualTo(2);
+                            assertThat(aborted.reason()).isEqualTo("Busy");
+                            assertThat(aborted.attempts()).isEqualTo(1);
+                            assertThat(aborted.retryAt()).isNotNull();
+                        }));
     }
 
     private void relabel(String pod, String key, String value) {
-        client.pods().inNamespace(ns).withName(pod).edit(p -> new PodBuilder(p).editMetadata().addToLabels(key, value).endMetadata().build());
+        client.pods()
+                .inNamespace(ns)
+                .withName(pod)
+                .edit(p -> new PodBuilder(p)
+                        .editMetadata()
+                        .addToLabels(key, value)
+                        .endMetadata()
+                        .build());
     }
 }

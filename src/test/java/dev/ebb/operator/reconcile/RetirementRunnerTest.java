@@ -5,8 +5,6 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.ebb.operator.lifecycle.LeaseGuard;
-import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
@@ -14,12 +12,14 @@ import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.config.EbbSettings;
+import dev.ebb.operator.lifecycle.LeaseGuard;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.read.ExecResult;
 import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.retire.Budgets;
 import dev.ebb.operator.retire.NextRetirement;
+import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.route.HttpRouterProbe;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.SimApiServer;
@@ -35,7 +35,6 @@ import io.smallrye.mutiny.Uni;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -48,12 +47,14 @@ import org.junit.jupiter.api.Test;
  * it observes of the withdrawal, and when. Member reads are not the point here; they fail.
  */
 class RetirementRunnerTest {
-    private static final NextRetirement.RetryPolicy RETRY = new NextRetirement.RetryPolicy(java.util.Optional.empty(), java.time.Duration.ofMinutes(5), 1, 0);
+    private static final NextRetirement.RetryPolicy RETRY =
+            new NextRetirement.RetryPolicy(java.util.Optional.empty(), java.time.Duration.ofMinutes(5), 1, 0);
     private static final String NS = "runner";
     private static final String KEPT = "qwen-server-r0-m0";
     private static final String TARGET = "qwen-server-r1-m0";
     /** The router's one Pod; the probe is pointed at the fake's admin address whatever it asks. */
     private static final List<Pod> ROUTER_PODS = List.of(SimRouterPods.ready(NS, "qwen-router-0", "127.0.0.1"));
+
     private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
 
     private KubernetesMockServer server;
@@ -67,14 +68,28 @@ class RetirementRunnerTest {
     void start() throws Exception {
         server = SimApiServer.startServer();
         client = server.createClient();
-        DesiredDeployment desired = deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
+        DesiredDeployment desired =
+                deployment("qwen", "vLLM").role(role("server").replicas(1)).desired();
         for (int ordinal = 0; ordinal < 2; ordinal++) {
             for (Pod pod : ObservedPods.replica(desired, "server", ordinal, "h", true)) {
-                client.pods().inNamespace(NS).resource(new PodBuilder(pod).editMetadata().withNamespace(NS).endMetadata()
-                        .editStatus().withPodIP("10.0.0." + (ordinal + 1)).endStatus().build()).create();
+                client.pods()
+                        .inNamespace(NS)
+                        .resource(new PodBuilder(pod)
+                                .editMetadata()
+                                .withNamespace(NS)
+                                .endMetadata()
+                                .editStatus()
+                                .withPodIP("10.0.0." + (ordinal + 1))
+                                .endStatus()
+                                .build())
+                        .create();
             }
         }
-        md = deployment("qwen", "vLLM").namespace(NS).router(RouterKind.LLM_D_ROUTER.wireName()).role(role("server").replicas(1)).build();
+        md = deployment("qwen", "vLLM")
+                .namespace(NS)
+                .router(RouterKind.LLM_D_ROUTER.wireName())
+                .role(role("server").replicas(1))
+                .build();
         router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
         runner = runner(LeaseGuard.NOT_ELECTING);
         await().atMost(Duration.ofSeconds(10)).until(() -> router.selects(TARGET) && router.selects(KEPT));
@@ -83,10 +98,18 @@ class RetirementRunnerTest {
     private RetirementRunner runner(LeaseGuard lease) {
         URI admin = router.adminUri();
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        MemberReader unread = new MemberReader((pod, container, argv, limits) -> Uni.createFrom().item(new ExecResult.Failed("not read here")),
+        MemberReader unread = new MemberReader(
+                (pod, container, argv, limits) -> Uni.createFrom().item(new ExecResult.Failed("not read here")),
                 registry);
-        return new RetirementRunner(client, new ReadLedger(unread), new HttpRouterProbe((routerPod, kind) -> Optional.of(admin)),
-                new EventRecorder(client), registry, EbbSettings.of(Map.of()), new RetirementMachine(), lease);
+        return new RetirementRunner(
+                client,
+                new ReadLedger(unread),
+                new HttpRouterProbe((routerPod, kind) -> Optional.of(admin)),
+                new EventRecorder(client),
+                registry,
+                EbbSettings.of(Map.of()),
+                new RetirementMachine(),
+                lease);
     }
 
     @AfterEach
@@ -102,10 +125,21 @@ class RetirementRunnerTest {
 
     /** The role's Service's slice, listing these Pods. */
     private static EndpointSlice sliceListing(String... pods) {
-        EndpointSliceBuilder slice = new EndpointSliceBuilder().withNewMetadata().withName("qwen-server-abc").withNamespace(NS)
-                .addToLabels(Labels.SERVICE_NAME, Names.roleService("qwen", "server")).endMetadata().withAddressType("IPv4");
+        EndpointSliceBuilder slice = new EndpointSliceBuilder()
+                .withNewMetadata()
+                .withName("qwen-server-abc")
+                .withNamespace(NS)
+                .addToLabels(Labels.SERVICE_NAME, Names.roleService("qwen", "server"))
+                .endMetadata()
+                .withAddressType("IPv4");
         for (String pod : pods) {
-            slice.addNewEndpoint().addToAddresses("10.0.0.9").withNewTargetRef().withKind("Pod").withName(pod).endTargetRef().endEndpoint();
+            slice.addNewEndpoint()
+                    .addToAddresses("10.0.0.9")
+                    .withNewTargetRef()
+                    .withKind("Pod")
+                    .withName(pod)
+                    .endTargetRef()
+                    .endEndpoint();
         }
         return slice.build();
     }
@@ -116,9 +150,19 @@ class RetirementRunnerTest {
     /** One reconcile's worth: plan, persist the record, carry out; a second later. */
     private RetirementStatus pass(List<EndpointSlice> slices) {
         List<Pod> pods = pods();
-        RetirementRunner.Pass pass = runner.plan(md, Inventory.of(pods), pods, List.of(new NextRetirement.Candidate("server", 1, NextRetirement.Purpose.REDUCTION, CHOSEN, Budgets.DRAINING, false)),
-                List.of(), RETRY, slices, ROUTER_PODS, now);
-        md.setStatus(new ModelDeploymentStatus(null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of()));
+        RetirementRunner.Pass pass = runner.plan(
+                md,
+                Inventory.of(pods),
+                pods,
+                List.of(new NextRetirement.Candidate(
+                        "server", 1, NextRetirement.Purpose.REDUCTION, CHOSEN, Budgets.DRAINING, false)),
+                List.of(),
+                RETRY,
+                slices,
+                ROUTER_PODS,
+                now);
+        md.setStatus(new ModelDeploymentStatus(
+                null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of()));
         runner.carryOut(md, pass, pods, ROUTER_PODS);
         now = now.plusSeconds(1);
         return pass.statuses().get(0);
@@ -141,7 +185,13 @@ class RetirementRunnerTest {
         assertThat(pass(List.of(sliceListing(KEPT, TARGET))).state()).isEqualTo("Withdrawing");
 
         assertThat(asked).containsExactly("the retirement actions of " + NS + "/qwen for replica(s) [server/1]");
-        assertThat(client.pods().inNamespace(NS).withName(TARGET).get().getMetadata().getLabels()).containsEntry(Labels.SERVING, Labels.SERVING_YES);
+        assertThat(client.pods()
+                        .inNamespace(NS)
+                        .withName(TARGET)
+                        .get()
+                        .getMetadata()
+                        .getLabels())
+                .containsEntry(Labels.SERVING, Labels.SERVING_YES);
         assertThat(router.selects(TARGET)).isTrue();
     }
 
@@ -212,13 +262,25 @@ class RetirementRunnerTest {
     void theServingLabelPutBackDuringTheDrainHoldsItAsWithdrawalLostAndIsWithdrawnAgain() {
         begin();
         assertThat(pass(List.of(sliceListing(KEPT))).state()).isEqualTo("Draining");
-        client.pods().inNamespace(NS).withName(TARGET)
-                .edit(p -> new PodBuilder(p).editMetadata().addToLabels(Labels.SERVING, Labels.SERVING_YES).endMetadata().build());
+        client.pods()
+                .inNamespace(NS)
+                .withName(TARGET)
+                .edit(p -> new PodBuilder(p)
+                        .editMetadata()
+                        .addToLabels(Labels.SERVING, Labels.SERVING_YES)
+                        .endMetadata()
+                        .build());
 
         RetirementStatus seen = pass(List.of(sliceListing(KEPT)));
 
         assertThat(seen.reason()).isEqualTo("WithdrawalLost");
         assertThat(seen.message()).contains(Labels.SERVING);
-        assertThat(client.pods().inNamespace(NS).withName(TARGET).get().getMetadata().getLabels()).containsEntry(Labels.SERVING, "false");
+        assertThat(client.pods()
+                        .inNamespace(NS)
+                        .withName(TARGET)
+                        .get()
+                        .getMetadata()
+                        .getLabels())
+                .containsEntry(Labels.SERVING, "false");
     }
 }

@@ -17,7 +17,13 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Which cached Pods the router index files under a deployment: only its router's, by the labels its Deployment selects. */
 class RouterPodKeyTest {
     private static Pod pod(Map<String, String> labels) {
-        return new PodBuilder().withNewMetadata().withNamespace("team-a").withName("p").withLabels(labels).endMetadata().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withNamespace("team-a")
+                .withName("p")
+                .withLabels(labels)
+                .endMetadata()
+                .build();
     }
 
     private static Map<String, String> with(Map<String, String> base, String key, String value) {
@@ -30,11 +36,24 @@ class RouterPodKeyTest {
         Map<String, String> router = RouterRenderer.labels("qwen");
         return Stream.of(
                 Arguments.of("the router's Pod", pod(router), List.of("team-a/qwen")),
-                Arguments.of("a router Pod with more labels", pod(with(router, "pod-template-hash", "7d9f")), List.of("team-a/qwen")),
+                Arguments.of(
+                        "a router Pod with more labels",
+                        pod(with(router, "pod-template-hash", "7d9f")),
+                        List.of("team-a/qwen")),
                 Arguments.of("an engine Pod of the deployment", pod(Map.of(Labels.DEPLOYMENT, "qwen")), List.of()),
                 Arguments.of("another component", pod(with(router, RouterRenderer.COMPONENT, "engine")), List.of()),
-                Arguments.of("the router label without a deployment", pod(Map.of(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER)), List.of()),
-                Arguments.of("no labels at all", new PodBuilder().withNewMetadata().withNamespace("team-a").withName("p").endMetadata().build(),
+                Arguments.of(
+                        "the router label without a deployment",
+                        pod(Map.of(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER)),
+                        List.of()),
+                Arguments.of(
+                        "no labels at all",
+                        new PodBuilder()
+                                .withNewMetadata()
+                                .withNamespace("team-a")
+                                .withName("p")
+                                .endMetadata()
+                                .build(),
                         List.of()));
     }
 

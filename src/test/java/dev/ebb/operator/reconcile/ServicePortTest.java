@@ -17,28 +17,67 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 class ServicePortTest {
     private static Container container(String name, String portName, int port) {
-        return new ContainerBuilder().withName(name).addNewPort().withName(portName).withContainerPort(port).endPort().build();
+        return new ContainerBuilder()
+                .withName(name)
+                .addNewPort()
+                .withName(portName)
+                .withContainerPort(port)
+                .endPort()
+                .build();
     }
 
     private static Pod pod(List<Container> init, List<Container> containers) {
-        return new PodBuilder().withNewMetadata().withName("m").endMetadata().withNewSpec().withInitContainers(init)
-                .withContainers(containers).endSpec().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withName("m")
+                .endMetadata()
+                .withNewSpec()
+                .withInitContainers(init)
+                .withContainers(containers)
+                .endSpec()
+                .build();
     }
 
     static Stream<Arguments> pods() {
         Container engine = container(PodRenderer.ENGINE_CONTAINER, PodRenderer.PORT_NAME, 8000);
         return Stream.of(
                 Arguments.of("the engine's port", pod(List.of(), List.of(engine)), Optional.of(8000)),
-                Arguments.of("the proxy's port, as a native sidecar", pod(List.of(container(RoutingProxy.CONTAINER, RoutingProxy.PORT_NAME, 8000)),
-                        List.of(container(PodRenderer.ENGINE_CONTAINER, PodRenderer.PORT_NAME, RoutingProxy.ENGINE_PORT))), Optional.of(8000)),
-                Arguments.of("the proxy's port, as a container", pod(List.of(), List.of(
-                        container(PodRenderer.ENGINE_CONTAINER, PodRenderer.PORT_NAME, RoutingProxy.ENGINE_PORT),
-                        container(RoutingProxy.CONTAINER, RoutingProxy.PORT_NAME, 9000))), Optional.of(9000)),
-                Arguments.of("another container's port is not the Service's", pod(List.of(), List.of(container("metrics", "http", 9090))),
+                Arguments.of(
+                        "the proxy's port, as a native sidecar",
+                        pod(
+                                List.of(container(RoutingProxy.CONTAINER, RoutingProxy.PORT_NAME, 8000)),
+                                List.of(container(
+                                        PodRenderer.ENGINE_CONTAINER,
+                                        PodRenderer.PORT_NAME,
+                                        RoutingProxy.ENGINE_PORT))),
+                        Optional.of(8000)),
+                Arguments.of(
+                        "the proxy's port, as a container",
+                        pod(
+                                List.of(),
+                                List.of(
+                                        container(
+                                                PodRenderer.ENGINE_CONTAINER,
+                                                PodRenderer.PORT_NAME,
+                                                RoutingProxy.ENGINE_PORT),
+                                        container(RoutingProxy.CONTAINER, RoutingProxy.PORT_NAME, 9000))),
+                        Optional.of(9000)),
+                Arguments.of(
+                        "another container's port is not the Service's",
+                        pod(List.of(), List.of(container("metrics", "http", 9090))),
                         Optional.empty()),
-                Arguments.of("an engine port out of range", pod(List.of(), List.of(container(PodRenderer.ENGINE_CONTAINER, PodRenderer.PORT_NAME, 70000))),
+                Arguments.of(
+                        "an engine port out of range",
+                        pod(List.of(), List.of(container(PodRenderer.ENGINE_CONTAINER, PodRenderer.PORT_NAME, 70000))),
                         Optional.empty()),
-                Arguments.of("no spec", new PodBuilder().withNewMetadata().withName("m").endMetadata().build(), Optional.empty()));
+                Arguments.of(
+                        "no spec",
+                        new PodBuilder()
+                                .withNewMetadata()
+                                .withName("m")
+                                .endMetadata()
+                                .build(),
+                        Optional.empty()));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -11,7 +11,6 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Instant;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class ServingLabelsTest {
@@ -20,7 +19,11 @@ class ServingLabelsTest {
     private static final String HELD = DRAINING.targets().get(0).name();
 
     private static Pod pod(String name, String serving, boolean leaving) {
-        PodBuilder pod = new PodBuilder().withNewMetadata().withName(name).withUid("uid-of-" + name).endMetadata();
+        PodBuilder pod = new PodBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withUid("uid-of-" + name)
+                .endMetadata();
         if (serving != null) {
             pod.editMetadata().addToLabels(Labels.SERVING, serving).endMetadata();
         }
@@ -38,35 +41,52 @@ class ServingLabelsTest {
 
     @Test
     void aPodWithoutTheServingLabelGetsItBack() {
-        assertThat(ServingLabels.toRestore(List.of(pod("a", null, false)), List.of())).extracting(Member::name).containsExactly("a");
+        assertThat(ServingLabels.toRestore(List.of(pod("a", null, false)), List.of()))
+                .extracting(Member::name)
+                .containsExactly("a");
     }
 
     @Test
     void theMembersOfARetirementUnderWayStayWithdrawn() {
         List<Pod> pods = List.of(pod(HELD, "false", false), pod("other", "false", false));
 
-        assertThat(ServingLabels.toRestore(pods, List.of(DRAINING))).extracting(Member::name).containsExactly("other");
+        assertThat(ServingLabels.toRestore(pods, List.of(DRAINING)))
+                .extracting(Member::name)
+                .containsExactly("other");
     }
 
     @Test
     void theMembersOfAnAbortedRetirementServeAgain() {
-        Retirement aborted = MACHINE.cancel(DRAINING, Instant.parse("2026-01-01T00:01:00Z")).retirement();
+        Retirement aborted =
+                MACHINE.cancel(DRAINING, Instant.parse("2026-01-01T00:01:00Z")).retirement();
 
-        assertThat(ServingLabels.toRestore(List.of(pod(HELD, "false", false)), List.of(aborted))).extracting(Member::name).containsExactly(HELD);
+        assertThat(ServingLabels.toRestore(List.of(pod(HELD, "false", false)), List.of(aborted)))
+                .extracting(Member::name)
+                .containsExactly(HELD);
     }
 
     /** A member of replica {@code ordinal} of role "big". */
     private static Pod member(int ordinal, int member, String serving, boolean leaving) {
-        return new PodBuilder(pod("qwen-big-r" + ordinal + "-m" + member, serving, leaving)).editMetadata()
-                .addToLabels(Labels.ROLE, "big").addToLabels(Labels.REPLICA, Integer.toString(ordinal))
-                .addToLabels(Labels.MEMBER_INDEX, Integer.toString(member)).endMetadata().build();
+        return new PodBuilder(pod("qwen-big-r" + ordinal + "-m" + member, serving, leaving))
+                .editMetadata()
+                .addToLabels(Labels.ROLE, "big")
+                .addToLabels(Labels.REPLICA, Integer.toString(ordinal))
+                .addToLabels(Labels.MEMBER_INDEX, Integer.toString(member))
+                .endMetadata()
+                .build();
     }
 
     @Test
     void theRestOfAReplicaWhoseMemberTerminatesIsWithdrawnAndOtherReplicasServeOn() {
-        List<Pod> pods = List.of(member(0, 0, "true", false), member(0, 1, "true", true), member(1, 0, "true", false), member(1, 1, "true", false));
+        List<Pod> pods = List.of(
+                member(0, 0, "true", false),
+                member(0, 1, "true", true),
+                member(1, 0, "true", false),
+                member(1, 1, "true", false));
 
-        assertThat(ServingLabels.toWithdraw(pods, List.of())).extracting(Member::name).containsExactly("qwen-big-r0-m0");
+        assertThat(ServingLabels.toWithdraw(pods, List.of()))
+                .extracting(Member::name)
+                .containsExactly("qwen-big-r0-m0");
         assertThat(ServingLabels.toRestore(pods, List.of())).isEmpty();
     }
 
@@ -77,16 +97,24 @@ class ServingLabelsTest {
 
         assertThat(ServingLabels.toWithdraw(losing, List.of())).isEmpty();
         assertThat(ServingLabels.toRestore(losing, List.of())).isEmpty();
-        assertThat(ServingLabels.toRestore(whole, List.of())).extracting(Member::name).containsExactly("qwen-big-r0-m0");
+        assertThat(ServingLabels.toRestore(whole, List.of()))
+                .extracting(Member::name)
+                .containsExactly("qwen-big-r0-m0");
     }
 
     @Test
     void aReplicaARetirementHoldsIsLeftToItEvenWhileAMemberTerminates() {
-        Pod held = new PodBuilder(member(0, 0, "true", false)).editMetadata().withName(HELD).endMetadata().build();
+        Pod held = new PodBuilder(member(0, 0, "true", false))
+                .editMetadata()
+                .withName(HELD)
+                .endMetadata()
+                .build();
         List<Pod> pods = List.of(held, member(0, 1, "true", true));
 
         assertThat(ServingLabels.toWithdraw(pods, List.of(DRAINING))).isEmpty();
-        assertThat(ServingLabels.toWithdraw(pods, List.of())).extracting(Member::name).containsExactly(HELD);
+        assertThat(ServingLabels.toWithdraw(pods, List.of()))
+                .extracting(Member::name)
+                .containsExactly(HELD);
     }
 
     @Test
@@ -98,6 +126,7 @@ class ServingLabelsTest {
 
     @Test
     void aPodOnItsWayOutIsLeftToGo() {
-        assertThat(ServingLabels.toRestore(List.of(pod("a", "false", true)), List.of())).isEmpty();
+        assertThat(ServingLabels.toRestore(List.of(pod("a", "false", true)), List.of()))
+                .isEmpty();
     }
 }

@@ -38,28 +38,44 @@ class ShortenedGraceIT {
     }
 
     private List<Event> told() {
-        return RecordedEvents.occurrences(client, NS).stream().filter(e -> ShortenedGraces.REASON.equals(e.getReason())).toList();
+        return RecordedEvents.occurrences(client, NS).stream()
+                .filter(e -> ShortenedGraces.REASON.equals(e.getReason()))
+                .toList();
     }
 
     @Test
     void aPodDeletedWithAShorterGraceIsReportedOnItsDeploymentOnce() {
         String name = Names.pod("qwen", "server", 0, 0);
         try (SimOperator operator = new SimOperator(client, exec, new SimRouterAddress())) {
-            client.resource(deployment("qwen", "vLLM").namespace(NS).role(role("server").grace(40)).build()).create();
+            client.resource(deployment("qwen", "vLLM")
+                            .namespace(NS)
+                            .role(role("server").grace(40))
+                            .build())
+                    .create();
             await().atMost(Duration.ofSeconds(30)).until(() -> {
                 Pod pod = client.pods().inNamespace(NS).withName(name).get();
-                return pod != null && pod.getStatus() != null && "Running".equals(pod.getStatus().getPhase());
+                return pod != null
+                        && pod.getStatus() != null
+                        && "Running".equals(pod.getStatus().getPhase());
             });
-            String uid = client.pods().inNamespace(NS).withName(name).get().getMetadata().getUid();
+            String uid = client.pods()
+                    .inNamespace(NS)
+                    .withName(name)
+                    .get()
+                    .getMetadata()
+                    .getUid();
 
             client.pods().inNamespace(NS).withName(name).withGracePeriod(15).delete();
 
-            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(told()).singleElement().satisfies(e -> {
-                assertThat(e.getType()).isEqualTo("Warning");
-                assertThat(e.getInvolvedObject().getName()).isEqualTo("qwen");
-                assertThat(e.getMessage()).contains("Pod " + name + " was deleted with a grace of 15 s, shorter than its own 40 s")
-                        .contains("at most 15 s");
-            }));
+            await().atMost(Duration.ofSeconds(20))
+                    .untilAsserted(() -> assertThat(told()).singleElement().satisfies(e -> {
+                        assertThat(e.getType()).isEqualTo("Warning");
+                        assertThat(e.getInvolvedObject().getName()).isEqualTo("qwen");
+                        assertThat(e.getMessage())
+                                .contains(
+                                        "Pod " + name + " was deleted with a grace of 15 s, shorter than its own 40 s")
+                                .contains("at most 15 s");
+                    }));
             // its replacement, at the same name, is no news
             await().atMost(Duration.ofSeconds(30)).until(() -> {
                 Pod pod = client.pods().inNamespace(NS).withName(name).get();

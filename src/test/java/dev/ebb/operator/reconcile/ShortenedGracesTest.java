@@ -17,11 +17,18 @@ class ShortenedGracesTest {
 
     private static Pod pod(boolean deleted, Long deletionGrace, Long ownGrace, String phase) {
         return new PodBuilder()
-                .withNewMetadata().withName("qwen-server-r0-m0").withUid("uid-0")
-                    .withDeletionTimestamp(deleted ? "2026-01-01T00:00:00Z" : null).withDeletionGracePeriodSeconds(deletionGrace)
+                .withNewMetadata()
+                .withName("qwen-server-r0-m0")
+                .withUid("uid-0")
+                .withDeletionTimestamp(deleted ? "2026-01-01T00:00:00Z" : null)
+                .withDeletionGracePeriodSeconds(deletionGrace)
                 .endMetadata()
-                .withNewSpec().withTerminationGracePeriodSeconds(ownGrace).endSpec()
-                .withNewStatus().withPhase(phase).endStatus()
+                .withNewSpec()
+                .withTerminationGracePeriodSeconds(ownGrace)
+                .endSpec()
+                .withNewStatus()
+                .withPhase(phase)
+                .endStatus()
                 .build();
     }
 
@@ -49,10 +56,14 @@ class ShortenedGracesTest {
 
     @org.junit.jupiter.api.Test
     void theMessageSaysHowLongRequestsMayStillRun() {
-        assertThat(ShortenedGraces.among(List.of(pod(true, 5L, 30L)))).singleElement().satisfies(s -> {
-            assertThat(s.uid()).isEqualTo("uid-0");
-            assertThat(s.message()).startsWith("Pod qwen-server-r0-m0 was deleted with a grace of 5 s, shorter than its own 30 s: "
-                    + "its requests have at most 5 s from the deletion to finish");
-        });
+        assertThat(ShortenedGraces.among(List.of(pod(true, 5L, 30L))))
+                .singleElement()
+                .satisfies(s -> {
+                    assertThat(s.uid()).isEqualTo("uid-0");
+                    assertThat(s.message())
+                            .startsWith(
+                                    "Pod qwen-server-r0-m0 was deleted with a grace of 5 s, shorter than its own 30 s: "
+                                            + "its requests have at most 5 s from the deletion to finish");
+                });
     }
 }

@@ -23,32 +23,45 @@ class SpecOrRetryChangedTest {
 
     @Test
     void theOperatorsOwnStatusWriteStartsNoPass() {
-        assertThat(filter.accept(md(m -> m.getMetadata().setResourceVersion("9")), md(m -> m.getMetadata().setResourceVersion("8")))).isFalse();
+        assertThat(filter.accept(
+                        md(m -> m.getMetadata().setResourceVersion("9")),
+                        md(m -> m.getMetadata().setResourceVersion("8"))))
+                .isFalse();
     }
 
     @Test
     void aSpecEditStartsAPass() {
-        assertThat(filter.accept(md(m -> m.getMetadata().setGeneration(4L)), md(m -> { }))).isTrue();
+        assertThat(filter.accept(md(m -> m.getMetadata().setGeneration(4L)), md(m -> {})))
+                .isTrue();
     }
 
     @Test
     void aNewRetryTokenStartsAPassAndAnUnrelatedAnnotationDoesNot() {
-        ModelDeployment before = md(m -> { });
-        assertThat(filter.accept(md(m -> m.getMetadata().setAnnotations(Map.of(Annotations.RETRY_RETIREMENT, "t1"))), before)).isTrue();
-        assertThat(filter.accept(md(m -> m.getMetadata().setAnnotations(Map.of("team", "a"))), before)).isFalse();
+        ModelDeployment before = md(m -> {});
+        assertThat(filter.accept(
+                        md(m -> m.getMetadata().setAnnotations(Map.of(Annotations.RETRY_RETIREMENT, "t1"))), before))
+                .isTrue();
+        assertThat(filter.accept(md(m -> m.getMetadata().setAnnotations(Map.of("team", "a"))), before))
+                .isFalse();
     }
 
     @Test
     void aNewRefreshTokenStartsAPass() {
         ModelDeployment before = md(m -> m.getMetadata().setAnnotations(Map.of(Annotations.REFRESH_HOOKS, "t1")));
-        assertThat(filter.accept(md(m -> m.getMetadata().setAnnotations(Map.of(Annotations.REFRESH_HOOKS, "t2"))), before)).isTrue();
-        assertThat(filter.accept(md(m -> m.getMetadata().setAnnotations(Map.of(Annotations.REFRESH_HOOKS, "t1"))), before)).isFalse();
+        assertThat(filter.accept(
+                        md(m -> m.getMetadata().setAnnotations(Map.of(Annotations.REFRESH_HOOKS, "t2"))), before))
+                .isTrue();
+        assertThat(filter.accept(
+                        md(m -> m.getMetadata().setAnnotations(Map.of(Annotations.REFRESH_HOOKS, "t1"))), before))
+                .isFalse();
     }
 
     @Test
     void deletionAndFinalizersStartAPass() {
-        ModelDeployment before = md(m -> { });
-        assertThat(filter.accept(md(m -> m.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z")), before)).isTrue();
-        assertThat(filter.accept(md(m -> m.getMetadata().setFinalizers(List.of("x"))), before)).isTrue();
+        ModelDeployment before = md(m -> {});
+        assertThat(filter.accept(md(m -> m.getMetadata().setDeletionTimestamp("2026-01-01T00:00:00Z")), before))
+                .isTrue();
+        assertThat(filter.accept(md(m -> m.getMetadata().setFinalizers(List.of("x"))), before))
+                .isTrue();
     }
 }

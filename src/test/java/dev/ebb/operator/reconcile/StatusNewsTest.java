@@ -22,17 +22,33 @@ class StatusNewsTest {
     private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
 
     private static ModelDeploymentStatus status(DesiredDeployment d, ModelDeploymentStatus before) {
-        Map<String, String> hashes = d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> RENDERER.configHash(d, r)));
-        return StatusAggregator.accepted(RENDERER, 1, d, hashes, Inventory.of(List.of()), Optional.empty(), List.of(), List.of(), List.of(), before == null ? List.of() : before.conditions(), T0);
+        Map<String, String> hashes =
+                d.roles().stream().collect(Collectors.toMap(DesiredRole::name, r -> RENDERER.configHash(d, r)));
+        return StatusAggregator.accepted(
+                RENDERER,
+                1,
+                d,
+                hashes,
+                Inventory.of(List.of()),
+                Optional.empty(),
+                List.of(),
+                List.of(),
+                List.of(),
+                before == null ? List.of() : before.conditions(),
+                T0);
     }
 
     @Test
     void firstStatusTellsEachConditionAndEachDrainWarningOnce() {
-        DesiredDeployment d = deployment("pd", "SGLang").scaling("decode").role(role("decode").kind("Decode")).desired();
+        DesiredDeployment d = deployment("pd", "SGLang")
+                .scaling("decode")
+                .role(role("decode").kind("Decode"))
+                .desired();
 
         List<StatusNews.News> news = StatusNews.between(null, status(d, null));
 
-        assertThat(news).extracting(StatusNews.News::reason)
+        assertThat(news)
+                .extracting(StatusNews.News::reason)
                 .containsExactly("ReplicasNotReady", "ReplicasCreating", "GraceTooShortForSplitRole");
         assertThat(news).allMatch(StatusNews.News::warning);
         assertThat(news.get(2).message()).startsWith("role decode: ");
@@ -40,7 +56,10 @@ class StatusNewsTest {
 
     @Test
     void anUnchangedStatusTellsNothing() {
-        DesiredDeployment d = deployment("pd", "SGLang").scaling("decode").role(role("decode").kind("Decode")).desired();
+        DesiredDeployment d = deployment("pd", "SGLang")
+                .scaling("decode")
+                .role(role("decode").kind("Decode"))
+                .desired();
         ModelDeploymentStatus first = status(d, null);
 
         assertThat(StatusNews.between(first, status(d, first))).isEmpty();
@@ -48,9 +67,11 @@ class StatusNewsTest {
 
     @Test
     void aCauseSharedByTwoConditionsIsToldOnce() {
-        Resolution.Rejected rejected = (Resolution.Rejected) Specs.RESOLVER.resolve(deployment("x", "TGI").role(role("s")).build());
+        Resolution.Rejected rejected = (Resolution.Rejected)
+                Specs.RESOLVER.resolve(deployment("x", "TGI").role(role("s")).build());
 
-        List<StatusNews.News> news = StatusNews.between(null, StatusAggregator.rejected(1, rejected, List.of(), List.of(), T0));
+        List<StatusNews.News> news =
+                StatusNews.between(null, StatusAggregator.rejected(1, rejected, List.of(), List.of(), T0));
 
         assertThat(news).singleElement().satisfies(n -> {
             assertThat(n.reason()).isEqualTo("InvalidSpec");

@@ -26,14 +26,28 @@ import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 
 class SurplusChoiceTest {
-    private final DesiredDeployment d = deployment("q", "vLLM").role(role("s").size(2)).desired();
+    private final DesiredDeployment d =
+            deployment("q", "vLLM").role(role("s").size(2)).desired();
 
     private List<Pod> replica(int ordinal, boolean ran) {
         List<Pod> pods = new ArrayList<>();
         for (Pod pod : ObservedPods.replica(d, "s", ordinal, "h", ran)) {
-            pods.add(ran ? new PodBuilder(pod).editStatus().withContainerStatuses(new ContainerStatusBuilder().withName("main")
-                    .withContainerID("containerd://" + ordinal).withRestartCount(0).build()).endStatus().build()
-                    : new PodBuilder(pod).withNewStatus().withPhase("Pending").endStatus().build());
+            pods.add(
+                    ran
+                            ? new PodBuilder(pod)
+                                    .editStatus()
+                                    .withContainerStatuses(new ContainerStatusBuilder()
+                                            .withName("main")
+                                            .withContainerID("containerd://" + ordinal)
+                                            .withRestartCount(0)
+                                            .build())
+                                    .endStatus()
+                                    .build()
+                            : new PodBuilder(pod)
+                                    .withNewStatus()
+                                    .withPhase("Pending")
+                                    .endStatus()
+                                    .build());
         }
         return pods;
     }
@@ -47,11 +61,14 @@ class SurplusChoiceTest {
         List<Pod> pods = new ArrayList<>(replica(0, true));
         pods.addAll(replica(1, true));
 
-        assertThat(SurplusChoice.split(replicas(pods), 2, Set.of(), "h", Map.of(), true)).satisfies(split -> {
-            assertThat(split.leaving()).isEmpty();
-            assertThat(split.awaitingReads()).isEmpty();
-        });
-        assertThat(SurplusChoice.split(replicas(pods), 3, Set.of(), "h", Map.of(), true).leaving()).isEmpty();
+        assertThat(SurplusChoice.split(replicas(pods), 2, Set.of(), "h", Map.of(), true))
+                .satisfies(split -> {
+                    assertThat(split.leaving()).isEmpty();
+                    assertThat(split.awaitingReads()).isEmpty();
+                });
+        assertThat(SurplusChoice.split(replicas(pods), 3, Set.of(), "h", Map.of(), true)
+                        .leaving())
+                .isEmpty();
     }
 
     @Test
@@ -60,10 +77,13 @@ class SurplusChoiceTest {
         pods.addAll(replica(3, true));
         pods.addAll(replica(1, true));
 
-        assertThat(SurplusChoice.split(replicas(pods), 2, Set.of(), "h", allIdle(replicas(pods)), true).leaving()).singleElement().satisfies(r -> {
-            assertThat(r.replica().ordinal()).isEqualTo(3);
-            assertThat(r.direct()).isFalse();
-        });
+        assertThat(SurplusChoice.split(replicas(pods), 2, Set.of(), "h", allIdle(replicas(pods)), true)
+                        .leaving())
+                .singleElement()
+                .satisfies(r -> {
+                    assertThat(r.replica().ordinal()).isEqualTo(3);
+                    assertThat(r.direct()).isFalse();
+                });
     }
 
     @Test
@@ -74,7 +94,9 @@ class SurplusChoiceTest {
 
         SurplusChoice.Split split = SurplusChoice.split(replicas(pods), 2, Set.of(), "h", Map.of(), true);
 
-        assertThat(split.awaitingReads()).as("no read is needed once the never-ran replica covers the surplus").isEmpty();
+        assertThat(split.awaitingReads())
+                .as("no read is needed once the never-ran replica covers the surplus")
+                .isEmpty();
         assertThat(split.leaving()).singleElement().satisfies(r -> {
             assertThat(r.replica().ordinal()).isEqualTo(1);
             assertThat(r.direct()).isTrue();
@@ -83,14 +105,22 @@ class SurplusChoiceTest {
 
     @Test
     void restartedContainerCountsAsHavingRun() {
-        Pod crashed = new PodBuilder(replica(1, false).get(0)).editStatus().withContainerStatuses(new ContainerStatusBuilder()
-                .withName("main").withRestartCount(3).build()).endStatus().build();
+        Pod crashed = new PodBuilder(replica(1, false).get(0))
+                .editStatus()
+                .withContainerStatuses(new ContainerStatusBuilder()
+                        .withName("main")
+                        .withRestartCount(3)
+                        .build())
+                .endStatus()
+                .build();
         List<Pod> pods = new ArrayList<>(replica(0, true));
         pods.add(crashed);
         pods.add(replica(1, false).get(1));
 
-        assertThat(SurplusChoice.split(replicas(pods), 1, Set.of(), "h", allIdle(replicas(pods)), true).leaving())
-                .singleElement().satisfies(r -> assertThat(r.direct()).isFalse());
+        assertThat(SurplusChoice.split(replicas(pods), 1, Set.of(), "h", allIdle(replicas(pods)), true)
+                        .leaving())
+                .singleElement()
+                .satisfies(r -> assertThat(r.direct()).isFalse());
     }
 
     /** Every replica read idle: the choice among equals goes to the highest ordinal. */
@@ -114,25 +144,38 @@ class SurplusChoiceTest {
 
     @Provide
     Arbitrary<RoleState> roles() {
-        return Arbitraries.maps(Arbitraries.integers().between(0, 7), Arbitraries.of(true, true, true, false)).ofMaxSize(8)
-                .flatMap(ran -> Combinators.combine(Arbitraries.integers().between(0, 6), Arbitraries.subsetOf(ran.keySet()),
+        return Arbitraries.maps(Arbitraries.integers().between(0, 7), Arbitraries.of(true, true, true, false))
+                .ofMaxSize(8)
+                .flatMap(ran -> Combinators.combine(
+                                Arbitraries.integers().between(0, 6),
+                                Arbitraries.subsetOf(ran.keySet()),
                                 Arbitraries.of(true, false))
-                        .as((desired, held, rollingOut) -> new RoleState(ran, desired,
-                                held.stream().filter(o -> Boolean.TRUE.equals(ran.get(o))).collect(Collectors.toSet()), rollingOut)));
+                        .as((desired, held, rollingOut) -> new RoleState(
+                                ran,
+                                desired,
+                                held.stream()
+                                        .filter(o -> Boolean.TRUE.equals(ran.get(o)))
+                                        .collect(Collectors.toSet()),
+                                rollingOut)));
     }
 
     @Property(tries = 500)
     void everyReplicaEitherStaysOrLeavesAndOnlyOnesThatNeverRanGoDirectly(@ForAll("roles") RoleState role) {
         NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
 
-        SurplusChoice.Split split = SurplusChoice.split(replicas, role.desired(), role.held(), role.hash(), allIdle(replicas), true);
+        SurplusChoice.Split split =
+                SurplusChoice.split(replicas, role.desired(), role.held(), role.hash(), allIdle(replicas), true);
 
-        Set<Integer> leaving = split.leaving().stream().map(r -> r.replica().ordinal()).collect(Collectors.toSet());
+        Set<Integer> leaving =
+                split.leaving().stream().map(r -> r.replica().ordinal()).collect(Collectors.toSet());
         assertThat(leaving).hasSize(split.leaving().size());
         assertThat(split.staying().keySet()).noneMatch(leaving::contains);
-        assertThat(Stream.concat(leaving.stream(), split.staying().keySet().stream()).collect(Collectors.toSet())).isEqualTo(replicas.keySet());
+        assertThat(Stream.concat(leaving.stream(), split.staying().keySet().stream())
+                        .collect(Collectors.toSet()))
+                .isEqualTo(replicas.keySet());
         assertThat(split.staying().size()).isLessThanOrEqualTo(role.desired());
-        assertThat(split.leaving()).allSatisfy(r -> assertThat(r.direct()).isEqualTo(!r.replica().everRan()));
+        assertThat(split.leaving())
+                .allSatisfy(r -> assertThat(r.direct()).isEqualTo(!r.replica().everRan()));
         if (role.held().isEmpty()) {
             assertThat(split.staying()).hasSize(Math.min(role.desired(), replicas.size()));
         }
@@ -144,7 +187,8 @@ class SurplusChoiceTest {
     void unreadCandidatesStayUntilReadAndOnlyTheyAreAwaited(@ForAll("roles") RoleState role) {
         NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
 
-        SurplusChoice.Split split = SurplusChoice.split(replicas, role.desired(), role.held(), role.hash(), Map.of(), true);
+        SurplusChoice.Split split =
+                SurplusChoice.split(replicas, role.desired(), role.held(), role.hash(), Map.of(), true);
 
         assertThat(split.awaitingReads()).allSatisfy(r -> {
             assertThat(split.staying()).containsKey(r.ordinal());
@@ -153,8 +197,13 @@ class SurplusChoiceTest {
         });
         if (!split.awaitingReads().isEmpty()) {
             assertThat(split.staying().size()).isGreaterThan(role.desired());
-            assertThat(split.leaving()).noneMatch(r -> !r.direct() && r.replica().configHash().filter(role.hash()::equals).isPresent()
-                    && !role.held().contains(r.replica().ordinal()));
+            assertThat(split.leaving())
+                    .noneMatch(r -> !r.direct()
+                            && r.replica()
+                                    .configHash()
+                                    .filter(role.hash()::equals)
+                                    .isPresent()
+                            && !role.held().contains(r.replica().ordinal()));
         }
     }
 
@@ -162,15 +211,20 @@ class SurplusChoiceTest {
     @Property(tries = 500)
     void duringARolloutAHeldReplicaThatLeavesKeepsLeavingWhenAReplicaThatStaysIsGone(@ForAll("roles") RoleState role) {
         NavigableMap<Integer, ObservedReplica> replicas = role.replicas(this);
-        SurplusChoice.Split before = SurplusChoice.split(replicas, role.desired(), role.held(), "new", allIdle(replicas), true);
+        SurplusChoice.Split before =
+                SurplusChoice.split(replicas, role.desired(), role.held(), "new", allIdle(replicas), true);
 
         for (int gone : before.staying().keySet()) {
             NavigableMap<Integer, ObservedReplica> without = new TreeMap<>(replicas);
             without.remove(gone);
-            SurplusChoice.Split after = SurplusChoice.split(without, role.desired(), role.held(), "new", allIdle(without), true);
+            SurplusChoice.Split after =
+                    SurplusChoice.split(without, role.desired(), role.held(), "new", allIdle(without), true);
 
-            before.leaving().stream().map(r -> r.replica().ordinal()).filter(role.held()::contains).forEach(held ->
-                    assertThat(after.leaving()).anySatisfy(r -> assertThat(r.replica().ordinal()).isEqualTo(held)));
+            before.leaving().stream()
+                    .map(r -> r.replica().ordinal())
+                    .filter(role.held()::contains)
+                    .forEach(held -> assertThat(after.leaving())
+                            .anySatisfy(r -> assertThat(r.replica().ordinal()).isEqualTo(held)));
         }
     }
 }

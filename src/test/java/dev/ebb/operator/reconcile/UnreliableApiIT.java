@@ -59,22 +59,34 @@ class UnreliableApiIT {
     }
 
     private List<Pod> servers() {
-        return client.pods().inNamespace(NS).withLabel(Labels.ROLE, "server").list().getItems();
+        return client.pods()
+                .inNamespace(NS)
+                .withLabel(Labels.ROLE, "server")
+                .list()
+                .getItems();
     }
 
     private Optional<ModelDeploymentStatus> status() {
-        return Optional.ofNullable(client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get()).map(ModelDeployment::getStatus);
+        return Optional.ofNullable(client.resources(ModelDeployment.class)
+                        .inNamespace(NS)
+                        .withName("qwen")
+                        .get())
+                .map(ModelDeployment::getStatus);
     }
 
     /** Exactly these replicas, none leaving, all at one configuration, every one serving, and no retirement open. */
     private boolean settledAt(int replicas, String image) {
         List<Pod> pods = servers();
         return pods.size() == replicas
-                && pods.stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null
-                        && Labels.SERVING_YES.equals(p.getMetadata().getLabels().get(Labels.SERVING))
-                        && image.equals(p.getSpec().getContainers().get(0).getImage()))
+                && pods.stream()
+                        .allMatch(p -> p.getMetadata().getDeletionTimestamp() == null
+                                && Labels.SERVING_YES.equals(
+                                        p.getMetadata().getLabels().get(Labels.SERVING))
+                                && image.equals(
+                                        p.getSpec().getContainers().get(0).getImage()))
                 && pods.stream().allMatch(p -> router.selects(p.getMetadata().getName()))
-                && status().map(s -> s.retirements() == null || s.retirements().isEmpty()).orElse(false);
+                && status().map(s -> s.retirements() == null || s.retirements().isEmpty())
+                        .orElse(false);
     }
 
     /**
@@ -85,16 +97,26 @@ class UnreliableApiIT {
     @Test
     void aRetirementGoesOnAfterAnOutageLongerThanTheRetriesWithNothingElseHappening() {
         try (SimOperator operator = new SimOperator(operatorClient, sim.exec(), sim.routers())) {
-            client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(2)).build()).create();
-            await().atMost(Duration.ofSeconds(60)).until(() -> servers().size() == 2
-                    && servers().stream().allMatch(p -> router.selects(p.getMetadata().getName())));
+            client.resource(deployment("qwen", "vLLM")
+                            .namespace(NS)
+                            .router("llm-d-router")
+                            .role(role("server").replicas(2))
+                            .build())
+                    .create();
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> servers().size() == 2
+                            && servers().stream()
+                                    .allMatch(
+                                            p -> router.selects(p.getMetadata().getName())));
             String image = servers().get(0).getSpec().getContainers().get(0).getImage();
             sim.apiServer().unreliable(new UnreliableApi(OPERATOR, 1.0, Duration.ZERO, SEED));
 
             Specs.scale(client, NS, "qwen", "server", 1);
             // the operator keeps trying, and failing, for longer than five retries with the SDK's default backoff take
             int refusedAtFirst = sim.apiServer().failed();
-            await().atMost(Duration.ofSeconds(40)).pollDelay(Duration.ofSeconds(30)).until(() -> sim.apiServer().failed() > refusedAtFirst);
+            await().atMost(Duration.ofSeconds(40))
+                    .pollDelay(Duration.ofSeconds(30))
+                    .until(() -> sim.apiServer().failed() > refusedAtFirst);
             sim.apiServer().reliable();
 
             await().atMost(Duration.ofSeconds(40)).until(() -> settledAt(1, image));
@@ -104,16 +126,25 @@ class UnreliableApiIT {
     @Test
     void aScaleDownAndARolloutConvergeAndCutNothingThoughWritesFailAndWatchesExpire() throws Exception {
         try (SimOperator operator = new SimOperator(operatorClient, sim.exec(), sim.routers())) {
-            client.resource(deployment("qwen", "vLLM").namespace(NS).router("llm-d-router").role(role("server").replicas(3)).build()).create();
+            client.resource(deployment("qwen", "vLLM")
+                            .namespace(NS)
+                            .router("llm-d-router")
+                            .role(role("server").replicas(3))
+                            .build())
+                    .create();
             String firstImage = "default/vllm:test";
-            await().atMost(Duration.ofSeconds(60)).until(() -> servers().size() == 3
-                    && servers().stream().allMatch(p -> router.selects(p.getMetadata().getName())));
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> servers().size() == 3
+                            && servers().stream()
+                                    .allMatch(
+                                            p -> router.selects(p.getMetadata().getName())));
             firstImage = servers().get(0).getSpec().getContainers().get(0).getImage();
             LoadGenerator load = new LoadGenerator(router, 3, 30, Duration.ofMillis(50)).start(Duration.ofMinutes(5));
             await().atMost(Duration.ofSeconds(10)).until(() -> load.count(LoadGenerator.Outcome.COMPLETED) >= 3);
 
             sim.apiServer().unreliable(new UnreliableApi(OPERATOR, 0.3, Duration.ofMillis(500), SEED));
-            expiries.scheduleAtFixedRate(() -> watchesExpired.addAndGet(sim.apiServer().expireWatches()), 3, 3, TimeUnit.SECONDS);
+            expiries.scheduleAtFixedRate(
+                    () -> watchesExpired.addAndGet(sim.apiServer().expireWatches()), 3, 3, TimeUnit.SECONDS);
 
             Specs.scale(client, NS, "qwen", "server", 1);
             String before = firstImage;
@@ -124,13 +155,23 @@ class UnreliableApiIT {
             await().atMost(Duration.ofMinutes(4)).until(() -> settledAt(2, "vllm/vllm-openai:v0.12.0"));
             load.stop(Duration.ofSeconds(10));
 
-            System.out.printf("unreliable API: %d writes refused, %d watches expired; requests completed %d, cut %d%n",
-                    sim.apiServer().failed(), watchesExpired.get(), load.count(LoadGenerator.Outcome.COMPLETED), load.count(LoadGenerator.Outcome.CUT));
+            System.out.printf(
+                    "unreliable API: %d writes refused, %d watches expired; requests completed %d, cut %d%n",
+                    sim.apiServer().failed(),
+                    watchesExpired.get(),
+                    load.count(LoadGenerator.Outcome.COMPLETED),
+                    load.count(LoadGenerator.Outcome.CUT));
             assertThat(load.count(LoadGenerator.Outcome.CUT)).isZero();
-            assertThat(sim.apiServer().failed()).as("writes refused to the operator").isGreaterThan(5);
-            assertThat(watchesExpired.get()).as("watches expired under the operator").isGreaterThan(5);
-            assertThat(sim.world().kubelet().terminations()).filteredOn(t -> t.namespace().equals(NS))
-                    .isNotEmpty().allSatisfy(t -> assertThat(t.killed()).isFalse());
+            assertThat(sim.apiServer().failed())
+                    .as("writes refused to the operator")
+                    .isGreaterThan(5);
+            assertThat(watchesExpired.get())
+                    .as("watches expired under the operator")
+                    .isGreaterThan(5);
+            assertThat(sim.world().kubelet().terminations())
+                    .filteredOn(t -> t.namespace().equals(NS))
+                    .isNotEmpty()
+                    .allSatisfy(t -> assertThat(t.killed()).isFalse());
         }
     }
 }

@@ -21,18 +21,22 @@ class MemberSlotTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource(nullValues = "ABSENT", value = {
-            "a follower,               ,                         , qwen-big-r3-m0",
-            "the leader,               serving.ebb.dev/member-index, 0, ",
-            "no member index (a leader), serving.ebb.dev/member-index, ABSENT, ",
-            "no replica,               serving.ebb.dev/replica,  ABSENT, ",
-            "a replica not a number,   serving.ebb.dev/replica,  3; rm -rf /, ",
-            "a replica past an int,    serving.ebb.dev/replica,  99999999999, ",
-            "a negative replica,       serving.ebb.dev/replica,  -1, ",
-            "a signed replica,         serving.ebb.dev/replica,  +3, ",
-            "no role,                  serving.ebb.dev/role,     ABSENT, ",
-            "no deployment,            serving.ebb.dev/deployment, ABSENT, "})
-    void aFollowersLeaderIsNamedOnlyByLabelsThatPlaceItInAReplica(String what, String label, String value, String leaderPod) {
+    @CsvSource(
+            nullValues = "ABSENT",
+            value = {
+                "a follower,               ,                         , qwen-big-r3-m0",
+                "the leader,               serving.ebb.dev/member-index, 0, ",
+                "no member index (a leader), serving.ebb.dev/member-index, ABSENT, ",
+                "no replica,               serving.ebb.dev/replica,  ABSENT, ",
+                "a replica not a number,   serving.ebb.dev/replica,  3; rm -rf /, ",
+                "a replica past an int,    serving.ebb.dev/replica,  99999999999, ",
+                "a negative replica,       serving.ebb.dev/replica,  -1, ",
+                "a signed replica,         serving.ebb.dev/replica,  +3, ",
+                "no role,                  serving.ebb.dev/role,     ABSENT, ",
+                "no deployment,            serving.ebb.dev/deployment, ABSENT, "
+            })
+    void aFollowersLeaderIsNamedOnlyByLabelsThatPlaceItInAReplica(
+            String what, String label, String value, String leaderPod) {
         Map<String, String> labels = follower();
         if (label != null) {
             if (value == null) {

@@ -13,14 +13,17 @@ import java.util.List;
 final class RenderedRouter {
     private static final PodRenderer RENDERER = new PodRenderer();
 
-    private RenderedRouter() {
-    }
+    private RenderedRouter() {}
 
     /** The one object of this kind among the router's; two or none fail the test. */
     static <T extends HasMetadata> T only(List<HasMetadata> objects, Class<T> kind) {
-        return objects.stream().filter(kind::isInstance).map(kind::cast).reduce((a, b) -> {
-            throw new AssertionError("two " + kind.getSimpleName());
-        }).orElseThrow(() -> new AssertionError("no " + kind.getSimpleName()));
+        return objects.stream()
+                .filter(kind::isInstance)
+                .map(kind::cast)
+                .reduce((a, b) -> {
+                    throw new AssertionError("two " + kind.getSimpleName());
+                })
+                .orElseThrow(() -> new AssertionError("no " + kind.getSimpleName()));
     }
 
     static PodSpec podSpec(List<HasMetadata> objects) {
@@ -38,7 +41,10 @@ final class RenderedRouter {
 
     /** A member Pod of the named role's first replica, as the Pod renderer makes it under this router. */
     static Pod member(DesiredDeployment desired, String roleName, int member) {
-        DesiredRole role = desired.roles().stream().filter(r -> r.name().equals(roleName)).findFirst().orElseThrow();
+        DesiredRole role = desired.roles().stream()
+                .filter(r -> r.name().equals(roleName))
+                .findFirst()
+                .orElseThrow();
         return RENDERER.render(new MemberSlot(desired, role, 0, member), "h");
     }
 }

@@ -18,15 +18,25 @@ import org.junit.jupiter.api.Test;
  * spec's table of routers, each checked on what the renderer produces.
  */
 class VllmRouterLayoutTest {
-    private static final String SELECTOR = "serving.ebb.dev/deployment=qwen,serving.ebb.dev/serving=true,serving.ebb.dev/member-index=0";
+    private static final String SELECTOR =
+            "serving.ebb.dev/deployment=qwen,serving.ebb.dev/serving=true,serving.ebb.dev/member-index=0";
 
     private static DesiredDeployment servers() {
-        return deployment("qwen", "vLLM").namespace("team-a").router("vllm-router").role(role("server").port(8100)).desired();
+        return deployment("qwen", "vLLM")
+                .namespace("team-a")
+                .router("vllm-router")
+                .role(role("server").port(8100))
+                .desired();
     }
 
     private static DesiredDeployment split() {
-        return deployment("qwen", "vLLM").scaling("prefill").namespace("team-a").router("vllm-router")
-                .role(role("prefill").kind("Prefill").port(8100)).role(role("decode").kind("Decode").port(8100)).desired();
+        return deployment("qwen", "vLLM")
+                .scaling("prefill")
+                .namespace("team-a")
+                .router("vllm-router")
+                .role(role("prefill").kind("Prefill").port(8100))
+                .role(role("decode").kind("Decode").port(8100))
+                .desired();
     }
 
     @Test
@@ -39,20 +49,50 @@ class VllmRouterLayoutTest {
 
     @Test
     void itDiscoversTheServingLeadersByPodIpInTheDeploymentsNamespaceOnTheRolesPort() {
-        assertThat(RenderedRouter.router(servers()).getArgs()).containsExactly("--host", "0.0.0.0", "--port", "8001",
-                "--service-discovery", "k8s", "--k8s-service-discovery-type", "pod-ip", "--k8s-namespace", "team-a",
-                "--k8s-label-selector", SELECTOR, "--k8s-port", "8100", "--routing-logic", "roundrobin");
+        assertThat(RenderedRouter.router(servers()).getArgs())
+                .containsExactly(
+                        "--host",
+                        "0.0.0.0",
+                        "--port",
+                        "8001",
+                        "--service-discovery",
+                        "k8s",
+                        "--k8s-service-discovery-type",
+                        "pod-ip",
+                        "--k8s-namespace",
+                        "team-a",
+                        "--k8s-label-selector",
+                        SELECTOR,
+                        "--k8s-port",
+                        "8100",
+                        "--routing-logic",
+                        "roundrobin");
     }
 
     @Test
     void clientsAndTheOperatorReachItsApiPortWhichItsReadinessProbes() {
         DesiredDeployment desired = servers();
 
-        assertThat(RenderedRouter.only(RouterRenderer.render(desired), Service.class).getSpec().getPorts()).extracting(p -> p.getPort()).containsExactly(8001);
+        assertThat(RenderedRouter.only(RouterRenderer.render(desired), Service.class)
+                        .getSpec()
+                        .getPorts())
+                .extracting(p -> p.getPort())
+                .containsExactly(8001);
         assertThat(RouterRenderer.clientAddress(desired)).isEqualTo("http://qwen-router.team-a.svc:8001");
-        assertThat(RenderedRouter.router(desired).getPorts()).extracting(p -> p.getContainerPort()).containsExactly(8001);
-        assertThat(RenderedRouter.router(desired).getReadinessProbe().getHttpGet().getPath()).isEqualTo("/health");
-        assertThat(RenderedRouter.router(desired).getReadinessProbe().getHttpGet().getPort().getIntVal()).isEqualTo(8001);
+        assertThat(RenderedRouter.router(desired).getPorts())
+                .extracting(p -> p.getContainerPort())
+                .containsExactly(8001);
+        assertThat(RenderedRouter.router(desired)
+                        .getReadinessProbe()
+                        .getHttpGet()
+                        .getPath())
+                .isEqualTo("/health");
+        assertThat(RenderedRouter.router(desired)
+                        .getReadinessProbe()
+                        .getHttpGet()
+                        .getPort()
+                        .getIntVal())
+                .isEqualTo(8001);
         assertThat(RouterAdmin.of(RouterKind.VLLM_ROUTER)).isEqualTo(new RouterAdmin(8001, "/engines"));
     }
 
@@ -80,22 +120,28 @@ class VllmRouterLayoutTest {
 
     @Test
     void itsAccountMayReadPodsAndNeverRelabelThem() {
-        assertThat(RenderedRouter.only(RouterRenderer.render(servers()), Role.class).getRules()).singleElement().satisfies(rule -> {
-            assertThat(rule.getResources()).containsExactly("pods");
-            assertThat(rule.getVerbs()).containsExactlyInAnyOrder("get", "list", "watch");
-        });
+        assertThat(RenderedRouter.only(RouterRenderer.render(servers()), Role.class)
+                        .getRules())
+                .singleElement()
+                .satisfies(rule -> {
+                    assertThat(rule.getResources()).containsExactly("pods");
+                    assertThat(rule.getVerbs()).containsExactlyInAnyOrder("get", "list", "watch");
+                });
     }
 
     @Test
     void aSplitIsRoutedPrefillThenDecodeByThePodsModelLabel() {
         DesiredDeployment desired = split();
 
-        assertThat(RenderedRouter.router(desired).getArgs()).containsSubsequence("--routing-logic", "disaggregated_prefill_orchestrated")
+        assertThat(RenderedRouter.router(desired).getArgs())
+                .containsSubsequence("--routing-logic", "disaggregated_prefill_orchestrated")
                 .containsSubsequence("--prefill-model-labels", "prefill")
                 .containsSubsequence("--decode-model-labels", "decode")
                 .doesNotContain("roundrobin");
-        assertThat(RenderedRouter.member(desired, "prefill", 0).getMetadata().getLabels()).containsEntry("model", "prefill");
-        assertThat(RenderedRouter.member(desired, "decode", 0).getMetadata().getLabels()).containsEntry("model", "decode");
+        assertThat(RenderedRouter.member(desired, "prefill", 0).getMetadata().getLabels())
+                .containsEntry("model", "prefill");
+        assertThat(RenderedRouter.member(desired, "decode", 0).getMetadata().getLabels())
+                .containsEntry("model", "decode");
     }
 
     @Test

@@ -2,8 +2,8 @@ package dev.ebb.operator.retire;
 
 import static dev.ebb.operator.retire.RetirementMachineTest.BASELINE;
 import static dev.ebb.operator.retire.RetirementMachineTest.FOLLOWER;
-import static dev.ebb.operator.retire.RetirementMachineTest.LEADER;
 import static dev.ebb.operator.retire.RetirementMachineTest.FRONT_END_LAG;
+import static dev.ebb.operator.retire.RetirementMachineTest.LEADER;
 import static dev.ebb.operator.retire.RetirementMachineTest.PROPAGATION;
 import static dev.ebb.operator.retire.RetirementMachineTest.T0;
 import static dev.ebb.operator.retire.RetirementMachineTest.TARGETS;
@@ -41,20 +41,29 @@ class RetirementMachineProperties {
 
     /** What became of a reserved member by this pass, as the shell finds it. */
     enum Fate {
-        PRESENT, MISSING, REPLACED, TERMINATING
+        PRESENT,
+        MISSING,
+        REPLACED,
+        TERMINATING
     }
 
     /** One pass of the shell, as random as the world can make it. */
-    record Event(int advanceMillis, Observation.Withdrawal withdrawal, PassRead read, boolean leaderRestart, boolean followerRestart,
-            Fate leaderFate, Fate followerFate, boolean apiError) {
+    record Event(
+            int advanceMillis,
+            Observation.Withdrawal withdrawal,
+            PassRead read,
+            boolean leaderRestart,
+            boolean followerRestart,
+            Fate leaderFate,
+            Fate followerFate,
+            boolean apiError) {
         Reading reading() {
             return read == null ? null : read.gauges();
         }
     }
 
     /** The leader's gauges and, read in the same pass where there is no router, its connection table (null: not read). */
-    record PassRead(Reading gauges, ConnectionRead.Peers peers) {
-    }
+    record PassRead(Reading gauges, ConnectionRead.Peers peers) {}
 
     @Provide
     Arbitrary<List<Event>> histories() {
@@ -67,19 +76,43 @@ class RetirementMachineProperties {
         Arbitrary<ConnectionRead.Peers> peers = Arbitraries.frequencyOf(
                 Tuple.of(12, Arbitraries.just(new ConnectionRead.Peers.Connected(0, List.of()))),
                 Tuple.of(2, Arbitraries.just(new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234")))),
-                Tuple.of(1, Arbitraries.just(new ConnectionRead.Peers.Unknown("the connection read exited with code 7"))));
-        Arbitrary<PassRead> reads = Combinators.combine(readings, peers.injectNull(0.1)).as(PassRead::new);
+                Tuple.of(
+                        1,
+                        Arbitraries.just(new ConnectionRead.Peers.Unknown("the connection read exited with code 7"))));
+        Arbitrary<PassRead> reads =
+                Combinators.combine(readings, peers.injectNull(0.1)).as(PassRead::new);
         // drawn as a routed deployment sees them; a history without a router keeps only what it can see (see unrouted)
         Arbitrary<Observation.Withdrawal> anyWithdrawal = Combinators.combine(
-                Arbitraries.just(true),
-                Arbitraries.<Set<String>>of(Set.of(), Set.of(), Set.of(), Set.of(), Set.of(), Set.of(LEADER.name()), Set.of(FOLLOWER.name())),
-                Arbitraries.<Optional<Boolean>>of(Optional.of(true), Optional.of(true), Optional.of(true), Optional.of(false), Optional.empty()),
-                Arbitraries.<Optional<Boolean>>of(Optional.of(false), Optional.of(false), Optional.of(false), Optional.of(true), Optional.empty()),
-                Arbitraries.<Map<String, Double>>of(UNMOVED, UNMOVED, UNMOVED, Map.of(LEADER.name(), 8.0), Map.of(FOLLOWER.name(), 1.0)))
+                        Arbitraries.just(true),
+                        Arbitraries.<Set<String>>of(
+                                Set.of(),
+                                Set.of(),
+                                Set.of(),
+                                Set.of(),
+                                Set.of(),
+                                Set.of(LEADER.name()),
+                                Set.of(FOLLOWER.name())),
+                        Arbitraries.<Optional<Boolean>>of(
+                                Optional.of(true),
+                                Optional.of(true),
+                                Optional.of(true),
+                                Optional.of(false),
+                                Optional.empty()),
+                        Arbitraries.<Optional<Boolean>>of(
+                                Optional.of(false),
+                                Optional.of(false),
+                                Optional.of(false),
+                                Optional.of(true),
+                                Optional.empty()),
+                        Arbitraries.<Map<String, Double>>of(
+                                UNMOVED, UNMOVED, UNMOVED, Map.of(LEADER.name(), 8.0), Map.of(FOLLOWER.name(), 1.0)))
                 .as(Observation.Withdrawal::new);
         // mostly a withdrawal that holds, so that histories reach the deletion as well as every way of missing it
         Arbitrary<Observation.Withdrawal> withdrawals = Arbitraries.frequencyOf(
-                Tuple.of(3, Arbitraries.just(new Observation.Withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), UNMOVED))),
+                Tuple.of(
+                        3,
+                        Arbitraries.just(new Observation.Withdrawal(
+                                true, Set.of(), Optional.of(true), Optional.of(false), UNMOVED))),
                 Tuple.of(1, anyWithdrawal));
         // passes a second apart as the shell runs them, some closer (events, a restart), some far apart (a stall)
         Arbitrary<Integer> advances = Arbitraries.frequencyOf(
@@ -91,16 +124,17 @@ class RetirementMachineProperties {
                 Tuple.of(1, Arbitraries.just(Fate.MISSING)),
                 Tuple.of(1, Arbitraries.just(Fate.REPLACED)),
                 Tuple.of(1, Arbitraries.just(Fate.TERMINATING)));
-        Arbitrary<Boolean> rarely = Arbitraries.frequencyOf(Tuple.of(150, Arbitraries.just(false)), Tuple.of(1, Arbitraries.just(true)));
+        Arbitrary<Boolean> rarely =
+                Arbitraries.frequencyOf(Tuple.of(150, Arbitraries.just(false)), Tuple.of(1, Arbitraries.just(true)));
         Arbitrary<Event> event = Combinators.combine(
-                advances,
-                withdrawals,
-                reads.injectNull(0.2),
-                rarely,
-                rarely,
-                fates,
-                fates,
-                Arbitraries.of(false, false, false, true))
+                        advances,
+                        withdrawals,
+                        reads.injectNull(0.2),
+                        rarely,
+                        rarely,
+                        fates,
+                        fates,
+                        Arbitraries.of(false, false, false, true))
                 .as(Event::new);
         return event.list().ofMinSize(1).ofMaxSize(60);
     }
@@ -114,7 +148,9 @@ class RetirementMachineProperties {
         return switch (fate) {
             case REPLACED -> new Observation.Present("uid-other-" + reserved.name(), "c-other");
             case TERMINATING -> new Observation.Present(reserved.uid(), reserved.containerId(), true);
-            default -> new Observation.Present(reserved.uid(), restarted ? reserved.containerId() + "-restarted" : reserved.containerId());
+            default ->
+                new Observation.Present(
+                        reserved.uid(), restarted ? reserved.containerId() + "-restarted" : reserved.containerId());
         };
     }
 
@@ -125,7 +161,9 @@ class RetirementMachineProperties {
 
     /** Whether a pass's evidence, dispatch counts aside, says nothing gives the target new work. */
     private static boolean outOfEveryPath(Observation.Withdrawal w) {
-        return w.routed() && w.stillServing().isEmpty() && w.endpointsClear().equals(Optional.of(true))
+        return w.routed()
+                && w.stillServing().isEmpty()
+                && w.endpointsClear().equals(Optional.of(true))
                 && w.routerSelects().equals(Optional.of(false));
     }
 
@@ -136,7 +174,8 @@ class RetirementMachineProperties {
 
     /** Whether a count moved from the reference: a positive count other than the one kept (a count at zero is a router restart). */
     private static boolean moved(Map<String, Double> counts, Map<String, Double> reference) {
-        return counts.entrySet().stream().anyMatch(c -> c.getValue() > 0 && !c.getValue().equals(reference.getOrDefault(c.getKey(), 0.0)));
+        return counts.entrySet().stream()
+                .anyMatch(c -> c.getValue() > 0 && !c.getValue().equals(reference.getOrDefault(c.getKey(), 0.0)));
     }
 
     /** Whether a pass's withdrawal evidence is complete against the counts kept for comparison, judged without the machine's code. */
@@ -162,12 +201,23 @@ class RetirementMachineProperties {
     }
 
     @Property(tries = 3000)
-    void deletesOnlyReservedMembersProvenIdleSinceAWithdrawalThatHoldsAndRestoresOnEveryAbort(@ForAll("histories") List<Event> history,
-            @ForAll("mostlyTrue") boolean baselineRead, @ForAll boolean routed) {
+    void deletesOnlyReservedMembersProvenIdleSinceAWithdrawalThatHoldsAndRestoresOnEveryAbort(
+            @ForAll("histories") List<Event> history,
+            @ForAll("mostlyTrue") boolean baselineRead,
+            @ForAll boolean routed) {
         // without a router nothing is counted, and the shell begins with that empty baseline
-        Optional<Map<String, Double>> baseline = !routed ? Optional.of(Map.of()) : baselineRead ? BASELINE : Optional.empty();
-        Retirement retirement = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), baseline, Budgets.DRAINING, T0).retirement();
+        Optional<Map<String, Double>> baseline =
+                !routed ? Optional.of(Map.of()) : baselineRead ? BASELINE : Optional.empty();
+        Retirement retirement = MACHINE.begin(
+                        "server",
+                        2,
+                        "ScaleDown",
+                        TARGETS,
+                        new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())),
+                        baseline,
+                        Budgets.DRAINING,
+                        T0)
+                .retirement();
         Instant now = T0;
         boolean restarted = false;
         // a restart the machine has taken in: it binds the new containers on a draining pass whose withdrawal holds
@@ -200,9 +250,12 @@ class RetirementMachineProperties {
             }
             boolean lost = leaderFate != Fate.PRESENT || followerFate != Fate.PRESENT;
             // an API error means the shell could not read this pass
-            Map<String, Reading> reads = e.reading() == null || e.apiError() ? Map.of() : Map.of(LEADER.name(), e.reading());
-            Map<String, ConnectionRead.Peers> tables = reads.isEmpty() || routed || e.read().peers() == null ? Map.of()
-                    : Map.of(LEADER.name(), e.read().peers());
+            Map<String, Reading> reads =
+                    e.reading() == null || e.apiError() ? Map.of() : Map.of(LEADER.name(), e.reading());
+            Map<String, ConnectionRead.Peers> tables =
+                    reads.isEmpty() || routed || e.read().peers() == null
+                            ? Map.of()
+                            : Map.of(LEADER.name(), e.read().peers());
             Observation.Withdrawal withdrawal = routed ? e.withdrawal() : unrouted(e.withdrawal());
             Observation seen = new Observation(now, members, withdrawal, reads, tables, Map.of());
             RetirementState before = retirement.state();
@@ -213,7 +266,8 @@ class RetirementMachineProperties {
             Optional<Map<String, Double>> referenceBefore = reference;
             if (before == RetirementState.Withdrawing && !lost && routed) {
                 Observation.Withdrawal w = withdrawal;
-                boolean nothingWithdrawn = TARGETS.stream().allMatch(m -> w.stillServing().contains(m.name()));
+                boolean nothingWithdrawn =
+                        TARGETS.stream().allMatch(m -> w.stillServing().contains(m.name()));
                 if (reference.isEmpty() && w.routerSelects().isPresent() && nothingWithdrawn) {
                     reference = Optional.of(referenceOf(w.dispatches()));
                 } else if (reference.isPresent() && outOfEveryPath(w) && moved(w.dispatches(), reference.get())) {
@@ -223,7 +277,8 @@ class RetirementMachineProperties {
             if (before == RetirementState.Draining) {
                 boolean holds = routed ? confirmed(withdrawal, reference) : clearWithoutRouter(withdrawal);
                 boolean idleRead = reads.get(LEADER.name()) instanceof Reading.Idle
-                        && (routed || new ConnectionRead.Peers.Connected(0, List.of()).equals(tables.get(LEADER.name())));
+                        && (routed
+                                || new ConnectionRead.Peers.Connected(0, List.of()).equals(tables.get(LEADER.name())));
                 if (!holds) {
                     idleRun = 0;
                     clearSince = null;
@@ -254,9 +309,14 @@ class RetirementMachineProperties {
                 assertThat(step.retirement()).isEqualTo(retirement);
             }
             if (after == RetirementState.Aborted && before != RetirementState.Aborted) {
-                assertThat(step.actions()).as("an abort gives everything back").noneMatch(a -> a instanceof Action.Delete)
-                        .anySatisfy(a -> assertThat(a).isInstanceOfSatisfying(Action.Restore.class,
-                                restore -> assertThat(identities(restore.members())).isEqualTo(identities(TARGETS))));
+                assertThat(step.actions())
+                        .as("an abort gives everything back")
+                        .noneMatch(a -> a instanceof Action.Delete)
+                        .anySatisfy(a -> assertThat(a)
+                                .isInstanceOfSatisfying(
+                                        Action.Restore.class,
+                                        restore -> assertThat(identities(restore.members()))
+                                                .isEqualTo(identities(TARGETS))));
             }
             if (lost && !before.pastDeletion() && !before.ended()) {
                 assertThat(after).as("a member lost before the deletion aborts").isEqualTo(RetirementState.Aborted);
@@ -264,29 +324,45 @@ class RetirementMachineProperties {
             }
             boolean confirmedBefore = routed ? confirmed(withdrawal, referenceBefore) : clearWithoutRouter(withdrawal);
             if (before == RetirementState.Withdrawing && after == RetirementState.Draining) {
-                assertThat(confirmedBefore).as("draining starts only on a confirmed withdrawal").isTrue();
+                assertThat(confirmedBefore)
+                        .as("draining starts only on a confirmed withdrawal")
+                        .isTrue();
                 clearSince = now;
                 marginOver = false;
             }
             if (before == RetirementState.Draining && after == RetirementState.Draining && !confirmedBefore) {
-                assertThat(step.retirement().reason()).as("a relapse while draining holds").isEqualTo(Reasons.WITHDRAWAL_LOST);
+                assertThat(step.retirement().reason())
+                        .as("a relapse while draining holds")
+                        .isEqualTo(Reasons.WITHDRAWAL_LOST);
             }
 
-            List<Member> deleted = step.actions().stream().filter(a -> a instanceof Action.Delete)
-                    .flatMap(a -> ((Action.Delete) a).members().stream()).toList();
-            assertThat(identities(deleted)).as("only reserved members, each under its reserved uid").isSubsetOf(identities(TARGETS));
+            List<Member> deleted = step.actions().stream()
+                    .filter(a -> a instanceof Action.Delete)
+                    .flatMap(a -> ((Action.Delete) a).members().stream())
+                    .toList();
+            assertThat(identities(deleted))
+                    .as("only reserved members, each under its reserved uid")
+                    .isSubsetOf(identities(TARGETS));
             if (before.pastDeletion()) {
-                assertThat(deleted).as("past the deletion, only reserved members still there undeleted are deleted again")
-                        .allMatch(m -> members.containsKey(m.name()) && members.get(m.name()).uid().equals(m.uid())
+                assertThat(deleted)
+                        .as("past the deletion, only reserved members still there undeleted are deleted again")
+                        .allMatch(m -> members.containsKey(m.name())
+                                && members.get(m.name()).uid().equals(m.uid())
                                 && !members.get(m.name()).terminating());
             } else if (!deleted.isEmpty()) {
                 provingDeletes++;
                 assertThat(before).as("deleted only from Draining").isEqualTo(RetirementState.Draining);
                 assertThat(identities(deleted)).as("the whole reservation").isEqualTo(identities(TARGETS));
-                assertThat(confirmedBefore).as("the withdrawal still holds at the delete").isTrue();
-                assertThat(restarted && !restartBound).as("no restart the idle proof has not started over on").isFalse();
+                assertThat(confirmedBefore)
+                        .as("the withdrawal still holds at the delete")
+                        .isTrue();
+                assertThat(restarted && !restartBound)
+                        .as("no restart the idle proof has not started over on")
+                        .isFalse();
                 assertThat(lost).as("every reserved member still there").isFalse();
-                assertThat(idleRun).as("two idle reads in a row since the withdrawal last held").isGreaterThanOrEqualTo(2);
+                assertThat(idleRun)
+                        .as("two idle reads in a row since the withdrawal last held")
+                        .isGreaterThanOrEqualTo(2);
             }
             assertThat(provingDeletes).as("one decision to delete").isLessThanOrEqualTo(1);
             retirement = step.retirement();

@@ -31,10 +31,16 @@ public class RetirementMachineTest {
     static final List<Member> TARGETS = List.of(LEADER, FOLLOWER);
     /** What the router had counted for the targets before their withdrawal. */
     static final Optional<Map<String, Double>> BASELINE = Optional.of(Map.of(LEADER.name(), 7.0, FOLLOWER.name(), 0.0));
-    static final Observation.Withdrawal CLEAR = withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), Map.of(LEADER.name(), 7.0));
 
-    static Observation.Withdrawal withdrawal(boolean routed, Set<String> stillServing, Optional<Boolean> endpointsClear,
-            Optional<Boolean> routerSelects, Map<String, Double> dispatches) {
+    static final Observation.Withdrawal CLEAR =
+            withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), Map.of(LEADER.name(), 7.0));
+
+    static Observation.Withdrawal withdrawal(
+            boolean routed,
+            Set<String> stillServing,
+            Optional<Boolean> endpointsClear,
+            Optional<Boolean> routerSelects,
+            Map<String, Double> dispatches) {
         return new Observation.Withdrawal(routed, stillServing, endpointsClear, routerSelects, dispatches);
     }
 
@@ -57,7 +63,16 @@ public class RetirementMachineTest {
     }
 
     static Retirement started(String cause) {
-        return MACHINE.begin("server", 2, cause, TARGETS, new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, Budgets.DRAINING, T0).retirement();
+        return MACHINE.begin(
+                        "server",
+                        2,
+                        cause,
+                        TARGETS,
+                        new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())),
+                        BASELINE,
+                        Budgets.DRAINING,
+                        T0)
+                .retirement();
     }
 
     public static Retirement draining() {
@@ -76,6 +91,7 @@ public class RetirementMachineTest {
      * hides nothing; the front-end margin has cases of its own, with {@link #FRONT_END_LAG}.
      */
     static final Duration NO_LAG = Duration.ZERO;
+
     static final Duration FRONT_END_LAG = Duration.ofSeconds(5);
 
     /** Without a router, how long no request must reach a member before the peers connected to it are bystanders. */
@@ -95,8 +111,15 @@ public class RetirementMachineTest {
 
     @Test
     void beginWithdrawsEveryReservedMemberAndAnnouncesIt() {
-        RetirementMachine.Step step = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), BASELINE, Budgets.DRAINING, T0);
+        RetirementMachine.Step step = MACHINE.begin(
+                "server",
+                2,
+                "ScaleDown",
+                TARGETS,
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())),
+                BASELINE,
+                Budgets.DRAINING,
+                T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(step.retirement().deadline()).isEqualTo(T0.plusSeconds(300));
@@ -113,7 +136,15 @@ public class RetirementMachineTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("refusals")
     void refusedReplicaAbortsAtOnceWithNothingWithdrawnOrDeleted(String reason, String message) {
-        RetirementMachine.Step step = MACHINE.begin("d", 0, "ScaleDown", TARGETS, new Classification.Refused(reason, message), BASELINE, Budgets.DRAINING, T0);
+        RetirementMachine.Step step = MACHINE.begin(
+                "d",
+                0,
+                "ScaleDown",
+                TARGETS,
+                new Classification.Refused(reason, message),
+                BASELINE,
+                Budgets.DRAINING,
+                T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(step.retirement().reason()).isEqualTo(reason);
@@ -122,27 +153,53 @@ public class RetirementMachineTest {
 
     @Test
     void followersLeftWithoutTheirLeaderAreDeletedAtOnceAndTheRecordSettlesLikeAnyOther() {
-        RetirementMachine.Step step = MACHINE.begin("server", 2, "Rollout", List.of(FOLLOWER), new Classification.Unreachable("only followers are left"),
-                Optional.of(Map.of()), Budgets.DRAINING, T0);
-        RetirementMachine.Step gone = step(step(step.retirement(), seen(at(1), CLEAR, Map.of())).retirement(),
+        RetirementMachine.Step step = MACHINE.begin(
+                "server",
+                2,
+                "Rollout",
+                List.of(FOLLOWER),
+                new Classification.Unreachable("only followers are left"),
+                Optional.of(Map.of()),
+                Budgets.DRAINING,
+                T0);
+        RetirementMachine.Step gone = step(
+                step(step.retirement(), seen(at(1), CLEAR, Map.of())).retirement(),
                 new Observation(at(2), Map.of(), CLEAR, Map.of()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Deleting);
         assertThat(step.retirement().reason()).isEqualTo(Reasons.LEADER_GONE);
-        assertThat(step.actions()).contains(new Action.Delete(List.of(FOLLOWER))).noneMatch(a -> a instanceof Action.Withdraw || a instanceof Action.ReadMembers);
+        assertThat(step.actions())
+                .contains(new Action.Delete(List.of(FOLLOWER)))
+                .noneMatch(a -> a instanceof Action.Withdraw || a instanceof Action.ReadMembers);
         assertThat(gone.retirement().state()).isEqualTo(RetirementState.Completed);
     }
 
     static Stream<Arguments> withdrawalHolds() {
         return Stream.of(
-                Arguments.of(withdrawal(false, Set.of(FOLLOWER.name()), Optional.of(true), Optional.empty(), Map.of()), Reasons.STILL_LABELLED_SERVING),
-                Arguments.of(withdrawal(false, Set.of(), Optional.empty(), Optional.empty(), Map.of()), Reasons.ENDPOINTS_UNKNOWN),
-                Arguments.of(withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of()), Reasons.ENDPOINTS_STILL_LIST),
-                Arguments.of(withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()), Reasons.STILL_LABELLED_SERVING),
-                Arguments.of(withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()), Reasons.ENDPOINTS_UNKNOWN),
-                Arguments.of(withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Reasons.ENDPOINTS_STILL_LIST),
-                Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Reasons.ROUTER_UNAVAILABLE),
-                Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()), Reasons.ROUTER_STILL_SELECTS));
+                Arguments.of(
+                        withdrawal(false, Set.of(FOLLOWER.name()), Optional.of(true), Optional.empty(), Map.of()),
+                        Reasons.STILL_LABELLED_SERVING),
+                Arguments.of(
+                        withdrawal(false, Set.of(), Optional.empty(), Optional.empty(), Map.of()),
+                        Reasons.ENDPOINTS_UNKNOWN),
+                Arguments.of(
+                        withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of()),
+                        Reasons.ENDPOINTS_STILL_LIST),
+                Arguments.of(
+                        withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()),
+                        Reasons.STILL_LABELLED_SERVING),
+                Arguments.of(
+                        withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()),
+                        Reasons.ENDPOINTS_UNKNOWN),
+                Arguments.of(
+                        withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()),
+                        Reasons.ENDPOINTS_STILL_LIST),
+                Arguments.of(
+                        withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()),
+                        Reasons.ROUTER_UNAVAILABLE),
+                Arguments.of(
+                        withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()),
+                        Reasons.ROUTER_STILL_SELECTS));
     }
 
     @ParameterizedTest(name = "{1}")
@@ -153,7 +210,9 @@ public class RetirementMachineTest {
 
         assertThat(held.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(held.retirement().reason()).isEqualTo(reason);
-        assertThat(held.actions()).contains(new Action.Announce(true, reason, held.retirement().message())).noneMatch(a -> a instanceof Action.Delete);
+        assertThat(held.actions())
+                .contains(new Action.Announce(true, reason, held.retirement().message()))
+                .noneMatch(a -> a instanceof Action.Delete);
         assertThat(aborted.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(aborted.retirement().reason()).isEqualTo(reason);
         assertThat(aborted.actions()).contains(new Action.Restore(TARGETS)).noneMatch(a -> a instanceof Action.Delete);
@@ -165,19 +224,40 @@ public class RetirementMachineTest {
      */
     static Stream<Arguments> routerAsked() {
         return Stream.of(
-                Arguments.of("router still selects", withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()), true),
-                Arguments.of("router cannot say", withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), true),
-                Arguments.of("router selects, endpoints still list", withdrawal(true, Set.of(), Optional.of(false), Optional.of(true), Map.of()), true),
-                Arguments.of("router selects, endpoints unknown", withdrawal(true, Set.of(), Optional.empty(), Optional.of(true), Map.of()), true),
-                Arguments.of("a target not yet labelled withdrawn",
-                        withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(true), Map.of()), false),
-                Arguments.of("router dropped them, endpoints still list", withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), false),
-                Arguments.of("no router", withdrawal(false, Set.of(), Optional.of(true), Optional.empty(), Map.of()), false));
+                Arguments.of(
+                        "router still selects",
+                        withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()),
+                        true),
+                Arguments.of(
+                        "router cannot say",
+                        withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()),
+                        true),
+                Arguments.of(
+                        "router selects, endpoints still list",
+                        withdrawal(true, Set.of(), Optional.of(false), Optional.of(true), Map.of()),
+                        true),
+                Arguments.of(
+                        "router selects, endpoints unknown",
+                        withdrawal(true, Set.of(), Optional.empty(), Optional.of(true), Map.of()),
+                        true),
+                Arguments.of(
+                        "a target not yet labelled withdrawn",
+                        withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(true), Map.of()),
+                        false),
+                Arguments.of(
+                        "router dropped them, endpoints still list",
+                        withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()),
+                        false),
+                Arguments.of(
+                        "no router",
+                        withdrawal(false, Set.of(), Optional.of(true), Optional.empty(), Map.of()),
+                        false));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("routerAsked")
-    void theRouterIsAskedToDropTheTargetsOnlyOnceTheirWithdrawalIsWritten(String title, Observation.Withdrawal withdrawal, boolean asked) {
+    void theRouterIsAskedToDropTheTargetsOnlyOnceTheirWithdrawalIsWritten(
+            String title, Observation.Withdrawal withdrawal, boolean asked) {
         RetirementMachine.Step first = step(started(), seen(at(1), withdrawal, Map.of()));
         RetirementMachine.Step again = step(first.retirement(), seen(at(2), withdrawal, Map.of()));
         RetirementMachine.Step lost = step(draining(), seen(at(3), withdrawal, Map.of()));
@@ -194,9 +274,18 @@ public class RetirementMachineTest {
     @Test
     void aConfirmedWithdrawalAndOneAwaitingItsBaselineNeverAskTheRouter() {
         RetirementMachine.Step confirmed = step(started(), seen(at(1), CLEAR, Map.of()));
-        Retirement awaiting = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), Budgets.DRAINING, T0).retirement();
-        RetirementMachine.Step stillAwaiting = step(awaiting,
+        Retirement awaiting = MACHINE.begin(
+                        "server",
+                        2,
+                        "ScaleDown",
+                        TARGETS,
+                        new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())),
+                        Optional.empty(),
+                        Budgets.DRAINING,
+                        T0)
+                .retirement();
+        RetirementMachine.Step stillAwaiting = step(
+                awaiting,
                 seen(at(1), withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Map.of()));
 
         assertThat(confirmed.actions()).noneMatch(a -> a instanceof Action.Unroute);
@@ -218,8 +307,10 @@ public class RetirementMachineTest {
 
     @ParameterizedTest(name = "{0} dispatched: {1}")
     @MethodSource("dispatchCounts")
-    void aDispatchCountsOnlyWhenItDiffersFromTheCountReadBeforeTheWithdrawal(Map<String, Double> now, boolean dispatched) {
-        RetirementMachine.Step step = step(started(),
+    void aDispatchCountsOnlyWhenItDiffersFromTheCountReadBeforeTheWithdrawal(
+            Map<String, Double> now, boolean dispatched) {
+        RetirementMachine.Step step = step(
+                started(),
                 seen(at(2), withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), now), Map.of()));
 
         assertThat(step.retirement().reason()).isEqualTo(dispatched ? Reasons.RECENT_DISPATCH : Reasons.WITHDRAWN);
@@ -227,8 +318,16 @@ public class RetirementMachineTest {
 
     @Test
     void withoutDispatchCountsReadBeforeTheWithdrawalItIsNeverConfirmed() {
-        Retirement blind = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), Budgets.DRAINING, T0).retirement();
+        Retirement blind = MACHINE.begin(
+                        "server",
+                        2,
+                        "ScaleDown",
+                        TARGETS,
+                        new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())),
+                        Optional.empty(),
+                        Budgets.DRAINING,
+                        T0)
+                .retirement();
 
         RetirementMachine.Step held = step(blind, seen(at(2), CLEAR, Map.of()));
         RetirementMachine.Step aborted = step(held.retirement(), seen(at(30), CLEAR, Map.of()));
@@ -241,12 +340,32 @@ public class RetirementMachineTest {
     @Test
     void aRouterThatCannotBeReadAtTheStartHasItsCountsTakenWhenItAnswersAndOnlyThenIsTheReplicaWithdrawn() {
         Set<String> nothingWithdrawn = Set.of(LEADER.name(), FOLLOWER.name());
-        RetirementMachine.Step begun = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.empty(), Budgets.DRAINING, T0);
-        RetirementMachine.Step stillDown = step(begun.retirement(),
-                seen(at(2), withdrawal(true, nothingWithdrawn, Optional.of(true), Optional.empty(), Map.of()), Map.of()));
-        RetirementMachine.Step counted = step(stillDown.retirement(),
-                seen(at(3), withdrawal(true, nothingWithdrawn, Optional.of(true), Optional.of(true), Map.of(LEADER.name(), 7.0)), Map.of()));
+        RetirementMachine.Step begun = MACHINE.begin(
+                "server",
+                2,
+                "ScaleDown",
+                TARGETS,
+                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())),
+                Optional.empty(),
+                Budgets.DRAINING,
+                T0);
+        RetirementMachine.Step stillDown = step(
+                begun.retirement(),
+                seen(
+                        at(2),
+                        withdrawal(true, nothingWithdrawn, Optional.of(true), Optional.empty(), Map.of()),
+                        Map.of()));
+        RetirementMachine.Step counted = step(
+                stillDown.retirement(),
+                seen(
+                        at(3),
+                        withdrawal(
+                                true,
+                                nothingWithdrawn,
+                                Optional.of(true),
+                                Optional.of(true),
+                                Map.of(LEADER.name(), 7.0)),
+                        Map.of()));
 
         assertThat(begun.actions()).noneMatch(a -> a instanceof Action.Withdraw);
         assertThat(begun.retirement().reason()).isEqualTo(Reasons.ROUTER_UNAVAILABLE);
@@ -254,9 +373,13 @@ public class RetirementMachineTest {
         assertThat(stillDown.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(counted.retirement().dispatchBaseline()).contains(Map.of(LEADER.name(), 7.0, FOLLOWER.name(), 0.0));
         assertThat(counted.actions()).contains(new Action.Withdraw(TARGETS));
-        assertThat(step(counted.retirement(), seen(at(4), CLEAR, Map.of())).retirement().state())
+        assertThat(step(counted.retirement(), seen(at(4), CLEAR, Map.of()))
+                        .retirement()
+                        .state())
                 .isEqualTo(RetirementState.Draining);
-        assertThat(step(counted.retirement(), seen(at(4), dispatched(8.0), Map.of())).retirement().reason())
+        assertThat(step(counted.retirement(), seen(at(4), dispatched(8.0), Map.of()))
+                        .retirement()
+                        .reason())
                 .isEqualTo(Reasons.RECENT_DISPATCH);
     }
 
@@ -269,7 +392,9 @@ public class RetirementMachineTest {
         assertThat(late.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
         assertThat(still.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
         assertThat(settled.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(step(settled.retirement(), seen(at(4), dispatched(10.0), Map.of())).retirement().reason())
+        assertThat(step(settled.retirement(), seen(at(4), dispatched(10.0), Map.of()))
+                        .retirement()
+                        .reason())
                 .isEqualTo(Reasons.WITHDRAWAL_LOST);
     }
 
@@ -277,7 +402,8 @@ public class RetirementMachineTest {
     void aRouterThatKeepsDispatchingToTheTargetHoldsItUntilTheBudgetAborts() {
         Retirement current = started();
         for (int second = 1; second < 30; second++) {
-            current = step(current, seen(at(second), dispatched(7.0 + second), Map.of())).retirement();
+            current = step(current, seen(at(second), dispatched(7.0 + second), Map.of()))
+                    .retirement();
             assertThat(current.reason()).isEqualTo(Reasons.RECENT_DISPATCH);
         }
         RetirementMachine.Step aborted = step(current, seen(at(30), dispatched(40.0), Map.of()));
@@ -289,19 +415,28 @@ public class RetirementMachineTest {
 
     @Test
     void aMemberFoundServingIsWithdrawnAgain() {
-        RetirementMachine.Step step = step(started(),
-                seen(at(1), withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()), Map.of()));
+        RetirementMachine.Step step = step(
+                started(),
+                seen(
+                        at(1),
+                        withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()),
+                        Map.of()));
 
         assertThat(step.actions()).contains(new Action.Withdraw(List.of(FOLLOWER)));
     }
 
     static Stream<Arguments> relapses() {
         return Stream.of(
-                Arguments.of(withdrawal(true, Set.of(LEADER.name()), Optional.of(true), Optional.of(false), Map.of()), "does not carry"),
-                Arguments.of(withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()), "no EndpointSlice"),
-                Arguments.of(withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), "still lists"),
+                Arguments.of(
+                        withdrawal(true, Set.of(LEADER.name()), Optional.of(true), Optional.of(false), Map.of()),
+                        "does not carry"),
+                Arguments.of(
+                        withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()), "no EndpointSlice"),
+                Arguments.of(
+                        withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), "still lists"),
                 Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), "cannot say"),
-                Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()), "still selects"),
+                Arguments.of(
+                        withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()), "still selects"),
                 Arguments.of(dispatched(9), "dispatch"));
     }
 
@@ -317,9 +452,14 @@ public class RetirementMachineTest {
         assertThat(lost.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(lost.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
         assertThat(lost.retirement().message()).contains(message);
-        assertThat(lost.retirement().reads().get(LEADER.name()).consecutiveIdle()).isZero();
-        assertThat(lost.actions()).contains(new Action.ReadMembers(List.of(LEADER.name()))).noneMatch(a -> a instanceof Action.Delete);
-        assertThat(back.actions()).as("one idle read since the relapse is not two").noneMatch(a -> a instanceof Action.Delete);
+        assertThat(lost.retirement().reads().get(LEADER.name()).consecutiveIdle())
+                .isZero();
+        assertThat(lost.actions())
+                .contains(new Action.ReadMembers(List.of(LEADER.name())))
+                .noneMatch(a -> a instanceof Action.Delete);
+        assertThat(back.actions())
+                .as("one idle read since the relapse is not two")
+                .noneMatch(a -> a instanceof Action.Delete);
         assertThat(proven.actions()).contains(new Action.Delete(TARGETS));
     }
 
@@ -328,7 +468,8 @@ public class RetirementMachineTest {
         Retirement draining = draining();
         Observation.Withdrawal selected = withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of());
 
-        RetirementMachine.Step end = step(draining, seen(draining.phaseStartedAt().plus(Budgets.DRAINING), selected, Map.of()));
+        RetirementMachine.Step end =
+                step(draining, seen(draining.phaseStartedAt().plus(Budgets.DRAINING), selected, Map.of()));
 
         assertThat(end.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(end.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
@@ -364,7 +505,8 @@ public class RetirementMachineTest {
 
         assertThat(List.of(tooSoon, backwards)).allSatisfy(step -> {
             assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete);
-            assertThat(step.retirement().reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
+            assertThat(step.retirement().reads().get(LEADER.name()).consecutiveIdle())
+                    .isEqualTo(1);
         });
         assertThat(aSecondOn.actions()).contains(new Action.Delete(TARGETS));
     }
@@ -372,8 +514,14 @@ public class RetirementMachineTest {
     static Stream<Arguments> readingsThatHold() {
         return Stream.of(
                 Arguments.of(new Reading.Busy(3), Reasons.BUSY, "has 3 requests in flight"),
-                Arguments.of(new Reading.Partial(List.of("vllm:num_requests_waiting")), Reasons.PARTIAL_ENVELOPE, "without vllm:num_requests_waiting"),
-                Arguments.of(new Reading.Failed("the engine refused the connection"), Reasons.READ_FAILED, "refused the connection"));
+                Arguments.of(
+                        new Reading.Partial(List.of("vllm:num_requests_waiting")),
+                        Reasons.PARTIAL_ENVELOPE,
+                        "without vllm:num_requests_waiting"),
+                Arguments.of(
+                        new Reading.Failed("the engine refused the connection"),
+                        Reasons.READ_FAILED,
+                        "refused the connection"));
     }
 
     @ParameterizedTest(name = "{1}")
@@ -385,7 +533,8 @@ public class RetirementMachineTest {
 
         assertThat(held.retirement().reason()).isEqualTo(reason);
         assertThat(held.retirement().message()).contains(message);
-        assertThat(held.retirement().reads().get(LEADER.name()).consecutiveIdle()).isZero();
+        assertThat(held.retirement().reads().get(LEADER.name()).consecutiveIdle())
+                .isZero();
         assertThat(idleAgain.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(idleAgain.actions()).noneMatch(a -> a instanceof Action.Delete);
     }
@@ -394,7 +543,8 @@ public class RetirementMachineTest {
     void busyReplicaAbortsAtTheDrainingBudgetExactly() {
         Retirement draining = draining();
         Instant phase = draining.phaseStartedAt();
-        RetirementMachine.Step before = step(draining, reads(phase.plusSeconds(240).minusMillis(1), new Reading.Busy(1)));
+        RetirementMachine.Step before =
+                step(draining, reads(phase.plusSeconds(240).minusMillis(1), new Reading.Busy(1)));
         RetirementMachine.Step at = step(before.retirement(), reads(phase.plusSeconds(240), new Reading.Busy(1)));
 
         assertThat(before.retirement().state()).isEqualTo(RetirementState.Draining);
@@ -411,16 +561,24 @@ public class RetirementMachineTest {
     void aMoveOffALeavingNodeNotProvenIdleInTimeIsHandedToTheDrainRatherThanKept() {
         Retirement moving = draining(NextRetirement.NODE_MAINTENANCE);
         Instant phase = moving.phaseStartedAt();
-        RetirementMachine.Step before = step(moving, reads(phase.plusSeconds(240).minusMillis(1), new Reading.Busy(1)));
+        RetirementMachine.Step before =
+                step(moving, reads(phase.plusSeconds(240).minusMillis(1), new Reading.Busy(1)));
         RetirementMachine.Step at = step(before.retirement(), reads(phase.plusSeconds(240), new Reading.Busy(1)));
-        RetirementMachine.Step gone = step(at.retirement(), new Observation(phase.plusSeconds(250), Map.of(), CLEAR, Map.of()));
+        RetirementMachine.Step gone =
+                step(at.retirement(), new Observation(phase.plusSeconds(250), Map.of(), CLEAR, Map.of()));
 
         assertThat(before.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(at.retirement().state()).isEqualTo(RetirementState.Deleting);
         assertThat(at.retirement().reason()).isEqualTo(Reasons.HANDED_BACK);
-        assertThat(at.retirement().message()).contains("not proven idle within 240 s").contains("with its grace");
-        assertThat(at.actions()).contains(new Action.Delete(TARGETS)).noneMatch(a -> a instanceof Action.Restore)
-                .anySatisfy(a -> assertThat(a).isEqualTo(new Action.Announce(true, Reasons.HANDED_BACK, at.retirement().message())));
+        assertThat(at.retirement().message())
+                .contains("not proven idle within 240 s")
+                .contains("with its grace");
+        assertThat(at.actions())
+                .contains(new Action.Delete(TARGETS))
+                .noneMatch(a -> a instanceof Action.Restore)
+                .anySatisfy(a -> assertThat(a)
+                        .isEqualTo(new Action.Announce(
+                                true, Reasons.HANDED_BACK, at.retirement().message())));
         assertThat(gone.retirement().state()).as("on as any deletion goes").isEqualTo(RetirementState.Settling);
     }
 
@@ -429,13 +587,22 @@ public class RetirementMachineTest {
         RetirementMachine.Step cancelled = MACHINE.cancel(draining(NextRetirement.NODE_MAINTENANCE), at(5));
 
         assertThat(cancelled.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(cancelled.actions()).contains(new Action.Restore(TARGETS)).noneMatch(a -> a instanceof Action.Delete);
+        assertThat(cancelled.actions())
+                .contains(new Action.Restore(TARGETS))
+                .noneMatch(a -> a instanceof Action.Delete);
     }
 
     @Test
     void aMoveOfAReplicaTheProtocolCannotDrainIsHandedToTheDrainAtOnce() {
-        RetirementMachine.Step step = MACHINE.begin("d", 0, NextRetirement.NODE_MAINTENANCE, TARGETS,
-                new Classification.Refused(Reasons.NO_GAUGE_LIST, "no gauge list for this engine"), BASELINE, Budgets.DRAINING, T0);
+        RetirementMachine.Step step = MACHINE.begin(
+                "d",
+                0,
+                NextRetirement.NODE_MAINTENANCE,
+                TARGETS,
+                new Classification.Refused(Reasons.NO_GAUGE_LIST, "no gauge list for this engine"),
+                BASELINE,
+                Budgets.DRAINING,
+                T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Deleting);
         assertThat(step.retirement().reason()).isEqualTo(Reasons.HANDED_BACK);
@@ -444,8 +611,11 @@ public class RetirementMachineTest {
 
     @Test
     void wholeOperationBudgetAbortsBeforeTheDrainingOne() {
-        RetirementMachine.Step held = step(started(), seen(at(29), withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Map.of()));
-        Retirement lateDraining = step(held.retirement(), seen(at(29.5), CLEAR, Map.of())).retirement();
+        RetirementMachine.Step held = step(
+                started(),
+                seen(at(29), withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Map.of()));
+        Retirement lateDraining =
+                step(held.retirement(), seen(at(29.5), CLEAR, Map.of())).retirement();
 
         RetirementMachine.Step at300 = step(lateDraining, reads(at(300), new Reading.Busy(1)));
 
@@ -464,18 +634,25 @@ public class RetirementMachineTest {
                 LEADER.name(), new Observation.Present(LEADER.uid(), "c-0-new"),
                 FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), FOLLOWER.containerId()));
 
-        RetirementMachine.Step seenRestarted = step(idleOnce, new Observation(at(4), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step idleOnceMore = step(seenRestarted.retirement(), new Observation(at(5), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step idleTwice = step(idleOnceMore.retirement(), new Observation(at(6), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step seenRestarted =
+                step(idleOnce, new Observation(at(4), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step idleOnceMore = step(
+                seenRestarted.retirement(),
+                new Observation(at(5), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step idleTwice = step(
+                idleOnceMore.retirement(),
+                new Observation(at(6), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
 
         assertThat(seenRestarted.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
-        assertThat(seenRestarted.retirement().targets()).contains(new Member(LEADER.name(), LEADER.uid(), "c-0-new"), FOLLOWER);
+        assertThat(seenRestarted.retirement().targets())
+                .contains(new Member(LEADER.name(), LEADER.uid(), "c-0-new"), FOLLOWER);
         assertThat(List.of(seenRestarted, idleOnceMore)).allSatisfy(step -> {
             assertThat(step.retirement().state()).isEqualTo(RetirementState.Draining);
             assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete);
         });
         assertThat(idleTwice.retirement().state()).isEqualTo(RetirementState.Deleting);
-        assertThat(idleTwice.actions()).contains(new Action.Delete(seenRestarted.retirement().targets()));
+        assertThat(idleTwice.actions())
+                .contains(new Action.Delete(seenRestarted.retirement().targets()));
     }
 
     @Test
@@ -485,24 +662,29 @@ public class RetirementMachineTest {
                 FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), "c-1-new"));
         Retirement idleOnce = step(draining(), reads(at(3), new Reading.Idle())).retirement();
 
-        RetirementMachine.Step seenRestarted = step(idleOnce,
-                new Observation(at(4), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step idleOnceMore = step(seenRestarted.retirement(),
+        RetirementMachine.Step seenRestarted = step(
+                idleOnce, new Observation(at(4), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step idleOnceMore = step(
+                seenRestarted.retirement(),
                 new Observation(at(5), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step busy = step(idleOnceMore.retirement(),
+        RetirementMachine.Step busy = step(
+                idleOnceMore.retirement(),
                 new Observation(at(6), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Busy(1))));
 
         assertThat(seenRestarted.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
         assertThat(seenRestarted.retirement().message()).contains(FOLLOWER.name());
-        assertThat(seenRestarted.retirement().targets()).contains(new Member(FOLLOWER.name(), FOLLOWER.uid(), "c-1-new"));
+        assertThat(seenRestarted.retirement().targets())
+                .contains(new Member(FOLLOWER.name(), FOLLOWER.uid(), "c-1-new"));
         // the idle read before the restart does not count with the one after it
-        assertThat(List.of(seenRestarted, idleOnceMore, busy)).allSatisfy(step -> assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete));
+        assertThat(List.of(seenRestarted, idleOnceMore, busy))
+                .allSatisfy(step -> assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete));
         assertThat(busy.retirement().reason()).isEqualTo(Reasons.BUSY);
     }
 
     @Test
     void memberDeletedBySomeoneElseAbortsTheOperation() {
-        Map<String, Observation.Present> onlyLeader = Map.of(LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()));
+        Map<String, Observation.Present> onlyLeader =
+                Map.of(LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()));
 
         RetirementMachine.Step step = step(draining(), new Observation(at(3), onlyLeader, CLEAR, Map.of()));
 
@@ -517,19 +699,34 @@ public class RetirementMachineTest {
                 LEADER.name(), new Observation.Present("uid-other", "c-9"),
                 FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), FOLLOWER.containerId()));
 
-        assertThat(step(draining(), new Observation(at(3), replaced, CLEAR, Map.of())).retirement().reason())
+        assertThat(step(draining(), new Observation(at(3), replaced, CLEAR, Map.of()))
+                        .retirement()
+                        .reason())
                 .isEqualTo(Reasons.TERMINATED_OUTSIDE);
     }
 
     static Stream<Arguments> standingHolds() {
-        return Stream.of(Reasons.TAKE_OVER, Reasons.NO_LEADER, Reasons.MULTIPLE_LEADERS, Reasons.CONFIGURATION_DISAGREEMENT,
-                Reasons.SIZE_MISMATCH).map(Arguments::of);
+        return Stream.of(
+                        Reasons.TAKE_OVER,
+                        Reasons.NO_LEADER,
+                        Reasons.MULTIPLE_LEADERS,
+                        Reasons.CONFIGURATION_DISAGREEMENT,
+                        Reasons.SIZE_MISMATCH)
+                .map(Arguments::of);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("standingHolds")
     void replicaThatCannotBeReadIsHeldWithItsReasonAndAbortsAtTheBudget(String reason) {
-        Retirement started = MACHINE.begin("s", 0, "ScaleDown", TARGETS, new Classification.Held(reason, "cannot read " + reason), BASELINE, Budgets.DRAINING, T0)
+        Retirement started = MACHINE.begin(
+                        "s",
+                        0,
+                        "ScaleDown",
+                        TARGETS,
+                        new Classification.Held(reason, "cannot read " + reason),
+                        BASELINE,
+                        Budgets.DRAINING,
+                        T0)
                 .retirement();
         Retirement draining = step(started, seen(at(1), CLEAR, Map.of())).retirement();
 
@@ -545,10 +742,13 @@ public class RetirementMachineTest {
 
     @Test
     void deletingSettlesAndCompletesWhenTheMembersAreGone() {
-        Retirement deleting = step(step(draining(), reads(at(3), new Reading.Idle())).retirement(),
-                reads(at(4), new Reading.Idle())).retirement();
+        Retirement deleting = step(
+                        step(draining(), reads(at(3), new Reading.Idle())).retirement(),
+                        reads(at(4), new Reading.Idle()))
+                .retirement();
         Retirement settling = step(deleting, seen(at(5), CLEAR, Map.of())).retirement();
-        Map<String, Observation.Present> still = Map.of(LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()));
+        Map<String, Observation.Present> still =
+                Map.of(LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()));
 
         RetirementMachine.Step slow = step(settling, new Observation(at(35), still, CLEAR, Map.of()));
         RetirementMachine.Step done = step(slow.retirement(), new Observation(at(40), Map.of(), CLEAR, Map.of()));
@@ -562,8 +762,10 @@ public class RetirementMachineTest {
 
     @Test
     void pastTheDeletionEveryReservedMemberStillThereUndeletedIsDeletedAgainOnEachPass() {
-        Retirement deleting = step(step(draining(), reads(at(3), new Reading.Idle())).retirement(),
-                reads(at(4), new Reading.Idle())).retirement();
+        Retirement deleting = step(
+                        step(draining(), reads(at(3), new Reading.Idle())).retirement(),
+                        reads(at(4), new Reading.Idle()))
+                .retirement();
         Map<String, Observation.Present> untouched = Map.of(
                 LEADER.name(), new Observation.Present(LEADER.uid(), LEADER.containerId()),
                 FOLLOWER.name(), new Observation.Present(FOLLOWER.uid(), FOLLOWER.containerId()));
@@ -576,20 +778,29 @@ public class RetirementMachineTest {
 
         RetirementMachine.Step lost = step(deleting, new Observation(at(5), untouched, CLEAR, Map.of()));
         RetirementMachine.Step lostAgain = step(lost.retirement(), new Observation(at(6), untouched, CLEAR, Map.of()));
-        RetirementMachine.Step half = step(lostAgain.retirement(), new Observation(at(7), followerTerminating, CLEAR, Map.of()));
-        RetirementMachine.Step replaced = step(half.retirement(), new Observation(at(8), leaderReplaced, CLEAR, Map.of()));
+        RetirementMachine.Step half =
+                step(lostAgain.retirement(), new Observation(at(7), followerTerminating, CLEAR, Map.of()));
+        RetirementMachine.Step replaced =
+                step(half.retirement(), new Observation(at(8), leaderReplaced, CLEAR, Map.of()));
 
         assertThat(lost.retirement().state()).isEqualTo(RetirementState.Settling);
         assertThat(lost.actions()).contains(new Action.Delete(TARGETS));
         assertThat(lostAgain.retirement().state()).isEqualTo(RetirementState.Settling);
         assertThat(lostAgain.actions()).contains(new Action.Delete(TARGETS));
         assertThat(half.actions()).contains(new Action.Delete(List.of(LEADER)));
-        assertThat(replaced.actions()).as("a Pod recreated under the name is not the reserved one").noneMatch(a -> a instanceof Action.Delete);
+        assertThat(replaced.actions())
+                .as("a Pod recreated under the name is not the reserved one")
+                .noneMatch(a -> a instanceof Action.Delete);
     }
 
     @Test
     void nothingHappensAfterAnAbort() {
-        Retirement aborted = step(started(), seen(at(30), withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Map.of()))
+        Retirement aborted = step(
+                        started(),
+                        seen(
+                                at(30),
+                                withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()),
+                                Map.of()))
                 .retirement();
 
         RetirementMachine.Step after = step(aborted, reads(at(31), new Reading.Idle()));
@@ -603,9 +814,13 @@ public class RetirementMachineTest {
         Retirement current = draining();
         List<Action.Announce> announced = new java.util.ArrayList<>();
         for (int pass = 0; pass < 60; pass++) {
-            Observation seen = pass % 2 == 0 ? reads(at(3 + pass), new Reading.Busy(2)) : seen(at(3 + pass), CLEAR, Map.of());
+            Observation seen =
+                    pass % 2 == 0 ? reads(at(3 + pass), new Reading.Busy(2)) : seen(at(3 + pass), CLEAR, Map.of());
             RetirementMachine.Step step = step(current, seen);
-            step.actions().stream().filter(a -> a instanceof Action.Announce).map(a -> (Action.Announce) a).forEach(announced::add);
+            step.actions().stream()
+                    .filter(a -> a instanceof Action.Announce)
+                    .map(a -> (Action.Announce) a)
+                    .forEach(announced::add);
             current = step.retirement();
             assertThat(current.reason()).isEqualTo(Reasons.BUSY);
             assertThat(current.message()).contains("has 2 requests in flight");
@@ -622,18 +837,29 @@ public class RetirementMachineTest {
     }
 
     /** Without a router: the Service is the only path, so the withdrawal is the label and the endpoints. */
-    static final Observation.Withdrawal UNROUTED_CLEAR = withdrawal(false, Set.of(), Optional.of(true), Optional.empty(), Map.of());
+    static final Observation.Withdrawal UNROUTED_CLEAR =
+            withdrawal(false, Set.of(), Optional.of(true), Optional.empty(), Map.of());
+
     static final ConnectionRead.Peers NO_PEERS = new ConnectionRead.Peers.Connected(0, List.of());
 
-    static Observation unrouted(Instant at, Observation.Withdrawal withdrawal, Reading leader, ConnectionRead.Peers peers) {
+    static Observation unrouted(
+            Instant at, Observation.Withdrawal withdrawal, Reading leader, ConnectionRead.Peers peers) {
         Observation base = seen(at, withdrawal, Map.of(LEADER.name(), leader));
         return new Observation(at, base.members(), withdrawal, base.reads(), Map.of(LEADER.name(), peers), Map.of());
     }
 
     /** A retirement without a router, its endpoints seen clear at 1 s. */
     static Retirement drainingUnrouted() {
-        Retirement started = MACHINE.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.of(Map.of()), Budgets.DRAINING, T0).retirement();
+        Retirement started = MACHINE.begin(
+                        "server",
+                        2,
+                        "ScaleDown",
+                        TARGETS,
+                        new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())),
+                        Optional.of(Map.of()),
+                        Budgets.DRAINING,
+                        T0)
+                .retirement();
         return step(started, seen(at(1), UNROUTED_CLEAR, Map.of())).retirement();
     }
 
@@ -651,10 +877,12 @@ public class RetirementMachineTest {
         Retirement draining = drainingUnrouted();
         RetirementMachine.Step within = step(draining, seen(at(5.9), UNROUTED_CLEAR, Map.of()));
         RetirementMachine.Step after = step(within.retirement(), seen(at(6), UNROUTED_CLEAR, Map.of()));
-        Observation.Withdrawal listedAgain = withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of());
+        Observation.Withdrawal listedAgain =
+                withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of());
         RetirementMachine.Step lost = step(after.retirement(), seen(at(7), listedAgain, Map.of()));
 
-        assertThat(step(drainingUnroutedStart(), seen(at(1), UNROUTED_CLEAR, Map.of())).actions())
+        assertThat(step(drainingUnroutedStart(), seen(at(1), UNROUTED_CLEAR, Map.of()))
+                        .actions())
                 .noneMatch(a -> a instanceof Action.ReadMembers);
         assertThat(within.actions()).noneMatch(a -> a instanceof Action.ReadMembers);
         assertThat(after.actions()).contains(new Action.ReadMembers(List.of(LEADER.name())));
@@ -663,17 +891,27 @@ public class RetirementMachineTest {
     }
 
     private static Retirement drainingUnroutedStart() {
-        return MACHINE.begin("server", 2, "ScaleDown", TARGETS,
-                new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())), Optional.of(Map.of()), Budgets.DRAINING, T0).retirement();
+        return MACHINE.begin(
+                        "server",
+                        2,
+                        "ScaleDown",
+                        TARGETS,
+                        new Classification.Answerable(Engine.VLLM, List.of(LEADER.name())),
+                        Optional.of(Map.of()),
+                        Budgets.DRAINING,
+                        T0)
+                .retirement();
     }
 
     @Test
     void withoutARouterAnIdleReplicaWithNoClientIsDeletedAfterTheMarginAndTwoSpacedReads() {
-        Retirement tooEarly = step(drainingUnrouted(), unrouted(at(5.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        Retirement tooEarly = step(drainingUnrouted(), unrouted(at(5.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
+                .retirement();
         assertThat(tooEarly.reason()).isEqualTo(Reasons.AWAITING_READS);
         assertThat(tooEarly.message()).contains("a node may still send a new connection");
 
-        Retirement once = step(tooEarly, unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        Retirement once = step(tooEarly, unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
+                .retirement();
         assertThat(once.state()).isEqualTo(RetirementState.Draining);
         assertThat(once.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
 
@@ -684,49 +922,95 @@ public class RetirementMachineTest {
     }
 
     static Stream<Arguments> unroutedPassesThatHold() {
-        List<String> seven = List.of("10.0.0.1:40001", "10.0.0.2:40002", "10.0.0.3:40003", "10.0.0.4:40004", "10.0.0.5:40005",
-                "10.0.0.6:40006", "[fd00::7]:40007");
+        List<String> seven = List.of(
+                "10.0.0.1:40001",
+                "10.0.0.2:40002",
+                "10.0.0.3:40003",
+                "10.0.0.4:40004",
+                "10.0.0.5:40005",
+                "10.0.0.6:40006",
+                "[fd00::7]:40007");
         return Stream.of(
-                Arguments.of("one client connected", new Reading.Idle(), new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234")),
-                        Reasons.OPEN_CONNECTIONS, List.of("1 client is still connected: 10.0.0.9:51234")),
-                Arguments.of("seven clients, five named", new Reading.Idle(), new ConnectionRead.Peers.Connected(7, seven),
-                        Reasons.OPEN_CONNECTIONS, List.of("7 clients are still connected", "10.0.0.5:40005, …")),
-                Arguments.of("table unreadable", new Reading.Idle(), new ConnectionRead.Peers.Unknown("the connection read exited with code 7"),
-                        Reasons.READ_FAILED, List.of("exited with code 7")),
-                Arguments.of("table missing from the pass", new Reading.Idle(), null,
-                        Reasons.READ_FAILED, List.of("not read with its gauges")),
-                Arguments.of("busy, no client", new Reading.Busy(2), NO_PEERS, Reasons.BUSY, List.of("2 requests in flight")),
-                Arguments.of("busy, table unreadable", new Reading.Busy(1), new ConnectionRead.Peers.Unknown("cut"), Reasons.BUSY,
+                Arguments.of(
+                        "one client connected",
+                        new Reading.Idle(),
+                        new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234")),
+                        Reasons.OPEN_CONNECTIONS,
+                        List.of("1 client is still connected: 10.0.0.9:51234")),
+                Arguments.of(
+                        "seven clients, five named",
+                        new Reading.Idle(),
+                        new ConnectionRead.Peers.Connected(7, seven),
+                        Reasons.OPEN_CONNECTIONS,
+                        List.of("7 clients are still connected", "10.0.0.5:40005, …")),
+                Arguments.of(
+                        "table unreadable",
+                        new Reading.Idle(),
+                        new ConnectionRead.Peers.Unknown("the connection read exited with code 7"),
+                        Reasons.READ_FAILED,
+                        List.of("exited with code 7")),
+                Arguments.of(
+                        "table missing from the pass",
+                        new Reading.Idle(),
+                        null,
+                        Reasons.READ_FAILED,
+                        List.of("not read with its gauges")),
+                Arguments.of(
+                        "busy, no client",
+                        new Reading.Busy(2),
+                        NO_PEERS,
+                        Reasons.BUSY,
+                        List.of("2 requests in flight")),
+                Arguments.of(
+                        "busy, table unreadable",
+                        new Reading.Busy(1),
+                        new ConnectionRead.Peers.Unknown("cut"),
+                        Reasons.BUSY,
                         List.of("1 requests in flight")),
-                Arguments.of("gauges missing", new Reading.Partial(List.of("vllm:num_requests_waiting")), NO_PEERS,
-                        Reasons.PARTIAL_ENVELOPE, List.of("vllm:num_requests_waiting")));
+                Arguments.of(
+                        "gauges missing",
+                        new Reading.Partial(List.of("vllm:num_requests_waiting")),
+                        NO_PEERS,
+                        Reasons.PARTIAL_ENVELOPE,
+                        List.of("vllm:num_requests_waiting")));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("unroutedPassesThatHold")
-    void withoutARouterAPassThatIsNotIdleWithNoClientHoldsAndStartsTheRunOver(String what, Reading gauges, ConnectionRead.Peers peers,
-            String reason, List<String> said) {
-        Retirement once = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+    void withoutARouterAPassThatIsNotIdleWithNoClientHoldsAndStartsTheRunOver(
+            String what, Reading gauges, ConnectionRead.Peers peers, String reason, List<String> said) {
+        Retirement once = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
+                .retirement();
         Map<String, Reading> reads = Map.of(LEADER.name(), gauges);
         Map<String, ConnectionRead.Peers> tables = peers == null ? Map.of() : Map.of(LEADER.name(), peers);
         Observation base = seen(at(7), UNROUTED_CLEAR, reads);
 
-        RetirementMachine.Step held = step(once, new Observation(at(7), base.members(), UNROUTED_CLEAR, reads, tables, Map.of()));
+        RetirementMachine.Step held =
+                step(once, new Observation(at(7), base.members(), UNROUTED_CLEAR, reads, tables, Map.of()));
 
         assertThat(held.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(held.retirement().reason()).isEqualTo(reason);
         assertThat(held.retirement().message()).contains(said);
         assertThat(held.retirement().message()).doesNotContain("10.0.0.6");
-        assertThat(held.retirement().reads().get(LEADER.name()).consecutiveIdle()).isZero();
+        assertThat(held.retirement().reads().get(LEADER.name()).consecutiveIdle())
+                .isZero();
         assertThat(held.actions()).noneMatch(a -> a instanceof Action.Delete);
-        assertThat(held.actions()).contains(new Action.Announce(true, reason, held.retirement().message()));
+        assertThat(held.actions())
+                .contains(new Action.Announce(true, reason, held.retirement().message()));
     }
 
     @Test
     void withoutARouterAReplicaHeldByAClientIsDeletedOnceTheClientIsGone() {
-        Retirement held = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(),
-                new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234")))).retirement();
-        Retirement once = step(held, unrouted(at(7), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        Retirement held = step(
+                        drainingUnrouted(),
+                        unrouted(
+                                at(6),
+                                UNROUTED_CLEAR,
+                                new Reading.Idle(),
+                                new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234"))))
+                .retirement();
+        Retirement once = step(held, unrouted(at(7), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
+                .retirement();
         RetirementMachine.Step twice = step(once, unrouted(at(8), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS));
 
         assertThat(held.reason()).isEqualTo(Reasons.OPEN_CONNECTIONS);
@@ -737,7 +1021,12 @@ public class RetirementMachineTest {
     record Pass(double at, Reading gauges, ConnectionRead.Peers peers, Double requests) {
         Observation observed() {
             Observation base = seen(RetirementMachineTest.at(at), UNROUTED_CLEAR, Map.of(LEADER.name(), gauges));
-            return new Observation(base.now(), base.members(), UNROUTED_CLEAR, base.reads(), Map.of(LEADER.name(), peers),
+            return new Observation(
+                    base.now(),
+                    base.members(),
+                    UNROUTED_CLEAR,
+                    base.reads(),
+                    Map.of(LEADER.name(), peers),
                     requests == null ? Map.of() : Map.of(LEADER.name(), requests));
         }
     }
@@ -782,25 +1071,50 @@ public class RetirementMachineTest {
     static Stream<QuietCase> quietPeerCases() {
         ConnectionRead.Peers probe = new ConnectionRead.Peers.Connected(1, List.of("10.0.0.1:41000"));
         return Stream.of(
-                new QuietCase("a scraper's kept connection, no request: taken for a bystander 10 s after the first read",
-                        everySecond(20, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)), Optional.of(17.0)),
-                new QuietCase("probes on new connections, a pass with none between: the quiet spell runs on",
-                        everySecond(20, t -> new Pass(t, new Reading.Idle(), t % 2 == 0 ? probe : NO_PEERS, 40.0)), Optional.of(16.0)),
-                new QuietCase("a client's short request between two reads moves the counters: the wait starts over",
-                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t < 12 ? 40.0 : 41.0)), Optional.of(23.0)),
-                new QuietCase("a request in flight: busy, and the wait starts over when it ends",
-                        everySecond(30, t -> new Pass(t, t == 12 ? new Reading.Busy(1) : new Reading.Idle(), SCRAPER, t <= 12 ? 40.0 : 41.0)),
+                new QuietCase(
+                        "a scraper's kept connection, no request: taken for a bystander 10 s after the first read",
+                        everySecond(20, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)),
+                        Optional.of(17.0)),
+                new QuietCase(
+                        "probes on new connections, a pass with none between: the quiet spell runs on",
+                        everySecond(20, t -> new Pass(t, new Reading.Idle(), t % 2 == 0 ? probe : NO_PEERS, 40.0)),
+                        Optional.of(16.0)),
+                new QuietCase(
+                        "a client's short request between two reads moves the counters: the wait starts over",
+                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t < 12 ? 40.0 : 41.0)),
+                        Optional.of(23.0)),
+                new QuietCase(
+                        "a request in flight: busy, and the wait starts over when it ends",
+                        everySecond(
+                                30,
+                                t -> new Pass(
+                                        t,
+                                        t == 12 ? new Reading.Busy(1) : new Reading.Idle(),
+                                        SCRAPER,
+                                        t <= 12 ? 40.0 : 41.0)),
                         Optional.of(24.0)),
-                new QuietCase("counters that fall (an engine counting from zero again) moved too",
-                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t < 12 ? 40.0 : 3.0)), Optional.of(23.0)),
-                new QuietCase("counters unreadable: peers are never taken for bystanders",
-                        everySecond(60, t -> new Pass(t, new Reading.Idle(), SCRAPER, null)), Optional.empty()),
-                new QuietCase("counters unreadable at one pass: the spell starts over after it",
-                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t == 12 ? null : 40.0)), Optional.of(24.0)),
-                new QuietCase("a table that cannot be read is no pass at all, quiet or not",
-                        everySecond(60, t -> new Pass(t, new Reading.Idle(), new ConnectionRead.Peers.Unknown("exit 7"), 40.0)), Optional.empty()),
-                new QuietCase("no peers: deleted after two reads, as before",
-                        everySecond(20, t -> new Pass(t, new Reading.Idle(), NO_PEERS, 40.0)), Optional.of(7.0)));
+                new QuietCase(
+                        "counters that fall (an engine counting from zero again) moved too",
+                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t < 12 ? 40.0 : 3.0)),
+                        Optional.of(23.0)),
+                new QuietCase(
+                        "counters unreadable: peers are never taken for bystanders",
+                        everySecond(60, t -> new Pass(t, new Reading.Idle(), SCRAPER, null)),
+                        Optional.empty()),
+                new QuietCase(
+                        "counters unreadable at one pass: the spell starts over after it",
+                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t == 12 ? null : 40.0)),
+                        Optional.of(24.0)),
+                new QuietCase(
+                        "a table that cannot be read is no pass at all, quiet or not",
+                        everySecond(
+                                60,
+                                t -> new Pass(t, new Reading.Idle(), new ConnectionRead.Peers.Unknown("exit 7"), 40.0)),
+                        Optional.empty()),
+                new QuietCase(
+                        "no peers: deleted after two reads, as before",
+                        everySecond(20, t -> new Pass(t, new Reading.Idle(), NO_PEERS, 40.0)),
+                        Optional.of(7.0)));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -811,56 +1125,102 @@ public class RetirementMachineTest {
 
     @Test
     void theHoldNamesThePeersAndHowLongTheMemberHasBeenQuietAndTheDeletionSaysWhyTheyWereDiscounted() {
-        List<RetirementMachine.Step> steps = passes(everySecond(17, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)));
+        List<RetirementMachine.Step> steps =
+                passes(everySecond(17, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)));
         Retirement waiting = steps.get(steps.size() - 3).retirement();
         RetirementMachine.Step deleting = steps.get(steps.size() - 1);
 
         assertThat(waiting.reason()).isEqualTo(Reasons.OPEN_CONNECTIONS);
-        assertThat(waiting.message()).contains("1 client is still connected: 10.0.0.50:39000", "no request has reached it for 9 of the 10 s");
+        assertThat(waiting.message())
+                .contains(
+                        "1 client is still connected: 10.0.0.50:39000", "no request has reached it for 9 of the 10 s");
         assertThat(deleting.retirement().state()).isEqualTo(RetirementState.Deleting);
-        assertThat(deleting.actions()).contains(new Action.Announce(false, Reasons.PROVEN_IDLE, deleting.retirement().message()));
+        assertThat(deleting.actions())
+                .contains(new Action.Announce(
+                        false, Reasons.PROVEN_IDLE, deleting.retirement().message()));
         assertThat(deleting.retirement().message())
-                .contains("1 peer still connected to " + LEADER.name() + " (10.0.0.50:39000) taken for bystanders: no request reached it in 11 s");
+                .contains("1 peer still connected to " + LEADER.name()
+                        + " (10.0.0.50:39000) taken for bystanders: no request reached it in 11 s");
     }
 
     @Test
     void aClientsUnreadableCountersAreSaidInTheHold() {
-        Retirement held = passes(List.of(new Pass(6, new Reading.Idle(), SCRAPER, null))).get(0).retirement();
+        Retirement held = passes(List.of(new Pass(6, new Reading.Idle(), SCRAPER, null)))
+                .get(0)
+                .retirement();
 
-        assertThat(held.message()).contains("its request counters could not be read, so they cannot be told from bystanders");
+        assertThat(held.message())
+                .contains("its request counters could not be read, so they cannot be told from bystanders");
     }
 
     @Test
     void theQuietSpellSurvivesAnOperatorRestartAndAnEditedOneOnlyLengthensTheWait() {
-        List<RetirementMachine.Step> steps = passes(everySecond(12, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)));
+        List<RetirementMachine.Step> steps =
+                passes(everySecond(12, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)));
         Retirement held = steps.get(steps.size() - 1).retirement();
         RetirementStatus status = RetirementRecords.toStatus(new RetirementRecord(held, null, Optional.empty(), 1));
         Retirement readBack = RetirementRecords.fromStatus(status).orElseThrow().retirement();
-        RetirementStatus.MemberRead edited = new RetirementStatus.MemberRead(LEADER.name(), "OpenConnections", 0.0, 0,
-                at(12).toString(), 40.0, T0.minusSeconds(3600).toString());
-        RetirementStatus editedStatus = new RetirementStatus(status.roleName(), status.replicaOrdinal(), status.cause(),
-                status.chosenBecause(), status.targetMembers(), status.answering(), status.state(), status.reason(), status.message(),
-                status.holdReason(), status.holdMessage(), status.startedAt(), status.phaseStartedAt(), status.deadline(), List.of(edited),
-                status.dispatchBaseline(), status.retryToken(), status.attempt(), status.drainSeconds());
-        Retirement readEdited = RetirementRecords.fromStatus(editedStatus).orElseThrow().retirement();
+        RetirementStatus.MemberRead edited = new RetirementStatus.MemberRead(
+                LEADER.name(),
+                "OpenConnections",
+                0.0,
+                0,
+                at(12).toString(),
+                40.0,
+                T0.minusSeconds(3600).toString());
+        RetirementStatus editedStatus = new RetirementStatus(
+                status.roleName(),
+                status.replicaOrdinal(),
+                status.cause(),
+                status.chosenBecause(),
+                status.targetMembers(),
+                status.answering(),
+                status.state(),
+                status.reason(),
+                status.message(),
+                status.holdReason(),
+                status.holdMessage(),
+                status.startedAt(),
+                status.phaseStartedAt(),
+                status.deadline(),
+                List.of(edited),
+                status.dispatchBaseline(),
+                status.retryToken(),
+                status.attempt(),
+                status.drainSeconds());
+        Retirement readEdited =
+                RetirementRecords.fromStatus(editedStatus).orElseThrow().retirement();
 
         assertThat(readBack.reads().get(LEADER.name()).quiet()).contains(new MemberReads.Quiet(40.0, at(6)));
-        assertThat(step(step(readBack, new Pass(16, new Reading.Idle(), SCRAPER, 40.0).observed()).retirement(),
-                new Pass(17, new Reading.Idle(), SCRAPER, 40.0).observed()).actions()).anyMatch(a -> a instanceof Action.Delete);
+        assertThat(step(
+                                step(readBack, new Pass(16, new Reading.Idle(), SCRAPER, 40.0).observed())
+                                        .retirement(),
+                                new Pass(17, new Reading.Idle(), SCRAPER, 40.0).observed())
+                        .actions())
+                .anyMatch(a -> a instanceof Action.Delete);
         assertThat(readEdited.reads().get(LEADER.name()).quiet()).isEmpty();
-        assertThat(step(readEdited, new Pass(16, new Reading.Idle(), SCRAPER, 40.0).observed()).retirement().reason())
+        assertThat(step(readEdited, new Pass(16, new Reading.Idle(), SCRAPER, 40.0).observed())
+                        .retirement()
+                        .reason())
                 .isEqualTo(Reasons.OPEN_CONNECTIONS);
     }
 
     @Test
     void withoutARouterAWithdrawalLostAndSeenBackWaitsTheMarginAgainFromWhenItIsSeenClear() {
-        Retirement once = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
-        Observation.Withdrawal listedAgain = withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of());
-        Retirement lost = step(once, unrouted(at(7), listedAgain, new Reading.Idle(), NO_PEERS)).retirement();
-        Retirement stillLost = step(lost, unrouted(at(20), listedAgain, new Reading.Idle(), NO_PEERS)).retirement();
-        Retirement seenBack = step(stillLost, unrouted(at(30), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
-        Retirement withinMargin = step(seenBack, unrouted(at(34.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
-        Retirement first = step(withinMargin, unrouted(at(35), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        Retirement once = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
+                .retirement();
+        Observation.Withdrawal listedAgain =
+                withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of());
+        Retirement lost = step(once, unrouted(at(7), listedAgain, new Reading.Idle(), NO_PEERS))
+                .retirement();
+        Retirement stillLost = step(lost, unrouted(at(20), listedAgain, new Reading.Idle(), NO_PEERS))
+                .retirement();
+        Retirement seenBack = step(stillLost, unrouted(at(30), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
+                .retirement();
+        Retirement withinMargin = step(seenBack, unrouted(at(34.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
+                .retirement();
+        Retirement first = step(withinMargin, unrouted(at(35), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
+                .retirement();
         RetirementMachine.Step second = step(first, unrouted(at(36), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS));
 
         assertThat(lost.reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
@@ -876,11 +1236,23 @@ public class RetirementMachineTest {
     @Test
     void withoutARouterThePropagationMarginIsTheSettingGiven() {
         Retirement started = drainingUnroutedStart();
-        Retirement draining = MACHINE.step(started, seen(at(1), UNROUTED_CLEAR, Map.of()), Duration.ofSeconds(20), NO_LAG, QUIET_PEERS).retirement();
-        Retirement early = MACHINE.step(draining, unrouted(at(20.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
-                Duration.ofSeconds(20), NO_LAG, QUIET_PEERS).retirement();
-        Retirement counted = MACHINE.step(early, unrouted(at(21), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
-                Duration.ofSeconds(20), NO_LAG, QUIET_PEERS).retirement();
+        Retirement draining = MACHINE.step(
+                        started, seen(at(1), UNROUTED_CLEAR, Map.of()), Duration.ofSeconds(20), NO_LAG, QUIET_PEERS)
+                .retirement();
+        Retirement early = MACHINE.step(
+                        draining,
+                        unrouted(at(20.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
+                        Duration.ofSeconds(20),
+                        NO_LAG,
+                        QUIET_PEERS)
+                .retirement();
+        Retirement counted = MACHINE.step(
+                        early,
+                        unrouted(at(21), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS),
+                        Duration.ofSeconds(20),
+                        NO_LAG,
+                        QUIET_PEERS)
+                .retirement();
 
         assertThat(early.reads().get(LEADER.name()).consecutiveIdle()).isZero();
         assertThat(counted.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
@@ -889,8 +1261,12 @@ public class RetirementMachineTest {
     @Test
     void withoutARouterTheRecordSurvivesARestartMidMargin() {
         Retirement draining = drainingUnrouted();
-        Retirement readBack = RetirementRecords.fromStatus(RetirementRecords.toStatus(new RetirementRecord(draining, null, Optional.empty(), 1))).orElseThrow().retirement();
-        Retirement early = step(readBack, unrouted(at(5.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS)).retirement();
+        Retirement readBack = RetirementRecords.fromStatus(
+                        RetirementRecords.toStatus(new RetirementRecord(draining, null, Optional.empty(), 1)))
+                .orElseThrow()
+                .retirement();
+        Retirement early = step(readBack, unrouted(at(5.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
+                .retirement();
 
         assertThat(early.reads().get(LEADER.name()).consecutiveIdle()).isZero();
         assertThat(early.reason()).isEqualTo(Reasons.AWAITING_READS);
@@ -912,10 +1288,14 @@ public class RetirementMachineTest {
         assertThat(confirmed.actions()).noneMatch(a -> a instanceof Action.ReadMembers);
         assertThat(within.retirement().reason()).isEqualTo(Reasons.AWAITING_READS);
         assertThat(within.retirement().message()).contains("front end").contains(at(6).toString());
-        assertThat(within.retirement().reads().get(LEADER.name()).consecutiveIdle()).isZero();
+        assertThat(within.retirement().reads().get(LEADER.name()).consecutiveIdle())
+                .isZero();
         assertThat(within.actions()).noneMatch(a -> a instanceof Action.ReadMembers || a instanceof Action.Delete);
-        assertThat(first.actions()).contains(new Action.ReadMembers(List.of(LEADER.name()))).noneMatch(a -> a instanceof Action.Delete);
-        assertThat(first.retirement().reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
+        assertThat(first.actions())
+                .contains(new Action.ReadMembers(List.of(LEADER.name())))
+                .noneMatch(a -> a instanceof Action.Delete);
+        assertThat(first.retirement().reads().get(LEADER.name()).consecutiveIdle())
+                .isEqualTo(1);
         assertThat(second.retirement().state()).isEqualTo(RetirementState.Deleting);
         assertThat(second.actions()).contains(new Action.Delete(TARGETS));
     }
@@ -925,25 +1305,34 @@ public class RetirementMachineTest {
     void withARouterTheMarginRunsFromThePassThatFoundTheDispatchCountsStill() {
         RetirementMachine.Step moved = lagging(started(), seen(at(1), dispatched(8.0), Map.of()));
         RetirementMachine.Step still = lagging(moved.retirement(), seen(at(3), dispatched(8.0), Map.of()));
-        RetirementMachine.Step early = lagging(still.retirement(), seen(at(7.9), dispatched(8.0), Map.of(LEADER.name(), new Reading.Idle())));
-        RetirementMachine.Step counted = lagging(early.retirement(), seen(at(8), dispatched(8.0), Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step early =
+                lagging(still.retirement(), seen(at(7.9), dispatched(8.0), Map.of(LEADER.name(), new Reading.Idle())));
+        RetirementMachine.Step counted =
+                lagging(early.retirement(), seen(at(8), dispatched(8.0), Map.of(LEADER.name(), new Reading.Idle())));
 
         assertThat(moved.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(moved.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
         assertThat(still.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(early.retirement().reads().get(LEADER.name()).consecutiveIdle()).isZero();
-        assertThat(counted.retirement().reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
+        assertThat(early.retirement().reads().get(LEADER.name()).consecutiveIdle())
+                .isZero();
+        assertThat(counted.retirement().reads().get(LEADER.name()).consecutiveIdle())
+                .isEqualTo(1);
     }
 
     @Test
     void withARouterAWithdrawalLostAndSeenBackWaitsTheMarginAgain() {
         Retirement draining = lagging(started(), seen(at(1), CLEAR, Map.of())).retirement();
         Retirement once = lagging(draining, reads(at(6), new Reading.Idle())).retirement();
-        Observation.Withdrawal selectedAgain = withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of(LEADER.name(), 7.0));
-        RetirementMachine.Step lost = lagging(once, seen(at(7), selectedAgain, Map.of(LEADER.name(), new Reading.Idle())));
-        Retirement seenBack = lagging(lost.retirement(), reads(at(10), new Reading.Idle())).retirement();
-        Retirement withinMargin = lagging(seenBack, reads(at(14.9), new Reading.Idle())).retirement();
-        Retirement first = lagging(withinMargin, reads(at(15), new Reading.Idle())).retirement();
+        Observation.Withdrawal selectedAgain =
+                withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of(LEADER.name(), 7.0));
+        RetirementMachine.Step lost =
+                lagging(once, seen(at(7), selectedAgain, Map.of(LEADER.name(), new Reading.Idle())));
+        Retirement seenBack =
+                lagging(lost.retirement(), reads(at(10), new Reading.Idle())).retirement();
+        Retirement withinMargin =
+                lagging(seenBack, reads(at(14.9), new Reading.Idle())).retirement();
+        Retirement first =
+                lagging(withinMargin, reads(at(15), new Reading.Idle())).retirement();
         RetirementMachine.Step second = lagging(first, reads(at(16), new Reading.Idle()));
 
         assertThat(once.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);

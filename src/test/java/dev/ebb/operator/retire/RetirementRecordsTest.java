@@ -20,8 +20,10 @@ class RetirementRecordsTest {
 
     @Test
     void aDrainingRetirementSurvivesTheTripThroughStatusJson() throws Exception {
-        Retirement draining = RetirementMachineTest.step(RetirementMachineTest.draining(),
-                RetirementMachineTest.reads(RetirementMachineTest.at(3), new Reading.Idle())).retirement();
+        Retirement draining = RetirementMachineTest.step(
+                        RetirementMachineTest.draining(),
+                        RetirementMachineTest.reads(RetirementMachineTest.at(3), new Reading.Idle()))
+                .retirement();
 
         RetirementRecord record = new RetirementRecord(draining, "idlest", Optional.of("t1"), 2);
         String written = json.writeValueAsString(RetirementRecords.toStatus(record));
@@ -33,36 +35,64 @@ class RetirementRecordsTest {
         assertThat(read.drainSeconds()).isEqualTo(240);
         assertThat(read.state()).isEqualTo("Draining");
         assertThat(read.retryToken()).isEqualTo("t1");
-        assertThat(read.reads()).singleElement().satisfies(r -> assertThat(r.consecutiveIdle()).isEqualTo(1));
+        assertThat(read.reads())
+                .singleElement()
+                .satisfies(r -> assertThat(r.consecutiveIdle()).isEqualTo(1));
     }
 
     @Test
     void abortsSurviveTheTripThroughStatusJsonAndSayWhenEachIsRetried() throws Exception {
         Instant at = RetirementMachineTest.T0;
         List<NextRetirement.Abort> aborts = List.of(
-                new NextRetirement.Abort("prefill", 1, NextRetirement.SCALE_DOWN, Reasons.DISAGGREGATED, "refused", at, Optional.empty(), 1, 3),
-                new NextRetirement.Abort("server", 2, NextRetirement.ROLLOUT, Reasons.BUSY, "busy", at, Optional.of("t1"), 2, 3),
-                new NextRetirement.Abort("server", 3, NextRetirement.SURPLUS, Reasons.BUSY, "busy", at, Optional.empty(), 3, 3));
+                new NextRetirement.Abort(
+                        "prefill",
+                        1,
+                        NextRetirement.SCALE_DOWN,
+                        Reasons.DISAGGREGATED,
+                        "refused",
+                        at,
+                        Optional.empty(),
+                        1,
+                        3),
+                new NextRetirement.Abort(
+                        "server", 2, NextRetirement.ROLLOUT, Reasons.BUSY, "busy", at, Optional.of("t1"), 2, 3),
+                new NextRetirement.Abort(
+                        "server", 3, NextRetirement.SURPLUS, Reasons.BUSY, "busy", at, Optional.empty(), 3, 3));
         List<AbortedRetirement> written = RetirementRecords.toStatus(aborts, Duration.ofMinutes(5));
-        List<AbortedRetirement> read = List.of(json.readValue(json.writeValueAsString(written), AbortedRetirement[].class));
+        List<AbortedRetirement> read =
+                List.of(json.readValue(json.writeValueAsString(written), AbortedRetirement[].class));
 
-        assertThat(read).extracting(AbortedRetirement::retryAt).as("refused; second abort in a row; third, blocked but still retried")
+        assertThat(read)
+                .extracting(AbortedRetirement::retryAt)
+                .as("refused; second abort in a row; third, blocked but still retried")
                 .containsExactly(null, "2026-01-01T00:10:00Z", "2026-01-01T00:20:00Z");
         assertThat(RetirementRecords.aborts(statusWith(read))).isEqualTo(aborts);
     }
 
     @Test
     void anAbortEditedIntoNonsenseHoldsNothingBack() {
-        AbortedRetirement good = new AbortedRetirement("server", 2, null, null, null, Reasons.BUSY, "busy", "2026-01-01T00:00:00Z", null, null);
-        List<AbortedRetirement> entries = List.of(good,
-                new AbortedRetirement("server", null, null, 1, 1L, Reasons.BUSY, "busy", "2026-01-01T00:00:00Z", null, null),
+        AbortedRetirement good = new AbortedRetirement(
+                "server", 2, null, null, null, Reasons.BUSY, "busy", "2026-01-01T00:00:00Z", null, null);
+        List<AbortedRetirement> entries = List.of(
+                good,
+                new AbortedRetirement(
+                        "server", null, null, 1, 1L, Reasons.BUSY, "busy", "2026-01-01T00:00:00Z", null, null),
                 new AbortedRetirement("server", 3, null, 1, 1L, null, "busy", "2026-01-01T00:00:00Z", null, null),
                 new AbortedRetirement("server", 4, null, 1, 1L, Reasons.BUSY, "busy", "yesterday", null, null));
 
-        assertThat(RetirementRecords.aborts(statusWith(entries))).singleElement()
+        assertThat(RetirementRecords.aborts(statusWith(entries)))
+                .singleElement()
                 .as("an entry without cause or count reads as a reduction's first abort")
-                .isEqualTo(new NextRetirement.Abort("server", 2, NextRetirement.SCALE_DOWN, Reasons.BUSY, "busy", RetirementMachineTest.T0,
-                        Optional.empty(), 1, 0));
+                .isEqualTo(new NextRetirement.Abort(
+                        "server",
+                        2,
+                        NextRetirement.SCALE_DOWN,
+                        Reasons.BUSY,
+                        "busy",
+                        RetirementMachineTest.T0,
+                        Optional.empty(),
+                        1,
+                        0));
         assertThat(RetirementRecords.aborts(null)).isEmpty();
     }
 
@@ -72,53 +102,189 @@ class RetirementRecordsTest {
 
     @Test
     void aStandingHoldIsKept() {
-        Retirement held = MACHINE.begin("s", 1, "Surplus", RetirementMachineTest.TARGETS,
-                new Classification.Held(Reasons.TAKE_OVER, "take-over"), Optional.empty(), Budgets.DRAINING, RetirementMachineTest.T0).retirement();
+        Retirement held = MACHINE.begin(
+                        "s",
+                        1,
+                        "Surplus",
+                        RetirementMachineTest.TARGETS,
+                        new Classification.Held(Reasons.TAKE_OVER, "take-over"),
+                        Optional.empty(),
+                        Budgets.DRAINING,
+                        RetirementMachineTest.T0)
+                .retirement();
 
         RetirementRecord record = new RetirementRecord(held, null, Optional.empty(), 1);
-        assertThat(RetirementRecords.fromStatus(RetirementRecords.toStatus(record))).contains(record);
+        assertThat(RetirementRecords.fromStatus(RetirementRecords.toStatus(record)))
+                .contains(record);
     }
 
     @Test
     void aRecordEditedIntoNonsenseIsNotResumed() {
-        RetirementStatus good = RetirementRecords.toStatus(new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
+        RetirementStatus good = RetirementRecords.toStatus(
+                new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
         List<RetirementStatus> broken = List.of(
-                new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.chosenBecause(), good.targetMembers(), good.answering(),
-                        "Exploding", good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null, 1, 240),
-                new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.chosenBecause(), good.targetMembers(), good.answering(),
-                        good.state(), good.reason(), good.message(), null, null, "yesterday", good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null, 1, 240),
-                new RetirementStatus(null, good.replicaOrdinal(), good.cause(), good.chosenBecause(), good.targetMembers(), good.answering(),
-                        good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null, 1, 240),
-                new RetirementStatus(good.roleName(), null, good.cause(), good.chosenBecause(), good.targetMembers(), good.answering(),
-                        good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null, 1, 240),
-                new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.chosenBecause(),
-                        List.of(new RetirementStatus.TargetMember("m", null, "c")), good.answering(),
-                        good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(), good.reads(), good.dispatchBaseline(), null, 1, 240));
+                new RetirementStatus(
+                        good.roleName(),
+                        good.replicaOrdinal(),
+                        good.cause(),
+                        good.chosenBecause(),
+                        good.targetMembers(),
+                        good.answering(),
+                        "Exploding",
+                        good.reason(),
+                        good.message(),
+                        null,
+                        null,
+                        good.startedAt(),
+                        good.phaseStartedAt(),
+                        good.deadline(),
+                        good.reads(),
+                        good.dispatchBaseline(),
+                        null,
+                        1,
+                        240),
+                new RetirementStatus(
+                        good.roleName(),
+                        good.replicaOrdinal(),
+                        good.cause(),
+                        good.chosenBecause(),
+                        good.targetMembers(),
+                        good.answering(),
+                        good.state(),
+                        good.reason(),
+                        good.message(),
+                        null,
+                        null,
+                        "yesterday",
+                        good.phaseStartedAt(),
+                        good.deadline(),
+                        good.reads(),
+                        good.dispatchBaseline(),
+                        null,
+                        1,
+                        240),
+                new RetirementStatus(
+                        null,
+                        good.replicaOrdinal(),
+                        good.cause(),
+                        good.chosenBecause(),
+                        good.targetMembers(),
+                        good.answering(),
+                        good.state(),
+                        good.reason(),
+                        good.message(),
+                        null,
+                        null,
+                        good.startedAt(),
+                        good.phaseStartedAt(),
+                        good.deadline(),
+                        good.reads(),
+                        good.dispatchBaseline(),
+                        null,
+                        1,
+                        240),
+                new RetirementStatus(
+                        good.roleName(),
+                        null,
+                        good.cause(),
+                        good.chosenBecause(),
+                        good.targetMembers(),
+                        good.answering(),
+                        good.state(),
+                        good.reason(),
+                        good.message(),
+                        null,
+                        null,
+                        good.startedAt(),
+                        good.phaseStartedAt(),
+                        good.deadline(),
+                        good.reads(),
+                        good.dispatchBaseline(),
+                        null,
+                        1,
+                        240),
+                new RetirementStatus(
+                        good.roleName(),
+                        good.replicaOrdinal(),
+                        good.cause(),
+                        good.chosenBecause(),
+                        List.of(new RetirementStatus.TargetMember("m", null, "c")),
+                        good.answering(),
+                        good.state(),
+                        good.reason(),
+                        good.message(),
+                        null,
+                        null,
+                        good.startedAt(),
+                        good.phaseStartedAt(),
+                        good.deadline(),
+                        good.reads(),
+                        good.dispatchBaseline(),
+                        null,
+                        1,
+                        240));
 
-        assertThat(broken).allSatisfy(b -> assertThat(RetirementRecords.fromStatus(b)).isEmpty());
+        assertThat(broken)
+                .allSatisfy(b -> assertThat(RetirementRecords.fromStatus(b)).isEmpty());
         List<RetirementStatus> withGood = new java.util.ArrayList<>(broken);
         withGood.add(good);
-        assertThat(RetirementRecords.fromStatus(new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, withGood, List.of(), List.of())))
-                .as("one readable entry among broken ones is still resumed").hasSize(1);
+        assertThat(RetirementRecords.fromStatus(new ModelDeploymentStatus(
+                        1L, "Ready", null, List.of(), null, null, withGood, List.of(), List.of())))
+                .as("one readable entry among broken ones is still resumed")
+                .hasSize(1);
     }
 
     @Test
     void aRecordWrittenWithoutADrainBudgetDrainsWithTheDefault() {
-        RetirementStatus good = RetirementRecords.toStatus(new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
-        RetirementStatus old = new RetirementStatus(good.roleName(), good.replicaOrdinal(), good.cause(), good.chosenBecause(), good.targetMembers(),
-                good.answering(), good.state(), good.reason(), good.message(), null, null, good.startedAt(), good.phaseStartedAt(), good.deadline(),
-                good.reads(), good.dispatchBaseline(), null, null, null);
+        RetirementStatus good = RetirementRecords.toStatus(
+                new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
+        RetirementStatus old = new RetirementStatus(
+                good.roleName(),
+                good.replicaOrdinal(),
+                good.cause(),
+                good.chosenBecause(),
+                good.targetMembers(),
+                good.answering(),
+                good.state(),
+                good.reason(),
+                good.message(),
+                null,
+                null,
+                good.startedAt(),
+                good.phaseStartedAt(),
+                good.deadline(),
+                good.reads(),
+                good.dispatchBaseline(),
+                null,
+                null,
+                null);
 
-        assertThat(RetirementRecords.fromStatus(old).orElseThrow().retirement().drainBudget()).isEqualTo(Budgets.DRAINING);
+        assertThat(RetirementRecords.fromStatus(old).orElseThrow().retirement().drainBudget())
+                .isEqualTo(Budgets.DRAINING);
     }
 
     @Test
     void aLongerDrainBudgetMovesTheDeadline() {
         Retirement r = RetirementMachineTest.draining();
-        Retirement patient = new Retirement(r.role(), r.ordinal(), r.cause(), r.targets(), r.answering(), r.standingHold(), r.state(), r.reason(),
-                r.message(), r.startedAt(), r.phaseStartedAt(), r.reads(), r.dispatchBaseline(), Duration.ofHours(1));
+        Retirement patient = new Retirement(
+                r.role(),
+                r.ordinal(),
+                r.cause(),
+                r.targets(),
+                r.answering(),
+                r.standingHold(),
+                r.state(),
+                r.reason(),
+                r.message(),
+                r.startedAt(),
+                r.phaseStartedAt(),
+                r.reads(),
+                r.dispatchBaseline(),
+                Duration.ofHours(1));
 
-        assertThat(RetirementRecords.toStatus(new RetirementRecord(patient, null, Optional.empty(), 1)).deadline())
-                .as("30 s to withdraw, an hour to drain, 30 s to spare").isEqualTo("2026-01-01T01:01:00Z");
+        assertThat(RetirementRecords.toStatus(new RetirementRecord(patient, null, Optional.empty(), 1))
+                        .deadline())
+                .as("30 s to withdraw, an hour to drain, 30 s to spare")
+                .isEqualTo("2026-01-01T01:01:00Z");
     }
 }

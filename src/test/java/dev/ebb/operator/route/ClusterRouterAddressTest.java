@@ -15,7 +15,14 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Each router Pod is asked at its own IP, on the port and path its router answers at; nothing else is resolved. */
 class ClusterRouterAddressTest {
     private static Pod at(String ip) {
-        return new PodBuilder().withNewMetadata().withName("qwen-router-7d9f-x2x4q").endMetadata().withNewStatus().withPodIP(ip).endStatus().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withName("qwen-router-7d9f-x2x4q")
+                .endMetadata()
+                .withNewStatus()
+                .withPodIP(ip)
+                .endStatus()
+                .build();
     }
 
     static Stream<Arguments> addresses() {
@@ -23,7 +30,8 @@ class ClusterRouterAddressTest {
                 Arguments.of(RouterKind.LLM_D_ROUTER, "10.244.1.7", Optional.of("http://10.244.1.7:9090/metrics")),
                 Arguments.of(RouterKind.VLLM_ROUTER, "10.244.1.7", Optional.of("http://10.244.1.7:8001/engines")),
                 Arguments.of(RouterKind.SGLANG_GATEWAY, "10.244.1.7", Optional.of("http://10.244.1.7:30000/workers")),
-                Arguments.of(RouterKind.VLLM_ROUTER, "fd00:10:244::7", Optional.of("http://[fd00:10:244::7]:8001/engines")),
+                Arguments.of(
+                        RouterKind.VLLM_ROUTER, "fd00:10:244::7", Optional.of("http://[fd00:10:244::7]:8001/engines")),
                 Arguments.of(RouterKind.VLLM_ROUTER, "metadata.google.internal", Optional.empty()),
                 Arguments.of(RouterKind.VLLM_ROUTER, "10.0.0.1/evil?x=", Optional.empty()),
                 Arguments.of(RouterKind.VLLM_ROUTER, "10.0.0.1:9", Optional.empty()),

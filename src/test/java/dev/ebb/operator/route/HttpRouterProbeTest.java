@@ -35,11 +35,22 @@ class HttpRouterProbeTest {
     private static final Duration BOUND_WITH_MARGIN = Duration.ofSeconds(6);
     /** The spec's cap on a router's answer. */
     private static final int ONE_MIB = 1024 * 1024;
-    private static final String ENGINES_PATH = RouterAdmin.of(RouterKind.VLLM_ROUTER).path();
-    private static final Pod TARGET = new PodBuilder().withNewMetadata().withName("qwen-server-r1-m0").endMetadata()
-            .withNewStatus().withPodIP("10.0.0.8").endStatus().build();
-    private static final ModelDeployment ROUTED = Specs.deployment("qwen", "vLLM").namespace("team-a")
-            .router(RouterKind.VLLM_ROUTER.wireName()).role(Specs.role("server")).build();
+
+    private static final String ENGINES_PATH =
+            RouterAdmin.of(RouterKind.VLLM_ROUTER).path();
+    private static final Pod TARGET = new PodBuilder()
+            .withNewMetadata()
+            .withName("qwen-server-r1-m0")
+            .endMetadata()
+            .withNewStatus()
+            .withPodIP("10.0.0.8")
+            .endStatus()
+            .build();
+    private static final ModelDeployment ROUTED = Specs.deployment("qwen", "vLLM")
+            .namespace("team-a")
+            .router(RouterKind.VLLM_ROUTER.wireName())
+            .role(Specs.role("server"))
+            .build();
 
     private final List<CannedListener> listeners = new ArrayList<>();
 
@@ -54,8 +65,7 @@ class HttpRouterProbeTest {
         return URI.create("http://" + listener.host() + ":" + listener.port() + ENGINES_PATH);
     }
 
-    private record Timed(RouterView view, Duration took) {
-    }
+    private record Timed(RouterView view, Duration took) {}
 
     /** Asks one ready router Pod per address given, each answering there. */
     private static Timed ask(URI... replicas) {
@@ -66,7 +76,9 @@ class HttpRouterProbeTest {
             addresses.put(routerPod.getMetadata().getName(), replicas[i]);
             routerPods.add(routerPod);
         }
-        return ask(new HttpRouterProbe((routerPod, kind) -> Optional.ofNullable(addresses.get(routerPod.getMetadata().getName()))),
+        return ask(
+                new HttpRouterProbe((routerPod, kind) -> Optional.ofNullable(
+                        addresses.get(routerPod.getMetadata().getName()))),
                 routerPods);
     }
 
@@ -81,8 +93,11 @@ class HttpRouterProbeTest {
     }
 
     private CannedListener answering(int status, String body) throws IOException {
-        CannedListener listener = new CannedListener(ADDRESSES.next(), 0, "HTTP/1.1 " + status + " X\r\nContent-Type: application/json\r\n"
-                + "Content-Length: " + body.length() + "\r\nConnection: close\r\n\r\n" + body);
+        CannedListener listener = new CannedListener(
+                ADDRESSES.next(),
+                0,
+                "HTTP/1.1 " + status + " X\r\nContent-Type: application/json\r\n" + "Content-Length: " + body.length()
+                        + "\r\nConnection: close\r\n\r\n" + body);
         listeners.add(listener);
         return listener;
     }
@@ -96,14 +111,17 @@ class HttpRouterProbeTest {
     void aRouterThatDripsItsAnswerCannotTellAndTheProbeReturnsWithinTheBound() throws IOException {
         String body = noEngines(300);
         // a byte every 100 ms: the whole answer would take 30 s
-        CannedListener dripping = CannedListener.dripping(ADDRESSES.next(),
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n", body,
+        CannedListener dripping = CannedListener.dripping(
+                ADDRESSES.next(),
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n",
+                body,
                 Duration.ofMillis(100));
         listeners.add(dripping);
 
         Timed asked = ask(at(dripping));
 
-        assertThat(asked.view()).isEqualTo(RouterView.unavailable("router Pod qwen-router-0 did not answer within 2 s"));
+        assertThat(asked.view())
+                .isEqualTo(RouterView.unavailable("router Pod qwen-router-0 did not answer within 2 s"));
         assertThat(asked.took()).isLessThan(BOUND_WITH_MARGIN);
     }
 
@@ -114,7 +132,8 @@ class HttpRouterProbeTest {
 
         Timed asked = ask(at(oversized));
 
-        assertThat(asked.view()).isEqualTo(RouterView.unavailable("router Pod qwen-router-0 could not be asked (IOException)"));
+        assertThat(asked.view())
+                .isEqualTo(RouterView.unavailable("router Pod qwen-router-0 could not be asked (IOException)"));
         assertThat(asked.took()).isLessThan(BOUND_WITH_MARGIN);
     }
 
@@ -129,10 +148,12 @@ class HttpRouterProbeTest {
     @Test
     void oneReplicaStillSelectingTheTargetSpeaksForTheRouter() throws IOException {
         CannedListener dropped = answering("[]");
-        CannedListener stale = answering("[{\"engine_id\":\"" + RouterAnswers.vllmEngineId(TARGET.getMetadata().getName()) + "\"}]");
+        CannedListener stale = answering("[{\"engine_id\":\""
+                + RouterAnswers.vllmEngineId(TARGET.getMetadata().getName()) + "\"}]");
 
         assertThat(ask(at(dropped), at(stale)).view()).isEqualTo(new RouterView(Optional.of(true), Map.of()));
-        assertThat(ask(at(dropped), at(answering("[]"))).view()).isEqualTo(new RouterView(Optional.of(false), Map.of()));
+        assertThat(ask(at(dropped), at(answering("[]"))).view())
+                .isEqualTo(new RouterView(Optional.of(false), Map.of()));
     }
 
     @Test
@@ -141,8 +162,10 @@ class HttpRouterProbeTest {
 
         ask(replicas.stream().map(HttpRouterProbeTest::at).toArray(URI[]::new));
 
-        assertThat(replicas).allSatisfy(replica -> assertThat(replica.requests()).singleElement()
-                .satisfies(request -> assertThat(request).startsWith("GET " + ENGINES_PATH + " ")));
+        assertThat(replicas)
+                .allSatisfy(replica -> assertThat(replica.requests())
+                        .singleElement()
+                        .satisfies(request -> assertThat(request).startsWith("GET " + ENGINES_PATH + " ")));
     }
 
     @Test
@@ -150,7 +173,10 @@ class HttpRouterProbeTest {
         URI dropped = at(answering("[]"));
         URI down = at(answering(503, "router unavailable"));
         URI malformed = at(answering("<html>"));
-        URI dripping = at(CannedListener.dripping(ADDRESSES.next(), "HTTP/1.1 200 OK\r\nContent-Length: 300\r\n\r\n", noEngines(300),
+        URI dripping = at(CannedListener.dripping(
+                ADDRESSES.next(),
+                "HTTP/1.1 200 OK\r\nContent-Length: 300\r\n\r\n",
+                noEngines(300),
                 Duration.ofMillis(100)));
         URI refused = URI.create("http://" + ADDRESSES.next() + ":9" + ENGINES_PATH);
 
@@ -162,7 +188,9 @@ class HttpRouterProbeTest {
         for (URI unanswered : why.keySet()) {
             Timed asked = ask(dropped, unanswered);
             // the hold names the router Pod to blame, and what it did
-            assertThat(asked.view()).as("beside %s", unanswered).isEqualTo(RouterView.unavailable("router Pod qwen-router-1 " + why.get(unanswered)));
+            assertThat(asked.view())
+                    .as("beside %s", unanswered)
+                    .isEqualTo(RouterView.unavailable("router Pod qwen-router-1 " + why.get(unanswered)));
             assertThat(asked.took()).isLessThan(BOUND_WITH_MARGIN);
         }
     }
@@ -173,12 +201,19 @@ class HttpRouterProbeTest {
         HttpRouterProbe probe = new HttpRouterProbe((routerPod, kind) -> Optional.of(dropped));
         Pod ready = SimRouterPods.ready("team-a", "qwen-router-0", dropped.getHost());
         Pod notReady = new PodBuilder(SimRouterPods.ready("team-a", "qwen-router-1", "10.0.0.9"))
-                .editStatus().editFirstCondition().withStatus("False").endCondition().endStatus().build();
+                .editStatus()
+                .editFirstCondition()
+                .withStatus("False")
+                .endCondition()
+                .endStatus()
+                .build();
 
         assertThat(ask(probe, List.of(ready)).view().selects()).contains(false);
-        assertThat(ask(probe, List.of(ready, notReady)).view()).isEqualTo(RouterView.unavailable("router Pod qwen-router-1 is not ready"));
+        assertThat(ask(probe, List.of(ready, notReady)).view())
+                .isEqualTo(RouterView.unavailable("router Pod qwen-router-1 is not ready"));
         assertThat(ask(probe, List.of()).view()).isEqualTo(RouterView.unavailable("the router has no Pod"));
-        assertThat(ask(new HttpRouterProbe((routerPod, kind) -> Optional.empty()), List.of(ready)).view())
+        assertThat(ask(new HttpRouterProbe((routerPod, kind) -> Optional.empty()), List.of(ready))
+                        .view())
                 .isEqualTo(RouterView.unavailable("router Pod qwen-router-0 has no address to ask"));
     }
     /**
@@ -191,16 +226,43 @@ class HttpRouterProbeTest {
         URI dropped = at(answering("[]"));
         HttpRouterProbe probe = new HttpRouterProbe((routerPod, kind) -> Optional.of(dropped));
         Pod ready = SimRouterPods.ready("team-a", "qwen-router-0", dropped.getHost());
-        Pod unscheduled = new PodBuilder().withNewMetadata().withName("qwen-router-7f9c-x2").endMetadata()
-                .withNewStatus().withPhase("Pending").endStatus().build();
-        Pod pullingNoImage = new PodBuilder().withNewMetadata().withName("qwen-router-7f9c-x3").endMetadata()
-                .withNewStatus().withPhase("Pending").withPodIP("10.0.0.8").addNewCondition().withType("Ready").withStatus("False").endCondition()
-                .endStatus().build();
-        Pod lostNode = new PodBuilder(SimRouterPods.ready("team-a", "qwen-router-1", "10.0.0.9")).editMetadata()
-                .withDeletionTimestamp("2026-12-02T10:00:00Z").endMetadata()
-                .editStatus().editFirstCondition().withStatus("Unknown").endCondition().endStatus().build();
+        Pod unscheduled = new PodBuilder()
+                .withNewMetadata()
+                .withName("qwen-router-7f9c-x2")
+                .endMetadata()
+                .withNewStatus()
+                .withPhase("Pending")
+                .endStatus()
+                .build();
+        Pod pullingNoImage = new PodBuilder()
+                .withNewMetadata()
+                .withName("qwen-router-7f9c-x3")
+                .endMetadata()
+                .withNewStatus()
+                .withPhase("Pending")
+                .withPodIP("10.0.0.8")
+                .addNewCondition()
+                .withType("Ready")
+                .withStatus("False")
+                .endCondition()
+                .endStatus()
+                .build();
+        Pod lostNode = new PodBuilder(SimRouterPods.ready("team-a", "qwen-router-1", "10.0.0.9"))
+                .editMetadata()
+                .withDeletionTimestamp("2026-12-02T10:00:00Z")
+                .endMetadata()
+                .editStatus()
+                .editFirstCondition()
+                .withStatus("Unknown")
+                .endCondition()
+                .endStatus()
+                .build();
 
-        assertThat(ask(probe, List.of(ready, unscheduled, pullingNoImage)).view().selects()).contains(false);
-        assertThat(ask(probe, List.of(ready, lostNode)).view()).isEqualTo(RouterView.unavailable("router Pod qwen-router-1 is not ready"));
+        assertThat(ask(probe, List.of(ready, unscheduled, pullingNoImage))
+                        .view()
+                        .selects())
+                .contains(false);
+        assertThat(ask(probe, List.of(ready, lostNode)).view())
+                .isEqualTo(RouterView.unavailable("router Pod qwen-router-1 is not ready"));
     }
 }

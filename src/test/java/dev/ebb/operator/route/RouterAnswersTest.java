@@ -27,18 +27,28 @@ class RouterAnswersTest {
     void vllmEngineIdsAreNameBasedUuidsOfThePodName() {
         // Python: uuid.uuid5(uuid.NAMESPACE_DNS, "python.org"), the example in Python's own documentation
         assertThat(RouterAnswers.vllmEngineId("python.org")).isEqualTo("886313e1-3b8a-5372-9b90-0c9aee199e5d");
-        assertThat(RouterAnswers.vllmEngineId("qwen-server-r1-m0")).isNotEqualTo(RouterAnswers.vllmEngineId("qwen-server-r10-m0"));
+        assertThat(RouterAnswers.vllmEngineId("qwen-server-r1-m0"))
+                .isNotEqualTo(RouterAnswers.vllmEngineId("qwen-server-r10-m0"));
     }
 
     @Test
     void vllmRouterEnginesAreReadByIdFromItsReleasedAnswer() {
         assertThat(RouterAnswers.vllmEngines(RouterFixtures.read("vllm-router/engines.json")))
-                .contains(Set.of(RouterAnswers.vllmEngineId("qwen-server-r0-m0"), RouterAnswers.vllmEngineId("qwen-server-r1-m0")));
+                .contains(Set.of(
+                        RouterAnswers.vllmEngineId("qwen-server-r0-m0"),
+                        RouterAnswers.vllmEngineId("qwen-server-r1-m0")));
         assertThat(RouterAnswers.vllmEngines("[]")).contains(Set.of());
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"[{\"serving_models\":[\"m\"]}]", "[{\"engine_id\":7}]", "[{\"engine_id\":null}]", "[\"x\"]", "[[]]"})
+    @ValueSource(
+            strings = {
+                "[{\"serving_models\":[\"m\"]}]",
+                "[{\"engine_id\":7}]",
+                "[{\"engine_id\":null}]",
+                "[\"x\"]",
+                "[[]]"
+            })
     void anEngineWhoseIdCannotBeReadMakesTheWholeListUnreadable(String body) {
         assertThat(RouterAnswers.vllmEngines(body)).isEmpty();
     }
@@ -47,9 +57,10 @@ class RouterAnswersTest {
     void sglangWorkersAreReadByHostWithTheirLoadFromTheReleasedAnswer() {
         assertThat(RouterAnswers.sglangWorkers(RouterFixtures.read("sglang-gateway/workers.json")))
                 .contains(Map.of("10.0.0.1", 3.0, "10.0.0.2", 0.0));
-        assertThat(RouterAnswers.sglangWorkerList(RouterFixtures.read("sglang-gateway/workers-pd.json"))).contains(List.of(
-                new RouterAnswers.SglangWorker("9a1e3c5b-7d2f-4b6e-8c0a-2e4f6a8c0b13", "10.0.0.4", 1),
-                new RouterAnswers.SglangWorker("c4e6a8b0-1d3f-4a5c-9e7b-3f5a7c9e1b24", "10.0.0.5", 2)));
+        assertThat(RouterAnswers.sglangWorkerList(RouterFixtures.read("sglang-gateway/workers-pd.json")))
+                .contains(List.of(
+                        new RouterAnswers.SglangWorker("9a1e3c5b-7d2f-4b6e-8c0a-2e4f6a8c0b13", "10.0.0.4", 1),
+                        new RouterAnswers.SglangWorker("c4e6a8b0-1d3f-4a5c-9e7b-3f5a7c9e1b24", "10.0.0.5", 2)));
     }
 
     static Stream<Arguments> workerUrls() {
@@ -76,9 +87,17 @@ class RouterAnswersTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"{\"url\":\"not a url\"}", "{\"url\":\"http://[::1\"}", "{\"url\":7}", "{}", "\"http://10.0.0.8:8000\""})
+    @ValueSource(
+            strings = {
+                "{\"url\":\"not a url\"}",
+                "{\"url\":\"http://[::1\"}",
+                "{\"url\":7}",
+                "{}",
+                "\"http://10.0.0.8:8000\""
+            })
     void aWorkerThatCannotBeReadMakesTheWholeListUnreadableForItMightBeTheTarget(String hostile) {
-        String body = "{\"workers\":[" + hostile + ",{\"id\":\"0b7c5a2e-4f1d-4c8e-9a3b-6d2f8e1c7a90\",\"url\":\"http://10.0.0.9:8000\"}]}";
+        String body = "{\"workers\":[" + hostile
+                + ",{\"id\":\"0b7c5a2e-4f1d-4c8e-9a3b-6d2f8e1c7a90\",\"url\":\"http://10.0.0.9:8000\"}]}";
 
         assertThat(RouterAnswers.sglangWorkerList(body)).isEmpty();
         assertThat(RouterAnswers.sglangWorkers(body)).isEmpty();
@@ -91,25 +110,42 @@ class RouterAnswersTest {
         RouterAnswers.SglangWorker target = new RouterAnswers.SglangWorker(TARGET_ID, "10.0.0.2", 0);
         RouterAnswers.SglangWorker other = new RouterAnswers.SglangWorker(OTHER_ID, "10.0.0.1", 3);
         return Stream.of(
-                Arguments.of("the target's worker, never another", List.of(other, target), List.of("10.0.0.2"), List.of(TARGET_ID)),
+                Arguments.of(
+                        "the target's worker, never another",
+                        List.of(other, target),
+                        List.of("10.0.0.2"),
+                        List.of(TARGET_ID)),
                 Arguments.of("nothing when the target is not listed", List.of(other), List.of("10.0.0.2"), List.of()),
                 Arguments.of("nothing from an empty list", List.of(), List.of("10.0.0.2"), List.of()),
                 Arguments.of("nothing without a target address", List.of(other, target), List.of(), List.of()),
-                Arguments.of("every rank of a data-parallel target, each once and in order",
-                        List.of(new RouterAnswers.SglangWorker("ffffffff-0000-4000-8000-000000000002", "10.0.0.2", 0), target,
-                                new RouterAnswers.SglangWorker("00000000-0000-4000-8000-000000000001", "10.0.0.2", 0), target),
+                Arguments.of(
+                        "every rank of a data-parallel target, each once and in order",
+                        List.of(
+                                new RouterAnswers.SglangWorker("ffffffff-0000-4000-8000-000000000002", "10.0.0.2", 0),
+                                        target,
+                                new RouterAnswers.SglangWorker("00000000-0000-4000-8000-000000000001", "10.0.0.2", 0),
+                                        target),
                         List.of("10.0.0.2"),
-                        List.of("00000000-0000-4000-8000-000000000001", TARGET_ID, "ffffffff-0000-4000-8000-000000000002")),
-                Arguments.of("a listed target without a usable id is left for the hold", List.of(new RouterAnswers.SglangWorker("", "10.0.0.2", 0)),
-                        List.of("10.0.0.2"), List.of()),
-                Arguments.of("an IPv6 target however it is spelt", List.of(new RouterAnswers.SglangWorker(TARGET_ID, "fd00:0:0:0:0:0:0:7", 0)),
-                        List.of("fd00::7"), List.of(TARGET_ID)));
+                        List.of(
+                                "00000000-0000-4000-8000-000000000001",
+                                TARGET_ID,
+                                "ffffffff-0000-4000-8000-000000000002")),
+                Arguments.of(
+                        "a listed target without a usable id is left for the hold",
+                        List.of(new RouterAnswers.SglangWorker("", "10.0.0.2", 0)),
+                        List.of("10.0.0.2"),
+                        List.of()),
+                Arguments.of(
+                        "an IPv6 target however it is spelt",
+                        List.of(new RouterAnswers.SglangWorker(TARGET_ID, "fd00:0:0:0:0:0:0:7", 0)),
+                        List.of("fd00::7"),
+                        List.of(TARGET_ID)));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("removals")
-    void theGatewayIsAskedToRemoveExactlyTheTargetsWorkers(String title, List<RouterAnswers.SglangWorker> listed, List<String> targets,
-            List<String> ids) {
+    void theGatewayIsAskedToRemoveExactlyTheTargetsWorkers(
+            String title, List<RouterAnswers.SglangWorker> listed, List<String> targets, List<String> ids) {
         assertThat(RouterAnswers.sglangWorkersToRemove(listed, targets)).containsExactlyElementsOf(ids);
     }
 
@@ -117,20 +153,32 @@ class RouterAnswersTest {
         RouterAnswers.SglangWorker target = new RouterAnswers.SglangWorker(TARGET_ID, "10.0.0.2", 0);
         RouterAnswers.SglangWorker other = new RouterAnswers.SglangWorker(OTHER_ID, "10.0.0.1", 3);
         return Stream.of(
-                Arguments.of("a member the gateway no longer lists", List.of(other), Map.of("10.0.0.2", "http://10.0.0.2:8000"),
+                Arguments.of(
+                        "a member the gateway no longer lists",
+                        List.of(other),
+                        Map.of("10.0.0.2", "http://10.0.0.2:8000"),
                         List.of("http://10.0.0.2:8000")),
-                Arguments.of("nothing for one it still lists", List.of(other, target), Map.of("10.0.0.2", "http://10.0.0.2:8000"), List.of()),
-                Arguments.of("a listed rank is enough", List.of(new RouterAnswers.SglangWorker("", "10.0.0.2", 0)),
-                        Map.of("10.0.0.2", "http://10.0.0.2:8000"), List.of()),
-                Arguments.of("every missing one, in order", List.of(),
+                Arguments.of(
+                        "nothing for one it still lists",
+                        List.of(other, target),
+                        Map.of("10.0.0.2", "http://10.0.0.2:8000"),
+                        List.of()),
+                Arguments.of(
+                        "a listed rank is enough",
+                        List.of(new RouterAnswers.SglangWorker("", "10.0.0.2", 0)),
+                        Map.of("10.0.0.2", "http://10.0.0.2:8000"),
+                        List.of()),
+                Arguments.of(
+                        "every missing one, in order",
+                        List.of(),
                         Map.of("10.0.0.3", "http://10.0.0.3:8000", "10.0.0.2", "http://10.0.0.2:8000"),
                         List.of("http://10.0.0.2:8000", "http://10.0.0.3:8000")));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("additions")
-    void aRestoredMemberIsAddedBackOnlyWhereTheGatewayListsItNot(String title, List<RouterAnswers.SglangWorker> listed,
-            Map<String, String> wanted, List<String> urls) {
+    void aRestoredMemberIsAddedBackOnlyWhereTheGatewayListsItNot(
+            String title, List<RouterAnswers.SglangWorker> listed, Map<String, String> wanted, List<String> urls) {
         assertThat(RouterAnswers.sglangWorkersToAdd(listed, wanted)).containsExactlyElementsOf(urls);
     }
 
@@ -138,13 +186,17 @@ class RouterAnswersTest {
     void anIdThatIsNoUuidIsNeverTakenForOneToRemove() {
         String body = "{\"workers\":[{\"id\":\"../../flush_cache\",\"url\":\"http://10.0.0.2:8000\"}]}";
 
-        assertThat(RouterAnswers.sglangWorkerList(body)).contains(List.of(new RouterAnswers.SglangWorker("", "10.0.0.2", 0)));
-        assertThat(RouterAnswers.sglangWorkersToRemove(RouterAnswers.sglangWorkerList(body).orElseThrow(), List.of("10.0.0.2"))).isEmpty();
+        assertThat(RouterAnswers.sglangWorkerList(body))
+                .contains(List.of(new RouterAnswers.SglangWorker("", "10.0.0.2", 0)));
+        assertThat(RouterAnswers.sglangWorkersToRemove(
+                        RouterAnswers.sglangWorkerList(body).orElseThrow(), List.of("10.0.0.2")))
+                .isEmpty();
     }
 
     /** The picker's page as llm-d-router v0.10.0 writes it; its provenance is at the head of the file. */
     static String releasedPickerPage() {
-        try (InputStream in = RouterAnswersTest.class.getResourceAsStream("/routers/llm-d-router/epp-metrics-v0.10.0.txt")) {
+        try (InputStream in =
+                RouterAnswersTest.class.getResourceAsStream("/routers/llm-d-router/epp-metrics-v0.10.0.txt")) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -153,32 +205,37 @@ class RouterAnswersTest {
 
     /** Only the lines of the page whose metric passes, comments and other metrics kept. */
     private static String keepingOnly(String page, Predicate<String> metric) {
-        return page.lines().filter(line -> line.startsWith("#") || metric.test(line)).collect(Collectors.joining("\n", "", "\n"));
+        return page.lines()
+                .filter(line -> line.startsWith("#") || metric.test(line))
+                .collect(Collectors.joining("\n", "", "\n"));
     }
 
     @Test
     void thePickersReleasedPageGivesItsEndpointsByRankAndItsDecisionsByPod() {
         String page = releasedPickerPage();
 
-        assertThat(RouterAnswers.eppEndpoints(page)).contains(Set.of("qwen-server-r0-m0-rank-0", "qwen-server-r1-m0-rank-0"));
-        assertThat(RouterAnswers.eppAttempts(page)).hasValueSatisfying(a -> assertThat(a)
-                .containsEntry("qwen-server-r0-m0", 12.0)
-                .containsEntry("qwen-server-r1-m0", 9.0));
-        assertThat(RouterAnswers.namesPod("qwen-server-r1-m0-rank-0", "qwen-server-r1-m0")).isTrue();
-        assertThat(RouterAnswers.namesPod("qwen-server-r10-m0-rank-0", "qwen-server-r1-m0")).isFalse();
-        assertThat(RouterAnswers.namesPod("qwen-server-r10-m0", "qwen-server-r1")).isFalse();
+        assertThat(RouterAnswers.eppEndpoints(page))
+                .contains(Set.of("qwen-server-r0-m0-rank-0", "qwen-server-r1-m0-rank-0"));
+        assertThat(RouterAnswers.eppAttempts(page))
+                .hasValueSatisfying(a ->
+                        assertThat(a).containsEntry("qwen-server-r0-m0", 12.0).containsEntry("qwen-server-r1-m0", 9.0));
+        assertThat(RouterAnswers.namesPod("qwen-server-r1-m0-rank-0", "qwen-server-r1-m0"))
+                .isTrue();
+        assertThat(RouterAnswers.namesPod("qwen-server-r10-m0-rank-0", "qwen-server-r1-m0"))
+                .isFalse();
+        assertThat(RouterAnswers.namesPod("qwen-server-r10-m0", "qwen-server-r1"))
+                .isFalse();
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource({
-        "released names alone, inference_",
-        "deprecated names alone, llm_d_epp_",
-        "both generations, (none)"})
+    @CsvSource({"released names alone, inference_", "deprecated names alone, llm_d_epp_", "both generations, (none)"})
     void eitherGenerationOfNamesAloneStillSaysWhatThePickerHolds(String generation, String dropped) {
         String trimmed = keepingOnly(releasedPickerPage(), line -> !line.startsWith(dropped));
 
-        assertThat(RouterAnswers.eppEndpoints(trimmed)).contains(Set.of("qwen-server-r0-m0-rank-0", "qwen-server-r1-m0-rank-0"));
-        assertThat(RouterAnswers.eppAttempts(trimmed)).hasValueSatisfying(a -> assertThat(a).containsEntry("qwen-server-r1-m0", 9.0));
+        assertThat(RouterAnswers.eppEndpoints(trimmed))
+                .contains(Set.of("qwen-server-r0-m0-rank-0", "qwen-server-r1-m0-rank-0"));
+        assertThat(RouterAnswers.eppAttempts(trimmed))
+                .hasValueSatisfying(a -> assertThat(a).containsEntry("qwen-server-r1-m0", 9.0));
     }
 
     @Test
@@ -199,7 +256,9 @@ class RouterAnswersTest {
         assertThat(RouterAnswers.eppEndpoints(null)).isEmpty();
         assertThat(RouterAnswers.eppAttempts(null)).isEmpty();
         // names no release of the picker writes are not its page
-        assertThat(RouterAnswers.eppEndpoints("llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0-rank-0\"} 0\n"))
+        assertThat(
+                        RouterAnswers.eppEndpoints(
+                                "llm_d_router_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0-rank-0\"} 0\n"))
                 .isEmpty();
     }
 
@@ -217,13 +276,15 @@ class RouterAnswersTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {
-        "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0-rank-0\"} busy",
-        "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0-rank-0\"",
-        "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0-rank-0\\\"} 1",
-        "llm_d_epp_per_endpoint_queue_s",
-        "1f4",
-        "\u0000\u0001"})
+    @ValueSource(
+            strings = {
+                "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0-rank-0\"} busy",
+                "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0-rank-0\"",
+                "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"qwen-server-r0-m0-rank-0\\\"} 1",
+                "llm_d_epp_per_endpoint_queue_s",
+                "1f4",
+                "\u0000\u0001"
+            })
     void aPageWithALineThatCannotBeReadCannotSayWhatItSelects(String unreadable) {
         String page = releasedPickerPage() + unreadable + "\n";
 
@@ -250,13 +311,16 @@ class RouterAnswersTest {
                 llm_d_epp_per_endpoint_queue_size{model_server_endpoint="qwen-server-r1-m0-rank-"} 0
                 """;
 
-        assertThat(RouterAnswers.eppEndpoints(page)).hasValueSatisfying(endpoints -> assertThat(endpoints)
-                .noneMatch(e -> e.equals("qwen-server-r1-m0") || RouterAnswers.namesPod(e, "qwen-server-r0-m0")));
+        assertThat(RouterAnswers.eppEndpoints(page))
+                .hasValueSatisfying(endpoints -> assertThat(endpoints)
+                        .noneMatch(
+                                e -> e.equals("qwen-server-r1-m0") || RouterAnswers.namesPod(e, "qwen-server-r0-m0")));
     }
 
     @Test
     void anOversizedPickerPageIsUnreadable() {
-        String huge = releasedPickerPage() + "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"x\",name=\"p\"} 0\n".repeat(20_000);
+        String huge = releasedPickerPage()
+                + "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"x\",name=\"p\"} 0\n".repeat(20_000);
 
         assertThat(huge.length()).isGreaterThan(HttpRouterProbe.MAX_ANSWER_BYTES);
         assertThat(RouterAnswers.eppEndpoints(huge)).isEmpty();
@@ -264,10 +328,21 @@ class RouterAnswersTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "null", "{", "{\"workers\":{}}", "{\"workers\":\"x\"}", "[1,2", "<html></html>", "\u0000\u0001"})
+    @ValueSource(
+            strings = {
+                "",
+                "null",
+                "{",
+                "{\"workers\":{}}",
+                "{\"workers\":\"x\"}",
+                "[1,2",
+                "<html></html>",
+                "\u0000\u0001"
+            })
     void malformedAnswersAreUnreadableNeverAnException(String body) {
         assertThat(RouterAnswers.sglangWorkers(body)).isEmpty();
-        assertThat(RouterAnswers.vllmEngines(body.startsWith("[") && body.endsWith("]") ? "{}" : body)).isEmpty();
+        assertThat(RouterAnswers.vllmEngines(body.startsWith("[") && body.endsWith("]") ? "{}" : body))
+                .isEmpty();
     }
 
     @Test

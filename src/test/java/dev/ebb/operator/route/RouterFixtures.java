@@ -7,8 +7,7 @@ import java.nio.charset.StandardCharsets;
 
 /** Router answers kept under src/test/resources/routers/, each built from its release's own shape (see the README beside them). */
 public final class RouterFixtures {
-    private RouterFixtures() {
-    }
+    private RouterFixtures() {}
 
     public static String read(String path) {
         try (InputStream in = RouterFixtures.class.getResourceAsStream("/routers/" + path)) {

@@ -23,16 +23,21 @@ class RouterViewTest {
                 Arguments.of("one replica that dropped the target", List.of(DROPPED), DROPPED),
                 Arguments.of("every replica dropped it", List.of(DROPPED, DROPPED, DROPPED), DROPPED),
                 Arguments.of("one of several still selects it", List.of(DROPPED, SELECTS, DROPPED), SELECTS),
-                Arguments.of("one cannot tell beside those that dropped it", List.of(DROPPED, UNKNOWN, DROPPED),
+                Arguments.of(
+                        "one cannot tell beside those that dropped it",
+                        List.of(DROPPED, UNKNOWN, DROPPED),
                         RouterView.unavailable("router Pod router-1 did not answer within 2 s")),
-                Arguments.of("one cannot tell beside one that selects", List.of(SELECTS, UNKNOWN),
+                Arguments.of(
+                        "one cannot tell beside one that selects",
+                        List.of(SELECTS, UNKNOWN),
                         RouterView.unavailable("router Pod router-1 did not answer within 2 s")),
                 Arguments.of("no replica at all", List.of(), RouterView.unavailable("the router has no Pod to ask")));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("replicas")
-    void oneReplicaThatHoldsTheTargetOrCannotTellSpeaksForTheRouter(String why, List<RouterView> replicas, RouterView router) {
+    void oneReplicaThatHoldsTheTargetOrCannotTellSpeaksForTheRouter(
+            String why, List<RouterView> replicas, RouterView router) {
         Map<String, RouterView> named = new LinkedHashMap<>();
         for (int i = 0; i < replicas.size(); i++) {
             named.put("router-" + i, replicas.get(i));
@@ -46,7 +51,9 @@ class RouterViewTest {
                 "router-0", new RouterView(Optional.of(false), Map.of("qwen-server-r1-m0", 4.0)),
                 "router-1", new RouterView(Optional.of(false), Map.of("qwen-server-r1-m0", 0.0))));
 
-        assertThat(router).isEqualTo(new RouterView(Optional.of(false),
-                Map.of("router-0/qwen-server-r1-m0", 4.0, "router-1/qwen-server-r1-m0", 0.0)));
+        assertThat(router)
+                .isEqualTo(new RouterView(
+                        Optional.of(false),
+                        Map.of("router-0/qwen-server-r1-m0", 4.0, "router-1/qwen-server-r1-m0", 0.0)));
     }
 }

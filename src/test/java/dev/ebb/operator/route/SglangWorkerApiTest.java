@@ -39,14 +39,34 @@ class SglangWorkerApiTest {
     private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     /** Far above the two 2 s rounds, so only a slip of the bound itself fails the timing checks. */
     private static final Duration BOUND_WITH_MARGIN = Duration.ofSeconds(8);
+
     private static final String TARGET_IP = "10.0.0.2";
     private static final String TARGET_ID = "5e9d1f3a-2b7c-4e6d-8f0a-1c3b5d7e9f21";
     private static final String KEPT_ID = "0b7c5a2e-4f1d-4c8e-9a3b-6d2f8e1c7a90";
     /** The target as the operator renders it: the engine container serving on its role's port; ready. */
-    private static final Pod TARGET = new PodBuilder().withNewMetadata().withName("qwen-server-r1-m0").addToLabels(Labels.ROLE_KIND, "Server")
-            .addToLabels(Labels.MEMBER_INDEX, Labels.LEADER_INDEX).endMetadata()
-            .withNewSpec().addNewContainer().withName("main").addNewPort().withName("http").withContainerPort(8000).endPort().endContainer().endSpec()
-            .withNewStatus().withPodIP(TARGET_IP).addNewCondition().withType("Ready").withStatus("True").endCondition().endStatus().build();
+    private static final Pod TARGET = new PodBuilder()
+            .withNewMetadata()
+            .withName("qwen-server-r1-m0")
+            .addToLabels(Labels.ROLE_KIND, "Server")
+            .addToLabels(Labels.MEMBER_INDEX, Labels.LEADER_INDEX)
+            .endMetadata()
+            .withNewSpec()
+            .addNewContainer()
+            .withName("main")
+            .addNewPort()
+            .withName("http")
+            .withContainerPort(8000)
+            .endPort()
+            .endContainer()
+            .endSpec()
+            .withNewStatus()
+            .withPodIP(TARGET_IP)
+            .addNewCondition()
+            .withType("Ready")
+            .withStatus("True")
+            .endCondition()
+            .endStatus()
+            .build();
 
     private final List<Gateway> gateways = new ArrayList<>();
 
@@ -85,11 +105,13 @@ class SglangWorkerApiTest {
         }
 
         URI address() {
-            return URI.create("http://" + server.getAddress().getHostString() + ":" + server.getAddress().getPort() + "/workers");
+            return URI.create("http://" + server.getAddress().getHostString() + ":"
+                    + server.getAddress().getPort() + "/workers");
         }
 
         private void handle(HttpExchange exchange) throws IOException {
-            requests.add(exchange.getRequestMethod() + " " + exchange.getRequestURI().getPath());
+            requests.add(
+                    exchange.getRequestMethod() + " " + exchange.getRequestURI().getPath());
             try {
                 Thread.sleep(delay.toMillis());
             } catch (InterruptedException e) {
@@ -104,21 +126,32 @@ class SglangWorkerApiTest {
                 posted.add(body);
                 String url = new ObjectMapper().readTree(body).path("url").asText();
                 if (workers.containsValue(url)) {
-                    answer(exchange, 409, "{\"error\":\"Worker already exists at URL '" + url + "'\",\"code\":\"WORKER_ALREADY_EXISTS\"}");
+                    answer(
+                            exchange,
+                            409,
+                            "{\"error\":\"Worker already exists at URL '" + url
+                                    + "'\",\"code\":\"WORKER_ALREADY_EXISTS\"}");
                     return;
                 }
                 String id = UUID.randomUUID().toString();
                 workers.put(id, url);
-                answer(exchange, 202, "{\"status\":\"accepted\",\"worker_id\":\"" + id + "\",\"url\":\"" + url + "\",\"location\":\"/workers/"
-                        + id + "\",\"message\":\"Worker addition queued for background processing\"}");
+                answer(
+                        exchange,
+                        202,
+                        "{\"status\":\"accepted\",\"worker_id\":\"" + id + "\",\"url\":\"" + url
+                                + "\",\"location\":\"/workers/" + id
+                                + "\",\"message\":\"Worker addition queued for background processing\"}");
                 return;
             }
             String id = exchange.getRequestURI().getPath().substring("/workers/".length());
             if (deleteStatus != 0) {
                 answer(exchange, deleteStatus, "{\"error\":\"refused\",\"code\":\"INTERNAL_SERVER_ERROR\"}");
             } else if (workers.remove(id) != null) {
-                answer(exchange, 202, "{\"status\":\"accepted\",\"worker_id\":\"" + id
-                        + "\",\"message\":\"Worker removal queued for background processing\"}");
+                answer(
+                        exchange,
+                        202,
+                        "{\"status\":\"accepted\",\"worker_id\":\"" + id
+                                + "\",\"message\":\"Worker removal queued for background processing\"}");
             } else {
                 answer(exchange, 404, "{\"error\":\"Worker " + id + " not found\",\"code\":\"WORKER_NOT_FOUND\"}");
             }
@@ -126,10 +159,14 @@ class SglangWorkerApiTest {
 
         /** The body ListWorkersResult serializes, one regular worker per entry. */
         private String list() {
-            return "{\"workers\":[" + workers.entrySet().stream().map(w -> "{\"id\":\"" + w.getKey() + "\",\"url\":\"" + w.getValue()
-                    + "\",\"worker_type\":\"regular\",\"connection_mode\":\"http\",\"runtime_type\":\"sglang\",\"provider\":null,"
-                    + "\"priority\":50,\"cost\":1.0,\"max_connection_attempts\":20,\"is_healthy\":true,\"status\":\"ready\",\"load\":0,"
-                    + "\"job_status\":null}").collect(Collectors.joining(",")) + "],\"total\":" + workers.size()
+            return "{\"workers\":["
+                    + workers.entrySet().stream()
+                            .map(w -> "{\"id\":\"" + w.getKey() + "\",\"url\":\"" + w.getValue()
+                                    + "\",\"worker_type\":\"regular\",\"connection_mode\":\"http\",\"runtime_type\":\"sglang\",\"provider\":null,"
+                                    + "\"priority\":50,\"cost\":1.0,\"max_connection_attempts\":20,\"is_healthy\":true,\"status\":\"ready\",\"load\":0,"
+                                    + "\"job_status\":null}")
+                            .collect(Collectors.joining(","))
+                    + "],\"total\":" + workers.size()
                     + ",\"stats\":{\"prefill_count\":0,\"decode_count\":0,\"regular_count\":" + workers.size() + "}}";
         }
 
@@ -145,23 +182,28 @@ class SglangWorkerApiTest {
         }
     }
 
-    private record Timed(List<SglangWorkerApi.Asked> removals, Duration took) {
-    }
+    private record Timed(List<SglangWorkerApi.Asked> removals, Duration took) {}
 
     private static List<SglangWorkerApi.Asked> restore(Pod member, Gateway... pods) {
         Map<String, URI> addresses = new HashMap<>();
         List<Pod> routerPods = new ArrayList<>();
         for (int i = 0; i < pods.length; i++) {
-            Pod routerPod = SimRouterPods.ready("team-a", "qwen-router-" + i, pods[i].address().getHost());
+            Pod routerPod = SimRouterPods.ready(
+                    "team-a", "qwen-router-" + i, pods[i].address().getHost());
             routerPods.add(routerPod);
             addresses.put(routerPod.getMetadata().getName(), pods[i].address());
         }
-        return new SglangWorkerApi((pod, kind) -> Optional.ofNullable(addresses.get(pod.getMetadata().getName())), HttpClient.newHttpClient())
+        return new SglangWorkerApi(
+                        (pod, kind) -> Optional.ofNullable(
+                                addresses.get(pod.getMetadata().getName())),
+                        HttpClient.newHttpClient())
                 .restore(routerPods, List.of(member));
     }
 
     private static Timed remove(List<Pod> routerPods, Map<String, URI> addresses) {
-        SglangWorkerApi removal = new SglangWorkerApi((pod, kind) -> Optional.ofNullable(addresses.get(pod.getMetadata().getName())),
+        SglangWorkerApi removal = new SglangWorkerApi(
+                (pod, kind) ->
+                        Optional.ofNullable(addresses.get(pod.getMetadata().getName())),
                 HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build());
         long start = System.nanoTime();
         List<SglangWorkerApi.Asked> removals = removal.remove(routerPods, List.of(TARGET));
@@ -172,7 +214,8 @@ class SglangWorkerApiTest {
         Map<String, URI> addresses = new HashMap<>();
         List<Pod> routerPods = new ArrayList<>();
         for (int i = 0; i < pods.length; i++) {
-            Pod routerPod = SimRouterPods.ready("team-a", "qwen-router-" + i, pods[i].address().getHost());
+            Pod routerPod = SimRouterPods.ready(
+                    "team-a", "qwen-router-" + i, pods[i].address().getHost());
             routerPods.add(routerPod);
             addresses.put(routerPod.getMetadata().getName(), pods[i].address());
         }
@@ -181,11 +224,13 @@ class SglangWorkerApiTest {
 
     @Test
     void onlyTheTargetsWorkerIsRemovedAndTheGatewayQueuesIt() throws IOException {
-        Gateway gateway = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000").with(TARGET_ID, "http://" + TARGET_IP + ":8000");
+        Gateway gateway =
+                new Gateway().with(KEPT_ID, "http://10.0.0.1:8000").with(TARGET_ID, "http://" + TARGET_IP + ":8000");
 
         Timed removed = remove(gateway);
 
-        assertThat(removed.removals()).containsExactly(new SglangWorkerApi.Asked("qwen-router-0", TARGET_ID, SglangWorkerApi.Outcome.QUEUED));
+        assertThat(removed.removals())
+                .containsExactly(new SglangWorkerApi.Asked("qwen-router-0", TARGET_ID, SglangWorkerApi.Outcome.QUEUED));
         assertThat(gateway.requests).containsExactly("GET /workers", "DELETE /workers/" + TARGET_ID);
         assertThat(gateway.workers).containsOnlyKeys(KEPT_ID);
     }
@@ -209,15 +254,16 @@ class SglangWorkerApiTest {
         Gateway malformed = new Gateway().with(TARGET_ID, "http://" + TARGET_IP + ":8000");
         malformed.listOverride = "{\"workers\":[{\"id\":\"" + TARGET_ID + "\",\"url\":\"http://" + TARGET_IP;
         Gateway oversized = new Gateway().with(TARGET_ID, "http://" + TARGET_IP + ":8000");
-        oversized.listOverride = "{\"workers\":[{\"id\":\"" + TARGET_ID + "\",\"url\":\"http://" + TARGET_IP + ":8000\"}]"
-                + " ".repeat(HttpRouterProbe.MAX_ANSWER_BYTES) + "}";
+        oversized.listOverride = "{\"workers\":[{\"id\":\"" + TARGET_ID + "\",\"url\":\"http://" + TARGET_IP
+                + ":8000\"}]" + " ".repeat(HttpRouterProbe.MAX_ANSWER_BYTES) + "}";
         Gateway locked = new Gateway().with(TARGET_ID, "http://" + TARGET_IP + ":8000");
         locked.listStatus = 401;
 
         Timed removed = remove(malformed, oversized, locked);
 
         assertThat(removed.removals()).isEmpty();
-        assertThat(List.of(malformed, oversized, locked)).allSatisfy(g -> assertThat(g.requests).containsExactly("GET /workers"));
+        assertThat(List.of(malformed, oversized, locked))
+                .allSatisfy(g -> assertThat(g.requests).containsExactly("GET /workers"));
         assertThat(removed.took()).isLessThan(BOUND_WITH_MARGIN);
     }
 
@@ -250,33 +296,58 @@ class SglangWorkerApiTest {
 
         Timed removed = remove(refusing, gone, listsOnly);
 
-        assertThat(removed.removals()).extracting(SglangWorkerApi.Asked::outcome).containsExactly(
-                SglangWorkerApi.Outcome.REFUSED, SglangWorkerApi.Outcome.NOT_FOUND, SglangWorkerApi.Outcome.UNANSWERED);
+        assertThat(removed.removals())
+                .extracting(SglangWorkerApi.Asked::outcome)
+                .containsExactly(
+                        SglangWorkerApi.Outcome.REFUSED,
+                        SglangWorkerApi.Outcome.NOT_FOUND,
+                        SglangWorkerApi.Outcome.UNANSWERED);
         assertThat(removed.took()).isLessThan(BOUND_WITH_MARGIN);
     }
 
     @Test
     void aRouterPodNotReadyOrWithoutAnAddressIsNotAskedAndNothingIsAskedWithoutATargetAddress() throws IOException {
         Gateway gateway = new Gateway().with(TARGET_ID, "http://" + TARGET_IP + ":8000");
-        Pod notReady = new PodBuilder(SimRouterPods.ready("team-a", "qwen-router-0", gateway.address().getHost()))
-                .editStatus().editFirstCondition().withStatus("False").endCondition().endStatus().build();
+        Pod notReady = new PodBuilder(SimRouterPods.ready(
+                        "team-a", "qwen-router-0", gateway.address().getHost()))
+                .editStatus()
+                .editFirstCondition()
+                .withStatus("False")
+                .endCondition()
+                .endStatus()
+                .build();
 
-        assertThat(remove(List.of(notReady), Map.of("qwen-router-0", gateway.address())).removals()).isEmpty();
-        assertThat(remove(List.of(SimRouterPods.ready("team-a", "qwen-router-0", "10.9.9.9")), Map.of()).removals()).isEmpty();
-        SglangWorkerApi removal = new SglangWorkerApi((pod, kind) -> Optional.of(gateway.address()), HttpClient.newHttpClient());
-        assertThat(removal.remove(List.of(SimRouterPods.ready("team-a", "qwen-router-0", gateway.address().getHost())),
-                List.of(new PodBuilder().withNewMetadata().withName("unscheduled").endMetadata().build()))).isEmpty();
+        assertThat(remove(List.of(notReady), Map.of("qwen-router-0", gateway.address()))
+                        .removals())
+                .isEmpty();
+        assertThat(remove(List.of(SimRouterPods.ready("team-a", "qwen-router-0", "10.9.9.9")), Map.of())
+                        .removals())
+                .isEmpty();
+        SglangWorkerApi removal =
+                new SglangWorkerApi((pod, kind) -> Optional.of(gateway.address()), HttpClient.newHttpClient());
+        assertThat(removal.remove(
+                        List.of(SimRouterPods.ready(
+                                "team-a", "qwen-router-0", gateway.address().getHost())),
+                        List.of(new PodBuilder()
+                                .withNewMetadata()
+                                .withName("unscheduled")
+                                .endMetadata()
+                                .build())))
+                .isEmpty();
         assertThat(gateway.requests).isEmpty();
     }
 
     @Test
     void aRestoredMemberIsAddedBackWhereItIsNotListedAsTheGatewayRegistersIt() throws IOException {
         Gateway forgot = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000");
-        Gateway kept = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000").with(TARGET_ID, "http://" + TARGET_IP + ":8000");
+        Gateway kept =
+                new Gateway().with(KEPT_ID, "http://10.0.0.1:8000").with(TARGET_ID, "http://" + TARGET_IP + ":8000");
 
         List<SglangWorkerApi.Asked> asked = restore(TARGET, forgot, kept);
 
-        assertThat(asked).containsExactly(new SglangWorkerApi.Asked("qwen-router-0", "http://" + TARGET_IP + ":8000", SglangWorkerApi.Outcome.QUEUED));
+        assertThat(asked)
+                .containsExactly(new SglangWorkerApi.Asked(
+                        "qwen-router-0", "http://" + TARGET_IP + ":8000", SglangWorkerApi.Outcome.QUEUED));
         assertThat(forgot.posted).containsExactly("{\"url\":\"http://" + TARGET_IP + ":8000\"}");
         assertThat(forgot.workers).containsValue("http://" + TARGET_IP + ":8000");
         assertThat(kept.requests).containsExactly("GET /workers");
@@ -285,20 +356,44 @@ class SglangWorkerApiTest {
     @Test
     void aWorkerAddedMeanwhileByTheGatewaysOwnDiscoveryIsAlreadyThere() throws IOException {
         Gateway racing = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000");
-        racing.listOverride = "{\"workers\":[],\"total\":0,\"stats\":{\"prefill_count\":0,\"decode_count\":0,\"regular_count\":0}}";
+        racing.listOverride =
+                "{\"workers\":[],\"total\":0,\"stats\":{\"prefill_count\":0,\"decode_count\":0,\"regular_count\":0}}";
         racing.workers.put(TARGET_ID, "http://" + TARGET_IP + ":8000");
 
-        assertThat(restore(TARGET, racing)).extracting(SglangWorkerApi.Asked::outcome).containsExactly(SglangWorkerApi.Outcome.ALREADY_THERE);
+        assertThat(restore(TARGET, racing))
+                .extracting(SglangWorkerApi.Asked::outcome)
+                .containsExactly(SglangWorkerApi.Outcome.ALREADY_THERE);
     }
 
     @Test
     void aMemberNotReadyWithoutAnEnginePortAFollowerOrOfASplitIsNotAddedBack() throws IOException {
         Gateway gateway = new Gateway().with(KEPT_ID, "http://10.0.0.1:8000");
-        Pod notReady = new PodBuilder(TARGET).editStatus().editFirstCondition().withStatus("False").endCondition().endStatus().build();
-        Pod noPort = new PodBuilder(TARGET).editSpec().editFirstContainer().withPorts(List.of()).endContainer().endSpec().build();
-        Pod prefill = new PodBuilder(TARGET).editMetadata().addToLabels(Labels.ROLE_KIND, "Prefill").endMetadata().build();
+        Pod notReady = new PodBuilder(TARGET)
+                .editStatus()
+                .editFirstCondition()
+                .withStatus("False")
+                .endCondition()
+                .endStatus()
+                .build();
+        Pod noPort = new PodBuilder(TARGET)
+                .editSpec()
+                .editFirstContainer()
+                .withPorts(List.of())
+                .endContainer()
+                .endSpec()
+                .build();
+        Pod prefill = new PodBuilder(TARGET)
+                .editMetadata()
+                .addToLabels(Labels.ROLE_KIND, "Prefill")
+                .endMetadata()
+                .build();
         // the gateway's selector takes only a replica's leader: a follower serves no requests of its own
-        Pod follower = new PodBuilder(TARGET).editMetadata().withName("qwen-server-r1-m1").addToLabels(Labels.MEMBER_INDEX, "1").endMetadata().build();
+        Pod follower = new PodBuilder(TARGET)
+                .editMetadata()
+                .withName("qwen-server-r1-m1")
+                .addToLabels(Labels.MEMBER_INDEX, "1")
+                .endMetadata()
+                .build();
 
         assertThat(restore(notReady, gateway)).isEmpty();
         assertThat(restore(noPort, gateway)).isEmpty();
@@ -313,17 +408,35 @@ class SglangWorkerApiTest {
     @Test
     void theListingReadsReadyGatewayPodsNamesOnesNotReadyAndLeavesOutOnesThatNeverRan() throws IOException {
         Gateway gateway = new Gateway().with(TARGET_ID, "http://" + TARGET_IP + ":8000");
-        Pod ready = SimRouterPods.ready("team-a", "qwen-router-0", gateway.address().getHost());
+        Pod ready =
+                SimRouterPods.ready("team-a", "qwen-router-0", gateway.address().getHost());
         Pod notReady = new PodBuilder(SimRouterPods.ready("team-a", "qwen-router-1", "10.0.0.9"))
-                .editStatus().editFirstCondition().withStatus("False").endCondition().endStatus().build();
-        Pod pending = new PodBuilder().withNewMetadata().withName("qwen-router-2").endMetadata().withNewStatus().withPhase("Pending").endStatus().build();
-        SglangWorkerApi api = new SglangWorkerApi((pod, kind) -> Optional.of(gateway.address()), HttpClient.newHttpClient());
+                .editStatus()
+                .editFirstCondition()
+                .withStatus("False")
+                .endCondition()
+                .endStatus()
+                .build();
+        Pod pending = new PodBuilder()
+                .withNewMetadata()
+                .withName("qwen-router-2")
+                .endMetadata()
+                .withNewStatus()
+                .withPhase("Pending")
+                .endStatus()
+                .build();
+        SglangWorkerApi api =
+                new SglangWorkerApi((pod, kind) -> Optional.of(gateway.address()), HttpClient.newHttpClient());
 
         List<GatewayMembership.Listing> listings = api.list(List.of(pending, notReady, ready));
 
-        assertThat(listings).extracting(GatewayMembership.Listing::gatewayPod).containsExactly("qwen-router-0", "qwen-router-1");
-        assertThat(listings.get(0).workers()).hasValueSatisfying(workers -> assertThat(workers).extracting(RouterAnswers.SglangWorker::id)
-                .containsExactly(TARGET_ID));
+        assertThat(listings)
+                .extracting(GatewayMembership.Listing::gatewayPod)
+                .containsExactly("qwen-router-0", "qwen-router-1");
+        assertThat(listings.get(0).workers())
+                .hasValueSatisfying(workers -> assertThat(workers)
+                        .extracting(RouterAnswers.SglangWorker::id)
+                        .containsExactly(TARGET_ID));
         assertThat(listings.get(1).workers()).isEmpty();
     }
 }

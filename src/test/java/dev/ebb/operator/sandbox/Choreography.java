@@ -10,13 +10,15 @@ import java.util.stream.IntStream;
  * What a run does: a vLLM role of {@code replicas}, a fixed set of streamed requests sent through {@code path}, then the
  * steps in order. The same choreography is played for each {@link Removal}, so their counts compare.
  */
-public record Choreography(String title, ClientPath path, int replicas, int grace, Load load, Duration warmUp, List<Step> steps) {
+public record Choreography(
+        String title, ClientPath path, int replicas, int grace, Load load, Duration warmUp, List<Step> steps) {
     private static final String NEW_IMAGE = "vllm/vllm-openai:v0.12.0";
 
     /** How clients reach the role's engines. */
     public enum ClientPath {
         ROUTER("with a router: clients stream through llm-d-router's client entry"),
-        SERVICE("without a router: clients stream through the role's Service, kube-proxy picking an endpoint per new connection");
+        SERVICE(
+                "without a router: clients stream through the role's Service, kube-proxy picking an endpoint per new connection");
 
         private final String description;
 
@@ -35,7 +37,14 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
      * included) from the long band when there is one. {@code clients} take them in order, one after another each;
      * client i starts {@code i × stagger} after the first, so the generations in flight are not all of one age.
      */
-    public record Load(int clients, int requests, int minTokens, int maxTokens, Duration tokenInterval, Duration stagger, Band longBand,
+    public record Load(
+            int clients,
+            int requests,
+            int minTokens,
+            int maxTokens,
+            Duration tokenInterval,
+            Duration stagger,
+            Band longBand,
             int longEvery) {
         public Load {
             if (longBand != null && longEvery < 1) {
@@ -44,8 +53,7 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
         }
 
         /** Generations of minTokens..maxTokens tokens. */
-        public record Band(int minTokens, int maxTokens) {
-        }
+        public record Band(int minTokens, int maxTokens) {}
 
         /** One band only: every length drawn from minTokens..maxTokens. */
         public Load(int clients, int requests, int minTokens, int maxTokens, Duration tokenInterval, Duration stagger) {
@@ -54,8 +62,11 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
 
         public List<Integer> lengths() {
             Random random = new Random(7);
-            return IntStream.range(0, requests).mapToObj(i -> isLong(i) ? draw(random, longBand.minTokens(), longBand.maxTokens())
-                    : draw(random, minTokens, maxTokens)).toList();
+            return IntStream.range(0, requests)
+                    .mapToObj(i -> isLong(i)
+                            ? draw(random, longBand.minTokens(), longBand.maxTokens())
+                            : draw(random, minTokens, maxTokens))
+                    .toList();
         }
 
         private boolean isLong(int index) {
@@ -79,10 +90,15 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
         public String toString() {
             String lengths = String.format(Locale.ROOT, "%s-%s s", seconds(minTokens), seconds(maxTokens));
             if (longBand != null) {
-                lengths += String.format(Locale.ROOT, ", 1 in %d of %s-%s s", longEvery, seconds(longBand.minTokens()),
+                lengths += String.format(
+                        Locale.ROOT,
+                        ", 1 in %d of %s-%s s",
+                        longEvery,
+                        seconds(longBand.minTokens()),
                         seconds(longBand.maxTokens()));
             }
-            return String.format(Locale.ROOT, "%d requests (generations of %s, seeded) from %d clients", requests, lengths, clients);
+            return String.format(
+                    Locale.ROOT, "%d requests (generations of %s, seeded) from %d clients", requests, lengths, clients);
         }
 
         private String seconds(int tokens) {
@@ -90,8 +106,7 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
         }
     }
 
-    public sealed interface Step {
-    }
+    public sealed interface Step {}
 
     /** `kubectl scale`: the role's replicas set to this. */
     public record ScaleTo(int replicas) implements Step {
@@ -114,15 +129,25 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
      * (30 s), as a long answer or a reasoning trace does, so waiting in a preStop hook cannot save it.
      */
     public static Choreography sandbox() {
-        return new Choreography("4 replicas scaled to 2 under streaming load", ClientPath.ROUTER, 4, 30,
-                new Load(8, 32, 10, 80, Duration.ofMillis(100), Duration.ofMillis(500), new Load.Band(350, 600), 3), Duration.ofSeconds(10),
+        return new Choreography(
+                "4 replicas scaled to 2 under streaming load",
+                ClientPath.ROUTER,
+                4,
+                30,
+                new Load(8, 32, 10, 80, Duration.ofMillis(100), Duration.ofMillis(500), new Load.Band(350, 600), 3),
+                Duration.ofSeconds(10),
                 List.of(new ScaleTo(2)));
     }
 
     /** The CI's shortened sandbox: the same step, short generations shorter and long ones just over the grace. */
     public static Choreography smoke() {
-        return new Choreography("smoke: 4 replicas scaled to 2", ClientPath.ROUTER, 4, 30,
-                new Load(8, 24, 5, 20, Duration.ofMillis(100), Duration.ofMillis(250), new Load.Band(320, 360), 3), Duration.ofSeconds(5),
+        return new Choreography(
+                "smoke: 4 replicas scaled to 2",
+                ClientPath.ROUTER,
+                4,
+                30,
+                new Load(8, 24, 5, 20, Duration.ofMillis(100), Duration.ofMillis(250), new Load.Band(320, 360), 3),
+                Duration.ofSeconds(5),
                 List.of(new ScaleTo(2)));
     }
 
@@ -139,6 +164,13 @@ public record Choreography(String title, ClientPath path, int replicas, int grac
     }
 
     public static Choreography rolloutBench() {
-        return new Choreography("rollout of 3 replicas", ClientPath.ROUTER, 3, 30, BENCH_LOAD, BENCH_WARM_UP, List.of(new Rollout(NEW_IMAGE)));
+        return new Choreography(
+                "rollout of 3 replicas",
+                ClientPath.ROUTER,
+                3,
+                30,
+                BENCH_LOAD,
+                BENCH_WARM_UP,
+                List.of(new Rollout(NEW_IMAGE)));
     }
 }

@@ -55,7 +55,9 @@ final class FixedLoad implements AutoCloseable {
             clients.submit(() -> {
                 pause(delay);
                 try (Client client = newClient.get()) {
-                    for (int index = next.getAndIncrement(); index < lengths.size() && !stopped; index = next.getAndIncrement()) {
+                    for (int index = next.getAndIncrement();
+                            index < lengths.size() && !stopped;
+                            index = next.getAndIncrement()) {
                         ended.add(sendUntilStreamed(client, index));
                     }
                 }
@@ -116,8 +118,7 @@ final class FixedLoad implements AutoCloseable {
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
     }
 
@@ -137,7 +138,8 @@ final class FixedLoad implements AutoCloseable {
                         kept = service.connect().orElse(null);
                     }
                 } catch (IOException e) {
-                    return new Request(0, null, start, Instant.now(), Outcome.REJECTED, "connection failed: " + e.getMessage());
+                    return new Request(
+                            0, null, start, Instant.now(), Outcome.REJECTED, "connection failed: " + e.getMessage());
                 }
                 if (kept == null) {
                     return new Request(0, null, start, Instant.now(), Outcome.REJECTED, "no endpoint");
@@ -147,7 +149,8 @@ final class FixedLoad implements AutoCloseable {
                     r = kept.stream(tokens, tokenInterval);
                 } catch (RuntimeException e) {
                     // a chunk header broken off where the stream was cut
-                    r = new Request(0, kept.pod(), start, Instant.now(), Outcome.CUT, "stream broken off: " + e.getMessage());
+                    r = new Request(
+                            0, kept.pod(), start, Instant.now(), Outcome.CUT, "stream broken off: " + e.getMessage());
                 }
                 if (r.outcome() != Outcome.COMPLETED) {
                     close();

@@ -12,11 +12,9 @@ import java.util.stream.Collectors;
  */
 final class Floor {
     /** A generation still streaming at the change, on this replica, for this many more seconds. */
-    record InFlight(String pod, double remaining) {
-    }
+    record InFlight(String pod, double remaining) {}
 
-    private Floor() {
-    }
+    private Floor() {}
 
     /**
      * @param replicas every replica at the change, idle ones too
@@ -27,9 +25,13 @@ final class Floor {
         if (leaving <= 0) {
             return 0;
         }
-        Map<String, Double> longest = inFlight.stream().collect(Collectors.toMap(InFlight::pod, InFlight::remaining, Math::max));
-        double wait = replicas.stream().map(pod -> longest.getOrDefault(pod, 0.0)).sorted(Comparator.naturalOrder())
-                .limit(leaving).reduce(0.0, Math::max);
+        Map<String, Double> longest =
+                inFlight.stream().collect(Collectors.toMap(InFlight::pod, InFlight::remaining, Math::max));
+        double wait = replicas.stream()
+                .map(pod -> longest.getOrDefault(pod, 0.0))
+                .sorted(Comparator.naturalOrder())
+                .limit(leaving)
+                .reduce(0.0, Math::max);
         return wait + hookAtLeast;
     }
 }

@@ -24,7 +24,13 @@ final class OperatorFleet implements Fleet {
      * @param routed whether the ModelDeployment names a router (llm-d-router); without one clients use the role's Service
      * @param settings {@code ebb.*} settings the operator runs with
      */
-    OperatorFleet(KubernetesClient client, String namespace, LocalExec exec, SimRouterAddress routers, boolean routed, Map<String, String> settings) {
+    OperatorFleet(
+            KubernetesClient client,
+            String namespace,
+            LocalExec exec,
+            SimRouterAddress routers,
+            boolean routed,
+            Map<String, String> settings) {
         this.client = client;
         this.namespace = namespace;
         this.routed = routed;
@@ -37,7 +43,9 @@ final class OperatorFleet implements Fleet {
         if (routed) {
             spec.router("llm-d-router");
         }
-        client.resource(spec.role(Specs.role(ROLE).replicas(replicas).grace(grace)).build()).create();
+        client.resource(spec.role(Specs.role(ROLE).replicas(replicas).grace(grace))
+                        .build())
+                .create();
     }
 
     @Override
@@ -52,17 +60,30 @@ final class OperatorFleet implements Fleet {
 
     @Override
     public boolean settled() {
-        ModelDeployment md = client.resources(ModelDeployment.class).inNamespace(namespace).withName(NAME).get();
+        ModelDeployment md = client.resources(ModelDeployment.class)
+                .inNamespace(namespace)
+                .withName(NAME)
+                .get();
         ModelDeploymentStatus status = md == null ? null : md.getStatus();
-        boolean retiring = status != null && status.retirements() != null && status.retirements().stream().anyMatch(r -> !RetirementState.valueOf(r.state()).ended());
-        if (status == null || retiring || status.roles() == null || status.roles().isEmpty()
-                || status.observedGeneration() == null || status.observedGeneration() < md.getMetadata().getGeneration()) {
+        boolean retiring = status != null
+                && status.retirements() != null
+                && status.retirements().stream()
+                        .anyMatch(r -> !RetirementState.valueOf(r.state()).ended());
+        if (status == null
+                || retiring
+                || status.roles() == null
+                || status.roles().isEmpty()
+                || status.observedGeneration() == null
+                || status.observedGeneration() < md.getMetadata().getGeneration()) {
             return false;
         }
         RoleStatus role = status.roles().get(0);
         boolean nothingGoing = client.pods().inNamespace(namespace).list().getItems().stream()
                 .noneMatch(p -> p.getMetadata().getDeletionTimestamp() != null);
-        return nothingGoing && role.current() == role.desired() && role.ready() == role.desired() && role.updated() == role.desired();
+        return nothingGoing
+                && role.current() == role.desired()
+                && role.ready() == role.desired()
+                && role.updated() == role.desired();
     }
 
     @Override

@@ -17,6 +17,7 @@ import java.util.Map;
 public final class Page {
     /** Seconds between two ticks of the time axis, the least that leaves at most this many ticks. */
     private static final int MAX_TICKS = 12;
+
     private static final int[] TICK_STEPS = {5, 10, 20, 30, 60, 120, 300, 600};
     /** Step labels take turns on this many lines, so that two steps close together do not print over each other. */
     static final int STEP_LINES = 3;
@@ -25,18 +26,28 @@ public final class Page {
     /** A cross or a tick is centred on its time, except so close to the end that its right half would run off the chart. */
     private static final double CROSS_AT_EDGE = 98;
 
-    private Page() {
-    }
+    private Page() {}
 
     public static String html(List<Run> runs) {
-        double span = runs.stream().mapToDouble(r -> r.seconds() - r.loadStartsAt()).max().orElse(1);
+        double span = runs.stream()
+                .mapToDouble(r -> r.seconds() - r.loadStartsAt())
+                .max()
+                .orElse(1);
         Choreography choreography = runs.get(0).choreography();
         StringBuilder page = new StringBuilder(HEAD);
         page.append("<h1>").append(escape(Report.verdict(runs))).append("</h1>\n");
-        page.append("<p class=\"what\">").append(escape(String.format(Locale.ROOT, "%s: %s, %s; grace %d s.", choreography.title(),
-                choreography.load(), choreography.path().description(), choreography.grace()))).append("</p>\n");
+        page.append("<p class=\"what\">")
+                .append(escape(String.format(
+                        Locale.ROOT,
+                        "%s: %s, %s; grace %d s.",
+                        choreography.title(),
+                        choreography.load(),
+                        choreography.path().description(),
+                        choreography.grace())))
+                .append("</p>\n");
         page.append("<table><tr><th></th>");
-        runs.forEach(r -> page.append("<th>").append(escape(r.removal().label())).append("</th>"));
+        runs.forEach(
+                r -> page.append("<th>").append(escape(r.removal().label())).append("</th>"));
         page.append("</tr>\n");
         Report.summaryRows(runs).forEach((label, values) -> {
             page.append("<tr><td>").append(escape(label)).append("</td>");
@@ -45,8 +56,16 @@ public final class Page {
         });
         page.append("</table>\n").append(KEY);
         for (Run run : runs) {
-            page.append("<section class=\"run\"><h2>").append(escape(String.format(Locale.ROOT, "%s: %d of %d cut", run.removal().label(),
-                    run.cut(), run.requests().size()))).append("</h2><p>").append(escape(run.removal().description())).append("</p>\n");
+            page.append("<section class=\"run\"><h2>")
+                    .append(escape(String.format(
+                            Locale.ROOT,
+                            "%s: %d of %d cut",
+                            run.removal().label(),
+                            run.cut(),
+                            run.requests().size())))
+                    .append("</h2><p>")
+                    .append(escape(run.removal().description()))
+                    .append("</p>\n");
             chart(page, run, span);
             page.append("</section>\n");
         }
@@ -55,22 +74,37 @@ public final class Page {
 
     private static void chart(StringBuilder page, Run run, double span) {
         Axis axis = new Axis(run.loadStartsAt(), span);
-        page.append("<div class=\"chart\">\n<div class=\"row axis\"><div class=\"name\">seconds since the load started</div><div class=\"track\">");
+        page.append(
+                "<div class=\"chart\">\n<div class=\"row axis\"><div class=\"name\">seconds since the load started</div><div class=\"track\">");
         int step = tickStep(span);
         for (int s = 0; s <= span; s += step) {
             double at = axis.percent(s);
-            String place = at == 0 ? "left:0" : at >= CROSS_AT_EDGE - 1 ? String.format(Locale.ROOT, "right:%.2f%%", 100 - at)
-                    : String.format(Locale.ROOT, "left:%.2f%%", at);
-            page.append(String.format(Locale.ROOT, "<span class=\"label tick%s\" style=\"%s\">%d s</span>",
-                    at == 0 || at >= CROSS_AT_EDGE - 1 ? "" : " centred", place, s));
+            String place = at == 0
+                    ? "left:0"
+                    : at >= CROSS_AT_EDGE - 1
+                            ? String.format(Locale.ROOT, "right:%.2f%%", 100 - at)
+                            : String.format(Locale.ROOT, "left:%.2f%%", at);
+            page.append(String.format(
+                    Locale.ROOT,
+                    "<span class=\"label tick%s\" style=\"%s\">%d s</span>",
+                    at == 0 || at >= CROSS_AT_EDGE - 1 ? "" : " centred",
+                    place,
+                    s));
         }
-        page.append("</div></div>\n<div class=\"row steps\"><div class=\"name\">what was done</div><div class=\"track\">");
-        List<Mark> steps = run.marks().stream().filter(m -> m.kind() == Kind.STEP).toList();
+        page.append(
+                "</div></div>\n<div class=\"row steps\"><div class=\"name\">what was done</div><div class=\"track\">");
+        List<Mark> steps =
+                run.marks().stream().filter(m -> m.kind() == Kind.STEP).toList();
         for (int i = 0; i < steps.size(); i++) {
             Mark mark = steps.get(i);
             double at = axis.at(mark.at());
-            page.append(String.format(Locale.ROOT, "<span class=\"label step line%d %s\" style=\"%s\" title=\"%s\">%s</span>", i % STEP_LINES,
-                    anchor(at), position(at), escape(String.format(Locale.ROOT, "%s at %.1f s", mark.detail(), mark.at() - run.loadStartsAt())),
+            page.append(String.format(
+                    Locale.ROOT,
+                    "<span class=\"label step line%d %s\" style=\"%s\" title=\"%s\">%s</span>",
+                    i % STEP_LINES,
+                    anchor(at),
+                    position(at),
+                    escape(String.format(Locale.ROOT, "%s at %.1f s", mark.detail(), mark.at() - run.loadStartsAt())),
                     escape(mark.detail())));
         }
         page.append("</div></div>\n");
@@ -82,11 +116,18 @@ public final class Page {
 
     private static void lane(StringBuilder page, Run run, String pod, Axis axis, List<Mark> steps) {
         List<Mark> marks = run.marks().stream().filter(m -> m.pod().equals(pod)).toList();
-        List<List<LoadGenerator.Request>> rows = Report.rows(run.requests().stream().filter(r -> pod.equals(r.pod())).toList());
-        page.append(String.format(Locale.ROOT, "<div class=\"row lane\"><div class=\"name\">%s<small>%d served, %d cut</small></div>"
-                + "<div class=\"track\" style=\"height:%dpx\">", escape(pod), count(run, pod, LoadGenerator.Outcome.COMPLETED),
-                count(run, pod, LoadGenerator.Outcome.CUT), 22 + rows.size() * 5));
-        steps.forEach(s -> page.append(String.format(Locale.ROOT, "<i class=\"stepline\" style=\"left:%.2f%%\"></i>", axis.at(s.at()))));
+        List<List<LoadGenerator.Request>> rows = Report.rows(
+                run.requests().stream().filter(r -> pod.equals(r.pod())).toList());
+        page.append(String.format(
+                Locale.ROOT,
+                "<div class=\"row lane\"><div class=\"name\">%s<small>%d served, %d cut</small></div>"
+                        + "<div class=\"track\" style=\"height:%dpx\">",
+                escape(pod),
+                count(run, pod, LoadGenerator.Outcome.COMPLETED),
+                count(run, pod, LoadGenerator.Outcome.CUT),
+                22 + rows.size() * 5));
+        steps.forEach(s -> page.append(
+                String.format(Locale.ROOT, "<i class=\"stepline\" style=\"left:%.2f%%\"></i>", axis.at(s.at()))));
         State state = State.GONE;
         double since = 0;
         for (Mark mark : marks) {
@@ -103,30 +144,55 @@ public final class Page {
                 double from = run.at(request.start());
                 double to = request.end() == null ? run.seconds() : run.at(request.end());
                 boolean cut = request.outcome() == LoadGenerator.Outcome.CUT;
-                page.append(String.format(Locale.ROOT, "<i class=\"request%s\" style=\"left:%.2f%%;width:%.2f%%;top:%dpx\" title=\"%s\"></i>",
-                        cut ? " cut" : "", axis.at(from), axis.at(to) - axis.at(from), 20 + row * 5, escape(String.format(Locale.ROOT,
-                                "request %d, %.1f-%.1f s, %s", request.id(), from - run.loadStartsAt(), to - run.loadStartsAt(),
+                page.append(String.format(
+                        Locale.ROOT,
+                        "<i class=\"request%s\" style=\"left:%.2f%%;width:%.2f%%;top:%dpx\" title=\"%s\"></i>",
+                        cut ? " cut" : "",
+                        axis.at(from),
+                        axis.at(to) - axis.at(from),
+                        20 + row * 5,
+                        escape(String.format(
+                                Locale.ROOT,
+                                "request %d, %.1f-%.1f s, %s",
+                                request.id(),
+                                from - run.loadStartsAt(),
+                                to - run.loadStartsAt(),
                                 request.outcome().name().toLowerCase(Locale.ROOT)))));
             }
         }
         for (Mark cut : marks.stream().filter(m -> m.kind() == Kind.CUT).toList()) {
             double at = axis.at(cut.at());
-            page.append(String.format(Locale.ROOT, "<b class=\"label cross%s\" style=\"%s\" title=\"%s\">&#x2715;</b>",
-                    at > CROSS_AT_EDGE ? "" : " centred", at > CROSS_AT_EDGE ? "right:0" : String.format(Locale.ROOT, "left:%.2f%%", at),
-                    escape(String.format(Locale.ROOT, "cut at %.1f s: %s", cut.at() - run.loadStartsAt(), cut.detail()))));
+            page.append(String.format(
+                    Locale.ROOT,
+                    "<b class=\"label cross%s\" style=\"%s\" title=\"%s\">&#x2715;</b>",
+                    at > CROSS_AT_EDGE ? "" : " centred",
+                    at > CROSS_AT_EDGE ? "right:0" : String.format(Locale.ROOT, "left:%.2f%%", at),
+                    escape(String.format(
+                            Locale.ROOT, "cut at %.1f s: %s", cut.at() - run.loadStartsAt(), cut.detail()))));
         }
         page.append("</div></div>\n");
     }
 
     private static long count(Run run, String pod, LoadGenerator.Outcome outcome) {
-        return run.requests().stream().filter(r -> pod.equals(r.pod()) && r.outcome() == outcome).count();
+        return run.requests().stream()
+                .filter(r -> pod.equals(r.pod()) && r.outcome() == outcome)
+                .count();
     }
 
     private static void segment(StringBuilder page, Axis axis, double from, double to, State state) {
         if (state.css() != null && to >= from && to >= axis.start()) {
-            page.append(String.format(Locale.ROOT, "<i class=\"seg %s\" style=\"left:%.2f%%;width:%.2f%%\" title=\"%s\"></i>", state.css(),
-                    axis.at(from), axis.at(to) - axis.at(from), escape(String.format(Locale.ROOT, "%s, %.1f-%.1f s", state.meaning(),
-                            Math.max(0, from - axis.start()), to - axis.start()))));
+            page.append(String.format(
+                    Locale.ROOT,
+                    "<i class=\"seg %s\" style=\"left:%.2f%%;width:%.2f%%\" title=\"%s\"></i>",
+                    state.css(),
+                    axis.at(from),
+                    axis.at(to) - axis.at(from),
+                    escape(String.format(
+                            Locale.ROOT,
+                            "%s, %.1f-%.1f s",
+                            state.meaning(),
+                            Math.max(0, from - axis.start()),
+                            to - axis.start()))));
         }
     }
 
@@ -145,7 +211,8 @@ public final class Page {
     }
 
     private static String position(double percent) {
-        return percent >= HANG_LEFT_FROM ? String.format(Locale.ROOT, "right:%.2f%%", 100 - percent)
+        return percent >= HANG_LEFT_FROM
+                ? String.format(Locale.ROOT, "right:%.2f%%", 100 - percent)
                 : String.format(Locale.ROOT, "left:%.2f%%", percent);
     }
 
@@ -168,7 +235,10 @@ public final class Page {
     private static final Map<Kind, State> STATES = Map.of(
             Kind.CREATED, new State("starting", "starting"),
             Kind.SERVING, new State("serving", "serving"),
-            Kind.WITHDRAWN, new State("withdrawn", "withdrawn from the router; the operator reads the engine until it is idle twice"),
+            Kind.WITHDRAWN,
+                    new State(
+                            "withdrawn",
+                            "withdrawn from the router; the operator reads the engine until it is idle twice"),
             Kind.DELETED, new State("deleted", "deleted; preStop hook running"),
             Kind.SIGTERM, new State("sigterm", "SIGTERM sent; the engine stops"),
             Kind.GONE, State.GONE);
@@ -215,6 +285,9 @@ public final class Page {
             """;
 
     static String escape(String text) {
-        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+        return text.replace("&", "&amp;")
+                .replace("<", "&lt;")
+                .replace(">", "&gt;")
+                .replace("\"", "&quot;");
     }
 }

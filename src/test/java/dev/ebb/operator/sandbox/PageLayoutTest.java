@@ -43,25 +43,54 @@ class PageLayoutTest {
      */
     static List<Run> awkwardRuns() {
         String longName = "a-model-deployment-with-a-long-name-decode-r12-m0";
-        Run ebb = run(Removal.EBB, 4, 84, List.of(request(0, "qwen-server-r0-m0", 5, 60, Outcome.COMPLETED),
-                request(1, longName, 6, 40, Outcome.COMPLETED)),
-                List.of(new Mark(3, "qwen-server-r0-m0", Kind.CREATED, ""), new Mark(3.5, "qwen-server-r0-m0", Kind.SERVING, ""),
-                        new Mark(3, longName, Kind.CREATED, ""), new Mark(3.5, longName, Kind.SERVING, ""),
-                        new Mark(14, "", Kind.STEP, "scale to 2"), new Mark(14.1, longName, Kind.WITHDRAWN, ""),
-                        new Mark(40.5, longName, Kind.DELETED, ""), new Mark(46.5, longName, Kind.SIGTERM, ""),
-                        new Mark(46.6, longName, Kind.GONE, ""), new Mark(80, "", Kind.STEP, "every request has ended"),
+        Run ebb = run(
+                Removal.EBB,
+                4,
+                84,
+                List.of(
+                        request(0, "qwen-server-r0-m0", 5, 60, Outcome.COMPLETED),
+                        request(1, longName, 6, 40, Outcome.COMPLETED)),
+                List.of(
+                        new Mark(3, "qwen-server-r0-m0", Kind.CREATED, ""),
+                        new Mark(3.5, "qwen-server-r0-m0", Kind.SERVING, ""),
+                        new Mark(3, longName, Kind.CREATED, ""),
+                        new Mark(3.5, longName, Kind.SERVING, ""),
+                        new Mark(14, "", Kind.STEP, "scale to 2"),
+                        new Mark(14.1, longName, Kind.WITHDRAWN, ""),
+                        new Mark(40.5, longName, Kind.DELETED, ""),
+                        new Mark(46.5, longName, Kind.SIGTERM, ""),
+                        new Mark(46.6, longName, Kind.GONE, ""),
+                        new Mark(80, "", Kind.STEP, "every request has ended"),
                         new Mark(84, "", Kind.STEP, "settled")));
-        Run hookOnly = run(Removal.HOOK_ONLY, 21, 80, List.of(request(0, "qwen-server-r3-m0", 22, 80, Outcome.CUT)),
-                List.of(new Mark(20, "qwen-server-r3-m0", Kind.CREATED, ""), new Mark(20.5, "qwen-server-r3-m0", Kind.SERVING, ""),
-                        new Mark(31, "", Kind.STEP, "scale to 2"), new Mark(31, "qwen-server-r3-m0", Kind.DELETED, ""),
-                        new Mark(46, "qwen-server-r3-m0", Kind.SIGTERM, ""), new Mark(46.01, "qwen-server-r3-m0", Kind.GONE, ""),
-                        new Mark(80, "qwen-server-r3-m0", Kind.CUT, "request 0"), new Mark(79.9, "", Kind.STEP, "every request has ended"),
+        Run hookOnly = run(
+                Removal.HOOK_ONLY,
+                21,
+                80,
+                List.of(request(0, "qwen-server-r3-m0", 22, 80, Outcome.CUT)),
+                List.of(
+                        new Mark(20, "qwen-server-r3-m0", Kind.CREATED, ""),
+                        new Mark(20.5, "qwen-server-r3-m0", Kind.SERVING, ""),
+                        new Mark(31, "", Kind.STEP, "scale to 2"),
+                        new Mark(31, "qwen-server-r3-m0", Kind.DELETED, ""),
+                        new Mark(46, "qwen-server-r3-m0", Kind.SIGTERM, ""),
+                        new Mark(46.01, "qwen-server-r3-m0", Kind.GONE, ""),
+                        new Mark(80, "qwen-server-r3-m0", Kind.CUT, "request 0"),
+                        new Mark(79.9, "", Kind.STEP, "every request has ended"),
                         new Mark(80, "", Kind.STEP, "settled")));
-        Run naive = run(Removal.NAIVE, 2, 30, List.of(request(0, "qwen-server-r2-m0", 3, 12.02, Outcome.CUT)),
-                List.of(new Mark(1, "qwen-server-r2-m0", Kind.CREATED, ""), new Mark(1.5, "qwen-server-r2-m0", Kind.SERVING, ""),
-                        new Mark(12, "", Kind.STEP, "scale to 2"), new Mark(12, "qwen-server-r2-m0", Kind.DELETED, ""),
-                        new Mark(12.01, "qwen-server-r2-m0", Kind.SIGTERM, ""), new Mark(12.02, "qwen-server-r2-m0", Kind.GONE, ""),
-                        new Mark(12.02, "qwen-server-r2-m0", Kind.CUT, "request 0"), new Mark(29, "", Kind.STEP, "every request has ended"),
+        Run naive = run(
+                Removal.NAIVE,
+                2,
+                30,
+                List.of(request(0, "qwen-server-r2-m0", 3, 12.02, Outcome.CUT)),
+                List.of(
+                        new Mark(1, "qwen-server-r2-m0", Kind.CREATED, ""),
+                        new Mark(1.5, "qwen-server-r2-m0", Kind.SERVING, ""),
+                        new Mark(12, "", Kind.STEP, "scale to 2"),
+                        new Mark(12, "qwen-server-r2-m0", Kind.DELETED, ""),
+                        new Mark(12.01, "qwen-server-r2-m0", Kind.SIGTERM, ""),
+                        new Mark(12.02, "qwen-server-r2-m0", Kind.GONE, ""),
+                        new Mark(12.02, "qwen-server-r2-m0", Kind.CUT, "request 0"),
+                        new Mark(29, "", Kind.STEP, "every request has ended"),
                         new Mark(30, "", Kind.STEP, "settled")));
         return List.of(ebb, hookOnly, naive);
     }
@@ -71,19 +100,30 @@ class PageLayoutTest {
     void everyLabelStaysInsideItsChartAndTheChartsShareOneTimeAxis(int width) throws Exception {
         JsonNode layout = laidOut(Page.html(awkwardRuns()), width);
 
-        assertThat(layout.get("problems")).as("what the page's own measurements found").isEmpty();
+        assertThat(layout.get("problems"))
+                .as("what the page's own measurements found")
+                .isEmpty();
         assertThat(layout.get("charts")).hasSize(3);
-        assertThat(layout.get("pageWidth").asDouble()).as("the page's width, without a horizontal scroll bar").isLessThanOrEqualTo(width);
+        assertThat(layout.get("pageWidth").asDouble())
+                .as("the page's width, without a horizontal scroll bar")
+                .isLessThanOrEqualTo(width);
         List<JsonNode> charts = new ArrayList<>();
         layout.get("charts").forEach(charts::add);
         for (JsonNode chart : charts) {
             // each chart's time axis starts at the same place and is as wide, and its load starts at 0 on it
-            assertThat(chart.get("trackLeft").asDouble()).isEqualTo(charts.get(0).get("trackLeft").asDouble());
-            assertThat(chart.get("trackWidth").asDouble()).isEqualTo(charts.get(0).get("trackWidth").asDouble())
+            assertThat(chart.get("trackLeft").asDouble())
+                    .isEqualTo(charts.get(0).get("trackLeft").asDouble());
+            assertThat(chart.get("trackWidth").asDouble())
+                    .isEqualTo(charts.get(0).get("trackWidth").asDouble())
                     .isGreaterThan(width / 2.0);
-            assertThat(chart.get("loadStartsLeft").asDouble()).isEqualTo(chart.get("trackLeft").asDouble());
-            assertThat(chart.get("narrowestSegment").asDouble()).as("the narrowest state segment drawn").isGreaterThanOrEqualTo(3);
-            assertThat(chart.get("smallestLaneFont").asDouble()).as("the lanes' names, in px").isGreaterThanOrEqualTo(11);
+            assertThat(chart.get("loadStartsLeft").asDouble())
+                    .isEqualTo(chart.get("trackLeft").asDouble());
+            assertThat(chart.get("narrowestSegment").asDouble())
+                    .as("the narrowest state segment drawn")
+                    .isGreaterThanOrEqualTo(3);
+            assertThat(chart.get("smallestLaneFont").asDouble())
+                    .as("the lanes' names, in px")
+                    .isGreaterThanOrEqualTo(11);
         }
         // the SIGTERM state, which lasts 10 ms in two runs, is on the page to be seen
         assertThat(charts).allMatch(c -> c.get("segments").toString().contains("sigterm"));
@@ -94,7 +134,8 @@ class PageLayoutTest {
     void aLabelPushedPastTheRightEdgeIsFound(int width) throws Exception {
         // the same page with every label placed to the right of its time, as before labels in the right half hung to
         // the left of it: the measurement must see "settled", at the end of the longest run, run off the chart
-        String page = HUNG_LEFT.matcher(Page.html(awkwardRuns()))
+        String page = HUNG_LEFT
+                .matcher(Page.html(awkwardRuns()))
                 .replaceAll(m -> "hang-right\" style=\"left:" + (100 - Double.parseDouble(m.group(1))) + "%");
 
         JsonNode layout = laidOut(page, width);
@@ -108,22 +149,46 @@ class PageLayoutTest {
         Files.writeString(file, page.replace("</body>", MEASURE + "</body>"));
         String chromium = chromium();
         Path shot = OUT.resolve("page-" + width + ".png").toAbsolutePath();
-        String dom = run(List.of(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                "--window-size=" + width + ",2400", "--dump-dom", file.toUri().toString()));
-        run(List.of(chromium, "--headless", "--no-sandbox", "--disable-gpu", "--window-size=" + width + ",2400",
-                "--screenshot=" + shot, file.toUri().toString()));
+        String dom = run(List.of(
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--window-size=" + width + ",2400",
+                "--dump-dom",
+                file.toUri().toString()));
+        run(List.of(
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--window-size=" + width + ",2400",
+                "--screenshot=" + shot,
+                file.toUri().toString()));
         assertThat(shot).isNotEmptyFile();
         Matcher found = LAYOUT.matcher(dom);
-        assertThat(found.find()).as("the measurement's result in the page Chromium printed:%n%s", dom).isTrue();
-        return JSON.readTree(found.group(1).replace("&quot;", "\"").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"));
+        assertThat(found.find())
+                .as("the measurement's result in the page Chromium printed:%n%s", dom)
+                .isTrue();
+        return JSON.readTree(found.group(1)
+                .replace("&quot;", "\"")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&amp;", "&"));
     }
 
     private static String run(List<String> command) throws IOException, InterruptedException {
         Path err = Files.createTempFile("chromium", ".log");
-        Process process = new ProcessBuilder(command).redirectError(err.toFile()).start();
+        Process process =
+                new ProcessBuilder(command).redirectError(err.toFile()).start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).as("%s ended within 60 s", command).isTrue();
-        assertThat(process.exitValue()).as("%s exit status; its stderr:%n%s", command, Files.readString(err)).isZero();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS))
+                .as("%s ended within 60 s", command)
+                .isTrue();
+        assertThat(process.exitValue())
+                .as("%s exit status; its stderr:%n%s", command, Files.readString(err))
+                .isZero();
         Files.delete(err);
         return out;
     }
@@ -131,23 +196,33 @@ class PageLayoutTest {
     /** Debian's headless Chromium (package chromium-headless-shell, which .ci/run installs) or its full browser. */
     private static String chromium() {
         Optional<String> found = Stream.of("chromium-headless-shell", "chromium", "chromium-browser")
-                .flatMap(name -> Stream.of(System.getenv("PATH").split(File.pathSeparator)).map(dir -> Path.of(dir, name)))
-                .filter(Files::isExecutable).map(Path::toString).findFirst();
-        assertThat(found).as("a headless Chromium on PATH: apt-get install chromium-headless-shell").isPresent();
+                .flatMap(name -> Stream.of(System.getenv("PATH").split(File.pathSeparator))
+                        .map(dir -> Path.of(dir, name)))
+                .filter(Files::isExecutable)
+                .map(Path::toString)
+                .findFirst();
+        assertThat(found)
+                .as("a headless Chromium on PATH: apt-get install chromium-headless-shell")
+                .isPresent();
         return found.get();
     }
 
-    private static Run run(Removal removal, double loadStarts, double seconds, List<Request> requests, List<Mark> marks) {
+    private static Run run(
+            Removal removal, double loadStarts, double seconds, List<Request> requests, List<Mark> marks) {
         List<Mark> all = new ArrayList<>(marks);
         all.add(new Mark(loadStarts, "", Kind.STEP, Timeline.LOAD_STARTS));
         all.sort(Comparator.comparingDouble(Mark::at));
-        Instant changed = all.stream().filter(m -> m.detail().startsWith("scale")).findFirst().map(m -> ORIGIN.plusMillis((long) (m.at() * 1000)))
+        Instant changed = all.stream()
+                .filter(m -> m.detail().startsWith("scale"))
+                .findFirst()
+                .map(m -> ORIGIN.plusMillis((long) (m.at() * 1000)))
                 .orElseThrow();
         return new Run(removal, Choreography.sandbox(), ORIGIN, seconds, requests, 0, changed, all);
     }
 
     private static Request request(long id, String pod, double from, double to, Outcome outcome) {
-        return new Request(id, pod, ORIGIN.plusMillis((long) (from * 1000)), ORIGIN.plusMillis((long) (to * 1000)), outcome, "");
+        return new Request(
+                id, pod, ORIGIN.plusMillis((long) (from * 1000)), ORIGIN.plusMillis((long) (to * 1000)), outcome, "");
     }
 
     /**

@@ -43,7 +43,8 @@ final class PlainFleet implements Fleet {
     private final KubernetesClient client;
     private final String namespace;
     private final Removal removal;
-    private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("plain-controller"));
+    private final ScheduledExecutorService loop =
+            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("plain-controller"));
     private volatile int replicas;
     private volatile int grace;
     /** The image the operator would run when the spec names none, so both fleets start alike. */
@@ -61,7 +62,8 @@ final class PlainFleet implements Fleet {
         this.grace = grace;
         // the role's Service, as the operator renders it, for clients that come without a router
         DesiredDeployment deployment = desired();
-        Service service = ServiceRenderer.roleService(deployment, deployment.roles().get(0));
+        Service service =
+                ServiceRenderer.roleService(deployment, deployment.roles().get(0));
         service.getMetadata().setOwnerReferences(List.of());
         client.resource(service).create();
         loop.scheduleWithFixedDelay(this::reconcile, 0, 100, TimeUnit.MILLISECONDS);
@@ -80,15 +82,21 @@ final class PlainFleet implements Fleet {
     @Override
     public boolean settled() {
         List<Pod> pods = pods();
-        return pods.size() == replicas && pods.stream().allMatch(p -> p.getMetadata().getDeletionTimestamp() == null && Readiness.isPodReady(p) && current(p));
+        return pods.size() == replicas
+                && pods.stream()
+                        .allMatch(p -> p.getMetadata().getDeletionTimestamp() == null
+                                && Readiness.isPodReady(p)
+                                && current(p));
     }
 
     private void reconcile() {
         try {
-            Map<Integer, Pod> byOrdinal = pods().stream().collect(Collectors.toMap(PlainFleet::ordinal, Function.identity(), (a, b) -> a));
+            Map<Integer, Pod> byOrdinal =
+                    pods().stream().collect(Collectors.toMap(PlainFleet::ordinal, Function.identity(), (a, b) -> a));
             for (int ordinal = 0; ordinal < replicas; ordinal++) {
                 if (!byOrdinal.containsKey(ordinal)) {
-                    client.resource(HookScriptMounts.provide(client, render(ordinal))).create();
+                    client.resource(HookScriptMounts.provide(client, render(ordinal)))
+                            .create();
                 }
             }
             byOrdinal.forEach((ordinal, pod) -> {
@@ -96,10 +104,13 @@ final class PlainFleet implements Fleet {
                     client.resource(pod).delete();
                 }
             });
-            boolean allReady = byOrdinal.size() == replicas && byOrdinal.values().stream()
-                    .allMatch(p -> p.getMetadata().getDeletionTimestamp() == null && Readiness.isPodReady(p));
+            boolean allReady = byOrdinal.size() == replicas
+                    && byOrdinal.values().stream()
+                            .allMatch(p -> p.getMetadata().getDeletionTimestamp() == null && Readiness.isPodReady(p));
             if (allReady) {
-                byOrdinal.values().stream().filter(p -> !current(p)).max(Comparator.comparingInt(PlainFleet::ordinal))
+                byOrdinal.values().stream()
+                        .filter(p -> !current(p))
+                        .max(Comparator.comparingInt(PlainFleet::ordinal))
                         .ifPresent(outdated -> client.resource(outdated).delete());
             }
         } catch (KubernetesClientException e) {
@@ -108,8 +119,13 @@ final class PlainFleet implements Fleet {
     }
 
     private DesiredDeployment desired() {
-        return Specs.deployment(OperatorFleet.NAME, "vLLM").namespace(namespace)
-                .role(Specs.role(OperatorFleet.ROLE).replicas(replicas).grace(grace).image(image)).desired();
+        return Specs.deployment(OperatorFleet.NAME, "vLLM")
+                .namespace(namespace)
+                .role(Specs.role(OperatorFleet.ROLE)
+                        .replicas(replicas)
+                        .grace(grace)
+                        .image(image))
+                .desired();
     }
 
     private Pod render(int ordinal) {
@@ -123,8 +139,13 @@ final class PlainFleet implements Fleet {
                 // the drain hook the operator renders stays as it is
             }
             case HOOK_ONLY -> {
-                engine.setLifecycle(
-                        new LifecycleBuilder().withNewPreStop().withNewExec().withCommand(FIXED_SLEEP_HOOK).endExec().endPreStop().build());
+                engine.setLifecycle(new LifecycleBuilder()
+                        .withNewPreStop()
+                        .withNewExec()
+                        .withCommand(FIXED_SLEEP_HOOK)
+                        .endExec()
+                        .endPreStop()
+                        .build());
                 engine.setCommand(withEnginesOwnSigterm(engine.getCommand()));
             }
             default -> {
@@ -146,7 +167,11 @@ final class PlainFleet implements Fleet {
     }
 
     private List<Pod> pods() {
-        return client.pods().inNamespace(namespace).withLabel(Labels.DEPLOYMENT, OperatorFleet.NAME).list().getItems();
+        return client.pods()
+                .inNamespace(namespace)
+                .withLabel(Labels.DEPLOYMENT, OperatorFleet.NAME)
+                .list()
+                .getItems();
     }
 
     private boolean current(Pod pod) {

@@ -16,32 +16,55 @@ import java.util.stream.Collectors;
 
 /** Runs as a person reads them in text: a verdict, a timeline per replica, and tables side by side ({@link Page} draws them). */
 public final class Report {
-    private Report() {
-    }
+    private Report() {}
 
     /** Per replica, in order: what happened when; runs of reads folded into one line. */
     public static String timeline(Run run) {
         StringBuilder out = new StringBuilder();
-        out.append(String.format(Locale.ROOT, "%s — %s (%s)%n", run.removal().label(), run.choreography().title(), run.removal().description()));
-        run.marks().stream().filter(m -> m.kind() == Kind.STEP)
+        out.append(String.format(
+                Locale.ROOT,
+                "%s — %s (%s)%n",
+                run.removal().label(),
+                run.choreography().title(),
+                run.removal().description()));
+        run.marks().stream()
+                .filter(m -> m.kind() == Kind.STEP)
                 .forEach(m -> out.append(String.format(Locale.ROOT, "  %6.1f s  %s%n", m.at(), m.detail())));
         for (String pod : run.pods()) {
             out.append(String.format(Locale.ROOT, "  %s%n", pod));
-            List<Mark> marks = run.marks().stream().filter(m -> m.pod().equals(pod) && m.kind() != Kind.CUT).toList();
+            List<Mark> marks = run.marks().stream()
+                    .filter(m -> m.pod().equals(pod) && m.kind() != Kind.CUT)
+                    .toList();
             for (int i = 0; i < marks.size(); ) {
                 Mark first = marks.get(i);
                 int j = i;
-                while (j + 1 < marks.size() && folded(first.kind()) && marks.get(j + 1).kind() == first.kind()) {
+                while (j + 1 < marks.size()
+                        && folded(first.kind())
+                        && marks.get(j + 1).kind() == first.kind()) {
                     j++;
                 }
                 List<Mark> group = marks.subList(i, j + 1);
-                String when = group.size() == 1 ? String.format(Locale.ROOT, "%6.1f s        ", first.at())
-                        : String.format(Locale.ROOT, "%6.1f-%-6.1f s ", first.at(), group.get(group.size() - 1).at());
-                out.append(String.format(Locale.ROOT, "    %s %-15s %s%n", when, label(first.kind()), group.size() == 1 ? first.detail() : tally(group)));
+                String when = group.size() == 1
+                        ? String.format(Locale.ROOT, "%6.1f s        ", first.at())
+                        : String.format(
+                                Locale.ROOT,
+                                "%6.1f-%-6.1f s ",
+                                first.at(),
+                                group.get(group.size() - 1).at());
+                out.append(String.format(
+                        Locale.ROOT,
+                        "    %s %-15s %s%n",
+                        when,
+                        label(first.kind()),
+                        group.size() == 1 ? first.detail() : tally(group)));
                 i = j + 1;
             }
-            long done = run.requests().stream().filter(r -> pod.equals(r.pod()) && r.outcome() == LoadGenerator.Outcome.COMPLETED).count();
-            long cut = run.requests().stream().filter(r -> pod.equals(r.pod()) && r.outcome() == LoadGenerator.Outcome.CUT).count();
+            long done = run.requests().stream()
+                    .filter(r -> pod.equals(r.pod()) && r.outcome() == LoadGenerator.Outcome.COMPLETED)
+                    .count();
+            long cut = run.requests().stream()
+                    .filter(r -> pod.equals(r.pod()) && r.outcome() == LoadGenerator.Outcome.CUT)
+                    .count();
             out.append(String.format(Locale.ROOT, "    %-22s %d completed, %d cut%n", "requests served", done, cut));
         }
         return out.toString();
@@ -63,17 +86,36 @@ public final class Report {
     /** The runs side by side, one column each: the request counts, then the times, in seconds unless said. */
     public static String table(List<Run> runs) {
         StringBuilder out = new StringBuilder(String.format(Locale.ROOT, "  %-44s", ""));
-        runs.forEach(r -> out.append(String.format(Locale.ROOT, "%12s", r.removal().label())));
+        runs.forEach(
+                r -> out.append(String.format(Locale.ROOT, "%12s", r.removal().label())));
         out.append(System.lineSeparator());
-        COUNTS.forEach((label, value) -> row(out, runs, label, r -> String.format(Locale.ROOT, "%d", value.applyAsLong(r))));
+        COUNTS.forEach(
+                (label, value) -> row(out, runs, label, r -> String.format(Locale.ROOT, "%d", value.applyAsLong(r))));
         boolean scaleDown = runs.stream().anyMatch(r -> r.floor().isPresent());
-        row(out, runs, scaleDown ? "change to last leaving Pod gone (s)" : "change to last old Pod gone (s)",
-                r -> r.wallTime().isPresent() ? String.format(Locale.ROOT, "%.1f", r.wallTime().getAsDouble()) : "-");
+        row(
+                out,
+                runs,
+                scaleDown ? "change to last leaving Pod gone (s)" : "change to last old Pod gone (s)",
+                r -> r.wallTime().isPresent()
+                        ? String.format(Locale.ROOT, "%.1f", r.wallTime().getAsDouble())
+                        : "-");
         if (scaleDown) {
-            row(out, runs, "floor (s)", r -> r.floor().isPresent() ? String.format(Locale.ROOT, "%.1f", r.floor().getAsDouble()) : "-");
+            row(
+                    out,
+                    runs,
+                    "floor (s)",
+                    r -> r.floor().isPresent()
+                            ? String.format(Locale.ROOT, "%.1f", r.floor().getAsDouble())
+                            : "-");
             row(out, runs, "wall time / floor", r -> ratio(r.wallTime(), r.floor()));
-            row(out, runs, "floor of the Pods that left (s)", r -> r.floorOfLeaving().isPresent()
-                    ? String.format(Locale.ROOT, "%.1f", r.floorOfLeaving().getAsDouble()) : "-");
+            row(
+                    out,
+                    runs,
+                    "floor of the Pods that left (s)",
+                    r -> r.floorOfLeaving().isPresent()
+                            ? String.format(
+                                    Locale.ROOT, "%.1f", r.floorOfLeaving().getAsDouble())
+                            : "-");
             row(out, runs, "wall time / floor of the Pods that left", r -> ratio(r.wallTime(), r.floorOfLeaving()));
         }
         row(out, runs, "run took (s)", r -> String.format(Locale.ROOT, "%.1f", r.seconds()));
@@ -84,8 +126,16 @@ public final class Report {
     public static String verdict(List<Run> runs) {
         StringBuilder line = new StringBuilder();
         for (Run run : runs) {
-            line.append(line.length() == 0 ? String.format(Locale.ROOT, "%s: %d of %d cut", run.removal().label(), run.cut(), run.requests().size())
-                    : String.format(Locale.ROOT, "; %s: %d", run.removal().label(), run.cut()));
+            line.append(
+                    line.length() == 0
+                            ? String.format(
+                                    Locale.ROOT,
+                                    "%s: %d of %d cut",
+                                    run.removal().label(),
+                                    run.cut(),
+                                    run.requests().size())
+                            : String.format(
+                                    Locale.ROOT, "; %s: %d", run.removal().label(), run.cut()));
         }
         return line.toString();
     }
@@ -99,17 +149,28 @@ public final class Report {
         int grace = runs.get(0).choreography().grace();
         rows.put("requests that streamed to the end", values(runs, r -> Long.toString(r.completed())));
         rows.put("requests cut mid-stream", values(runs, r -> Long.toString(r.cut())));
-        rows.put(String.format(Locale.ROOT, "  of them longer than the %d s grace, which no hook can wait out", grace),
+        rows.put(
+                String.format(Locale.ROOT, "  of them longer than the %d s grace, which no hook can wait out", grace),
                 values(runs, r -> Long.toString(r.cutLongerThanGrace())));
         if (runs.stream().anyMatch(r -> r.rejected() > 0)) {
             rows.put("requests that never got to stream", values(runs, r -> Long.toString(r.rejected())));
         }
         if (runs.stream().anyMatch(r -> r.refusals() > 0)) {
-            rows.put("times a request was turned away before streaming and sent again", values(runs, r -> Long.toString(r.refusals())));
+            rows.put(
+                    "times a request was turned away before streaming and sent again",
+                    values(runs, r -> Long.toString(r.refusals())));
         }
-        String change = runs.get(0).choreography().steps().isEmpty() ? "the change" : runs.get(0).choreography().steps().get(0).toString();
-        rows.put(String.format(Locale.ROOT, "seconds from '%s' until the last Pod to leave was gone", change),
-                values(runs, r -> r.wallTime().isPresent() ? String.format(Locale.ROOT, "%.0f", r.wallTime().getAsDouble()) : "-"));
+        String change = runs.get(0).choreography().steps().isEmpty()
+                ? "the change"
+                : runs.get(0).choreography().steps().get(0).toString();
+        rows.put(
+                String.format(Locale.ROOT, "seconds from '%s' until the last Pod to leave was gone", change),
+                values(
+                        runs,
+                        r -> r.wallTime().isPresent()
+                                ? String.format(
+                                        Locale.ROOT, "%.0f", r.wallTime().getAsDouble())
+                                : "-"));
         return rows;
     }
 
@@ -117,7 +178,8 @@ public final class Report {
     public static String summary(List<Run> runs) {
         Map<String, List<String>> rows = summaryRows(runs);
         int width = rows.keySet().stream().mapToInt(String::length).max().orElse(0) + 2;
-        int column = runs.stream().mapToInt(r -> r.removal().label().length()).max().orElse(0) + 3;
+        int column =
+                runs.stream().mapToInt(r -> r.removal().label().length()).max().orElse(0) + 3;
         StringBuilder out = new StringBuilder(" ".repeat(width));
         runs.forEach(r -> out.append(pad(r.removal().label(), column)));
         out.append(System.lineSeparator());
@@ -138,7 +200,9 @@ public final class Report {
     }
 
     private static String ratio(OptionalDouble of, OptionalDouble to) {
-        return of.isPresent() && to.isPresent() ? String.format(Locale.ROOT, "%.2f", of.getAsDouble() / to.getAsDouble()) : "-";
+        return of.isPresent() && to.isPresent()
+                ? String.format(Locale.ROOT, "%.2f", of.getAsDouble() / to.getAsDouble())
+                : "-";
     }
 
     private static void row(StringBuilder out, List<Run> runs, String label, Function<Run, String> value) {
@@ -152,9 +216,13 @@ public final class Report {
     }
 
     private static String tally(List<Mark> reads) {
-        Map<String, Long> counts = reads.stream().map(m -> m.detail().split("[ (]", 2)[0])
+        Map<String, Long> counts = reads.stream()
+                .map(m -> m.detail().split("[ (]", 2)[0])
                 .collect(Collectors.groupingBy(Function.identity(), LinkedHashMap::new, Collectors.counting()));
-        return reads.size() + " reads: " + counts.entrySet().stream().map(e -> e.getKey() + " x" + e.getValue()).collect(Collectors.joining(", "))
+        return reads.size() + " reads: "
+                + counts.entrySet().stream()
+                        .map(e -> e.getKey() + " x" + e.getValue())
+                        .collect(Collectors.joining(", "))
                 + "; last: " + reads.get(reads.size() - 1).detail();
     }
 
@@ -173,17 +241,19 @@ public final class Report {
      */
     static List<List<LoadGenerator.Request>> rows(List<LoadGenerator.Request> requests) {
         List<List<LoadGenerator.Request>> rows = new ArrayList<>();
-        requests.stream().filter(r -> r.start() != null).sorted(Comparator.comparing(LoadGenerator.Request::start)).forEach(request -> {
-            for (List<LoadGenerator.Request> row : rows) {
-                LoadGenerator.Request last = row.get(row.size() - 1);
-                if (last.end() != null && !last.end().isAfter(request.start())) {
-                    row.add(request);
-                    return;
-                }
-            }
-            rows.add(new ArrayList<>(List.of(request)));
-        });
+        requests.stream()
+                .filter(r -> r.start() != null)
+                .sorted(Comparator.comparing(LoadGenerator.Request::start))
+                .forEach(request -> {
+                    for (List<LoadGenerator.Request> row : rows) {
+                        LoadGenerator.Request last = row.get(row.size() - 1);
+                        if (last.end() != null && !last.end().isAfter(request.start())) {
+                            row.add(request);
+                            return;
+                        }
+                    }
+                    rows.add(new ArrayList<>(List.of(request)));
+                });
         return rows;
     }
-
 }

@@ -20,8 +20,15 @@ import java.util.stream.IntStream;
  * @param changed when the first step of the choreography was taken (the spec change, or the deletes); null if none was
  * @param refusals times a request was refused before it streamed and sent again
  */
-public record Run(Removal removal, Choreography choreography, Instant origin, double seconds, List<LoadGenerator.Request> requests,
-        long refusals, Instant changed, List<Timeline.Mark> marks) {
+public record Run(
+        Removal removal,
+        Choreography choreography,
+        Instant origin,
+        double seconds,
+        List<LoadGenerator.Request> requests,
+        long refusals,
+        Instant changed,
+        List<Timeline.Mark> marks) {
 
     /** Seconds from the start of the run to this moment, as the marks count. */
     public double at(Instant moment) {
@@ -30,8 +37,11 @@ public record Run(Removal removal, Choreography choreography, Instant origin, do
 
     /** Seconds from the start of the run to the first request sent; 0 when the run has no such step. */
     public double loadStartsAt() {
-        return marks.stream().filter(m -> m.kind() == Timeline.Kind.STEP && m.detail().equals(Timeline.LOAD_STARTS)).mapToDouble(Timeline.Mark::at)
-                .findFirst().orElse(0);
+        return marks.stream()
+                .filter(m -> m.kind() == Timeline.Kind.STEP && m.detail().equals(Timeline.LOAD_STARTS))
+                .mapToDouble(Timeline.Mark::at)
+                .findFirst()
+                .orElse(0);
     }
 
     public long count(Outcome outcome) {
@@ -54,7 +64,9 @@ public record Run(Removal removal, Choreography choreography, Instant origin, do
     /** Cut requests whose whole generation would have outlasted the grace: no hook could have saved them by waiting. */
     public long cutLongerThanGrace() {
         Duration grace = Duration.ofSeconds(choreography.grace());
-        return requests.stream().filter(r -> r.outcome() == Outcome.CUT && planned(r).compareTo(grace) > 0).count();
+        return requests.stream()
+                .filter(r -> r.outcome() == Outcome.CUT && planned(r).compareTo(grace) > 0)
+                .count();
     }
 
     /** Seconds from the first step to the last Pod gone after it: the last leaving replica, or the last old one of a rollout. */
@@ -63,8 +75,13 @@ public record Run(Removal removal, Choreography choreography, Instant origin, do
             return OptionalDouble.empty();
         }
         double changedAt = at(changed);
-        return marks.stream().filter(m -> m.kind() == Timeline.Kind.GONE && m.at() >= changedAt).mapToDouble(Timeline.Mark::at).max()
-                .stream().map(at -> at - changedAt).findFirst();
+        return marks.stream()
+                .filter(m -> m.kind() == Timeline.Kind.GONE && m.at() >= changedAt)
+                .mapToDouble(Timeline.Mark::at)
+                .max()
+                .stream()
+                .map(at -> at - changedAt)
+                .findFirst();
     }
 
     /**
@@ -72,15 +89,23 @@ public record Run(Removal removal, Choreography choreography, Instant origin, do
      * retire, plus the least time of the drain hook ({@link DrainTimelines#IDLE_RETURN}). Empty for anything else.
      */
     public OptionalDouble floor() {
-        if (changed == null || choreography.steps().isEmpty() || !(choreography.steps().get(0) instanceof Choreography.ScaleTo scale)) {
+        if (changed == null
+                || choreography.steps().isEmpty()
+                || !(choreography.steps().get(0) instanceof Choreography.ScaleTo scale)) {
             return OptionalDouble.empty();
         }
-        List<Floor.InFlight> inFlight = requests.stream().filter(r -> r.pod() != null && r.start().isBefore(changed))
-                .map(r -> new Floor.InFlight(r.pod(), Duration.between(changed, r.start().plus(planned(r))).toMillis() / 1000.0))
-                .filter(f -> f.remaining() > 0).toList();
+        List<Floor.InFlight> inFlight = requests.stream()
+                .filter(r -> r.pod() != null && r.start().isBefore(changed))
+                .map(r -> new Floor.InFlight(
+                        r.pod(),
+                        Duration.between(changed, r.start().plus(planned(r))).toMillis() / 1000.0))
+                .filter(f -> f.remaining() > 0)
+                .toList();
         List<String> replicas = IntStream.range(0, choreography.replicas())
-                .mapToObj(i -> Names.pod(OperatorFleet.NAME, OperatorFleet.ROLE, i, 0)).toList();
-        return OptionalDouble.of(Floor.seconds(inFlight, replicas, choreography.replicas() - scale.replicas(), DrainTimelines.IDLE_RETURN));
+                .mapToObj(i -> Names.pod(OperatorFleet.NAME, OperatorFleet.ROLE, i, 0))
+                .toList();
+        return OptionalDouble.of(Floor.seconds(
+                inFlight, replicas, choreography.replicas() - scale.replicas(), DrainTimelines.IDLE_RETURN));
     }
 
     /**
@@ -94,10 +119,15 @@ public record Run(Removal removal, Choreography choreography, Instant origin, do
             return OptionalDouble.empty();
         }
         double changedAt = at(changed);
-        Set<String> left = marks.stream().filter(m -> m.kind() == Timeline.Kind.GONE && m.at() >= changedAt).map(Timeline.Mark::pod)
+        Set<String> left = marks.stream()
+                .filter(m -> m.kind() == Timeline.Kind.GONE && m.at() >= changedAt)
+                .map(Timeline.Mark::pod)
                 .collect(Collectors.toSet());
-        double lastEnd = requests.stream().filter(r -> left.contains(r.pod())).mapToDouble(r -> at(r.start().plus(planned(r))) - changedAt)
-                .max().orElse(0);
+        double lastEnd = requests.stream()
+                .filter(r -> left.contains(r.pod()))
+                .mapToDouble(r -> at(r.start().plus(planned(r))) - changedAt)
+                .max()
+                .orElse(0);
         return OptionalDouble.of(Math.max(0, lastEnd) + DrainTimelines.IDLE_RETURN);
     }
 
@@ -107,6 +137,10 @@ public record Run(Removal removal, Choreography choreography, Instant origin, do
 
     /** The replicas in the order they first appeared. */
     public List<String> pods() {
-        return marks.stream().map(Timeline.Mark::pod).filter(p -> !p.isEmpty()).distinct().toList();
+        return marks.stream()
+                .map(Timeline.Mark::pod)
+                .filter(p -> !p.isEmpty())
+                .distinct()
+                .toList();
     }
 }

@@ -21,8 +21,11 @@ class RunTest {
     private static final Instant ORIGIN = Instant.parse("2026-01-01T00:00:00Z");
     private static final Instant CHANGED = ORIGIN.plusSeconds(20);
     /** The index of the set's longest generation. */
-    private static final int LONGEST = IntStream.range(0, SCALE_DOWN.load().lengths().size()).boxed()
-            .max(Comparator.comparing(i -> SCALE_DOWN.load().lengths().get(i))).orElseThrow();
+    private static final int LONGEST = IntStream.range(
+                    0, SCALE_DOWN.load().lengths().size())
+            .boxed()
+            .max(Comparator.comparing(i -> SCALE_DOWN.load().lengths().get(i)))
+            .orElseThrow();
 
     private static Duration planned(int index) {
         return SCALE_DOWN.load().duration(SCALE_DOWN.load().lengths().get(index));
@@ -44,11 +47,16 @@ class RunTest {
 
     @Test
     void wallTimeRunsFromTheChangeToTheLastPodGoneAfterIt() {
-        List<Mark> marks = List.of(new Mark(5, pod(9), Kind.GONE, ""), new Mark(20, "", Kind.STEP, "scale to 2"),
-                new Mark(51.5, pod(3), Kind.GONE, ""), new Mark(80, pod(2), Kind.GONE, ""));
+        List<Mark> marks = List.of(
+                new Mark(5, pod(9), Kind.GONE, ""),
+                new Mark(20, "", Kind.STEP, "scale to 2"),
+                new Mark(51.5, pod(3), Kind.GONE, ""),
+                new Mark(80, pod(2), Kind.GONE, ""));
 
         assertThat(run(List.of(), marks).wallTime()).hasValue(60.0);
-        assertThat(run(List.of(), List.of(new Mark(20, "", Kind.STEP, "scale to 2"))).wallTime()).isEmpty();
+        assertThat(run(List.of(), List.of(new Mark(20, "", Kind.STEP, "scale to 2")))
+                        .wallTime())
+                .isEmpty();
     }
 
     @Test
@@ -57,9 +65,12 @@ class RunTest {
         int longer = indexWhere(lengths, true);
         int shorter = indexWhere(lengths, false);
 
-        Run run = run(List.of(startedBefore(longer, pod(0), Duration.ofSeconds(1), Outcome.CUT),
-                startedBefore(shorter, pod(1), Duration.ofSeconds(1), Outcome.CUT),
-                startedBefore(2, pod(1), Duration.ofSeconds(1), Outcome.COMPLETED)), List.of());
+        Run run = run(
+                List.of(
+                        startedBefore(longer, pod(0), Duration.ofSeconds(1), Outcome.CUT),
+                        startedBefore(shorter, pod(1), Duration.ofSeconds(1), Outcome.CUT),
+                        startedBefore(2, pod(1), Duration.ofSeconds(1), Outcome.COMPLETED)),
+                List.of());
 
         assertThat(run.cut()).isEqualTo(2);
         assertThat(run.cutLongerThanGrace()).isEqualTo(1);
@@ -69,33 +80,44 @@ class RunTest {
     void theFloorOfThePodsThatLeftCountsEveryGenerationSentToThemEvenAfterTheChange() {
         // r2 and r3 leave; r3 is sent one more generation 4 s after the change (a keep-alive client); r0 stays, and
         // its longer generation does not count
-        List<Request> requests = List.of(startedBefore(0, pod(2), Duration.ofSeconds(1), Outcome.COMPLETED),
+        List<Request> requests = List.of(
+                startedBefore(0, pod(2), Duration.ofSeconds(1), Outcome.COMPLETED),
                 startedBefore(1, pod(3), Duration.ofSeconds(1), Outcome.COMPLETED),
                 startedBefore(2, pod(3), Duration.ofSeconds(-4), Outcome.COMPLETED),
                 startedBefore(LONGEST, pod(0), Duration.ofSeconds(1), Outcome.COMPLETED));
-        List<Mark> marks = List.of(new Mark(20, "", Kind.STEP, "scale to 2"), new Mark(300, pod(2), Kind.GONE, ""),
+        List<Mark> marks = List.of(
+                new Mark(20, "", Kind.STEP, "scale to 2"),
+                new Mark(300, pod(2), Kind.GONE, ""),
                 new Mark(310, pod(3), Kind.GONE, ""));
 
-        double lastOnLeaving = Math.max(Math.max(planned(0).toMillis() / 1000.0 - 1, planned(1).toMillis() / 1000.0 - 1),
+        double lastOnLeaving = Math.max(
+                Math.max(planned(0).toMillis() / 1000.0 - 1, planned(1).toMillis() / 1000.0 - 1),
                 planned(2).toMillis() / 1000.0 + 4);
         assertThat(planned(LONGEST).toMillis() / 1000.0 - 1).isGreaterThan(lastOnLeaving);
         assertThat(run(requests, marks).floorOfLeaving()).hasValue(lastOnLeaving + DrainTimelines.IDLE_RETURN);
-        assertThat(new Run(Removal.EBB, Choreography.rolloutBench(), ORIGIN, 200, requests, 0, CHANGED, marks).floorOfLeaving()).isEmpty();
+        assertThat(new Run(Removal.EBB, Choreography.rolloutBench(), ORIGIN, 200, requests, 0, CHANGED, marks)
+                        .floorOfLeaving())
+                .isEmpty();
     }
 
     @Test
     void theFloorIsTheSecondShortestLongestGenerationStillStreamingAtTheChangePlusTheHook() {
         // one generation per replica, each started 1 s before the change; two more on r0 that do not count: one ended
         // before the change, one started after it
-        List<Request> requests = List.of(startedBefore(0, pod(0), Duration.ofSeconds(1), Outcome.COMPLETED),
+        List<Request> requests = List.of(
+                startedBefore(0, pod(0), Duration.ofSeconds(1), Outcome.COMPLETED),
                 startedBefore(1, pod(1), Duration.ofSeconds(1), Outcome.COMPLETED),
                 startedBefore(2, pod(2), Duration.ofSeconds(1), Outcome.COMPLETED),
                 startedBefore(3, pod(3), Duration.ofSeconds(1), Outcome.COMPLETED),
                 startedBefore(4, pod(0), planned(4).plusSeconds(5), Outcome.COMPLETED),
                 startedBefore(5, pod(0), Duration.ofSeconds(-1), Outcome.COMPLETED));
 
-        double secondShortest = IntStream.range(0, 4).mapToDouble(i -> planned(i).toMillis() / 1000.0 - 1).sorted()
-                .skip(1).findFirst().orElseThrow();
+        double secondShortest = IntStream.range(0, 4)
+                .mapToDouble(i -> planned(i).toMillis() / 1000.0 - 1)
+                .sorted()
+                .skip(1)
+                .findFirst()
+                .orElseThrow();
         assertThat(run(requests, List.of()).floor()).hasValue(secondShortest + DrainTimelines.IDLE_RETURN);
     }
 
@@ -108,10 +130,12 @@ class RunTest {
 
     private static int indexWhere(List<Integer> lengths, boolean longerThanGrace) {
         for (int i = 0; i < lengths.size(); i++) {
-            if (SCALE_DOWN.load().duration(lengths.get(i)).compareTo(Duration.ofSeconds(SCALE_DOWN.grace())) > 0 == longerThanGrace) {
+            if (SCALE_DOWN.load().duration(lengths.get(i)).compareTo(Duration.ofSeconds(SCALE_DOWN.grace())) > 0
+                    == longerThanGrace) {
                 return i;
             }
         }
-        throw new AssertionError("the bench's set has no generation " + (longerThanGrace ? "longer" : "shorter") + " than the grace");
+        throw new AssertionError(
+                "the bench's set has no generation " + (longerThanGrace ? "longer" : "shorter") + " than the grace");
     }
 }

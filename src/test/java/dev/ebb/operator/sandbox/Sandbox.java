@@ -26,15 +26,21 @@ public final class Sandbox {
     public static final Path TEXT = Path.of("target", "sandbox", "timeline.txt");
     static final List<Removal> ARMS = List.of(Removal.EBB, Removal.HOOK_ONLY, Removal.NAIVE);
 
-    private Sandbox() {
-    }
+    private Sandbox() {}
 
     public static void main(String[] args) throws Exception {
         Scenario.quietLogs();
         PrintStream out = System.out;
         Choreography choreography = Choreography.sandbox();
-        out.printf(Locale.ROOT, "Ebb sandbox: no cluster needed. The API server, kubelet, router and vLLM engines are simulated in this process.%n");
-        out.printf(Locale.ROOT, "%s: %s, %s; grace %d s.%n", choreography.title(), choreography.load(), choreography.path().description(),
+        out.printf(
+                Locale.ROOT,
+                "Ebb sandbox: no cluster needed. The API server, kubelet, router and vLLM engines are simulated in this process.%n");
+        out.printf(
+                Locale.ROOT,
+                "%s: %s, %s; grace %d s.%n",
+                choreography.title(),
+                choreography.load(),
+                choreography.path().description(),
                 choreography.grace());
         out.printf(Locale.ROOT, "Played three ways at once, on the same requests (about 2 minutes):%n");
         ARMS.forEach(r -> out.printf(Locale.ROOT, "  %-10s %s%n", r.label(), r.description()));
@@ -61,7 +67,7 @@ public final class Sandbox {
         try {
             List<Future<Run>> played = new ArrayList<>();
             for (Removal removal : ARMS) {
-                Consumer<String> report = progress == null ? line -> { } : line -> progress.update(removal, line);
+                Consumer<String> report = progress == null ? line -> {} : line -> progress.update(removal, line);
                 played.add(arms.submit(() -> Scenario.play(removal, choreography, report)));
             }
             List<Run> runs = new ArrayList<>();
@@ -81,7 +87,8 @@ public final class Sandbox {
 
         synchronized void update(Removal removal, String line) {
             lines.put(removal, line);
-            String all = ARMS.stream().filter(lines::containsKey).map(lines::get).collect(Collectors.joining("  |  "));
+            String all =
+                    ARMS.stream().filter(lines::containsKey).map(lines::get).collect(Collectors.joining("  |  "));
             System.err.print("\r" + all + " ".repeat(Math.max(0, drawn - all.length())));
             System.err.flush();
             drawn = all.length();

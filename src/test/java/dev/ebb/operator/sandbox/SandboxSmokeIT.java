@@ -15,7 +15,10 @@ import org.junit.jupiter.api.Test;
  */
 class SandboxSmokeIT {
     private static double at(Run run, String pod, Kind kind) {
-        return run.marks().stream().filter(m -> m.pod().equals(pod) && m.kind() == kind).mapToDouble(Timeline.Mark::at).findFirst()
+        return run.marks().stream()
+                .filter(m -> m.pod().equals(pod) && m.kind() == kind)
+                .mapToDouble(Timeline.Mark::at)
+                .findFirst()
                 .orElseThrow(() -> new AssertionError(pod + " has no " + kind + " mark: " + run.marks()));
     }
 
@@ -32,27 +35,42 @@ class SandboxSmokeIT {
         assertThat(ebb.cut()).as("requests Ebb cut: %s", cutOf(ebb)).isZero();
         assertThat(ebb.completed()).isEqualTo(smoke.load().requests());
         assertThat(naive.cut()).as("requests naive deletion cut").isPositive();
-        // the sleep outlasts every short generation, so what the hook alone cuts is a long one: the point of the sandbox
+        // the sleep outlasts every short generation, so what the hook alone cuts is a long one: the point of the
+        // sandbox
         Duration sleep = Duration.ofSeconds(PlainFleet.FIXED_SLEEP_SECONDS);
         assertThat(smoke.load().duration(smoke.load().maxTokens())).isLessThan(sleep);
-        assertThat(hookOnly.cutLongerThanGrace()).as("requests the hook alone cut: %s", cutOf(hookOnly)).isEqualTo(hookOnly.cut());
-        // every plain arm lost the two highest ordinals; Ebb withdrew two replicas and read them idle before deleting them
+        assertThat(hookOnly.cutLongerThanGrace())
+                .as("requests the hook alone cut: %s", cutOf(hookOnly))
+                .isEqualTo(hookOnly.cut());
+        // every plain arm lost the two highest ordinals; Ebb withdrew two replicas and read them idle before deleting
+        // them
         assertThat(naive.marks()).filteredOn(m -> m.kind() == Kind.GONE).hasSize(2);
-        List<String> withdrawn = ebb.marks().stream().filter(m -> m.kind() == Kind.WITHDRAWN).map(Timeline.Mark::pod).distinct().toList();
+        List<String> withdrawn = ebb.marks().stream()
+                .filter(m -> m.kind() == Kind.WITHDRAWN)
+                .map(Timeline.Mark::pod)
+                .distinct()
+                .toList();
         assertThat(withdrawn).hasSize(2);
         for (String pod : withdrawn) {
             double deleted = at(ebb, pod, Kind.DELETED);
             assertThat(at(ebb, pod, Kind.WITHDRAWN)).isLessThan(deleted);
-            assertThat(ebb.marks()).anyMatch(m -> m.pod().equals(pod) && m.kind() == Kind.OPERATOR_READ && m.detail().startsWith("Idle")
-                    && m.at() <= deleted);
+            assertThat(ebb.marks())
+                    .anyMatch(m -> m.pod().equals(pod)
+                            && m.kind() == Kind.OPERATOR_READ
+                            && m.detail().startsWith("Idle")
+                            && m.at() <= deleted);
         }
         assertThat(ebb.marks()).noneMatch(m -> m.kind() == Kind.KILLED);
-        assertThat(Report.verdict(runs)).isEqualTo(String.format("Ebb: 0 of %d cut; hook only: %d; naive: %d", smoke.load().requests(),
-                hookOnly.cut(), naive.cut()));
+        assertThat(Report.verdict(runs))
+                .isEqualTo(String.format(
+                        "Ebb: 0 of %d cut; hook only: %d; naive: %d",
+                        smoke.load().requests(), hookOnly.cut(), naive.cut()));
         assertThat(Page.html(runs)).contains(withdrawn.get(0), "requests cut mid-stream");
     }
 
     private static List<LoadGenerator.Request> cutOf(Run run) {
-        return run.requests().stream().filter(r -> r.outcome() == LoadGenerator.Outcome.CUT).toList();
+        return run.requests().stream()
+                .filter(r -> r.outcome() == LoadGenerator.Outcome.CUT)
+                .toList();
     }
 }

@@ -46,11 +46,10 @@ public final class Scenario {
     private static final Duration KUBE_PROXY_LAG = Duration.ofSeconds(2);
 
     /** Held here so the levels stick. */
-    private static final List<Logger> CHATTY = List.of(Logger.getLogger("io.fabric8"), Logger.getLogger("io.javaoperatorsdk"),
-            Logger.getLogger("dev.ebb"));
+    private static final List<Logger> CHATTY = List.of(
+            Logger.getLogger("io.fabric8"), Logger.getLogger("io.javaoperatorsdk"), Logger.getLogger("dev.ebb"));
 
-    private Scenario() {
-    }
+    private Scenario() {}
 
     /** The mock API server, the SDK and the operator log every request and decision, which would bury what is printed. */
     public static void quietLogs() {
@@ -58,25 +57,30 @@ public final class Scenario {
     }
 
     /** @param progress receives a one-line summary a few times a second */
-    public static Run play(Removal removal, Choreography choreography, Consumer<String> progress) throws InterruptedException {
+    public static Run play(Removal removal, Choreography choreography, Consumer<String> progress)
+            throws InterruptedException {
         KubernetesMockServer server = SimApiServer.startServer();
         KubernetesClient client = server.createClient();
         SimRouterAddress routers = new SimRouterAddress();
         boolean routed = choreography.path() == Choreography.ClientPath.ROUTER;
         Instant origin = Instant.now();
         Timeline timeline = new Timeline(origin);
-        ScheduledExecutorService watch = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("scenario-progress"));
+        ScheduledExecutorService watch =
+                Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("scenario-progress"));
         AtomicReference<String> step = new AtomicReference<>("deploying");
         Choreography.Load plan = choreography.load();
         List<AutoCloseable> paths = new ArrayList<>();
-        try (SimWorld world = new SimWorld(client); LocalExec exec = new LocalExec();
-                Fleet fleet = removal.operated() ? new OperatorFleet(client, NAMESPACE, exec, routers, routed, removal.operatorSettings())
+        try (SimWorld world = new SimWorld(client);
+                LocalExec exec = new LocalExec();
+                Fleet fleet = removal.operated()
+                        ? new OperatorFleet(client, NAMESPACE, exec, routers, routed, removal.operatorSettings())
                         : new PlainFleet(client, NAMESPACE, removal);
                 FixedLoad load = new FixedLoad(plan)) {
             Supplier<List<String>> serving;
             Supplier<FixedLoad.Client> clients;
             if (routed) {
-                FakeRouter router = FakeRouter.inFrontOf(client, NAMESPACE, OperatorFleet.NAME, RouterKind.LLM_D_ROUTER);
+                FakeRouter router =
+                        FakeRouter.inFrontOf(client, NAMESPACE, OperatorFleet.NAME, RouterKind.LLM_D_ROUTER);
                 LoadGenerator entry = new LoadGenerator(router, 1, plan.minTokens(), plan.tokenInterval());
                 paths.add(router);
                 paths.add(entry);
@@ -84,23 +88,43 @@ public final class Scenario {
                 serving = router::selected;
                 clients = () -> FixedLoad.throughRouter(entry);
             } else {
-                KubeProxyService service = new KubeProxyService(world.endpoints(), NAMESPACE, Names.roleService(OperatorFleet.NAME, OperatorFleet.ROLE),
-                        KUBE_PROXY_LAG, new LoopbackAddresses().next());
+                KubeProxyService service = new KubeProxyService(
+                        world.endpoints(),
+                        NAMESPACE,
+                        Names.roleService(OperatorFleet.NAME, OperatorFleet.ROLE),
+                        KUBE_PROXY_LAG,
+                        new LoopbackAddresses().next());
                 paths.add(service);
                 serving = service::reachable;
                 clients = () -> FixedLoad.throughService(service, plan.tokenInterval());
             }
             // the replicas' Pods, which carry their role; the router's own Pods are no replica's timeline
-            SharedIndexInformer<Pod> pods = client.pods().inNamespace(NAMESPACE).withLabel(Labels.ROLE).inform(timeline);
-            watch.scheduleAtFixedRate(() -> {
-                timeline.observe(client.resources(ModelDeployment.class).inNamespace(NAMESPACE).withName(OperatorFleet.NAME).get());
-                progress.accept(String.format(Locale.ROOT, "%s %3.0f s %s: %d serving, %d done, %d cut", removal.label(),
-                        timeline.since(Instant.now()), step.get(), serving.get().size(), load.count(LoadGenerator.Outcome.COMPLETED),
-                        load.count(LoadGenerator.Outcome.CUT)));
-            }, 0, 250, TimeUnit.MILLISECONDS);
+            SharedIndexInformer<Pod> pods =
+                    client.pods().inNamespace(NAMESPACE).withLabel(Labels.ROLE).inform(timeline);
+            watch.scheduleAtFixedRate(
+                    () -> {
+                        timeline.observe(client.resources(ModelDeployment.class)
+                                .inNamespace(NAMESPACE)
+                                .withName(OperatorFleet.NAME)
+                                .get());
+                        progress.accept(String.format(
+                                Locale.ROOT,
+                                "%s %3.0f s %s: %d serving, %d done, %d cut",
+                                removal.label(),
+                                timeline.since(Instant.now()),
+                                step.get(),
+                                serving.get().size(),
+                                load.count(LoadGenerator.Outcome.COMPLETED),
+                                load.count(LoadGenerator.Outcome.CUT)));
+                    },
+                    0,
+                    250,
+                    TimeUnit.MILLISECONDS);
 
             fleet.deploy(choreography.replicas(), choreography.grace());
-            Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> serving.get().size() == choreography.replicas());
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(60))
+                    .until(() -> serving.get().size() == choreography.replicas());
             step.set("load");
             timeline.step(Timeline.LOAD_STARTS);
             load.start(clients, plan.stagger());
@@ -117,18 +141,36 @@ public final class Scenario {
                 }
             }
             step.set("last requests");
-            Awaitility.await().atMost(SETTLE_LIMIT).pollInterval(Duration.ofMillis(250)).until(load::done);
+            Awaitility.await()
+                    .atMost(SETTLE_LIMIT)
+                    .pollInterval(Duration.ofMillis(250))
+                    .until(load::done);
             timeline.step("every request has ended");
             step.set("settling");
             // held for a while: a role can look settled for a moment between two decisions of its owner
-            Awaitility.await().atMost(SETTLE_LIMIT).during(SETTLED_FOR).pollInterval(Duration.ofMillis(250)).until(fleet::settled);
+            Awaitility.await()
+                    .atMost(SETTLE_LIMIT)
+                    .during(SETTLED_FOR)
+                    .pollInterval(Duration.ofMillis(250))
+                    .until(fleet::settled);
             timeline.step("settled");
             watch.shutdown();
             watch.awaitTermination(1, TimeUnit.SECONDS);
             pods.close();
-            world.kubelet().terminations().stream().filter(t -> NAMESPACE.equals(t.namespace())).forEach(timeline::terminated);
-            load.requests().stream().filter(r -> r.outcome() == LoadGenerator.Outcome.CUT).forEach(timeline::cut);
-            return new Run(removal, choreography, origin, timeline.since(Instant.now()), load.requests(), load.refusals(), changed,
+            world.kubelet().terminations().stream()
+                    .filter(t -> NAMESPACE.equals(t.namespace()))
+                    .forEach(timeline::terminated);
+            load.requests().stream()
+                    .filter(r -> r.outcome() == LoadGenerator.Outcome.CUT)
+                    .forEach(timeline::cut);
+            return new Run(
+                    removal,
+                    choreography,
+                    origin,
+                    timeline.since(Instant.now()),
+                    load.requests(),
+                    load.refusals(),
+                    changed,
                     timeline.marks());
         } finally {
             watch.shutdownNow();

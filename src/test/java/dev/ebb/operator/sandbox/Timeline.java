@@ -28,15 +28,27 @@ import java.util.regex.Pattern;
  */
 public final class Timeline implements ResourceEventHandler<Pod> {
     public enum Kind {
-        STEP, CREATED, SERVING, WITHDRAWN, RETIREMENT, OPERATOR_READ, DELETED, HOOK_READ, HOOK_RETURNED, SIGTERM, EXITED, KILLED, GONE, CUT
+        STEP,
+        CREATED,
+        SERVING,
+        WITHDRAWN,
+        RETIREMENT,
+        OPERATOR_READ,
+        DELETED,
+        HOOK_READ,
+        HOOK_RETURNED,
+        SIGTERM,
+        EXITED,
+        KILLED,
+        GONE,
+        CUT
     }
 
     /** The step that starts every run's clock on the page: the first request sent. */
     public static final String LOAD_STARTS = "load starts";
 
     /** @param pod empty for a step of the choreography */
-    public record Mark(double at, String pod, Kind kind, String detail) {
-    }
+    public record Mark(double at, String pod, Kind kind, String detail) {}
 
     private static final Pattern HOOK_READ = Pattern.compile("^t=([0-9.]+)s read: (.*)$");
     private static final Pattern HOOK_RETURN = Pattern.compile("^returning at ([0-9.]+)s: (.*)$");
@@ -77,7 +89,11 @@ public final class Timeline implements ResourceEventHandler<Pod> {
     public void onUpdate(Pod old, Pod pod) {
         boolean wasServing = old != null && Readiness.isPodReady(old) && serving(old);
         if (Readiness.isPodReady(pod) && serving(pod) && !wasServing) {
-            add(Instant.now(), name(pod), Kind.SERVING, old != null && !serving(old) ? "serving again" : "ready, routed to");
+            add(
+                    Instant.now(),
+                    name(pod),
+                    Kind.SERVING,
+                    old != null && !serving(old) ? "serving again" : "ready, routed to");
         }
         if (!serving(pod) && (old == null || serving(old))) {
             add(Instant.now(), name(pod), Kind.WITHDRAWN, "serving=false: out of the router and the Service");
@@ -94,7 +110,11 @@ public final class Timeline implements ResourceEventHandler<Pod> {
 
     /** What the operator's status says of the retirements under way: several run side by side in a scale-down by more than one. */
     public void observe(ModelDeployment md) {
-        Optional.ofNullable(md).map(ModelDeployment::getStatus).map(s -> s.retirements()).orElse(List.of()).forEach(this::observe);
+        Optional.ofNullable(md)
+                .map(ModelDeployment::getStatus)
+                .map(s -> s.retirements())
+                .orElse(List.of())
+                .forEach(this::observe);
     }
 
     private void observe(RetirementStatus r) {
@@ -106,7 +126,9 @@ public final class Timeline implements ResourceEventHandler<Pod> {
         once(pod + "/" + r.startedAt() + "/" + state, Instant.now(), pod, Kind.RETIREMENT, state);
         for (RetirementStatus.MemberRead read : Optional.ofNullable(r.reads()).orElse(List.of())) {
             Instant at = parse(read.time()).orElse(Instant.now());
-            String verdict = read.inFlight() == null || read.inFlight() == 0 ? read.verdict() : read.verdict() + " " + read.inFlight().intValue();
+            String verdict = read.inFlight() == null || read.inFlight() == 0
+                    ? read.verdict()
+                    : read.verdict() + " " + read.inFlight().intValue();
             once(read.member() + "/read/" + read.time(), at, read.member(), Kind.OPERATOR_READ, verdict);
         }
     }
@@ -122,8 +144,16 @@ public final class Timeline implements ResourceEventHandler<Pod> {
                 add(deletion.plusMillis(seconds(returned.group(1))), t.pod(), Kind.HOOK_RETURNED, returned.group(2));
             }
         }
-        add(deletion.plus(t.sigterm()), t.pod(), Kind.SIGTERM, t.hook().map(h -> "after the preStop hook").orElse("no preStop hook"));
-        add(deletion.plus(t.exited()), t.pod(), t.killed() ? Kind.KILLED : Kind.EXITED, t.killed() ? "killed at the grace deadline" : "");
+        add(
+                deletion.plus(t.sigterm()),
+                t.pod(),
+                Kind.SIGTERM,
+                t.hook().map(h -> "after the preStop hook").orElse("no preStop hook"));
+        add(
+                deletion.plus(t.exited()),
+                t.pod(),
+                t.killed() ? Kind.KILLED : Kind.EXITED,
+                t.killed() ? "killed at the grace deadline" : "");
     }
 
     public void cut(LoadGenerator.Request request) {

@@ -41,12 +41,14 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private static final Pattern EVICTION = Pattern.compile("^/api/v1/namespaces/[^/]+/pods/[^/?]+/eviction$");
     /** What the API server defaults a Pod's terminationGracePeriodSeconds to. */
     private static final long DEFAULT_GRACE_SECONDS = 30;
+
     private final CrdAdmission admission;
     private final Pattern guarded;
     private final Pattern scalePath;
     private final java.util.Optional<ScaleSubresource> scale;
     /** The resource as the API server names it in its messages: plural.group. */
     private final String resource;
+
     private volatile List<ResourceRule> granted = List.of();
     private final List<Fault> faults = new CopyOnWriteArrayList<>();
     private final AtomicInteger failed = new AtomicInteger();
@@ -55,6 +57,7 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private final AtomicInteger watchesOpened = new AtomicInteger();
     /** Enough for the soak's churn; a watch from before the oldest kept deletion is expired instead. */
     private final DeletionHistory deletions = new DeletionHistory(20_000);
+
     private final List<LateAnswer> lateAnswers = new CopyOnWriteArrayList<>();
 
     /** Requests with this method on this object's path (the query aside) are answered with this status, and not acted on. */
@@ -72,11 +75,17 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     }
 
     private static boolean onPath(RecordedRequest request, String method, String path) {
-        return method.equals(request.getMethod()) && path.equals(request.getPath().replaceFirst("\\?.*$", ""));
+        return method.equals(request.getMethod())
+                && path.equals(request.getPath().replaceFirst("\\?.*$", ""));
     }
+
     private volatile java.util.Optional<VersionInfo> version = java.util.Optional.of(new VersionInfo.Builder()
-            .withMajor("1").withMinor("33").withGitVersion("v1.33.1").build());
-    private final java.util.concurrent.atomic.AtomicInteger versionAnswers = new java.util.concurrent.atomic.AtomicInteger();
+            .withMajor("1")
+            .withMinor("33")
+            .withGitVersion("v1.33.1")
+            .build());
+    private final java.util.concurrent.atomic.AtomicInteger versionAnswers =
+            new java.util.concurrent.atomic.AtomicInteger();
 
     /** @param plural the resource's plural; its status subresource is not checked, as with a real CRD */
     public AdmittingDispatcher(CrdAdmission admission, String group, String plural) {
@@ -84,19 +93,26 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     }
 
     /** @param scale the resource's scale subresource, served at .../NAME/scale as the API server serves it */
-    public AdmittingDispatcher(CrdAdmission admission, String group, String plural, java.util.Optional<ScaleSubresource> scale) {
+    public AdmittingDispatcher(
+            CrdAdmission admission, String group, String plural, java.util.Optional<ScaleSubresource> scale) {
         this.admission = admission;
-        this.guarded = Pattern.compile("^/apis/" + Pattern.quote(group) + "/[^/]+/namespaces/[^/]+/" + Pattern.quote(plural) + "(/[^/?]+)?(\\?.*)?$");
-        this.scalePath = Pattern.compile("^(/apis/" + Pattern.quote(group) + "/[^/]+/namespaces/[^/]+/" + Pattern.quote(plural)
-                + "/([^/?]+))/scale(\\?.*)?$");
+        this.guarded = Pattern.compile("^/apis/" + Pattern.quote(group) + "/[^/]+/namespaces/[^/]+/"
+                + Pattern.quote(plural) + "(/[^/?]+)?(\\?.*)?$");
+        this.scalePath = Pattern.compile("^(/apis/" + Pattern.quote(group) + "/[^/]+/namespaces/[^/]+/"
+                + Pattern.quote(plural) + "/([^/?]+))/scale(\\?.*)?$");
         this.scale = scale;
         this.resource = plural + "." + group;
     }
 
     /** What the caller may do, as its RBAC would grant it: a rules review reports exactly these. */
     public void grant(List<PolicyRule> rules) {
-        granted = rules.stream().map(rule -> new ResourceRuleBuilder().withApiGroups(rule.getApiGroups())
-                .withResources(rule.getResources()).withVerbs(rule.getVerbs()).withResourceNames(rule.getResourceNames()).build())
+        granted = rules.stream()
+                .map(rule -> new ResourceRuleBuilder()
+                        .withApiGroups(rule.getApiGroups())
+                        .withResources(rule.getResources())
+                        .withVerbs(rule.getVerbs())
+                        .withResourceNames(rule.getResourceNames())
+                        .build())
                 .toList();
     }
 
@@ -186,7 +202,8 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             byte[] body = request.getBody().getBytes();
             // checked and written in one step, as the API server's storage compares and swaps
             synchronized (this) {
-                return staleStatusWrite(request, body).orElseGet(() -> answeringWithTheObject(request, body, null, super.handleUpdate(request)));
+                return staleStatusWrite(request, body)
+                        .orElseGet(() -> answeringWithTheObject(request, body, null, super.handleUpdate(request)));
             }
         });
     }
@@ -202,14 +219,23 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             return java.util.Optional.empty();
         }
         try {
-            String version = JSON.readTree(body).path("metadata").path("resourceVersion").asText("");
+            String version =
+                    JSON.readTree(body).path("metadata").path("resourceVersion").asText("");
             JsonNode stored = current(path.substring(0, path.length() - "/status".length()));
-            String storedVersion = stored == null ? "" : stored.path("metadata").path("resourceVersion").asText("");
+            String storedVersion = stored == null
+                    ? ""
+                    : stored.path("metadata").path("resourceVersion").asText("");
             if (version.isEmpty() || stored == null || version.equals(storedVersion)) {
                 return java.util.Optional.empty();
             }
-            return java.util.Optional.of(status(409, "Conflict", "Operation cannot be fulfilled on " + stored.path("kind").asText().toLowerCase(java.util.Locale.ROOT)
-                    + " \"" + stored.path("metadata").path("name").asText() + "\": the object has been modified; please apply your changes to the latest version and try again"));
+            return java.util.Optional.of(
+                    status(
+                            409,
+                            "Conflict",
+                            "Operation cannot be fulfilled on "
+                                    + stored.path("kind").asText().toLowerCase(java.util.Locale.ROOT) + " \""
+                                    + stored.path("metadata").path("name").asText()
+                                    + "\": the object has been modified; please apply your changes to the latest version and try again"));
         } catch (Exception e) {
             return java.util.Optional.empty();
         }
@@ -237,8 +263,10 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
      * an API server answers with the object as written, and clients (the operator SDK's finalizer removal among them)
      * read that answer.
      */
-    private static MockResponse answeringWithTheObject(RecordedRequest request, byte[] requestBody, JsonNode before, MockResponse response) {
-        if (response.code() / 100 != 2 || (response.getBody() != null && response.getBody().size() > 0)) {
+    private static MockResponse answeringWithTheObject(
+            RecordedRequest request, byte[] requestBody, JsonNode before, MockResponse response) {
+        if (response.code() / 100 != 2
+                || (response.getBody() != null && response.getBody().size() > 0)) {
             return response;
         }
         try {
@@ -266,8 +294,15 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         if (!String.valueOf(request.getHeader("Content-Type")).contains("apply-patch")) {
             return request;
         }
-        Headers headers = request.getHeaders().newBuilder().set("Content-Type", "application/merge-patch+json").build();
-        return new RecordedRequest(request.getRequestLine(), request.method(), request.getPath(), headers,
+        Headers headers = request.getHeaders()
+                .newBuilder()
+                .set("Content-Type", "application/merge-patch+json")
+                .build();
+        return new RecordedRequest(
+                request.getRequestLine(),
+                request.method(),
+                request.getPath(),
+                headers,
                 new Buffer(request.getBody().getBytes()));
     }
 
@@ -283,8 +318,11 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
 
     /** Every write goes through here; a deletion is remembered for the watches opened from before it. */
     @Override
-    public void processEvent(String path, io.fabric8.mockwebserver.crud.AttributeSet pathAttributes,
-            io.fabric8.mockwebserver.crud.AttributeSet oldAttributes, io.fabric8.kubernetes.api.model.GenericKubernetesResource resource,
+    public void processEvent(
+            String path,
+            io.fabric8.mockwebserver.crud.AttributeSet pathAttributes,
+            io.fabric8.mockwebserver.crud.AttributeSet oldAttributes,
+            io.fabric8.kubernetes.api.model.GenericKubernetesResource resource,
             String newState) {
         String deleted = newState == null && oldAttributes != null ? map.get(oldAttributes) : null;
         synchronized (deletions) {
@@ -298,33 +336,41 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     }
 
     private static String identity(io.fabric8.kubernetes.api.model.GenericKubernetesResource resource) {
-        return resource.getApiVersion() + "/" + resource.getKind() + "/" + resource.getMetadata().getNamespace() + "/"
+        return resource.getApiVersion() + "/" + resource.getKind() + "/"
+                + resource.getMetadata().getNamespace() + "/"
                 + resource.getMetadata().getName();
     }
 
     private static String identity(String object) {
-        return identity(Serialization.unmarshal(object, io.fabric8.kubernetes.api.model.GenericKubernetesResource.class));
+        return identity(
+                Serialization.unmarshal(object, io.fabric8.kubernetes.api.model.GenericKubernetesResource.class));
     }
 
     @Override
     public MockResponse handleWatch(String path) {
         MockResponse upgrade = super.handleWatch(path);
         io.fabric8.mockwebserver.http.WebSocketListener store = upgrade.getWebSocketListener();
-        return store == null ? upgrade : upgrade.withWebSocketUpgrade(new ExpirableWatch(store, resumedFrom(path), watchQuery(path)));
+        return store == null
+                ? upgrade
+                : upgrade.withWebSocketUpgrade(new ExpirableWatch(store, resumedFrom(path), watchQuery(path)));
     }
 
     /** The resourceVersion a watch starts after, when it names one (a client resuming, or watching after its list). */
     private static java.util.OptionalLong resumedFrom(String path) {
-        return queryParameter(path, "resourceVersion").filter(v -> v.matches("[1-9][0-9]{0,18}"))
-                .map(v -> java.util.OptionalLong.of(Long.parseLong(v))).orElse(java.util.OptionalLong.empty());
+        return queryParameter(path, "resourceVersion")
+                .filter(v -> v.matches("[1-9][0-9]{0,18}"))
+                .map(v -> java.util.OptionalLong.of(Long.parseLong(v)))
+                .orElse(java.util.OptionalLong.empty());
     }
 
     /** What the store's own watch matches objects with: the path's attributes, and the name a field selector asks for. */
     private io.fabric8.mockwebserver.crud.AttributeSet watchQuery(String path) {
         io.fabric8.mockwebserver.crud.AttributeSet query = attributeExtractor.fromPath(path);
-        java.util.Optional<String> name = queryParameter(path, "fieldSelector").filter(f -> f.startsWith("metadata.name="))
+        java.util.Optional<String> name = queryParameter(path, "fieldSelector")
+                .filter(f -> f.startsWith("metadata.name="))
                 .map(f -> f.substring("metadata.name=".length()));
-        return name.map(n -> query.add(new io.fabric8.mockwebserver.crud.Attribute("name", n))).orElse(query);
+        return name.map(n -> query.add(new io.fabric8.mockwebserver.crud.Attribute("name", n)))
+                .orElse(query);
     }
 
     private static java.util.Optional<String> queryParameter(String path, String name) {
@@ -335,7 +381,8 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         for (String pair : path.substring(question + 1).split("&")) {
             int equals = pair.indexOf('=');
             if (equals > 0 && pair.substring(0, equals).equals(name)) {
-                return java.util.Optional.of(java.net.URLDecoder.decode(pair.substring(equals + 1), java.nio.charset.StandardCharsets.UTF_8));
+                return java.util.Optional.of(java.net.URLDecoder.decode(
+                        pair.substring(equals + 1), java.nio.charset.StandardCharsets.UTF_8));
             }
         }
         return java.util.Optional.empty();
@@ -343,15 +390,24 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
 
     /** The store's own watch, passed every callback, with the socket kept so that the watch can be expired. */
     private final class ExpirableWatch extends io.fabric8.mockwebserver.http.WebSocketListener {
-        private static final String EXPIRED = Serialization.asJson(java.util.Map.of("type", "ERROR", "object",
-                new StatusBuilder().withStatus("Failure").withReason("Expired").withCode(410)
-                        .withMessage("too old resource version").build()));
+        private static final String EXPIRED = Serialization.asJson(java.util.Map.of(
+                "type",
+                "ERROR",
+                "object",
+                new StatusBuilder()
+                        .withStatus("Failure")
+                        .withReason("Expired")
+                        .withCode(410)
+                        .withMessage("too old resource version")
+                        .build()));
         private final io.fabric8.mockwebserver.http.WebSocketListener store;
         private final java.util.OptionalLong resumedFrom;
         private final io.fabric8.mockwebserver.crud.AttributeSet query;
         private volatile io.fabric8.mockwebserver.http.WebSocket socket;
 
-        ExpirableWatch(io.fabric8.mockwebserver.http.WebSocketListener store, java.util.OptionalLong resumedFrom,
+        ExpirableWatch(
+                io.fabric8.mockwebserver.http.WebSocketListener store,
+                java.util.OptionalLong resumedFrom,
                 io.fabric8.mockwebserver.crud.AttributeSet query) {
             this.store = store;
             this.resumedFrom = resumedFrom;
@@ -372,14 +428,19 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         }
 
         @Override
-        public void onOpen(io.fabric8.mockwebserver.http.WebSocket webSocket, io.fabric8.mockwebserver.http.Response response) {
+        public void onOpen(
+                io.fabric8.mockwebserver.http.WebSocket webSocket, io.fabric8.mockwebserver.http.Response response) {
             socket = webSocket;
             watchesOpened.incrementAndGet();
             if (resumedFrom.isPresent()) {
                 java.util.concurrent.atomic.AtomicBoolean expired = new java.util.concurrent.atomic.AtomicBoolean();
-                // the deletions since its version first, then the store's ADDED of all it holds, as the real one replays
-                deletions.replay(resumedFrom.getAsLong(), query, missed -> missed.ifPresentOrElse(
-                        events -> events.forEach(webSocket::send), () -> expired.set(true)));
+                // the deletions since its version first, then the store's ADDED of all it holds, as the real one
+                // replays
+                deletions.replay(
+                        resumedFrom.getAsLong(),
+                        query,
+                        missed -> missed.ifPresentOrElse(
+                                events -> events.forEach(webSocket::send), () -> expired.set(true)));
                 if (expired.get()) {
                     webSocket.send(EXPIRED);
                     webSocket.close(1000, "");
@@ -413,7 +474,10 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         }
 
         @Override
-        public void onFailure(io.fabric8.mockwebserver.http.WebSocket webSocket, Throwable t, io.fabric8.mockwebserver.http.Response response) {
+        public void onFailure(
+                io.fabric8.mockwebserver.http.WebSocket webSocket,
+                Throwable t,
+                io.fabric8.mockwebserver.http.Response response) {
             openWatches.remove(this);
             store.onFailure(webSocket, t, response);
         }
@@ -424,36 +488,58 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
         java.util.Optional<UnreliableApi> treatment = unreliable.filter(u -> u.concerns(request));
         if (treatment.isPresent()) {
             java.time.Duration late = treatment.get().delay();
-            java.util.Optional<io.fabric8.kubernetes.api.model.Status> refusal = treatment.get().refusal(request);
+            java.util.Optional<io.fabric8.kubernetes.api.model.Status> refusal =
+                    treatment.get().refusal(request);
             MockResponse answer = refusal.map(status -> {
-                failed.incrementAndGet();
-                return new MockResponse().setResponseCode(status.getCode()).setBody(Serialization.asJson(status));
-            }).orElseGet(() -> dispatchReliably(request));
+                        failed.incrementAndGet();
+                        return new MockResponse()
+                                .setResponseCode(status.getCode())
+                                .setBody(Serialization.asJson(status));
+                    })
+                    .orElseGet(() -> dispatchReliably(request));
             // the server schedules a delayed body on a timer, which refuses a delay under a millisecond
             return answer.getWebSocketListener() == null && late.toMillis() > 0 ? answer.setBodyDelay(late) : answer;
         }
         MockResponse answer = dispatchReliably(request);
-        return lateAnswers.stream().filter(l -> l.matches(request)).findFirst().map(l -> answer.setBodyDelay(l.late())).orElse(answer);
+        return lateAnswers.stream()
+                .filter(l -> l.matches(request))
+                .findFirst()
+                .map(l -> answer.setBodyDelay(l.late()))
+                .orElse(answer);
     }
 
     private MockResponse dispatchReliably(RecordedRequest request) {
-        java.util.Optional<Fault> fault = faults.stream().filter(f -> f.matches(request)).findFirst();
+        java.util.Optional<Fault> fault =
+                faults.stream().filter(f -> f.matches(request)).findFirst();
         if (fault.isPresent()) {
             failed.incrementAndGet();
-            // reasons and messages as k8s.io/apimachinery's pkg/api/errors/errors.go (NewGenericServerResponse) words them
+            // reasons and messages as k8s.io/apimachinery's pkg/api/errors/errors.go (NewGenericServerResponse) words
+            // them
             boolean tooMany = fault.get().code() == 429;
-            var status = new StatusBuilder().withStatus("Failure").withReason(tooMany ? "TooManyRequests" : "ServiceUnavailable")
-                    .withCode(fault.get().code()).withMessage(tooMany ? "the server has received too many requests and has asked us to try again later"
-                            : "the server is currently unable to handle the request").build();
+            var status = new StatusBuilder()
+                    .withStatus("Failure")
+                    .withReason(tooMany ? "TooManyRequests" : "ServiceUnavailable")
+                    .withCode(fault.get().code())
+                    .withMessage(
+                            tooMany
+                                    ? "the server has received too many requests and has asked us to try again later"
+                                    : "the server is currently unable to handle the request")
+                    .build();
             return new MockResponse().setResponseCode(fault.get().code()).setBody(Serialization.asJson(status));
         }
         if ("GET".equals(request.getMethod()) && "/version".equals(request.getPath())) {
             versionAnswers.incrementAndGet();
             return version.map(v -> new MockResponse().setResponseCode(200).setBody(Serialization.asJson(v)))
-                    .orElseGet(() -> new MockResponse().setResponseCode(503).setBody(Serialization.asJson(new StatusBuilder()
-                            .withStatus("Failure").withReason("ServiceUnavailable").withCode(503).build())));
+                    .orElseGet(() -> new MockResponse()
+                            .setResponseCode(503)
+                            .setBody(Serialization.asJson(new StatusBuilder()
+                                    .withStatus("Failure")
+                                    .withReason("ServiceUnavailable")
+                                    .withCode(503)
+                                    .build())));
         }
-        if ("POST".equals(request.getMethod()) && EVICTION.matcher(request.getPath()).matches()) {
+        if ("POST".equals(request.getMethod())
+                && EVICTION.matcher(request.getPath()).matches()) {
             return evict(request);
         }
         java.util.regex.Matcher scaled = scalePath.matcher(request.getPath());
@@ -485,16 +571,25 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
                 return;
             }
             byte[] body = request.getBody().getBytes();
-            JsonNode asked = (body.length == 0 ? JSON.createObjectNode() : JSON.readTree(body)).path("gracePeriodSeconds");
-            long grace = asked.isNumber() ? asked.asLong() : pod.path("spec").path("terminationGracePeriodSeconds").asLong(DEFAULT_GRACE_SECONDS);
+            JsonNode asked =
+                    (body.length == 0 ? JSON.createObjectNode() : JSON.readTree(body)).path("gracePeriodSeconds");
+            long grace = asked.isNumber()
+                    ? asked.asLong()
+                    : pod.path("spec").path("terminationGracePeriodSeconds").asLong(DEFAULT_GRACE_SECONDS);
             JsonNode before = pod.path("metadata").path("deletionGracePeriodSeconds");
             if (before.isNumber() && before.asLong() <= grace) {
                 return;
             }
             String patch = "{\"metadata\":{\"deletionGracePeriodSeconds\":" + grace + "}}";
             String itemPath = request.getPath().replaceFirst("\\?.*$", "");
-            super.handlePatch(new RecordedRequest("PATCH " + itemPath + " HTTP/1.1", HttpMethod.PATCH, itemPath,
-                    Headers.builder().add("Content-Type", "application/merge-patch+json").build(), new Buffer(patch.getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+            super.handlePatch(new RecordedRequest(
+                    "PATCH " + itemPath + " HTTP/1.1",
+                    HttpMethod.PATCH,
+                    itemPath,
+                    Headers.builder()
+                            .add("Content-Type", "application/merge-patch+json")
+                            .build(),
+                    new Buffer(patch.getBytes(java.nio.charset.StandardCharsets.UTF_8))));
         } catch (Exception e) {
             throw new IllegalStateException("could not record the deletion grace of " + request.getPath(), e);
         }
@@ -516,36 +611,60 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             String method = request.getMethod();
             if ("GET".equals(method)) {
                 return subresource.hasSpecReplicas(current)
-                        ? new MockResponse().setResponseCode(200).setBody(JSON.writeValueAsString(subresource.scaleOf(current)))
-                        : status(500, "InternalError", "Internal error occurred: the spec replicas field \"" + subresource.specReplicasPath()
-                                + "\" does not exist");
+                        ? new MockResponse()
+                                .setResponseCode(200)
+                                .setBody(JSON.writeValueAsString(subresource.scaleOf(current)))
+                        : status(
+                                500,
+                                "InternalError",
+                                "Internal error occurred: the spec replicas field \"" + subresource.specReplicasPath()
+                                        + "\" does not exist");
             }
             JsonNode asked;
             if ("PUT".equals(method)) {
                 asked = JSON.readTree(request.getBody().getBytes());
             } else if ("PATCH".equals(method)) {
-                asked = patched(subresource.scaleOf(current), JSON.readTree(request.getBody().getBytes()), request);
+                asked = patched(
+                        subresource.scaleOf(current),
+                        JSON.readTree(request.getBody().getBytes()),
+                        request);
             } else {
-                return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+                return status(
+                        405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
             }
-            // a Go client decodes a Scale without spec.replicas as 0; only a patch leaves the sentinel that says "empty"
+            // a Go client decodes a Scale without spec.replicas as 0; only a patch leaves the sentinel that says
+            // "empty"
             if ("PATCH".equals(method) && !asked.path("spec").path("replicas").isIntegralNumber()) {
-                return status(400, "BadRequest", "the spec replicas field \"" + subresource.specReplicasPath() + "\" cannot be empty");
+                return status(
+                        400,
+                        "BadRequest",
+                        "the spec replicas field \"" + subresource.specReplicasPath() + "\" cannot be empty");
             }
             String version = asked.path("metadata").path("resourceVersion").asText("");
-            String currentVersion = current.path("metadata").path("resourceVersion").asText("");
+            String currentVersion =
+                    current.path("metadata").path("resourceVersion").asText("");
             if (!version.isEmpty() && !version.equals(currentVersion)) {
-                return status(409, "Conflict", "Operation cannot be fulfilled on " + resource + " \"" + name
-                        + "\": the object has been modified; please apply your changes to the latest version and try again");
+                return status(
+                        409,
+                        "Conflict",
+                        "Operation cannot be fulfilled on " + resource + " \"" + name
+                                + "\": the object has been modified; please apply your changes to the latest version and try again");
             }
-            ObjectNode updated = subresource.applied(current, asked.path("spec").path("replicas").asInt(0));
-            MockResponse written = handleUpdate(new RecordedRequest("PUT " + objectPath + " HTTP/1.1", HttpMethod.PUT, objectPath,
-                    Headers.builder().add("Content-Type", "application/json").build(), new Buffer(JSON.writeValueAsBytes(updated))));
+            ObjectNode updated = subresource.applied(
+                    current, asked.path("spec").path("replicas").asInt(0));
+            MockResponse written = handleUpdate(new RecordedRequest(
+                    "PUT " + objectPath + " HTTP/1.1",
+                    HttpMethod.PUT,
+                    objectPath,
+                    Headers.builder().add("Content-Type", "application/json").build(),
+                    new Buffer(JSON.writeValueAsBytes(updated))));
             if (written.code() / 100 != 2) {
                 return written;
             }
             JsonNode stored = currentOrNull(objectPath);
-            return new MockResponse().setResponseCode(200).setBody(JSON.writeValueAsString(subresource.scaleOf(stored == null ? updated : stored)));
+            return new MockResponse()
+                    .setResponseCode(200)
+                    .setBody(JSON.writeValueAsString(subresource.scaleOf(stored == null ? updated : stored)));
         } catch (Exception e) {
             return status(400, "BadRequest", "unreadable Scale: " + e);
         }
@@ -556,12 +675,19 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
      * kube-apiserver v1.37.2; k8s.io/apiserver pkg/endpoints/handlers/patch.go, applyJSPatch).
      */
     private static MockResponse unappliablePatch(Exception e) {
-        return status(422, "Invalid", "the server rejected our request due to an error in our request: " + e.getMessage());
+        return status(
+                422, "Invalid", "the server rejected our request due to an error in our request: " + e.getMessage());
     }
 
     private static MockResponse status(int code, String reason, String message) {
-        return new MockResponse().setResponseCode(code).setBody(Serialization.asJson(new StatusBuilder().withStatus("Failure")
-                .withReason(reason).withCode(code).withMessage(message).build()));
+        return new MockResponse()
+                .setResponseCode(code)
+                .setBody(Serialization.asJson(new StatusBuilder()
+                        .withStatus("Failure")
+                        .withReason(reason)
+                        .withCode(code)
+                        .withMessage(message)
+                        .build()));
     }
 
     /** An eviction deletes the Pod with the eviction's own delete options, as the API server's eviction subresource does. */
@@ -570,21 +696,39 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             JsonNode options = JSON.readTree(request.getBody().getBytes()).path("deleteOptions");
             String podPath = request.getPath().replaceFirst("/eviction$", "");
             byte[] body = options.isMissingNode() ? new byte[0] : JSON.writeValueAsBytes(options);
-            MockResponse deleted = dispatch(new RecordedRequest("DELETE " + podPath + " HTTP/1.1", HttpMethod.DELETE, podPath,
-                    Headers.builder().add("Content-Type", "application/json").build(), new Buffer(body)));
+            MockResponse deleted = dispatch(new RecordedRequest(
+                    "DELETE " + podPath + " HTTP/1.1",
+                    HttpMethod.DELETE,
+                    podPath,
+                    Headers.builder().add("Content-Type", "application/json").build(),
+                    new Buffer(body)));
             if (deleted.code() / 100 != 2) {
                 return deleted;
             }
-            return new MockResponse().setResponseCode(201).setBody(Serialization.asJson(new StatusBuilder().withStatus("Success").withCode(201).build()));
+            return new MockResponse()
+                    .setResponseCode(201)
+                    .setBody(Serialization.asJson(new StatusBuilder()
+                            .withStatus("Success")
+                            .withCode(201)
+                            .build()));
         } catch (Exception e) {
-            var status = new StatusBuilder().withStatus("Failure").withReason("BadRequest").withCode(400).withMessage("unreadable eviction: " + e).build();
+            var status = new StatusBuilder()
+                    .withStatus("Failure")
+                    .withReason("BadRequest")
+                    .withCode(400)
+                    .withMessage("unreadable eviction: " + e)
+                    .build();
             return new MockResponse().setResponseCode(400).setBody(Serialization.asJson(status));
         }
     }
 
     private MockResponse rulesReview(RecordedRequest request) {
-        SelfSubjectRulesReview review = Serialization.unmarshal(request.getBody().readUtf8(), SelfSubjectRulesReview.class);
-        review.setStatus(new SubjectRulesReviewStatusBuilder().withResourceRules(granted).withIncomplete(false).build());
+        SelfSubjectRulesReview review =
+                Serialization.unmarshal(request.getBody().readUtf8(), SelfSubjectRulesReview.class);
+        review.setStatus(new SubjectRulesReviewStatusBuilder()
+                .withResourceRules(granted)
+                .withIncomplete(false)
+                .build());
         return new MockResponse().setResponseCode(201).setBody(Serialization.asJson(review));
     }
 
@@ -595,17 +739,29 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             JsonNode uid = options.path("preconditions").path("uid");
             if (uid.isTextual()) {
                 JsonNode existing = current(request.getPath());
-                if (existing != null && !uid.asText().equals(existing.path("metadata").path("uid").asText())) {
-                    var status = new StatusBuilder().withStatus("Failure").withReason("Conflict").withCode(409)
-                            .withMessage("Precondition failed: UID in precondition: " + uid.asText() + ", UID in object meta: "
-                                    + existing.path("metadata").path("uid").asText()).build();
-                    return java.util.Optional.of(new MockResponse().setResponseCode(409).setBody(Serialization.asJson(status)));
+                if (existing != null
+                        && !uid.asText()
+                                .equals(existing.path("metadata").path("uid").asText())) {
+                    var status = new StatusBuilder()
+                            .withStatus("Failure")
+                            .withReason("Conflict")
+                            .withCode(409)
+                            .withMessage("Precondition failed: UID in precondition: " + uid.asText()
+                                    + ", UID in object meta: "
+                                    + existing.path("metadata").path("uid").asText())
+                            .build();
+                    return java.util.Optional.of(
+                            new MockResponse().setResponseCode(409).setBody(Serialization.asJson(status)));
                 }
             }
             return java.util.Optional.empty();
         } catch (Exception e) {
-            var status = new StatusBuilder().withStatus("Failure").withReason("BadRequest").withCode(400)
-                    .withMessage("unreadable delete options: " + e).build();
+            var status = new StatusBuilder()
+                    .withStatus("Failure")
+                    .withReason("BadRequest")
+                    .withCode(400)
+                    .withMessage("unreadable delete options: " + e)
+                    .build();
             return java.util.Optional.of(new MockResponse().setResponseCode(400).setBody(Serialization.asJson(status)));
         }
     }
@@ -632,13 +788,21 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
                 return java.util.Optional.empty();
             }
             String name = object.path("metadata").path("name").asText();
-            var status = new StatusBuilder().withStatus("Failure").withReason("Invalid").withCode(422)
-                    .withMessage(admission.refusal(name, violations)).build();
+            var status = new StatusBuilder()
+                    .withStatus("Failure")
+                    .withReason("Invalid")
+                    .withCode(422)
+                    .withMessage(admission.refusal(name, violations))
+                    .build();
             return java.util.Optional.of(new MockResponse().setResponseCode(422).setBody(Serialization.asJson(status)));
         } catch (Exception e) {
             // a broken admission must fail the request loudly, never let an unchecked object through
-            var status = new StatusBuilder().withStatus("Failure").withReason("InternalError").withCode(500)
-                    .withMessage("admission failed: " + e).build();
+            var status = new StatusBuilder()
+                    .withStatus("Failure")
+                    .withReason("InternalError")
+                    .withCode(500)
+                    .withMessage("admission failed: " + e)
+                    .build();
             return java.util.Optional.of(new MockResponse().setResponseCode(500).setBody(Serialization.asJson(status)));
         }
     }
@@ -646,7 +810,9 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
     private JsonNode current(String path) throws Exception {
         String itemPath = path.replaceFirst("\\?.*$", "");
         MockResponse existing = handleGet(itemPath);
-        String body = existing == null || existing.getBody() == null ? null : existing.getBody().readUtf8();
+        String body = existing == null || existing.getBody() == null
+                ? null
+                : existing.getBody().readUtf8();
         if (body == null || body.isEmpty()) {
             return null;
         }
@@ -674,7 +840,11 @@ public final class AdmittingDispatcher extends KubernetesCrudDispatcher {
             if (e.getValue().isNull()) {
                 out.remove(e.getKey());
             } else {
-                out.set(e.getKey(), merge(out.path(e.getKey()).isMissingNode() ? JSON.createObjectNode() : out.get(e.getKey()), e.getValue()));
+                out.set(
+                        e.getKey(),
+                        merge(
+                                out.path(e.getKey()).isMissingNode() ? JSON.createObjectNode() : out.get(e.getKey()),
+                                e.getValue()));
             }
         });
         return out;

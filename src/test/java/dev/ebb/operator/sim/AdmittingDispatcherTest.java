@@ -45,7 +45,8 @@ class AdmittingDispatcherTest {
     }
 
     /** The server again, on a store the test reaches into, and the test's client to it. */
-    private AdmittingDispatcher restartOnOwnStore(java.util.function.Function<KubernetesMockServer, KubernetesClient> newClient) {
+    private AdmittingDispatcher restartOnOwnStore(
+            java.util.function.Function<KubernetesMockServer, KubernetesClient> newClient) {
         stop();
         AdmittingDispatcher dispatcher = SimApiServer.dispatcher();
         server = SimApiServer.startServer(dispatcher);
@@ -55,15 +56,35 @@ class AdmittingDispatcherTest {
 
     private void deleteWithUid(String name, String uid) {
         String url = URLUtils.join(client.getMasterUrl().toString(), "api", "v1", "namespaces", "ns", "pods", name);
-        client.raw(url, "DELETE", new DeleteOptionsBuilder().withNewPreconditions().withUid(uid).endPreconditions().build());
+        client.raw(
+                url,
+                "DELETE",
+                new DeleteOptionsBuilder()
+                        .withNewPreconditions()
+                        .withUid(uid)
+                        .endPreconditions()
+                        .build());
     }
 
     @Test
     void aDeleteNamingAnotherUidIsRefusedAndTheRightOneDeletes() {
-        Pod pod = client.pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withName("p").endMetadata()
-                .withNewSpec().addNewContainer().withName("main").withImage("x").endContainer().endSpec().build()).create();
+        Pod pod = client.pods()
+                .inNamespace("ns")
+                .resource(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("p")
+                        .endMetadata()
+                        .withNewSpec()
+                        .addNewContainer()
+                        .withName("main")
+                        .withImage("x")
+                        .endContainer()
+                        .endSpec()
+                        .build())
+                .create();
 
-        KubernetesClientException refused = catchThrowableOfType(KubernetesClientException.class, () -> deleteWithUid("p", "not-its-uid"));
+        KubernetesClientException refused =
+                catchThrowableOfType(KubernetesClientException.class, () -> deleteWithUid("p", "not-its-uid"));
 
         assertThat(refused.getCode()).isEqualTo(409);
         assertThat(refused.getMessage()).contains("Precondition failed");
@@ -76,11 +97,25 @@ class AdmittingDispatcherTest {
     @Test
     void aFailedRequestChangesNothingUntilTheFaultIsLifted() {
         AdmittingDispatcher dispatcher = restartOnOwnStore(SimApiServer::clientWithoutRetries);
-        Pod pod = client.pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withName("p").endMetadata()
-                .withNewSpec().addNewContainer().withName("main").withImage("x").endContainer().endSpec().build()).create();
+        Pod pod = client.pods()
+                .inNamespace("ns")
+                .resource(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("p")
+                        .endMetadata()
+                        .withNewSpec()
+                        .addNewContainer()
+                        .withName("main")
+                        .withImage("x")
+                        .endContainer()
+                        .endSpec()
+                        .build())
+                .create();
         dispatcher.fail("DELETE", "/api/v1/namespaces/ns/pods/p", 503);
 
-        KubernetesClientException refused = catchThrowableOfType(KubernetesClientException.class, () -> deleteWithUid("p", pod.getMetadata().getUid()));
+        KubernetesClientException refused = catchThrowableOfType(
+                KubernetesClientException.class,
+                () -> deleteWithUid("p", pod.getMetadata().getUid()));
 
         assertThat(refused.getCode()).isEqualTo(503);
         assertThat(dispatcher.failed()).isPositive();
@@ -91,8 +126,17 @@ class AdmittingDispatcherTest {
     }
 
     private static Pod pod(String name) {
-        return new PodBuilder().withNewMetadata().withName(name).endMetadata()
-                .withNewSpec().addNewContainer().withName("main").withImage("x").endContainer().endSpec().build();
+        return new PodBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .endMetadata()
+                .withNewSpec()
+                .addNewContainer()
+                .withName("main")
+                .withImage("x")
+                .endContainer()
+                .endSpec()
+                .build();
     }
 
     @Test
@@ -103,21 +147,40 @@ class AdmittingDispatcherTest {
             List<Integer> codes = new java.util.ArrayList<>();
             for (int i = 0; i < 40; i++) {
                 Pod written = pod("p" + i);
-                KubernetesClientException refused = catchThrowableOfType(KubernetesClientException.class,
+                KubernetesClientException refused = catchThrowableOfType(
+                        KubernetesClientException.class,
                         () -> flaky.pods().inNamespace("ns").resource(written).create());
                 codes.add(refused == null ? 201 : refused.getCode());
                 client.pods().inNamespace("ns").resource(pod("q" + i)).create();
             }
-            List<Integer> labelled = IntStream.range(0, 20).mapToObj(i -> catchThrowableOfType(KubernetesClientException.class,
-                    () -> flaky.pods().inNamespace("ns").resource(new PodBuilder(flaky.pods().inNamespace("ns").withName("q0").get())
-                            .editMetadata().addToLabels("edited", "yes").endMetadata().build()).update())).map(e -> e == null ? 200 : e.getCode()).toList();
+            List<Integer> labelled = IntStream.range(0, 20)
+                    .mapToObj(i -> catchThrowableOfType(
+                            KubernetesClientException.class,
+                            () -> flaky.pods()
+                                    .inNamespace("ns")
+                                    .resource(new PodBuilder(flaky.pods()
+                                                    .inNamespace("ns")
+                                                    .withName("q0")
+                                                    .get())
+                                            .editMetadata()
+                                            .addToLabels("edited", "yes")
+                                            .endMetadata()
+                                            .build())
+                                    .update()))
+                    .map(e -> e == null ? 200 : e.getCode())
+                    .toList();
 
             // 40 draws at one half: fewer than 8 or more than 32 refusals has odds below one in 100,000
             assertThat(codes).filteredOn(c -> c != 201).hasSizeBetween(8, 32).allMatch(c -> c == 500 || c == 429);
             assertThat(codes).contains(201);
-            assertThat(flaky.pods().inNamespace("ns").list().getItems()).hasSize(40 + (int) codes.stream().filter(c -> c == 201).count());
-            assertThat(labelled).as("a stale-write conflict is one of the refusals of an update").contains(409);
-            assertThat(dispatcher.failed()).isEqualTo((int) (codes.stream().filter(c -> c != 201).count() + labelled.stream().filter(c -> c != 200).count()));
+            assertThat(flaky.pods().inNamespace("ns").list().getItems())
+                    .hasSize(40 + (int) codes.stream().filter(c -> c == 201).count());
+            assertThat(labelled)
+                    .as("a stale-write conflict is one of the refusals of an update")
+                    .contains(409);
+            assertThat(dispatcher.failed())
+                    .isEqualTo((int) (codes.stream().filter(c -> c != 201).count()
+                            + labelled.stream().filter(c -> c != 200).count()));
         }
     }
 
@@ -126,33 +189,39 @@ class AdmittingDispatcherTest {
         AdmittingDispatcher dispatcher = restartOnOwnStore(KubernetesMockServer::createClient);
         java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
         client.pods().inNamespace("ns").resource(pod("before")).create();
-        try (var informer = client.pods().inNamespace("ns").inform(new io.fabric8.kubernetes.client.informers.ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Pod obj) {
-                seen.add(obj.getMetadata().getName());
-            }
+        try (var informer = client.pods()
+                .inNamespace("ns")
+                .inform(new io.fabric8.kubernetes.client.informers.ResourceEventHandler<>() {
+                    @Override
+                    public void onAdd(Pod obj) {
+                        seen.add(obj.getMetadata().getName());
+                    }
 
-            @Override
-            public void onUpdate(Pod oldObj, Pod newObj) {
-                seen.add(newObj.getMetadata().getName());
-            }
+                    @Override
+                    public void onUpdate(Pod oldObj, Pod newObj) {
+                        seen.add(newObj.getMetadata().getName());
+                    }
 
-            @Override
-            public void onDelete(Pod obj, boolean deletedFinalStateUnknown) {
-                seen.remove(obj.getMetadata().getName());
-            }
-        })) {
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> dispatcher.watchesOpened() == 1);
+                    @Override
+                    public void onDelete(Pod obj, boolean deletedFinalStateUnknown) {
+                        seen.remove(obj.getMetadata().getName());
+                    }
+                })) {
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(10))
+                    .until(() -> dispatcher.watchesOpened() == 1);
             assertThat(seen).containsExactly("before");
 
             assertThat(dispatcher.expireWatches()).isEqualTo(1);
             client.pods().inNamespace("ns").withName("before").delete();
             client.pods().inNamespace("ns").resource(pod("after")).create();
 
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> {
-                assertThat(dispatcher.watchesOpened()).isEqualTo(2);
-                assertThat(seen).containsExactly("after");
-            });
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(20))
+                    .untilAsserted(() -> {
+                        assertThat(dispatcher.watchesOpened()).isEqualTo(2);
+                        assertThat(seen).containsExactly("after");
+                    });
         }
     }
 
@@ -167,7 +236,9 @@ class AdmittingDispatcherTest {
         client.pods().inNamespace("ns").resource(pod("deleted-meanwhile")).create();
         client.pods().inNamespace("ns").resource(pod("kept")).create();
         try (var informer = client.pods().inNamespace("ns").inform()) {
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> dispatcher.watchesOpened() == 1);
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(10))
+                    .until(() -> dispatcher.watchesOpened() == 1);
             // the watch cannot come back until the deletion has happened
             dispatcher.fail("GET", "/api/v1/namespaces/ns/pods", 503);
             assertThat(dispatcher.dropWatches()).isEqualTo(1);
@@ -175,11 +246,14 @@ class AdmittingDispatcherTest {
             client.pods().inNamespace("ns").resource(pod("created-meanwhile")).create();
             dispatcher.lift();
 
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20)).untilAsserted(() -> {
-                assertThat(dispatcher.watchesOpened()).isEqualTo(2);
-                assertThat(informer.getStore().list()).extracting(p -> p.getMetadata().getName())
-                        .containsExactlyInAnyOrder("kept", "created-meanwhile");
-            });
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(20))
+                    .untilAsserted(() -> {
+                        assertThat(dispatcher.watchesOpened()).isEqualTo(2);
+                        assertThat(informer.getStore().list())
+                                .extracting(p -> p.getMetadata().getName())
+                                .containsExactlyInAnyOrder("kept", "created-meanwhile");
+                    });
         }
     }
 
@@ -193,8 +267,10 @@ class AdmittingDispatcherTest {
         history.deleted("v1/Pod/ns/c", 12, anyPod, "{\"metadata\":{\"name\":\"c\"}}");
 
         assertThat(history.since(9, anyPod)).isEmpty();
-        assertThat(history.since(10, anyPod)).hasValueSatisfying(events -> assertThat(events).hasSize(2)
-                .allSatisfy(e -> assertThat(e).startsWith("{\"type\":\"DELETED\"")));
+        assertThat(history.since(10, anyPod))
+                .hasValueSatisfying(events -> assertThat(events)
+                        .hasSize(2)
+                        .allSatisfy(e -> assertThat(e).startsWith("{\"type\":\"DELETED\"")));
         assertThat(history.since(12, anyPod)).hasValue(List.of());
     }
 
@@ -212,12 +288,33 @@ class AdmittingDispatcherTest {
     /** A real API server answers the write that removes the last finalizer with the object as it was deleted. */
     @Test
     void removingTheLastFinalizerOfADeletedObjectAnswersWithTheObjectAndDeletesIt() {
-        client.pods().inNamespace("ns").resource(new PodBuilder().withNewMetadata().withName("held").addToFinalizers("test/hold").endMetadata()
-                .withNewSpec().addNewContainer().withName("main").withImage("x").endContainer().endSpec().build()).create();
+        client.pods()
+                .inNamespace("ns")
+                .resource(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("held")
+                        .addToFinalizers("test/hold")
+                        .endMetadata()
+                        .withNewSpec()
+                        .addNewContainer()
+                        .withName("main")
+                        .withImage("x")
+                        .endContainer()
+                        .endSpec()
+                        .build())
+                .create();
         client.pods().inNamespace("ns").withName("held").delete();
-        assertThat(client.pods().inNamespace("ns").withName("held").get().getMetadata().getDeletionTimestamp()).isNotNull();
+        assertThat(client.pods()
+                        .inNamespace("ns")
+                        .withName("held")
+                        .get()
+                        .getMetadata()
+                        .getDeletionTimestamp())
+                .isNotNull();
 
-        Pod answer = client.pods().inNamespace("ns").withName("held")
+        Pod answer = client.pods()
+                .inNamespace("ns")
+                .withName("held")
                 .patch(PatchContext.of(PatchType.JSON), "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]");
 
         assertThat(answer).isNotNull();
@@ -230,11 +327,18 @@ class AdmittingDispatcherTest {
     private static final String INVALID = "ModelDeployment.serving.ebb.dev \"good\" is invalid: ";
 
     private ModelDeployment createGood() {
-        return client.resource(Specs.deployment("good", "vLLM").namespace(NS).role(Specs.role("server")).build()).create();
+        return client.resource(Specs.deployment("good", "vLLM")
+                        .namespace(NS)
+                        .role(Specs.role("server"))
+                        .build())
+                .create();
     }
 
     private ModelDeployment stored() {
-        return client.resources(ModelDeployment.class).inNamespace(NS).withName("good").get();
+        return client.resources(ModelDeployment.class)
+                .inNamespace(NS)
+                .withName("good")
+                .get();
     }
 
     private static String refusal(ThrowingCallable write) {
@@ -248,11 +352,16 @@ class AdmittingDispatcherTest {
     void aPlainUpdateOfABadChangeIsRefusedAndNothingChanges() {
         ModelDeployment md = createGood();
         ModelDeploymentSpec spec = md.getSpec();
-        md.setSpec(new ModelDeploymentSpec(spec.model(), spec.engine(), spec.router(),
+        md.setSpec(new ModelDeploymentSpec(
+                spec.model(),
+                spec.engine(),
+                spec.router(),
                 List.of(Specs.role("server").size(0).build())));
 
         assertThat(refusal(() -> client.resource(md).update()))
-                .isEqualTo(INVALID + "spec.roles[0].size: Invalid value: 0: spec.roles[0].size in body should be greater than or equal to 1");
+                .isEqualTo(
+                        INVALID
+                                + "spec.roles[0].size: Invalid value: 0: spec.roles[0].size in body should be greater than or equal to 1");
         assertThat(stored().getSpec().roles().get(0).size()).isNull();
     }
 
@@ -260,8 +369,10 @@ class AdmittingDispatcherTest {
     void aMergePatchIsRefusedWithTheCrdsMessage() {
         createGood();
 
-        assertThat(refusal(() -> client.resources(ModelDeployment.class).inNamespace(NS).withName("good")
-                .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"engine\":{\"name\":\"SGLang\"}}}")))
+        assertThat(refusal(() -> client.resources(ModelDeployment.class)
+                        .inNamespace(NS)
+                        .withName("good")
+                        .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"engine\":{\"name\":\"SGLang\"}}}")))
                 .isEqualTo(INVALID + "spec.engine.name: Invalid value: spec.engine.name is immutable; "
                         + "create a new ModelDeployment to change engines");
         assertThat(stored().getSpec().engine().name()).isEqualTo("vLLM");
@@ -270,10 +381,17 @@ class AdmittingDispatcherTest {
     @Test
     void aServerSideApplyIsRefusedWithTheCrdsMessage() {
         createGood();
-        ModelDeployment applied = Specs.deployment("good", "vLLM").namespace(NS).router("sglang-gateway").role(Specs.role("server")).build();
+        ModelDeployment applied = Specs.deployment("good", "vLLM")
+                .namespace(NS)
+                .router("sglang-gateway")
+                .role(Specs.role("server"))
+                .build();
         applied.getMetadata().setUid(null);
 
-        assertThat(refusal(() -> client.resource(applied).fieldManager("kubectl").forceConflicts().serverSideApply()))
+        assertThat(refusal(() -> client.resource(applied)
+                        .fieldManager("kubectl")
+                        .forceConflicts()
+                        .serverSideApply()))
                 .isEqualTo(INVALID + "spec.router.name: Invalid value: spec.router.name does not fit spec.engine.name: "
                         + "vllm-router serves only vLLM, sglang-gateway only SGLang, llm-d-router either");
         assertThat(stored().getSpec().router()).isNull();
@@ -281,11 +399,17 @@ class AdmittingDispatcherTest {
 
     @Test
     void severalErrorsAreListedTogetherInBrackets() {
-        String message = refusal(() -> client.resource(Specs.deployment("good", "vLLM").namespace(NS)
-                .role(Specs.role("server").size(0).grace(3601)).build()).create());
+        String message = refusal(() -> client.resource(Specs.deployment("good", "vLLM")
+                        .namespace(NS)
+                        .role(Specs.role("server").size(0).grace(3601))
+                        .build())
+                .create());
 
-        assertThat(message).startsWith(INVALID + "[").endsWith("]")
-                .contains("spec.roles[0].size: Invalid value: 0: spec.roles[0].size in body should be greater than or equal to 1")
+        assertThat(message)
+                .startsWith(INVALID + "[")
+                .endsWith("]")
+                .contains(
+                        "spec.roles[0].size: Invalid value: 0: spec.roles[0].size in body should be greater than or equal to 1")
                 .contains("spec.roles[0].terminationGracePeriodSeconds: Invalid value: 3601: "
                         + "spec.roles[0].terminationGracePeriodSeconds in body should be less than or equal to 3600")
                 .contains(", ");
@@ -293,14 +417,20 @@ class AdmittingDispatcherTest {
 
     @Test
     void replicasAndRoleCountsBeyondTheirBoundsAreRefusedOnCreate() {
-        assertThat(refusal(() -> client.resource(Specs.deployment("good", "vLLM").namespace(NS)
-                .role(Specs.role("server").replicas(1025)).build()).create()))
-                .isEqualTo(INVALID + "spec.roles[0].replicas: Invalid value: 1025: spec.roles[0].replicas in body should be less than or equal to 1024");
+        assertThat(refusal(() -> client.resource(Specs.deployment("good", "vLLM")
+                                .namespace(NS)
+                                .role(Specs.role("server").replicas(1025))
+                                .build())
+                        .create()))
+                .isEqualTo(
+                        INVALID
+                                + "spec.roles[0].replicas: Invalid value: 1025: spec.roles[0].replicas in body should be less than or equal to 1024");
 
         Specs.Deployment eleven = Specs.deployment("good", "vLLM").namespace(NS);
         IntStream.range(0, 11).forEach(i -> eleven.role(Specs.role("r" + (char) ('a' + i))));
         assertThat(refusal(() -> client.resource(eleven.build()).create()))
-                .isEqualTo(INVALID + "[spec.roles: Too many: 11: must have at most 10 items, " + CrdAdmission.RULES_NOT_CHECKED + "]");
+                .isEqualTo(INVALID + "[spec.roles: Too many: 11: must have at most 10 items, "
+                        + CrdAdmission.RULES_NOT_CHECKED + "]");
         assertThat(stored()).isNull();
     }
 

@@ -20,10 +20,18 @@ public final class Bystander implements AutoCloseable {
     private final boolean keepAlive;
     private final AtomicLong answered = new AtomicLong();
     private final AtomicLong opened = new AtomicLong();
-    private final ScheduledExecutorService ticks = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("bystander"));
+    private final ScheduledExecutorService ticks =
+            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("bystander"));
     private KubeProxyService.Connection kept;
 
-    private Bystander(String pod, String address, int port, String sourceAddress, String path, boolean keepAlive, Duration every) {
+    private Bystander(
+            String pod,
+            String address,
+            int port,
+            String sourceAddress,
+            String path,
+            boolean keepAlive,
+            Duration every) {
         this.pod = pod;
         this.address = address;
         this.port = port;

@@ -24,9 +24,12 @@ public final class CannedListener implements AutoCloseable {
         this(address, port, answer, new byte[0], Duration.ZERO);
     }
 
-    private CannedListener(String address, int port, byte[] head, byte[] tail, Duration pausePerTailByte) throws IOException {
+    private CannedListener(String address, int port, byte[] head, byte[] tail, Duration pausePerTailByte)
+            throws IOException {
         socket = new ServerSocket(port, 50, InetAddress.getByName(address));
-        DaemonThreads.named("canned-listener").newThread(() -> serve(head, tail, pausePerTailByte)).start();
+        DaemonThreads.named("canned-listener")
+                .newThread(() -> serve(head, tail, pausePerTailByte))
+                .start();
     }
 
     public CannedListener(String address, int port, String answer) throws IOException {
@@ -37,8 +40,13 @@ public final class CannedListener implements AutoCloseable {
      * Sends the head at once and then the tail a byte at a time with a pause before each, as a server that stalls
      * halfway through its answer would.
      */
-    public static CannedListener dripping(String address, String head, String tail, Duration pausePerTailByte) throws IOException {
-        return new CannedListener(address, 0, head.getBytes(StandardCharsets.ISO_8859_1), tail.getBytes(StandardCharsets.ISO_8859_1),
+    public static CannedListener dripping(String address, String head, String tail, Duration pausePerTailByte)
+            throws IOException {
+        return new CannedListener(
+                address,
+                0,
+                head.getBytes(StandardCharsets.ISO_8859_1),
+                tail.getBytes(StandardCharsets.ISO_8859_1),
                 pausePerTailByte);
     }
 

@@ -14,8 +14,7 @@ import javax.net.ssl.SSLContext;
  * kubelet starts it, and so does {@link EngineProgram} inside a real node's container, which has no Pod to read.
  */
 public final class CommandedEngine {
-    private CommandedEngine() {
-    }
+    private CommandedEngine() {}
 
     /**
      * Recognises the engine from the command line the operator renders. Followers of a multi-Pod replica serve
@@ -23,7 +22,9 @@ public final class CommandedEngine {
      */
     public static Optional<Engine> engineOf(List<String> command) {
         boolean follower = command.contains("--headless")
-                || argAfter(command, "--node-rank").filter(rank -> !rank.equals("0")).isPresent();
+                || argAfter(command, "--node-rank")
+                        .filter(rank -> !rank.equals("0"))
+                        .isPresent();
         return follower ? Optional.empty() : ReplicaClassifier.engineOf(command);
     }
 
@@ -40,17 +41,32 @@ public final class CommandedEngine {
      * @param declaredPort the container's first declared port, taken when the command names none
      * @param shaping      changes to the behaviour its image and command give, made before it starts
      */
-    public static FakeEngine start(Engine engine, String image, List<String> command, int declaredPort, String address,
-            Consumer<EngineBehaviour> shaping) throws IOException {
+    public static FakeEngine start(
+            Engine engine,
+            String image,
+            List<String> command,
+            int declaredPort,
+            String address,
+            Consumer<EngineBehaviour> shaping)
+            throws IOException {
         int port = argAfter(command, "--port").map(Integer::parseInt).orElse(declaredPort);
         SSLContext tls = command.contains("--ssl-certfile") ? SelfSignedTls.shared() : null;
         EngineBehaviour behaviour = EngineBehaviour.ofContainer(engine, image, command);
-        int nodes = argAfter(command, "--nnodes").filter(n -> n.matches("\\d{1,6}")).map(Integer::parseInt).orElse(1);
+        int nodes = argAfter(command, "--nnodes")
+                .filter(n -> n.matches("\\d{1,6}"))
+                .map(Integer::parseInt)
+                .orElse(1);
         if (FollowerGauges.onFollowers(engine, nodes, command).isPresent()) {
             behaviour.dataParallelMembers(nodes);
         }
         shaping.accept(behaviour);
-        return FakeEngine.start(engine, address, port, argAfter(command, "--served-model-name").orElse("model"), new EngineFaults(),
-                behaviour, tls);
+        return FakeEngine.start(
+                engine,
+                address,
+                port,
+                argAfter(command, "--served-model-name").orElse("model"),
+                new EngineFaults(),
+                behaviour,
+                tls);
     }
 }

@@ -42,15 +42,22 @@ final class ConfigMapMounts implements AutoCloseable {
         }
         Map<String, Path> mounted = new LinkedHashMap<>();
         List<Path> made = new ArrayList<>();
-        for (VolumeMount mount : Optional.ofNullable(container.getVolumeMounts()).orElse(List.of())) {
+        for (VolumeMount mount :
+                Optional.ofNullable(container.getVolumeMounts()).orElse(List.of())) {
             String configMap = configMapOfVolume.get(mount.getName());
             if (configMap == null) {
                 continue;
             }
             Path dir = Files.createTempDirectory("ebb-configmap-");
             made.add(dir);
-            ConfigMap data = client.configMaps().inNamespace(pod.getMetadata().getNamespace()).withName(configMap).get();
-            for (Map.Entry<String, String> file : Optional.ofNullable(data).map(ConfigMap::getData).orElse(Map.of()).entrySet()) {
+            ConfigMap data = client.configMaps()
+                    .inNamespace(pod.getMetadata().getNamespace())
+                    .withName(configMap)
+                    .get();
+            for (Map.Entry<String, String> file : Optional.ofNullable(data)
+                    .map(ConfigMap::getData)
+                    .orElse(Map.of())
+                    .entrySet()) {
                 Files.writeString(dir.resolve(file.getKey()), file.getValue());
             }
             mounted.put(mount.getMountPath().replaceAll("/+$", ""), dir);
@@ -60,15 +67,21 @@ final class ConfigMapMounts implements AutoCloseable {
 
     /** The argv with every argument under a mount path naming the file where that mount lives here. */
     List<String> onHost(List<String> argv) {
-        return argv.stream().map(arg -> mounted.entrySet().stream().filter(m -> arg.startsWith(m.getKey() + "/")).findFirst()
-                .map(m -> m.getValue() + arg.substring(m.getKey().length())).orElse(arg)).toList();
+        return argv.stream()
+                .map(arg -> mounted.entrySet().stream()
+                        .filter(m -> arg.startsWith(m.getKey() + "/"))
+                        .findFirst()
+                        .map(m -> m.getValue() + arg.substring(m.getKey().length()))
+                        .orElse(arg))
+                .toList();
     }
 
     @Override
     public void close() {
         for (Path dir : made) {
             try (Stream<Path> files = Files.walk(dir)) {
-                files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+                files.sorted(Comparator.reverseOrder())
+                        .forEach(path -> path.toFile().delete());
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }

@@ -26,12 +26,16 @@ final class ContainerFiles implements AutoCloseable {
     }
 
     static ContainerFiles create() throws IOException {
-        return new ContainerFiles(Files.createTempFile("container-log", ".log"), Files.createTempFile("termination-log", ".log"));
+        return new ContainerFiles(
+                Files.createTempFile("container-log", ".log"), Files.createTempFile("termination-log", ".log"));
     }
 
     List<String> onHost(List<String> argv) {
-        return argv.stream().map(arg -> arg.equals(DrainHook.CONTAINER_LOG) ? containerLog.toString()
-                : arg.equals(DrainHook.TERMINATION_LOG) ? terminationLog.toString() : arg).toList();
+        return argv.stream()
+                .map(arg -> arg.equals(DrainHook.CONTAINER_LOG)
+                        ? containerLog.toString()
+                        : arg.equals(DrainHook.TERMINATION_LOG) ? terminationLog.toString() : arg)
+                .toList();
     }
 
     /** The termination message, null when the file is empty, as the kubelet leaves it unset. */

@@ -42,11 +42,14 @@ public final class CrdAdmission {
     private final Map<String, CelAbstractSyntaxTree> compiled = new HashMap<>();
     /** The schema keywords whose failure keeps the CEL rules from running (NotSupported, Required, TooLong, TooMany, TypeInvalid). */
     private static final Set<String> BLOCKING_KEYWORDS = Set.of("enum", "required", "maxLength", "maxItems", "type");
-    static final String RULES_NOT_CHECKED = "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; "
-            + "correct the existing errors to complete validation";
+
+    static final String RULES_NOT_CHECKED =
+            "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; "
+                    + "correct the existing errors to complete validation";
 
     public CrdAdmission(CustomResourceDefinition crd) {
-        this.schemaTree = JSON.valueToTree(crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema());
+        this.schemaTree =
+                JSON.valueToTree(crd.getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema());
         this.schema = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_4)
                 .getSchema(schemaTree.toString(), InputFormat.JSON);
         this.resource = crd.getSpec().getNames().getKind() + "." + crd.getSpec().getGroup();
@@ -86,17 +89,28 @@ public final class CrdAdmission {
         JsonNode rule = error.getSchemaNode();
         return switch (error.getKeyword()) {
             case "required" -> join(path, error.getProperty()) + ": Required value";
-            case "minimum" -> path + ": Invalid value: " + value + ": " + path + " in body should be greater than or equal to " + number(rule);
-            case "maximum" -> path + ": Invalid value: " + value + ": " + path + " in body should be less than or equal to " + number(rule);
-            case "enum" -> path + ": Unsupported value: " + value + ": supported values: "
-                    + stream(rule).map(JsonNode::toString).collect(Collectors.joining(", "));
-            case "pattern" -> path + ": Invalid value: " + value + ": " + path + " in body should match '" + rule.asText() + "'";
+            case "minimum" ->
+                path + ": Invalid value: " + value + ": " + path + " in body should be greater than or equal to "
+                        + number(rule);
+            case "maximum" ->
+                path + ": Invalid value: " + value + ": " + path + " in body should be less than or equal to "
+                        + number(rule);
+            case "enum" ->
+                path + ": Unsupported value: " + value + ": supported values: "
+                        + stream(rule).map(JsonNode::toString).collect(Collectors.joining(", "));
+            case "pattern" ->
+                path + ": Invalid value: " + value + ": " + path + " in body should match '" + rule.asText() + "'";
             case "maxLength" -> path + ": Too long: may not be more than " + rule.asInt() + " bytes";
-            case "minLength" -> path + ": Invalid value: " + value + ": " + path + " in body should be at least " + rule.asInt() + " chars long";
-            case "minItems" -> path + ": Invalid value: " + value.size() + ": " + path + " in body should have at least " + rule.asInt() + " items";
+            case "minLength" ->
+                path + ": Invalid value: " + value + ": " + path + " in body should be at least " + rule.asInt()
+                        + " chars long";
+            case "minItems" ->
+                path + ": Invalid value: " + value.size() + ": " + path + " in body should have at least "
+                        + rule.asInt() + " items";
             case "maxItems" -> path + ": Too many: " + value.size() + ": must have at most " + rule.asInt() + " items";
-            case "type" -> path + ": Invalid value: \"" + value.getNodeType().name().toLowerCase() + "\": " + path
-                    + " in body must be of type " + rule.asText();
+            case "type" ->
+                path + ": Invalid value: \"" + value.getNodeType().name().toLowerCase() + "\": " + path
+                        + " in body must be of type " + rule.asText();
             default -> path + ": Invalid value: " + error.getMessage();
         };
     }
@@ -117,8 +131,12 @@ public final class CrdAdmission {
             Iterator<Map.Entry<String, JsonNode>> it = properties.fields();
             while (it.hasNext()) {
                 Map.Entry<String, JsonNode> property = it.next();
-                checkRules(property.getValue(), value.get(property.getKey()), old == null ? null : old.get(property.getKey()),
-                        join(path, property.getKey()), out);
+                checkRules(
+                        property.getValue(),
+                        value.get(property.getKey()),
+                        old == null ? null : old.get(property.getKey()),
+                        join(path, property.getKey()),
+                        out);
             }
         }
         JsonNode items = schemaNode.get("items");
@@ -134,7 +152,8 @@ public final class CrdAdmission {
      * server leaves out, and "path: Invalid value: value: detail" on a scalar (apiextensions-apiserver v0.37.2,
      * pkg/apiserver/schema/cel/validation.go: field.OmitValueType for "object" and "array").
      */
-    private void evaluate(JsonNode schemaNode, JsonNode rule, JsonNode value, JsonNode old, String path, List<String> out) {
+    private void evaluate(
+            JsonNode schemaNode, JsonNode rule, JsonNode value, JsonNode old, String path, List<String> out) {
         String expression = rule.get("rule").asText();
         boolean transition = expression.contains("oldSelf");
         if (transition && (old == null || old.isNull())) {
@@ -145,10 +164,13 @@ public final class CrdAdmission {
         if (transition) {
             variables.put("oldSelf", toCel(old));
         }
-        String field = rule.hasNonNull("fieldPath") ? join(path, rule.get("fieldPath").asText().substring(1)) : path;
+        String field = rule.hasNonNull("fieldPath")
+                ? join(path, rule.get("fieldPath").asText().substring(1))
+                : path;
         String message = rule.hasNonNull("message") ? rule.get("message").asText() : "failed rule: " + expression;
         String type = schemaNode.path("type").asText();
-        String invalid = field + ": Invalid value: " + (type.equals("object") || type.equals("array") ? "" : value + ": ");
+        String invalid =
+                field + ": Invalid value: " + (type.equals("object") || type.equals("array") ? "" : value + ": ");
         try {
             Object result = cel.createProgram(ast(expression)).eval(variables);
             if (!Boolean.TRUE.equals(result)) {
@@ -240,7 +262,8 @@ public final class CrdAdmission {
             if (segment.chars().allMatch(Character::isDigit)) {
                 out.append('[').append(segment).append(']');
             } else {
-                out.append(out.length() == 0 ? "" : ".").append(segment.replace("~1", "/").replace("~0", "~"));
+                out.append(out.length() == 0 ? "" : ".")
+                        .append(segment.replace("~1", "/").replace("~0", "~"));
             }
         }
         return out.toString();

@@ -4,8 +4,7 @@ import java.util.concurrent.ThreadFactory;
 
 /** Threads of the test world, named for thread dumps, that never keep a finished run's JVM alive. */
 public final class DaemonThreads {
-    private DaemonThreads() {
-    }
+    private DaemonThreads() {}
 
     public static ThreadFactory named(String name) {
         return r -> {

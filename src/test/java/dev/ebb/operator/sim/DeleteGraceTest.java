@@ -41,12 +41,15 @@ class DeleteGraceTest {
     /** An SGLang engine holding one long stream, which only the kill cuts. */
     private CompletableFuture<LoadGenerator.Request> runningWithAStream(String name) {
         client.resource(SimKubeletTest.sglangPod(name, 30L, LONG_HOOK)).create();
-        await().atMost(Duration.ofSeconds(5)).until(() -> kubelet.engine(NS, name).isPresent()
-                && fetch(name).getStatus() != null && "Running".equals(fetch(name).getStatus().getPhase()));
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> kubelet.engine(NS, name).isPresent()
+                        && fetch(name).getStatus() != null
+                        && "Running".equals(fetch(name).getStatus().getPhase()));
         FakeEngine engine = kubelet.engine(NS, name).orElseThrow();
         // Running comes before the model is loaded; a request sent before then is refused
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.state() == FakeEngine.State.SERVING);
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(name, engine.uri(""))), 1, 2000, Duration.ofMillis(20));
+        LoadGenerator load = new LoadGenerator(
+                () -> Optional.of(new RouteTarget(name, engine.uri(""))), 1, 2000, Duration.ofMillis(20));
         CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(load::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
         return held;
@@ -60,22 +63,44 @@ class DeleteGraceTest {
         assertThat(fetch(name).getMetadata().getDeletionGracePeriodSeconds()).isEqualTo(3L);
         // the hook is cut at 3 s and the engine killed 2 s later: well before the Pod's own 30 s
         await().atMost(Duration.ofSeconds(15)).until(() -> fetch(name) == null);
-        Termination t = kubelet.terminations().stream().filter(x -> x.pod().equals(name)).findFirst().orElseThrow();
-        assertThat(t.hook()).hasValueSatisfying(hook -> assertThat(hook).isBetween(Duration.ofMillis(2900), Duration.ofSeconds(5)));
+        Termination t = kubelet.terminations().stream()
+                .filter(x -> x.pod().equals(name))
+                .findFirst()
+                .orElseThrow();
+        assertThat(t.hook())
+                .hasValueSatisfying(hook -> assertThat(hook).isBetween(Duration.ofMillis(2900), Duration.ofSeconds(5)));
         assertThat(t.killed()).isTrue();
         assertThat(held.get(5, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
     }
 
     @Test
     void aDeleteWithAShorterGraceKillsByIt() throws Exception {
-        killedByTheShorterGrace("short", name -> client.pods().inNamespace(NS).withName(name).withGracePeriod(3).delete());
+        killedByTheShorterGrace(
+                "short",
+                name -> client.pods()
+                        .inNamespace(NS)
+                        .withName(name)
+                        .withGracePeriod(3)
+                        .delete());
     }
 
     @Test
     void anEvictionWithAShorterGraceKillsByIt() throws Exception {
-        killedByTheShorterGrace("evicted", name -> assertThat(client.pods().inNamespace(NS).withName(name).evict(new EvictionBuilder()
-                .withNewMetadata().withName(name).withNamespace(NS).endMetadata()
-                .withDeleteOptions(new DeleteOptionsBuilder().withGracePeriodSeconds(3L).build()).build())).isTrue());
+        killedByTheShorterGrace(
+                "evicted",
+                name -> assertThat(client.pods()
+                                .inNamespace(NS)
+                                .withName(name)
+                                .evict(new EvictionBuilder()
+                                        .withNewMetadata()
+                                        .withName(name)
+                                        .withNamespace(NS)
+                                        .endMetadata()
+                                        .withDeleteOptions(new DeleteOptionsBuilder()
+                                                .withGracePeriodSeconds(3L)
+                                                .build())
+                                        .build()))
+                        .isTrue());
     }
 
     @Test

@@ -23,8 +23,7 @@ import java.util.Optional;
 final class DeletionHistory {
     private static final ObjectMapper JSON = new ObjectMapper();
 
-    private record Deletion(long resourceVersion, AttributeSet key, String event) {
-    }
+    private record Deletion(long resourceVersion, AttributeSet key, String event) {}
 
     private final int capacity;
     /** By object identity, oldest deletion first. */
@@ -66,13 +65,15 @@ final class DeletionHistory {
             return Optional.empty();
         }
         List<String> events = new ArrayList<>();
-        deletions.values().stream().filter(d -> d.resourceVersion() > resourceVersion && d.key().matches(query))
+        deletions.values().stream()
+                .filter(d -> d.resourceVersion() > resourceVersion && d.key().matches(query))
                 .forEach(d -> events.add(d.event()));
         return Optional.of(events);
     }
 
     /** Sends under the history's lock, so that no write slips between a replayed deletion and the watch's start. */
-    synchronized void replay(long resourceVersion, AttributeSet query, java.util.function.Consumer<Optional<List<String>>> send) {
+    synchronized void replay(
+            long resourceVersion, AttributeSet query, java.util.function.Consumer<Optional<List<String>>> send) {
         send.accept(since(resourceVersion, query));
     }
 
@@ -82,7 +83,9 @@ final class DeletionHistory {
             ObjectNode kept = JSON.createObjectNode();
             kept.set("apiVersion", whole.get("apiVersion"));
             kept.set("kind", whole.get("kind"));
-            ObjectNode metadata = whole.path("metadata").isObject() ? ((ObjectNode) whole.get("metadata")).deepCopy() : JSON.createObjectNode();
+            ObjectNode metadata = whole.path("metadata").isObject()
+                    ? ((ObjectNode) whole.get("metadata")).deepCopy()
+                    : JSON.createObjectNode();
             metadata.put("resourceVersion", Long.toString(resourceVersion));
             kept.set("metadata", metadata);
             ObjectNode event = JSON.createObjectNode();

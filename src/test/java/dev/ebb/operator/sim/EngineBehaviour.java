@@ -35,35 +35,69 @@ public final class EngineBehaviour {
 
     /** The engine as a release of unknown tag runs it: vLLM before graceful shutdown aborts, SGLang drains. */
     public static EngineBehaviour of(Engine engine) {
-        return new EngineBehaviour(engine == Engine.VLLM ? SigtermConduct.ABORT : SigtermConduct.DRAIN_WITHOUT_BOUND,
+        return new EngineBehaviour(
+                engine == Engine.VLLM ? SigtermConduct.ABORT : SigtermConduct.DRAIN_WITHOUT_BOUND,
                 MetricsPage.gaugesOf(engine, Optional.empty()));
     }
 
     /** The engine a container runs, its release read from the image's tag and its shutdown flags from the command. */
     public static EngineBehaviour ofContainer(Engine engine, String image, List<String> command) {
-        return new EngineBehaviour(SigtermConduct.of(engine, image, command), MetricsPage.gaugesOf(engine, EngineRelease.of(image)));
+        return new EngineBehaviour(
+                SigtermConduct.of(engine, image, command), MetricsPage.gaugesOf(engine, EngineRelease.of(image)));
     }
 
-    public SigtermConduct sigtermConduct() { return onSigterm; }
-    public Duration loadDelay() { return loadDelay; }
+    public SigtermConduct sigtermConduct() {
+        return onSigterm;
+    }
 
-    public EngineBehaviour onSigterm(SigtermConduct conduct) { onSigterm = conduct; return this; }
+    public Duration loadDelay() {
+        return loadDelay;
+    }
+
+    public EngineBehaviour onSigterm(SigtermConduct conduct) {
+        onSigterm = conduct;
+        return this;
+    }
     /** Until the model is loaded the engine answers no request: vLLM refuses connections, SGLang answers 503. */
-    public EngineBehaviour loadDelay(Duration delay) { loadDelay = delay; return this; }
+    public EngineBehaviour loadDelay(Duration delay) {
+        loadDelay = delay;
+        return this;
+    }
     /** The in-flight gauges show what the engine held at the last write of a logger that runs this often. */
-    public EngineBehaviour busyGaugeLag(Duration lag) { busyGaugeLag = lag; return this; }
+    public EngineBehaviour busyGaugeLag(Duration lag) {
+        busyGaugeLag = lag;
+        return this;
+    }
     /** Spreads the requests' data-parallel groups over this many members; see {@link #dataParallelMembers}. */
-    public EngineBehaviour dataParallelMembers(int members) { dataParallelMembers = Math.max(1, members); return this; }
+    public EngineBehaviour dataParallelMembers(int members) {
+        dataParallelMembers = Math.max(1, members);
+        return this;
+    }
     /** A request is held over HTTP this long before any in-flight gauge counts it. */
-    public EngineBehaviour tokenizing(Duration delay) { tokenizing = delay; return this; }
+    public EngineBehaviour tokenizing(Duration delay) {
+        tokenizing = delay;
+        return this;
+    }
     /** While the engine holds requests, its page shows each change this long after it happens. */
-    public EngineBehaviour gaugeWriteDelay(Duration delay) { gaugeWriteDelay = delay; return this; }
+    public EngineBehaviour gaugeWriteDelay(Duration delay) {
+        gaugeWriteDelay = delay;
+        return this;
+    }
     /** Once the engine holds nothing, its page still shows what it last held until this long after. */
-    public EngineBehaviour idleWriteAfter(Duration after) { idleWriteAfter = after; return this; }
+    public EngineBehaviour idleWriteAfter(Duration after) {
+        idleWriteAfter = after;
+        return this;
+    }
     /** Once its drain has found nothing left, the engine takes this long to stop its processes and exit. */
-    public EngineBehaviour exitAfterDrain(Duration teardown) { exitAfterDrain = teardown; return this; }
+    public EngineBehaviour exitAfterDrain(Duration teardown) {
+        exitAfterDrain = teardown;
+        return this;
+    }
     /** The engine looks whether its drain is over only this often, on a beat counted from its start. */
-    public EngineBehaviour drainCheckEvery(Duration period) { drainCheckEvery = period; return this; }
+    public EngineBehaviour drainCheckEvery(Duration period) {
+        drainCheckEvery = period;
+        return this;
+    }
 
     /**
      * The engine's timings as the engine tier saw the released engines keep them on CPU, slower than the fakes'
@@ -83,8 +117,11 @@ public final class EngineBehaviour {
     public EngineBehaviour timedAsObserved(Engine engine) {
         return switch (engine) {
             case VLLM -> exitAfterDrain(Duration.ofSeconds(6));
-            case SGLANG -> gaugeWriteDelay(Duration.ofMillis(1_500)).idleWriteAfter(Duration.ofMillis(29_500))
-                    .exitAfterDrain(Duration.ofMillis(4_400)).drainCheckEvery(Duration.ofSeconds(5));
+            case SGLANG ->
+                gaugeWriteDelay(Duration.ofMillis(1_500))
+                        .idleWriteAfter(Duration.ofMillis(29_500))
+                        .exitAfterDrain(Duration.ofMillis(4_400))
+                        .drainCheckEvery(Duration.ofSeconds(5));
         };
     }
 }

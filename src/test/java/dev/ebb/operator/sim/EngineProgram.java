@@ -26,10 +26,10 @@ import java.util.concurrent.locks.LockSupport;
 public final class EngineProgram {
     /** How the termination message begins, followed by the instant SIGTERM came. */
     public static final String SIGTERM_AT = "SIGTERM at ";
+
     private static final int USAGE = 2;
 
-    private EngineProgram() {
-    }
+    private EngineProgram() {}
 
     public static void main(String[] args) throws Exception {
         List<String> command = args.length < 2 ? List.of() : Arrays.asList(args).subList(1, args.length);
@@ -38,18 +38,21 @@ public final class EngineProgram {
             System.err.println("EngineProgram: not an engine's command line: " + command);
             System.exit(USAGE);
         }
-        FakeEngine running = CommandedEngine.start(engine, args[0], command, 8000, "0.0.0.0", behaviour -> { });
+        FakeEngine running = CommandedEngine.start(engine, args[0], command, 8000, "0.0.0.0", behaviour -> {});
         System.err.println("EngineProgram: " + engine.name().toLowerCase(Locale.ROOT) + " serving as " + args[0]);
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            recordSigterm(Instant.now());
-            running.sigterm();
-            while (!running.exited()) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
-            }
-            System.err.println("EngineProgram: exited");
-            stopped.countDown();
-        }, "sigterm"));
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            recordSigterm(Instant.now());
+                            running.sigterm();
+                            while (!running.exited()) {
+                                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+                            }
+                            System.err.println("EngineProgram: exited");
+                            stopped.countDown();
+                        },
+                        "sigterm"));
         stopped.await();
     }
 

@@ -5,8 +5,7 @@ import java.util.function.Consumer;
 
 /** A watch handler for whoever cares only what each object is now: an add and an update alike, a delete ignored. */
 public final class EveryState {
-    private EveryState() {
-    }
+    private EveryState() {}
 
     public static <T> ResourceEventHandler<T> of(Consumer<T> observe) {
         return new ResourceEventHandler<>() {
@@ -21,8 +20,7 @@ public final class EveryState {
             }
 
             @Override
-            public void onDelete(T object, boolean unknown) {
-            }
+            public void onDelete(T object, boolean unknown) {}
         };
     }
 }

@@ -37,7 +37,12 @@ import javax.net.ssl.SSLContext;
  * SIGTERM the way the engine release it imitates does ({@link EngineBehaviour}).
  */
 public final class FakeEngine implements EngineContainer, AutoCloseable {
-    public enum State { LOADING, SERVING, DRAINING, EXITED }
+    public enum State {
+        LOADING,
+        SERVING,
+        DRAINING,
+        EXITED
+    }
 
     private static final Pattern MAX_TOKENS = Pattern.compile("\"max_tokens\"\\s*:\\s*(\\d+)");
     private static final Pattern TOKEN_MS = Pattern.compile("\"token_interval_ms\"\\s*:\\s*(\\d+)");
@@ -55,6 +60,7 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
     private final SSLContext tls;
     /** One listener on the engine's address and, for a Pod on the pod network, one on its Pod's loopback stand-in. */
     private final List<HttpServer> servers = new CopyOnWriteArrayList<>();
+
     private final ExecutorService threads = Executors.newCachedThreadPool(DaemonThreads.named("fake-engine"));
     /** Every request held over HTTP, counted in the gauges or not yet. */
     private final Map<Long, HttpExchange> running = new ConcurrentHashMap<>();
@@ -62,10 +68,12 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
     private final Set<Long> counted = ConcurrentHashMap.newKeySet();
     /** What {@link #counted} held from each change on, by System.nanoTime(), for gauges that lag. */
     private final NavigableMap<Long, Set<Long>> countedSince = new TreeMap<>();
+
     private final long startedNanos = System.nanoTime();
     private final AtomicLong ids = new AtomicLong();
     /** vLLM's request counters: the prompt tokens of requests that produced output, every token streamed, every request that ran to its end. */
     private final AtomicLong promptTokens = new AtomicLong();
+
     private final AtomicLong generationTokens = new AtomicLong();
     private final AtomicLong finished = new AtomicLong();
     /**
@@ -74,6 +82,7 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
      * ours: RealSglangIT), so the count starts at one.
      */
     private final AtomicLong ended;
+
     private final AtomicLong metricsReads = new AtomicLong();
     private final Set<InetSocketAddress> completionClients = ConcurrentHashMap.newKeySet();
     private final long createdEpochSeconds = System.currentTimeMillis() / 1000;
@@ -83,8 +92,15 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
     /** True from the moment a drain that held nothing set out to exit, until a request found at its check calls it off. */
     private boolean exitUnderWay;
 
-    private FakeEngine(Engine engine, String host, int port, String model, EngineFaults faults, EngineBehaviour behaviour,
-            SSLContext tls) throws IOException {
+    private FakeEngine(
+            Engine engine,
+            String host,
+            int port,
+            String model,
+            EngineFaults faults,
+            EngineBehaviour behaviour,
+            SSLContext tls)
+            throws IOException {
         this.engine = engine;
         this.ended = new AtomicLong(engine == Engine.SGLANG ? 1 : 0);
         this.host = host;
@@ -114,13 +130,21 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         return new FakeEngine(engine, host, port, model, new EngineFaults(), EngineBehaviour.of(engine), null);
     }
 
-    public static FakeEngine start(Engine engine, String host, int port, String model, EngineFaults faults, SSLContext tls)
+    public static FakeEngine start(
+            Engine engine, String host, int port, String model, EngineFaults faults, SSLContext tls)
             throws IOException {
         return new FakeEngine(engine, host, port, model, faults, EngineBehaviour.of(engine), tls);
     }
 
-    public static FakeEngine start(Engine engine, String host, int port, String model, EngineFaults faults,
-            EngineBehaviour behaviour, SSLContext tls) throws IOException {
+    public static FakeEngine start(
+            Engine engine,
+            String host,
+            int port,
+            String model,
+            EngineFaults faults,
+            EngineBehaviour behaviour,
+            SSLContext tls)
+            throws IOException {
         return new FakeEngine(engine, host, port, model, faults, behaviour, tls);
     }
 
@@ -183,20 +207,45 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         }
     }
 
-    public Engine engine() { return engine; }
-    public String host() { return host; }
-    public int port() { return port; }
-    public EngineFaults faults() { return faults; }
-    public EngineBehaviour behaviour() { return behaviour; }
-    public State state() { return state; }
+    public Engine engine() {
+        return engine;
+    }
+
+    public String host() {
+        return host;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public EngineFaults faults() {
+        return faults;
+    }
+
+    public EngineBehaviour behaviour() {
+        return behaviour;
+    }
+
+    public State state() {
+        return state;
+    }
     /** Requests held over HTTP, whether the gauges count them yet or not. */
-    public int inFlight() { return running.size(); }
+    public int inFlight() {
+        return running.size();
+    }
     /** Requests the gauges count right now, before any lag of theirs. */
-    public int counted() { return counted.size(); }
+    public int counted() {
+        return counted.size();
+    }
     /** Requests for /metrics received so far, answered or not. */
-    public long metricsReads() { return metricsReads.get(); }
+    public long metricsReads() {
+        return metricsReads.get();
+    }
     /** Distinct client connections completions arrived on so far: a caller that pools keep-alive connections reuses them. */
-    public int completionConnections() { return completionClients.size(); }
+    public int completionConnections() {
+        return completionClients.size();
+    }
 
     public URI uri(String path) {
         return URI.create((tls != null ? "https" : "http") + "://" + host + ":" + port + path);
@@ -220,17 +269,21 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         }
         state = State.DRAINING;
         exitWhenDrained();
-        conduct.limit().ifPresent(limit -> threads.submit(() -> {
-            try {
-                Thread.sleep(limit.toMillis());
-                // vLLM's --shutdown-timeout: when it passes, the engine core is killed and generation stops; uvicorn
-                // still waits on each stream left open, so the process stays until it is killed (observed at vLLM
-                // 0.32.0: with 16 s of a stream left at a 10 s timeout it outlived 120 s; the engine tier's README)
-                generating = false;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }));
+        conduct.limit()
+                .ifPresent(limit -> threads.submit(() -> {
+                    try {
+                        Thread.sleep(limit.toMillis());
+                        // vLLM's --shutdown-timeout: when it passes, the engine core is killed and generation stops;
+                        // uvicorn
+                        // still waits on each stream left open, so the process stays until it is killed (observed at
+                        // vLLM
+                        // 0.32.0: with 16 s of a stream left at a 10 s timeout it outlived 120 s; the engine tier's
+                        // README)
+                        generating = false;
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }));
     }
 
     /** SIGKILL: every connection is dropped where it stands. */
@@ -272,8 +325,11 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         completionClients.add(exchange.getRemoteAddress());
         if (engine == Engine.VLLM && state == State.DRAINING) {
             // observed at vLLM 0.32.0 on CPU, given --shutdown-timeout (the engine tier's RealVllmSigtermIT)
-            sendJson(exchange, 500, "{\"error\":{\"message\":\"cannot schedule new futures after shutdown\",\"type\":\"InternalServerError\","
-                    + "\"param\":null,\"code\":500}}");
+            sendJson(
+                    exchange,
+                    500,
+                    "{\"error\":{\"message\":\"cannot schedule new futures after shutdown\",\"type\":\"InternalServerError\","
+                            + "\"param\":null,\"code\":500}}");
             return;
         }
         // SGLang takes and serves a request that arrives during its drain, whatever /health says (observed at 0.5.15
@@ -292,7 +348,8 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         try (OutputStream out = exchange.getResponseBody()) {
             // vLLM's API server sends the stream's headers at once and tokenizes the prompt before the request reaches
             // the engine core, whose scheduler's running and waiting queues the gauges report (observed at vLLM 0.32.0
-            // on CPU: headers after 5 to 42 ms, the gauges after 0.03 to 3.05 s as prompts grow to 6,000 words; RealVllmIT)
+            // on CPU: headers after 5 to 42 ms, the gauges after 0.03 to 3.05 s as prompts grow to 6,000 words;
+            // RealVllmIT)
             exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
             exchange.sendResponseHeaders(200, 0);
             out.flush();
@@ -310,7 +367,7 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
                     return;
                 }
                 out.write(("data: {\"id\":\"cmpl-" + id + "\",\"object\":\"text_completion\",\"model\":\"" + model
-                        + "\",\"choices\":[{\"index\":0,\"text\":\" t" + i + "\",\"finish_reason\":null}]}\n\n")
+                                + "\",\"choices\":[{\"index\":0,\"text\":\" t" + i + "\",\"finish_reason\":null}]}\n\n")
                         .getBytes(StandardCharsets.UTF_8));
                 out.flush();
                 if (i == 0) {
@@ -346,7 +403,8 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
                 countedSince.put(now, Set.copyOf(counted));
                 // a lagging page shows at most the last change before now minus its lag, or the one before that
                 // while it still shows the engine busy after it went idle; older ones go
-                long lag = Math.max(behaviour.busyGaugeLag.toNanos(),
+                long lag = Math.max(
+                        behaviour.busyGaugeLag.toNanos(),
                         behaviour.gaugeWriteDelay.toNanos() + behaviour.idleWriteAfter.toNanos());
                 Long shownAtMost = countedSince.floorKey(now - lag);
                 Long keep = shownAtMost == null ? null : countedSince.lowerKey(shownAtMost);
@@ -396,7 +454,8 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
     public Set<Long> shownOnMember(int member) {
         int members = behaviour.dataParallelMembers;
         Set<Long> shown = shownInGauges();
-        return members == 1 ? (member == 0 ? shown : Set.of())
+        return members == 1
+                ? (member == 0 ? shown : Set.of())
                 : shown.stream().filter(id -> id % members == member).collect(Collectors.toUnmodifiableSet());
     }
 
@@ -462,8 +521,9 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
     private void models(HttpExchange exchange) throws IOException {
         exchange.getRequestBody().readAllBytes();
         String owner = engine == Engine.VLLM ? "vllm" : "sglang";
-        String body = "{\"object\":\"list\",\"data\":[{\"id\":\"" + model + "\",\"object\":\"model\",\"created\":" + createdEpochSeconds
-                + ",\"owned_by\":\"" + owner + "\",\"root\":\"" + model + "\",\"parent\":null,\"max_model_len\":8192}]}";
+        String body = "{\"object\":\"list\",\"data\":[{\"id\":\"" + model + "\",\"object\":\"model\",\"created\":"
+                + createdEpochSeconds + ",\"owned_by\":\"" + owner + "\",\"root\":\"" + model
+                + "\",\"parent\":null,\"max_model_len\":8192}]}";
         sendJson(exchange, 200, body);
     }
 
@@ -489,10 +549,18 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
             exchange.close();
             return;
         }
-        String page = faults.notMetrics ? "<html><body>Welcome to nginx!</body></html>\n"
-                : MetricsPage.render(engine, behaviour.gauges, model, shownOnMember(0),
-                        new MetricsPage.RequestTotals(promptTokens.get(), generationTokens.get(), finished.get(), ended.get()),
-                        createdEpochSeconds, faults.missingGauge, faults.paddingBytes);
+        String page = faults.notMetrics
+                ? "<html><body>Welcome to nginx!</body></html>\n"
+                : MetricsPage.render(
+                        engine,
+                        behaviour.gauges,
+                        model,
+                        shownOnMember(0),
+                        new MetricsPage.RequestTotals(
+                                promptTokens.get(), generationTokens.get(), finished.get(), ended.get()),
+                        createdEpochSeconds,
+                        faults.missingGauge,
+                        faults.paddingBytes);
         byte[] bytes = page.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
         // vLLM answers with a Content-Length (observed at 0.32.0: RealVllmIT). SGLang's page is chunked; the JDK server
@@ -547,11 +615,15 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
         }
         String gauge = behaviour.gauges.get(0);
         int line = page.indexOf("\n" + gauge + "{");
-        int insideGauge = line < 0 ? length / 2
+        int insideGauge = line < 0
+                ? length / 2
                 : page.substring(0, line + 1 + gauge.length() + 3).getBytes(StandardCharsets.UTF_8).length;
         Random cuts = new Random(metricsReads.get());
         return IntStream.concat(IntStream.of(insideGauge, length), cuts.ints(2, 1, Math.max(2, length)))
-                .filter(end -> end > 0 && end <= length).distinct().sorted().toArray();
+                .filter(end -> end > 0 && end <= length)
+                .distinct()
+                .sorted()
+                .toArray();
     }
 
     private static int intField(Pattern pattern, String body, int fallback) {

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class FakeEngineTest {
     private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
@@ -41,19 +41,26 @@ class FakeEngineTest {
 
     private LoadGenerator load(int tokens, long tokenMs) {
         FakeEngine e = engine;
-        return new LoadGenerator(() -> Optional.of(new RouteTarget("p", URI.create("http://" + e.host() + ":" + e.port()))),
-                1, tokens, Duration.ofMillis(tokenMs));
+        return new LoadGenerator(
+                () -> Optional.of(new RouteTarget("p", URI.create("http://" + e.host() + ":" + e.port()))),
+                1,
+                tokens,
+                Duration.ofMillis(tokenMs));
     }
 
     private String metrics() throws Exception {
-        return http.send(HttpRequest.newBuilder(engine.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        return http.send(HttpRequest.newBuilder(engine.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString())
+                .body();
     }
 
     /** Sums every series of every in-flight gauge, the way the drain does. */
     private long inFlightOnPage(String page) {
         long sum = 0;
-        for (String gauge : InFlightGauges.of(engine.engine()).stream().flatMap(g -> g.names().stream()).toList()) {
-            Matcher m = Pattern.compile("(?m)^" + Pattern.quote(gauge) + "\\{[^}]*\\} ([0-9.]+)$").matcher(page);
+        for (String gauge : InFlightGauges.of(engine.engine()).stream()
+                .flatMap(g -> g.names().stream())
+                .toList()) {
+            Matcher m = Pattern.compile("(?m)^" + Pattern.quote(gauge) + "\\{[^}]*\\} ([0-9.]+)$")
+                    .matcher(page);
             while (m.find()) {
                 sum += (long) Double.parseDouble(m.group(1));
             }
@@ -71,7 +78,9 @@ class FakeEngineTest {
             try {
                 engine.kill();
             } finally {
-                assertThat(Thread.interrupted()).as("the interrupt is kept for the caller").isTrue();
+                assertThat(Thread.interrupted())
+                        .as("the interrupt is kept for the caller")
+                        .isTrue();
             }
         }
         engine = FakeEngine.start(Engine.VLLM, host, 8000, "m");
@@ -103,9 +112,11 @@ class FakeEngineTest {
         String page = metrics();
 
         assertThat(inFlightOnPage(page)).isEqualTo(11);
-        for (String gauge : InFlightGauges.of(kind).stream().map(InFlightGauges.Gauge::name).toList()) {
+        for (String gauge :
+                InFlightGauges.of(kind).stream().map(InFlightGauges.Gauge::name).toList()) {
             assertThat(page).contains("# HELP " + gauge + " ").contains("# TYPE " + gauge + " gauge");
-            assertThat(page.lines().filter(l -> l.startsWith(gauge + "{")).count()).isEqualTo(2);
+            assertThat(page.lines().filter(l -> l.startsWith(gauge + "{")).count())
+                    .isEqualTo(2);
         }
         assertThat(page).contains("_created{").contains("_total{");
         assertThat(page).contains(kind == Engine.VLLM ? "engine=\"1\"" : "dp_rank=\"1\"");
@@ -153,7 +164,10 @@ class FakeEngineTest {
         assertThat(metrics()).startsWith("<html>");
 
         engine.faults().notMetrics(false).metricsStatus(500);
-        assertThat(http.send(HttpRequest.newBuilder(engine.uri("/metrics")).build(), HttpResponse.BodyHandlers.discarding()).statusCode())
+        assertThat(http.send(
+                                HttpRequest.newBuilder(engine.uri("/metrics")).build(),
+                                HttpResponse.BodyHandlers.discarding())
+                        .statusCode())
                 .isEqualTo(500);
 
         engine.faults().metricsStatus(200).slowMetrics(Duration.ofMillis(700));
@@ -166,8 +180,9 @@ class FakeEngineTest {
     private byte[] rawMetrics(String version) throws Exception {
         try (Socket socket = new Socket(engine.host(), engine.port())) {
             socket.setSoTimeout(5000);
-            socket.getOutputStream().write(("GET /metrics " + version + "\r\nHost: " + engine.host() + "\r\nConnection: close\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
+            socket.getOutputStream()
+                    .write(("GET /metrics " + version + "\r\nHost: " + engine.host() + "\r\nConnection: close\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
             return socket.getInputStream().readAllBytes();
         }
     }
@@ -187,7 +202,8 @@ class FakeEngineTest {
 
     @ParameterizedTest
     @CsvSource({"SGLANG, HTTP/1.0", "SGLANG, HTTP/1.1"})
-    void sglangMetricsComeChunkedInSeveralChunksOneEndingInsideAGaugeLine(Engine kind, String version) throws Exception {
+    void sglangMetricsComeChunkedInSeveralChunksOneEndingInsideAGaugeLine(Engine kind, String version)
+            throws Exception {
         engine = FakeEngine.start(kind, ADDRESSES.next(), 8000, "m");
 
         String answer = new String(rawMetrics(version), StandardCharsets.ISO_8859_1);
@@ -211,7 +227,8 @@ class FakeEngineTest {
         }
 
         assertThat(ends).hasSizeGreaterThanOrEqualTo(3);
-        assertThat(page.toString()).contains("# TYPE " + InFlightGauges.of(kind).get(0).name() + " gauge");
+        assertThat(page.toString())
+                .contains("# TYPE " + InFlightGauges.of(kind).get(0).name() + " gauge");
         assertThat(ends.subList(0, ends.size() - 1)).anySatisfy(end -> {
             String line = page.substring(page.lastIndexOf("\n", end - 1) + 1, page.indexOf("\n", end));
             assertThat(InFlightGauges.of(kind)).anyMatch(g -> line.startsWith(g.name()));
@@ -225,8 +242,8 @@ class FakeEngineTest {
         engine.faults().trickleMetrics(Duration.ofMillis(100));
 
         long start = System.nanoTime();
-        HttpResponse<InputStream> response = http.send(HttpRequest.newBuilder(engine.uri("/metrics")).build(),
-                HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> response = http.send(
+                HttpRequest.newBuilder(engine.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream body = response.body()) {
             assertThat(new String(body.readNBytes(6), StandardCharsets.UTF_8)).isEqualTo("# HELP");
         }
@@ -237,18 +254,26 @@ class FakeEngineTest {
 
     @Test
     void servesTlsWhenAskedTo() throws Exception {
-        engine = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), 8443, "m", new EngineFaults(), SelfSignedTls.serverContext());
+        engine = FakeEngine.start(
+                Engine.SGLANG, ADDRESSES.next(), 8443, "m", new EngineFaults(), SelfSignedTls.serverContext());
 
         assertThat(engine.uri("/metrics").getScheme()).isEqualTo("https");
-        HttpClient trusting = HttpClient.newBuilder().sslContext(SelfSignedTls.trustingClientContext()).build();
-        HttpResponse<String> page = trusting.send(HttpRequest.newBuilder(engine.uri("/metrics")).timeout(Duration.ofSeconds(5)).build(),
+        HttpClient trusting = HttpClient.newBuilder()
+                .sslContext(SelfSignedTls.trustingClientContext())
+                .build();
+        HttpResponse<String> page = trusting.send(
+                HttpRequest.newBuilder(engine.uri("/metrics"))
+                        .timeout(Duration.ofSeconds(5))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(page.statusCode()).isEqualTo(200);
         assertThat(page.body()).contains("# TYPE sglang:num_running_reqs gauge");
         assertThat(inFlightOnPage(page.body())).isZero();
         HttpRequest plain = HttpRequest.newBuilder(URI.create("http://" + engine.host() + ":8443/metrics"))
-                .timeout(Duration.ofSeconds(2)).build();
-        assertThat(org.assertj.core.api.Assertions.catchThrowable(() -> http.send(plain, HttpResponse.BodyHandlers.ofString())))
+                .timeout(Duration.ofSeconds(2))
+                .build();
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(
+                        () -> http.send(plain, HttpResponse.BodyHandlers.ofString())))
                 .isInstanceOf(java.io.IOException.class);
     }
 
@@ -257,13 +282,16 @@ class FakeEngineTest {
         engine = FakeEngine.start(Engine.VLLM, ADDRESSES.next(), 8000, "m");
         Socket socket = new Socket(engine.host(), engine.port());
         try (KubeProxyService.Connection connection = new KubeProxyService.Connection("p", socket)) {
-            assertThat(connection.stream(2, Duration.ofMillis(10)).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+            assertThat(connection.stream(2, Duration.ofMillis(10)).outcome())
+                    .isEqualTo(LoadGenerator.Outcome.COMPLETED);
             long idleFrom = System.nanoTime();
-            assertThat(connection.stream(2, Duration.ofMillis(10)).outcome()).as("kept alive between requests")
+            assertThat(connection.stream(2, Duration.ofMillis(10)).outcome())
+                    .as("kept alive between requests")
                     .isEqualTo(LoadGenerator.Outcome.COMPLETED);
 
             assertThat(connection.closedByServer(Duration.ofSeconds(20))).isTrue();
-            assertThat(Duration.ofNanos(System.nanoTime() - idleFrom)).isBetween(Duration.ofMillis(4_500), Duration.ofSeconds(12));
+            assertThat(Duration.ofNanos(System.nanoTime() - idleFrom))
+                    .isBetween(Duration.ofMillis(4_500), Duration.ofSeconds(12));
         }
     }
 }

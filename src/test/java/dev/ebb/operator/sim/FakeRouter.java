@@ -61,14 +61,14 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
      * pkg/epp/metadata/consts.go); none of the routers tells the client, so the fake adds this one.
      */
     public static final String SERVED_BY = "x-ebb-sim-served-by";
+
     private static final String MODEL = "m";
     private static final ObjectMapper JSON = new ObjectMapper();
     /** HttpServer.stop multiplies its delay by 1000 in an int. */
     private static final long MAX_STOP_SECONDS = 2_000_000;
 
     /** One request sent to one Pod. */
-    public record Dispatch(String pod, Instant at) {
-    }
+    public record Dispatch(String pod, Instant at) {}
 
     /**
      * How the router's discovery is timed.
@@ -105,7 +105,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     private final Map<String, String> selector;
     private final Timing timing;
     private final SharedIndexInformer<Pod> pods;
-    private final ScheduledExecutorService discovery = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("fake-router-discovery"));
+    private final ScheduledExecutorService discovery =
+            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("fake-router-discovery"));
     private final ExecutorService serving = Executors.newCachedThreadPool(DaemonThreads.named("fake-router-client"));
     /**
      * Pooled keep-alive HTTP/1.1 connections to the engines, as each router's upstream client keeps them: Envoy's
@@ -115,14 +116,17 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
      * (vllm-stack-0.1.12 src/vllm_router/aiohttp_client.py), smg's reqwest Client with pool_max_idle_per_host(500)
      * (v1.9.0 model_gateway/src/app_context.rs).
      */
-    private final HttpClient upstream = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient upstream = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2))
+            .build();
     /** The endpoints the router holds, by Pod name. */
     private final Map<String, RoutedEndpoint> held = new ConcurrentHashMap<>();
     /** Each Pod as the router last saw it. Only the discovery thread touches it. */
     private final Map<String, Pod> seen = new HashMap<>();
     /** smg's discovery keeps its own set of the Pods it added, by name with their uid, apart from the worker registry. */
     private final Map<String, String> tracked = new ConcurrentHashMap<>();
+
     private final Map<String, Integer> ports = new ConcurrentHashMap<>();
     private final List<Dispatch> dispatches = new CopyOnWriteArrayList<>();
     private final AtomicLong turn = new AtomicLong();
@@ -131,6 +135,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     private final HttpServer admin;
     /** Envoy's admin interface, in an llm-d router Pod only: on the Pod's loopback, where its drain hook asks. */
     private final Optional<HttpServer> proxyAdmin;
+
     private final AtomicInteger clientsInFlight = new AtomicInteger();
     private final AtomicBoolean entryStopped = new AtomicBoolean();
     private volatile boolean healthCheckFailed;
@@ -138,6 +143,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     private volatile boolean up = true;
     /** How many of the next worker additions (smg's POST /workers) are refused. */
     private final AtomicInteger additionsToRefuse = new AtomicInteger();
+
     private volatile boolean watching = true;
     private volatile boolean everHeld;
 
@@ -145,7 +151,12 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
      * @param watch the labels of the Pods the test world's informer follows for the router
      * @param selector the labels the router selects its endpoints by
      */
-    public FakeRouter(KubernetesClient client, String namespace, RouterKind kind, Map<String, String> watch, Map<String, String> selector,
+    public FakeRouter(
+            KubernetesClient client,
+            String namespace,
+            RouterKind kind,
+            Map<String, String> watch,
+            Map<String, String> selector,
             Timing timing) {
         // Real routers take clients on llm-d's Envoy listener 8081 (llm-d-router v0.10.0
         // config/charts/llm-d-router-standalone/values.yaml), vLLM's router's --port, 8001 by default
@@ -154,8 +165,17 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         this(client, namespace, kind, watch, selector, timing, new LoopbackAddresses().next(), 0, 0, Optional.empty());
     }
 
-    private FakeRouter(KubernetesClient client, String namespace, RouterKind kind, Map<String, String> watch, Map<String, String> selector,
-            Timing timing, String address, int entryPort, int adminPort, Optional<InetSocketAddress> proxyAdminAt) {
+    private FakeRouter(
+            KubernetesClient client,
+            String namespace,
+            RouterKind kind,
+            Map<String, String> watch,
+            Map<String, String> selector,
+            Timing timing,
+            String address,
+            int entryPort,
+            int adminPort,
+            Optional<InetSocketAddress> proxyAdminAt) {
         this.kind = kind;
         this.namespace = namespace;
         this.selector = Map.copyOf(selector);
@@ -166,13 +186,18 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
             entry.createContext("/v1/", this::serveClient);
             // llm-d's picker answers on its own metrics port while Envoy takes clients; vLLM's router and smg
             // serve both on their one API port (render/RouterAdmin)
-            admin = kind == RouterKind.LLM_D_ROUTER ? HttpServer.create(new InetSocketAddress(address, adminPort), 64) : entry;
+            admin = kind == RouterKind.LLM_D_ROUTER
+                    ? HttpServer.create(new InetSocketAddress(address, adminPort), 64)
+                    : entry;
             admin.setExecutor(serving);
             admin.createContext(RouterAdmin.of(kind).path(), this::serveAdmin);
-            proxyAdmin = proxyAdminAt.isEmpty() ? Optional.empty() : Optional.of(HttpServer.create(proxyAdminAt.get(), 16));
+            proxyAdmin =
+                    proxyAdminAt.isEmpty() ? Optional.empty() : Optional.of(HttpServer.create(proxyAdminAt.get(), 16));
             proxyAdmin.ifPresent(server -> {
                 server.setExecutor(serving);
-                server.createContext("/", exchange -> serveProxyAdmin(exchange, entry.getAddress().getPort()));
+                server.createContext(
+                        "/",
+                        exchange -> serveProxyAdmin(exchange, entry.getAddress().getPort()));
                 server.start();
             });
         } catch (IOException e) {
@@ -214,8 +239,10 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         return inFrontOf(client, namespace, deployment, kind, Timing.asReleased());
     }
 
-    public static FakeRouter inFrontOf(KubernetesClient client, String namespace, String deployment, RouterKind kind, Timing timing) {
-        return new FakeRouter(client, namespace, kind, Map.of(Labels.DEPLOYMENT, deployment), selectorOf(deployment), timing);
+    public static FakeRouter inFrontOf(
+            KubernetesClient client, String namespace, String deployment, RouterKind kind, Timing timing) {
+        return new FakeRouter(
+                client, namespace, kind, Map.of(Labels.DEPLOYMENT, deployment), selectorOf(deployment), timing);
     }
 
     /**
@@ -223,15 +250,32 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
      * it, so the operator finds it where it asks a router Pod: clients on {@code entryPort}, the admin answer on the
      * kind's own port (render/RouterAdmin).
      */
-    public static FakeRouter inPodOf(KubernetesClient client, String namespace, String deployment, RouterKind kind, String address, int entryPort,
+    public static FakeRouter inPodOf(
+            KubernetesClient client,
+            String namespace,
+            String deployment,
+            RouterKind kind,
+            String address,
+            int entryPort,
             Optional<InetSocketAddress> proxyAdmin) {
-        return new FakeRouter(client, namespace, kind, Map.of(Labels.DEPLOYMENT, deployment), selectorOf(deployment), Timing.asReleased(),
-                address, entryPort, RouterAdmin.of(kind).port(), proxyAdmin);
+        return new FakeRouter(
+                client,
+                namespace,
+                kind,
+                Map.of(Labels.DEPLOYMENT, deployment),
+                selectorOf(deployment),
+                Timing.asReleased(),
+                address,
+                entryPort,
+                RouterAdmin.of(kind).port(),
+                proxyAdmin);
     }
 
     /** Envoy's admin interface, where an llm-d router Pod has one. */
     public Optional<URI> proxyAdmin() {
-        return proxyAdmin.map(server -> URI.create("http://" + server.getAddress().getHostString() + ":" + server.getAddress().getPort()));
+        return proxyAdmin.map(
+                server -> URI.create("http://" + server.getAddress().getHostString() + ":"
+                        + server.getAddress().getPort()));
     }
 
     /** Client requests the router is serving now: Envoy's downstream_rq_active on the client listener. */
@@ -250,27 +294,32 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
      * is still open is cut and the router has stopped. It returns at once.
      */
     public void shutDown(Duration keepAccepting, Duration bound) {
-        Thread stopping = new Thread(() -> {
-            try {
-                Thread.sleep(keepAccepting.toMillis());
-                if (entryStopped.compareAndSet(false, true)) {
-                    // HttpServer.stop closes the listener at once, then waits out its whole delay unless an exchange
-                    // ends meanwhile (JDK 17 ServerImpl); so the requests in progress are counted here, and a second
-                    // stop closes the connections once none is left
-                    Thread listener = new Thread(() -> entry.stop((int) Math.min(Math.max(1, bound.toSeconds()), MAX_STOP_SECONDS)));
-                    listener.setDaemon(true);
-                    listener.start();
-                    long until = System.nanoTime() + bound.toNanos();
-                    while (clientsInFlight.get() > 0 && System.nanoTime() < until) {
-                        Thread.sleep(20);
+        Thread stopping = new Thread(
+                () -> {
+                    try {
+                        Thread.sleep(keepAccepting.toMillis());
+                        if (entryStopped.compareAndSet(false, true)) {
+                            // HttpServer.stop closes the listener at once, then waits out its whole delay unless an
+                            // exchange
+                            // ends meanwhile (JDK 17 ServerImpl); so the requests in progress are counted here, and a
+                            // second
+                            // stop closes the connections once none is left
+                            Thread listener = new Thread(() ->
+                                    entry.stop((int) Math.min(Math.max(1, bound.toSeconds()), MAX_STOP_SECONDS)));
+                            listener.setDaemon(true);
+                            listener.start();
+                            long until = System.nanoTime() + bound.toNanos();
+                            while (clientsInFlight.get() > 0 && System.nanoTime() < until) {
+                                Thread.sleep(20);
+                            }
+                            entry.stop(0);
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
                     }
-                    entry.stop(0);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            close();
-        }, "fake-router-shutdown");
+                    close();
+                },
+                "fake-router-shutdown");
         stopping.setDaemon(true);
         stopping.start();
     }
@@ -291,14 +340,20 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         String method = exchange.getRequestMethod();
         if (path.equals("/healthcheck/fail")) {
             if (!method.equals("POST")) {
-                answer(exchange, new FakeRouterPages.Answer(405, FakeRouterPages.TEXT, "Method " + method + " not allowed, POST required.\n"));
+                answer(
+                        exchange,
+                        new FakeRouterPages.Answer(
+                                405, FakeRouterPages.TEXT, "Method " + method + " not allowed, POST required.\n"));
                 return;
             }
             healthCheckFailed = true;
             answer(exchange, new FakeRouterPages.Answer(200, FakeRouterPages.TEXT, "OK\n"));
         } else if (path.equals("/stats") && method.equals("GET")) {
             String gauge = "http.http-" + clientPort + ".downstream_rq_active";
-            String filter = Optional.ofNullable(exchange.getRequestURI().getQuery()).filter(q -> q.startsWith("filter=")).map(q -> q.substring(7)).orElse("");
+            String filter = Optional.ofNullable(exchange.getRequestURI().getQuery())
+                    .filter(q -> q.startsWith("filter="))
+                    .map(q -> q.substring(7))
+                    .orElse("");
             boolean matches;
             try {
                 matches = Pattern.compile(filter).matcher(gauge).find();
@@ -306,14 +361,25 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
                 answer(exchange, new FakeRouterPages.Answer(400, FakeRouterPages.TEXT, "Invalid regex\n"));
                 return;
             }
-            answer(exchange, new FakeRouterPages.Answer(200, FakeRouterPages.TEXT, matches ? gauge + ": " + clientsInFlight.get() + "\n" : ""));
+            answer(
+                    exchange,
+                    new FakeRouterPages.Answer(
+                            200, FakeRouterPages.TEXT, matches ? gauge + ": " + clientsInFlight.get() + "\n" : ""));
         } else {
-            answer(exchange, new FakeRouterPages.Answer(404, FakeRouterPages.TEXT, "invalid path. admin commands are:\n"));
+            answer(
+                    exchange,
+                    new FakeRouterPages.Answer(404, FakeRouterPages.TEXT, "invalid path. admin commands are:\n"));
         }
     }
 
     private static Map<String, String> selectorOf(String deployment) {
-        return Map.of(Labels.DEPLOYMENT, deployment, Labels.SERVING, Labels.SERVING_YES, Labels.MEMBER_INDEX, Labels.LEADER_INDEX);
+        return Map.of(
+                Labels.DEPLOYMENT,
+                deployment,
+                Labels.SERVING,
+                Labels.SERVING_YES,
+                Labels.MEMBER_INDEX,
+                Labels.LEADER_INDEX);
     }
 
     public RouterKind kind() {
@@ -322,12 +388,14 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
 
     /** Where clients send their requests: Envoy's listener for llm-d, the API port for vLLM's router and smg. */
     public URI clientEntry() {
-        return URI.create("http://" + entry.getAddress().getHostString() + ":" + entry.getAddress().getPort());
+        return URI.create("http://" + entry.getAddress().getHostString() + ":"
+                + entry.getAddress().getPort());
     }
 
     /** Where the operator asks what the router routes to, in this router's own dialect. */
     public URI adminUri() {
-        return URI.create("http://" + admin.getAddress().getHostString() + ":" + admin.getAddress().getPort() + RouterAdmin.of(kind).path());
+        return URI.create("http://" + admin.getAddress().getHostString() + ":"
+                + admin.getAddress().getPort() + RouterAdmin.of(kind).path());
     }
 
     /** Every request goes to the router's client entry; the router picks the engine when it arrives. */
@@ -350,7 +418,9 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     }
 
     public List<Dispatch> dispatchesTo(String pod, Instant since) {
-        return dispatches.stream().filter(d -> d.pod().equals(pod) && !d.at().isBefore(since)).toList();
+        return dispatches.stream()
+                .filter(d -> d.pod().equals(pod) && !d.at().isBefore(since))
+                .toList();
     }
 
     public boolean isUp() {
@@ -410,7 +480,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
 
     private void requireVllm() {
         if (kind != RouterKind.VLLM_ROUTER) {
-            throw new IllegalStateException("only vLLM's router keeps its engines across a reconnect; " + kind + " lists again");
+            throw new IllegalStateException(
+                    "only vLLM's router keeps its engines across a reconnect; " + kind + " lists again");
         }
     }
 
@@ -441,7 +512,7 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         switch (RouterDiscovery.onEvent(kind, selector, before, after, known)) {
             case ROUTE -> add(after);
             case DROP -> remove(name);
-            case NONE -> { }
+            case NONE -> {}
         }
     }
 
@@ -450,7 +521,9 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         List<Pod> listed = pods.getStore().list();
         RouterDiscovery.Reconciled diff = RouterDiscovery.smgReconcile(selector, Map.copyOf(tracked), listed);
         diff.stale().forEach(this::remove);
-        listed.stream().filter(p -> diff.missing().contains(p.getMetadata().getName())).forEach(this::add);
+        listed.stream()
+                .filter(p -> diff.missing().contains(p.getMetadata().getName()))
+                .forEach(this::add);
     }
 
     private void add(Pod pod) {
@@ -460,12 +533,19 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         }
         URI base = base(pod);
         // smg v1.9.0 model_gateway/src/worker/registry.rs, WorkerId::new: a fresh UUID per worker (v7 there)
-        // smg v1.9.0 model_gateway/src/worker/registry.rs: one id per url while the worker is there (reserve_id_for_url),
+        // smg v1.9.0 model_gateway/src/worker/registry.rs: one id per url while the worker is there
+        // (reserve_id_for_url),
         // forgotten when it is removed
-        String workerId = kind != RouterKind.SGLANG_GATEWAY ? null
-                : Optional.ofNullable(held.get(name)).filter(e -> e.base().equals(base) && !e.draining()).map(RoutedEndpoint::workerId)
+        String workerId = kind != RouterKind.SGLANG_GATEWAY
+                ? null
+                : Optional.ofNullable(held.get(name))
+                        .filter(e -> e.base().equals(base) && !e.draining())
+                        .map(RoutedEndpoint::workerId)
                         .orElseGet(() -> UUID.randomUUID().toString());
-        held.put(name, new RoutedEndpoint(name, pod.getMetadata().getUid(), base, workerId, System.currentTimeMillis() / 1000, false));
+        held.put(
+                name,
+                new RoutedEndpoint(
+                        name, pod.getMetadata().getUid(), base, workerId, System.currentTimeMillis() / 1000, false));
         ports.put(name, base.getPort());
         everHeld = true;
     }
@@ -495,7 +575,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         }
         RoutedEndpoint draining = endpoint.drained();
         held.replace(name, endpoint, draining);
-        discovery.schedule(() -> held.remove(name, draining), timing.drainSettle().toMillis(), TimeUnit.MILLISECONDS);
+        discovery.schedule(
+                () -> held.remove(name, draining), timing.drainSettle().toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** The endpoints a request may go to now: those held and not draining, and the pinned Pods. */
@@ -508,12 +589,17 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         for (String name : pinned) {
             if (!out.containsKey(name)) {
                 pods.getStore().list().stream()
-                        .filter(p -> p.getMetadata().getName().equals(name) && p.getStatus() != null && p.getStatus().getPodIP() != null)
+                        .filter(p -> p.getMetadata().getName().equals(name)
+                                && p.getStatus() != null
+                                && p.getStatus().getPodIP() != null)
                         .findFirst()
-                        .ifPresent(p -> out.put(name, new RoutedEndpoint(name, p.getMetadata().getUid(), base(p), null, 0, false)));
+                        .ifPresent(p -> out.put(
+                                name, new RoutedEndpoint(name, p.getMetadata().getUid(), base(p), null, 0, false)));
             }
         }
-        return out.values().stream().sorted(Comparator.comparing(RoutedEndpoint::pod)).toList();
+        return out.values().stream()
+                .sorted(Comparator.comparing(RoutedEndpoint::pod))
+                .toList();
     }
 
     /**
@@ -565,7 +651,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
     private void forward(HttpExchange exchange, RoutedEndpoint endpoint, byte[] request) throws IOException {
         URI target = endpoint.base().resolve(exchange.getRequestURI().getRawPath());
         HttpRequest.Builder call = HttpRequest.newBuilder(target).POST(HttpRequest.BodyPublishers.ofByteArray(request));
-        Optional.ofNullable(exchange.getRequestHeaders().getFirst("Content-Type")).ifPresent(type -> call.header("Content-Type", type));
+        Optional.ofNullable(exchange.getRequestHeaders().getFirst("Content-Type"))
+                .ifPresent(type -> call.header("Content-Type", type));
         exchange.getResponseHeaders().set(SERVED_BY, endpoint.pod());
         HttpResponse<InputStream> response;
         try {
@@ -578,7 +665,9 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
             answer(exchange, FakeRouterPages.unreachable(kind, target.toString()));
             return;
         }
-        response.headers().firstValue("Content-Type").ifPresent(type -> exchange.getResponseHeaders().set("Content-Type", type));
+        response.headers()
+                .firstValue("Content-Type")
+                .ifPresent(type -> exchange.getResponseHeaders().set("Content-Type", type));
         try (InputStream in = response.body()) {
             exchange.sendResponseHeaders(response.statusCode(), 0);
             OutputStream out = exchange.getResponseBody();
@@ -606,7 +695,11 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
             answer(exchange, deleteWorker(path.substring("/workers/".length())));
         } else if (kind == RouterKind.SGLANG_GATEWAY && "POST".equals(method) && path.equals("/workers")) {
             boolean refused = additionsToRefuse.getAndUpdate(n -> Math.max(0, n - 1)) > 0;
-            answer(exchange, refused ? new FakeRouterPages.Answer(503, FakeRouterPages.TEXT, "Service Unavailable") : createWorker(body));
+            answer(
+                    exchange,
+                    refused
+                            ? new FakeRouterPages.Answer(503, FakeRouterPages.TEXT, "Service Unavailable")
+                            : createWorker(body));
         } else if ("GET".equals(method) && path.equals(RouterAdmin.of(kind).path())) {
             answer(exchange, page());
         } else {
@@ -618,7 +711,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         List<RoutedEndpoint> routable = routable();
         return switch (kind) {
             case LLM_D_ROUTER -> {
-                Map<String, Long> attempts = dispatches.stream().collect(Collectors.groupingBy(Dispatch::pod, Collectors.counting()));
+                Map<String, Long> attempts =
+                        dispatches.stream().collect(Collectors.groupingBy(Dispatch::pod, Collectors.counting()));
                 yield FakeRouterPages.llmDMetrics(routable, attempts, ports, "pool", namespace, MODEL);
             }
             case VLLM_ROUTER -> FakeRouterPages.vllmEngines(routable, MODEL);
@@ -627,14 +721,21 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
                 Map<String, RoutedEndpoint> listed = new HashMap<>();
                 routable.forEach(e -> listed.put(e.pod(), e.workerId() == null ? withPinnedId(e) : e));
                 held.values().stream().filter(RoutedEndpoint::draining).forEach(e -> listed.putIfAbsent(e.pod(), e));
-                yield FakeRouterPages.smgWorkers(listed.values().stream().sorted(Comparator.comparing(RoutedEndpoint::pod)).toList());
+                yield FakeRouterPages.smgWorkers(listed.values().stream()
+                        .sorted(Comparator.comparing(RoutedEndpoint::pod))
+                        .toList());
             }
         };
     }
 
     private static RoutedEndpoint withPinnedId(RoutedEndpoint e) {
-        return new RoutedEndpoint(e.pod(), e.uid(), e.base(), UUID.nameUUIDFromBytes(e.pod().getBytes(StandardCharsets.UTF_8)).toString(),
-                e.addedEpochSeconds(), false);
+        return new RoutedEndpoint(
+                e.pod(),
+                e.uid(),
+                e.base(),
+                UUID.nameUUIDFromBytes(e.pod().getBytes(StandardCharsets.UTF_8)).toString(),
+                e.addedEpochSeconds(),
+                false);
     }
 
     /** smg v1.9.0 model_gateway/src/worker/service.rs, delete_worker: parse the id, find its worker, queue its removal. */
@@ -644,7 +745,9 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         } catch (IllegalArgumentException e) {
             return FakeRouterPages.smgInvalidWorkerId(raw, e.getMessage());
         }
-        Optional<RoutedEndpoint> worker = held.values().stream().filter(e -> raw.equalsIgnoreCase(e.workerId())).findFirst();
+        Optional<RoutedEndpoint> worker = held.values().stream()
+                .filter(e -> raw.equalsIgnoreCase(e.workerId()))
+                .findFirst();
         if (worker.isEmpty()) {
             return FakeRouterPages.smgWorkerNotFound(raw);
         }
@@ -663,7 +766,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
             JsonNode spec = JSON.readTree(body);
             if (spec == null || !spec.path("url").isTextual()) {
                 // axum's Json extractor refuses JSON that is no WorkerSpec with 422 (its wording not checked)
-                return new FakeRouterPages.Answer(422, FakeRouterPages.TEXT, "Failed to deserialize the JSON body into the target type");
+                return new FakeRouterPages.Answer(
+                        422, FakeRouterPages.TEXT, "Failed to deserialize the JSON body into the target type");
             }
             url = spec.path("url").asText();
         } catch (IOException e) {
@@ -673,7 +777,9 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         if (!List.of("http", "https", "grpc", "grpcs").contains(scheme)) {
             return FakeRouterPages.smgBadWorkerUrl(url);
         }
-        Optional<RoutedEndpoint> existing = held.values().stream().filter(e -> e.base().toString().equals(url)).findFirst();
+        Optional<RoutedEndpoint> existing = held.values().stream()
+                .filter(e -> e.base().toString().equals(url))
+                .findFirst();
         if (existing.isPresent()) {
             return FakeRouterPages.smgWorkerExists(url, existing.get().workerId());
         }
@@ -681,8 +787,11 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
         URI base = URI.create(url);
         String pod = pods.getStore().list().stream()
                 .filter(p -> p.getStatus() != null && p.getStatus().getPodIP() != null && base(p).equals(base))
-                .map(p -> p.getMetadata().getName()).findFirst().orElse(url);
-        discovery.execute(() -> held.put(pod, new RoutedEndpoint(pod, null, base, workerId, System.currentTimeMillis() / 1000, false)));
+                .map(p -> p.getMetadata().getName())
+                .findFirst()
+                .orElse(url);
+        discovery.execute(() ->
+                held.put(pod, new RoutedEndpoint(pod, null, base, workerId, System.currentTimeMillis() / 1000, false)));
         return FakeRouterPages.smgCreateAccepted(workerId, url);
     }
 
@@ -700,8 +809,12 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
      * takes the role's port (the InferencePool's target port) and passes everything on to the engine behind it.
      */
     static URI base(Pod pod) {
-        String scheme = Optional.ofNullable(pod.getMetadata().getAnnotations()).map(a -> a.get(Annotations.SCRAPE_SCHEME)).orElse("http");
-        int port = RoutingProxies.port(pod).orElseGet(() -> pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
+        String scheme = Optional.ofNullable(pod.getMetadata().getAnnotations())
+                .map(a -> a.get(Annotations.SCRAPE_SCHEME))
+                .orElse("http");
+        int port = RoutingProxies.port(pod)
+                .orElseGet(() ->
+                        pod.getSpec().getContainers().get(0).getPorts().get(0).getContainerPort());
         return URI.create(scheme + "://" + pod.getStatus().getPodIP() + ":" + port);
     }
 

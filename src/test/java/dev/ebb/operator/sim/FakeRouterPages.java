@@ -17,8 +17,7 @@ import java.util.UUID;
  */
 final class FakeRouterPages {
     /** An HTTP answer. */
-    record Answer(int status, String contentType, String body) {
-    }
+    record Answer(int status, String contentType, String body) {}
 
     static final String JSON = "application/json";
     static final String TEXT = "text/plain; charset=utf-8";
@@ -27,8 +26,7 @@ final class FakeRouterPages {
     /** RFC 4122's namespace for DNS names: Python's uuid.NAMESPACE_DNS. */
     private static final UUID NAMESPACE_DNS = UUID.fromString("6ba7b810-9dad-11d1-80b4-00c04fd430c8");
 
-    private FakeRouterPages() {
-    }
+    private FakeRouterPages() {}
 
     /**
      * llm-d-router v0.10.0, the picker's /metrics. pkg/epp/metrics/collectors/inference_pool.go: one queue gauge per
@@ -39,36 +37,67 @@ final class FakeRouterPages {
      * (RecordInferenceExtensionInfo, called at start by cmd/epp/runner/runner.go). Labels are in the order the Go
      * client writes them: sorted by name.
      */
-    static Answer llmDMetrics(List<RoutedEndpoint> held, Map<String, Long> attempts, Map<String, Integer> ports, String pool,
-            String namespace, String model) {
+    static Answer llmDMetrics(
+            List<RoutedEndpoint> held,
+            Map<String, Long> attempts,
+            Map<String, Integer> ports,
+            String pool,
+            String namespace,
+            String model) {
         StringBuilder page = new StringBuilder();
-        page.append("# HELP inference_extension_info [ALPHA] General information of the current build of Inference Extension.\n")
+        page.append(
+                        "# HELP inference_extension_info [ALPHA] General information of the current build of Inference Extension.\n")
                 .append("# TYPE inference_extension_info gauge\n")
                 .append("inference_extension_info{build_ref=\"v0.10.0\",commit=\"unknown\"} 1\n");
         page.append("# HELP llm_d_epp_info [ALPHA] General information of the current build of Inference Extension.\n")
                 .append("# TYPE llm_d_epp_info gauge\n")
                 .append("llm_d_epp_info{build_ref=\"v0.10.0\",commit=\"unknown\"} 1\n");
         if (!held.isEmpty()) {
-            page.append("# HELP inference_pool_per_pod_queue_size [ALPHA] The total number of requests pending in the model server queue for each underlying pod.\n")
+            page.append(
+                            "# HELP inference_pool_per_pod_queue_size [ALPHA] The total number of requests pending in the model server queue for each underlying pod.\n")
                     .append("# TYPE inference_pool_per_pod_queue_size gauge\n");
-            held.forEach(e -> page.append("inference_pool_per_pod_queue_size{model_server_pod=\"").append(rankZero(e))
-                    .append("\",name=\"").append(pool).append("\"} 0\n"));
-            page.append("# HELP llm_d_epp_per_endpoint_queue_size [ALPHA] The total number of requests pending in the model server queue for each underlying endpoint.\n")
+            held.forEach(e -> page.append("inference_pool_per_pod_queue_size{model_server_pod=\"")
+                    .append(rankZero(e))
+                    .append("\",name=\"")
+                    .append(pool)
+                    .append("\"} 0\n"));
+            page.append(
+                            "# HELP llm_d_epp_per_endpoint_queue_size [ALPHA] The total number of requests pending in the model server queue for each underlying endpoint.\n")
                     .append("# TYPE llm_d_epp_per_endpoint_queue_size gauge\n");
-            held.forEach(e -> page.append("llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"").append(rankZero(e))
-                    .append("\",name=\"").append(pool).append("\"} 0\n"));
+            held.forEach(e -> page.append("llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"")
+                    .append(rankZero(e))
+                    .append("\",name=\"")
+                    .append(pool)
+                    .append("\"} 0\n"));
         }
         if (!attempts.isEmpty()) {
-            page.append("# HELP inference_extension_scheduler_attempts_total [ALPHA] [Deprecated: Use llm_d_epp_scheduler_attempts_total] Total number of scheduling attempts.\n")
+            page.append(
+                            "# HELP inference_extension_scheduler_attempts_total [ALPHA] [Deprecated: Use llm_d_epp_scheduler_attempts_total] Total number of scheduling attempts.\n")
                     .append("# TYPE inference_extension_scheduler_attempts_total counter\n");
-            attempts.forEach((pod, count) -> page.append("inference_extension_scheduler_attempts_total{namespace=\"").append(namespace)
-                    .append("\",pod_name=\"").append(pod).append("\",port=\"").append(ports.getOrDefault(pod, 0)).append("\",status=\"success\",target_model_name=\"").append(model)
-                    .append("\"} ").append(count).append('\n'));
+            attempts.forEach((pod, count) -> page.append("inference_extension_scheduler_attempts_total{namespace=\"")
+                    .append(namespace)
+                    .append("\",pod_name=\"")
+                    .append(pod)
+                    .append("\",port=\"")
+                    .append(ports.getOrDefault(pod, 0))
+                    .append("\",status=\"success\",target_model_name=\"")
+                    .append(model)
+                    .append("\"} ")
+                    .append(count)
+                    .append('\n'));
             page.append("# HELP llm_d_epp_scheduler_attempts_total [ALPHA] Total number of scheduling attempts.\n")
                     .append("# TYPE llm_d_epp_scheduler_attempts_total counter\n");
-            attempts.forEach((pod, count) -> page.append("llm_d_epp_scheduler_attempts_total{endpoint_name=\"").append(pod)
-                    .append("\",namespace=\"").append(namespace).append("\",port=\"").append(ports.getOrDefault(pod, 0)).append("\",status=\"success\",target_model_name=\"").append(model)
-                    .append("\"} ").append(count).append('\n'));
+            attempts.forEach((pod, count) -> page.append("llm_d_epp_scheduler_attempts_total{endpoint_name=\"")
+                    .append(pod)
+                    .append("\",namespace=\"")
+                    .append(namespace)
+                    .append("\",port=\"")
+                    .append(ports.getOrDefault(pod, 0))
+                    .append("\",status=\"success\",target_model_name=\"")
+                    .append(model)
+                    .append("\"} ")
+                    .append(count)
+                    .append('\n'));
         }
         return new Answer(200, PROMETHEUS, page.toString());
     }
@@ -116,12 +145,21 @@ final class FakeRouterPages {
             worker.put("id", e.workerId());
             worker.put("model_id", STAND_IN_MODEL);
             worker.put("url", e.base().toString());
-            worker.put("models", List.of(Map.of("id", STAND_IN_MODEL, "model_type", List.of("chat", "completions", "responses", "tools"),
-                    "context_length", 8192)));
+            worker.put(
+                    "models",
+                    List.of(Map.of(
+                            "id",
+                            STAND_IN_MODEL,
+                            "model_type",
+                            List.of("chat", "completions", "responses", "tools"),
+                            "context_length",
+                            8192)));
             worker.put("worker_type", "regular");
             worker.put("connection_mode", "http");
             worker.put("runtime_type", "sglang");
-            worker.put("labels", Map.of("max_model_len", "8192", "served_model_name", STAND_IN_MODEL, "model_path", STAND_IN_MODEL));
+            worker.put(
+                    "labels",
+                    Map.of("max_model_len", "8192", "served_model_name", STAND_IN_MODEL, "model_path", STAND_IN_MODEL));
             worker.put("priority", 50);
             worker.put("cost", 1.0);
             worker.put("max_connection_attempts", 20);
@@ -162,8 +200,12 @@ final class FakeRouterPages {
 
     /** smg v1.9.0 model_gateway/src/worker/service.rs, WorkerServiceError::Conflict: a url that already is a worker. */
     static Answer smgWorkerExists(String url, String workerId) {
-        return json(409, workerError("Worker already exists at URL '" + url + "' with ID " + workerId + ". Use PUT /workers/" + workerId
-                + " to replace or PATCH /workers/" + workerId + " to update.", "WORKER_ALREADY_EXISTS"));
+        return json(
+                409,
+                workerError(
+                        "Worker already exists at URL '" + url + "' with ID " + workerId + ". Use PUT /workers/"
+                                + workerId + " to replace or PATCH /workers/" + workerId + " to update.",
+                        "WORKER_ALREADY_EXISTS"));
     }
 
     /**
@@ -171,8 +213,12 @@ final class FakeRouterPages {
      * the four lower-case schemes (ConfigError::InvalidValue's text, model_gateway/src/config/mod.rs).
      */
     static Answer smgBadWorkerUrl(String url) {
-        return json(400, workerError("Invalid value for field 'worker_url': " + url
-                + " - URL must start with a lowercase http://, https://, grpc://, or grpcs:// scheme", "BAD_REQUEST"));
+        return json(
+                400,
+                workerError(
+                        "Invalid value for field 'worker_url': " + url
+                                + " - URL must start with a lowercase http://, https://, grpc://, or grpcs:// scheme",
+                        "BAD_REQUEST"));
     }
 
     /** smg v1.9.0 model_gateway/src/worker/service.rs, WorkerServiceError::NotFound: 404 WORKER_NOT_FOUND. */
@@ -202,13 +248,33 @@ final class FakeRouterPages {
      */
     static Answer noEndpoint(dev.ebb.operator.api.v1alpha1.RouterKind kind, String model, boolean anyHeld) {
         return switch (kind) {
-            case LLM_D_ROUTER -> new Answer(503, TEXT, "inference error: ServiceUnavailable - failed to find endpoint candidates for serving the request");
-            case VLLM_ROUTER -> anyHeld
-                    ? json(503, Map.of("error", "Model '" + model + "' is temporarily unavailable. Please try again later."))
-                    : json(404, Map.of("error", "Model '" + model + "' not found. Available models can be listed at /v1/models."));
-            case SGLANG_GATEWAY -> anyHeld
-                    ? smgError(503, "Service Unavailable", "no_available_workers", "All workers are unavailable (circuit breaker open or unhealthy)")
-                    : smgError(404, "Not Found", "model_not_found", "No worker available for model '" + model + "'");
+            case LLM_D_ROUTER ->
+                new Answer(
+                        503,
+                        TEXT,
+                        "inference error: ServiceUnavailable - failed to find endpoint candidates for serving the request");
+            case VLLM_ROUTER ->
+                anyHeld
+                        ? json(
+                                503,
+                                Map.of(
+                                        "error",
+                                        "Model '" + model + "' is temporarily unavailable. Please try again later."))
+                        : json(
+                                404,
+                                Map.of(
+                                        "error",
+                                        "Model '" + model
+                                                + "' not found. Available models can be listed at /v1/models."));
+            case SGLANG_GATEWAY ->
+                anyHeld
+                        ? smgError(
+                                503,
+                                "Service Unavailable",
+                                "no_available_workers",
+                                "All workers are unavailable (circuit breaker open or unhealthy)")
+                        : smgError(
+                                404, "Not Found", "model_not_found", "No worker available for model '" + model + "'");
         };
     }
 
@@ -219,9 +285,18 @@ final class FakeRouterPages {
      */
     static Answer unreachable(dev.ebb.operator.api.v1alpha1.RouterKind kind, String url) {
         return switch (kind) {
-            case LLM_D_ROUTER -> new Answer(503, TEXT, "upstream connect error or disconnect/reset before headers. reset reason: connection failure");
+            case LLM_D_ROUTER ->
+                new Answer(
+                        503,
+                        TEXT,
+                        "upstream connect error or disconnect/reset before headers. reset reason: connection failure");
             case VLLM_ROUTER -> new Answer(500, TEXT, "Internal Server Error");
-            case SGLANG_GATEWAY -> smgError(500, "Internal Server Error", "call_upstream_connection_failed", "error sending request. URL: " + url);
+            case SGLANG_GATEWAY ->
+                smgError(
+                        500,
+                        "Internal Server Error",
+                        "call_upstream_connection_failed",
+                        "error sending request. URL: " + url);
         };
     }
 

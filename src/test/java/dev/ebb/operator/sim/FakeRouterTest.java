@@ -18,10 +18,10 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
-import java.net.InetSocketAddress;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -69,10 +69,17 @@ class FakeRouterTest {
         world = new SimWorld(client);
         for (String name : new String[] {"a", "b"}) {
             Pod pod = new PodBuilder(SimKubeletTest.enginePod(name, 15L, null))
-                    .editMetadata().addToLabels("app", "x").addToLabels("serving", "true").endMetadata().build();
+                    .editMetadata()
+                    .addToLabels("app", "x")
+                    .addToLabels("serving", "true")
+                    .endMetadata()
+                    .build();
             client.resource(pod).create();
         }
-        await().atMost(QUICK).until(() -> Stream.of("a", "b").allMatch(n -> pod(n).getStatus() != null && pod(n).getStatus().getPodIP() != null));
+        await().atMost(QUICK)
+                .until(() -> Stream.of("a", "b")
+                        .allMatch(n ->
+                                pod(n).getStatus() != null && pod(n).getStatus().getPodIP() != null));
     }
 
     @AfterEach
@@ -114,7 +121,9 @@ class FakeRouterTest {
 
     private void turnNotReady(String name) {
         client.pods().inNamespace(NS).withName(name).editStatus(p -> {
-            p.getStatus().getConditions().stream().filter(c -> c.getType().equals("Ready")).forEach(c -> c.setStatus("False"));
+            p.getStatus().getConditions().stream()
+                    .filter(c -> c.getType().equals("Ready"))
+                    .forEach(c -> c.setStatus("False"));
             p.getStatus().getContainerStatuses().forEach(c -> c.setReady(false));
             return p;
         });
@@ -125,8 +134,12 @@ class FakeRouterTest {
     }
 
     private static HttpResponse<String> call(String method, URI uri) throws Exception {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri).method(method, HttpRequest.BodyPublishers.noBody()).build(),
-                HttpResponse.BodyHandlers.ofString());
+        return HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(uri)
+                                .method(method, HttpRequest.BodyPublishers.noBody())
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
     }
 
     private static String get(URI uri, int expectedStatus) throws Exception {
@@ -144,10 +157,14 @@ class FakeRouterTest {
 
     /** What the operator's own probe makes of the router's answer about one member. */
     private RouterView probe(RouterKind kind, FakeRouter router, String member) {
-        ModelDeployment md = Specs.deployment("md", kind == RouterKind.SGLANG_GATEWAY ? "SGLang" : "vLLM").namespace(NS)
-                .router(kind.wireName()).role(Specs.role("s")).build();
+        ModelDeployment md = Specs.deployment("md", kind == RouterKind.SGLANG_GATEWAY ? "SGLang" : "vLLM")
+                .namespace(NS)
+                .router(kind.wireName())
+                .role(Specs.role("s"))
+                .build();
         routerAdmin = router.adminUri();
-        return operatorProbe.view(md, List.of(SimRouterPods.ready(NS, "md-router-0", "127.0.0.1")), List.of(pod(member)));
+        return operatorProbe.view(
+                md, List.of(SimRouterPods.ready(NS, "md-router-0", "127.0.0.1")), List.of(pod(member)));
     }
 
     // --- a router leaving ---
@@ -160,7 +177,8 @@ class FakeRouterTest {
 
         router.shutDown(Duration.ZERO, Duration.ofSeconds(60));
 
-        await().atMost(QUICK).untilAsserted(() -> assertThat(load.send().outcome()).isEqualTo(LoadGenerator.Outcome.REJECTED));
+        await().atMost(QUICK)
+                .untilAsserted(() -> assertThat(load.send().outcome()).isEqualTo(LoadGenerator.Outcome.REJECTED));
         assertThat(stream.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
         // long before the 60 s bound: the stop ends with the last request
         await("stopped once the stream ended").atMost(QUICK).until(router::stopped);
@@ -169,7 +187,8 @@ class FakeRouterTest {
     @Test
     void aShutDownsBoundCutsWhatOutlastsIt() throws Exception {
         FakeRouter router = router(RouterKind.SGLANG_GATEWAY);
-        CompletableFuture<LoadGenerator.Request> stream = inFlight(router, new LoadGenerator(router, 1, 100, Duration.ofMillis(100)));
+        CompletableFuture<LoadGenerator.Request> stream =
+                inFlight(router, new LoadGenerator(router, 1, 100, Duration.ofMillis(100)));
 
         router.shutDown(Duration.ZERO, Duration.ofSeconds(1));
 
@@ -188,7 +207,13 @@ class FakeRouterTest {
     @Test
     void envoysAdminInterfaceFailsItsHealthCheckOnPostOnlyAndCountsTheClientsRequestsInFlight() throws Exception {
         LoopbackAddresses addresses = new LoopbackAddresses();
-        FakeRouter router = FakeRouter.inPodOf(client, NS, "x", RouterKind.LLM_D_ROUTER, addresses.next(), 0,
+        FakeRouter router = FakeRouter.inPodOf(
+                client,
+                NS,
+                "x",
+                RouterKind.LLM_D_ROUTER,
+                addresses.next(),
+                0,
                 Optional.of(new InetSocketAddress(addresses.next(), 0)));
         routers.add(router);
         URI admin = router.proxyAdmin().orElseThrow();
@@ -196,7 +221,8 @@ class FakeRouterTest {
 
         assertThat(call("GET", admin.resolve("/healthcheck/fail")).statusCode()).isEqualTo(405);
         assertThat(router.healthCheckFailed()).isFalse();
-        assertThat(call("POST", admin.resolve("/healthcheck/fail")).statusCode()).isEqualTo(200);
+        assertThat(call("POST", admin.resolve("/healthcheck/fail")).statusCode())
+                .isEqualTo(200);
         assertThat(router.healthCheckFailed()).isTrue();
         assertThat(get(admin.resolve("/stats?filter=" + gauge), 200)).isEqualTo(gauge + ": 0\n");
         assertThat(get(admin.resolve("/stats?filter=nothing_like_it"), 200)).isEmpty();
@@ -217,7 +243,9 @@ class FakeRouterTest {
 
         assertThat(router.dispatches()).extracting(FakeRouter.Dispatch::pod).containsExactly("a", "b", "a", "b");
         assertThat(load.requests()).extracting(LoadGenerator.Request::pod).containsExactly("a", "b", "a", "b");
-        assertThat(router.clientEntry().getHost()).isNotEqualTo(pod("a").getStatus().getPodIP()).isNotEqualTo(pod("b").getStatus().getPodIP());
+        assertThat(router.clientEntry().getHost())
+                .isNotEqualTo(pod("a").getStatus().getPodIP())
+                .isNotEqualTo(pod("b").getStatus().getPodIP());
     }
 
     @ParameterizedTest
@@ -231,7 +259,8 @@ class FakeRouterTest {
         }
 
         // ten requests each, one after another: a router opening a connection per request would show ten
-        assertThat(List.of(engine("a").completionConnections(), engine("b").completionConnections())).allSatisfy(n -> assertThat(n).isBetween(1, 2));
+        assertThat(List.of(engine("a").completionConnections(), engine("b").completionConnections()))
+                .allSatisfy(n -> assertThat(n).isBetween(1, 2));
     }
 
     @ParameterizedTest
@@ -239,9 +268,11 @@ class FakeRouterTest {
     void tokensReachTheClientAsTheEngineSendsThem(RouterKind kind) throws Exception {
         FakeRouter router = router(kind);
         HttpRequest request = HttpRequest.newBuilder(router.clientEntry().resolve("/v1/completions"))
-                .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"m\",\"stream\":true,\"max_tokens\":100,\"token_interval_ms\":100}"))
+                .POST(HttpRequest.BodyPublishers.ofString(
+                        "{\"model\":\"m\",\"stream\":true,\"max_tokens\":100,\"token_interval_ms\":100}"))
                 .build();
-        HttpResponse<Stream<String>> response = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofLines());
+        HttpResponse<Stream<String>> response =
+                HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofLines());
         Instant headers = Instant.now();
         try (Stream<String> lines = response.body()) {
             Iterator<String> it = lines.iterator();
@@ -249,7 +280,8 @@ class FakeRouterTest {
             // the whole answer takes 10 s at the engine: a router that buffered it would hand over nothing before then
             assertThat(Duration.between(headers, Instant.now())).isLessThan(Duration.ofSeconds(5));
         }
-        assertThat(response.headers().firstValue(FakeRouter.SERVED_BY)).hasValueSatisfying(pod -> assertThat(pod).isIn("a", "b"));
+        assertThat(response.headers().firstValue(FakeRouter.SERVED_BY))
+                .hasValueSatisfying(pod -> assertThat(pod).isIn("a", "b"));
     }
 
     @ParameterizedTest
@@ -282,8 +314,10 @@ class FakeRouterTest {
                     connection.getInputStream().read(new byte[8192]);
                     OutputStream out = connection.getOutputStream();
                     String token = "data: {\"choices\":[{\"text\":\" t0\"}]}\n\n";
-                    out.write(("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-                            + Integer.toHexString(token.length()) + "\r\n" + token + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                    out.write(
+                            ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                            + Integer.toHexString(token.length()) + "\r\n" + token + "\r\n")
+                                    .getBytes(StandardCharsets.US_ASCII));
                     out.flush();
                     Thread.sleep(200);
                     connection.setSoLinger(true, 0);
@@ -328,7 +362,8 @@ class FakeRouterTest {
             assertThat(r.why()).isEqualTo("HTTP 503");
         });
         get(router.adminUri(), 503);
-        assertThat(probe(kind, router, "a").unknownBecause()).hasValueSatisfying(why -> assertThat(why).endsWith("answered HTTP 503"));
+        assertThat(probe(kind, router, "a").unknownBecause())
+                .hasValueSatisfying(why -> assertThat(why).endsWith("answered HTTP 503"));
         router.setUp(true);
         assertThat(router.selects("a")).isTrue();
     }
@@ -358,13 +393,15 @@ class FakeRouterTest {
         await().atMost(QUICK).until(() -> !router.selects("b"));
         assertThat(router.selects("a")).isTrue();
         Instant after = Instant.now();
-        assertThat(new LoadGenerator(router, 1, 1, Duration.ofMillis(1)).send().pod()).isEqualTo("a");
+        assertThat(new LoadGenerator(router, 1, 1, Duration.ofMillis(1)).send().pod())
+                .isEqualTo("a");
         assertThat(router.dispatchesTo("b", after)).isEmpty();
     }
 
     @Test
     void smgKeepsRoutingToAPodThatTurnedNotReadyEvenAcrossItsReconcile() {
-        FakeRouter router = router(RouterKind.SGLANG_GATEWAY, FakeRouter.Timing.asReleased().withReconcileEvery(Duration.ofMillis(300)));
+        FakeRouter router = router(
+                RouterKind.SGLANG_GATEWAY, FakeRouter.Timing.asReleased().withReconcileEvery(Duration.ofMillis(300)));
 
         turnNotReady("b");
 
@@ -374,32 +411,37 @@ class FakeRouterTest {
     @Test
     void smgSeesALabelChangeOnlyAtItsReconcile() throws Exception {
         FakeRouter released = router(RouterKind.SGLANG_GATEWAY);
-        FakeRouter quick = router(RouterKind.SGLANG_GATEWAY, FakeRouter.Timing.asReleased().withReconcileEvery(Duration.ofSeconds(1)));
+        FakeRouter quick = router(
+                RouterKind.SGLANG_GATEWAY, FakeRouter.Timing.asReleased().withReconcileEvery(Duration.ofSeconds(1)));
 
         withdrawByLabel("b");
 
         // the quick one's reconcile drops it; the released one's first reconcile is a minute away
         await().atMost(Duration.ofSeconds(10)).until(() -> !quick.selects("b"));
         assertThat(released.selects("b")).isTrue();
-        assertThat(workerUrls(get(released.adminUri(), 200))).contains(FakeRouter.base(pod("b")).toString());
+        assertThat(workerUrls(get(released.adminUri(), 200)))
+                .contains(FakeRouter.base(pod("b")).toString());
     }
 
     @Test
     void smgWithdrawsAWorkerDeletedThroughItsAdminApiAndListsItAsDrainingMeanwhile() throws Exception {
-        FakeRouter router = router(RouterKind.SGLANG_GATEWAY, FakeRouter.Timing.asReleased().withDrainSettle(Duration.ofSeconds(4)));
+        FakeRouter router = router(
+                RouterKind.SGLANG_GATEWAY, FakeRouter.Timing.asReleased().withDrainSettle(Duration.ofSeconds(4)));
         String id = workerIdOf(router, "b");
 
         HttpResponse<String> accepted = call("DELETE", router.adminUri().resolve("/workers/" + id));
 
         assertThat(accepted.statusCode()).isEqualTo(202);
-        assertThat(fieldNames(JSON.readTree(accepted.body()))).isEqualTo(fieldNames(JSON.readTree(fixture("sglang-gateway/delete-accepted.json"))));
+        assertThat(fieldNames(JSON.readTree(accepted.body())))
+                .isEqualTo(fieldNames(JSON.readTree(fixture("sglang-gateway/delete-accepted.json"))));
         assertThat(JSON.readTree(accepted.body()).path("worker_id").asText()).isEqualTo(id);
         await().atMost(QUICK).until(() -> !router.selects("b"));
         JsonNode draining = worker(router, "b").orElseThrow();
         assertThat(draining.path("status").asText()).isEqualTo("draining");
         assertThat(draining.path("is_healthy").asBoolean()).isFalse();
         Instant after = Instant.now();
-        assertThat(new LoadGenerator(router, 1, 1, Duration.ofMillis(1)).send().pod()).isEqualTo("a");
+        assertThat(new LoadGenerator(router, 1, 1, Duration.ofMillis(1)).send().pod())
+                .isEqualTo("a");
         assertThat(router.dispatchesTo("b", after)).isEmpty();
 
         await().atMost(Duration.ofSeconds(15)).until(() -> worker(router, "b").isEmpty());
@@ -409,14 +451,16 @@ class FakeRouterTest {
 
         HttpResponse<String> again = call("DELETE", router.adminUri().resolve("/workers/" + id));
         assertThat(again.statusCode()).isEqualTo(404);
-        assertThat(JSON.readTree(again.body())).isEqualTo(JSON.readTree(fixture("sglang-gateway/delete-not-found.json").replace(
-                "5e9d1f3a-2b7c-4e6d-8f0a-1c3b5d7e9f21", id)));
+        assertThat(JSON.readTree(again.body()))
+                .isEqualTo(JSON.readTree(fixture("sglang-gateway/delete-not-found.json")
+                        .replace("5e9d1f3a-2b7c-4e6d-8f0a-1c3b5d7e9f21", id)));
     }
 
     /** What the operator does for a replica it keeps after telling smg to drop it: smg's discovery never adds it back. */
     @Test
     void smgAddsAWorkerPostedToItsAdminApiAndRefusesOneItHoldsOrOneWithoutScheme() throws Exception {
-        FakeRouter router = router(RouterKind.SGLANG_GATEWAY, FakeRouter.Timing.asReleased().withDrainSettle(Duration.ZERO));
+        FakeRouter router =
+                router(RouterKind.SGLANG_GATEWAY, FakeRouter.Timing.asReleased().withDrainSettle(Duration.ZERO));
         String url = FakeRouter.base(pod("b")).toString();
         call("DELETE", router.adminUri().resolve("/workers/" + workerIdOf(router, "b")));
         await().atMost(QUICK).until(() -> worker(router, "b").isEmpty());
@@ -425,7 +469,8 @@ class FakeRouterTest {
 
         assertThat(accepted.statusCode()).isEqualTo(202);
         JsonNode body = JSON.readTree(accepted.body());
-        assertThat(fieldNames(body)).isEqualTo(fieldNames(JSON.readTree(fixture("sglang-gateway/create-accepted.json"))));
+        assertThat(fieldNames(body))
+                .isEqualTo(fieldNames(JSON.readTree(fixture("sglang-gateway/create-accepted.json"))));
         assertThat(body.path("url").asText()).isEqualTo(url);
         await().atMost(QUICK).until(() -> router.selects("b"));
         assertThat(workerIdOf(router, "b")).isEqualTo(body.path("worker_id").asText());
@@ -433,17 +478,23 @@ class FakeRouterTest {
             assertThat(conflict.statusCode()).isEqualTo(409);
             assertThat(JSON.readTree(conflict.body()).path("code").asText()).isEqualTo("WORKER_ALREADY_EXISTS");
         });
-        assertThat(post(router.adminUri(), "{\"url\":\"" + url.substring("http://".length()) + "\"}")).satisfies(bare -> {
-            assertThat(bare.statusCode()).isEqualTo(400);
-            assertThat(JSON.readTree(bare.body()).path("code").asText()).isEqualTo("BAD_REQUEST");
-        });
+        assertThat(post(router.adminUri(), "{\"url\":\"" + url.substring("http://".length()) + "\"}"))
+                .satisfies(bare -> {
+                    assertThat(bare.statusCode()).isEqualTo(400);
+                    assertThat(JSON.readTree(bare.body()).path("code").asText()).isEqualTo("BAD_REQUEST");
+                });
         assertThat(post(router.adminUri(), "not json").statusCode()).isEqualTo(400);
         assertThat(post(router.adminUri(), "{\"models\":[]}").statusCode()).isEqualTo(422);
     }
 
     private static HttpResponse<String> post(URI uri, String body) throws Exception {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        return HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(uri)
+                                .header("Content-Type", "application/json")
+                                .POST(HttpRequest.BodyPublishers.ofString(body))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
@@ -454,7 +505,8 @@ class FakeRouterTest {
 
         assertThat(refused.statusCode()).isEqualTo(400);
         JsonNode body = JSON.readTree(refused.body());
-        assertThat(fieldNames(body)).isEqualTo(fieldNames(JSON.readTree(fixture("sglang-gateway/delete-invalid-id.json"))));
+        assertThat(fieldNames(body))
+                .isEqualTo(fieldNames(JSON.readTree(fixture("sglang-gateway/delete-invalid-id.json"))));
         assertThat(body.path("code").asText()).isEqualTo("BAD_REQUEST");
         assertThat(body.path("error").asText()).startsWith("Invalid worker_id 'not-a-uuid' (expected UUID). Error: ");
         assertThat(router.selected()).containsExactly("a", "b");
@@ -470,17 +522,25 @@ class FakeRouterTest {
         await().atMost(QUICK).until(() -> pod("b") == null);
         router.reconnectWatch();
 
-        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> router.selects("a") && router.selects("b"));
+        await().during(Duration.ofSeconds(1))
+                .atMost(Duration.ofSeconds(2))
+                .until(() -> router.selects("a") && router.selects("b"));
         Set<String> ids = new HashSet<>();
-        JSON.readTree(get(router.adminUri(), 200)).forEach(card -> ids.add(card.path("engine_id").asText()));
-        assertThat(ids).contains(FakeRouterPages.uuid5Dns("a").toString(), FakeRouterPages.uuid5Dns("b").toString());
+        JSON.readTree(get(router.adminUri(), 200))
+                .forEach(card -> ids.add(card.path("engine_id").asText()));
+        assertThat(ids)
+                .contains(
+                        FakeRouterPages.uuid5Dns("a").toString(),
+                        FakeRouterPages.uuid5Dns("b").toString());
         // requests still go to the gone engine, and fail there
         List<LoadGenerator.Request> sent = new ArrayList<>();
         LoadGenerator load = new LoadGenerator(router, 1, 1, Duration.ofMillis(1));
         for (int i = 0; i < 4; i++) {
             sent.add(load.send());
         }
-        assertThat(sent).filteredOn(r -> "b".equals(r.pod())).isNotEmpty()
+        assertThat(sent)
+                .filteredOn(r -> "b".equals(r.pod()))
+                .isNotEmpty()
                 .allSatisfy(r -> assertThat(r.outcome()).isEqualTo(LoadGenerator.Outcome.REJECTED));
     }
 
@@ -517,11 +577,13 @@ class FakeRouterTest {
 
         Map<String, Set<String>> released = seriesLabels(fixture("llm-d-router/epp-metrics-v0.10.0.txt"));
         assertThat(seriesLabels(page)).containsAllEntriesOf(released);
-        assertThat(page).contains("llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"a-rank-0\",name=\"pool\"} 0",
-                "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"b-rank-0\",name=\"pool\"} 0",
-                "inference_pool_per_pod_queue_size{model_server_pod=\"a-rank-0\",name=\"pool\"} 0",
-                "llm_d_epp_scheduler_attempts_total{endpoint_name=\"a\",namespace=\"sim\",port=\"8000\",status=\"success\",target_model_name=\"m\"} 1",
-                "inference_extension_scheduler_attempts_total{namespace=\"sim\",pod_name=\"a\",port=\"8000\",status=\"success\",target_model_name=\"m\"} 1");
+        assertThat(page)
+                .contains(
+                        "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"a-rank-0\",name=\"pool\"} 0",
+                        "llm_d_epp_per_endpoint_queue_size{model_server_endpoint=\"b-rank-0\",name=\"pool\"} 0",
+                        "inference_pool_per_pod_queue_size{model_server_pod=\"a-rank-0\",name=\"pool\"} 0",
+                        "llm_d_epp_scheduler_attempts_total{endpoint_name=\"a\",namespace=\"sim\",port=\"8000\",status=\"success\",target_model_name=\"m\"} 1",
+                        "inference_extension_scheduler_attempts_total{namespace=\"sim\",pod_name=\"a\",port=\"8000\",status=\"success\",target_model_name=\"m\"} 1");
         assertThat(page).doesNotContain("llm_d_router_epp_");
     }
 
@@ -532,7 +594,9 @@ class FakeRouterTest {
         JsonNode engines = JSON.readTree(get(router.adminUri(), 200));
 
         JsonNode released = JSON.readTree(fixture("vllm-router/engines.json"));
-        assertThat(engines).hasSize(2).allSatisfy(card -> assertThat(fieldNames(card)).isEqualTo(fieldNames(released.get(0))));
+        assertThat(engines)
+                .hasSize(2)
+                .allSatisfy(card -> assertThat(fieldNames(card)).isEqualTo(fieldNames(released.get(0))));
         Set<String> ids = new TreeSet<>();
         engines.forEach(card -> ids.add(card.path("engine_id").asText()));
         assertThat(ids).isEqualTo(new TreeSet<>(List.of(pythonUuid5Dns("a"), pythonUuid5Dns("b"))));
@@ -547,15 +611,22 @@ class FakeRouterTest {
         JsonNode released = JSON.readTree(fixture("sglang-gateway/workers-discovered.json"));
         assertThat(fieldNames(answer)).isEqualTo(fieldNames(released));
         assertThat(fieldNames(answer.path("stats"))).isEqualTo(fieldNames(released.path("stats")));
-        assertThat(answer.path("workers")).hasSize(2).allSatisfy(w -> assertThat(fieldNames(w)).isEqualTo(fieldNames(released.path("workers").get(0))));
+        assertThat(answer.path("workers"))
+                .hasSize(2)
+                .allSatisfy(w -> assertThat(fieldNames(w))
+                        .isEqualTo(fieldNames(released.path("workers").get(0))));
         assertThat(answer.path("total").asInt()).isEqualTo(2);
-        assertThat(workerUrls(answer.toString())).containsExactlyInAnyOrder(FakeRouter.base(pod("a")).toString(), FakeRouter.base(pod("b")).toString());
+        assertThat(workerUrls(answer.toString()))
+                .containsExactlyInAnyOrder(
+                        FakeRouter.base(pod("a")).toString(),
+                        FakeRouter.base(pod("b")).toString());
     }
 
     @ParameterizedTest
     @EnumSource(RouterKind.class)
     void theAdminPathIsTheOneTheOperatorAsks(RouterKind kind) {
-        assertThat(router(kind).adminUri().getPath()).isEqualTo(RouterAdmin.of(kind).path());
+        assertThat(router(kind).adminUri().getPath())
+                .isEqualTo(RouterAdmin.of(kind).path());
     }
 
     /** The operator's own probe reads each fake as it reads the router: what it selects, and what it no longer does. */
@@ -624,7 +695,8 @@ class FakeRouterTest {
         return names;
     }
 
-    private static final Pattern SAMPLE = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)\\{([^}]*)\\}", Pattern.MULTILINE);
+    private static final Pattern SAMPLE =
+            Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)\\{([^}]*)\\}", Pattern.MULTILINE);
     private static final Pattern LABEL = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"");
 
     /** Each series name with the label names its samples carry. */
@@ -641,8 +713,13 @@ class FakeRouterTest {
 
     /** The id vLLM's router gives the engine of this Pod, computed by Python's own uuid module. */
     private static String pythonUuid5Dns(String pod) throws Exception {
-        Process python = new ProcessBuilder("/usr/bin/python3", "-c", "import sys, uuid; print(uuid.uuid5(uuid.NAMESPACE_DNS, sys.argv[1]))", pod)
-                .redirectErrorStream(true).start();
+        Process python = new ProcessBuilder(
+                        "/usr/bin/python3",
+                        "-c",
+                        "import sys, uuid; print(uuid.uuid5(uuid.NAMESPACE_DNS, sys.argv[1]))",
+                        pod)
+                .redirectErrorStream(true)
+                .start();
         String out = new String(python.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         assertThat(python.waitFor(10, TimeUnit.SECONDS)).isTrue();
         return out;

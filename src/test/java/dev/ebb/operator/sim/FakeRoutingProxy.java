@@ -36,7 +36,10 @@ import java.util.concurrent.Executors;
 public final class FakeRoutingProxy implements AutoCloseable {
     private final HttpServer server;
     private final URI engine;
-    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient client = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2))
+            .build();
     private final ExecutorService threads = Executors.newCachedThreadPool(DaemonThreads.named("fake-routing-proxy"));
     private final Set<HttpExchange> open = ConcurrentHashMap.newKeySet();
     private volatile boolean exited;
@@ -82,12 +85,17 @@ public final class FakeRoutingProxy implements AutoCloseable {
     private void forward(HttpExchange exchange) throws IOException {
         open.add(exchange);
         try {
-            if (exchange.getRequestMethod().equals("GET") && exchange.getRequestURI().getPath().equals("/health")) {
+            if (exchange.getRequestMethod().equals("GET")
+                    && exchange.getRequestURI().getPath().equals("/health")) {
                 exchange.sendResponseHeaders(200, -1);
                 return;
             }
-            HttpRequest.Builder request = HttpRequest.newBuilder(engine.resolve(exchange.getRequestURI().toString()))
-                    .method(exchange.getRequestMethod(), HttpRequest.BodyPublishers.ofByteArray(exchange.getRequestBody().readAllBytes()));
+            HttpRequest.Builder request = HttpRequest.newBuilder(
+                            engine.resolve(exchange.getRequestURI().toString()))
+                    .method(
+                            exchange.getRequestMethod(),
+                            HttpRequest.BodyPublishers.ofByteArray(
+                                    exchange.getRequestBody().readAllBytes()));
             String type = exchange.getRequestHeaders().getFirst("Content-Type");
             if (type != null) {
                 request.header("Content-Type", type);
@@ -102,9 +110,12 @@ public final class FakeRoutingProxy implements AutoCloseable {
                 exchange.sendResponseHeaders(502, -1);
                 return;
             }
-            answer.headers().firstValue("Content-Type").ifPresent(t -> exchange.getResponseHeaders().set("Content-Type", t));
+            answer.headers()
+                    .firstValue("Content-Type")
+                    .ifPresent(t -> exchange.getResponseHeaders().set("Content-Type", t));
             exchange.sendResponseHeaders(answer.statusCode(), 0);
-            try (InputStream in = answer.body(); OutputStream out = exchange.getResponseBody()) {
+            try (InputStream in = answer.body();
+                    OutputStream out = exchange.getResponseBody()) {
                 byte[] buffer = new byte[8192];
                 for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
                     out.write(buffer, 0, n);

@@ -44,16 +44,27 @@ final class FollowerPage implements AutoCloseable {
     }
 
     /** The page a follower's command line starts, if it is an SGLang node whose schedulers count requests of their own. */
-    static Optional<FollowerPage> start(String image, List<String> command, String address, int port, String model,
-            Supplier<Optional<FakeEngine>> leader) throws IOException {
+    static Optional<FollowerPage> start(
+            String image,
+            List<String> command,
+            String address,
+            int port,
+            String model,
+            Supplier<Optional<FakeEngine>> leader)
+            throws IOException {
         Optional<Integer> rank = valueAfter(command, "--node-rank").flatMap(FollowerPage::number);
         Optional<Integer> nodes = valueAfter(command, "--nnodes").flatMap(FollowerPage::number);
-        if (!command.contains("sglang.launch_server") || !command.contains("--enable-metrics") || rank.filter(r -> r > 0).isEmpty()
-                || nodes.isEmpty() || FollowerGauges.onFollowers(Engine.SGLANG, nodes.get(), command).isEmpty()) {
+        if (!command.contains("sglang.launch_server")
+                || !command.contains("--enable-metrics")
+                || rank.filter(r -> r > 0).isEmpty()
+                || nodes.isEmpty()
+                || FollowerGauges.onFollowers(Engine.SGLANG, nodes.get(), command)
+                        .isEmpty()) {
             return Optional.empty();
         }
         List<String> gauges = command.contains(FollowerGauges.ALL_SCHEDULERS)
-                ? MetricsPage.gaugesOf(Engine.SGLANG, EngineRelease.of(image)) : List.of();
+                ? MetricsPage.gaugesOf(Engine.SGLANG, EngineRelease.of(image))
+                : List.of();
         FollowerPage page = new FollowerPage(rank.get(), gauges, model, leader);
         try {
             for (String on : new LinkedHashSet<>(List.of(address, LoopbackAddresses.loopbackOf(address)))) {
@@ -78,8 +89,17 @@ final class FollowerPage implements AutoCloseable {
 
     private void metrics(HttpExchange exchange) throws IOException {
         exchange.getRequestBody().readAllBytes();
-        Set<Long> held = leader.get().map(engine -> engine.shownOnMember(member)).orElse(Set.of());
-        byte[] page = MetricsPage.render(Engine.SGLANG, gauges, model, held, MetricsPage.RequestTotals.NONE, createdEpochSeconds, null, 0)
+        Set<Long> held =
+                leader.get().map(engine -> engine.shownOnMember(member)).orElse(Set.of());
+        byte[] page = MetricsPage.render(
+                        Engine.SGLANG,
+                        gauges,
+                        model,
+                        held,
+                        MetricsPage.RequestTotals.NONE,
+                        createdEpochSeconds,
+                        null,
+                        0)
                 .getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
         exchange.sendResponseHeaders(200, 0);

@@ -14,15 +14,21 @@ import java.util.Map;
  * as the operator creates it before its Pods.
  */
 public final class HookScriptMounts {
-    private HookScriptMounts() {
-    }
+    private HookScriptMounts() {}
 
     public static Pod provide(KubernetesClient client, Pod pod) {
         PodRenderer.hookConfigMapOf(pod).ifPresent(name -> {
             try {
-                client.resource(new ConfigMapBuilder().withNewMetadata().withName(name).withNamespace(pod.getMetadata().getNamespace())
-                        .withLabels(Map.of(Labels.DRAIN_HOOK_REVISION, DrainHook.REVISION)).endMetadata()
-                        .withImmutable(true).withData(Map.of(DrainHook.FILE, DrainHook.SCRIPT)).build()).create();
+                client.resource(new ConfigMapBuilder()
+                                .withNewMetadata()
+                                .withName(name)
+                                .withNamespace(pod.getMetadata().getNamespace())
+                                .withLabels(Map.of(Labels.DRAIN_HOOK_REVISION, DrainHook.REVISION))
+                                .endMetadata()
+                                .withImmutable(true)
+                                .withData(Map.of(DrainHook.FILE, DrainHook.SCRIPT))
+                                .build())
+                        .create();
             } catch (KubernetesClientException e) {
                 if (e.getCode() != 409) {
                     throw e;

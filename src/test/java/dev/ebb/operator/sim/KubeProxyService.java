@@ -32,11 +32,9 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class KubeProxyService implements AutoCloseable {
     private static final Duration LOOK = Duration.ofMillis(50);
 
-    private record Ready(String pod, String address, int port) {
-    }
+    private record Ready(String pod, String address, int port) {}
 
-    private record View(Instant at, List<Ready> endpoints) {
-    }
+    private record View(Instant at, List<Ready> endpoints) {}
 
     private final EndpointSlices endpoints;
     private final String namespace;
@@ -45,13 +43,15 @@ public final class KubeProxyService implements AutoCloseable {
     private final String sourceAddress;
     private final Deque<View> views = new ArrayDeque<>();
     private final AtomicLong turn = new AtomicLong();
-    private final ScheduledExecutorService looker = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("kube-proxy"));
+    private final ScheduledExecutorService looker =
+            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("kube-proxy"));
 
     /**
      * @param lag how long an endpoint change takes to reach this node
      * @param sourceAddress the address clients connect from
      */
-    public KubeProxyService(EndpointSlices endpoints, String namespace, String service, Duration lag, String sourceAddress) {
+    public KubeProxyService(
+            EndpointSlices endpoints, String namespace, String service, Duration lag, String sourceAddress) {
         this.endpoints = endpoints;
         this.namespace = namespace;
         this.service = service;
@@ -63,8 +63,10 @@ public final class KubeProxyService implements AutoCloseable {
 
     private void look() {
         List<Ready> ready = endpoints.slicesOf(namespace, service).stream()
-                .filter(slice -> slice.getPorts() != null && !slice.getPorts().isEmpty() && slice.getEndpoints() != null)
-                .flatMap(slice -> slice.getEndpoints().stream().filter(e -> Boolean.TRUE.equals(e.getConditions().getReady()))
+                .filter(slice ->
+                        slice.getPorts() != null && !slice.getPorts().isEmpty() && slice.getEndpoints() != null)
+                .flatMap(slice -> slice.getEndpoints().stream()
+                        .filter(e -> Boolean.TRUE.equals(e.getConditions().getReady()))
                         .map(e -> ready(e, slice)))
                 .toList();
         Instant now = Instant.now();
@@ -78,7 +80,10 @@ public final class KubeProxyService implements AutoCloseable {
     }
 
     private static Ready ready(Endpoint endpoint, EndpointSlice slice) {
-        return new Ready(endpoint.getTargetRef().getName(), endpoint.getAddresses().get(0), slice.getPorts().get(0).getPort());
+        return new Ready(
+                endpoint.getTargetRef().getName(),
+                endpoint.getAddresses().get(0),
+                slice.getPorts().get(0).getPort());
     }
 
     /** The endpoints this node knows now: what the slice listed {@code lag} ago. */
@@ -153,8 +158,9 @@ public final class KubeProxyService implements AutoCloseable {
          * @throws IOException when the connection is closed or breaks before the answer ends
          */
         public synchronized String get(String path, boolean keepAlive) throws IOException {
-            out.write(("GET " + path + " HTTP/1.1\r\nHost: pod\r\n" + (keepAlive ? "" : "Connection: close\r\n") + "\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
+            out.write(
+                    ("GET " + path + " HTTP/1.1\r\nHost: pod\r\n" + (keepAlive ? "" : "Connection: close\r\n") + "\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             String status = line();
             if (status == null) {
@@ -172,27 +178,43 @@ public final class KubeProxyService implements AutoCloseable {
             byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
             boolean answered = false;
             try {
-                out.write(("POST /v1/completions HTTP/1.1\r\nHost: service\r\nContent-Type: application/json\r\nContent-Length: "
-                        + bytes.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(
+                        ("POST /v1/completions HTTP/1.1\r\nHost: service\r\nContent-Type: application/json\r\nContent-Length: "
+                                        + bytes.length + "\r\n\r\n")
+                                .getBytes(StandardCharsets.US_ASCII));
                 out.write(bytes);
                 out.flush();
                 String status = line();
                 if (status == null) {
-                    return new LoadGenerator.Request(0, pod, start, Instant.now(), LoadGenerator.Outcome.REJECTED, "connection closed");
+                    return new LoadGenerator.Request(
+                            0, pod, start, Instant.now(), LoadGenerator.Outcome.REJECTED, "connection closed");
                 }
                 answered = true;
                 String page = body();
                 if (!status.startsWith("HTTP/1.1 200")) {
-                    return new LoadGenerator.Request(0, pod, start, Instant.now(), LoadGenerator.Outcome.REJECTED, status);
+                    return new LoadGenerator.Request(
+                            0, pod, start, Instant.now(), LoadGenerator.Outcome.REJECTED, status);
                 }
-                long received = page.lines().filter(l -> l.startsWith("data: ") && !l.equals("data: [DONE]")).count();
+                long received = page.lines()
+                        .filter(l -> l.startsWith("data: ") && !l.equals("data: [DONE]"))
+                        .count();
                 boolean done = page.lines().anyMatch("data: [DONE]"::equals);
-                return new LoadGenerator.Request(0, pod, start, Instant.now(), done ? LoadGenerator.Outcome.COMPLETED : LoadGenerator.Outcome.CUT,
+                return new LoadGenerator.Request(
+                        0,
+                        pod,
+                        start,
+                        Instant.now(),
+                        done ? LoadGenerator.Outcome.COMPLETED : LoadGenerator.Outcome.CUT,
                         received + " of " + tokens + " tokens");
             } catch (IOException e) {
                 // a kept connection the server closed while idle fails on reuse before any answer: nothing streamed, so
                 // the request was refused rather than cut, and a client sends it again on a new connection
-                return new LoadGenerator.Request(0, pod, start, Instant.now(), answered ? LoadGenerator.Outcome.CUT : LoadGenerator.Outcome.REJECTED,
+                return new LoadGenerator.Request(
+                        0,
+                        pod,
+                        start,
+                        Instant.now(),
+                        answered ? LoadGenerator.Outcome.CUT : LoadGenerator.Outcome.REJECTED,
                         "connection lost: " + e.getMessage());
             }
         }
@@ -205,7 +227,8 @@ public final class KubeProxyService implements AutoCloseable {
                 String lower = header.toLowerCase(Locale.ROOT);
                 chunked |= lower.startsWith("transfer-encoding:") && lower.contains("chunked");
                 if (lower.startsWith("content-length:")) {
-                    length = Long.parseLong(lower.substring("content-length:".length()).trim());
+                    length = Long.parseLong(
+                            lower.substring("content-length:".length()).trim());
                 }
             }
             return chunked ? chunks() : new String(in.readNBytes((int) length), StandardCharsets.UTF_8);

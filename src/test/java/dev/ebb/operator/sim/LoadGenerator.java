@@ -41,14 +41,14 @@ public final class LoadGenerator implements AutoCloseable {
     }
 
     /** @param pod the Pod that served the request; null when a router refused it before choosing one */
-    public record Request(long id, String pod, Instant start, Instant end, Outcome outcome, String why) {
-    }
+    public record Request(long id, String pod, Instant start, Instant end, Outcome outcome, String why) {}
 
     private final Target target;
     private final int concurrency;
     private final IntSupplier tokens;
     private final Duration tokenInterval;
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private final List<Request> requests = new CopyOnWriteArrayList<>();
     private final AtomicLong ids = new AtomicLong();
     private final ExecutorService clients;
@@ -127,7 +127,8 @@ public final class LoadGenerator implements AutoCloseable {
             pod = response.headers().firstValue(FakeRouter.SERVED_BY).orElse(pod);
             if (response.statusCode() != 200) {
                 response.body().close();
-                return record(new Request(id, pod, start, Instant.now(), Outcome.REJECTED, "HTTP " + response.statusCode()));
+                return record(
+                        new Request(id, pod, start, Instant.now(), Outcome.REJECTED, "HTTP " + response.statusCode()));
             }
             int received = 0;
             boolean done = false;
@@ -147,14 +148,28 @@ public final class LoadGenerator implements AutoCloseable {
                     }
                 }
             }
-            return record(done && !error && received == length
-                    ? new Request(id, pod, start, Instant.now(), Outcome.COMPLETED, received + " tokens")
-                    : new Request(id, pod, start, Instant.now(), Outcome.CUT, "stream ended after " + received + " of " + length + " tokens"
-                            + (error ? " with an error event" : done ? "" : " without [DONE]")));
+            return record(
+                    done && !error && received == length
+                            ? new Request(id, pod, start, Instant.now(), Outcome.COMPLETED, received + " tokens")
+                            : new Request(
+                                    id,
+                                    pod,
+                                    start,
+                                    Instant.now(),
+                                    Outcome.CUT,
+                                    "stream ended after " + received + " of " + length + " tokens"
+                                            + (error ? " with an error event" : done ? "" : " without [DONE]")));
         } catch (UncheckedIOException e) {
-            return record(new Request(id, pod, start, Instant.now(), Outcome.CUT, "connection lost: " + e.getCause().getMessage()));
+            return record(new Request(
+                    id,
+                    pod,
+                    start,
+                    Instant.now(),
+                    Outcome.CUT,
+                    "connection lost: " + e.getCause().getMessage()));
         } catch (java.io.IOException e) {
-            return record(new Request(id, pod, start, Instant.now(), Outcome.REJECTED, "connection failed: " + e.getMessage()));
+            return record(new Request(
+                    id, pod, start, Instant.now(), Outcome.REJECTED, "connection failed: " + e.getMessage()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return record(new Request(id, pod, start, Instant.now(), Outcome.REJECTED, "interrupted"));

@@ -37,22 +37,42 @@ class LoadGeneratorTest {
     @Test
     void naiveDeleteOfAVllmPodUnderLoadCutsItsStreamsAndTheGeneratorSaysWhy() throws Exception {
         world = new SimWorld(client);
-        client.resource(new ServiceBuilder().withNewMetadata().withName("svc").withNamespace(NS).endMetadata()
-                .withNewSpec().withSelector(Map.of("app", "x"))
-                .addNewPort().withPort(8000).withTargetPort(new IntOrString(8000)).endPort().endSpec().build()).create();
-        Pod pod = new PodBuilder(SimKubeletTest.enginePod("a", 15L, null)).editMetadata().addToLabels("app", "x").endMetadata().build();
+        client.resource(new ServiceBuilder()
+                        .withNewMetadata()
+                        .withName("svc")
+                        .withNamespace(NS)
+                        .endMetadata()
+                        .withNewSpec()
+                        .withSelector(Map.of("app", "x"))
+                        .addNewPort()
+                        .withPort(8000)
+                        .withTargetPort(new IntOrString(8000))
+                        .endPort()
+                        .endSpec()
+                        .build())
+                .create();
+        Pod pod = new PodBuilder(SimKubeletTest.enginePod("a", 15L, null))
+                .editMetadata()
+                .addToLabels("app", "x")
+                .endMetadata()
+                .build();
         client.resource(pod).create();
         ServiceTarget service = new ServiceTarget(world.endpoints(), NS, "svc");
         await().atMost(Duration.ofSeconds(5)).until(() -> service.pick().isPresent());
         LoadGenerator load = new LoadGenerator(service, 3, 100, Duration.ofMillis(20)).start(Duration.ofSeconds(10));
-        await().atMost(Duration.ofSeconds(3)).until(() -> world.kubelet().engine(NS, "a").orElseThrow().inFlight() == 3);
+        await().atMost(Duration.ofSeconds(3))
+                .until(() -> world.kubelet().engine(NS, "a").orElseThrow().inFlight() == 3);
 
         client.pods().inNamespace(NS).withName("a").delete();
         load.stop(Duration.ofSeconds(5));
 
         assertThat(load.count(LoadGenerator.Outcome.CUT)).isEqualTo(3);
-        assertThat(load.requests()).filteredOn(r -> r.outcome() == LoadGenerator.Outcome.CUT)
-                .allSatisfy(r -> assertThat(r.why()).matches("(stream ended after \\d+ of 100 tokens( without \\[DONE\\]| with an error event)?|connection lost: .*)"));
+        assertThat(load.requests())
+                .filteredOn(r -> r.outcome() == LoadGenerator.Outcome.CUT)
+                .allSatisfy(
+                        r -> assertThat(r.why())
+                                .matches(
+                                        "(stream ended after \\d+ of 100 tokens( without \\[DONE\\]| with an error event)?|connection lost: .*)"));
     }
 
     /**
@@ -78,10 +98,16 @@ class LoadGeneratorTest {
         });
         server.start();
         try {
-            LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget("p",
-                    URI.create("http://127.0.0.1:" + server.getAddress().getPort()))), 1, 2, Duration.ofMillis(1));
+            LoadGenerator load = new LoadGenerator(
+                    () -> Optional.of(new RouteTarget(
+                            "p",
+                            URI.create("http://127.0.0.1:" + server.getAddress().getPort()))),
+                    1,
+                    2,
+                    Duration.ofMillis(1));
 
-            assertThat(List.of(load.send(), load.send(), load.send())).extracting(LoadGenerator.Request::outcome, LoadGenerator.Request::why)
+            assertThat(List.of(load.send(), load.send(), load.send()))
+                    .extracting(LoadGenerator.Request::outcome, LoadGenerator.Request::why)
                     .containsExactly(
                             tuple(LoadGenerator.Outcome.CUT, "stream ended after 1 of 2 tokens with an error event"),
                             tuple(LoadGenerator.Outcome.CUT, "stream ended after 1 of 2 tokens"),

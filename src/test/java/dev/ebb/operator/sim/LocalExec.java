@@ -31,11 +31,20 @@ public final class LocalExec implements PodExec, AutoCloseable {
     private volatile int extraOutputBytes;
 
     /** Every exec fails as if the API server refused it, with this reason; null to stop. */
-    public LocalExec failWith(String why) { failure = why; return this; }
+    public LocalExec failWith(String why) {
+        failure = why;
+        return this;
+    }
     /** Every exec connects and then never answers. */
-    public LocalExec hang(boolean value) { hang = value; return this; }
+    public LocalExec hang(boolean value) {
+        hang = value;
+        return this;
+    }
     /** Every exec prints this many bytes more than the command itself would. */
-    public LocalExec extraOutput(int bytes) { extraOutputBytes = bytes; return this; }
+    public LocalExec extraOutput(int bytes) {
+        extraOutputBytes = bytes;
+        return this;
+    }
 
     @Override
     public Uni<ExecResult> exec(Pod pod, String container, ExecCommand command, ExecLimits limits) {
@@ -49,7 +58,8 @@ public final class LocalExec implements PodExec, AutoCloseable {
     public Uni<ExecResult> exec(Pod pod, List<String> argv, InputStream stdin, ExecLimits limits) {
         return Uni.createFrom().emitter(emitter -> {
             AtomicReference<Process> running = new AtomicReference<>();
-            CompletableFuture<?> task = CompletableFuture.runAsync(() -> emitter.complete(run(pod, argv, stdin, limits, running)), processes);
+            CompletableFuture<?> task = CompletableFuture.runAsync(
+                    () -> emitter.complete(run(pod, argv, stdin, limits, running)), processes);
             emitter.onTermination(() -> {
                 task.cancel(true);
                 Process p = running.get();
@@ -60,7 +70,8 @@ public final class LocalExec implements PodExec, AutoCloseable {
         });
     }
 
-    private ExecResult run(Pod pod, List<String> argv, InputStream stdin, ExecLimits limits, AtomicReference<Process> running) {
+    private ExecResult run(
+            Pod pod, List<String> argv, InputStream stdin, ExecLimits limits, AtomicReference<Process> running) {
         if (failure != null) {
             return new ExecResult.Failed(failure);
         }
@@ -71,10 +82,13 @@ public final class LocalExec implements PodExec, AutoCloseable {
         List<String> command = hang ? List.of("sleep", "3600") : PodAddressing.onPodAddress(argv, address);
         long deadline = System.nanoTime() + limits.deadline().toNanos();
         try {
-            Process process = LocalProcesses.builder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            Process process = LocalProcesses.builder(command)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
             running.set(process);
             CompletableFuture.runAsync(() -> copy(stdin, process), processes);
-            CompletableFuture<byte[]> stdout = CompletableFuture.supplyAsync(() -> readCapped(process.getInputStream(), limits.maxStdoutBytes() + 1), processes);
+            CompletableFuture<byte[]> stdout = CompletableFuture.supplyAsync(
+                    () -> readCapped(process.getInputStream(), limits.maxStdoutBytes() + 1), processes);
             byte[] out = stdout.get(remaining(deadline), TimeUnit.NANOSECONDS);
             if (out.length + extraOutputBytes > limits.maxStdoutBytes()) {
                 process.destroyForcibly();

@@ -17,14 +17,16 @@ import java.util.stream.Stream;
 public final class LocalProcesses {
     private static final List<Path> CONTAINER_PATH = containerPath();
 
-    private LocalProcesses() {
-    }
+    private LocalProcesses() {}
 
     public static ProcessBuilder builder(List<String> argv) {
         List<String> command = new ArrayList<>(argv);
         if (!command.isEmpty() && !command.get(0).contains("/")) {
             String program = command.get(0);
-            CONTAINER_PATH.stream().map(dir -> dir.resolve(program)).filter(Files::isExecutable).findFirst()
+            CONTAINER_PATH.stream()
+                    .map(dir -> dir.resolve(program))
+                    .filter(Files::isExecutable)
+                    .findFirst()
                     .ifPresent(found -> command.set(0, found.toString()));
         }
         return new ProcessBuilder(command);
@@ -32,7 +34,11 @@ public final class LocalProcesses {
 
     private static List<Path> containerPath() {
         String path = System.getenv().getOrDefault("PATH", "");
-        return Stream.concat(Stream.of(Path.of("/usr/bin")),
-                Stream.of(path.split(File.pathSeparator)).filter(s -> !s.isEmpty()).map(Path::of)).toList();
+        return Stream.concat(
+                        Stream.of(Path.of("/usr/bin")),
+                        Stream.of(path.split(File.pathSeparator))
+                                .filter(s -> !s.isEmpty())
+                                .map(Path::of))
+                .toList();
     }
 }

@@ -2,11 +2,11 @@ package dev.ebb.operator.sim;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.net.BindException;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
 import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,6 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class LoopbackAddresses {
     /** Above Linux's default ephemeral range (32768-60999), so that no socket bound to port 0 takes it first. */
     static final int CLAIM_PORT = 61999;
+
     private static final int START = Integer.getInteger("ebb-sim.loopback-start", 2);
     private static final int END = 256 * 254;
     private static final AtomicInteger NEXT = new AtomicInteger(START);
@@ -71,7 +72,9 @@ public final class LoopbackAddresses {
      * address. A 127.0.x.y Pod is already on loopback, and is its own stand-in.
      */
     public static String loopbackOf(String podAddress) {
-        return podAddress.startsWith(POD_NETWORK) ? "127.244." + podAddress.substring(POD_NETWORK.length()) : podAddress;
+        return podAddress.startsWith(POD_NETWORK)
+                ? "127.244." + podAddress.substring(POD_NETWORK.length())
+                : podAddress;
     }
 
     public String next() {
@@ -92,12 +95,16 @@ public final class LoopbackAddresses {
 
     private static void addToLoopback(String address) {
         try {
-            Process ip = new ProcessBuilder("ip", "addr", "add", address + "/32", "dev", "lo").redirectErrorStream(true).start();
+            Process ip = new ProcessBuilder("ip", "addr", "add", address + "/32", "dev", "lo")
+                    .redirectErrorStream(true)
+                    .start();
             String said = new String(ip.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            // present already, from an earlier run on this machine: as good as added (iproute2 6.1 says "Address already
+            // present already, from an earlier run on this machine: as good as added (iproute2 6.1 says "Address
+            // already
             // assigned", older releases "File exists")
             if (ip.waitFor() != 0 && !said.contains("already assigned") && !said.contains("File exists")) {
-                throw new IllegalStateException("cannot add " + address + " to the loopback interface (root and iproute2 needed): " + said);
+                throw new IllegalStateException(
+                        "cannot add " + address + " to the loopback interface (root and iproute2 needed): " + said);
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot run ip to add " + address + " to the loopback interface", e);

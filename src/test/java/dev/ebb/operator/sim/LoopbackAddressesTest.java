@@ -29,7 +29,8 @@ class LoopbackAddressesTest {
      * JVM on the machine starts over the same way.
      */
     private Supplier<String> addressesOfAnotherClassLoader() throws Exception {
-        URL classes = LoopbackAddresses.class.getProtectionDomain().getCodeSource().getLocation();
+        URL classes =
+                LoopbackAddresses.class.getProtectionDomain().getCodeSource().getLocation();
         URLClassLoader loader = new URLClassLoader(new URL[] {classes}, ClassLoader.getPlatformClassLoader());
         loaders.add(loader);
         Class<?> copy = loader.loadClass(LoopbackAddresses.class.getName());
@@ -59,7 +60,9 @@ class LoopbackAddressesTest {
             engines.add(FakeEngine.start(Engine.VLLM, address, 8000, "m"));
         }
 
-        assertThat(handedOut).doesNotHaveDuplicates().allSatisfy(address -> assertThat(address).startsWith("127.0."));
+        assertThat(handedOut)
+                .doesNotHaveDuplicates()
+                .allSatisfy(address -> assertThat(address).startsWith("127.0."));
         assertThat(engines).hasSize(9);
     }
 }

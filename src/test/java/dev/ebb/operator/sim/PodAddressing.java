@@ -22,8 +22,7 @@ public final class PodAddressing {
     /** The router Envoy's hook (render/LlmDRouterLayout): bash, the script, settle, drain, then the admin host. */
     private static final String ENVOY_DRAIN = "drain-envoy.sh";
 
-    private PodAddressing() {
-    }
+    private PodAddressing() {}
 
     public static List<String> onPodAddress(List<String> argv, String podAddress) {
         return onPodAddress(argv, podAddress, name -> Optional.empty());
@@ -32,15 +31,22 @@ public final class PodAddressing {
     /**
      * @param peerAddress the address a name stands for; a name it gives none for is left as it is
      */
-    public static List<String> onPodAddress(List<String> argv, String podAddress, Function<String, Optional<String>> peerAddress) {
+    public static List<String> onPodAddress(
+            List<String> argv, String podAddress, Function<String, Optional<String>> peerAddress) {
         List<String> out = new ArrayList<>(argv);
         for (int i = 0; i + 1 < out.size(); i++) {
             if (out.get(i).equals("--host")) {
                 String host = out.get(i + 1);
-                out.set(i + 1, host.equals(RENDERED_HOST) ? LoopbackAddresses.loopbackOf(podAddress) : peerAddress.apply(host).orElse(host));
+                out.set(
+                        i + 1,
+                        host.equals(RENDERED_HOST)
+                                ? LoopbackAddresses.loopbackOf(podAddress)
+                                : peerAddress.apply(host).orElse(host));
             }
         }
-        if (out.size() > 4 && out.get(1).endsWith("/" + ENVOY_DRAIN) && out.get(4).equals(RENDERED_HOST)) {
+        if (out.size() > 4
+                && out.get(1).endsWith("/" + ENVOY_DRAIN)
+                && out.get(4).equals(RENDERED_HOST)) {
             out.set(4, LoopbackAddresses.loopbackOf(podAddress));
         }
         if (out.contains(ConnectionRead.MAX_PEERS_OPTION) && !out.contains("--local-address")) {

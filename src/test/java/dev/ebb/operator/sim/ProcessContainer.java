@@ -17,7 +17,8 @@ public record ProcessContainer(Process process) implements EngineContainer {
      */
     public static Map<String, String> literalEnvironment(Container container) {
         Map<String, String> env = new HashMap<>();
-        Optional.ofNullable(container.getEnv()).orElse(List.of()).stream().filter(v -> v.getValue() != null)
+        Optional.ofNullable(container.getEnv()).orElse(List.of()).stream()
+                .filter(v -> v.getValue() != null)
                 .forEach(v -> env.put(v.getName(), v.getValue()));
         return env;
     }

@@ -23,12 +23,10 @@ import java.util.function.Predicate;
  */
 public final class ProcessPause implements Interceptor {
     /** A request the operator sent, as the API server would log it. */
-    public record Sent(String method, String path) {
-    }
+    public record Sent(String method, String path) {}
 
     /** The API server's answer to a request the operator sent. */
-    public record Answered(String method, String path, int code) {
-    }
+    public record Answered(String method, String path, int code) {}
 
     private volatile Predicate<HttpRequest> trap = request -> false;
     private volatile Predicate<HttpRequest> armsAfterSuccess = request -> false;
@@ -38,6 +36,7 @@ public final class ProcessPause implements Interceptor {
     private volatile CountDownLatch haltAllowed = new CountDownLatch(0);
     /** The thread that sent the write {@link #freezeAfter} waits on. */
     private volatile Thread writer;
+
     private final List<Sent> sentSinceThaw = new CopyOnWriteArrayList<>();
     private final List<Answered> answeredSinceThaw = new CopyOnWriteArrayList<>();
     private volatile boolean recording;

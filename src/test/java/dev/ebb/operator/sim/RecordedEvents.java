@@ -10,8 +10,7 @@ import java.util.List;
  * assertion on how often something was told counts each Event as many times as it says it happened.
  */
 public final class RecordedEvents {
-    private RecordedEvents() {
-    }
+    private RecordedEvents() {}
 
     public static List<Event> occurrences(KubernetesClient client, String namespace) {
         return client.v1().events().inNamespace(namespace).list().getItems().stream()

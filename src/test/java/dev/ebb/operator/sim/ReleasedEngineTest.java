@@ -28,7 +28,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 /** The fake engines behave as the released engines do where it matters to a drain: SIGTERM, loading, lagging gauges. */
 class ReleasedEngineTest {
     private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private FakeEngine engine;
 
     @AfterEach
@@ -51,21 +52,33 @@ class ReleasedEngineTest {
 
     private CompletableFuture<LoadGenerator.Request> stream(int tokens, long tokenMs) {
         FakeEngine e = engine;
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget("p", URI.create("http://" + e.host() + ":" + e.port()))),
-                1, tokens, Duration.ofMillis(tokenMs));
+        LoadGenerator load = new LoadGenerator(
+                () -> Optional.of(new RouteTarget("p", URI.create("http://" + e.host() + ":" + e.port()))),
+                1,
+                tokens,
+                Duration.ofMillis(tokenMs));
         return CompletableFuture.supplyAsync(load::send);
     }
 
     private int health() throws Exception {
-        return http.send(HttpRequest.newBuilder(engine.uri("/health")).timeout(Duration.ofSeconds(2)).build(),
-                HttpResponse.BodyHandlers.discarding()).statusCode();
+        return http.send(
+                        HttpRequest.newBuilder(engine.uri("/health"))
+                                .timeout(Duration.ofSeconds(2))
+                                .build(),
+                        HttpResponse.BodyHandlers.discarding())
+                .statusCode();
     }
 
     private long inFlightOnPage() throws Exception {
-        String page = http.send(HttpRequest.newBuilder(engine.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        String page = http.send(
+                        HttpRequest.newBuilder(engine.uri("/metrics")).build(), HttpResponse.BodyHandlers.ofString())
+                .body();
         long sum = 0;
-        for (String gauge : InFlightGauges.of(engine.engine()).stream().flatMap(g -> g.names().stream()).toList()) {
-            Matcher m = Pattern.compile("(?m)^" + Pattern.quote(gauge) + "\\{[^}]*\\} ([0-9.]+)$").matcher(page);
+        for (String gauge : InFlightGauges.of(engine.engine()).stream()
+                .flatMap(g -> g.names().stream())
+                .toList()) {
+            Matcher m = Pattern.compile("(?m)^" + Pattern.quote(gauge) + "\\{[^}]*\\} ([0-9.]+)$")
+                    .matcher(page);
             while (m.find()) {
                 sum += (long) Double.parseDouble(m.group(1));
             }
@@ -126,7 +139,9 @@ class ReleasedEngineTest {
 
         engine.sigterm();
 
-        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> !held.isDone() && !engine.exited());
+        await().during(Duration.ofSeconds(3))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> !held.isDone() && !engine.exited());
         engine.kill();
         assertThat(held.get(5, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.CUT);
     }
@@ -134,7 +149,10 @@ class ReleasedEngineTest {
     /** As SGLang 0.5.15 did on CPU (RealSglangSigtermIT): 503 from /health, yet a new request is served like the rest. */
     @Test
     void sglangDrainsWithoutBoundAnswersHealthWith503AndStillServesANewRequest() throws Exception {
-        start(Engine.SGLANG, EngineBehaviour.ofContainer(Engine.SGLANG, "lmsysorg/sglang:v0.5.4", List.of("python3", "-m", "sglang.launch_server")));
+        start(
+                Engine.SGLANG,
+                EngineBehaviour.ofContainer(
+                        Engine.SGLANG, "lmsysorg/sglang:v0.5.4", List.of("python3", "-m", "sglang.launch_server")));
         CompletableFuture<LoadGenerator.Request> held = stream(150, 20);
         await().atMost(Duration.ofSeconds(3)).until(() -> engine.inFlight() == 1);
 
@@ -178,8 +196,10 @@ class ReleasedEngineTest {
 
         await().during(Duration.ofMillis(4_200)).atMost(Duration.ofSeconds(6)).until(() -> !engine.exited());
         await().atMost(Duration.ofSeconds(10)).until(engine::exited);
-        // the teardown at least, less the client's lag behind the engine; the watchdog's look and a loaded machine at most
-        assertThat(Duration.ofNanos(System.nanoTime() - ended)).isBetween(Duration.ofMillis(3_900), Duration.ofSeconds(12));
+        // the teardown at least, less the client's lag behind the engine; the watchdog's look and a loaded machine at
+        // most
+        assertThat(Duration.ofNanos(System.nanoTime() - ended))
+                .isBetween(Duration.ofMillis(3_900), Duration.ofSeconds(12));
     }
 
     /** A request taken during the teardown, after the watchdog found the drain over, goes with the process. */
@@ -200,7 +220,10 @@ class ReleasedEngineTest {
 
         assertThat(engine.state()).isEqualTo(FakeEngine.State.LOADING);
         assertThat(catchThrowable(this::health)).isInstanceOf(ConnectException.class);
-        await().atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> health() == 200);
+        await().atMost(Duration.ofSeconds(4))
+                .pollInterval(Duration.ofMillis(100))
+                .ignoreExceptions()
+                .until(() -> health() == 200);
         assertThat(engine.state()).isEqualTo(FakeEngine.State.SERVING);
         assertThat(stream(3, 1).get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
     }
@@ -211,7 +234,9 @@ class ReleasedEngineTest {
 
         assertThat(health()).isEqualTo(503);
         assertThat(stream(3, 1).get().outcome()).isEqualTo(LoadGenerator.Outcome.REJECTED);
-        await().atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(100)).until(() -> health() == 200);
+        await().atMost(Duration.ofSeconds(4))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> health() == 200);
         assertThat(stream(3, 1).get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
     }
 
@@ -232,7 +257,9 @@ class ReleasedEngineTest {
         held.get();
         long idleAt = System.nanoTime();
 
-        await().atMost(Duration.ofSeconds(8)).pollInterval(Duration.ofMillis(50)).until(() -> inFlightOnPage() == 0);
+        await().atMost(Duration.ofSeconds(8))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> inFlightOnPage() == 0);
         Duration shownIdleAfter = Duration.ofNanos(System.nanoTime() - idleAt);
 
         assertThat(engine.counted()).isZero();
@@ -248,7 +275,9 @@ class ReleasedEngineTest {
         await().atMost(Duration.ofSeconds(3)).until(() -> engine.counted() == 1);
         long arrived = System.nanoTime();
 
-        await().atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(50)).until(() -> inFlightOnPage() == 1);
+        await().atMost(Duration.ofSeconds(6))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> inFlightOnPage() == 1);
 
         // within one lag, and a second of scheduling on a loaded machine
         assertThat(Duration.ofNanos(System.nanoTime() - arrived)).isLessThanOrEqualTo(Duration.ofMillis(3_000));
@@ -260,13 +289,21 @@ class ReleasedEngineTest {
      */
     @Test
     void sglangsGaugesAsWrittenShowARequestAfterTheWriteDelayAndItsEndOnlyAtTheIdleWrite() throws Exception {
-        start(Engine.SGLANG, EngineBehaviour.of(Engine.SGLANG).gaugeWriteDelay(Duration.ofMillis(800)).idleWriteAfter(Duration.ofSeconds(3)));
+        start(
+                Engine.SGLANG,
+                EngineBehaviour.of(Engine.SGLANG)
+                        .gaugeWriteDelay(Duration.ofMillis(800))
+                        .idleWriteAfter(Duration.ofSeconds(3)));
         CompletableFuture<LoadGenerator.Request> held = stream(60, 20);
-        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(10)).until(() -> engine.counted() == 1);
+        await().atMost(Duration.ofSeconds(3))
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> engine.counted() == 1);
         long arrived = System.nanoTime();
 
         assertThat(inFlightOnPage()).as("not written yet").isZero();
-        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(20)).until(() -> inFlightOnPage() == 1);
+        await().atMost(Duration.ofSeconds(3))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> inFlightOnPage() == 1);
         // less the poll that saw it counted
         assertThat(Duration.ofNanos(System.nanoTime() - arrived)).isGreaterThanOrEqualTo(Duration.ofMillis(700));
 
@@ -274,7 +311,9 @@ class ReleasedEngineTest {
         long ended = System.nanoTime();
         assertThat(engine.counted()).isZero();
         await().during(Duration.ofMillis(2_500)).atMost(Duration.ofSeconds(3)).until(() -> inFlightOnPage() == 1);
-        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(20)).until(() -> inFlightOnPage() == 0);
+        await().atMost(Duration.ofSeconds(3))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> inFlightOnPage() == 0);
         assertThat(Duration.ofNanos(System.nanoTime() - ended)).isGreaterThanOrEqualTo(Duration.ofSeconds(3));
     }
 
@@ -297,7 +336,9 @@ class ReleasedEngineTest {
 
         assertThat(engine.counted()).isZero();
         assertThat(inFlightOnPage()).isZero();
-        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(50)).until(() -> inFlightOnPage() == 1);
+        await().atMost(Duration.ofSeconds(3))
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> inFlightOnPage() == 1);
         assertThat(held.get().outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
     }
 

@@ -48,20 +48,28 @@ class ReleasedEngineWindowTest {
     }
 
     private static Pod rendered(String engine, Specs.Role role) {
-        DesiredDeployment desired = Specs.deployment("qwen", engine).role(role).namespace(NS).desired();
+        DesiredDeployment desired =
+                Specs.deployment("qwen", engine).role(role).namespace(NS).desired();
         DesiredRole only = desired.roles().get(0);
         return RENDERER.render(new MemberSlot(desired, only, 0, 0), RENDERER.configHash(desired, only));
     }
 
     private boolean ready(String name) {
         Pod pod = client.pods().inNamespace(NS).withName(name).get();
-        return pod != null && pod.getStatus() != null && pod.getStatus().getConditions() != null
-                && pod.getStatus().getConditions().stream().anyMatch(c -> c.getType().equals("Ready") && c.getStatus().equals("True"));
+        return pod != null
+                && pod.getStatus() != null
+                && pod.getStatus().getConditions() != null
+                && pod.getStatus().getConditions().stream()
+                        .anyMatch(c ->
+                                c.getType().equals("Ready") && c.getStatus().equals("True"));
     }
 
     private boolean runningButNotReady(String name) {
         Pod pod = client.pods().inNamespace(NS).withName(name).get();
-        return pod != null && pod.getStatus() != null && "Running".equals(pod.getStatus().getPhase()) && !ready(name);
+        return pod != null
+                && pod.getStatus() != null
+                && "Running".equals(pod.getStatus().getPhase())
+                && !ready(name);
     }
 
     private String create(Pod pod) {
@@ -73,23 +81,32 @@ class ReleasedEngineWindowTest {
 
     private CompletableFuture<LoadGenerator.Request> stream(String name, double seconds) {
         FakeEngine engine = kubelet.engine(NS, name).orElseThrow();
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(name, engine.uri(""))), 1,
-                (int) (seconds * 1000 / 20), Duration.ofMillis(20));
+        LoadGenerator load = new LoadGenerator(
+                () -> Optional.of(new RouteTarget(name, engine.uri(""))),
+                1,
+                (int) (seconds * 1000 / 20),
+                Duration.ofMillis(20));
         CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(load::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
         return held;
     }
 
     private Termination terminationOf(String name) {
-        await().atMost(Duration.ofSeconds(30)).until(() -> kubelet.terminations().stream().anyMatch(t -> t.pod().equals(name)));
-        return kubelet.terminations().stream().filter(t -> t.pod().equals(name)).findFirst().orElseThrow();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() ->
+                        kubelet.terminations().stream().anyMatch(t -> t.pod().equals(name)));
+        return kubelet.terminations().stream()
+                .filter(t -> t.pod().equals(name))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
     void aPodIsReadyOnlyOnceItsRenderedReadinessProbeFindsTheModelLoaded() {
         kubelet.loadDelay(Duration.ofSeconds(2));
         Pod pod = rendered(Specs.role("server").image("vllm/vllm-openai:v0.11.0"));
-        assertThat(pod.getSpec().getContainers().get(0).getReadinessProbe().getHttpGet()).isNotNull();
+        assertThat(pod.getSpec().getContainers().get(0).getReadinessProbe().getHttpGet())
+                .isNotNull();
         client.resource(HookScriptMounts.provide(client, pod)).create();
         String name = pod.getMetadata().getName();
 
@@ -108,18 +125,27 @@ class ReleasedEngineWindowTest {
      */
     static Stream<Arguments> streamsTheHookGaveUpOn() {
         return Stream.of(
-                Arguments.of("vLLM before graceful shutdown cuts it at SIGTERM", Specs.role("server").image("vllm/vllm-openai:v0.11.0").grace(15),
+                Arguments.of(
+                        "vLLM before graceful shutdown cuts it at SIGTERM",
+                        Specs.role("server").image("vllm/vllm-openai:v0.11.0").grace(15),
                         LoadGenerator.Outcome.CUT),
-                Arguments.of("vLLM finishes it in the drain the operator rendered", Specs.role("server").image("vllm/vllm-openai:v0.33.0").grace(15),
+                Arguments.of(
+                        "vLLM finishes it in the drain the operator rendered",
+                        Specs.role("server").image("vllm/vllm-openai:v0.33.0").grace(15),
                         LoadGenerator.Outcome.COMPLETED),
-                Arguments.of("vLLM finishes it in a drain the role set itself", Specs.role("server").image("vllm/vllm-openai:v0.18.0").grace(15)
-                        .extraArgs("--shutdown-timeout", "4"), LoadGenerator.Outcome.COMPLETED));
+                Arguments.of(
+                        "vLLM finishes it in a drain the role set itself",
+                        Specs.role("server")
+                                .image("vllm/vllm-openai:v0.18.0")
+                                .grace(15)
+                                .extraArgs("--shutdown-timeout", "4"),
+                        LoadGenerator.Outcome.COMPLETED));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("streamsTheHookGaveUpOn")
-    void aStreamThatOutlastsTheHooksLastReadEndsAsTheReleaseDrains(String title, Specs.Role role, LoadGenerator.Outcome outcome)
-            throws Exception {
+    void aStreamThatOutlastsTheHooksLastReadEndsAsTheReleaseDrains(
+            String title, Specs.Role role, LoadGenerator.Outcome outcome) throws Exception {
         String name = create(rendered(role));
         CompletableFuture<LoadGenerator.Request> held = stream(name, 12.5);
 
@@ -136,8 +162,8 @@ class ReleasedEngineWindowTest {
      */
     @ParameterizedTest(name = "{0}")
     @MethodSource("idleEnginesExitingAsObserved")
-    void anIdleReplicasEngineExitingAsObservedLeavesWithinTheGraceUnkilled(String engine, Specs.Role role, Engine kind,
-            Duration earliestExitAfterSigterm) {
+    void anIdleReplicasEngineExitingAsObservedLeavesWithinTheGraceUnkilled(
+            String engine, Specs.Role role, Engine kind, Duration earliestExitAfterSigterm) {
         kubelet.shapeEngines((pod, behaviour) -> behaviour.timedAsObserved(kind));
         String name = create(rendered(engine, role));
 
@@ -151,7 +177,15 @@ class ReleasedEngineWindowTest {
 
     static Stream<Arguments> idleEnginesExitingAsObserved() {
         return Stream.of(
-                Arguments.of("vLLM", Specs.role("server").image("vllm/vllm-openai:v0.33.0"), Engine.VLLM, Duration.ofSeconds(6)),
-                Arguments.of("SGLang", Specs.role("server").image("lmsysorg/sglang:v0.5.15"), Engine.SGLANG, Duration.ofMillis(4_400)));
+                Arguments.of(
+                        "vLLM",
+                        Specs.role("server").image("vllm/vllm-openai:v0.33.0"),
+                        Engine.VLLM,
+                        Duration.ofSeconds(6)),
+                Arguments.of(
+                        "SGLang",
+                        Specs.role("server").image("lmsysorg/sglang:v0.5.15"),
+                        Engine.SGLANG,
+                        Duration.ofMillis(4_400)));
     }
 }

@@ -19,7 +19,11 @@ import java.util.stream.Collectors;
  * selector as ADDED and one leaving it as DELETED; {@link #asSelectorWatchSees} translates.
  */
 final class RouterDiscovery {
-    enum Event { ADDED, MODIFIED, DELETED }
+    enum Event {
+        ADDED,
+        MODIFIED,
+        DELETED
+    }
 
     enum Decision {
         /** The router routes to the Pod from now on (again). */
@@ -30,8 +34,7 @@ final class RouterDiscovery {
         NONE
     }
 
-    private RouterDiscovery() {
-    }
+    private RouterDiscovery() {}
 
     /**
      * @param before the Pod as the router last saw it, null on creation
@@ -41,8 +44,14 @@ final class RouterDiscovery {
     static Decision onEvent(RouterKind kind, Map<String, String> selector, Pod before, Pod after, boolean known) {
         return switch (kind) {
             case LLM_D_ROUTER -> llmD(selector, before, after);
-            case VLLM_ROUTER -> asSelectorWatchSees(selector, before, after).map(event -> vllm(event, after, known)).orElse(Decision.NONE);
-            case SGLANG_GATEWAY -> asSelectorWatchSees(selector, before, after).map(event -> smg(event, after, known)).orElse(Decision.NONE);
+            case VLLM_ROUTER ->
+                asSelectorWatchSees(selector, before, after)
+                        .map(event -> vllm(event, after, known))
+                        .orElse(Decision.NONE);
+            case SGLANG_GATEWAY ->
+                asSelectorWatchSees(selector, before, after)
+                        .map(event -> smg(event, after, known))
+                        .orElse(Decision.NONE);
         };
     }
 
@@ -55,7 +64,10 @@ final class RouterDiscovery {
         if (!matches(selector, before) && !matches(selector, after)) {
             return Decision.NONE;
         }
-        if (after == null || !llmDReady(after) || !matches(selector, after) || address(after).isEmpty()) {
+        if (after == null
+                || !llmDReady(after)
+                || !matches(selector, after)
+                || address(after).isEmpty()) {
             return Decision.DROP;
         }
         return Decision.ROUTE;
@@ -89,7 +101,9 @@ final class RouterDiscovery {
      * reconcile sees that it left.
      */
     private static Decision smg(Event event, Pod after, boolean tracked) {
-        if (event == Event.DELETED || address(after).isEmpty() || after.getMetadata().getUid() == null) {
+        if (event == Event.DELETED
+                || address(after).isEmpty()
+                || after.getMetadata().getUid() == null) {
             return Decision.NONE;
         }
         if (after.getMetadata().getDeletionTimestamp() != null) {
@@ -99,8 +113,7 @@ final class RouterDiscovery {
     }
 
     /** smg's reconcile decisions, by Pod name. */
-    record Reconciled(Set<String> stale, Set<String> missing) {
-    }
+    record Reconciled(Set<String> stale, Set<String> missing) {}
 
     /**
      * smg v1.9.0 model_gateway/src/service_discovery.rs, reconcile_pods with build_live_pod_set and
@@ -108,17 +121,23 @@ final class RouterDiscovery {
      * their health; a tracked Pod not live is stale, a healthy live Pod not tracked is missing. Identity is name and
      * uid.
      */
-    static Reconciled smgReconcile(Map<String, String> selector, Map<String, String> trackedUidByName, List<Pod> listed) {
+    static Reconciled smgReconcile(
+            Map<String, String> selector, Map<String, String> trackedUidByName, List<Pod> listed) {
         Map<String, Pod> live = listed.stream()
                 .filter(p -> matches(selector, p) && p.getMetadata().getDeletionTimestamp() == null)
                 .filter(p -> p.getMetadata().getUid() != null && address(p).isPresent())
                 .collect(Collectors.toMap(p -> p.getMetadata().getName(), p -> p, (a, b) -> a));
         Set<String> stale = trackedUidByName.entrySet().stream()
-                .filter(t -> !Optional.ofNullable(live.get(t.getKey())).map(p -> p.getMetadata().getUid()).orElse("").equals(t.getValue()))
+                .filter(t -> !Optional.ofNullable(live.get(t.getKey()))
+                        .map(p -> p.getMetadata().getUid())
+                        .orElse("")
+                        .equals(t.getValue()))
                 .map(Map.Entry::getKey)
                 .collect(Collectors.toSet());
         Set<String> missing = live.values().stream()
-                .filter(p -> !p.getMetadata().getUid().equals(trackedUidByName.get(p.getMetadata().getName())))
+                .filter(p -> !p.getMetadata()
+                        .getUid()
+                        .equals(trackedUidByName.get(p.getMetadata().getName())))
                 .filter(RouterDiscovery::smgHealthy)
                 .map(p -> p.getMetadata().getName())
                 .collect(Collectors.toSet());
@@ -158,13 +177,20 @@ final class RouterDiscovery {
     }
 
     private static boolean readyCondition(Pod pod) {
-        List<PodCondition> conditions = Optional.ofNullable(pod.getStatus()).map(s -> s.getConditions()).orElse(List.of());
-        return conditions.stream().filter(c -> "Ready".equals(c.getType())).findFirst().map(c -> "True".equals(c.getStatus())).orElse(false);
+        List<PodCondition> conditions =
+                Optional.ofNullable(pod.getStatus()).map(s -> s.getConditions()).orElse(List.of());
+        return conditions.stream()
+                .filter(c -> "Ready".equals(c.getType()))
+                .findFirst()
+                .map(c -> "True".equals(c.getStatus()))
+                .orElse(false);
     }
 
     /** production-stack's _check_pod_ready: no statuses at all is not ready. */
     private static boolean allContainersReady(Pod pod) {
-        List<ContainerStatus> statuses = Optional.ofNullable(pod.getStatus()).map(s -> s.getContainerStatuses()).orElse(List.of());
+        List<ContainerStatus> statuses = Optional.ofNullable(pod.getStatus())
+                .map(s -> s.getContainerStatuses())
+                .orElse(List.of());
         return !statuses.isEmpty() && statuses.stream().allMatch(s -> Boolean.TRUE.equals(s.getReady()));
     }
 }

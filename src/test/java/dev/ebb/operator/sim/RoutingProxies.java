@@ -10,8 +10,7 @@ import java.util.Optional;
 
 /** The routing proxy container of a Pod, as the kubelet finds and starts it: a native sidecar or a classic container. */
 final class RoutingProxies {
-    private RoutingProxies() {
-    }
+    private RoutingProxies() {}
 
     /** An init container that restarts always: it runs beside the main containers, started before and stopped after them. */
     static boolean nativeSidecar(Pod pod) {
@@ -30,13 +29,17 @@ final class RoutingProxies {
         if (proxy.isEmpty()) {
             return Optional.empty();
         }
-        int port = Integer.parseInt(flag(proxy.get(), "--port=").orElseThrow(() -> new IOException("the routing proxy names no --port")));
-        int engine = Integer.parseInt(flag(proxy.get(), "--model-server-port=").orElseThrow(() -> new IOException("the routing proxy names no --model-server-port")));
+        int port = Integer.parseInt(
+                flag(proxy.get(), "--port=").orElseThrow(() -> new IOException("the routing proxy names no --port")));
+        int engine = Integer.parseInt(flag(proxy.get(), "--model-server-port=")
+                .orElseThrow(() -> new IOException("the routing proxy names no --model-server-port")));
         return Optional.of(FakeRoutingProxy.start(address, port, engine));
     }
 
     private static Optional<String> flag(Container proxy, String prefix) {
-        return Objects.requireNonNullElse(proxy.getArgs(), List.<String>of()).stream().filter(a -> a.startsWith(prefix))
-                .map(a -> a.substring(prefix.length())).findFirst();
+        return Objects.requireNonNullElse(proxy.getArgs(), List.<String>of()).stream()
+                .filter(a -> a.startsWith(prefix))
+                .map(a -> a.substring(prefix.length()))
+                .findFirst();
     }
 }

@@ -36,28 +36,44 @@ class RoutingProxyContainerTest {
     private static final String POD = "qwen-decode-r0-m0";
     /** 10 s of streaming, well inside the grace of 30. */
     private static final int TOKENS = 200;
+
     private static final PodRenderer RENDERER = new PodRenderer();
 
     KubernetesClient client;
+
     @RegisterExtension
     final KubeletPerTest kubelets = new KubeletPerTest(() -> client);
 
     private static DesiredDeployment onPlatform(Platform platform) {
-        return Specs.deployment("qwen", "vLLM").namespace(NS).scaling("prefill").router("llm-d-router")
-                .role(Specs.role("prefill").kind("Prefill")).role(Specs.role("decode").kind("Decode").port(8000)).desired().on(platform);
+        return Specs.deployment("qwen", "vLLM")
+                .namespace(NS)
+                .scaling("prefill")
+                .router("llm-d-router")
+                .role(Specs.role("prefill").kind("Prefill"))
+                .role(Specs.role("decode").kind("Decode").port(8000))
+                .desired()
+                .on(platform);
     }
 
     /** Creates the decoder's Pod and starts a stream to the role's port, which the proxy holds; returns once the engine holds it. */
     private CompletableFuture<LoadGenerator.Request> streamThroughTheProxy(DesiredDeployment deployment) {
         DesiredRole decode = deployment.roles().get(1);
-        client.resource(HookScriptMounts.provide(client, RENDERER.render(new MemberSlot(deployment, decode, 0, 0),
-                RENDERER.configHash(deployment, decode)))).create();
-        await().atMost(Duration.ofSeconds(10)).until(() -> kubelets.get().engine(NS, POD).filter(e -> e.state() == FakeEngine.State.SERVING).isPresent()
-                && address().isPresent());
+        client.resource(HookScriptMounts.provide(
+                        client,
+                        RENDERER.render(
+                                new MemberSlot(deployment, decode, 0, 0), RENDERER.configHash(deployment, decode))))
+                .create();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> kubelets.get()
+                                .engine(NS, POD)
+                                .filter(e -> e.state() == FakeEngine.State.SERVING)
+                                .isPresent()
+                        && address().isPresent());
         FakeEngine engine = kubelets.get().engine(NS, POD).orElseThrow();
         assertThat(engine.port()).as("the engine listens behind the proxy").isNotEqualTo(8000);
         URI proxy = URI.create("http://" + address().orElseThrow() + ":8000");
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(POD, proxy)), 1, TOKENS, Duration.ofMillis(50));
+        LoadGenerator load =
+                new LoadGenerator(() -> Optional.of(new RouteTarget(POD, proxy)), 1, TOKENS, Duration.ofMillis(50));
         CompletableFuture<LoadGenerator.Request> stream = CompletableFuture.supplyAsync(load::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
         return stream;
@@ -70,7 +86,8 @@ class RoutingProxyContainerTest {
 
     private void deleteAndAwaitGone() {
         client.pods().inNamespace(NS).withName(POD).delete();
-        await().atMost(Duration.ofSeconds(40)).until(() -> client.pods().inNamespace(NS).withName(POD).get() == null);
+        await().atMost(Duration.ofSeconds(40))
+                .until(() -> client.pods().inNamespace(NS).withName(POD).get() == null);
     }
 
     @Test
@@ -81,7 +98,8 @@ class RoutingProxyContainerTest {
         deleteAndAwaitGone();
 
         assertThat(stream.get(5, TimeUnit.SECONDS).outcome()).isEqualTo(Outcome.COMPLETED);
-        assertThat(RENDERER.drainTimeline(current, current.roles().get(1)).warnings()).isEmpty();
+        assertThat(RENDERER.drainTimeline(current, current.roles().get(1)).warnings())
+                .isEmpty();
     }
 
     @Test
@@ -93,10 +111,14 @@ class RoutingProxyContainerTest {
 
         LoadGenerator.Request ended = stream.get(10, TimeUnit.SECONDS);
         assertThat(ended.outcome()).isEqualTo(Outcome.CUT);
-        assertThat(Duration.between(ended.start(), ended.end())).as("cut at the delete, not at the grace").isLessThan(Duration.ofSeconds(10));
-        assertThat(RENDERER.drainTimeline(older, older.roles().get(1)).warnings()).extracting(DrainWarning::reason)
+        assertThat(Duration.between(ended.start(), ended.end()))
+                .as("cut at the delete, not at the grace")
+                .isLessThan(Duration.ofSeconds(10));
+        assertThat(RENDERER.drainTimeline(older, older.roles().get(1)).warnings())
+                .extracting(DrainWarning::reason)
                 .containsExactly(DrainWarning.PROXY_STOPS_AT_DELETE);
-        await().atMost(Duration.ofSeconds(40)).until(() -> client.pods().inNamespace(NS).withName(POD).get() == null);
+        await().atMost(Duration.ofSeconds(40))
+                .until(() -> client.pods().inNamespace(NS).withName(POD).get() == null);
     }
 
     @Test
@@ -105,8 +127,10 @@ class RoutingProxyContainerTest {
         String proxy = "http://" + address().orElseThrow() + ":8000";
         HttpClient http = HttpClient.newHttpClient();
 
-        HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create(proxy + "/health")).build(), HttpResponse.BodyHandlers.ofString());
-        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(URI.create(proxy + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> health = http.send(
+                HttpRequest.newBuilder(URI.create(proxy + "/health")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> metrics = http.send(
+                HttpRequest.newBuilder(URI.create(proxy + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
 
         assertThat(health.statusCode()).isEqualTo(200);
         assertThat(metrics.body()).contains("vllm:num_requests_running");

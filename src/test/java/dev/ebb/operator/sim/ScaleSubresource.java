@@ -25,7 +25,9 @@ public final class ScaleSubresource {
         specReplicasPath = scale.getSpecReplicasPath();
         specReplicas = split(scale.getSpecReplicasPath());
         statusReplicas = split(scale.getStatusReplicasPath());
-        labelSelector = Optional.ofNullable(scale.getLabelSelectorPath()).filter(p -> !p.isEmpty()).map(ScaleSubresource::split);
+        labelSelector = Optional.ofNullable(scale.getLabelSelectorPath())
+                .filter(p -> !p.isEmpty())
+                .map(ScaleSubresource::split);
     }
 
     /** The scale subresource the CRD's first version declares, if it declares one. */
@@ -53,8 +55,16 @@ public final class ScaleSubresource {
         ObjectNode spec = scale.putObject("spec");
         at(object, specReplicas).filter(JsonNode::isIntegralNumber).ifPresent(r -> spec.put("replicas", r.asInt()));
         ObjectNode status = scale.putObject("status");
-        status.put("replicas", at(object, statusReplicas).filter(JsonNode::isIntegralNumber).map(JsonNode::asInt).orElse(0));
-        labelSelector.flatMap(path -> at(object, path)).filter(JsonNode::isTextual).ifPresent(s -> status.put("selector", s.asText()));
+        status.put(
+                "replicas",
+                at(object, statusReplicas)
+                        .filter(JsonNode::isIntegralNumber)
+                        .map(JsonNode::asInt)
+                        .orElse(0));
+        labelSelector
+                .flatMap(path -> at(object, path))
+                .filter(JsonNode::isTextual)
+                .ifPresent(s -> status.put("selector", s.asText()));
         return scale;
     }
 

@@ -33,8 +33,9 @@ import org.junit.jupiter.api.Test;
 class ScaleSubresourceTest {
     private static final String NS = "scale";
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String SELECTOR = "serving.ebb.dev/deployment=qwen,serving.ebb.dev/member-index=0,serving.ebb.dev/role=server,"
-            + "serving.ebb.dev/serving=true";
+    private static final String SELECTOR =
+            "serving.ebb.dev/deployment=qwen,serving.ebb.dev/member-index=0,serving.ebb.dev/role=server,"
+                    + "serving.ebb.dev/serving=true";
     private KubernetesMockServer server;
     private KubernetesClient client;
     private final HttpClient http = HttpClient.newHttpClient();
@@ -53,28 +54,50 @@ class ScaleSubresourceTest {
 
     private void create(Specs.Deployment shape) {
         ModelDeployment md = client.resource(shape.namespace(NS).build()).create();
-        md.setStatus(new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, List.of(), List.of(), List.of(),
-                new ScalingStatus("server", 3, SELECTOR, null), null, null));
+        md.setStatus(new ModelDeploymentStatus(
+                1L,
+                "Ready",
+                null,
+                List.of(),
+                null,
+                null,
+                List.of(),
+                List.of(),
+                List.of(),
+                new ScalingStatus("server", 3, SELECTOR, null),
+                null,
+                null));
         client.resource(md).updateStatus();
     }
 
     private ModelDeployment stored() {
-        return client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").get();
+        return client.resources(ModelDeployment.class)
+                .inNamespace(NS)
+                .withName("qwen")
+                .get();
     }
 
     private HttpResponse<String> send(String method, String contentType, String body) throws Exception {
-        URI uri = URI.create(client.getMasterUrl() + "apis/serving.ebb.dev/v1alpha1/namespaces/" + NS + "/modeldeployments/qwen/scale");
+        URI uri = URI.create(client.getMasterUrl() + "apis/serving.ebb.dev/v1alpha1/namespaces/" + NS
+                + "/modeldeployments/qwen/scale");
         HttpRequest.Builder request = HttpRequest.newBuilder(uri);
-        request = body == null ? request.method(method, HttpRequest.BodyPublishers.noBody())
+        request = body == null
+                ? request.method(method, HttpRequest.BodyPublishers.noBody())
                 : request.header("Content-Type", contentType).method(method, HttpRequest.BodyPublishers.ofString(body));
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
     void fabric8ReadsTheScaleFromTheCrdsPathsAndWritesOnlyTheScaledReplicas() {
-        create(deployment("qwen", "vLLM").scaling("server", 3).role(role("server").replicas(3)).role(role("other").replicas(2)));
+        create(deployment("qwen", "vLLM")
+                .scaling("server", 3)
+                .role(role("server").replicas(3))
+                .role(role("other").replicas(2)));
 
-        Scale read = client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").scale();
+        Scale read = client.resources(ModelDeployment.class)
+                .inNamespace(NS)
+                .withName("qwen")
+                .scale();
 
         assertThat(read.getSpec().getReplicas()).isEqualTo(3);
         assertThat(read.getStatus().getReplicas()).isEqualTo(3);
@@ -84,10 +107,22 @@ class ScaleSubresourceTest {
 
         ModelDeployment after = stored();
         assertThat(after.getSpec().scaling().replicas()).isEqualTo(1);
-        assertThat(after.getSpec().roles()).extracting(r -> r.name() + "=" + r.replicas()).containsExactly("server=3", "other=2");
-        assertThat(Specs.RESOLVER.resolve(after)).isInstanceOfSatisfying(Resolution.Accepted.class, accepted -> assertThat(
-                accepted.deployment().roles()).extracting(r -> r.name() + "=" + r.replicas()).containsExactly("server=1", "other=2"));
-        assertThat(client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").scale().getSpec().getReplicas()).isEqualTo(1);
+        assertThat(after.getSpec().roles())
+                .extracting(r -> r.name() + "=" + r.replicas())
+                .containsExactly("server=3", "other=2");
+        assertThat(Specs.RESOLVER.resolve(after))
+                .isInstanceOfSatisfying(
+                        Resolution.Accepted.class,
+                        accepted -> assertThat(accepted.deployment().roles())
+                                .extracting(r -> r.name() + "=" + r.replicas())
+                                .containsExactly("server=1", "other=2"));
+        assertThat(client.resources(ModelDeployment.class)
+                        .inNamespace(NS)
+                        .withName("qwen")
+                        .scale()
+                        .getSpec()
+                        .getReplicas())
+                .isEqualTo(1);
     }
 
     @Test
@@ -115,7 +150,8 @@ class ScaleSubresourceTest {
     void aPatchThatLeavesTheReplicasEmptyIsRefused() throws Exception {
         create(deployment("qwen", "vLLM").role(role("server")));
 
-        HttpResponse<String> patched = send("PATCH", "application/merge-patch+json", "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}");
+        HttpResponse<String> patched =
+                send("PATCH", "application/merge-patch+json", "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}");
 
         assertThat(patched.statusCode()).isEqualTo(400);
         assertThat(patched.body()).contains("cannot be empty");
@@ -124,23 +160,34 @@ class ScaleSubresourceTest {
     @Test
     void aPutAtAStaleResourceVersionConflictsAndOneAtTheCurrentOneWrites() throws Exception {
         create(deployment("qwen", "vLLM").scaling("server", 3).role(role("server")));
-        Scale read = client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").scale();
+        Scale read = client.resources(ModelDeployment.class)
+                .inNamespace(NS)
+                .withName("qwen")
+                .scale();
         String stale = read.getMetadata().getResourceVersion();
         client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").edit(md -> {
             md.getMetadata().setLabels(java.util.Map.of("touched", "yes"));
             return md;
         });
 
-        HttpResponse<String> conflict = send("PUT", "application/json", "{\"apiVersion\":\"autoscaling/v1\",\"kind\":\"Scale\","
-                + "\"metadata\":{\"name\":\"qwen\",\"namespace\":\"" + NS + "\",\"resourceVersion\":\"" + stale + "\"},\"spec\":{\"replicas\":0}}");
+        HttpResponse<String> conflict = send(
+                "PUT",
+                "application/json",
+                "{\"apiVersion\":\"autoscaling/v1\",\"kind\":\"Scale\","
+                        + "\"metadata\":{\"name\":\"qwen\",\"namespace\":\"" + NS + "\",\"resourceVersion\":\"" + stale
+                        + "\"},\"spec\":{\"replicas\":0}}");
 
         assertThat(conflict.statusCode()).isEqualTo(409);
         assertThat(conflict.body()).contains("the object has been modified");
         assertThat(stored().getSpec().scaling().replicas()).isEqualTo(3);
 
         String current = stored().getMetadata().getResourceVersion();
-        HttpResponse<String> written = send("PUT", "application/json", "{\"apiVersion\":\"autoscaling/v1\",\"kind\":\"Scale\","
-                + "\"metadata\":{\"name\":\"qwen\",\"namespace\":\"" + NS + "\",\"resourceVersion\":\"" + current + "\"},\"spec\":{\"replicas\":0}}");
+        HttpResponse<String> written = send(
+                "PUT",
+                "application/json",
+                "{\"apiVersion\":\"autoscaling/v1\",\"kind\":\"Scale\","
+                        + "\"metadata\":{\"name\":\"qwen\",\"namespace\":\"" + NS + "\",\"resourceVersion\":\""
+                        + current + "\"},\"spec\":{\"replicas\":0}}");
 
         assertThat(written.statusCode()).isEqualTo(200);
         assertThat(stored().getSpec().scaling().replicas()).isZero();
@@ -151,8 +198,12 @@ class ScaleSubresourceTest {
     void aScaleWriteGoesThroughTheCrdsAdmission() {
         create(deployment("qwen", "vLLM").scaling("server", 3).role(role("server")));
 
-        KubernetesClientException refused = catchThrowableOfType(KubernetesClientException.class,
-                () -> client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").scale(1025));
+        KubernetesClientException refused = catchThrowableOfType(
+                KubernetesClientException.class,
+                () -> client.resources(ModelDeployment.class)
+                        .inNamespace(NS)
+                        .withName("qwen")
+                        .scale(1025));
 
         assertThat(refused.getCode()).isEqualTo(422);
         assertThat(refused.getStatus().getMessage()).contains("spec.scaling.replicas");

@@ -19,8 +19,7 @@ public final class SelfSignedTls {
     private static final char[] PASSWORD = "changeit".toCharArray();
     private static SSLContext shared;
 
-    private SelfSignedTls() {
-    }
+    private SelfSignedTls() {}
 
     /** One certificate for every TLS engine the kubelet starts: keytool takes a second or more per certificate. */
     public static synchronized SSLContext shared() throws IOException {
@@ -47,28 +46,22 @@ public final class SelfSignedTls {
     /** An extended trust manager takes over the host name check too, which it skips along with the chain's. */
     private static final class TrustingManager extends X509ExtendedTrustManager {
         @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) {
-        }
+        public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) {}
 
         @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) {
-        }
+        public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) {}
 
         @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {
-        }
+        public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {}
 
         @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {
-        }
+        public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {}
 
         @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType) {
-        }
+        public void checkClientTrusted(X509Certificate[] chain, String authType) {}
 
         @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType) {
-        }
+        public void checkServerTrusted(X509Certificate[] chain, String authType) {}
 
         @Override
         public X509Certificate[] getAcceptedIssuers() {
@@ -80,10 +73,29 @@ public final class SelfSignedTls {
         Path dir = Files.createTempDirectory("fake-engine-tls");
         Path store = dir.resolve("engine.p12");
         Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
-        Process p = new ProcessBuilder(keytool.toString(), "-genkeypair", "-alias", "engine", "-keyalg", "RSA", "-keysize", "2048",
-                "-dname", "CN=fake-engine", "-validity", "2", "-storetype", "PKCS12", "-keystore", store.toString(),
-                "-storepass", new String(PASSWORD), "-keypass", new String(PASSWORD))
-                .redirectErrorStream(true).start();
+        Process p = new ProcessBuilder(
+                        keytool.toString(),
+                        "-genkeypair",
+                        "-alias",
+                        "engine",
+                        "-keyalg",
+                        "RSA",
+                        "-keysize",
+                        "2048",
+                        "-dname",
+                        "CN=fake-engine",
+                        "-validity",
+                        "2",
+                        "-storetype",
+                        "PKCS12",
+                        "-keystore",
+                        store.toString(),
+                        "-storepass",
+                        new String(PASSWORD),
+                        "-keypass",
+                        new String(PASSWORD))
+                .redirectErrorStream(true)
+                .start();
         p.getInputStream().readAllBytes();
         if (p.waitFor() != 0) {
             throw new IOException("keytool failed");

@@ -24,10 +24,14 @@ public final class ServiceTarget implements LoadGenerator.Target {
     public Optional<RouteTarget> pick() {
         for (EndpointSlice slice : endpoints.slicesOf(namespace, service)) {
             // a Service with no endpoints has a placeholder slice whose lists are null
-            if (slice.getEndpoints() == null || slice.getPorts() == null || slice.getPorts().isEmpty()) {
+            if (slice.getEndpoints() == null
+                    || slice.getPorts() == null
+                    || slice.getPorts().isEmpty()) {
                 continue;
             }
-            List<Endpoint> ready = slice.getEndpoints().stream().filter(e -> Boolean.TRUE.equals(e.getConditions().getReady())).toList();
+            List<Endpoint> ready = slice.getEndpoints().stream()
+                    .filter(e -> Boolean.TRUE.equals(e.getConditions().getReady()))
+                    .toList();
             if (!ready.isEmpty()) {
                 Endpoint e = ready.get((int) (turn.getAndIncrement() % ready.size()));
                 URI base = URI.create("http://" + e.getAddresses().get(0) + ":" + clientPort(slice));
@@ -42,6 +46,10 @@ public final class ServiceTarget implements LoadGenerator.Target {
      * a client names its Service port; a slice lists its ports in no set order.
      */
     private static int clientPort(EndpointSlice slice) {
-        return slice.getPorts().stream().filter(p -> "http".equals(p.getName())).findFirst().orElse(slice.getPorts().get(0)).getPort();
+        return slice.getPorts().stream()
+                .filter(p -> "http".equals(p.getName()))
+                .findFirst()
+                .orElse(slice.getPorts().get(0))
+                .getPort();
     }
 }

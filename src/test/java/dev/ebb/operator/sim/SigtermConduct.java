@@ -38,7 +38,9 @@ public record SigtermConduct(boolean drains, Optional<Duration> limit) {
             return ABORT;
         }
         // an image whose tag names no release still understands the flag if it started with it
-        return timeout.filter(seconds -> seconds > 0).map(seconds -> drainFor(Duration.ofSeconds(seconds))).orElse(ABORT);
+        return timeout.filter(seconds -> seconds > 0)
+                .map(seconds -> drainFor(Duration.ofSeconds(seconds)))
+                .orElse(ABORT);
     }
 
     /** The flag's value, whether given as {@code --shutdown-timeout 30} or {@code --shutdown-timeout=30}; the last one wins. */

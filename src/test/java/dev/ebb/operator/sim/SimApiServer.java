@@ -25,6 +25,7 @@ import java.util.Map;
 public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
     /** Where the build writes the generated CRD; Quarkus augments the application before test resources start. */
     public static final Path CRD = Path.of("target", "kubernetes", "modeldeployments.serving.ebb.dev-v1.yml");
+
     private KubernetesMockServer server;
 
     public static CustomResourceDefinition generatedCrd() {
@@ -49,12 +50,16 @@ public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
     /** The store and admission of a server, for a test that injects faults into it before starting it. */
     public static AdmittingDispatcher dispatcher() {
         CustomResourceDefinition crd = generatedCrd();
-        return new AdmittingDispatcher(new CrdAdmission(crd), crd.getSpec().getGroup(), crd.getSpec().getNames().getPlural(),
+        return new AdmittingDispatcher(
+                new CrdAdmission(crd),
+                crd.getSpec().getGroup(),
+                crd.getSpec().getNames().getPlural(),
                 ScaleSubresource.of(crd));
     }
 
     public static KubernetesMockServer startServer(AdmittingDispatcher dispatcher) {
-        KubernetesMockServer server = new KubernetesMockServer(new io.fabric8.mockwebserver.Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
+        KubernetesMockServer server = new KubernetesMockServer(
+                new io.fabric8.mockwebserver.Context(), new MockWebServer(), new HashMap<>(), dispatcher, false);
         server.init();
         return server;
     }
@@ -64,21 +69,29 @@ public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
      * that would let a test's fault outlast it only after tens of seconds.
      */
     public static KubernetesClient clientWithoutRetries(KubernetesMockServer server) {
-        return new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.createClient().getConfiguration())
-                .withRequestRetryBackoffLimit(0).build()).build();
+        return new KubernetesClientBuilder()
+                .withConfig(new ConfigBuilder(server.createClient().getConfiguration())
+                        .withRequestRetryBackoffLimit(0)
+                        .build())
+                .build();
     }
 
     /** The same, with its own User-Agent, so that the server can treat this caller apart (see {@link UnreliableApi}). */
     public static KubernetesClient clientWithoutRetries(KubernetesMockServer server, String userAgent) {
-        return new KubernetesClientBuilder().withConfig(new ConfigBuilder(server.createClient().getConfiguration())
-                .withRequestRetryBackoffLimit(0).withUserAgent(userAgent).build()).build();
+        return new KubernetesClientBuilder()
+                .withConfig(new ConfigBuilder(server.createClient().getConfiguration())
+                        .withRequestRetryBackoffLimit(0)
+                        .withUserAgent(userAgent)
+                        .build())
+                .build();
     }
 
     @Override
     public Map<String, String> start() {
         server = startServer();
         return Map.of(
-                "quarkus.kubernetes-client.api-server-url", server.createClient().getConfiguration().getMasterUrl(),
+                "quarkus.kubernetes-client.api-server-url",
+                        server.createClient().getConfiguration().getMasterUrl(),
                 "quarkus.kubernetes-client.trust-certs", "true",
                 "quarkus.kubernetes-client.namespace", "test");
     }

@@ -37,6 +37,7 @@ public final class SimEndpoints implements EndpointSlices, AutoCloseable {
     private final SharedIndexInformer<Service> services;
     /** What each Service's slice was last written as, by namespace/name; only the worker touches it. */
     private final Map<String, EndpointSlice> written = new HashMap<>();
+
     private final AtomicBoolean passPending = new AtomicBoolean();
     private final ExecutorService worker = Executors.newSingleThreadExecutor(DaemonThreads.named("sim-endpoints"));
 
@@ -81,7 +82,8 @@ public final class SimEndpoints implements EndpointSlices, AutoCloseable {
             if (selector == null || selector.isEmpty()) {
                 continue;
             }
-            String key = service.getMetadata().getNamespace() + "/" + service.getMetadata().getName();
+            String key = service.getMetadata().getNamespace() + "/"
+                    + service.getMetadata().getName();
             EndpointSlice slice = sliceFor(service, selector);
             if (slice.equals(written.get(key))) {
                 continue;
@@ -106,12 +108,15 @@ public final class SimEndpoints implements EndpointSlices, AutoCloseable {
                 .toList();
         EndpointSliceBuilder slice = new EndpointSliceBuilder()
                 .withNewMetadata()
-                    .withName(service.getMetadata().getName() + "-sim")
-                    .withNamespace(namespace)
-                    // as the real controller does: the Service's labels, then the two it always sets
-                    .addToLabels(service.getMetadata().getLabels() == null ? Map.of() : service.getMetadata().getLabels())
-                    .addToLabels(Labels.SERVICE_NAME, service.getMetadata().getName())
-                    .addToLabels("endpointslice.kubernetes.io/managed-by", "sim-endpoints")
+                .withName(service.getMetadata().getName() + "-sim")
+                .withNamespace(namespace)
+                // as the real controller does: the Service's labels, then the two it always sets
+                .addToLabels(
+                        service.getMetadata().getLabels() == null
+                                ? Map.of()
+                                : service.getMetadata().getLabels())
+                .addToLabels(Labels.SERVICE_NAME, service.getMetadata().getName())
+                .addToLabels("endpointslice.kubernetes.io/managed-by", "sim-endpoints")
                 .endMetadata()
                 .withAddressType("IPv4");
         if (endpoints.isEmpty()) {
@@ -121,12 +126,17 @@ public final class SimEndpoints implements EndpointSlices, AutoCloseable {
             return slice.build();
         }
         slice.withEndpoints(endpoints);
-        service.getSpec().getPorts().forEach(port -> slice.addToPorts(new EndpointPortBuilder()
-                .withName(port.getName())
-                .withPort(port.getTargetPort() == null || port.getTargetPort().getIntVal() == null
-                        ? port.getPort() : port.getTargetPort().getIntVal())
-                .withProtocol(port.getProtocol())
-                .build()));
+        service.getSpec()
+                .getPorts()
+                .forEach(port -> slice.addToPorts(new EndpointPortBuilder()
+                        .withName(port.getName())
+                        .withPort(
+                                port.getTargetPort() == null
+                                                || port.getTargetPort().getIntVal() == null
+                                        ? port.getPort()
+                                        : port.getTargetPort().getIntVal())
+                        .withProtocol(port.getProtocol())
+                        .build()));
         return slice.build();
     }
 
@@ -135,19 +145,34 @@ public final class SimEndpoints implements EndpointSlices, AutoCloseable {
         boolean podReady = Readiness.isPodReady(pod);
         return new EndpointBuilder()
                 .withAddresses(pod.getStatus().getPodIP())
-                .withNewConditions().withReady(podReady && !terminating).withServing(podReady).withTerminating(terminating).endConditions()
-                .withNewTargetRef().withKind("Pod").withName(pod.getMetadata().getName())
-                    .withNamespace(pod.getMetadata().getNamespace()).withUid(pod.getMetadata().getUid()).endTargetRef()
+                .withNewConditions()
+                .withReady(podReady && !terminating)
+                .withServing(podReady)
+                .withTerminating(terminating)
+                .endConditions()
+                .withNewTargetRef()
+                .withKind("Pod")
+                .withName(pod.getMetadata().getName())
+                .withNamespace(pod.getMetadata().getNamespace())
+                .withUid(pod.getMetadata().getUid())
+                .endTargetRef()
                 .build();
     }
 
     static boolean selects(Map<String, String> selector, Map<String, String> labels) {
-        return labels != null && selector.entrySet().stream().allMatch(e -> e.getValue().equals(labels.get(e.getKey())));
+        return labels != null
+                && selector.entrySet().stream().allMatch(e -> e.getValue().equals(labels.get(e.getKey())));
     }
 
     @Override
     public List<EndpointSlice> slicesOf(String namespace, String service) {
-        return client.discovery().v1().endpointSlices().inNamespace(namespace).withLabel(Labels.SERVICE_NAME, service).list().getItems();
+        return client.discovery()
+                .v1()
+                .endpointSlices()
+                .inNamespace(namespace)
+                .withLabel(Labels.SERVICE_NAME, service)
+                .list()
+                .getItems();
     }
 
     @Override

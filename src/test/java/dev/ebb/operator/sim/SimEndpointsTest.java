@@ -27,9 +27,21 @@ class SimEndpointsTest {
     @BeforeEach
     void start() {
         world = new SimWorld(client);
-        client.resource(new ServiceBuilder().withNewMetadata().withName("svc").withNamespace(NS).endMetadata()
-                .withNewSpec().withSelector(Map.of("app", "x", "serving", "true"))
-                .addNewPort().withName("http").withPort(80).withTargetPort(new IntOrString(8000)).endPort().endSpec().build()).create();
+        client.resource(new ServiceBuilder()
+                        .withNewMetadata()
+                        .withName("svc")
+                        .withNamespace(NS)
+                        .endMetadata()
+                        .withNewSpec()
+                        .withSelector(Map.of("app", "x", "serving", "true"))
+                        .addNewPort()
+                        .withName("http")
+                        .withPort(80)
+                        .withTargetPort(new IntOrString(8000))
+                        .endPort()
+                        .endSpec()
+                        .build())
+                .create();
     }
 
     @AfterEach
@@ -39,13 +51,21 @@ class SimEndpointsTest {
 
     private void pod(String name, String serving) {
         // the hook keeps a deleted Pod Terminating for a while, as a draining engine would
-        Pod pod = new PodBuilder(SimKubeletTest.enginePod(name, 15L, List.of("python3", "-c", "import time; time.sleep(3)")))
-                .editMetadata().withNamespace(NS).addToLabels("app", "x").addToLabels("serving", serving).endMetadata().build();
+        Pod pod = new PodBuilder(
+                        SimKubeletTest.enginePod(name, 15L, List.of("python3", "-c", "import time; time.sleep(3)")))
+                .editMetadata()
+                .withNamespace(NS)
+                .addToLabels("app", "x")
+                .addToLabels("serving", serving)
+                .endMetadata()
+                .build();
         client.resource(pod).create();
     }
 
     private List<Endpoint> endpoints() {
-        return world.endpoints().slicesOf(NS, "svc").stream().flatMap(s -> s.getEndpoints() == null ? Stream.<Endpoint>empty() : s.getEndpoints().stream()).toList();
+        return world.endpoints().slicesOf(NS, "svc").stream()
+                .flatMap(s -> s.getEndpoints() == null ? Stream.<Endpoint>empty() : s.getEndpoints().stream())
+                .toList();
     }
 
     @Test
@@ -60,22 +80,31 @@ class SimEndpointsTest {
                 assertThat(e.getConditions().getReady()).isTrue();
                 assertThat(e.getAddresses().get(0)).startsWith("127.0.");
             });
-            assertThat(world.endpoints().slicesOf(NS, "svc").get(0).getPorts().get(0).getPort()).isEqualTo(8000);
+            assertThat(world.endpoints()
+                            .slicesOf(NS, "svc")
+                            .get(0)
+                            .getPorts()
+                            .get(0)
+                            .getPort())
+                    .isEqualTo(8000);
         });
     }
 
     @Test
     void terminatingPodStaysListedButNotReady() {
         pod("a", "true");
-        await().atMost(Duration.ofSeconds(5)).until(() -> endpoints().size() == 1 && endpoints().get(0).getConditions().getReady());
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> endpoints().size() == 1
+                        && endpoints().get(0).getConditions().getReady());
 
         client.pods().inNamespace(NS).withName("a").delete();
 
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(endpoints()).singleElement().satisfies(e -> {
-            assertThat(e.getConditions().getReady()).isFalse();
-            assertThat(e.getConditions().getServing()).isTrue();
-            assertThat(e.getConditions().getTerminating()).isTrue();
-        }));
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(endpoints()).singleElement().satisfies(e -> {
+                    assertThat(e.getConditions().getReady()).isFalse();
+                    assertThat(e.getConditions().getServing()).isTrue();
+                    assertThat(e.getConditions().getTerminating()).isTrue();
+                }));
     }
 
     @Test
@@ -94,17 +123,22 @@ class SimEndpointsTest {
     @Test
     void podThatIsNotReadyIsListedNeitherReadyNorServing() {
         pod("a", "true");
-        await().atMost(Duration.ofSeconds(5)).until(() -> endpoints().size() == 1 && endpoints().get(0).getConditions().getReady());
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> endpoints().size() == 1
+                        && endpoints().get(0).getConditions().getReady());
 
         client.pods().inNamespace(NS).withName("a").editStatus(p -> {
-            p.getStatus().getConditions().stream().filter(c -> c.getType().equals("Ready")).forEach(c -> c.setStatus("False"));
+            p.getStatus().getConditions().stream()
+                    .filter(c -> c.getType().equals("Ready"))
+                    .forEach(c -> c.setStatus("False"));
             return p;
         });
 
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(endpoints()).singleElement().satisfies(e -> {
-            assertThat(e.getConditions().getReady()).isFalse();
-            assertThat(e.getConditions().getServing()).isFalse();
-            assertThat(e.getConditions().getTerminating()).isFalse();
-        }));
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> assertThat(endpoints()).singleElement().satisfies(e -> {
+                    assertThat(e.getConditions().getReady()).isFalse();
+                    assertThat(e.getConditions().getServing()).isFalse();
+                    assertThat(e.getConditions().getTerminating()).isFalse();
+                }));
     }
 }

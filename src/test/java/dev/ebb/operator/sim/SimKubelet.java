@@ -6,7 +6,6 @@ import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterRenderer;
-import dev.ebb.operator.retire.ReplicaClassifier;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStateBuilder;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
@@ -60,12 +59,14 @@ public final class SimKubelet implements AutoCloseable {
     public static final String FINALIZER = "sim.ebb.dev/kubelet";
     /** The one node of the test world, which its kubelet binds every Pod to. */
     public static final String SIM_NODE = "sim-node";
+
     private static final Duration RESTART_PATIENCE = Duration.ofSeconds(5);
     /**
      * The least time the kubelet leaves a container between SIGTERM and the kill, however much of the grace the preStop
      * hook used (kuberuntime's killContainer, minimumGracePeriodInSeconds).
      */
     static final Duration MINIMUM_GRACE = Duration.ofSeconds(2);
+
     static final Duration DEFAULT_GRACE = Duration.ofSeconds(30);
     /** How long a kubelet-started engine takes to load its model unless a test says otherwise: short, so suites stay fast. */
     public static final Duration DEFAULT_LOAD_DELAY = Duration.ofMillis(100);
@@ -74,6 +75,7 @@ public final class SimKubelet implements AutoCloseable {
      * sim tries far more often so that suites stay fast, which only brings Ready forward within that period.
      */
     static final Duration PROBE_RETRY = Duration.ofMillis(50);
+
     private static final Logger LOG = Logger.getLogger(SimKubelet.class);
     /** Outside the 127.0.x.y addresses Pods get: nothing ever listens here, so a connection is refused at once. */
     private static final String NOWHERE = "127.255.0.1";
@@ -82,23 +84,24 @@ public final class SimKubelet implements AutoCloseable {
     private final LoopbackAddresses addresses;
     /** The Node it is the agent of, on a real cluster; empty in the test world, where it binds every Pod itself. */
     private final Optional<String> nodeName;
+
     private final Map<String, Node> pods = new ConcurrentHashMap<>();
     private final List<Termination> terminations = new CopyOnWriteArrayList<>();
     private final ExecutorService workers = Executors.newCachedThreadPool(DaemonThreads.named("sim-kubelet"));
     private final SharedIndexInformer<Pod> informer;
     private final HttpClient prober = prober();
-    private volatile BiConsumer<Pod, EngineBehaviour> shaping = (pod, behaviour) -> { };
+    private volatile BiConsumer<Pod, EngineBehaviour> shaping = (pod, behaviour) -> {};
     private volatile Duration loadDelay = DEFAULT_LOAD_DELAY;
     private volatile EngineRuntime runtime = this::startFakeEngine;
     /** What runs in a router Pod, where another part of the world plays routers; nothing by default. */
     private volatile EngineRuntime routers = (pod, address) -> Optional.empty();
+
     private volatile boolean closed;
     private volatile Unplaceable unplaceable;
     /** The uids of the Pods told unschedulable, so that each is told once. */
     private final Set<String> unplaced = ConcurrentHashMap.newKeySet();
 
-    private record Unplaceable(Predicate<Pod> which, String schedulerSays) {
-    }
+    private record Unplaceable(Predicate<Pod> which, String schedulerSays) {}
 
     /** What the kubelet keeps per Pod: its address, the engine it started, and for a follower its leader's key. */
     private static final class Node {
@@ -109,6 +112,7 @@ public final class SimKubelet implements AutoCloseable {
         volatile EngineContainer router;
         /** A follower's page of its own schedulers' gauges, where it has one. */
         volatile FollowerPage page;
+
         volatile FakeRoutingProxy proxy;
         volatile String containerId;
         volatile int restarts;
@@ -141,7 +145,8 @@ public final class SimKubelet implements AutoCloseable {
         this.client = client;
         this.addresses = addresses;
         this.nodeName = nodeName;
-        var watched = nodeName.map(node -> client.pods().inAnyNamespace().withField("spec.nodeName", node)).orElse(client.pods().inAnyNamespace());
+        var watched = nodeName.map(node -> client.pods().inAnyNamespace().withField("spec.nodeName", node))
+                .orElse(client.pods().inAnyNamespace());
         this.informer = watched.inform(new ResourceEventHandler<>() {
             @Override
             public void onAdd(Pod pod) {
@@ -197,7 +202,9 @@ public final class SimKubelet implements AutoCloseable {
 
     /** The fake engine a Pod runs; empty when it runs none, or a real engine's process. */
     public Optional<FakeEngine> engine(String namespace, String pod) {
-        return Optional.ofNullable(pods.get(namespace + "/" + pod)).map(n -> n.engine).flatMap(SimKubelet::fake);
+        return Optional.ofNullable(pods.get(namespace + "/" + pod))
+                .map(n -> n.engine)
+                .flatMap(SimKubelet::fake);
     }
 
     private static Optional<FakeEngine> fake(EngineContainer container) {
@@ -247,7 +254,9 @@ public final class SimKubelet implements AutoCloseable {
         try {
             restartContainer(key[0], key[1]);
         } catch (IOException | IllegalArgumentException e) {
-            LOG.debugf("the leader %s did not come back after its collective failed: %s", follower.leader.get(), e.getMessage());
+            LOG.debugf(
+                    "the leader %s did not come back after its collective failed: %s",
+                    follower.leader.get(), e.getMessage());
         }
     }
 
@@ -280,7 +289,8 @@ public final class SimKubelet implements AutoCloseable {
      * which case it says so on the Pod as kube-scheduler does.
      */
     private boolean placeable(Pod pod) {
-        if (pod.getSpec().getSchedulingGates() != null && !pod.getSpec().getSchedulingGates().isEmpty()) {
+        if (pod.getSpec().getSchedulingGates() != null
+                && !pod.getSpec().getSchedulingGates().isEmpty()) {
             return false;
         }
         Unplaceable rule = unplaceable;
@@ -296,12 +306,22 @@ public final class SimKubelet implements AutoCloseable {
     /** The condition kube-scheduler writes on a Pod it finds no node for (seen on v1.37.2 in the cluster tier). */
     private void reportUnschedulable(Pod pod, String schedulerSays) {
         try {
-            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).editStatus(p -> {
-                p.setStatus(new PodStatusBuilder().withPhase("Pending").addNewCondition().withType("PodScheduled").withStatus("False")
-                        .withReason("Unschedulable").withMessage(schedulerSays).withLastTransitionTime(Instant.now().toString()).endCondition()
-                        .build());
-                return p;
-            });
+            client.pods()
+                    .inNamespace(pod.getMetadata().getNamespace())
+                    .withName(pod.getMetadata().getName())
+                    .editStatus(p -> {
+                        p.setStatus(new PodStatusBuilder()
+                                .withPhase("Pending")
+                                .addNewCondition()
+                                .withType("PodScheduled")
+                                .withStatus("False")
+                                .withReason("Unschedulable")
+                                .withMessage(schedulerSays)
+                                .withLastTransitionTime(Instant.now().toString())
+                                .endCondition()
+                                .build());
+                        return p;
+                    });
         } catch (KubernetesClientException e) {
             LOG.debugf("could not report %s unschedulable: %s", key(pod), e.getMessage());
         }
@@ -326,7 +346,9 @@ public final class SimKubelet implements AutoCloseable {
     private void bind(Pod pod, Node node) {
         try {
             if (nodeName.isEmpty()) {
-                client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+                client.pods()
+                        .inNamespace(pod.getMetadata().getNamespace())
+                        .withName(pod.getMetadata().getName())
                         .edit(p -> {
                             if (!p.getMetadata().getFinalizers().contains(FINALIZER)) {
                                 p.getMetadata().getFinalizers().add(FINALIZER);
@@ -341,7 +363,10 @@ public final class SimKubelet implements AutoCloseable {
             if (nativeProxy) {
                 node.proxy = RoutingProxies.start(pod, node.address).orElse(null);
             }
-            if (RouterRenderer.COMPONENT_ROUTER.equals(Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of()).get(RouterRenderer.COMPONENT))) {
+            if (RouterRenderer.COMPONENT_ROUTER.equals(
+                    Optional.ofNullable(pod.getMetadata().getLabels())
+                            .orElse(Map.of())
+                            .get(RouterRenderer.COMPONENT))) {
                 node.router = routers.start(pod, node.address).orElse(null);
             } else {
                 node.engine = runtime.start(pod, node.address).orElse(null);
@@ -374,7 +399,11 @@ public final class SimKubelet implements AutoCloseable {
         reportStatus(pod, node, false);
         String containerId = node.containerId;
         workers.submit(() -> {
-            while (!closed && !node.terminating && containerId.equals(node.containerId) && probed(node) != null && !probed(node).exited()) {
+            while (!closed
+                    && !node.terminating
+                    && containerId.equals(node.containerId)
+                    && probed(node) != null
+                    && !probed(node).exited()) {
                 if (passesReadiness(pod, main, node)) {
                     reportStatus(pod, node, true);
                     return;
@@ -391,19 +420,27 @@ public final class SimKubelet implements AutoCloseable {
      * follower).
      */
     private boolean passesReadiness(Pod pod, Container main, Node node) {
-        HTTPGetAction get = Optional.ofNullable(main.getReadinessProbe()).map(Probe::getHttpGet).orElse(null);
+        HTTPGetAction get = Optional.ofNullable(main.getReadinessProbe())
+                .map(Probe::getHttpGet)
+                .orElse(null);
         if (get == null || probed(node) == null) {
             return true;
         }
         if (!collectiveWhole(pod)) {
             return false;
         }
-        int port = get.getPort().getIntVal() != null ? get.getPort().getIntVal() : main.getPorts().get(0).getContainerPort();
+        int port = get.getPort().getIntVal() != null
+                ? get.getPort().getIntVal()
+                : main.getPorts().get(0).getContainerPort();
         String scheme = "HTTPS".equalsIgnoreCase(get.getScheme()) ? "https" : "http";
-        int timeout = Optional.ofNullable(main.getReadinessProbe().getTimeoutSeconds()).orElse(1);
+        int timeout = Optional.ofNullable(main.getReadinessProbe().getTimeoutSeconds())
+                .orElse(1);
         try {
-            HttpResponse<Void> answer = prober.send(HttpRequest.newBuilder(URI.create(scheme + "://" + node.address + ":" + port + get.getPath()))
-                    .timeout(Duration.ofSeconds(timeout)).build(), HttpResponse.BodyHandlers.discarding());
+            HttpResponse<Void> answer = prober.send(
+                    HttpRequest.newBuilder(URI.create(scheme + "://" + node.address + ":" + port + get.getPath()))
+                            .timeout(Duration.ofSeconds(timeout))
+                            .build(),
+                    HttpResponse.BodyHandlers.discarding());
             return answer.statusCode() >= 200 && answer.statusCode() < 400;
         } catch (IOException e) {
             return false;
@@ -428,24 +465,32 @@ public final class SimKubelet implements AutoCloseable {
      * executor spans every node of the replica.
      */
     private boolean collectiveWhole(Pod pod) {
-        Map<String, String> labels = Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of());
-        Map<String, String> annotations = Optional.ofNullable(pod.getMetadata().getAnnotations()).orElse(Map.of());
-        int size = Labels.number(annotations.getOrDefault(Annotations.REPLICA_SIZE, "1")).orElse(1);
+        Map<String, String> labels =
+                Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of());
+        Map<String, String> annotations =
+                Optional.ofNullable(pod.getMetadata().getAnnotations()).orElse(Map.of());
+        int size = Labels.number(annotations.getOrDefault(Annotations.REPLICA_SIZE, "1"))
+                .orElse(1);
         if (size <= 1 || !"0".equals(labels.get(Labels.MEMBER_INDEX))) {
             return true;
         }
         int ordinal = Labels.number(labels.getOrDefault(Labels.REPLICA, "")).orElse(-1);
-        return IntStream.range(1, size).mapToObj(member -> pod.getMetadata().getNamespace() + "/"
+        return IntStream.range(1, size)
+                .mapToObj(member -> pod.getMetadata().getNamespace() + "/"
                         + Names.pod(labels.get(Labels.DEPLOYMENT), labels.get(Labels.ROLE), ordinal, member))
-                .map(pods::get).allMatch(follower -> follower != null && follower.containerId != null && !follower.terminating);
+                .map(pods::get)
+                .allMatch(follower -> follower != null && follower.containerId != null && !follower.terminating);
     }
 
     private static HttpClient prober() {
         try {
             // the kubelet's probe is a plain HTTP/1.1 GET; the JDK's default would ask to upgrade to h2c, which uvicorn
             // warns about on every probe of a real engine
-            return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).sslContext(SelfSignedTls.trustingClientContext())
-                    .connectTimeout(Duration.ofSeconds(1)).build();
+            return HttpClient.newBuilder()
+                    .version(HttpClient.Version.HTTP_1_1)
+                    .sslContext(SelfSignedTls.trustingClientContext())
+                    .connectTimeout(Duration.ofSeconds(1))
+                    .build();
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }
@@ -456,30 +501,51 @@ public final class SimKubelet implements AutoCloseable {
         String readiness = ready ? "True" : "False";
         Container main = pod.getSpec().getContainers().get(0);
         try {
-            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).editStatus(p -> {
-                p.setStatus(new PodStatusBuilder()
-                        .withPhase("Running")
-                        .withPodIP(node.address)
-                        .addNewPodIP(node.address)
-                        .withHostIP("127.0.0.1")
-                        .addNewHostIP("127.0.0.1")
-                        .withStartTime(now)
-                        .addNewCondition().withType("PodScheduled").withStatus("True").withLastTransitionTime(node.scheduledAt).endCondition()
-                        .addNewCondition().withType("Initialized").withStatus("True").endCondition()
-                        .addNewCondition().withType("ContainersReady").withStatus(readiness).endCondition()
-                        .addNewCondition().withType("Ready").withStatus(readiness).withLastTransitionTime(now).endCondition()
-                        .withContainerStatuses(new ContainerStatusBuilder()
-                                .withName(main.getName())
-                                .withImage(main.getImage())
-                                .withContainerID(node.containerId)
-                                .withReady(ready)
-                                .withStarted(true)
-                                .withRestartCount(node.restarts)
-                                .withNewState().withNewRunning().withStartedAt(now).endRunning().endState()
-                                .build())
-                        .build());
-                return p;
-            });
+            client.pods()
+                    .inNamespace(pod.getMetadata().getNamespace())
+                    .withName(pod.getMetadata().getName())
+                    .editStatus(p -> {
+                        p.setStatus(new PodStatusBuilder()
+                                .withPhase("Running")
+                                .withPodIP(node.address)
+                                .addNewPodIP(node.address)
+                                .withHostIP("127.0.0.1")
+                                .addNewHostIP("127.0.0.1")
+                                .withStartTime(now)
+                                .addNewCondition()
+                                .withType("PodScheduled")
+                                .withStatus("True")
+                                .withLastTransitionTime(node.scheduledAt)
+                                .endCondition()
+                                .addNewCondition()
+                                .withType("Initialized")
+                                .withStatus("True")
+                                .endCondition()
+                                .addNewCondition()
+                                .withType("ContainersReady")
+                                .withStatus(readiness)
+                                .endCondition()
+                                .addNewCondition()
+                                .withType("Ready")
+                                .withStatus(readiness)
+                                .withLastTransitionTime(now)
+                                .endCondition()
+                                .withContainerStatuses(new ContainerStatusBuilder()
+                                        .withName(main.getName())
+                                        .withImage(main.getImage())
+                                        .withContainerID(node.containerId)
+                                        .withReady(ready)
+                                        .withStarted(true)
+                                        .withRestartCount(node.restarts)
+                                        .withNewState()
+                                        .withNewRunning()
+                                        .withStartedAt(now)
+                                        .endRunning()
+                                        .endState()
+                                        .build())
+                                .build());
+                        return p;
+                    });
         } catch (KubernetesClientException e) {
             LOG.debugf("could not report %s: %s", key(pod), e.getMessage());
         }
@@ -488,12 +554,16 @@ public final class SimKubelet implements AutoCloseable {
     private void terminate(Pod pod, Node node) {
         Instant seen = Instant.now();
         long start = System.nanoTime();
-        // the deletion's own grace wins over the spec's: kubelet's kuberuntime_container.go, killContainer, reads DeletionGracePeriodSeconds first
+        // the deletion's own grace wins over the spec's: kubelet's kuberuntime_container.go, killContainer, reads
+        // DeletionGracePeriodSeconds first
         Duration grace = Optional.ofNullable(pod.getMetadata().getDeletionGracePeriodSeconds())
                 .or(() -> Optional.ofNullable(pod.getSpec().getTerminationGracePeriodSeconds()))
-                .map(Duration::ofSeconds).orElse(DEFAULT_GRACE);
+                .map(Duration::ofSeconds)
+                .orElse(DEFAULT_GRACE);
         // the container this kubelet plays: the one with the hook (a router Pod's Envoy), else the first
-        Container main = pod.getSpec().getContainers().stream().filter(c -> preStopOf(c).isPresent()).findFirst()
+        Container main = pod.getSpec().getContainers().stream()
+                .filter(c -> preStopOf(c).isPresent())
+                .findFirst()
                 .orElse(pod.getSpec().getContainers().get(0));
         Optional<List<String>> hook = preStopOf(main);
         Optional<Duration> hookTook = Optional.empty();
@@ -502,12 +572,15 @@ public final class SimKubelet implements AutoCloseable {
         FakeRoutingProxy proxy = node.proxy;
         boolean nativeProxy = RoutingProxies.nativeSidecar(pod);
         if (proxy != null && !nativeProxy) {
-            // a regular container without a hook of its own: kuberuntime_container.go, killContainersWithSyncResult, stops
-            // every regular container at once, each right after its own preStop hook (kubernetes/kubernetes, KEP-753 text)
+            // a regular container without a hook of its own: kuberuntime_container.go, killContainersWithSyncResult,
+            // stops
+            // every regular container at once, each right after its own preStop hook (kubernetes/kubernetes, KEP-753
+            // text)
             proxy.sigterm();
         }
         if (hook.isPresent()) {
-            HookRun run = runHook(hook.get(), ProcessContainer.literalEnvironment(main), node.address, pod, main, grace);
+            HookRun run =
+                    runHook(hook.get(), ProcessContainer.literalEnvironment(main), node.address, pod, main, grace);
             hookTook = Optional.of(run.took);
             hookOutput = run.stderr;
             terminationMessage = run.terminationMessage;
@@ -529,33 +602,53 @@ public final class SimKubelet implements AutoCloseable {
             }
         }
         if (proxy != null && nativeProxy) {
-            // a native sidecar gets SIGTERM only once every regular container has exited: kuberuntime_termination_order.go,
-            // newTerminationOrdering ("sidecars need to wait for all main containers to exit"), Kubernetes 1.29 and later
+            // a native sidecar gets SIGTERM only once every regular container has exited:
+            // kuberuntime_termination_order.go,
+            // newTerminationOrdering ("sidecars need to wait for all main containers to exit"), Kubernetes 1.29 and
+            // later
             proxy.sigterm();
         }
         Optional.ofNullable(node.page).ifPresent(FollowerPage::close);
         collectiveLost(node);
-        terminations.add(new Termination(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), seen, hookTook, hookOutput, sigterm, since(start), killed));
+        terminations.add(new Termination(
+                pod.getMetadata().getNamespace(),
+                pod.getMetadata().getName(),
+                seen,
+                hookTook,
+                hookOutput,
+                sigterm,
+                since(start),
+                killed));
         release(pod, killed ? ProcessContainer.KILLED : 0, terminationMessage);
     }
 
     /** @param terminationMessage what the container's termination message file held afterwards, null when nothing */
-    private record HookRun(Duration took, String stderr, String terminationMessage) {
-    }
+    private record HookRun(Duration took, String stderr, String terminationMessage) {}
 
     private static Optional<List<String>> preStopOf(Container container) {
-        return Optional.ofNullable(container.getLifecycle()).map(l -> l.getPreStop()).map(h -> h.getExec()).map(e -> e.getCommand());
+        return Optional.ofNullable(container.getLifecycle())
+                .map(l -> l.getPreStop())
+                .map(h -> h.getExec())
+                .map(e -> e.getCommand());
     }
 
     /**
      * Runs the hook's argv as given, except the loopback host the operator renders, which becomes this Pod's, and a
      * peer's name (a follower's leader), which becomes that Pod's address while it runs.
      */
-    private HookRun runHook(List<String> argv, Map<String, String> env, String podAddress, Pod pod, Container container, Duration grace) {
+    private HookRun runHook(
+            List<String> argv,
+            Map<String, String> env,
+            String podAddress,
+            Pod pod,
+            Container container,
+            Duration grace) {
         long start = System.nanoTime();
         String namespace = pod.getMetadata().getNamespace();
-        try (ConfigMapMounts mounts = ConfigMapMounts.of(client, pod, container); ContainerFiles files = ContainerFiles.create()) {
-            List<String> command = files.onHost(mounts.onHost(PodAddressing.onPodAddress(argv, podAddress, name -> peerAddress(namespace, name))));
+        try (ConfigMapMounts mounts = ConfigMapMounts.of(client, pod, container);
+                ContainerFiles files = ContainerFiles.create()) {
+            List<String> command = files.onHost(
+                    mounts.onHost(PodAddressing.onPodAddress(argv, podAddress, name -> peerAddress(namespace, name))));
             ProcessBuilder builder = LocalProcesses.builder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD);
             builder.environment().putAll(env);
             Process process = builder.start();
@@ -589,13 +682,17 @@ public final class SimKubelet implements AutoCloseable {
      */
     private Optional<String> peerAddress(String namespace, String name) {
         int dot = name.indexOf('.');
-        return dot <= 0 ? Optional.empty()
-                : Optional.of(Optional.ofNullable(pods.get(namespace + "/" + name.substring(0, dot))).map(n -> n.address).orElse(NOWHERE));
+        return dot <= 0
+                ? Optional.empty()
+                : Optional.of(Optional.ofNullable(pods.get(namespace + "/" + name.substring(0, dot)))
+                        .map(n -> n.address)
+                        .orElse(NOWHERE));
     }
 
     /** A follower's leader, as the Pod's own labels place it: the member 0 of its replica. */
     private static Optional<String> leaderKey(Pod pod) {
-        return MemberSlot.leaderOf(Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of()))
+        return MemberSlot.leaderOf(
+                        Optional.ofNullable(pod.getMetadata().getLabels()).orElse(Map.of()))
                 .map(leader -> pod.getMetadata().getNamespace() + "/" + leader.pod());
     }
 
@@ -618,11 +715,19 @@ public final class SimKubelet implements AutoCloseable {
             return;
         }
         reportTerminated(pod, exitCode, terminationMessage);
-        String url = client.getConfiguration().getMasterUrl().replaceAll("/$", "") + "/api/v1/namespaces/" + pod.getMetadata().getNamespace()
-                + "/pods/" + pod.getMetadata().getName();
+        String url = client.getConfiguration().getMasterUrl().replaceAll("/$", "") + "/api/v1/namespaces/"
+                + pod.getMetadata().getNamespace() + "/pods/"
+                + pod.getMetadata().getName();
         try {
-            client.raw(url, "DELETE", new DeleteOptionsBuilder().withGracePeriodSeconds(0L).withNewPreconditions()
-                    .withUid(pod.getMetadata().getUid()).endPreconditions().build());
+            client.raw(
+                    url,
+                    "DELETE",
+                    new DeleteOptionsBuilder()
+                            .withGracePeriodSeconds(0L)
+                            .withNewPreconditions()
+                            .withUid(pod.getMetadata().getUid())
+                            .endPreconditions()
+                            .build());
         } catch (KubernetesClientException e) {
             LOG.debugf("pod %s already gone: %s", key(pod), e.getMessage());
         }
@@ -632,19 +737,32 @@ public final class SimKubelet implements AutoCloseable {
     private void reportTerminated(Pod pod, int exitCode, String terminationMessage) {
         String now = Instant.now().toString();
         try {
-            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).editStatus(p -> {
-                PodStatus status = Optional.ofNullable(p.getStatus()).orElseGet(PodStatus::new);
-                status.setPhase(exitCode == 0 ? "Succeeded" : "Failed");
-                Optional.ofNullable(status.getConditions()).orElse(List.of()).stream()
-                        .filter(c -> c.getType().equals("Ready") || c.getType().equals("ContainersReady")).forEach(c -> c.setStatus("False"));
-                Optional.ofNullable(status.getContainerStatuses()).orElse(List.of()).forEach(c -> {
-                    c.setReady(false);
-                    c.setState(new ContainerStateBuilder().withNewTerminated().withExitCode(exitCode).withReason(exitCode == 0 ? "Completed" : "Error")
-                            .withMessage(terminationMessage).withFinishedAt(now).endTerminated().build());
-                });
-                p.setStatus(status);
-                return p;
-            });
+            client.pods()
+                    .inNamespace(pod.getMetadata().getNamespace())
+                    .withName(pod.getMetadata().getName())
+                    .editStatus(p -> {
+                        PodStatus status = Optional.ofNullable(p.getStatus()).orElseGet(PodStatus::new);
+                        status.setPhase(exitCode == 0 ? "Succeeded" : "Failed");
+                        Optional.ofNullable(status.getConditions()).orElse(List.of()).stream()
+                                .filter(c -> c.getType().equals("Ready")
+                                        || c.getType().equals("ContainersReady"))
+                                .forEach(c -> c.setStatus("False"));
+                        Optional.ofNullable(status.getContainerStatuses())
+                                .orElse(List.of())
+                                .forEach(c -> {
+                                    c.setReady(false);
+                                    c.setState(new ContainerStateBuilder()
+                                            .withNewTerminated()
+                                            .withExitCode(exitCode)
+                                            .withReason(exitCode == 0 ? "Completed" : "Error")
+                                            .withMessage(terminationMessage)
+                                            .withFinishedAt(now)
+                                            .endTerminated()
+                                            .build());
+                                });
+                        p.setStatus(status);
+                        return p;
+                    });
         } catch (KubernetesClientException e) {
             LOG.debugf("could not report %s terminated: %s", key(pod), e.getMessage());
         }
@@ -652,10 +770,13 @@ public final class SimKubelet implements AutoCloseable {
 
     private void releaseFinalizer(Pod pod) {
         try {
-            client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).edit(p -> {
-                p.getMetadata().getFinalizers().remove(FINALIZER);
-                return p;
-            });
+            client.pods()
+                    .inNamespace(pod.getMetadata().getNamespace())
+                    .withName(pod.getMetadata().getName())
+                    .edit(p -> {
+                        p.getMetadata().getFinalizers().remove(FINALIZER);
+                        return p;
+                    });
         } catch (KubernetesClientException e) {
             LOG.debugf("pod %s already gone: %s", key(pod), e.getMessage());
         }
@@ -685,22 +806,37 @@ public final class SimKubelet implements AutoCloseable {
         if (engine.isEmpty()) {
             return Optional.empty();
         }
-        return Optional.of(CommandedEngine.start(engine.get(), main.getImage(), main.getCommand(), main.getPorts().get(0).getContainerPort(),
-                address, behaviour -> shaping.accept(pod, behaviour.loadDelay(loadDelay))));
+        return Optional.of(CommandedEngine.start(
+                engine.get(),
+                main.getImage(),
+                main.getCommand(),
+                main.getPorts().get(0).getContainerPort(),
+                address,
+                behaviour -> shaping.accept(pod, behaviour.loadDelay(loadDelay))));
     }
 
     /** A follower whose SGLang schedulers count requests of their own serves them on a page of its own. */
     private FollowerPage startFollowerPage(Pod pod, Node node) throws IOException {
         Container main = pod.getSpec().getContainers().get(0);
         List<String> command = Optional.ofNullable(main.getCommand()).orElse(List.of());
-        Optional<Integer> port = CommandedEngine.argAfter(command, "--port").filter(p -> p.matches("\\d{1,5}")).map(Integer::parseInt);
+        Optional<Integer> port = CommandedEngine.argAfter(command, "--port")
+                .filter(p -> p.matches("\\d{1,5}"))
+                .map(Integer::parseInt);
         if (port.isEmpty()) {
             // not an operator-rendered engine (a plain container of the cluster tier, say): nothing of SGLang's runs
             return null;
         }
-        return FollowerPage.start(main.getImage(), command, node.address, port.get(),
-                CommandedEngine.argAfter(command, "--served-model-name").orElse("model"),
-                () -> node.leader.flatMap(key -> Optional.ofNullable(pods.get(key))).map(leader -> leader.engine).flatMap(SimKubelet::fake)).orElse(null);
+        return FollowerPage.start(
+                        main.getImage(),
+                        command,
+                        node.address,
+                        port.get(),
+                        CommandedEngine.argAfter(command, "--served-model-name").orElse("model"),
+                        () -> node.leader
+                                .flatMap(key -> Optional.ofNullable(pods.get(key)))
+                                .map(leader -> leader.engine)
+                                .flatMap(SimKubelet::fake))
+                .orElse(null);
     }
 
     private static String newContainerId() {

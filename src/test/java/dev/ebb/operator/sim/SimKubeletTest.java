@@ -29,33 +29,70 @@ class SimKubeletTest {
 
     static final String NS = "sim";
     KubernetesClient client;
+
     @RegisterExtension
     final KubeletPerTest kubelets = new KubeletPerTest(() -> client);
 
     static Pod enginePod(String name, Long grace, List<String> preStop) {
-        return pod(name, "vllm", List.of("vllm", "serve", "m", "--served-model-name", "m", "--host", "0.0.0.0", "--port", "8000"),
-                grace, preStop);
+        return pod(
+                name,
+                "vllm",
+                List.of("vllm", "serve", "m", "--served-model-name", "m", "--host", "0.0.0.0", "--port", "8000"),
+                grace,
+                preStop);
     }
 
     /** An SGLang Pod: on SIGTERM its engine keeps generating what it holds, so only the kill ends a long stream. */
     static Pod sglangPod(String name, Long grace, List<String> preStop) {
-        return pod(name, "sglang", List.of("python3", "-m", "sglang.launch_server", "--model-path", "m", "--served-model-name", "m",
-                "--host", "0.0.0.0", "--port", "8000", "--enable-metrics"), grace, preStop);
+        return pod(
+                name,
+                "sglang",
+                List.of(
+                        "python3",
+                        "-m",
+                        "sglang.launch_server",
+                        "--model-path",
+                        "m",
+                        "--served-model-name",
+                        "m",
+                        "--host",
+                        "0.0.0.0",
+                        "--port",
+                        "8000",
+                        "--enable-metrics"),
+                grace,
+                preStop);
     }
 
     private static Pod pod(String name, String image, List<String> command, Long grace, List<String> preStop) {
         PodBuilder pod = new PodBuilder()
-                .withNewMetadata().withName(name).withNamespace(NS).endMetadata()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(NS)
+                .endMetadata()
                 .withNewSpec()
-                    .withTerminationGracePeriodSeconds(grace)
-                    .addNewContainer().withName("main").withImage(image)
-                        .withCommand(command)
-                        .addNewPort().withContainerPort(8000).endPort()
-                    .endContainer()
+                .withTerminationGracePeriodSeconds(grace)
+                .addNewContainer()
+                .withName("main")
+                .withImage(image)
+                .withCommand(command)
+                .addNewPort()
+                .withContainerPort(8000)
+                .endPort()
+                .endContainer()
                 .endSpec();
         if (preStop != null) {
-            pod.editSpec().editFirstContainer().withNewLifecycle().withNewPreStop().withNewExec().withCommand(preStop)
-                    .endExec().endPreStop().endLifecycle().endContainer().endSpec();
+            pod.editSpec()
+                    .editFirstContainer()
+                    .withNewLifecycle()
+                    .withNewPreStop()
+                    .withNewExec()
+                    .withCommand(preStop)
+                    .endExec()
+                    .endPreStop()
+                    .endLifecycle()
+                    .endContainer()
+                    .endSpec();
         }
         return pod.build();
     }
@@ -70,7 +107,8 @@ class SimKubeletTest {
     /** Starts one stream far longer than any test here lasts and returns once the Pod's engine holds it. */
     private CompletableFuture<LoadGenerator.Request> holdStream(String name) {
         FakeEngine engine = kubelets.get().engine(NS, name).orElseThrow();
-        LoadGenerator load = new LoadGenerator(() -> Optional.of(new RouteTarget(name, engine.uri(""))), 1, 1000, Duration.ofMillis(20));
+        LoadGenerator load = new LoadGenerator(
+                () -> Optional.of(new RouteTarget(name, engine.uri(""))), 1, 1000, Duration.ofMillis(20));
         CompletableFuture<LoadGenerator.Request> held = CompletableFuture.supplyAsync(load::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
         return held;
@@ -93,14 +131,28 @@ class SimKubeletTest {
     }
 
     private Termination terminationOf(String name) {
-        return kubelets.get().terminations().stream().filter(t -> t.pod().equals(name)).findFirst().orElseThrow();
+        return kubelets.get().terminations().stream()
+                .filter(t -> t.pod().equals(name))
+                .findFirst()
+                .orElseThrow();
     }
 
     /** A container that runs no engine and declares no port (the cluster tier's plain Pods) still runs. */
     @Test
     void aPlainContainerWithoutPortsOrCommandRunsWithoutAnEngine() {
-        client.resource(new PodBuilder().withNewMetadata().withName("shell").withNamespace(NS).endMetadata()
-                .withNewSpec().addNewContainer().withName("main").withImage("busybox").endContainer().endSpec().build()).create();
+        client.resource(new PodBuilder()
+                        .withNewMetadata()
+                        .withName("shell")
+                        .withNamespace(NS)
+                        .endMetadata()
+                        .withNewSpec()
+                        .addNewContainer()
+                        .withName("main")
+                        .withImage("busybox")
+                        .endContainer()
+                        .endSpec()
+                        .build())
+                .create();
 
         awaitRunning("shell");
         assertThat(kubelets.get().engine(NS, "shell")).isEmpty();
@@ -123,12 +175,15 @@ class SimKubeletTest {
             assertThat(c.getRestartCount()).isZero();
             assertThat(c.getState().getRunning().getStartedAt()).isNotNull();
         });
-        assertThat(kubelets.get().engine(NS, "a")).hasValueSatisfying(e -> assertThat(e.host()).isEqualTo(pod.getStatus().getPodIP()));
+        assertThat(kubelets.get().engine(NS, "a"))
+                .hasValueSatisfying(
+                        e -> assertThat(e.host()).isEqualTo(pod.getStatus().getPodIP()));
     }
 
     @Test
     void deleteLeavesThePodTerminatingUntilTheHookAndEngineAreDone() {
-        client.resource(enginePod("b", 10L, List.of("python3", "-c", "import time; time.sleep(2)"))).create();
+        client.resource(enginePod("b", 10L, List.of("python3", "-c", "import time; time.sleep(2)")))
+                .create();
         awaitRunning("b");
 
         client.pods().inNamespace(NS).withName("b").delete();
@@ -136,7 +191,8 @@ class SimKubeletTest {
         assertThat(fetch("b").getMetadata().getDeletionTimestamp()).isNotNull();
         await().atMost(Duration.ofSeconds(8)).until(() -> fetch("b") == null);
         Termination t = terminationOf("b");
-        assertThat(t.hook()).hasValueSatisfying(d -> assertThat(d).isBetween(Duration.ofMillis(1900), Duration.ofMillis(3500)));
+        assertThat(t.hook())
+                .hasValueSatisfying(d -> assertThat(d).isBetween(Duration.ofMillis(1900), Duration.ofMillis(3500)));
         assertThat(t.sigterm()).isGreaterThanOrEqualTo(t.hook().orElseThrow());
         assertThat(t.killed()).isFalse();
     }
@@ -159,7 +215,8 @@ class SimKubeletTest {
 
     @Test
     void hookThatOverrunsTheGraceIsCutAndTheEngineKilledTwoSecondsLater() throws Exception {
-        client.resource(sglangPod("c", 3L, List.of("python3", "-c", "import time; time.sleep(30)"))).create();
+        client.resource(sglangPod("c", 3L, List.of("python3", "-c", "import time; time.sleep(30)")))
+                .create();
         awaitRunning("c");
         CompletableFuture<LoadGenerator.Request> held = holdStream("c");
 
@@ -176,7 +233,8 @@ class SimKubeletTest {
 
     @Test
     void hookThatEndsJustBeforeTheGraceStillLeavesTheEngineTwoSeconds() throws Exception {
-        client.resource(sglangPod("h", 3L, List.of("python3", "-c", "import time; time.sleep(2.5)"))).create();
+        client.resource(sglangPod("h", 3L, List.of("python3", "-c", "import time; time.sleep(2.5)")))
+                .create();
         awaitRunning("h");
         CompletableFuture<LoadGenerator.Request> held = holdStream("h");
 
@@ -185,7 +243,9 @@ class SimKubeletTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> fetch("h") == null);
         Termination t = terminationOf("h");
         Duration hook = t.hook().orElseThrow();
-        assertThat(hook).as("the hook ended on its own, inside the grace").isBetween(Duration.ofMillis(2500), Duration.ofMillis(2990));
+        assertThat(hook)
+                .as("the hook ended on its own, inside the grace")
+                .isBetween(Duration.ofMillis(2500), Duration.ofMillis(2990));
         assertThat(t.killed()).isTrue();
         assertThat(t.exited().minus(hook)).isBetween(Duration.ofMillis(1900), Duration.ofMillis(2600));
         assertThat(outcome(held)).isEqualTo(LoadGenerator.Outcome.CUT);
@@ -205,8 +265,15 @@ class SimKubeletTest {
 
     @Test
     void hookRunsAgainstThePodsOwnAddressWithEveryOtherArgumentAsRendered() {
-        List<String> hook = List.of("python3", "-c", "import sys; sys.stderr.write(' | '.join(sys.argv[1:]))",
-                "--host", "127.0.0.1", "--note", "127.0.0.1", "$(x)");
+        List<String> hook = List.of(
+                "python3",
+                "-c",
+                "import sys; sys.stderr.write(' | '.join(sys.argv[1:]))",
+                "--host",
+                "127.0.0.1",
+                "--note",
+                "127.0.0.1",
+                "$(x)");
         client.resource(enginePod("e", 15L, hook)).create();
         awaitRunning("e");
         String address = fetch("e").getStatus().getPodIP();
@@ -219,12 +286,22 @@ class SimKubeletTest {
 
     @Test
     void hookRunsWithTheContainersLiteralEnvironmentAndWithoutWhatComesFromElsewhere() {
-        List<String> hook = List.of("python3", "-c",
+        List<String> hook = List.of(
+                "python3",
+                "-c",
                 "import os, sys; sys.stderr.write(' | '.join(os.environ.get(n, '-') for n in ('http_proxy', 'FROM_SECRET')))");
         Pod pod = enginePod("env", 15L, hook);
-        pod.getSpec().getContainers().get(0).setEnv(List.of(new EnvVar("http_proxy", "http://127.0.0.1:9", null),
-                new EnvVarBuilder().withName("FROM_SECRET").withNewValueFrom().withNewSecretKeyRef("key", "secret", false)
-                        .endValueFrom().build()));
+        pod.getSpec()
+                .getContainers()
+                .get(0)
+                .setEnv(List.of(
+                        new EnvVar("http_proxy", "http://127.0.0.1:9", null),
+                        new EnvVarBuilder()
+                                .withName("FROM_SECRET")
+                                .withNewValueFrom()
+                                .withNewSecretKeyRef("key", "secret", false)
+                                .endValueFrom()
+                                .build()));
         client.resource(pod).create();
         awaitRunning("env");
 
@@ -266,13 +343,17 @@ class SimKubeletTest {
     @Test
     void renderedHookReadsTheEngineOnThePortItsAnnotationsName() {
         // behind llm-d's routing proxy the engine, and so the scrape annotation, moves off the role's port
-        Pod pod = rendered(Specs.deployment("qwen", "vLLM").scaling("decode").router("llm-d-router").role(Specs.role("decode").kind("Decode").port(8000)));
+        Pod pod = rendered(Specs.deployment("qwen", "vLLM")
+                .scaling("decode")
+                .router("llm-d-router")
+                .role(Specs.role("decode").kind("Decode").port(8000)));
         String scrapePort = pod.getMetadata().getAnnotations().get(Annotations.SCRAPE_PORT);
         assertThat(scrapePort).isNotEqualTo("8000");
         String name = pod.getMetadata().getName();
         client.resource(HookScriptMounts.provide(client, pod)).create();
         awaitRunning(name);
-        assertThat(kubelets.get().engine(NS, name)).hasValueSatisfying(e -> assertThat(e.port()).isEqualTo(Integer.parseInt(scrapePort)));
+        assertThat(kubelets.get().engine(NS, name))
+                .hasValueSatisfying(e -> assertThat(e.port()).isEqualTo(Integer.parseInt(scrapePort)));
 
         client.pods().inNamespace(NS).withName(name).delete();
 
@@ -285,24 +366,32 @@ class SimKubeletTest {
     @Test
     void podWhoseAnnotationsSayHttpsGetsATlsEngineThatTheRenderedHookReads() {
         Pod pod = rendered(Specs.deployment("secure", "vLLM")
-                .role(Specs.role("server").extraArgs("--ssl-certfile", "/tls/tls.crt", "--ssl-keyfile", "/tls/tls.key")));
+                .role(Specs.role("server")
+                        .extraArgs("--ssl-certfile", "/tls/tls.crt", "--ssl-keyfile", "/tls/tls.key")));
         assertThat(pod.getMetadata().getAnnotations()).containsEntry(Annotations.SCRAPE_SCHEME, "https");
         String name = pod.getMetadata().getName();
         client.resource(HookScriptMounts.provide(client, pod)).create();
         awaitRunning(name);
-        assertThat(kubelets.get().engine(NS, name)).hasValueSatisfying(e -> assertThat(e.uri("/metrics").getScheme()).isEqualTo("https"));
+        assertThat(kubelets.get().engine(NS, name))
+                .hasValueSatisfying(
+                        e -> assertThat(e.uri("/metrics").getScheme()).isEqualTo("https"));
 
         client.pods().inNamespace(NS).withName(name).delete();
 
         await().atMost(Duration.ofSeconds(15)).until(() -> fetch(name) == null);
-        assertThat(terminationOf(name).hookOutput()).contains("idle on two consecutive reads").doesNotContain("TLS handshake failed");
+        assertThat(terminationOf(name).hookOutput())
+                .contains("idle on two consecutive reads")
+                .doesNotContain("TLS handshake failed");
     }
 
     @Test
     void followersAndTakeOverCommandsRunNoEngine() {
-        assertThat(CommandedEngine.engineOf(List.of("vllm", "serve", "m", "--headless"))).isEmpty();
-        assertThat(CommandedEngine.engineOf(List.of("python3", "-m", "sglang.launch_server", "--node-rank", "1"))).isEmpty();
-        assertThat(CommandedEngine.engineOf(List.of("python3", "-m", "sglang.launch_server", "--node-rank", "0"))).isPresent();
+        assertThat(CommandedEngine.engineOf(List.of("vllm", "serve", "m", "--headless")))
+                .isEmpty();
+        assertThat(CommandedEngine.engineOf(List.of("python3", "-m", "sglang.launch_server", "--node-rank", "1")))
+                .isEmpty();
+        assertThat(CommandedEngine.engineOf(List.of("python3", "-m", "sglang.launch_server", "--node-rank", "0")))
+                .isPresent();
         assertThat(CommandedEngine.engineOf(List.of("/bin/my-engine"))).isEmpty();
     }
 }

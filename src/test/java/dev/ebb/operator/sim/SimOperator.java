@@ -5,8 +5,8 @@ import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
-import dev.ebb.operator.lifecycle.LeaseGuard;
 import dev.ebb.operator.lifecycle.Leadership;
+import dev.ebb.operator.lifecycle.LeaseGuard;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.read.MemberReader;
@@ -50,7 +50,8 @@ public final class SimOperator implements AutoCloseable {
     }
 
     /** @param settings {@code ebb.*} settings, read as a deployed operator reads them: one it does not know is left out */
-    public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers, Map<String, String> settings) {
+    public SimOperator(
+            KubernetesClient client, LocalExec exec, SimRouterAddress routers, Map<String, String> settings) {
         this(client, exec, routers, settings, DrainHook.SCRIPT);
     }
 
@@ -58,7 +59,12 @@ public final class SimOperator implements AutoCloseable {
      * @param hookScript the drain hook this operator renders: another text stands for another release of the operator,
      *     one that differs from this in its hook alone
      */
-    public SimOperator(KubernetesClient client, LocalExec exec, SimRouterAddress routers, Map<String, String> settings, String hookScript) {
+    public SimOperator(
+            KubernetesClient client,
+            LocalExec exec,
+            SimRouterAddress routers,
+            Map<String, String> settings,
+            String hookScript) {
         this(client, exec, routers, settings, hookScript, false);
     }
 
@@ -68,39 +74,76 @@ public final class SimOperator implements AutoCloseable {
      *
      * @param leaseNamespace and {@code identity}: where its Lease lives and the name it holds it by
      */
-    public static SimOperator electing(KubernetesClient client, LocalExec exec, SimRouterAddress routers, String leaseNamespace, String identity) {
-        return new SimOperator(client, exec, routers, Map.of("ebb.leader-election.namespace", leaseNamespace, "ebb.leader-election.identity", identity),
-                DrainHook.SCRIPT, true);
+    public static SimOperator electing(
+            KubernetesClient client, LocalExec exec, SimRouterAddress routers, String leaseNamespace, String identity) {
+        return new SimOperator(
+                client,
+                exec,
+                routers,
+                Map.of("ebb.leader-election.namespace", leaseNamespace, "ebb.leader-election.identity", identity),
+                DrainHook.SCRIPT,
+                true);
     }
 
-    private SimOperator(KubernetesClient given, LocalExec exec, SimRouterAddress routers, Map<String, String> settings, String hookScript,
+    private SimOperator(
+            KubernetesClient given,
+            LocalExec exec,
+            SimRouterAddress routers,
+            Map<String, String> settings,
+            String hookScript,
             boolean electing) {
-        KubernetesClient client = new KubernetesClientBuilder().withConfig(given.getConfiguration())
-                .withHttpClientBuilderConsumer(http -> http.addOrReplaceInterceptor("process-pause", pause)).build();
+        KubernetesClient client = new KubernetesClientBuilder()
+                .withConfig(given.getConfiguration())
+                .withHttpClientBuilderConsumer(http -> http.addOrReplaceInterceptor("process-pause", pause))
+                .build();
         this.client = client;
         PodRenderer renderer = new PodRenderer(new DrainTimelines(), hookScript);
         EventRecorder events = new EventRecorder(client);
         ReadLedger reads = new ReadLedger(new MemberReader(exec, registry));
         EbbConfig config = EbbSettings.ignoringUnknown(settings);
         // the deployed process halts on a lost Lease; the callback runs on the elector's thread, which the stop ends
-        leadership = electing ? Optional.of(new Leadership(client, config, Clock.systemUTC(), () -> new Thread(() -> {
-            pause.awaitHaltAllowed();
-            crash();
-        }, "sim-operator-halt").start())) : Optional.empty();
+        leadership = electing
+                ? Optional.of(new Leadership(
+                        client,
+                        config,
+                        Clock.systemUTC(),
+                        () -> new Thread(
+                                        () -> {
+                                            pause.awaitHaltAllowed();
+                                            crash();
+                                        },
+                                        "sim-operator-halt")
+                                .start()))
+                : Optional.empty();
         LeaseGuard lease = leadership.<LeaseGuard>map(l -> l).orElse(LeaseGuard.NOT_ELECTING);
-        RetirementRunner runner = new RetirementRunner(client, reads, new HttpRouterProbe(routers), events, registry, config,
-                new RetirementMachine(), lease);
+        RetirementRunner runner = new RetirementRunner(
+                client, reads, new HttpRouterProbe(routers), events, registry, config, new RetirementMachine(), lease);
         operator = new Operator(o -> {
-            o.withKubernetesClient(client).withCloseClientOnStop(false)
+            o.withKubernetesClient(client)
+                    .withCloseClientOnStop(false)
                     // the SDK's own meters, as the deployed operator serves them
                     .withMetrics(MicrometerMetricsV2.newBuilder(registry).build())
                     // the mock API server has no server-side apply
                     .withUseSSAToPatchPrimaryResource(false);
-            leadership.map(Leadership::leaderElection).map(SimOperator::stayingInProcess).ifPresent(o::withLeaderElectionConfiguration);
+            leadership
+                    .map(Leadership::leaderElection)
+                    .map(SimOperator::stayingInProcess)
+                    .ifPresent(o::withLeaderElectionConfiguration);
         });
         OwnedObjects owned = new OwnedObjects(client, lease);
-        operator.register(new ModelDeploymentReconciler(client, events, config, runner, reads, new CandidateReads(reads), new RouterObjects(owned), owned,
-                new ClusterPlatform(client), new ReplicaGauges(registry), renderer, Clock.systemUTC()));
+        operator.register(new ModelDeploymentReconciler(
+                client,
+                events,
+                config,
+                runner,
+                reads,
+                new CandidateReads(reads),
+                new RouterObjects(owned),
+                owned,
+                new ClusterPlatform(client),
+                new ReplicaGauges(registry),
+                renderer,
+                Clock.systemUTC()));
         operator.start();
     }
 
@@ -115,8 +158,15 @@ public final class SimOperator implements AutoCloseable {
 
     /** The SDK would end the whole process when leading stops; here only this operator stops. */
     private static LeaderElectionConfiguration stayingInProcess(LeaderElectionConfiguration c) {
-        return new LeaderElectionConfiguration(c.getLeaseName(), c.getLeaseNamespace().orElse(null), c.getLeaseDuration(), c.getRenewDeadline(),
-                c.getRetryPeriod(), c.getIdentity().orElse(null), c.getLeaderCallbacks().orElse(null), false);
+        return new LeaderElectionConfiguration(
+                c.getLeaseName(),
+                c.getLeaseNamespace().orElse(null),
+                c.getLeaseDuration(),
+                c.getRenewDeadline(),
+                c.getRetryPeriod(),
+                c.getIdentity().orElse(null),
+                c.getLeaderCallbacks().orElse(null),
+                false);
     }
 
     /** Whether it has stopped: crashed, closed, or ended on a lost Lease. */

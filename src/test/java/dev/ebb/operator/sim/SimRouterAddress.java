@@ -34,7 +34,8 @@ public class SimRouterAddress implements RouterAddress {
         List<URI> admins = new ArrayList<>();
         for (FakeRouter replica : replicas) {
             if (replica.kind() != kind) {
-                throw new IllegalArgumentException("a " + replica.kind() + " router cannot stand behind a " + kind + " Pod");
+                throw new IllegalArgumentException(
+                        "a " + replica.kind() + " router cannot stand behind a " + kind + " Pod");
             }
             admins.add(replica.adminUri());
         }
@@ -48,7 +49,9 @@ public class SimRouterAddress implements RouterAddress {
     /** The replica put in front of this router Pod, by the Pod's ordinal; none for a Pod no test put one behind. */
     @Override
     public Optional<URI> of(Pod routerPod, RouterKind kind) {
-        String deployment = Optional.ofNullable(routerPod.getMetadata().getLabels()).map(l -> l.get(Labels.DEPLOYMENT)).orElse("");
+        String deployment = Optional.ofNullable(routerPod.getMetadata().getLabels())
+                .map(l -> l.get(Labels.DEPLOYMENT))
+                .orElse("");
         List<URI> replicas = routers.getOrDefault(routerPod.getMetadata().getNamespace() + "/" + deployment, List.of());
         for (int ordinal = 0; ordinal < replicas.size(); ordinal++) {
             if (routerPod.getMetadata().getName().equals(SimRouterPods.podName(Names.router(deployment), ordinal))) {

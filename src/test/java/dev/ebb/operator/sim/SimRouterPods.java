@@ -29,7 +29,9 @@ public final class SimRouterPods implements AutoCloseable {
 
     public SimRouterPods(KubernetesClient client) {
         this.client = client;
-        this.deployments = client.apps().deployments().inAnyNamespace()
+        this.deployments = client.apps()
+                .deployments()
+                .inAnyNamespace()
                 .withLabel(RouterRenderer.COMPONENT, RouterRenderer.COMPONENT_ROUTER)
                 .inform(new ResourceEventHandler<>() {
                     @Override
@@ -57,9 +59,18 @@ public final class SimRouterPods implements AutoCloseable {
     /** A router Pod as the kubelet reports it once bound: Running, Ready, at its own address. */
     public static Pod ready(String namespace, String name, String address) {
         return new PodBuilder()
-                .withNewMetadata().withName(name).withNamespace(namespace).withUid("uid-" + name).endMetadata()
-                .withNewStatus().withPhase("Running").withPodIP(address)
-                    .addNewCondition().withType("Ready").withStatus("True").endCondition()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace(namespace)
+                .withUid("uid-" + name)
+                .endMetadata()
+                .withNewStatus()
+                .withPhase("Running")
+                .withPodIP(address)
+                .addNewCondition()
+                .withType("Ready")
+                .withStatus("True")
+                .endCondition()
                 .endStatus()
                 .build();
     }
@@ -72,7 +83,11 @@ public final class SimRouterPods implements AutoCloseable {
         String namespace = deployment.getMetadata().getNamespace();
         String name = deployment.getMetadata().getName();
         try {
-            for (Pod pod : client.pods().inNamespace(namespace).withLabels(deployment.getSpec().getSelector().getMatchLabels()).list().getItems()) {
+            for (Pod pod : client.pods()
+                    .inNamespace(namespace)
+                    .withLabels(deployment.getSpec().getSelector().getMatchLabels())
+                    .list()
+                    .getItems()) {
                 if (!isWanted(pod.getMetadata().getName(), name, replicas)) {
                     client.resource(pod).delete();
                 }
@@ -100,12 +115,16 @@ public final class SimRouterPods implements AutoCloseable {
     private static Pod podOf(Deployment deployment, String name) {
         return new PodBuilder()
                 .withNewMetadata()
-                    .withName(name)
-                    .withNamespace(deployment.getMetadata().getNamespace())
-                    .withLabels(deployment.getSpec().getTemplate().getMetadata().getLabels())
-                    .withOwnerReferences(new OwnerReferenceBuilder().withApiVersion("apps/v1").withKind("Deployment")
-                            .withName(deployment.getMetadata().getName()).withUid(deployment.getMetadata().getUid())
-                            .withController(true).build())
+                .withName(name)
+                .withNamespace(deployment.getMetadata().getNamespace())
+                .withLabels(deployment.getSpec().getTemplate().getMetadata().getLabels())
+                .withOwnerReferences(new OwnerReferenceBuilder()
+                        .withApiVersion("apps/v1")
+                        .withKind("Deployment")
+                        .withName(deployment.getMetadata().getName())
+                        .withUid(deployment.getMetadata().getUid())
+                        .withController(true)
+                        .build())
                 .endMetadata()
                 .withSpec(deployment.getSpec().getTemplate().getSpec())
                 .build();

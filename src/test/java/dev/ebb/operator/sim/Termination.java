@@ -14,6 +14,12 @@ import java.util.Optional;
  * @param exited when the engine was gone (exited or killed), from the deletion
  * @param killed whether it was still running at the kill deadline: the grace, or 2 s after the hook if that is later
  */
-public record Termination(String namespace, String pod, Instant deletionSeen, Optional<Duration> hook, String hookOutput,
-        Duration sigterm, Duration exited, boolean killed) {
-}
+public record Termination(
+        String namespace,
+        String pod,
+        Instant deletionSeen,
+        Optional<Duration> hook,
+        String hookOutput,
+        Duration sigterm,
+        Duration exited,
+        boolean killed) {}

@@ -54,14 +54,31 @@ public final class UnreliableApi {
         // a patch names no resourceVersion, and the API server retries its own conflicts on one
         // (k8s.io/apiserver pkg/endpoints/handlers/patch.go, maxRetryWhenPatchConflicts; not read at a release tag)
         boolean update = "PUT".equals(method);
-        return Optional.of(switch (random.nextInt(update ? 3 : 2)) {
-            case 0 -> new StatusBuilder().withStatus("Failure").withReason("InternalError").withCode(500)
-                    .withMessage("Internal error occurred: etcdserver: request timed out").build();
-            case 1 -> new StatusBuilder().withStatus("Failure").withReason("TooManyRequests").withCode(429)
-                    .withMessage("the server has received too many requests and has asked us to try again later").build();
-            default -> new StatusBuilder().withStatus("Failure").withReason("Conflict").withCode(409)
-                    .withMessage("Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again")
-                    .build();
-        });
+        return Optional.of(
+                switch (random.nextInt(update ? 3 : 2)) {
+                    case 0 ->
+                        new StatusBuilder()
+                                .withStatus("Failure")
+                                .withReason("InternalError")
+                                .withCode(500)
+                                .withMessage("Internal error occurred: etcdserver: request timed out")
+                                .build();
+                    case 1 ->
+                        new StatusBuilder()
+                                .withStatus("Failure")
+                                .withReason("TooManyRequests")
+                                .withCode(429)
+                                .withMessage(
+                                        "the server has received too many requests and has asked us to try again later")
+                                .build();
+                    default ->
+                        new StatusBuilder()
+                                .withStatus("Failure")
+                                .withReason("Conflict")
+                                .withCode(409)
+                                .withMessage(
+                                        "Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again")
+                                .build();
+                });
     }
 }

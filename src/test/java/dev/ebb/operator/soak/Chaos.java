@@ -4,8 +4,8 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.sim.AdmittingDispatcher;
-import dev.ebb.operator.sim.UnreliableApi;
 import dev.ebb.operator.sim.SimKubelet;
+import dev.ebb.operator.sim.UnreliableApi;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -27,17 +27,37 @@ import java.util.function.Consumer;
  */
 final class Chaos {
     enum Kind {
-        SCALE, ROLLOUT, DELETE_POD, DELETE_POD_SHORT_GRACE, CONTAINER_RESTART, NODE_DRAIN, OPERATOR_RESTART,
-        OPERATOR_DOUBLE_RESTART, LEADER_CHANGE, LEADER_PAUSE, API_FAULTS, ROUTER_RESTART
+        SCALE,
+        ROLLOUT,
+        DELETE_POD,
+        DELETE_POD_SHORT_GRACE,
+        CONTAINER_RESTART,
+        NODE_DRAIN,
+        OPERATOR_RESTART,
+        OPERATOR_DOUBLE_RESTART,
+        LEADER_CHANGE,
+        LEADER_PAUSE,
+        API_FAULTS,
+        ROUTER_RESTART
     }
 
     /** The share each kind gets of the choices. */
-    private static final Map<Kind, Integer> WEIGHTS = new EnumMap<>(Map.ofEntries(Map.entry(Kind.SCALE, 4), Map.entry(Kind.ROLLOUT, 2),
-            Map.entry(Kind.DELETE_POD, 2), Map.entry(Kind.DELETE_POD_SHORT_GRACE, 2), Map.entry(Kind.CONTAINER_RESTART, 2),
-            Map.entry(Kind.NODE_DRAIN, 1), Map.entry(Kind.OPERATOR_RESTART, 2), Map.entry(Kind.OPERATOR_DOUBLE_RESTART, 1),
-            Map.entry(Kind.LEADER_CHANGE, 1), Map.entry(Kind.LEADER_PAUSE, 2), Map.entry(Kind.API_FAULTS, 2), Map.entry(Kind.ROUTER_RESTART, 1)));
+    private static final Map<Kind, Integer> WEIGHTS = new EnumMap<>(Map.ofEntries(
+            Map.entry(Kind.SCALE, 4),
+            Map.entry(Kind.ROLLOUT, 2),
+            Map.entry(Kind.DELETE_POD, 2),
+            Map.entry(Kind.DELETE_POD_SHORT_GRACE, 2),
+            Map.entry(Kind.CONTAINER_RESTART, 2),
+            Map.entry(Kind.NODE_DRAIN, 1),
+            Map.entry(Kind.OPERATOR_RESTART, 2),
+            Map.entry(Kind.OPERATOR_DOUBLE_RESTART, 1),
+            Map.entry(Kind.LEADER_CHANGE, 1),
+            Map.entry(Kind.LEADER_PAUSE, 2),
+            Map.entry(Kind.API_FAULTS, 2),
+            Map.entry(Kind.ROUTER_RESTART, 1)));
     /** The operator's User-Agent, which the API server's fault bursts single out. */
     static final String OPERATOR_AGENT = "ebb-operator-under-soak";
+
     private static final String STATUS_PATH = "/apis/serving.ebb.dev/v1alpha1/namespaces/%s/modeldeployments/%s/status";
 
     /** The operator's Pods, one leading and one standing by, which the chaos may stop and start again. */
@@ -56,8 +76,7 @@ final class Chaos {
     }
 
     /** A burst of API faults: when it began and ended. */
-    record Window(Instant from, Instant to) {
-    }
+    record Window(Instant from, Instant to) {}
 
     private final Random random;
     private final KubernetesClient client;
@@ -75,15 +94,25 @@ final class Chaos {
     private final List<Instant> operatorRestarts = new CopyOnWriteArrayList<>();
     private volatile Instant faultsLiftAt;
     /** One client per Pod of a drain, so that its evictions are in flight together. */
-    private final java.util.concurrent.ExecutorService kubectl =
-            java.util.concurrent.Executors.newCachedThreadPool(dev.ebb.operator.sim.DaemonThreads.named("soak-kubectl"));
+    private final java.util.concurrent.ExecutorService kubectl = java.util.concurrent.Executors.newCachedThreadPool(
+            dev.ebb.operator.sim.DaemonThreads.named("soak-kubectl"));
     /** Lifts a burst on time even while the chaos thread waits on a request the burst itself holds up. */
     private final java.util.concurrent.ScheduledExecutorService lifter =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(dev.ebb.operator.sim.DaemonThreads.named("soak-fault-lifter"));
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                    dev.ebb.operator.sim.DaemonThreads.named("soak-fault-lifter"));
+
     private int images;
 
-    Chaos(Random random, KubernetesClient client, String namespace, List<SoakDeployment> deployments, SimKubelet kubelet,
-            AdmittingDispatcher apiServer, dev.ebb.operator.sim.SimRouterAddress routers, Operators operators, Invariants invariants,
+    Chaos(
+            Random random,
+            KubernetesClient client,
+            String namespace,
+            List<SoakDeployment> deployments,
+            SimKubelet kubelet,
+            AdmittingDispatcher apiServer,
+            dev.ebb.operator.sim.SimRouterAddress routers,
+            Operators operators,
+            Invariants invariants,
             Consumer<String> log) {
         this.random = random;
         this.client = client;
@@ -121,7 +150,8 @@ final class Chaos {
                 case SCALE -> scale(d);
                 case ROLLOUT -> rollout(d);
                 case DELETE_POD -> deletePods(Kind.DELETE_POD, List.of(d), 1, null);
-                case DELETE_POD_SHORT_GRACE -> deletePods(Kind.DELETE_POD_SHORT_GRACE, List.of(d), 1, 3 + random.nextInt(15));
+                case DELETE_POD_SHORT_GRACE ->
+                    deletePods(Kind.DELETE_POD_SHORT_GRACE, List.of(d), 1, 3 + random.nextInt(15));
                 case NODE_DRAIN -> deletePods(Kind.NODE_DRAIN, deployments, 2 + random.nextInt(2), null);
                 case CONTAINER_RESTART -> restartContainer(d);
                 case OPERATOR_RESTART -> restartOperator(1);
@@ -173,21 +203,26 @@ final class Chaos {
 
     /** Deletes (one deployment) or evicts (a drain, across deployments) running Pods, all at once. */
     private boolean deletePods(Kind kind, List<SoakDeployment> from, int count, Integer grace) {
-        List<Pod> running = new ArrayList<>(client.pods().inNamespace(namespace).withLabel(Labels.REPLICA).list().getItems().stream()
-                .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
-                .filter(p -> from.stream().anyMatch(d -> d.name.equals(p.getMetadata().getLabels().get(Labels.DEPLOYMENT))))
-                .toList());
+        List<Pod> running = new ArrayList<>(
+                client.pods().inNamespace(namespace).withLabel(Labels.REPLICA).list().getItems().stream()
+                        .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
+                        .filter(p -> from.stream()
+                                .anyMatch(d -> d.name.equals(
+                                        p.getMetadata().getLabels().get(Labels.DEPLOYMENT))))
+                        .toList());
         if (running.isEmpty()) {
             return false;
         }
-        java.util.Collections.sort(running, java.util.Comparator.comparing(p -> p.getMetadata().getName()));
+        java.util.Collections.sort(
+                running, java.util.Comparator.comparing(p -> p.getMetadata().getName()));
         List<Pod> chosen = new ArrayList<>();
         while (chosen.size() < count && !running.isEmpty()) {
             chosen.add(running.remove(random.nextInt(running.size())));
         }
         // a drain's evictions go out together, as kubectl drain sends them; a single deletion is the same with one Pod
         List<java.util.concurrent.CompletableFuture<Boolean>> sent = chosen.stream()
-                .map(pod -> java.util.concurrent.CompletableFuture.supplyAsync(() -> deleteOne(kind, pod, grace), kubectl))
+                .map(pod ->
+                        java.util.concurrent.CompletableFuture.supplyAsync(() -> deleteOne(kind, pod, grace), kubectl))
                 .toList();
         return sent.stream().map(java.util.concurrent.CompletableFuture::join).reduce(false, Boolean::logicalOr);
     }
@@ -195,7 +230,9 @@ final class Chaos {
     private boolean deleteOne(Kind kind, Pod pod, Integer grace) {
         String name = pod.getMetadata().getName();
         invariants.outsideDeletion(pod.getMetadata().getUid());
-        long podGrace = pod.getSpec().getTerminationGracePeriodSeconds() == null ? 30 : pod.getSpec().getTerminationGracePeriodSeconds();
+        long podGrace = pod.getSpec().getTerminationGracePeriodSeconds() == null
+                ? 30
+                : pod.getSpec().getTerminationGracePeriodSeconds();
         Instant at = Instant.now();
         try {
             boolean taken;
@@ -203,9 +240,18 @@ final class Chaos {
                 // fabric8 reports an eviction the API server answered 429 (a budget, or an injected fault) as false
                 taken = client.pods().inNamespace(namespace).withName(name).evict();
             } else if (grace != null) {
-                taken = !client.pods().inNamespace(namespace).withName(name).withGracePeriod(grace).delete().isEmpty();
+                taken = !client.pods()
+                        .inNamespace(namespace)
+                        .withName(name)
+                        .withGracePeriod(grace)
+                        .delete()
+                        .isEmpty();
             } else {
-                taken = !client.pods().inNamespace(namespace).withName(name).delete().isEmpty();
+                taken = !client.pods()
+                        .inNamespace(namespace)
+                        .withName(name)
+                        .delete()
+                        .isEmpty();
             }
             if (!taken) {
                 log.accept(kind + " of " + name + " not taken");
@@ -216,14 +262,27 @@ final class Chaos {
             return false;
         }
         long given = grace == null ? podGrace : Math.min(grace, podGrace);
-        disruptions.add(new Disruption(kind == Kind.NODE_DRAIN ? Disruption.Kind.DRAIN : Disruption.Kind.DELETE_POD, name, at, Duration.ofSeconds(given)));
+        disruptions.add(new Disruption(
+                kind == Kind.NODE_DRAIN ? Disruption.Kind.DRAIN : Disruption.Kind.DELETE_POD,
+                name,
+                at,
+                Duration.ofSeconds(given)));
         log.accept(kind + " " + name + " (grace " + given + " s)");
         return true;
     }
 
     private boolean restartContainer(SoakDeployment d) {
-        List<Pod> running = client.pods().inNamespace(namespace).withLabel(Labels.DEPLOYMENT, d.name).withLabel(Labels.REPLICA).list().getItems().stream()
-                .filter(p -> p.getMetadata().getDeletionTimestamp() == null && p.getStatus() != null && "Running".equals(p.getStatus().getPhase()))
+        List<Pod> running = client
+                .pods()
+                .inNamespace(namespace)
+                .withLabel(Labels.DEPLOYMENT, d.name)
+                .withLabel(Labels.REPLICA)
+                .list()
+                .getItems()
+                .stream()
+                .filter(p -> p.getMetadata().getDeletionTimestamp() == null
+                        && p.getStatus() != null
+                        && "Running".equals(p.getStatus().getPhase()))
                 .sorted(java.util.Comparator.comparing(p -> p.getMetadata().getName()))
                 .toList();
         if (running.isEmpty()) {
@@ -264,7 +323,8 @@ final class Chaos {
         for (int i = 0; i < times; i++) {
             Duration down = Duration.ofMillis(random.nextInt(4000));
             operatorRestarts.add(Instant.now());
-            log.accept("operator restart" + (times > 1 ? " " + (i + 1) + " of " + times : "") + ", down " + down.toMillis() + " ms");
+            log.accept("operator restart" + (times > 1 ? " " + (i + 1) + " of " + times : "") + ", down "
+                    + down.toMillis() + " ms");
             operators.restart(down);
             if (i + 1 < times) {
                 sleep(500 + random.nextInt(3000));
@@ -292,8 +352,16 @@ final class Chaos {
                 String status = String.format(STATUS_PATH, namespace, d.name);
                 apiServer.fail("PATCH", status, code);
                 apiServer.fail("PUT", status, code);
-                client.pods().inNamespace(namespace).withLabel(Labels.DEPLOYMENT, d.name).list().getItems()
-                        .forEach(p -> apiServer.fail("DELETE", "/api/v1/namespaces/" + namespace + "/pods/" + p.getMetadata().getName(), code));
+                client.pods()
+                        .inNamespace(namespace)
+                        .withLabel(Labels.DEPLOYMENT, d.name)
+                        .list()
+                        .getItems()
+                        .forEach(p -> apiServer.fail(
+                                "DELETE",
+                                "/api/v1/namespaces/" + namespace + "/pods/"
+                                        + p.getMetadata().getName(),
+                                code));
             }
         }
         apiServer.fail("POST", "/api/v1/namespaces/" + namespace + "/pods", code);
@@ -304,8 +372,8 @@ final class Chaos {
         faultsLiftAt = Instant.now().plus(lasting);
         faultWindows.add(new Window(Instant.now(), faultsLiftAt));
         lifter.schedule(this::liftFaultsIfDue, lasting.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-        log.accept("API faults " + code + " for " + lasting.toSeconds() + " s on " + chosen + ", a fifth of other writes refused, "
-                + expired + " watches expired");
+        log.accept("API faults " + code + " for " + lasting.toSeconds() + " s on " + chosen
+                + ", a fifth of other writes refused, " + expired + " watches expired");
         return true;
     }
 
@@ -328,7 +396,8 @@ final class Chaos {
     }
 
     private boolean restartRouter() {
-        List<SoakDeployment> routed = deployments.stream().filter(d -> d.router != null).toList();
+        List<SoakDeployment> routed =
+                deployments.stream().filter(d -> d.router != null).toList();
         SoakDeployment d = routed.get(random.nextInt(routed.size()));
         Instant at = Instant.now();
         d.restartRouter(client, namespace, routers);
@@ -338,7 +407,10 @@ final class Chaos {
     }
 
     private ModelDeployment current(SoakDeployment d) {
-        return client.resources(ModelDeployment.class).inNamespace(namespace).withName(d.name).get();
+        return client.resources(ModelDeployment.class)
+                .inNamespace(namespace)
+                .withName(d.name)
+                .get();
     }
 
     private static void sleep(long millis) {

@@ -19,45 +19,68 @@ import java.util.regex.Pattern;
 public final class CutJudge {
     /** How far the clocks of the client, the kubelet and the soak may disagree about one moment. */
     static final Duration SLACK = Duration.ofSeconds(2);
+
     private static final Pattern MEMBER_SUFFIX = Pattern.compile("-m\\d+$");
 
-    private CutJudge() {
-    }
+    private CutJudge() {}
 
-    public record Verdict(boolean explained, String why) {
-    }
+    public record Verdict(boolean explained, String why) {}
 
     public static Verdict judge(Sent cut, List<Disruption> disruptions, Instant origin) {
         Instant start = cut.request().start();
         Instant end = cut.request().end();
         String pod = cut.request().pod();
-        String request = String.format(Locale.ROOT, "%s on %s: started %s, length %s, cut %s (%s)", cut.deployment(), pod,
-                at(start, origin), seconds(cut.length()), at(end, origin), cut.request().why());
+        String request = String.format(
+                Locale.ROOT,
+                "%s on %s: started %s, length %s, cut %s (%s)",
+                cut.deployment(),
+                pod,
+                at(start, origin),
+                seconds(cut.length()),
+                at(end, origin),
+                cut.request().why());
         if (pod == null) {
             return new Verdict(false, request + "; no Pod named, so nothing can explain it");
         }
         Optional<Disruption> restart = disruptions.stream()
                 .filter(d -> (d.kind() == Disruption.Kind.CONTAINER_RESTART && sameReplica(d.target(), pod))
-                        || (cut.routed() && d.kind() == Disruption.Kind.ROUTER_RESTART && d.target().equals(cut.deployment())))
+                        || (cut.routed()
+                                && d.kind() == Disruption.Kind.ROUTER_RESTART
+                                && d.target().equals(cut.deployment())))
                 // a restart ends what it carries at once: it explains a cut that came with it, not one long after
-                .filter(d -> !d.at().isBefore(start.minus(SLACK)) && !d.at().isBefore(end.minus(SLACK)) && !d.at().isAfter(end.plus(SLACK)))
+                .filter(d -> !d.at().isBefore(start.minus(SLACK))
+                        && !d.at().isBefore(end.minus(SLACK))
+                        && !d.at().isAfter(end.plus(SLACK)))
                 .findFirst();
         if (restart.isPresent()) {
-            return new Verdict(true, request + "; " + restart.get().kind() + " of " + restart.get().target() + " at " + at(restart.get().at(), origin));
+            return new Verdict(
+                    true,
+                    request + "; " + restart.get().kind() + " of "
+                            + restart.get().target() + " at " + at(restart.get().at(), origin));
         }
         // the deletion of this Pod nearest before the cut, which the request either ran into or started during
         Optional<Disruption> deletion = disruptions.stream()
                 .filter(d -> d.kind() == Disruption.Kind.DELETE_POD || d.kind() == Disruption.Kind.DRAIN)
                 .filter(d -> sameReplica(d.target(), pod))
-                .filter(d -> !d.at().isAfter(end.plus(SLACK)) && !d.at().plus(d.grace()).plus(SLACK).isBefore(start))
+                .filter(d -> !d.at().isAfter(end.plus(SLACK))
+                        && !d.at().plus(d.grace()).plus(SLACK).isBefore(start))
                 .max(Comparator.comparing(Disruption::at));
         if (deletion.isEmpty()) {
-            return new Verdict(false, request + "; no outside deletion or restart of that Pod or its replica's other members while it ran");
+            return new Verdict(
+                    false,
+                    request
+                            + "; no outside deletion or restart of that Pod or its replica's other members while it ran");
         }
         Disruption d = deletion.get();
         Instant windowEnds = d.at().plus(d.grace());
-        String numbers = String.format(Locale.ROOT, "%s at %s with grace %s: the window ended %s, the generation would have ended %s",
-                d.kind(), at(d.at(), origin), seconds(d.grace()), at(windowEnds, origin), at(cut.wouldEnd(), origin));
+        String numbers = String.format(
+                Locale.ROOT,
+                "%s at %s with grace %s: the window ended %s, the generation would have ended %s",
+                d.kind(),
+                at(d.at(), origin),
+                seconds(d.grace()),
+                at(windowEnds, origin),
+                at(cut.wouldEnd(), origin));
         boolean neededMore = cut.wouldEnd().isAfter(windowEnds.minus(SLACK));
         return new Verdict(neededMore, request + "; " + numbers + (neededMore ? "" : ", inside the window"));
     }

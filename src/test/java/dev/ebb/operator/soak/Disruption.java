@@ -12,6 +12,9 @@ import java.time.Instant;
  */
 public record Disruption(Kind kind, String target, Instant at, Duration grace) {
     public enum Kind {
-        DELETE_POD, DRAIN, CONTAINER_RESTART, ROUTER_RESTART
+        DELETE_POD,
+        DRAIN,
+        CONTAINER_RESTART,
+        ROUTER_RESTART
     }
 }

@@ -23,25 +23,26 @@ import java.util.logging.SimpleFormatter;
  * the JBoss log manager's context; JUL's own root is watched as well, for whatever logs there.
  */
 final class ErrorLog {
-    record Entry(Instant at, String logger, String message, String stack) {
-    }
+    record Entry(Instant at, String logger, String message, String stack) {}
 
     private final List<Entry> errors = new CopyOnWriteArrayList<>();
     private final Handler capture = new Handler() {
         @Override
         public void publish(LogRecord record) {
             if (record.getLevel().intValue() >= Level.SEVERE.intValue()) {
-                errors.add(new Entry(record.getInstant(), String.valueOf(record.getLoggerName()), format(record), stack(record.getThrown())));
+                errors.add(new Entry(
+                        record.getInstant(),
+                        String.valueOf(record.getLoggerName()),
+                        format(record),
+                        stack(record.getThrown())));
             }
         }
 
         @Override
-        public void flush() {
-        }
+        public void flush() {}
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     };
 
     /** Must run before anything logs: JBoss Logging picks its back end once. */
@@ -57,10 +58,15 @@ final class ErrorLog {
             Files.createDirectories(file.getParent());
             toFile = new FileHandler(file.toString());
             toFile.setFormatter(new SimpleFormatter());
-            // warnings from everyone, and everything the test world's own pieces say (the kubelet's failed binds are debug)
-            toFile.setFilter(r -> r.getLevel().intValue() >= Level.WARNING.intValue() || String.valueOf(r.getLoggerName()).startsWith(TEST_WORLD));
-            org.jboss.logmanager.LogContext.getSystemLogContext().getLogger(TEST_WORLD).setLevel(Level.FINE);
-            for (Logger root : List.of(org.jboss.logmanager.LogContext.getSystemLogContext().getLogger(""), Logger.getLogger(""))) {
+            // warnings from everyone, and everything the test world's own pieces say (the kubelet's failed binds are
+            // debug)
+            toFile.setFilter(r -> r.getLevel().intValue() >= Level.WARNING.intValue()
+                    || String.valueOf(r.getLoggerName()).startsWith(TEST_WORLD));
+            org.jboss.logmanager.LogContext.getSystemLogContext()
+                    .getLogger(TEST_WORLD)
+                    .setLevel(Level.FINE);
+            for (Logger root : List.of(
+                    org.jboss.logmanager.LogContext.getSystemLogContext().getLogger(""), Logger.getLogger(""))) {
                 for (Handler h : root.getHandlers()) {
                     root.removeHandler(h);
                 }
@@ -84,13 +90,15 @@ final class ErrorLog {
         long arrived = errors.stream().filter(e -> sentinel.equals(e.message())).count();
         errors.removeIf(e -> sentinel.equals(e.message()));
         if (arrived != 2) {
-            throw new IllegalStateException("only " + arrived + " of 2 test errors reached the soak's log handler: errors would go unseen");
+            throw new IllegalStateException(
+                    "only " + arrived + " of 2 test errors reached the soak's log handler: errors would go unseen");
         }
     }
 
     /** Stops writing the file; errors logged later are no longer the soak's. */
     void close() {
-        for (Logger root : List.of(org.jboss.logmanager.LogContext.getSystemLogContext().getLogger(""), Logger.getLogger(""))) {
+        for (Logger root :
+                List.of(org.jboss.logmanager.LogContext.getSystemLogContext().getLogger(""), Logger.getLogger(""))) {
             root.removeHandler(capture);
             root.removeHandler(toFile);
         }

@@ -39,13 +39,12 @@ final class Invariants implements AutoCloseable {
     static final Duration CHECK_EVERY = Duration.ofMillis(200);
     /** How long a deletion waits for the status that announced it to arrive over the other watch. */
     private static final Duration STATUS_LAG = Duration.ofSeconds(5);
+
     private static final Set<String> DELETING = Set.of("Deleting", "Settling");
 
-    private record Reached(String deployment, Set<String> states) {
-    }
+    private record Reached(String deployment, Set<String> states) {}
 
-    private record Deletion(String uid, String pod, String deployment, Instant at, boolean everRan) {
-    }
+    private record Deletion(String uid, String pod, String deployment, Instant at, boolean everRan) {}
 
     /** What one retirement did, from the first status that listed it to the last. */
     private static final class Retirement {
@@ -63,7 +62,8 @@ final class Invariants implements AutoCloseable {
     private final Map<String, Retirement> retirements = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Deletion> pending = new ConcurrentLinkedQueue<>();
     private final Set<String> deletionsSeen = ConcurrentHashMap.newKeySet();
-    private final ScheduledExecutorService checker = Executors.newSingleThreadScheduledExecutor(dev.ebb.operator.sim.DaemonThreads.named("soak-checker"));
+    private final ScheduledExecutorService checker =
+            Executors.newSingleThreadScheduledExecutor(dev.ebb.operator.sim.DaemonThreads.named("soak-checker"));
     private final SharedIndexInformer<ModelDeployment> deployments;
     private final SharedIndexInformer<Pod> pods;
     private volatile long operatorDeletions;
@@ -79,24 +79,29 @@ final class Invariants implements AutoCloseable {
         this.namespace = namespace;
         this.origin = origin;
         this.say = say;
-        this.deployments = client.resources(ModelDeployment.class).inNamespace(namespace).inform(EveryState.of(this::observe));
-        this.pods = client.pods().inNamespace(namespace).withLabel(Labels.REPLICA).inform(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Pod pod) {
-                deletionOf(pod);
-            }
+        this.deployments =
+                client.resources(ModelDeployment.class).inNamespace(namespace).inform(EveryState.of(this::observe));
+        this.pods = client.pods()
+                .inNamespace(namespace)
+                .withLabel(Labels.REPLICA)
+                .inform(new ResourceEventHandler<>() {
+                    @Override
+                    public void onAdd(Pod pod) {
+                        deletionOf(pod);
+                    }
 
-            @Override
-            public void onUpdate(Pod old, Pod pod) {
-                deletionOf(pod);
-            }
+                    @Override
+                    public void onUpdate(Pod old, Pod pod) {
+                        deletionOf(pod);
+                    }
 
-            @Override
-            public void onDelete(Pod pod, boolean unknown) {
-                deletionOf(pod);
-            }
-        });
-        checker.scheduleWithFixedDelay(this::tick, CHECK_EVERY.toMillis(), CHECK_EVERY.toMillis(), TimeUnit.MILLISECONDS);
+                    @Override
+                    public void onDelete(Pod pod, boolean unknown) {
+                        deletionOf(pod);
+                    }
+                });
+        checker.scheduleWithFixedDelay(
+                this::tick, CHECK_EVERY.toMillis(), CHECK_EVERY.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** The soak is about to delete or evict this Pod: whatever follows is not the operator's doing. */
@@ -118,15 +123,31 @@ final class Invariants implements AutoCloseable {
 
     /** Retirements by how they went: started, completed (deleted), aborted, called off (gone without either). */
     Map<String, Long> retirementCounts() {
-        long completed = retirements.values().stream().filter(r -> !r.listed && r.states.stream().anyMatch(DELETING::contains)).count();
-        long aborted = retirements.values().stream().filter(r -> r.states.contains("Aborted")).count();
-        long calledOff = retirements.values().stream().filter(r -> !r.listed && !r.states.contains("Aborted")
-                && r.states.stream().noneMatch(DELETING::contains)).count();
-        return Map.of("started", (long) retirements.size(), "completed", completed, "aborted", aborted, "called off", calledOff);
+        long completed = retirements.values().stream()
+                .filter(r -> !r.listed && r.states.stream().anyMatch(DELETING::contains))
+                .count();
+        long aborted = retirements.values().stream()
+                .filter(r -> r.states.contains("Aborted"))
+                .count();
+        long calledOff = retirements.values().stream()
+                .filter(r -> !r.listed
+                        && !r.states.contains("Aborted")
+                        && r.states.stream().noneMatch(DELETING::contains))
+                .count();
+        return Map.of(
+                "started",
+                (long) retirements.size(),
+                "completed",
+                completed,
+                "aborted",
+                aborted,
+                "called off",
+                calledOff);
     }
 
     /** The requests to judge as their cuts come in, and the outside disruptions that may explain them. */
-    void watchCuts(java.util.function.Supplier<List<Sent>> requests, java.util.function.Supplier<List<Disruption>> outside) {
+    void watchCuts(
+            java.util.function.Supplier<List<Sent>> requests, java.util.function.Supplier<List<Disruption>> outside) {
         this.disruptions = outside;
         this.sent = requests;
     }
@@ -145,7 +166,9 @@ final class Invariants implements AutoCloseable {
     List<CutJudge.Verdict> judgeCuts(Instant upTo) {
         List<CutJudge.Verdict> verdicts = new ArrayList<>();
         for (Sent s : sent.get()) {
-            if (s.request().outcome() == dev.ebb.operator.sim.LoadGenerator.Outcome.CUT && s.request().end().isBefore(upTo) && judgedCuts.add(s)) {
+            if (s.request().outcome() == dev.ebb.operator.sim.LoadGenerator.Outcome.CUT
+                    && s.request().end().isBefore(upTo)
+                    && judgedCuts.add(s)) {
                 CutJudge.Verdict v = CutJudge.judge(s, disruptions.get(), origin);
                 verdicts.add(v);
                 if (!v.explained()) {
@@ -158,7 +181,9 @@ final class Invariants implements AutoCloseable {
 
     private void observe(ModelDeployment md) {
         String name = md.getMetadata().getName();
-        List<RetirementStatus> listed = Optional.ofNullable(md.getStatus()).map(ModelDeploymentStatus::retirements).orElse(List.of());
+        List<RetirementStatus> listed = Optional.ofNullable(md.getStatus())
+                .map(ModelDeploymentStatus::retirements)
+                .orElse(List.of());
         Set<String> keys = ConcurrentHashMap.newKeySet();
         for (RetirementStatus r : listed) {
             String key = name + "/" + r.roleName() + "/r" + r.replicaOrdinal() + "@" + r.startedAt();
@@ -170,13 +195,20 @@ final class Invariants implements AutoCloseable {
                 say.accept("retirement " + key + " aborted: " + r.reason() + " " + r.message());
             }
             Optional.ofNullable(r.state()).ifPresent(retirement.states::add);
-            for (RetirementStatus.TargetMember member : Optional.ofNullable(r.targetMembers()).orElse(List.of())) {
+            for (RetirementStatus.TargetMember member :
+                    Optional.ofNullable(r.targetMembers()).orElse(List.of())) {
                 if (!member.name().startsWith(name + "-")) {
-                    violation("ownership", name + "'s retirement " + key + " names " + member.name() + ", which is not its Pod");
+                    violation(
+                            "ownership",
+                            name + "'s retirement " + key + " names " + member.name() + ", which is not its Pod");
                 }
-                Reached reached = retiredUids.computeIfAbsent(member.uid(), uid -> new Reached(name, ConcurrentHashMap.newKeySet()));
+                Reached reached = retiredUids.computeIfAbsent(
+                        member.uid(), uid -> new Reached(name, ConcurrentHashMap.newKeySet()));
                 if (!reached.deployment().equals(name)) {
-                    violation("ownership", member.name() + " (" + member.uid() + ") is retired by both " + reached.deployment() + " and " + name);
+                    violation(
+                            "ownership",
+                            member.name() + " (" + member.uid() + ") is retired by both " + reached.deployment()
+                                    + " and " + name);
                 }
                 Optional.ofNullable(r.state()).ifPresent(reached.states()::add);
             }
@@ -189,16 +221,24 @@ final class Invariants implements AutoCloseable {
     }
 
     private void deletionOf(Pod pod) {
-        if (pod.getMetadata().getDeletionTimestamp() == null && pods.getStore().getByKey(namespace + "/" + pod.getMetadata().getName()) != null) {
+        if (pod.getMetadata().getDeletionTimestamp() == null
+                && pods.getStore().getByKey(namespace + "/" + pod.getMetadata().getName()) != null) {
             return;
         }
         String uid = pod.getMetadata().getUid();
         if (!deletionsSeen.add(uid)) {
             return;
         }
-        boolean everRan = pod.getStatus() != null && pod.getStatus().getContainerStatuses() != null
-                && pod.getStatus().getContainerStatuses().stream().anyMatch(c -> Boolean.TRUE.equals(c.getStarted()) || c.getContainerID() != null);
-        pending.add(new Deletion(uid, pod.getMetadata().getName(), pod.getMetadata().getLabels().get(Labels.DEPLOYMENT), Instant.now(), everRan));
+        boolean everRan = pod.getStatus() != null
+                && pod.getStatus().getContainerStatuses() != null
+                && pod.getStatus().getContainerStatuses().stream()
+                        .anyMatch(c -> Boolean.TRUE.equals(c.getStarted()) || c.getContainerID() != null);
+        pending.add(new Deletion(
+                uid,
+                pod.getMetadata().getName(),
+                pod.getMetadata().getLabels().get(Labels.DEPLOYMENT),
+                Instant.now(),
+                everRan));
     }
 
     private void tick() {
@@ -210,10 +250,25 @@ final class Invariants implements AutoCloseable {
             }
             pods.getStore().list().forEach(this::checkOwnership);
             if (ticks % 25 == 0) {
-                Stream.<List<? extends HasMetadata>>of(client.services().inNamespace(namespace).withLabel(Labels.DEPLOYMENT).list().getItems(),
-                        client.apps().deployments().inNamespace(namespace).withLabel(Labels.DEPLOYMENT).list().getItems(),
-                        client.configMaps().inNamespace(namespace).withLabel(Labels.DEPLOYMENT).list().getItems())
-                        .flatMap(List::stream).forEach(this::checkOwnership);
+                Stream.<List<? extends HasMetadata>>of(
+                                client.services()
+                                        .inNamespace(namespace)
+                                        .withLabel(Labels.DEPLOYMENT)
+                                        .list()
+                                        .getItems(),
+                                client.apps()
+                                        .deployments()
+                                        .inNamespace(namespace)
+                                        .withLabel(Labels.DEPLOYMENT)
+                                        .list()
+                                        .getItems(),
+                                client.configMaps()
+                                        .inNamespace(namespace)
+                                        .withLabel(Labels.DEPLOYMENT)
+                                        .list()
+                                        .getItems())
+                        .flatMap(List::stream)
+                        .forEach(this::checkOwnership);
             }
         } catch (RuntimeException e) {
             // a list refused by an injected fault; the next tick looks again
@@ -231,7 +286,10 @@ final class Invariants implements AutoCloseable {
             Reached reached = retiredUids.get(d.uid());
             if (reached != null && reached.states().stream().anyMatch(DELETING::contains)) {
                 if (!Objects.equals(reached.deployment(), d.deployment())) {
-                    violation("ownership", d.pod() + " of " + d.deployment() + " was deleted by " + reached.deployment() + "'s retirement");
+                    violation(
+                            "ownership",
+                            d.pod() + " of " + d.deployment() + " was deleted by " + reached.deployment()
+                                    + "'s retirement");
                 }
                 continue;
             }
@@ -239,28 +297,51 @@ final class Invariants implements AutoCloseable {
                 neverRanDeletions++;
                 continue;
             }
-            violation("deleted without proof of idleness", String.format(java.util.Locale.ROOT,
-                    "%s (uid %s) of %s was deleted at %s by the operator; %s", d.pod(), d.uid(), d.deployment(), CutJudge.at(d.at(), origin),
-                    reached == null ? "no retirement ever named it" : "its retirement only reached " + reached.states()));
+            violation(
+                    "deleted without proof of idleness",
+                    String.format(
+                            java.util.Locale.ROOT,
+                            "%s (uid %s) of %s was deleted at %s by the operator; %s",
+                            d.pod(),
+                            d.uid(),
+                            d.deployment(),
+                            CutJudge.at(d.at(), origin),
+                            reached == null
+                                    ? "no retirement ever named it"
+                                    : "its retirement only reached " + reached.states()));
         }
     }
 
     private void checkOwnership(HasMetadata object) {
-        String deployment = Optional.ofNullable(object.getMetadata().getLabels()).map(l -> l.get(Labels.DEPLOYMENT)).orElse(null);
-        List<OwnerReference> controllers = Optional.ofNullable(object.getMetadata().getOwnerReferences()).orElse(List.of()).stream()
-                .filter(o -> Boolean.TRUE.equals(o.getController())).toList();
+        String deployment = Optional.ofNullable(object.getMetadata().getLabels())
+                .map(l -> l.get(Labels.DEPLOYMENT))
+                .orElse(null);
+        List<OwnerReference> controllers =
+                Optional.ofNullable(object.getMetadata().getOwnerReferences()).orElse(List.of()).stream()
+                        .filter(o -> Boolean.TRUE.equals(o.getController()))
+                        .toList();
         String what = object.getKind() + " " + object.getMetadata().getName();
-        if (controllers.size() != 1 || !"ModelDeployment".equals(controllers.get(0).getKind())) {
-            violation("ownership", what + " has controllers " + controllers.stream().map(o -> o.getKind() + "/" + o.getName()).toList());
+        if (controllers.size() != 1
+                || !"ModelDeployment".equals(controllers.get(0).getKind())) {
+            violation(
+                    "ownership",
+                    what + " has controllers "
+                            + controllers.stream()
+                                    .map(o -> o.getKind() + "/" + o.getName())
+                                    .toList());
             return;
         }
         OwnerReference owner = controllers.get(0);
-        if (!owner.getName().equals(deployment) || !object.getMetadata().getName().startsWith(owner.getName() + "-")) {
+        if (!owner.getName().equals(deployment)
+                || !object.getMetadata().getName().startsWith(owner.getName() + "-")) {
             violation("ownership", what + " is labelled for " + deployment + " and owned by " + owner.getName());
         }
         ModelDeployment md = deployments.getStore().getByKey(namespace + "/" + owner.getName());
         if (md != null && !md.getMetadata().getUid().equals(owner.getUid())) {
-            violation("ownership", what + " names owner uid " + owner.getUid() + ", not " + owner.getName() + "'s " + md.getMetadata().getUid());
+            violation(
+                    "ownership",
+                    what + " names owner uid " + owner.getUid() + ", not " + owner.getName() + "'s "
+                            + md.getMetadata().getUid());
         }
     }
 
@@ -275,12 +356,15 @@ final class Invariants implements AutoCloseable {
                 continue;
             }
             if (!Objects.equals(status.observedGeneration(), md.getMetadata().getGeneration())) {
-                problems.add(name + ": status observed generation " + status.observedGeneration() + " of " + md.getMetadata().getGeneration());
+                problems.add(name + ": status observed generation " + status.observedGeneration() + " of "
+                        + md.getMetadata().getGeneration());
             }
-            Optional.ofNullable(status.retirements()).orElse(List.of()).stream().filter(r -> !"Aborted".equals(r.state()))
-                    .forEach(r -> problems.add(name + ": retirement of " + r.roleName() + " r" + r.replicaOrdinal() + " still " + r.state()
-                            + (r.holdReason() == null ? "" : " (" + r.holdReason() + ")")));
-            Optional.ofNullable(status.abortedRetirements()).orElse(List.of())
+            Optional.ofNullable(status.retirements()).orElse(List.of()).stream()
+                    .filter(r -> !"Aborted".equals(r.state()))
+                    .forEach(r -> problems.add(name + ": retirement of " + r.roleName() + " r" + r.replicaOrdinal()
+                            + " still " + r.state() + (r.holdReason() == null ? "" : " (" + r.holdReason() + ")")));
+            Optional.ofNullable(status.abortedRetirements())
+                    .orElse(List.of())
                     .forEach(a -> problems.add(name + ": aborted retirement left " + a));
             List<Pod> live = pods.getStore().list().stream()
                     .filter(p -> name.equals(p.getMetadata().getLabels().get(Labels.DEPLOYMENT)))
@@ -288,30 +372,52 @@ final class Invariants implements AutoCloseable {
             for (RoleSpec role : md.getSpec().roles()) {
                 int size = role.size() == null ? 1 : role.size();
                 int want = (role.replicas() == null ? 1 : role.replicas()) * size;
-                List<Pod> ofRole = live.stream().filter(p -> role.name().equals(p.getMetadata().getLabels().get(Labels.ROLE))).toList();
-                long ready = ofRole.stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null && isReady(p)).count();
+                List<Pod> ofRole = live.stream()
+                        .filter(p ->
+                                role.name().equals(p.getMetadata().getLabels().get(Labels.ROLE)))
+                        .toList();
+                long ready = ofRole.stream()
+                        .filter(p -> p.getMetadata().getDeletionTimestamp() == null && isReady(p))
+                        .count();
                 Set<String> hashes = ConcurrentHashMap.newKeySet();
-                ofRole.forEach(p -> hashes.add(String.valueOf(p.getMetadata().getLabels().get(Labels.CONFIG_HASH))));
+                ofRole.forEach(p ->
+                        hashes.add(String.valueOf(p.getMetadata().getLabels().get(Labels.CONFIG_HASH))));
                 if (ofRole.size() != want || ready != want || hashes.size() > 1) {
-                    problems.add(String.format(java.util.Locale.ROOT, "%s/%s: %d Pods (%d ready) of %d wanted, config hashes %s", name, role.name(),
-                            ofRole.size(), ready, want, hashes));
+                    problems.add(String.format(
+                            java.util.Locale.ROOT,
+                            "%s/%s: %d Pods (%d ready) of %d wanted, config hashes %s",
+                            name,
+                            role.name(),
+                            ofRole.size(),
+                            ready,
+                            want,
+                            hashes));
                 }
                 Optional<RoleStatus> reported = Optional.ofNullable(status.roles()).orElse(List.of()).stream()
-                        .filter(r -> r.name().equals(role.name())).findFirst();
-                if (reported.isEmpty() || reported.get().updated() != want / size || reported.get().ready() != want / size) {
-                    problems.add(name + "/" + role.name() + ": status says " + reported.map(r -> r.updated() + " updated, " + r.ready() + " ready").orElse("nothing")
-                            + " of " + want / size + " replicas");
+                        .filter(r -> r.name().equals(role.name()))
+                        .findFirst();
+                if (reported.isEmpty()
+                        || reported.get().updated() != want / size
+                        || reported.get().ready() != want / size) {
+                    problems.add(name + "/" + role.name() + ": status says "
+                            + reported.map(r -> r.updated() + " updated, " + r.ready() + " ready")
+                                    .orElse("nothing") + " of " + want / size + " replicas");
                 }
-                ofRole.stream().filter(p -> Labels.SERVING_NO.equals(p.getMetadata().getLabels().get(Labels.SERVING)))
-                        .forEach(p -> problems.add(name + ": " + p.getMetadata().getName() + " left withdrawn (serving=false)"));
+                ofRole.stream()
+                        .filter(p -> Labels.SERVING_NO.equals(
+                                p.getMetadata().getLabels().get(Labels.SERVING)))
+                        .forEach(p -> problems.add(
+                                name + ": " + p.getMetadata().getName() + " left withdrawn (serving=false)"));
             }
         }
         return problems;
     }
 
     private static boolean isReady(Pod pod) {
-        return pod.getStatus() != null && pod.getStatus().getConditions() != null && pod.getStatus().getConditions().stream()
-                .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+        return pod.getStatus() != null
+                && pod.getStatus().getConditions() != null
+                && pod.getStatus().getConditions().stream()
+                        .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
     }
 
     @Override

@@ -24,7 +24,9 @@ final class OperatorPods implements Chaos.Operators, AutoCloseable {
     /** Where the Lease lives: the operator's own namespace, apart from the deployments'. */
     static final String LEASE_NAMESPACE = "ebb-system";
     /** The Lease's name, as the deployed operator's configuration defaults it. */
-    private static final String LEASE = EbbSettings.ignoringUnknown(Map.of()).leaderElection().leaseName();
+    private static final String LEASE =
+            EbbSettings.ignoringUnknown(Map.of()).leaderElection().leaseName();
+
     private static final int PODS = 2;
 
     private final KubernetesClient client;
@@ -55,14 +57,20 @@ final class OperatorPods implements Chaos.Operators, AutoCloseable {
     private SimOperator leader() {
         Optional<String> holder;
         try {
-            holder = Optional.ofNullable(client.leases().inNamespace(LEASE_NAMESPACE).withName(LEASE).get())
-                    .map(Lease::getSpec).map(s -> s.getHolderIdentity());
+            holder = Optional.ofNullable(client.leases()
+                            .inNamespace(LEASE_NAMESPACE)
+                            .withName(LEASE)
+                            .get())
+                    .map(Lease::getSpec)
+                    .map(s -> s.getHolderIdentity());
         } catch (KubernetesClientException e) {
             holder = Optional.empty();
         }
         Optional<String> leading = holder;
-        return running.stream().filter(o -> leading.isPresent() && Objects.equals(o.identity().orElse(null), leading.get()))
-                .findFirst().orElse(running.get(0));
+        return running.stream()
+                .filter(o -> leading.isPresent() && Objects.equals(o.identity().orElse(null), leading.get()))
+                .findFirst()
+                .orElse(running.get(0));
     }
 
     @Override
@@ -101,8 +109,13 @@ final class OperatorPods implements Chaos.Operators, AutoCloseable {
 
     private boolean holds(SimOperator operator) {
         try {
-            return Optional.ofNullable(client.leases().inNamespace(LEASE_NAMESPACE).withName(LEASE).get()).map(Lease::getSpec)
-                    .map(s -> s.getHolderIdentity()).equals(operator.identity());
+            return Optional.ofNullable(client.leases()
+                            .inNamespace(LEASE_NAMESPACE)
+                            .withName(LEASE)
+                            .get())
+                    .map(Lease::getSpec)
+                    .map(s -> s.getHolderIdentity())
+                    .equals(operator.identity());
         } catch (KubernetesClientException e) {
             return false;
         }

@@ -8,7 +8,6 @@ import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.KubeProxyService;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LoopbackAddresses;
-import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimEndpoints;
 import dev.ebb.operator.sim.SimRouterAddress;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -32,6 +31,7 @@ final class SoakDeployment implements AutoCloseable {
     static final String ROLE = "server";
     /** The engines' pace: a generation of n tokens lasts n tenths of a second. */
     static final Duration TOKEN_INTERVAL = Duration.ofMillis(100);
+
     private static final int SHORTEST_TOKENS = 10;
     private static final int LONGEST_TOKENS = 900;
 
@@ -60,7 +60,8 @@ final class SoakDeployment implements AutoCloseable {
 
     /** The router (when there is one) and the ModelDeployment itself. */
     void deploy(KubernetesClient client, String namespace, SimRouterAddress routers) {
-        Specs.Deployment spec = Specs.deployment(name, engine).namespace(namespace)
+        Specs.Deployment spec = Specs.deployment(name, engine)
+                .namespace(namespace)
                 .role(Specs.role(ROLE).replicas(initialReplicas).size(size == 1 ? null : size));
         if (router != null) {
             FakeRouter fake = FakeRouter.inFrontOf(client, namespace, name, router);
@@ -83,10 +84,15 @@ final class SoakDeployment implements AutoCloseable {
     void startLoad(SimEndpoints endpoints, String namespace, Random seeds) {
         sending = true;
         if (router == null) {
-            service = new KubeProxyService(endpoints, namespace, Names.roleService(name, ROLE), Duration.ofSeconds(1),
+            service = new KubeProxyService(
+                    endpoints,
+                    namespace,
+                    Names.roleService(name, ROLE),
+                    Duration.ofSeconds(1),
                     new LoopbackAddresses().next());
         }
-        LoadGenerator routed = new LoadGenerator(() -> fakeRouter.get().pick(), 1, () -> nextLength.get(), TOKEN_INTERVAL);
+        LoadGenerator routed =
+                new LoadGenerator(() -> fakeRouter.get().pick(), 1, () -> nextLength.get(), TOKEN_INTERVAL);
         for (int i = 0; i < clients; i++) {
             Random random = new Random(seeds.nextLong());
             clientThreads.submit(router != null ? () -> throughRouter(routed, random) : () -> throughService(random));
@@ -113,8 +119,10 @@ final class SoakDeployment implements AutoCloseable {
         long lastUsed = 0;
         while (sending) {
             try {
-                if (connection != null && System.nanoTime() - lastUsed > Duration.ofSeconds(4).toNanos()) {
-                    // a client's pool drops a connection idle for longer than the server keeps it, rather than sending on it
+                if (connection != null
+                        && System.nanoTime() - lastUsed > Duration.ofSeconds(4).toNanos()) {
+                    // a client's pool drops a connection idle for longer than the server keeps it, rather than sending
+                    // on it
                     connection.close();
                     connection = null;
                 }
@@ -139,7 +147,11 @@ final class SoakDeployment implements AutoCloseable {
                     pause(random.nextInt(8000));
                 }
             } catch (IOException e) {
-                sent.add(new Sent(name, false, rejected(connection == null ? null : connection.pod(), "connection failed: " + e.getMessage()), Duration.ZERO));
+                sent.add(new Sent(
+                        name,
+                        false,
+                        rejected(connection == null ? null : connection.pod(), "connection failed: " + e.getMessage()),
+                        Duration.ZERO));
                 connection = null;
                 pause(500);
             }
@@ -175,7 +187,8 @@ final class SoakDeployment implements AutoCloseable {
 
     /** Waits until {@code deadline} at most for the streams in flight to end. */
     void awaitLastStreams(java.time.Instant deadline) throws InterruptedException {
-        clientThreads.awaitTermination(Math.max(0, Duration.between(java.time.Instant.now(), deadline).toMillis()), TimeUnit.MILLISECONDS);
+        clientThreads.awaitTermination(
+                Math.max(0, Duration.between(java.time.Instant.now(), deadline).toMillis()), TimeUnit.MILLISECONDS);
     }
 
     private static void pause(long millis) {

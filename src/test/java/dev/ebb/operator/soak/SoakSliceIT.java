@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 class SoakSliceIT {
     /** Fixed, so that every build draws the same schedule of actions. */
     static final long SEED = 101L;
+
     static final Duration CHAOS = Duration.ofSeconds(90);
 
     @BeforeAll
@@ -26,6 +27,8 @@ class SoakSliceIT {
     void ninetySecondsOfSeededChaosBreakNoInvariant() throws Exception {
         Soak.Result result = Soak.run(SEED, CHAOS, Soak.fleet(Integer.MAX_VALUE).size(), System.out);
 
-        assertThat(result.violations()).as("violations of seed %d (replay: make soak SEED=%d MINUTES=1.5)", SEED, SEED).isEmpty();
+        assertThat(result.violations())
+                .as("violations of seed %d (replay: make soak SEED=%d MINUTES=1.5)", SEED, SEED)
+                .isEmpty();
     }
 }

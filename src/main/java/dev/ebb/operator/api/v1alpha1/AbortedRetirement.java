@@ -17,5 +17,4 @@ public record AbortedRetirement(
         String message,
         String abortedAt,
         String retryAt,
-        String retryToken) {
-}
+        String retryToken) {}

@@ -7,8 +7,11 @@ import java.util.List;
  * for a role whose Pods get no drain hook; {@code engineShutdownSeconds}, the engine's own drain after SIGTERM the
  * operator rendered (vLLM's --shutdown-timeout), is absent where it renders none.
  */
-public record DrainStatus(Integer graceSeconds, Integer lastReadStartsBy, Integer sigtermBy, Integer engineShutdownSeconds,
+public record DrainStatus(
+        Integer graceSeconds,
+        Integer lastReadStartsBy,
+        Integer sigtermBy,
+        Integer engineShutdownSeconds,
         List<Warning> warnings) {
-    public record Warning(String reason, String message) {
-    }
+    public record Warning(String reason, String message) {}
 }

@@ -15,10 +15,8 @@ import io.fabric8.generator.annotation.ValidationRule;
         message = "spec.engine.name is immutable; create a new ModelDeployment to change engines",
         fieldPath = ".name")
 public record EngineSpec(
-        @Required @SchemaFrom(type = Engine.class)
-        @JsonPropertyDescription("vLLM or SGLang. Immutable.")
+        @Required @SchemaFrom(type = Engine.class) @JsonPropertyDescription("vLLM or SGLang. Immutable.")
         String name,
-        @Size(max = 512)
-        @JsonPropertyDescription("Engine image; the operator's default for the engine when empty.")
-        String image) {
-}
+
+        @Size(max = 512) @JsonPropertyDescription("Engine image; the operator's default for the engine when empty.")
+        String image) {}

@@ -21,10 +21,17 @@ import io.fabric8.kubernetes.model.annotation.Version;
 @AdditionalPrinterColumn(name = "Engine", jsonPath = ".spec.engine.name", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Roles", jsonPath = ".status.rolesSummary", type = AdditionalPrinterColumn.Type.STRING)
 @AdditionalPrinterColumn(name = "Phase", jsonPath = ".status.phase", type = AdditionalPrinterColumn.Type.STRING)
-@AdditionalPrinterColumn(name = "Retirement", jsonPath = ".status.retirementsSummary", type = AdditionalPrinterColumn.Type.STRING)
-@AdditionalPrinterColumn(name = "Age", jsonPath = ".metadata.creationTimestamp", type = AdditionalPrinterColumn.Type.DATE)
+@AdditionalPrinterColumn(
+        name = "Retirement",
+        jsonPath = ".status.retirementsSummary",
+        type = AdditionalPrinterColumn.Type.STRING)
+@AdditionalPrinterColumn(
+        name = "Age",
+        jsonPath = ".metadata.creationTimestamp",
+        type = AdditionalPrinterColumn.Type.DATE)
 @ValidationRule(
-        value = "self.spec.roles.all(r, size(self.metadata.name) + size(r.name) <= " + ModelDeployment.MAX_NAME_BUDGET + ")",
+        value = "self.spec.roles.all(r, size(self.metadata.name) + size(r.name) <= " + ModelDeployment.MAX_NAME_BUDGET
+                + ")",
         message = "metadata.name and spec.roles[].name together exceed " + ModelDeployment.MAX_NAME_BUDGET
                 + " characters; Pod names <name>-<role>-r<ordinal>-m<member> must stay within a 63-character DNS label",
         fieldPath = ".spec.roles")

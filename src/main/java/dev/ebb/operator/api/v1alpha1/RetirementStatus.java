@@ -16,9 +16,12 @@ public record RetirementStatus(
         String roleName,
         Integer replicaOrdinal,
         String cause,
+
         @Size(max = RetirementStatus.MAX_CHOSEN_BECAUSE)
-        @JsonPropertyDescription("Why this replica was chosen to leave before the others, with the readings behind the choice.")
+        @JsonPropertyDescription(
+                "Why this replica was chosen to leave before the others, with the readings behind the choice.")
         String chosenBecause,
+
         List<TargetMember> targetMembers,
         List<String> answering,
         String state,
@@ -37,19 +40,23 @@ public record RetirementStatus(
     public static final int MAX_CHOSEN_BECAUSE = 256;
 
     /** A member bound at the start: the deletion covers exactly these, each only with this uid. */
-    public record TargetMember(String name, String uid, String containerID) {
-    }
+    public record TargetMember(String name, String uid, String containerID) {}
 
     /** The router's count of scheduling decisions for one target member. */
-    public record DispatchCount(String member, Double count) {
-    }
+    public record DispatchCount(String member, Double count) {}
 
     /**
      * The latest read of one answering member. Without a router, {@code quietRequests} is what its request counters
      * have stood at since {@code quietSince}, while its gauges read idle; both absent while that is not known.
      */
-    public record MemberRead(String member, String verdict, Double inFlight, Integer consecutiveIdle, String time,
-            Double quietRequests, String quietSince) {
+    public record MemberRead(
+            String member,
+            String verdict,
+            Double inFlight,
+            Integer consecutiveIdle,
+            String time,
+            Double quietRequests,
+            String quietSince) {
         public MemberRead(String member, String verdict, Double inFlight, Integer consecutiveIdle, String time) {
             this(member, verdict, inFlight, consecutiveIdle, time, null, null);
         }

@@ -8,12 +8,15 @@ import io.fabric8.kubernetes.model.annotation.StatusReplicas;
 public record ScalingStatus(
         @JsonPropertyDescription("The role the scale subresource drives.")
         String role,
-        @StatusReplicas
-        @JsonPropertyDescription("Replicas of the scaled role that exist, a leaving one included.")
+
+        @StatusReplicas @JsonPropertyDescription("Replicas of the scaled role that exist, a leaving one included.")
         Integer replicas,
+
         @LabelSelector
-        @JsonPropertyDescription("Label selector of the scaled role's serving leaders (member 0), in the serialized form autoscalers read.")
+        @JsonPropertyDescription(
+                "Label selector of the scaled role's serving leaders (member 0), in the serialized form autoscalers read.")
         String selector,
-        @JsonPropertyDescription("Set while spec.scaling.replicas decides the scaled role's count against what its spec.roles[].replicas says.")
-        String override) {
-}
+
+        @JsonPropertyDescription(
+                "Set while spec.scaling.replicas decides the scaled role's count against what its spec.roles[].replicas says.")
+        String override) {}
