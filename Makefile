@@ -177,7 +177,7 @@ help:
 		/^[a-z][a-z-]*:/ { if (doc != "") { name = $$1; sub(/:.*/, "", name); first = doc; sub(/\. .*/, "", first); sub(/\.$$/, "", first); \
 			printf "  %-17s %s\n", name, first } doc = ""; next } { doc = "" }' $(firstword $(MAKEFILE_LIST))
 
-## Print the benchmark figures the README quotes. Among them a 4 -> 2 scale-down with and without a router and a rollout,
+## Print the benchmark figures docs/contributing/benchmarks.md quotes. Among them a 4 -> 2 scale-down with and without a router and a rollout,
 ## Ebb beside hook-only, naive and fixed-sleep deletion on the same fixed set of requests, four test worlds at a time
 ## (-Debb-bench.parallel-runs=N to change that; about 20 minutes on 2 cores), and each router kind rolled and scaled
 ## 2 -> 1 under load on the real control plane, Ebb's router Pods beside the Deployment defaults. One alone, after a package: ./mvnw -q exec:java -Dexec.mainClass=dev.ebb.operator.bench.ConcurrentReads

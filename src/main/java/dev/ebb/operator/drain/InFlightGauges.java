@@ -47,8 +47,7 @@ public final class InFlightGauges {
             // waiting includes a decoder's requests still waiting for their KV cache
             case VLLM -> List.of(Gauge.named("vllm:num_requests_running"), Gauge.named("vllm:num_requests_waiting"));
             // every queue a request can sit in, including the prefill/decode hand-off queues. SGLang v0.5.12 renamed
-            // the
-            // prefill side's first queue: num_prefill_prealloc_queue_reqs up to v0.5.11 (python/sglang/srt/metrics/
+            // the prefill side's first queue: num_prefill_prealloc_queue_reqs up to v0.5.11 (python/sglang/srt/metrics/
             // collector.py at v0.5.4, observability/metrics_collector.py at v0.5.11), num_prefill_bootstrap_queue_reqs
             // since
             case SGLANG ->

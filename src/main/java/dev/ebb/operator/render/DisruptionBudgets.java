@@ -34,11 +34,9 @@ public final class DisruptionBudgets {
         Map<String, String> roleLabels = Map.of(Labels.DEPLOYMENT, owner, Labels.ROLE, role.name());
         boolean protocol = role.nodeMaintenance() == NodeMaintenance.Protocol;
         // Protocol: every Pod of the role, a withdrawn one still finishing its streams included, and none may be
-        // evicted.
-        // Evict: the serving Pods, of which an eviction may take maxUnavailable. One evicted member ends its whole
-        // replica,
-        // so that many Pods, whatever the replica's size: counted in replicas, two members of two replicas could go at
-        // once.
+        // evicted. Evict: the serving Pods, of which an eviction may take maxUnavailable. One evicted member ends its
+        // whole replica, so that many Pods, whatever the replica's size: counted in replicas, two members of two
+        // replicas could go at once.
         Map<String, String> selected = protocol
                 ? roleLabels
                 : Map.of(Labels.DEPLOYMENT, owner, Labels.ROLE, role.name(), Labels.SERVING, Labels.SERVING_YES);

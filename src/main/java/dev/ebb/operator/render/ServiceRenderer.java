@@ -58,9 +58,9 @@ public final class ServiceRenderer {
                 .withClusterIP("None")
                 // keeps a draining leader's name resolving for its followers' hooks until its Pod is gone: the
                 // EndpointSlice controller keeps a terminating Pod, ready=true under this flag
-                // (kubernetes/endpointslice
-                // v0.34.1, reconciler.go and utils.go podToEndpoint), and CoreDNS drops only ready=false endpoints
-                // (coredns v1.12.4, plugin/kubernetes/object/endpoint.go EndpointSliceToEndpoints)
+                // (kubernetes/endpointslice v0.34.1, reconciler.go and utils.go podToEndpoint), and CoreDNS drops only
+                // ready=false endpoints (coredns v1.12.4, plugin/kubernetes/object/endpoint.go
+                // EndpointSliceToEndpoints)
                 .withPublishNotReadyAddresses(true)
                 .withSelector(Map.of(
                         Labels.DEPLOYMENT, owner, Labels.ROLE, role.name(), Labels.REPLICA, Integer.toString(ordinal)))

@@ -26,8 +26,7 @@ final class VllmProfile implements EngineProfile {
     public List<String> command(MemberSlot slot, DrainTimeline timeline) {
         DesiredRole role = slot.role();
         List<String> argv = new ArrayList<>();
-        // `vllm serve <model>` with the OpenAI-compatible server flags:
-        // https://docs.vllm.ai/en/latest/cli/serve.html
+        // `vllm serve <model>` with the OpenAI-compatible server flags: https://docs.vllm.ai/en/latest/cli/serve.html
         argv.addAll(List.of("vllm", "serve", slot.deployment().modelSource()));
         argv.addAll(ServingFlags.of(slot));
         if (role.kind() != RoleKind.Server) {

@@ -23,7 +23,7 @@ import java.util.Locale;
 import org.awaitility.Awaitility;
 
 /**
- * {@code make bench}: measures what the README quotes and prints it. Not a test: nothing here passes or fails,
+ * {@code make bench}: measures what docs/contributing/benchmarks.md quotes and prints it. Not a test: nothing here passes or fails,
  * the numbers are the output.
  */
 public final class Benchmarks {

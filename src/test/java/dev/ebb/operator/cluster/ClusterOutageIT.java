@@ -112,9 +112,8 @@ class ClusterOutageIT {
                         .as(ClusterState.describe(admin, NS))
                         .isEqualTo(2));
         // before the 30 s streams start: a withdrawal is confirmed on the EndpointSlices, and after the other case's
-        // outage
-        // kube-controller-manager's watches come back on client-go's back-off (seen to take 50 s), writing no slice
-        // until then
+        // outage kube-controller-manager's watches come back on client-go's back-off (seen to take 50 s), writing no
+        // slice until then
         await("the Service's slice lists both")
                 .atMost(Duration.ofSeconds(90))
                 .until(() -> admin

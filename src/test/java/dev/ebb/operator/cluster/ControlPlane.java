@@ -110,8 +110,7 @@ public final class ControlPlane implements AutoCloseable {
                         .withTestDir(release.binaries().toString())
                         .withApiServerVersion(release.version())
                         // Every boolean and integer option is set here: kube-api-test 7.5.2 casts its environment
-                        // variables
-                        // to Boolean and Integer, which throws for any value they have.
+                        // variables to Boolean and Integer, which throws for any value they have.
                         .withOfflineMode(true)
                         .withWaitForEtcdHealthCheckOnStartup(true)
                         .withStartupTimeout((int) Duration.ofMinutes(2).toMillis())

@@ -88,7 +88,7 @@ class RealEngineRetirementIT {
     }
 
     /**
-     * The sample the README's "Trying it on kind" applies, as it is (but for its namespace), run by real vLLM for CPU
+     * The sample the installing guide's "Trying it on kind" applies, as it is (but for its namespace), run by real vLLM for CPU
      * from the very command and environment the operator renders for it: only the model is this machine's tiny one,
      * since the sample's comes from a model hub this machine cannot reach.
      */

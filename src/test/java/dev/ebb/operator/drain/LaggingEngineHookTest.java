@@ -106,8 +106,7 @@ class LaggingEngineHookTest {
             assertThat(run.lines()).as(String.join(" / ", run.lines())).anyMatch(l -> l.contains("busy (sum 1)"));
             assertThat(run.last()).contains("idle on two consecutive reads");
             // without a lag the hook returns one to two intervals after the last request ends; the lag adds up to
-            // itself
-            // (with a second more for a python process on a loaded machine)
+            // itself (with a second more for a python process on a loaded machine)
             assertThat(afterIdle).as(String.join(" / ", run.lines())).isBetween(0.9, lag.toSeconds() + 3.3);
         }
     }

@@ -144,8 +144,8 @@ final class BundleRules {
     }
 
     // checkEmptyFields, pkg/validation/internal/typecheck.go at operator-framework/api v0.45.0: the spec's fields
-    // without
-    // omitempty (ClusterServiceVersionSpec in pkg/operators/v1alpha1/clusterserviceversion_types.go) are required
+    // without omitempty (ClusterServiceVersionSpec in pkg/operators/v1alpha1/clusterserviceversion_types.go) are
+    // required
     private static void requiredFields(JsonNode csv, List<String> broken) {
         for (String pointer : List.of("/spec/displayName", "/spec/install/strategy")) {
             if (csv.at(pointer).asText().isEmpty()) {
@@ -220,8 +220,7 @@ final class BundleRules {
     }
 
     // validateHubCSVSpecV2, pkg/validation/internal/operatorhubv2.go at operator-framework/api v0.45.0 (its checks are
-    // in
-    // operatorhub.go): provider name, maintainers, links, version, icon
+    // in operatorhub.go): provider name, maintainers, links, version, icon
     private static void operatorHub(JsonNode csv, List<String> broken) {
         if (csv.at("/spec/provider/name").asText().isEmpty()) {
             broken.add("operatorhub.go checkSpecProviderName: csv.Spec.Provider.Name not specified");
@@ -445,8 +444,7 @@ final class BundleRules {
     }
 
     // the bundle's identity (metadata/annotations.yaml and the image's labels): registry+v1 with manifests/ and
-    // metadata/,
-    // a package, and a default channel among its channels (the labels of pkg/lib/bundle/generate.go in
+    // metadata/, a package, and a default channel among its channels (the labels of pkg/lib/bundle/generate.go in
     // operator-framework/operator-registry, as vendored at operator-lifecycle-manager v0.46.0)
     private static void bundleMetadata(JsonNode metadata, String dockerfile, List<String> broken) {
         JsonNode annotations = metadata.path("annotations");

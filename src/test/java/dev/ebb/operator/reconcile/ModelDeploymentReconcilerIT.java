@@ -334,8 +334,7 @@ class ModelDeploymentReconcilerIT {
         Specs.scale(client, "shrink", "qwen", "server", 1);
 
         // no endpoints controller runs here, so no EndpointSlice of the role's Service is known: whether one still
-        // lists
-        // the replica cannot be told, the withdrawal is not proven, and nothing is deleted
+        // lists the replica cannot be told, the withdrawal is not proven, and nothing is deleted
         await().atMost(PATIENCE).untilAsserted(() -> {
             Condition upToDate = written("shrink", "qwen", "ReplicasUpToDate");
             assertThat(upToDate.getStatus()).isEqualTo("False");

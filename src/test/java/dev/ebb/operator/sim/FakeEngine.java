@@ -274,11 +274,9 @@ public final class FakeEngine implements EngineContainer, AutoCloseable {
                     try {
                         Thread.sleep(limit.toMillis());
                         // vLLM's --shutdown-timeout: when it passes, the engine core is killed and generation stops;
-                        // uvicorn
-                        // still waits on each stream left open, so the process stays until it is killed (observed at
-                        // vLLM
-                        // 0.32.0: with 16 s of a stream left at a 10 s timeout it outlived 120 s; the engine tier's
-                        // README)
+                        // uvicorn still waits on each stream left open, so the process stays until it is killed
+                        // (observed at vLLM 0.32.0: with 16 s of a stream left at a 10 s timeout it outlived 120 s; the
+                        // engine tier in docs/contributing/real-tiers.md)
                         generating = false;
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();

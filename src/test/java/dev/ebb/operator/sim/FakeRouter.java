@@ -300,10 +300,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
                         Thread.sleep(keepAccepting.toMillis());
                         if (entryStopped.compareAndSet(false, true)) {
                             // HttpServer.stop closes the listener at once, then waits out its whole delay unless an
-                            // exchange
-                            // ends meanwhile (JDK 17 ServerImpl); so the requests in progress are counted here, and a
-                            // second
-                            // stop closes the connections once none is left
+                            // exchange ends meanwhile (JDK 17 ServerImpl); so the requests in progress are counted
+                            // here, and a second stop closes the connections once none is left
                             Thread listener = new Thread(() ->
                                     entry.stop((int) Math.min(Math.max(1, bound.toSeconds()), MAX_STOP_SECONDS)));
                             listener.setDaemon(true);
@@ -532,9 +530,8 @@ public final class FakeRouter implements LoadGenerator.Target, AutoCloseable {
             tracked.put(name, pod.getMetadata().getUid());
         }
         URI base = base(pod);
-        // smg v1.9.0 model_gateway/src/worker/registry.rs, WorkerId::new: a fresh UUID per worker (v7 there)
-        // smg v1.9.0 model_gateway/src/worker/registry.rs: one id per url while the worker is there
-        // (reserve_id_for_url),
+        // smg v1.9.0 model_gateway/src/worker/registry.rs, WorkerId::new: a fresh UUID per worker (v7 there) smg v1.9.0
+        // model_gateway/src/worker/registry.rs: one id per url while the worker is there (reserve_id_for_url),
         // forgotten when it is removed
         String workerId = kind != RouterKind.SGLANG_GATEWAY
                 ? null

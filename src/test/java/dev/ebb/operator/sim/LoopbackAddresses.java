@@ -100,8 +100,7 @@ public final class LoopbackAddresses {
                     .start();
             String said = new String(ip.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
             // present already, from an earlier run on this machine: as good as added (iproute2 6.1 says "Address
-            // already
-            // assigned", older releases "File exists")
+            // already assigned", older releases "File exists")
             if (ip.waitFor() != 0 && !said.contains("already assigned") && !said.contains("File exists")) {
                 throw new IllegalStateException(
                         "cannot add " + address + " to the loopback interface (root and iproute2 needed): " + said);

@@ -128,7 +128,7 @@ class ReleasedEngineTest {
 
     /**
      * A stream that outlasts the timeout stops getting tokens there and stays open, and so does the server, until it
-     * is killed; the stream is then cut. Observed at vLLM 0.32.0 (the engine tier's README).
+     * is killed; the stream is then cut. Observed at vLLM 0.32.0 (docs/contributing/real-tiers.md, the engine tier).
      */
     @Test
     void vllmStopsGeneratingAtItsShutdownTimeoutAndStaysUntilKilled() throws Exception {

@@ -573,9 +573,8 @@ public final class SimKubelet implements AutoCloseable {
         boolean nativeProxy = RoutingProxies.nativeSidecar(pod);
         if (proxy != null && !nativeProxy) {
             // a regular container without a hook of its own: kuberuntime_container.go, killContainersWithSyncResult,
-            // stops
-            // every regular container at once, each right after its own preStop hook (kubernetes/kubernetes, KEP-753
-            // text)
+            // stops every regular container at once, each right after its own preStop hook (kubernetes/kubernetes,
+            // KEP-753 text)
             proxy.sigterm();
         }
         if (hook.isPresent()) {
@@ -603,9 +602,8 @@ public final class SimKubelet implements AutoCloseable {
         }
         if (proxy != null && nativeProxy) {
             // a native sidecar gets SIGTERM only once every regular container has exited:
-            // kuberuntime_termination_order.go,
-            // newTerminationOrdering ("sidecars need to wait for all main containers to exit"), Kubernetes 1.29 and
-            // later
+            // kuberuntime_termination_order.go, newTerminationOrdering ("sidecars need to wait for all main containers
+            // to exit"), Kubernetes 1.29 and later
             proxy.sigterm();
         }
         Optional.ofNullable(node.page).ifPresent(FollowerPage::close);

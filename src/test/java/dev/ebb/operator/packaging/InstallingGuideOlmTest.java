@@ -16,15 +16,15 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /**
- * The objects the README has a user apply for OLM, read from the README itself: everything OLM needs to install the
+ * The objects the installing guide has a user apply for OLM, read from the guide itself: everything OLM needs to install the
  * bundle, each naming what the others and the bundle name.
  */
-class ReadmeOlmInstallTest {
+class InstallingGuideOlmTest {
     private static final ObjectMapper YAML = new YAMLMapper();
 
-    /** The YAML block of the README that holds the Subscription, as objects. */
+    /** The YAML block of the guide that holds the Subscription, as objects. */
     private static List<JsonNode> olmObjects() throws Exception {
-        String readme = Files.readString(Path.of("README.md"));
+        String readme = Files.readString(Path.of("docs", "guides", "installing.md"));
         for (String block : readme.split("```yaml\n")) {
             String yaml = block.substring(0, Math.max(0, block.indexOf("```")));
             if (yaml.contains("kind: Subscription")) {
@@ -35,11 +35,11 @@ class ReadmeOlmInstallTest {
                 return objects;
             }
         }
-        throw new AssertionError("the README shows no Subscription");
+        throw new AssertionError("the installing guide shows no Subscription");
     }
 
     @Test
-    void theReadmesOlmInstallIsCompleteAndAgreesWithTheBundle() throws Exception {
+    void theGuidesOlmInstallIsCompleteAndAgreesWithTheBundle() throws Exception {
         Map<String, JsonNode> byKind = olmObjects().stream()
                 .collect(Collectors.toMap(o -> o.path("kind").asText(), Function.identity()));
         JsonNode annotations = YAML.readTree(
