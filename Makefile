@@ -6,7 +6,7 @@ KUBECTL ?= kubectl
 SEED ?=
 MINUTES ?= 10
 
-.PHONY: run where reachable help install sandbox soak dev test test-cluster test-dev cluster-binaries router-env engine-env test-engine node-env test-node build native native-sources bundle image image-native deploy bench clean
+.PHONY: run where reachable help install sandbox soak dev test test-cluster test-dev cluster-binaries router-env engine-env test-engine node-env test-node build native native-sources bundle reference image image-native deploy bench clean
 
 ## With a kubeconfig whose cluster answers: the operator in dev mode against that cluster. Otherwise (or with
 ## SANDBOX=1): the sandbox, a scale-down under load in the test world played by Ebb, by a preStop sleep and by plain
@@ -137,6 +137,11 @@ native-sources:
 ## The OLM bundle under bundle/, from the CRD, RBAC and Deployment the build generates and the samples.
 bundle:
 	$(MVNW) -q package -DskipTests exec:java@bundle
+
+## The ModelDeployment field reference, docs/reference/modeldeployment.md, from the CRD in the OLM bundle (so after
+## `make bundle` when the API changed); CrdReferenceTest fails while it is stale.
+reference:
+	$(MVNW) -q test-compile exec:java@reference
 
 ## The operator's container image on the JVM, tagged as the generated Deployment names it.
 image:
