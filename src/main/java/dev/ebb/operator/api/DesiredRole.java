@@ -69,10 +69,6 @@ public record DesiredRole(
         }
     }
 
-    public static final int DEFAULT_REPLICAS = 1;
-    public static final int DEFAULT_SIZE = 1;
-    public static final int DEFAULT_PORT = 8000;
-
     /** The same role as it would be had it named no image and taken {@code image} as the operator's default. */
     public DesiredRole onDefaultImage() {
         return new DesiredRole(

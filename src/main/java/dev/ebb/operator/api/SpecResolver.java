@@ -230,14 +230,14 @@ public final class SpecResolver {
             return;
         }
         String portFlag = router == RouterKind.VLLM_ROUTER ? "--k8s-port" : "--service-discovery-port";
-        int firstPort = orDefault(roles.get(0).port(), DesiredRole.DEFAULT_PORT);
+        int firstPort = orDefault(roles.get(0).port(), RoleSpec.DEFAULT_PORT);
         Set<RoleKind> kinds = EnumSet.noneOf(RoleKind.class);
         for (int i = 0; i < roles.size(); i++) {
             RoleSpec role = roles.get(i);
             if (role == null) {
                 continue;
             }
-            int port = orDefault(role.port(), DesiredRole.DEFAULT_PORT);
+            int port = orDefault(role.port(), RoleSpec.DEFAULT_PORT);
             if (port != firstPort) {
                 errors.add(new FieldError(
                         "spec.roles[" + i + "].port",
@@ -408,11 +408,11 @@ public final class SpecResolver {
         return Optional.of(new DesiredRole(
                 role.name(),
                 kind.get(),
-                orDefault(role.replicas(), DesiredRole.DEFAULT_REPLICAS),
-                orDefault(role.size(), DesiredRole.DEFAULT_SIZE),
+                orDefault(role.replicas(), RoleSpec.DEFAULT_REPLICAS),
+                orDefault(role.size(), RoleSpec.DEFAULT_SIZE),
                 firstNonEmpty(role.image(), engineSpec.image()).orElseGet(() -> defaultImages.apply(engine.get())),
                 firstNonEmpty(role.image(), engineSpec.image()).isEmpty(),
-                orDefault(role.port(), DesiredRole.DEFAULT_PORT),
+                orDefault(role.port(), RoleSpec.DEFAULT_PORT),
                 Optional.ofNullable(role.resources()),
                 listOrEmpty(role.extraArgs()),
                 listOrEmpty(role.env()),
@@ -444,7 +444,7 @@ public final class SpecResolver {
                     .filter(size ->
                             Quantity.getAmountInBytes(new Quantity(size)).signum() > 0));
         }
-        boolean parallel = orDefault(role.size(), DesiredRole.DEFAULT_SIZE) > 1
+        boolean parallel = orDefault(role.size(), RoleSpec.DEFAULT_SIZE) > 1
                 || ParallelDegree.of(listOrEmpty(role.extraArgs())) > 1;
         return DesiredRole.Setting.byDefault(parallel ? Optional.of(RoleSpec.DEFAULT_SHARED_MEMORY) : Optional.empty());
     }

@@ -2,6 +2,7 @@ package dev.ebb.operator.drain;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +14,6 @@ import java.util.Optional;
  */
 @ApplicationScoped
 public class DrainTimelines {
-    public static final int DEFAULT_GRACE = 30;
     public static final int SETTLE = 5;
     public static final int INTERVAL = 1;
     public static final int READ_TIMEOUT = 2;
@@ -70,7 +70,7 @@ public class DrainTimelines {
                     Optional.empty(),
                     List.copyOf(warnings));
         }
-        int g = grace.orElse(DEFAULT_GRACE);
+        int g = grace.orElse(RoleSpec.DEFAULT_GRACE_SECONDS);
         Optional<Integer> exitAfterSigterm = Optional.empty();
         Optional<Integer> latestClean = Optional.empty();
         if (engine == Engine.SGLANG && kind != RoleKind.Server) {

@@ -513,8 +513,7 @@ final class LlmDRouterLayout implements RouterLayout {
 
     /**
      * Why llm-d's router could not serve this deployment, if it could not: the picker takes at most
-     * {@value #MAX_TARGET_PORTS} target ports and exits at start with more; and a direct decoder whose role port is
-     * the engine's own port behind the routing proxy would have both bind one port; and an engine serving TLS is
+     * {@value #MAX_TARGET_PORTS} target ports and exits at start with more; and an engine serving TLS is
      * reached by neither Envoy's original-destination cluster, which has no TLS socket, nor the picker's metrics
      * source, whose scheme defaults to http (pkg/epp/framework/plugins/datalayer/source/metrics/datasource.go at
      * v0.10.0). Pure, for admission to refuse such a spec rather than render Pods that cannot be served.
@@ -532,14 +531,6 @@ final class LlmDRouterLayout implements RouterLayout {
         List<String> tlsFlags = EngineProfile.of(deployment.engine()).tlsFlags();
         for (int i = 0; i < deployment.roles().size(); i++) {
             DesiredRole role = deployment.roles().get(i);
-            if (role.port() == RoutingProxy.ENGINE_PORT
-                    && RoutingProxy.fronts(new MemberSlot(deployment, role, 0, 0))) {
-                errors.add(
-                        new FieldError(
-                                "spec.roles[" + i + "].port",
-                                "cannot be " + RoutingProxy.ENGINE_PORT
-                                        + " under llm-d-router: a Decode role's engine listens there, behind the routing proxy that takes the role's port"));
-            }
             if (Stream.concat(role.extraArgs().stream(), role.command().stream())
                     .anyMatch(arg ->
                             tlsFlags.stream().anyMatch(flag -> arg.equals(flag) || arg.startsWith(flag + "=")))) {

@@ -1,6 +1,7 @@
 package dev.ebb.operator.bench;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.drain.HookFixtures;
 import dev.ebb.operator.drain.HookRun;
@@ -20,7 +21,7 @@ import java.util.concurrent.Future;
 public final class IdleHookReturn {
     private static final int RUNS = 20;
     private static final int AT_ONCE = 4;
-    private static final int GRACE = DrainTimelines.DEFAULT_GRACE;
+    private static final int GRACE = RoleSpec.DEFAULT_GRACE_SECONDS;
 
     /**
      * @param ownClock when each hook returned by its own clock, from the interpreter's start

@@ -12,6 +12,7 @@ import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
+import dev.ebb.operator.api.v1alpha1.RoleSpec;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
@@ -111,7 +112,7 @@ class ModelDeploymentReconcilerIT {
         assertThat(timelines
                         .of(Optional.empty(), Engine.VLLM, RoleKind.Server, false, false, false)
                         .grace())
-                .contains(DrainTimelines.DEFAULT_GRACE);
+                .contains(RoleSpec.DEFAULT_GRACE_SECONDS);
         assertThat(machine.cancel(RetirementMachineTest.draining(), Instant.EPOCH)
                         .retirement()
                         .state())

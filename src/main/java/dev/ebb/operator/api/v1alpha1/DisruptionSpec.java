@@ -10,7 +10,8 @@ public record DisruptionSpec(
         @Min(0)
         @Max(RoleSpec.MAX_REPLICAS)
         @JsonPropertyDescription(
-                "Replicas an eviction may take from the role at once; 1 when unset. Its PodDisruptionBudget counts"
+                "Replicas an eviction may take from the role at once; " + DisruptionSpec.DEFAULT_MAX_UNAVAILABLE
+                        + " when unset. Its PodDisruptionBudget counts"
                         + " Pods, and one evicted member takes its whole replica, so this many Pods.")
         Integer maxUnavailable,
 

@@ -14,11 +14,11 @@ import java.util.List;
                 "spec.router.name does not fit spec.engine.name: vllm-router serves only vLLM, sglang-gateway only SGLang, llm-d-router either",
         fieldPath = ".router.name")
 // vLLM's router and SGLang's gateway each reach every engine on one port, and serve either whole requests or a
-// prefill/decode split with both halves; a role without a port serves on 8000
+// prefill/decode split with both halves; a role without a port serves on the default port
 @ValidationRule(
-        value =
-                "!has(self.router) || !(self.router.name in ['vllm-router', 'sglang-gateway']) || size(self.roles) == 0"
-                        + " || self.roles.all(r, (has(r.port) ? r.port : 8000) == (has(self.roles[0].port) ? self.roles[0].port : 8000))",
+        value = "!has(self.router) || !(self.router.name in ['vllm-router', 'sglang-gateway']) || size(self.roles) == 0"
+                + " || self.roles.all(r, (has(r.port) ? r.port : " + RoleSpec.DEFAULT_PORT
+                + ") == (has(self.roles[0].port) ? self.roles[0].port : " + RoleSpec.DEFAULT_PORT + "))",
         message =
                 "spec.roles[].port must be the same for every role behind vllm-router or sglang-gateway: each reaches all of them on one port",
         fieldPath = ".roles")

@@ -8,9 +8,11 @@ import io.fabric8.generator.annotation.Min;
 public record RetirementSpec(
         @Min(RetirementSpec.MIN_DRAIN_SECONDS)
         @Max(RetirementSpec.MAX_DRAIN_SECONDS)
-        @JsonPropertyDescription(
-                "How long a leaving replica may take to be proven idle once withdrawn, 30..86400; 240 when unset."
-                        + " Raise it for roles whose generations run long (reasoning, batch).")
+        @JsonPropertyDescription("How long a leaving replica may take to be proven idle once withdrawn, "
+                + RetirementSpec.MIN_DRAIN_SECONDS
+                + ".." + RetirementSpec.MAX_DRAIN_SECONDS + "; " + RetirementSpec.DEFAULT_DRAIN_SECONDS
+                + " when unset."
+                + " Raise it for roles whose generations run long (reasoning, batch).")
         Integer drainSeconds) {
     public static final int MIN_DRAIN_SECONDS = 30;
     public static final int MAX_DRAIN_SECONDS = 86400;

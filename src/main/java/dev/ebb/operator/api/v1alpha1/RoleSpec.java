@@ -55,18 +55,21 @@ public record RoleSpec(
 
         @Min(RoleSpec.MIN_REPLICAS)
         @Max(RoleSpec.MAX_REPLICAS)
-        @JsonPropertyDescription("Replicas of this role; 1 when unset.")
+        @JsonPropertyDescription("Replicas of this role; " + RoleSpec.DEFAULT_REPLICAS + " when unset.")
         Integer replicas,
 
         @Min(RoleSpec.MIN_SIZE)
         @Max(RoleSpec.MAX_SIZE)
-        @JsonPropertyDescription("Pods per replica; 1 when unset. Member 0 leads and serves the API.")
+        @JsonPropertyDescription(
+                "Pods per replica; " + RoleSpec.DEFAULT_SIZE + " when unset. Member 0 leads and serves the API.")
         Integer size,
 
         @Size(max = 512) @JsonPropertyDescription("Image for this role, overriding spec.engine.image.")
         String image,
 
-        @Min(1) @Max(65535) @JsonPropertyDescription("Engine API and metrics port; 8000 when unset.")
+        @Min(1)
+        @Max(65535)
+        @JsonPropertyDescription("Engine API and metrics port; " + RoleSpec.DEFAULT_PORT + " when unset.")
         Integer port,
 
         ResourceRequirements resources,
@@ -84,7 +87,9 @@ public record RoleSpec(
         @Min(RoleSpec.MIN_GRACE_SECONDS)
         @Max(RoleSpec.MAX_GRACE_SECONDS)
         @JsonPropertyDescription(
-                "Grace on every delete, 15..3600; 30 when unset. Bounds how long a leaving replica may finish its requests.")
+                "Grace on every delete, " + RoleSpec.MIN_GRACE_SECONDS + ".." + RoleSpec.MAX_GRACE_SECONDS + "; "
+                        + RoleSpec.DEFAULT_GRACE_SECONDS
+                        + " when unset. Bounds how long a leaving replica may finish its requests.")
         Integer terminationGracePeriodSeconds,
 
         Map<String, String> nodeSelector,
@@ -187,6 +192,12 @@ public record RoleSpec(
     public static final int MIN_SIZE = 1;
     public static final int MAX_SIZE = 64;
     public static final int MIN_GRACE_SECONDS = 15;
+    /** Kubernetes' own default for a Pod's terminationGracePeriodSeconds, which the role keeps. */
+    public static final int DEFAULT_GRACE_SECONDS = 30;
+
+    public static final int DEFAULT_REPLICAS = 1;
+    public static final int DEFAULT_SIZE = 1;
+    public static final int DEFAULT_PORT = 8000;
     public static final int MAX_GRACE_SECONDS = 3600;
     public static final int MAX_ARGS = 256;
     /** vLLM's own Kubernetes guide mounts 2Gi at /dev/shm for tensor parallelism (docs.vllm.ai, v0.6.3, deploying_with_k8s). */
