@@ -1,6 +1,7 @@
 package dev.ebb.operator.drain;
 
 import dev.ebb.operator.BundledScripts;
+import dev.ebb.operator.api.EnginePod;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -23,8 +24,6 @@ public final class DrainHook {
     /** Where the engine container mounts the hook's ConfigMap. */
     public static final String MOUNT_PATH = "/etc/ebb/drain-hook";
     /** A leader's hook reads its own engine over loopback from inside its container. */
-    public static final String LOOPBACK = "127.0.0.1";
-
     public static final String SCRIPT = BundledScripts.load(RESOURCE);
     /** What Pods record of the hook they carry; it changes with the script's text and nothing else. */
     public static final String REVISION = revisionOf(SCRIPT);
@@ -104,7 +103,7 @@ public final class DrainHook {
             } else if (!HOST.equals(command.get(i)) || i + 1 >= command.size()) {
                 without.add(command.get(i));
             } else if (!hostKept) {
-                without.addAll(List.of(HOST, LOOPBACK));
+                without.addAll(List.of(HOST, EnginePod.LOOPBACK));
                 hostKept = true;
                 i++;
             } else {
@@ -163,7 +162,7 @@ public final class DrainHook {
     /**
      * The hook script's own arguments, as any way of running it takes them ({@code python3 drain-hook.py ARGUMENTS}).
      *
-     * @param hosts where the engines that speak for the member's replica serve, their gauges summed: {@link #LOOPBACK}
+     * @param hosts where the engines that speak for the member's replica serve, their gauges summed: {@link EnginePod#LOOPBACK}
      *     for a leader, the leader's name for a follower, which serves nothing itself; every member where followers
      *     count requests of their own ({@link FollowerGauges})
      */

@@ -1,9 +1,9 @@
 package dev.ebb.operator.read;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.InFlightGauges;
 import dev.ebb.operator.observe.Metrics;
-import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -72,7 +72,7 @@ public class MemberReader {
         long start = System.nanoTime();
         List<InFlightGauges.Gauge> gauges = InFlightGauges.of(engine);
         // the bound is the reader's own promise too, whatever the transport does
-        return exec.exec(member, PodRenderer.ENGINE_CONTAINER, command.command().get(), ExecLimits.MEMBER_READ)
+        return exec.exec(member, EnginePod.CONTAINER, command.command().get(), ExecLimits.MEMBER_READ)
                 .ifNoItem()
                 .after(ExecLimits.MEMBER_READ.deadline())
                 .recoverWithItem(() -> new ExecResult.TimedOut(ExecLimits.MEMBER_READ.deadline()))
@@ -110,7 +110,7 @@ public class MemberReader {
         return Uni.createFrom()
                 .deferred(() -> exec.exec(
                                 member,
-                                PodRenderer.ENGINE_CONTAINER,
+                                EnginePod.CONTAINER,
                                 ConnectionRead.command(port, Optional.empty()),
                                 ExecLimits.CONNECTION_READ)
                         .ifNoItem()

@@ -2,7 +2,7 @@ package dev.ebb.operator.read;
 
 import dev.ebb.operator.BundledScripts;
 import dev.ebb.operator.api.Annotations;
-import dev.ebb.operator.drain.DrainHook;
+import dev.ebb.operator.api.EnginePod;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.util.List;
 import java.util.Map;
@@ -52,7 +52,7 @@ public final class ReadCommand {
                                 scheme,
                                 // the read runs inside the member's own container, so the engine is on loopback
                                 "--host",
-                                DrainHook.LOOPBACK,
+                                EnginePod.LOOPBACK,
                                 "--port",
                                 Integer.toString(Integer.parseInt(port)),
                                 "--path",

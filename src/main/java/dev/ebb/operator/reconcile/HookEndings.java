@@ -1,9 +1,9 @@
 package dev.ebb.operator.reconcile;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.drain.HookEnding;
 import dev.ebb.operator.observe.EventRecorder;
-import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
 import io.fabric8.kubernetes.api.model.OwnerReference;
@@ -56,7 +56,7 @@ final class HookEndings {
 
     private static Optional<String> terminationMessage(Pod pod) {
         return Optional.ofNullable(pod.getStatus()).map(s -> s.getContainerStatuses()).orElse(List.of()).stream()
-                .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName()))
+                .filter(c -> EnginePod.CONTAINER.equals(c.getName()))
                 .map(ContainerStatus::getState)
                 .filter(Objects::nonNull)
                 .map(s -> s.getTerminated())

@@ -1,5 +1,6 @@
 package dev.ebb.operator.reconcile;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
@@ -12,7 +13,6 @@ import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.MemberWork;
 import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.render.Names;
-import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.Action;
 import dev.ebb.operator.retire.Classification;
 import dev.ebb.operator.retire.Member;
@@ -604,7 +604,7 @@ public class RetirementRunner {
             return null;
         }
         return pod.getStatus().getContainerStatuses().stream()
-                .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName()))
+                .filter(c -> EnginePod.CONTAINER.equals(c.getName()))
                 .map(c -> c.getContainerID())
                 .filter(Objects::nonNull)
                 .findFirst()

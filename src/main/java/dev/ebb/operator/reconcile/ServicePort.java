@@ -1,5 +1,6 @@
 package dev.ebb.operator.reconcile;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RoutingProxy;
 import io.fabric8.kubernetes.api.model.Container;
@@ -34,7 +35,7 @@ final class ServicePort {
     private static Stream<Candidate> candidates(Container container) {
         boolean proxy = RoutingProxy.CONTAINER.equals(container.getName());
         String wanted = proxy ? RoutingProxy.PORT_NAME : PodRenderer.PORT_NAME;
-        if (!proxy && !PodRenderer.ENGINE_CONTAINER.equals(container.getName()) || container.getPorts() == null) {
+        if (!proxy && !EnginePod.CONTAINER.equals(container.getName()) || container.getPorts() == null) {
             return Stream.empty();
         }
         return container.getPorts().stream()

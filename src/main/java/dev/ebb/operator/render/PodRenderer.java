@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleTemplate;
@@ -52,7 +53,6 @@ import java.util.stream.IntStream;
  */
 @ApplicationScoped
 public class PodRenderer {
-    public static final String ENGINE_CONTAINER = "main";
     public static final String METRICS_PATH = "/metrics";
     public static final String PORT_NAME = "http";
     private static final int HASH_HEX_LENGTH = 10;
@@ -197,9 +197,9 @@ public class PodRenderer {
     private static List<String> hookHosts(
             String deployment, String role, int ordinal, int member, int size, boolean everyMember) {
         if (!everyMember) {
-            return List.of(member == 0 ? DrainHook.LOOPBACK : MemberSlot.memberHost(deployment, role, ordinal, 0));
+            return List.of(member == 0 ? EnginePod.LOOPBACK : MemberSlot.memberHost(deployment, role, ordinal, 0));
         }
-        List<String> hosts = new ArrayList<>(List.of(DrainHook.LOOPBACK));
+        List<String> hosts = new ArrayList<>(List.of(EnginePod.LOOPBACK));
         IntStream.range(0, size)
                 .filter(other -> other != member)
                 .forEach(other -> hosts.add(MemberSlot.memberHost(deployment, role, ordinal, other)));
@@ -225,7 +225,7 @@ public class PodRenderer {
             return Optional.empty();
         }
         if (member.get() == 0 && !everyMember) {
-            return Optional.of(List.of(DrainHook.LOOPBACK));
+            return Optional.of(List.of(EnginePod.LOOPBACK));
         }
         if (labels.get(Labels.DEPLOYMENT) == null || labels.get(Labels.ROLE) == null || ordinal.isEmpty()) {
             return Optional.empty();
@@ -265,7 +265,7 @@ public class PodRenderer {
         return pod.getSpec() == null || pod.getSpec().getContainers() == null
                 ? Optional.empty()
                 : pod.getSpec().getContainers().stream()
-                        .filter(c -> ENGINE_CONTAINER.equals(c.getName()))
+                        .filter(c -> EnginePod.CONTAINER.equals(c.getName()))
                         .findFirst();
     }
 
@@ -337,7 +337,7 @@ public class PodRenderer {
         int enginePort = RoutingProxy.enginePort(slot);
 
         ContainerBuilder main = new ContainerBuilder()
-                .withName(ENGINE_CONTAINER)
+                .withName(EnginePod.CONTAINER)
                 .withImage(role.image())
                 .withCommand(command)
                 .addNewPort()

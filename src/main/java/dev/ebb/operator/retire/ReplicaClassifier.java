@@ -2,10 +2,10 @@ package dev.ebb.operator.retire;
 
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.Argv;
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.drain.FollowerGauges;
-import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.Pod;
 import java.util.Comparator;
 import java.util.List;
@@ -172,7 +172,7 @@ public final class ReplicaClassifier {
             return List.of();
         }
         return pod.getSpec().getContainers().stream()
-                .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName()) && c.getCommand() != null)
+                .filter(c -> EnginePod.CONTAINER.equals(c.getName()) && c.getCommand() != null)
                 .map(c -> c.getCommand())
                 .findFirst()
                 .orElse(List.of());

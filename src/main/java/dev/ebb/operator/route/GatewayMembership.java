@@ -1,8 +1,8 @@
 package dev.ebb.operator.route;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
-import dev.ebb.operator.render.PodRenderer;
 import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.readiness.Readiness;
@@ -131,7 +131,7 @@ public final class GatewayMembership {
     private static Optional<Integer> enginePort(Pod member) {
         return Optional.ofNullable(member.getSpec()).map(spec -> spec.getContainers()).stream()
                 .flatMap(List::stream)
-                .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName()))
+                .filter(c -> EnginePod.CONTAINER.equals(c.getName()))
                 .findFirst()
                 .flatMap(c -> Optional.ofNullable(c.getPorts()).stream()
                         .flatMap(List::stream)

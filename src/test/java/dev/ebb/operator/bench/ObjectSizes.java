@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.ExecCommand;
@@ -92,7 +93,7 @@ public final class ObjectSizes {
                 .map(a -> "command=" + URLEncoder.encode(a, StandardCharsets.UTF_8))
                 .collect(Collectors.joining("&"));
         return ("GET /api/v1/namespaces/" + pod.getMetadata().getNamespace() + "/pods/"
-                        + pod.getMetadata().getName() + "/exec?" + query + "&container=" + PodRenderer.ENGINE_CONTAINER
+                        + pod.getMetadata().getName() + "/exec?" + query + "&container=" + EnginePod.CONTAINER
                         + "&stdin=true&stdout=true&stderr=true HTTP/1.1")
                 .length();
     }

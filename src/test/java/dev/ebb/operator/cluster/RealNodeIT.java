@@ -5,6 +5,7 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.HookEnding;
@@ -91,7 +92,7 @@ class RealNodeIT {
             @Override
             public void eventReceived(Action action, Pod pod) {
                 Optional.ofNullable(pod.getStatus()).map(s -> s.getContainerStatuses()).orElse(List.of()).stream()
-                        .filter(c -> c.getName().equals(PodRenderer.ENGINE_CONTAINER))
+                        .filter(c -> c.getName().equals(EnginePod.CONTAINER))
                         .map(ContainerStatus::getState)
                         .filter(s -> s != null && s.getTerminated() != null)
                         .forEach(s -> ENDED.put(pod.getMetadata().getName(), s.getTerminated()));

@@ -4,6 +4,7 @@ import static dev.ebb.operator.drain.HookFixtures.ADDRESSES;
 import static dev.ebb.operator.drain.HookFixtures.PORT;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.sim.FakeEngine;
@@ -30,7 +31,7 @@ class DrainHookLoaderTest {
 
     private static List<String> rendered() {
         return DrainHook.command(
-                TIMELINE, "http", List.of(DrainHook.LOOPBACK), PORT, "/metrics", InFlightGauges.of(Engine.VLLM));
+                TIMELINE, "http", List.of(EnginePod.LOOPBACK), PORT, "/metrics", InFlightGauges.of(Engine.VLLM));
     }
 
     /**

@@ -9,6 +9,7 @@ import static dev.ebb.operator.drain.HookFixtures.hook;
 import static dev.ebb.operator.drain.HookFixtures.withOption;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.sim.CannedListener;
 import dev.ebb.operator.sim.EngineBehaviour;
@@ -110,7 +111,7 @@ class DrainHookScriptTest {
                 FakeEngine peer = FakeEngine.start(Engine.SGLANG, ADDRESSES.next(), PORT, "m")) {
             hold(peer, 3, 9);
             HookRun run =
-                    HookRun.run(hook(Engine.SGLANG, 30, "http", List.of(DrainHook.LOOPBACK, peer.host())), own.host());
+                    HookRun.run(hook(Engine.SGLANG, 30, "http", List.of(EnginePod.LOOPBACK, peer.host())), own.host());
 
             assertThat(run.lines()).anyMatch(l -> l.contains("busy (sum 3)"));
             assertThat(run.last()).contains("idle on two consecutive reads");
@@ -125,7 +126,7 @@ class DrainHookScriptTest {
             hold(own, 1, 20);
             String nothingListens = ADDRESSES.next();
             HookRun run = HookRun.run(
-                    hook(Engine.SGLANG, 30, "http", List.of(DrainHook.LOOPBACK, nothingListens)), own.host());
+                    hook(Engine.SGLANG, 30, "http", List.of(EnginePod.LOOPBACK, nothingListens)), own.host());
 
             assertThat(run.last()).contains("nothing to measure: " + nothingListens + ": connection refused");
             assertThat(run.returnedAt()).isLessThan(8);

@@ -2,6 +2,7 @@ package dev.ebb.operator.drain;
 
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.v1alpha1.Engine;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.sim.DaemonThreads;
@@ -56,7 +57,7 @@ public final class HookFixtures {
     private HookFixtures() {}
 
     public static List<String> hook(Engine engine, int grace, String scheme) {
-        return hook(engine, grace, scheme, List.of(DrainHook.LOOPBACK));
+        return hook(engine, grace, scheme, List.of(EnginePod.LOOPBACK));
     }
 
     /** @param hosts what the hook reads and sums: the member's own engine and its peers, as the renderer lists them */

@@ -2,6 +2,7 @@ package dev.ebb.operator.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.v1alpha1.RoleKind;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
@@ -30,7 +31,7 @@ record EngineHook(List<String> lines, double seconds, long returnedNanos) {
         List<String> argv = HookFixtures.onThisMachine(DrainHook.command(
                 new DrainTimelines().of(Optional.of(30), engine.engine, RoleKind.Server, false, false, true),
                 "http",
-                List.of(DrainHook.LOOPBACK),
+                List.of(EnginePod.LOOPBACK),
                 engine.port,
                 "/metrics",
                 gauges));

@@ -5,11 +5,11 @@ import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.v1alpha1.DrainStatus;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.drain.DrainWarning;
 import dev.ebb.operator.render.Names;
-import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RoutingProxy;
 import dev.ebb.operator.sim.AdmittingDispatcher;
 import dev.ebb.operator.sim.LocalExec;
@@ -112,7 +112,7 @@ class PlatformIT {
                     .get();
             assertThat(decoder.getSpec().getContainers())
                     .extracting(Container::getName)
-                    .containsExactly(PodRenderer.ENGINE_CONTAINER, RoutingProxy.CONTAINER);
+                    .containsExactly(EnginePod.CONTAINER, RoutingProxy.CONTAINER);
             await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
                 ModelDeployment md = client.resources(ModelDeployment.class)
                         .inNamespace(NS)

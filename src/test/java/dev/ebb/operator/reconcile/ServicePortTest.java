@@ -2,6 +2,7 @@ package dev.ebb.operator.reconcile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RoutingProxy;
 import io.fabric8.kubernetes.api.model.Container;
@@ -39,7 +40,7 @@ class ServicePortTest {
     }
 
     static Stream<Arguments> pods() {
-        Container engine = container(PodRenderer.ENGINE_CONTAINER, PodRenderer.PORT_NAME, 8000);
+        Container engine = container(EnginePod.CONTAINER, PodRenderer.PORT_NAME, 8000);
         return Stream.of(
                 Arguments.of("the engine's port", pod(List.of(), List.of(engine)), Optional.of(8000)),
                 Arguments.of(
@@ -47,19 +48,14 @@ class ServicePortTest {
                         pod(
                                 List.of(container(RoutingProxy.CONTAINER, RoutingProxy.PORT_NAME, 8000)),
                                 List.of(container(
-                                        PodRenderer.ENGINE_CONTAINER,
-                                        PodRenderer.PORT_NAME,
-                                        RoutingProxy.ENGINE_PORT))),
+                                        EnginePod.CONTAINER, PodRenderer.PORT_NAME, RoutingProxy.ENGINE_PORT))),
                         Optional.of(8000)),
                 Arguments.of(
                         "the proxy's port, as a container",
                         pod(
                                 List.of(),
                                 List.of(
-                                        container(
-                                                PodRenderer.ENGINE_CONTAINER,
-                                                PodRenderer.PORT_NAME,
-                                                RoutingProxy.ENGINE_PORT),
+                                        container(EnginePod.CONTAINER, PodRenderer.PORT_NAME, RoutingProxy.ENGINE_PORT),
                                         container(RoutingProxy.CONTAINER, RoutingProxy.PORT_NAME, 9000))),
                         Optional.of(9000)),
                 Arguments.of(
@@ -68,7 +64,7 @@ class ServicePortTest {
                         Optional.empty()),
                 Arguments.of(
                         "an engine port out of range",
-                        pod(List.of(), List.of(container(PodRenderer.ENGINE_CONTAINER, PodRenderer.PORT_NAME, 70000))),
+                        pod(List.of(), List.of(container(EnginePod.CONTAINER, PodRenderer.PORT_NAME, 70000))),
                         Optional.empty()),
                 Arguments.of(
                         "no spec",

@@ -9,6 +9,7 @@ import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.RouterImages;
@@ -847,7 +848,7 @@ class PodRendererTest {
                 .getPreStop()
                 .getExec()
                 .getCommand();
-        followerHook.set(followerHook.indexOf("--host") + 1, DrainHook.LOOPBACK);
+        followerHook.set(followerHook.indexOf("--host") + 1, EnginePod.LOOPBACK);
 
         assertThat(PodRenderer.hashOf(readingLoopback))
                 .as("where a hook reads is the operator's choice, not the spec's")

@@ -8,6 +8,7 @@ import dev.ebb.operator.RoleTemplates;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.RoleTemplate;
 import dev.ebb.operator.drain.DrainHook;
@@ -32,7 +33,7 @@ class PodTemplateRenderTest {
 
     private static Container engine(Pod pod) {
         return pod.getSpec().getContainers().stream()
-                .filter(c -> PodRenderer.ENGINE_CONTAINER.equals(c.getName()))
+                .filter(c -> EnginePod.CONTAINER.equals(c.getName()))
                 .findFirst()
                 .orElseThrow();
     }

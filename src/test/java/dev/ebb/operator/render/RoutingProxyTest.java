@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ebb.operator.api.Annotations;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.api.Platform;
 import dev.ebb.operator.drain.DrainWarning;
 import io.fabric8.kubernetes.api.model.Container;
@@ -33,7 +34,7 @@ class RoutingProxyTest {
 
     private static Container engine(Pod pod) {
         return pod.getSpec().getContainers().stream()
-                .filter(c -> c.getName().equals(PodRenderer.ENGINE_CONTAINER))
+                .filter(c -> c.getName().equals(EnginePod.CONTAINER))
                 .findFirst()
                 .orElseThrow();
     }
@@ -75,9 +76,7 @@ class RoutingProxyTest {
                     .containsExactly(
                             "--port=8000", "--model-server-port=8200", "--kv-connector=nixlv2", "--secure-proxy=false");
         });
-        assertThat(pod.getSpec().getContainers())
-                .extracting(Container::getName)
-                .containsExactly(PodRenderer.ENGINE_CONTAINER);
+        assertThat(pod.getSpec().getContainers()).extracting(Container::getName).containsExactly(EnginePod.CONTAINER);
     }
 
     @Test
@@ -87,7 +86,7 @@ class RoutingProxyTest {
         assertThat(pod.getSpec().getInitContainers()).isEmpty();
         assertThat(pod.getSpec().getContainers())
                 .extracting(Container::getName)
-                .containsExactly(PodRenderer.ENGINE_CONTAINER, RoutingProxy.CONTAINER);
+                .containsExactly(EnginePod.CONTAINER, RoutingProxy.CONTAINER);
         assertThat(pod.getSpec().getContainers().get(1).getRestartPolicy()).isNull();
         assertThat(pod.getSpec().getContainers().get(1).getArgs())
                 .contains("--kv-connector=sglang", "--secure-proxy=false");

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.DesiredDeployment;
 import dev.ebb.operator.api.DesiredRole;
-import dev.ebb.operator.drain.DrainHook;
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.render.MemberSlot;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.sim.LoadGenerator.Outcome;
@@ -121,7 +121,7 @@ class MultiNodeDrainTest {
                 .getPreStop()
                 .getExec()
                 .getCommand();
-        followerHook.set(followerHook.indexOf("--host") + 1, DrainHook.LOOPBACK);
+        followerHook.set(followerHook.indexOf("--host") + 1, EnginePod.LOOPBACK);
         create(replica);
         CompletableFuture<LoadGenerator.Request> stream = streamOnTheLeader();
 

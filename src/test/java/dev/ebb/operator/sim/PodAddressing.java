@@ -1,6 +1,6 @@
 package dev.ebb.operator.sim;
 
-import dev.ebb.operator.drain.DrainHook;
+import dev.ebb.operator.api.EnginePod;
 import dev.ebb.operator.read.ConnectionRead;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +18,7 @@ import java.util.function.Function;
  * table where a real Pod has a namespace of its own.
  */
 public final class PodAddressing {
-    public static final String RENDERED_HOST = DrainHook.LOOPBACK;
+    public static final String RENDERED_HOST = EnginePod.LOOPBACK;
     /** The router Envoy's hook (render/LlmDRouterLayout): bash, the script, settle, drain, then the admin host. */
     private static final String ENVOY_DRAIN = "drain-envoy.sh";
 
