@@ -47,6 +47,7 @@ public final class StatusAggregator {
     public static final String REASON_RETIREMENTS_ABORTED = "RetirementsAborted";
     public static final String REASON_BLOCKED = "RetirementBlocked";
     public static final String REASON_NOT_BLOCKED = "NotBlocked";
+    public static final String REASON_ROUTER_NOT_READY = "RouterNotReady";
     public static final String REASON_MOVING = "MovingOffNodes";
     public static final String REASON_NO_MAINTENANCE = "NoMaintenance";
     /** Well under the 32 KiB a condition's message may hold, and still long enough for several retirements. */
@@ -268,7 +269,7 @@ public final class StatusAggregator {
                 previous,
                 Conditions.ROUTER_READY,
                 ready,
-                ready ? "RouterAvailable" : "RouterNotReady",
+                ready ? "RouterAvailable" : REASON_ROUTER_NOT_READY,
                 ready
                         ? router.name() + " has " + router.readyReplicas() + " replica(s) ready"
                         : router.name()

@@ -29,6 +29,27 @@ public final class StatusNews {
                                 c -> Conditions.RETIREMENT_BLOCKED.equals(c.getType()) && "True".equals(c.getStatus()));
     }
 
+    /** Reasons that ask a person to act, whenever they come. */
+    private static final Set<String> ATTENTION = Set.of(
+            StatusAggregator.REASON_REPLICAS_FAILING,
+            StatusAggregator.REASON_NAME_CONFLICT,
+            StatusAggregator.REASON_INVALID_SPEC,
+            StatusAggregator.REASON_BLOCKED);
+
+    /**
+     * A Warning for what asks a person to act: a failing replica, a name conflict, an invalid spec, a blocked
+     * retirement, a router that was available and no longer is. Every other change is the operator at work (replicas
+     * created, a scale-down or a rollout under way, a router still starting, a block lifted) and is told as Normal.
+     */
+    private static boolean asksForAttention(List<Condition> previous, Condition condition) {
+        if (ATTENTION.contains(condition.getReason())) {
+            return true;
+        }
+        return StatusAggregator.REASON_ROUTER_NOT_READY.equals(condition.getReason())
+                && previous.stream()
+                        .anyMatch(c -> Conditions.ROUTER_READY.equals(c.getType()) && "True".equals(c.getStatus()));
+    }
+
     public static List<News> between(ModelDeploymentStatus before, ModelDeploymentStatus after) {
         List<News> news = new ArrayList<>();
         List<Condition> previous = before == null || before.conditions() == null ? List.of() : before.conditions();
@@ -43,7 +64,7 @@ public final class StatusNews {
             }
             if (Conditions.changed(previous, condition) && told.add(condition.getReason())) {
                 news.add(new News(
-                        !"True".equals(condition.getStatus()),
+                        asksForAttention(previous, condition),
                         condition.getReason(),
                         condition.getType() + "=" + condition.getStatus() + ": " + condition.getMessage()));
             }

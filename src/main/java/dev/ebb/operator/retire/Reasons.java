@@ -1,5 +1,7 @@
 package dev.ebb.operator.retire;
 
+import java.util.Set;
+
 /** The CamelCase reasons a retirement reports in status and Events. */
 public final class Reasons {
     public static final String STARTED = "RetirementStarted";
@@ -50,4 +52,12 @@ public final class Reasons {
     }
 
     private Reasons() {}
+
+    /**
+     * Holds that are the protocol at work, told as Normal Events: a withdrawal still spreading to the endpoints or the
+     * router, a read still to come, an engine still generating, a client still connected. Every other hold points at
+     * something to look at and is told as a Warning.
+     */
+    public static final Set<String> WAITS =
+            Set.of(AWAITING_READS, BUSY, RECENT_DISPATCH, ENDPOINTS_STILL_LIST, ROUTER_STILL_SELECTS, OPEN_CONNECTIONS);
 }

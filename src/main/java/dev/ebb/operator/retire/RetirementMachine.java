@@ -756,8 +756,9 @@ public class RetirementMachine {
 
     private static Step hold(Retirement current, String reason, String message, Map<String, MemberReads> reads) {
         Retirement held = current.holding(reason, message, reads);
-        List<Action> actions =
-                reason.equals(current.reason()) ? List.of() : List.of(new Action.Announce(true, reason, message));
+        List<Action> actions = reason.equals(current.reason())
+                ? List.of()
+                : List.of(new Action.Announce(!Reasons.WAITS.contains(reason), reason, message));
         return new Step(held, actions);
     }
 

@@ -3,6 +3,7 @@ package dev.ebb.operator.reconcile;
 import static dev.ebb.operator.Specs.deployment;
 import static dev.ebb.operator.Specs.role;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.DesiredDeployment;
@@ -10,6 +11,8 @@ import dev.ebb.operator.api.DesiredRole;
 import dev.ebb.operator.api.Resolution;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.render.PodRenderer;
+import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -48,10 +51,55 @@ class StatusNewsTest {
         List<StatusNews.News> news = StatusNews.between(null, status(d, null));
 
         assertThat(news)
-                .extracting(StatusNews.News::reason)
-                .containsExactly("ReplicasNotReady", "ReplicasCreating", "GraceTooShortForSplitRole");
-        assertThat(news).allMatch(StatusNews.News::warning);
+                .extracting(StatusNews.News::reason, StatusNews.News::warning)
+                .containsExactly(
+                        tuple("ReplicasNotReady", false),
+                        tuple("ReplicasCreating", false),
+                        tuple("GraceTooShortForSplitRole", true));
         assertThat(news.get(2).message()).startsWith("role decode: ");
+    }
+
+    @Test
+    void theOperatorAtWorkIsToldAsNormalAndWhatAsksForAPersonAsAWarning() {
+        List<Condition> before = List.of(
+                condition(Conditions.RETIREMENT_BLOCKED, "False", "NotBlocked"),
+                condition(Conditions.ROUTER_READY, "True", "RouterAvailable"));
+        List<Condition> blocked = List.of(
+                condition(Conditions.REPLICAS_UP_TO_DATE, "False", "ScalingDown"),
+                condition(Conditions.RETIREMENT_BLOCKED, "True", "RetirementBlocked"),
+                condition(Conditions.ROUTER_READY, "False", "RouterNotReady"));
+        List<Condition> unblocked = List.of(
+                condition(Conditions.REPLICAS_UP_TO_DATE, "False", "RolloutInProgress"),
+                condition(Conditions.RETIREMENT_BLOCKED, "False", "NotBlocked"),
+                condition(Conditions.ROUTER_READY, "False", "RouterNotReady"));
+
+        assertThat(StatusNews.between(withConditions(before), withConditions(blocked)))
+                .extracting(StatusNews.News::reason, StatusNews.News::warning)
+                .containsExactly(
+                        tuple("ScalingDown", false), tuple("RetirementBlocked", true), tuple("RouterNotReady", true));
+        assertThat(StatusNews.between(withConditions(blocked), withConditions(unblocked)))
+                .extracting(StatusNews.News::reason, StatusNews.News::warning)
+                .containsExactly(tuple("RolloutInProgress", false), tuple("NotBlocked", false));
+        // a router that never was available is still starting
+        assertThat(StatusNews.between(
+                        withConditions(List.of()),
+                        withConditions(List.of(condition(Conditions.ROUTER_READY, "False", "RouterNotReady")))))
+                .extracting(StatusNews.News::warning)
+                .containsExactly(false);
+    }
+
+    private static Condition condition(String type, String status, String reason) {
+        return new ConditionBuilder()
+                .withType(type)
+                .withStatus(status)
+                .withReason(reason)
+                .withMessage(reason)
+                .withLastTransitionTime(T0.toString())
+                .build();
+    }
+
+    private static ModelDeploymentStatus withConditions(List<Condition> conditions) {
+        return new ModelDeploymentStatus(1L, "Ready", null, List.of(), null, null, List.of(), List.of(), conditions);
     }
 
     @Test

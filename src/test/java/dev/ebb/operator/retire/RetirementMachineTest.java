@@ -24,6 +24,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 public class RetirementMachineTest {
     private static final RetirementMachine MACHINE = new RetirementMachine();
+    /** Holds a person need not look at, which the Events tell as Normal; every other hold is a Warning. */
+    private static final Set<String> TOLD_AS_NORMAL = Set.of(
+            "AwaitingReads", "Busy", "RecentDispatch", "EndpointsStillList", "RouterStillSelects", "OpenConnections");
 
     static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
     static final Member LEADER = new Member("qwen-server-r2-m0", "uid-0", "c-0");
@@ -211,7 +214,10 @@ public class RetirementMachineTest {
         assertThat(held.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(held.retirement().reason()).isEqualTo(reason);
         assertThat(held.actions())
-                .contains(new Action.Announce(true, reason, held.retirement().message()))
+                .contains(new Action.Announce(
+                        !TOLD_AS_NORMAL.contains(reason),
+                        reason,
+                        held.retirement().message()))
                 .noneMatch(a -> a instanceof Action.Delete);
         assertThat(aborted.retirement().state()).isEqualTo(RetirementState.Aborted);
         assertThat(aborted.retirement().reason()).isEqualTo(reason);
@@ -996,7 +1002,10 @@ public class RetirementMachineTest {
                 .isZero();
         assertThat(held.actions()).noneMatch(a -> a instanceof Action.Delete);
         assertThat(held.actions())
-                .contains(new Action.Announce(true, reason, held.retirement().message()));
+                .contains(new Action.Announce(
+                        !TOLD_AS_NORMAL.contains(reason),
+                        reason,
+                        held.retirement().message()));
     }
 
     @Test
