@@ -5,7 +5,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 
-/** The Python scripts the operator runs inside engine containers, shipped as classpath resources. */
+/** The scripts the operator runs in its Pods and the router configuration it writes, shipped as classpath resources. */
 public final class BundledScripts {
     private BundledScripts() {}
 

@@ -9,6 +9,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeploymentSpec;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.read.ReadCommand;
+import java.io.File;
 import java.io.IOException;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.RecordComponent;
@@ -61,15 +62,27 @@ class PackagedNativeSourcesIT {
         assertThat(registered).containsAll(graph.stream().map(Class::getName).toList());
     }
 
+    /** Where the files the operator ships as resources live in the sources. */
+    private static final Path SHIPPED = Path.of("src", "main", "resources", "ebb");
+
     @Test
-    void theScriptsTheOperatorRunsInEngineAndRouterContainersAreIncluded() throws Exception {
+    void everyFileTheOperatorShipsUnderEbbIsIncluded() throws Exception {
         List<Pattern> included = new ArrayList<>();
         config("resource-config.json")
                 .at("/resources/includes")
                 .forEach(i -> included.add(Pattern.compile(i.path("pattern").asText())));
 
-        // the router's is read when its layout is first used: the Envoy drain hook in llm-d's router ConfigMap
-        assertThat(List.of(DrainHook.RESOURCE, ReadCommand.RESOURCE, "ebb/drain-envoy.sh"))
+        // every file the operator ships under ebb/: the scripts it runs in engine and router Pods, and llm-d's router
+        // configuration, read when that layout is first used
+        List<String> shipped;
+        try (Stream<Path> files = Files.walk(SHIPPED)) {
+            shipped = files.filter(Files::isRegularFile)
+                    .map(f -> "ebb/" + SHIPPED.relativize(f).toString().replace(File.separatorChar, '/'))
+                    .toList();
+        }
+        assertThat(shipped)
+                .contains(DrainHook.RESOURCE, ReadCommand.RESOURCE, "ebb/drain-envoy.sh", "ebb/llm-d/envoy.yaml");
+        assertThat(shipped)
                 .allMatch(
                         resource -> included.stream()
                                 .anyMatch(p -> p.matcher(resource).matches()),
