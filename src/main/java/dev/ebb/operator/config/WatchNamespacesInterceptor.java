@@ -1,6 +1,5 @@
 package dev.ebb.operator.config;
 
-import dev.ebb.operator.reconcile.ModelDeploymentReconciler;
 import io.smallrye.config.ConfigSourceInterceptor;
 import io.smallrye.config.ConfigSourceInterceptorContext;
 import io.smallrye.config.ConfigValue;
@@ -17,8 +16,7 @@ import java.util.Set;
 public class WatchNamespacesInterceptor implements ConfigSourceInterceptor {
     static final String WATCH_NAMESPACES = "ebb.watch-namespaces";
     /** The extension's per-controller property (ConfigurationUtils.getNamespacesPropertyName at quarkus-operator-sdk 7.7.3). */
-    static final String SDK_NAMESPACES =
-            "quarkus.operator-sdk.controllers." + ModelDeploymentReconciler.NAME + ".namespaces";
+    static final String SDK_NAMESPACES = "quarkus.operator-sdk.controllers." + Controller.NAME + ".namespaces";
 
     @Override
     public ConfigValue getValue(ConfigSourceInterceptorContext context, String name) {

@@ -10,6 +10,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.config.ClusterPlatform;
+import dev.ebb.operator.config.Controller;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
@@ -69,7 +70,7 @@ import org.jboss.logging.Logger;
  */
 // generation-aware filtering would drop the retry annotation, which changes no generation; the filter keeps the rest
 @ControllerConfiguration(
-        name = ModelDeploymentReconciler.NAME,
+        name = Controller.NAME,
         generationAwareEventProcessing = false,
         informer = @Informer(onUpdateFilter = SpecOrRetryChanged.class))
 // A failed pass is retried for as long as it fails, at most 15 s apart. The SDK's default gives up after five attempts
@@ -78,7 +79,6 @@ import org.jboss.logging.Logger;
 @GradualRetry(maxAttempts = -1, initialInterval = 1_000, intervalMultiplier = 2, maxInterval = 15_000)
 // its RBAC is written out in src/main/kubernetes/kubernetes.yml, beside the Deployment it runs in
 public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, Cleaner<ModelDeployment> {
-    public static final String NAME = "modeldeployment";
     private static final Logger LOG = Logger.getLogger(ModelDeploymentReconciler.class);
     /** The Pod cache's index of router Pods by namespace and deployment. */
     private static final String ROUTER_PODS = "router-pods";
