@@ -11,12 +11,14 @@ import io.fabric8.mockwebserver.MockWebServer;
 import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * The test world's API server: the fabric8 mock server in CRUD mode with the ModelDeployment CRD's admission in
@@ -28,11 +30,34 @@ public final class SimApiServer implements QuarkusTestResourceLifecycleManager {
 
     private KubernetesMockServer server;
 
+    /** Read once per class loader: the file does not change between two builds. */
+    private static volatile CustomResourceDefinition generated;
+
+    /**
+     * The generated CRD, read whole. Every Quarkus test writes the file again as it augments the application, and
+     * the test JVMs run side by side, so a read may meet the file half written (seen: an empty CRD); it is read again
+     * until it parses, for up to 10 s.
+     */
     public static CustomResourceDefinition generatedCrd() {
+        CustomResourceDefinition crd = generated;
+        if (crd == null) {
+            try {
+                crd = Awaitility.await()
+                        .atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(100))
+                        .ignoreExceptions()
+                        .until(SimApiServer::readCrd, c -> c != null && c.getSpec() != null);
+            } catch (ConditionTimeoutException e) {
+                throw new IllegalStateException(CRD + " is missing or unreadable; build the project first", e);
+            }
+            generated = crd;
+        }
+        return crd;
+    }
+
+    private static CustomResourceDefinition readCrd() throws IOException {
         try (InputStream in = Files.newInputStream(CRD)) {
             return Serialization.unmarshal(in, CustomResourceDefinition.class);
-        } catch (IOException e) {
-            throw new UncheckedIOException("the generated CRD is missing; build the project first", e);
         }
     }
 
