@@ -15,7 +15,6 @@ import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.render.PodRenderer;
-import dev.ebb.operator.render.RouterLayout;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.render.RoutingProxy;
 import dev.ebb.operator.retire.NextRetirement;
@@ -134,6 +133,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             KubernetesClient client,
             EventRecorder events,
             EbbConfig config,
+            SpecResolver resolver,
             RetirementRunner retirements,
             ReadLedger reads,
             CandidateReads candidateReads,
@@ -152,7 +152,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         this.platform = platform;
         this.client = client;
         this.events = events;
-        this.resolver = new SpecResolver(config.images()::of, config.images()::of, RouterLayout::unservableBy);
+        this.resolver = resolver;
         this.retirements = retirements;
         this.reads = reads;
         this.candidateReads = candidateReads;

@@ -80,8 +80,10 @@ class OperatorRestartIT {
                         Duration.ofMillis(100))
                 .start(Duration.ofSeconds(1));
         await().atMost(Duration.ofSeconds(5)).until(() -> other.inFlight() >= 2);
+        // 25 s: long enough that the operator reads the target busy before it ends, however loaded the machine (an
+        // 8 s request was seen ending first at a load average of 5 on 2 cores)
         LoadGenerator held = new LoadGenerator(
-                () -> Optional.of(new RouteTarget(TARGET, engine.uri(""))), 1, 80, Duration.ofMillis(100));
+                () -> Optional.of(new RouteTarget(TARGET, engine.uri(""))), 1, 250, Duration.ofMillis(100));
         CompletableFuture<LoadGenerator.Request> request = CompletableFuture.supplyAsync(held::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
 

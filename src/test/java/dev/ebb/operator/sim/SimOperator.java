@@ -3,6 +3,7 @@ package dev.ebb.operator.sim;
 import dev.ebb.operator.config.ClusterPlatform;
 import dev.ebb.operator.config.EbbConfig;
 import dev.ebb.operator.config.EbbSettings;
+import dev.ebb.operator.config.Resolvers;
 import dev.ebb.operator.drain.DrainHook;
 import dev.ebb.operator.drain.DrainTimelines;
 import dev.ebb.operator.lifecycle.Leadership;
@@ -135,6 +136,7 @@ public final class SimOperator implements AutoCloseable {
                 client,
                 events,
                 config,
+                Resolvers.of(config),
                 runner,
                 reads,
                 new CandidateReads(reads),
