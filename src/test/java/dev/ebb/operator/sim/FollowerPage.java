@@ -10,11 +10,11 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
@@ -28,7 +28,9 @@ import java.util.function.Supplier;
  * the layout where no group starts on this node: its page carries no request gauge at all.
  */
 final class FollowerPage implements AutoCloseable {
-    private final List<HttpServer> servers = new ArrayList<>();
+    /** Closed from the kubelet's stop of the Pod and from the world's teardown, which may run at once. */
+    private final List<HttpServer> servers = new CopyOnWriteArrayList<>();
+
     private final ExecutorService threads = Executors.newCachedThreadPool(DaemonThreads.named("follower-page"));
     private final int member;
     private final List<String> gauges;
@@ -122,7 +124,7 @@ final class FollowerPage implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         servers.forEach(server -> server.stop(0));
         servers.clear();
         threads.shutdownNow();
