@@ -2,9 +2,10 @@ package dev.ebb.operator.api.v1alpha1;
 
 /**
  * A replica whose last retirement aborted and which is still to leave (or, for a rollout, to be replaced): it stays,
- * serving, until the retirement is retried. Times are RFC 3339. {@code retryAt} is absent for a refusal and once the
- * replica is blocked, which only the retry annotation (or, when blocked, a spec change) retries; {@code retryToken} is
- * the value of that annotation the aborted operation answered, so the same value never retries it again.
+ * serving, until the retirement is retried. Times are RFC 3339. {@code retryAt} is when the cool-down retries it; it
+ * is absent for a refusal, which only the retry annotation retries. A blocked replica keeps its {@code retryAt} and is
+ * also retried at once when the spec changes. {@code retryToken} is the value of the retry annotation the aborted
+ * operation answered, so the same value never retries it again.
  * {@code attempts} counts the aborts in a row; {@code generation} is the spec's generation at the last one.
  */
 public record AbortedRetirement(
