@@ -6,8 +6,8 @@ import java.util.Optional;
 
 /** The inference engines Ebb knows how to launch and drain. */
 public enum Engine {
-    VLLM("vLLM"),
-    SGLANG("SGLang");
+    VLLM(WireNames.VLLM),
+    SGLANG(WireNames.SGLANG);
 
     private final String wireName;
 

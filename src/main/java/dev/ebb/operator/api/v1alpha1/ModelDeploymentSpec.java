@@ -7,16 +7,19 @@ import io.fabric8.generator.annotation.ValidationRule;
 import java.util.List;
 
 @ValidationRule(
-        value = "!has(self.router) || self.router.name == 'llm-d-router'"
-                + " || (self.router.name == 'vllm-router' && self.engine.name == 'vLLM')"
-                + " || (self.router.name == 'sglang-gateway' && self.engine.name == 'SGLang')",
+        value = "!has(self.router) || self.router.name == '" + WireNames.LLM_D_ROUTER + "'"
+                + " || (self.router.name == '" + WireNames.VLLM_ROUTER + "' && self.engine.name == '" + WireNames.VLLM
+                + "')"
+                + " || (self.router.name == '" + WireNames.SGLANG_GATEWAY + "' && self.engine.name == '"
+                + WireNames.SGLANG + "')",
         message =
                 "spec.router.name does not fit spec.engine.name: vllm-router serves only vLLM, sglang-gateway only SGLang, llm-d-router either",
         fieldPath = ".router.name")
 // vLLM's router and SGLang's gateway each reach every engine on one port, and serve either whole requests or a
 // prefill/decode split with both halves; a role without a port serves on the default port
 @ValidationRule(
-        value = "!has(self.router) || !(self.router.name in ['vllm-router', 'sglang-gateway']) || size(self.roles) == 0"
+        value = "!has(self.router) || !(self.router.name in ['" + WireNames.VLLM_ROUTER + "', '"
+                + WireNames.SGLANG_GATEWAY + "']) || size(self.roles) == 0"
                 + " || self.roles.all(r, (has(r.port) ? r.port : " + RoleSpec.DEFAULT_PORT
                 + ") == (has(self.roles[0].port) ? self.roles[0].port : " + RoleSpec.DEFAULT_PORT + "))",
         message =
@@ -24,7 +27,8 @@ import java.util.List;
         fieldPath = ".roles")
 @ValidationRule(
         value =
-                "!has(self.router) || !(self.router.name in ['vllm-router', 'sglang-gateway'])"
+                "!has(self.router) || !(self.router.name in ['" + WireNames.VLLM_ROUTER + "', '"
+                        + WireNames.SGLANG_GATEWAY + "'])"
                         + " || self.roles.all(r, !has(r.kind) || r.kind == 'Server')"
                         + " || (self.roles.all(r, has(r.kind) && r.kind != 'Server')"
                         + " && self.roles.exists(r, has(r.kind) && r.kind == 'Prefill') && self.roles.exists(r, has(r.kind) && r.kind == 'Decode'))",
@@ -33,18 +37,20 @@ import java.util.List;
         fieldPath = ".roles")
 @ValidationRule(
         value = "self.roles.all(r, !has(r.size) || r.size < 2 || !has(r.port)"
-                + " || !((self.engine.name == 'vLLM' && r.port == " + ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT + ")"
-                + " || (self.engine.name == 'SGLang' && r.port == " + ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT
+                + " || !((self.engine.name == '" + WireNames.VLLM + "' && r.port == "
+                + ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT + ")"
+                + " || (self.engine.name == '" + WireNames.SGLANG + "' && r.port == "
+                + ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT
                 + ")))",
         message = "spec.roles[].port of a multi-Pod replica must not be the engine's rendezvous port on the leader: "
                 + ModelDeploymentSpec.VLLM_RENDEZVOUS_PORT + " for vLLM, " + ModelDeploymentSpec.SGLANG_RENDEZVOUS_PORT
                 + " for SGLang",
         fieldPath = ".roles")
 @ValidationRule(
-        value =
-                "!has(self.router) || self.router.name != 'llm-d-router' || self.roles.all(r, !has(r.kind) || r.kind != 'Decode'"
-                        + " || (has(r.command) && size(r.command) > 0) || !has(r.port) || r.port != "
-                        + ModelDeploymentSpec.ROUTING_PROXY_ENGINE_PORT + ")",
+        value = "!has(self.router) || self.router.name != '" + WireNames.LLM_D_ROUTER
+                + "' || self.roles.all(r, !has(r.kind) || r.kind != 'Decode'"
+                + " || (has(r.command) && size(r.command) > 0) || !has(r.port) || r.port != "
+                + ModelDeploymentSpec.ROUTING_PROXY_ENGINE_PORT + ")",
         message = ModelDeploymentSpec.PORT_OF_THE_PROXIED_ENGINE,
         fieldPath = ".roles")
 // the first role is a fine default only when every role serves whole requests; of a split, an autoscaler must be

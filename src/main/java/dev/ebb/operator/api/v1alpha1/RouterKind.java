@@ -6,9 +6,9 @@ import java.util.Optional;
 
 /** The routers Ebb can put in front of a ModelDeployment, and the engines each one serves. */
 public enum RouterKind {
-    LLM_D_ROUTER("llm-d-router", Engine.VLLM, Engine.SGLANG),
-    VLLM_ROUTER("vllm-router", Engine.VLLM),
-    SGLANG_GATEWAY("sglang-gateway", Engine.SGLANG);
+    LLM_D_ROUTER(WireNames.LLM_D_ROUTER, Engine.VLLM, Engine.SGLANG),
+    VLLM_ROUTER(WireNames.VLLM_ROUTER, Engine.VLLM),
+    SGLANG_GATEWAY(WireNames.SGLANG_GATEWAY, Engine.SGLANG);
 
     private final String wireName;
     private final Engine[] servedEngines;
