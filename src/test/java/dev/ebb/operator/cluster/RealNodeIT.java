@@ -383,11 +383,13 @@ class RealNodeIT {
                         400,
                         Duration.ofMillis(100))) {
             await("both engines scraped").atMost(Duration.ofSeconds(60)).until(() -> prometheus.up() == 2);
+            // 8 s, so that a poll of both engines sees it in flight however loaded the machine (a 2 s one was seen
+            // ending unseen while another build ran beside the tier)
             CompletableFuture<LoadGenerator.Request> first =
-                    CompletableFuture.supplyAsync(() -> kept.stream(20, Duration.ofMillis(100)));
+                    CompletableFuture.supplyAsync(() -> kept.stream(80, Duration.ofMillis(100)));
             AtomicReference<Pod> reached = new AtomicReference<>();
             await("the client's first generation on its replica")
-                    .atMost(Duration.ofSeconds(10))
+                    .atMost(Duration.ofSeconds(8))
                     .until(() -> world.podsOf("polled").stream()
                             .filter(pod -> inFlight(pod) > 0)
                             .findFirst()
@@ -396,7 +398,7 @@ class RealNodeIT {
                                 return true;
                             })
                             .orElse(false));
-            assertThat(first.get(10, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+            assertThat(first.get(20, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
             String leaving = reached.get().getMetadata().getName();
             polls.scheduleAtFixedRate(
                     () -> {
