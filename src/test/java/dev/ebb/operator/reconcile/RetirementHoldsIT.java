@@ -166,7 +166,9 @@ class RetirementHoldsIT extends RetirementWorld {
                         .filter(p -> !p.getMetadata().getUid().equals(followerUid)
                                 && p.getMetadata().getDeletionTimestamp() == null)
                         .isPresent());
-        awaitServing("qwen-server-r0-m0");
+        // the new follower starts, the leader is Ready again once it runs, and the operator puts the replica back:
+        // three steps, each a pass of its owner, which a loaded machine was seen taking over 30 s for
+        await().atMost(Duration.ofSeconds(90)).until(() -> router.selects("qwen-server-r0-m0"));
         assertThat(pod("qwen-server-r0-m0").getMetadata().getLabels())
                 .containsEntry(Labels.SERVING, Labels.SERVING_YES);
     }
