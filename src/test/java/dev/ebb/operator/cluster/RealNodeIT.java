@@ -287,7 +287,10 @@ class RealNodeIT {
             assertThat(later).extracting(LoadGenerator.Request::outcome).containsOnly(LoadGenerator.Outcome.COMPLETED);
             assertThat(longOne.get(60, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
         }
-        assertThat(world.retirements("kept")).isEmpty();
+        // the operator ends the record on its next pass after the Pod is gone (seen still Settling just after)
+        await("the retirement ended")
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> world.retirements("kept").isEmpty());
         assertThat(endedOf("kept"))
                 .as("the retired engine's last state")
                 .hasSize(1)
