@@ -103,6 +103,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final EventRecorder events;
     private final SpecResolver resolver;
     private final RetirementRunner retirements;
+    private final RetirementActions retirementActions;
     private final ReadLedger reads;
     private final CandidateReads candidateReads;
     private final Clock clock;
@@ -135,6 +136,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             EbbConfig config,
             SpecResolver resolver,
             RetirementRunner retirements,
+            RetirementActions retirementActions,
             ReadLedger reads,
             CandidateReads candidateReads,
             RouterObjects routers,
@@ -154,6 +156,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         this.events = events;
         this.resolver = resolver;
         this.retirements = retirements;
+        this.retirementActions = retirementActions;
         this.reads = reads;
         this.candidateReads = candidateReads;
         this.clock = clock;
@@ -353,9 +356,9 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                 events.normal(md, news.reason(), news.message());
             }
         }
-        retirements.carryOut(md, pass, pods, routerPods);
-        retirements.correctServingLabels(md, pods, routerPods, pass.records());
-        retirements.keepRouterInStep(md, routerPods, routing);
+        retirementActions.carryOut(md, pass, pods, routerPods);
+        retirementActions.correctServingLabels(md, pods, routerPods, pass.records());
+        retirementActions.keepRouterInStep(md, routerPods, routing);
         placement.release().forEach(release -> release(md, release, now));
         List<Pod> dueToLift = HeldBack.due(pods, now);
         dueToLift.forEach(this::lift);

@@ -1,9 +1,11 @@
 package dev.ebb.operator.reconcile;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
+import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.read.MemberWork;
 import dev.ebb.operator.read.Reading;
+import dev.ebb.operator.retire.Retirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.HashMap;
@@ -24,7 +26,14 @@ public class ReadLedger {
      *
      * @param id tells the deployment's operations apart, those that began in the same pass included
      */
-    public record Operation(String deployment, String id) {}
+    public record Operation(String deployment, String id) {
+        /** A retirement's reads. Retirements that begin in the same pass share their start: the replica tells them apart. */
+        static Operation of(ModelDeployment md, Retirement retirement) {
+            return new Operation(
+                    md.getMetadata().getUid(),
+                    retirement.role() + "/" + retirement.ordinal() + "@" + retirement.startedAt());
+        }
+    }
 
     private record Key(Operation operation, String member) {}
 

@@ -11,15 +11,10 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
-import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.lifecycle.LeaseGuard;
-import dev.ebb.operator.observe.EventRecorder;
-import dev.ebb.operator.read.ExecResult;
-import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.retire.Budgets;
 import dev.ebb.operator.retire.NextRetirement;
-import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.route.HttpRouterProbe;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.SimApiServer;
@@ -30,13 +25,10 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.smallrye.mutiny.Uni;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,7 +52,7 @@ class RetirementRunnerTest {
     private KubernetesMockServer server;
     private KubernetesClient client;
     private FakeRouter router;
-    private RetirementRunner runner;
+    private RetirementPasses runner;
     private ModelDeployment md;
     private Instant now = T0;
 
@@ -95,21 +87,9 @@ class RetirementRunnerTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> router.selects(TARGET) && router.selects(KEPT));
     }
 
-    private RetirementRunner runner(LeaseGuard lease) {
+    private RetirementPasses runner(LeaseGuard lease) {
         URI admin = router.adminUri();
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        MemberReader unread = new MemberReader(
-                (pod, container, argv, limits) -> Uni.createFrom().item(new ExecResult.Failed("not read here")),
-                registry);
-        return new RetirementRunner(
-                client,
-                new ReadLedger(unread),
-                new HttpRouterProbe((routerPod, kind) -> Optional.of(admin)),
-                new EventRecorder(client),
-                registry,
-                EbbSettings.of(Map.of()),
-                new RetirementMachine(),
-                lease);
+        return RetirementPasses.unread(client, new HttpRouterProbe((routerPod, kind) -> Optional.of(admin)), lease);
     }
 
     @AfterEach
@@ -150,20 +130,21 @@ class RetirementRunnerTest {
     /** One reconcile's worth: plan, persist the record, carry out; a second later. */
     private RetirementStatus pass(List<EndpointSlice> slices) {
         List<Pod> pods = pods();
-        RetirementRunner.Pass pass = runner.plan(
-                md,
-                Inventory.of(pods),
-                pods,
-                List.of(new NextRetirement.Candidate(
-                        "server", 1, NextRetirement.Purpose.REDUCTION, CHOSEN, Budgets.DRAINING, false)),
-                List.of(),
-                RETRY,
-                slices,
-                ROUTER_PODS,
-                now);
+        RetirementRunner.Pass pass = runner.runner()
+                .plan(
+                        md,
+                        Inventory.of(pods),
+                        pods,
+                        List.of(new NextRetirement.Candidate(
+                                "server", 1, NextRetirement.Purpose.REDUCTION, CHOSEN, Budgets.DRAINING, false)),
+                        List.of(),
+                        RETRY,
+                        slices,
+                        ROUTER_PODS,
+                        now);
         md.setStatus(new ModelDeploymentStatus(
                 null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of()));
-        runner.carryOut(md, pass, pods, ROUTER_PODS);
+        runner.actions().carryOut(md, pass, pods, ROUTER_PODS);
         now = now.plusSeconds(1);
         return pass.statuses().get(0);
     }

@@ -12,16 +12,11 @@ import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
-import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.lifecycle.LeaseGuard;
-import dev.ebb.operator.observe.EventRecorder;
-import dev.ebb.operator.read.ExecResult;
-import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.render.Names;
 import dev.ebb.operator.render.RouterAdmin;
 import dev.ebb.operator.retire.Budgets;
 import dev.ebb.operator.retire.NextRetirement;
-import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.route.HttpRouterProbe;
 import dev.ebb.operator.route.RouterAnswers;
 import dev.ebb.operator.sim.LoopbackAddresses;
@@ -33,8 +28,6 @@ import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSliceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.smallrye.mutiny.Uni;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -141,20 +134,11 @@ class RouterWithdrawalPassesTest {
         }
     }
 
-    private RetirementRunner runner() {
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        MemberReader unread = new MemberReader(
-                (pod, container, argv, limits) -> Uni.createFrom().item(new ExecResult.Failed("not read here")),
-                registry);
-        return new RetirementRunner(
+    private RetirementPasses runner() {
+        return RetirementPasses.unread(
                 client,
-                new ReadLedger(unread),
                 new HttpRouterProbe((routerPod, kind) -> Optional.ofNullable(
                         routerAddresses.get(routerPod.getMetadata().getName()))),
-                new EventRecorder(client),
-                registry,
-                EbbSettings.of(Map.of()),
-                new RetirementMachine(),
                 LeaseGuard.NOT_ELECTING);
     }
 
@@ -178,7 +162,7 @@ class RouterWithdrawalPassesTest {
     }
 
     /** One reconcile's worth: plan, persist the record, carry out; a second later. */
-    private RetirementStatus pass(RetirementRunner runner, ModelDeployment md) {
+    private RetirementStatus pass(RetirementPasses runner, ModelDeployment md) {
         return pass(
                 runner,
                 md,
@@ -188,21 +172,22 @@ class RouterWithdrawalPassesTest {
 
     /** @param candidates what the spec asks to retire now: none once it is scaled back up */
     private RetirementStatus pass(
-            RetirementRunner runner, ModelDeployment md, List<NextRetirement.Candidate> candidates) {
+            RetirementPasses runner, ModelDeployment md, List<NextRetirement.Candidate> candidates) {
         List<Pod> pods = client.pods().inNamespace(NS).list().getItems();
-        RetirementRunner.Pass pass = runner.plan(
-                md,
-                Inventory.of(pods),
-                pods,
-                candidates,
-                List.of(),
-                RETRY,
-                List.of(sliceListingKept()),
-                routerPods,
-                now);
+        RetirementRunner.Pass pass = runner.runner()
+                .plan(
+                        md,
+                        Inventory.of(pods),
+                        pods,
+                        candidates,
+                        List.of(),
+                        RETRY,
+                        List.of(sliceListingKept()),
+                        routerPods,
+                        now);
         md.setStatus(new ModelDeploymentStatus(
                 null, null, null, List.of(), null, null, pass.statuses(), List.of(), List.of()));
-        runner.carryOut(md, pass, pods, routerPods);
+        runner.actions().carryOut(md, pass, pods, routerPods);
         now = now.plusSeconds(1);
         return pass.statuses().get(0);
     }
@@ -279,7 +264,7 @@ class RouterWithdrawalPassesTest {
                 .router(RouterKind.SGLANG_GATEWAY.wireName())
                 .role(role("server").replicas(1))
                 .build();
-        RetirementRunner runner = runner();
+        RetirementPasses runner = runner();
 
         RetirementStatus begun = pass(runner, md);
         assertThat(begun.state()).isEqualTo("Withdrawing");
@@ -306,7 +291,7 @@ class RouterWithdrawalPassesTest {
                 .router(RouterKind.SGLANG_GATEWAY.wireName())
                 .role(role("server").replicas(1))
                 .build();
-        RetirementRunner runner = runner();
+        RetirementPasses runner = runner();
         pass(runner, md);
         pass(runner, md);
         assertThat(gateway.workers).doesNotContainValue("http://" + TARGET_IP + ":8000");
@@ -337,7 +322,7 @@ class RouterWithdrawalPassesTest {
                 .router(RouterKind.SGLANG_GATEWAY.wireName())
                 .role(role("server").replicas(1))
                 .build();
-        RetirementRunner runner = runner();
+        RetirementPasses runner = runner();
 
         pass(runner, md);
         RetirementStatus held = pass(runner, md);
@@ -369,7 +354,7 @@ class RouterWithdrawalPassesTest {
                 .router(RouterKind.VLLM_ROUTER.wireName())
                 .role(role("server").replicas(1))
                 .build();
-        RetirementRunner runner = runner();
+        RetirementPasses runner = runner();
 
         pass(runner, md);
         RetirementStatus held = pass(runner, md);

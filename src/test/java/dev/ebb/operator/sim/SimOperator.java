@@ -15,6 +15,8 @@ import dev.ebb.operator.reconcile.CandidateReads;
 import dev.ebb.operator.reconcile.ModelDeploymentReconciler;
 import dev.ebb.operator.reconcile.OwnedObjects;
 import dev.ebb.operator.reconcile.ReadLedger;
+import dev.ebb.operator.reconcile.RetirementActions;
+import dev.ebb.operator.reconcile.RetirementObserver;
 import dev.ebb.operator.reconcile.RetirementRunner;
 import dev.ebb.operator.reconcile.RouterObjects;
 import dev.ebb.operator.render.PodRenderer;
@@ -117,8 +119,9 @@ public final class SimOperator implements AutoCloseable {
                                 .start()))
                 : Optional.empty();
         LeaseGuard lease = leadership.<LeaseGuard>map(l -> l).orElse(LeaseGuard.NOT_ELECTING);
-        RetirementRunner runner = new RetirementRunner(
-                client, reads, new HttpRouterProbe(routers), events, registry, config, new RetirementMachine(), lease);
+        HttpRouterProbe router = new HttpRouterProbe(routers);
+        RetirementRunner runner =
+                new RetirementRunner(new RetirementObserver(reads, router), config, new RetirementMachine());
         operator = new Operator(o -> {
             o.withKubernetesClient(client)
                     .withCloseClientOnStop(false)
@@ -138,6 +141,7 @@ public final class SimOperator implements AutoCloseable {
                 config,
                 Resolvers.of(config),
                 runner,
+                new RetirementActions(client, reads, router, events, registry, lease),
                 reads,
                 new CandidateReads(reads),
                 new RouterObjects(owned),
