@@ -123,7 +123,7 @@ public final class SpecResolver {
             boolean split = roles.stream()
                     .anyMatch(r -> r != null
                             && r.kind() != null
-                            && !RoleKind.Server.name().equals(r.kind()));
+                            && !RoleKind.Server.wireName().equals(r.kind()));
             if (split) {
                 errors.add(new FieldError("spec.scaling.role", ModelDeploymentSpec.SCALING_ROLE_REQUIRED));
                 return Optional.empty();
@@ -252,7 +252,8 @@ public final class SpecResolver {
         }
         for (int i = 0; i < roles.size(); i++) {
             RoleSpec role = roles.get(i);
-            if (role != null && (role.kind() == null || RoleKind.Server.name().equals(role.kind()))) {
+            if (role != null
+                    && (role.kind() == null || RoleKind.Server.wireName().equals(role.kind()))) {
                 errors.add(new FieldError(
                         "spec.roles[" + i + "].kind",
                         router.wireName() + " serves either Server roles or a Prefill/Decode split, not both"));
@@ -262,7 +263,7 @@ public final class SpecResolver {
             if (!kinds.contains(half)) {
                 errors.add(new FieldError(
                         "spec.roles",
-                        router.wireName() + " splitting prefill from decode needs a " + half.name()
+                        router.wireName() + " splitting prefill from decode needs a " + half.wireName()
                                 + " role; it routes no request without one"));
             }
         }
@@ -293,7 +294,7 @@ public final class SpecResolver {
                 errors.add(new FieldError(field + ".name", "duplicate role name \"" + role.name() + "\""));
             }
             if (behindLlmD(spec)
-                    && "Decode".equals(role.kind())
+                    && RoleKind.Decode.wireName().equals(role.kind())
                     && listOrEmpty(role.command()).isEmpty()
                     && role.port() != null
                     && role.port() == ModelDeploymentSpec.ROUTING_PROXY_ENGINE_PORT) {
@@ -313,7 +314,7 @@ public final class SpecResolver {
         Optional<RoleKind> kind =
                 role.kind() == null ? Optional.of(RoleKind.Server) : RoleKind.fromWireName(role.kind());
         if (kind.isEmpty()) {
-            errors.add(unsupported(field + ".kind", role.kind(), choices(RoleKind.values(), RoleKind::name)));
+            errors.add(unsupported(field + ".kind", role.kind(), choices(RoleKind.values(), RoleKind::wireName)));
         }
         DisruptionSpec disruption = role.disruption() == null ? new DisruptionSpec(null, null) : role.disruption();
         Optional<NodeMaintenance> maintenance = disruption.nodeMaintenance() == null

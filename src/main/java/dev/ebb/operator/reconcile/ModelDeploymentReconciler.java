@@ -18,7 +18,6 @@ import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.render.RoutingProxy;
 import dev.ebb.operator.retire.NextRetirement;
-import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
 import dev.ebb.operator.route.GatewayMembership;
@@ -28,11 +27,8 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
-import io.fabric8.kubernetes.api.model.ServiceBuilder;
 import io.fabric8.kubernetes.api.model.discovery.v1.EndpointSlice;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.javaoperatorsdk.operator.api.config.informer.Informer;
 import io.javaoperatorsdk.operator.api.config.informer.InformerEventSourceConfiguration;
 import io.javaoperatorsdk.operator.api.reconciler.Cleaner;
@@ -64,8 +60,9 @@ import org.jboss.logging.Logger;
 
 /**
  * The one controller: checks the spec, asks the planner what to create, runs the retirement protocol for what the
- * spec takes away, and writes status. All decisions live in the pure classes it calls; this class only reads the
- * caches and talks to the API server.
+ * spec takes away, and writes status. All decisions live in the pure classes it calls; this class reads the caches and
+ * hands each decision to the class that writes its objects: {@link EngineObjects} the engine's Services and Pods,
+ * {@link RouterObjects} the router's.
  */
 // generation-aware filtering would drop the retry annotation, which changes no generation; the filter keeps the rest
 @ControllerConfiguration(
@@ -94,12 +91,10 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
 
     static final String REASON_PLATFORM_UNKNOWN = "PlatformUnknown";
     private static final String ROUTER_OBJECTS = RouterRenderer.COMPONENT + "=" + RouterRenderer.COMPONENT_ROUTER;
-    static final String REASON_RELEASED = "PartlyPlacedReplicaReleased";
     static final String REASON_HOOK_SCRIPT_RESTORED = "DrainHookScriptRestored";
     static final String REASON_ROUTER_REPAIRED = "RouterObjectRepaired";
     static final String REASON_ROUTER_IMAGES_CHANGED = "RouterImagesChanged";
 
-    private final KubernetesClient client;
     private final EventRecorder events;
     private final SpecResolver resolver;
     private final RetirementRunner retirements;
@@ -108,6 +103,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final CandidateReads candidateReads;
     private final Clock clock;
     private final RouterObjects routers;
+    private final EngineObjects engines;
     private final ClusterPlatform platform;
     private final ReplicaGauges gauges;
     private final Duration coolDown;
@@ -119,11 +115,6 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final Map<String, Set<String>> toldShortenedGraces = new ConcurrentHashMap<>();
     /** Per ModelDeployment UID, the partly scheduled replicas already told, by their waiting members. */
     private final Map<String, Set<String>> toldPartlyScheduled = new ConcurrentHashMap<>();
-    /**
-     * Per ModelDeployment UID, the replicas released for holding their nodes in part ({@link HeldBack#replicaKey}), and
-     * until when their Pods are created held back. Kept until that time, as a Pod created meanwhile carries it itself.
-     */
-    private final Map<String, Map<String, Instant>> releasedReplicas = new ConcurrentHashMap<>();
 
     private final HookEndings hookEndings;
     private final RoleBudgets budgets;
@@ -131,7 +122,6 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
     private final Map<String, Instant> nodesSeenGoing = new ConcurrentHashMap<>();
 
     public ModelDeploymentReconciler(
-            KubernetesClient client,
             EventRecorder events,
             EbbConfig config,
             SpecResolver resolver,
@@ -140,6 +130,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
             ReadLedger reads,
             CandidateReads candidateReads,
             RouterObjects routers,
+            EngineObjects engines,
             OwnedObjects owned,
             ClusterPlatform platform,
             ReplicaGauges gauges,
@@ -151,8 +142,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         this.gauges = gauges;
         this.owned = owned;
         this.routers = routers;
+        this.engines = engines;
         this.platform = platform;
-        this.client = client;
         this.events = events;
         this.resolver = resolver;
         this.retirements = retirements;
@@ -320,7 +311,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
                     partlyPlaced,
                     deployment.roles().stream()
                             .collect(Collectors.toMap(DesiredRole::name, DesiredRole::partialPlacement)),
-                    releasedReplicas.getOrDefault(md.getMetadata().getUid(), Map.of()),
+                    engines.released(md),
                     now);
         } else {
             candidateReads.forget(md.getMetadata().getUid());
@@ -359,9 +350,9 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         retirementActions.carryOut(md, pass, pods, routerPods);
         retirementActions.correctServingLabels(md, pods, routerPods, pass.records());
         retirementActions.keepRouterInStep(md, routerPods, routing);
-        placement.release().forEach(release -> release(md, release, now));
+        placement.release().forEach(release -> engines.release(md, release, now));
         List<Pod> dueToLift = HeldBack.due(pods, now);
-        dueToLift.forEach(this::lift);
+        dueToLift.forEach(engines::lift);
         // what the router was told, or could not be asked, is looked at again soon: nothing else would bring a pass
         Optional<Duration> routerRecheck = routing.filter(r -> !r.nothingToSend()
                         || !r.unrouted().isEmpty()
@@ -538,16 +529,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         ReplicaPlan plan = ReplicaPlanner.plan(renderer, deployment, hashes, inventory, services.keySet(), retirements);
         // the script first: the kubelet starts no hooked Pod before its ConfigMap is there
         convergeHookScripts(md, deployment, context).ifPresent(conflicts::add);
-
-        plan.services()
-                .forEach(desired -> applyService(
-                                md, desired, services.get(desired.getMetadata().getName()))
-                        .ifPresent(conflicts::add));
-        plan.create()
-                .forEach(pod -> createPod(md, heldBackIfReleased(md, pod, now)).ifPresent(conflicts::add));
-        plan.neverRan().forEach(pod -> removeNeverRan(md, pod));
-        plan.handedBack().forEach(handBack -> handBack(md, handBack));
-        plan.obsoleteServices().forEach(name -> owned.delete(md, services.get(name)));
+        conflicts.addAll(engines.converge(md, plan, services, now));
         conflicts.addAll(budgets.converge(
                 md,
                 deployment,
@@ -581,101 +563,6 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         return conflict;
     }
 
-    private Optional<Ownership.Conflict> applyService(ModelDeployment md, Service desired, Service existing) {
-        if (existing == null) {
-            return owned.create(md, desired).conflict();
-        }
-        Optional<Ownership.Conflict> conflict =
-                Ownership.conflict(existing, md.getMetadata().getUid());
-        if (conflict.isEmpty()
-                && (!Objects.equals(
-                                existing.getSpec().getSelector(),
-                                desired.getSpec().getSelector())
-                        || !Objects.equals(
-                                existing.getSpec().getPorts(), desired.getSpec().getPorts()))) {
-            client.services()
-                    .resource(existing)
-                    .edit(s -> new ServiceBuilder(s)
-                            .editSpec()
-                            .withSelector(desired.getSpec().getSelector())
-                            .withPorts(desired.getSpec().getPorts())
-                            .endSpec()
-                            .build());
-        }
-        return conflict;
-    }
-
-    private Optional<Ownership.Conflict> createPod(ModelDeployment md, Pod pod) {
-        OwnedObjects.Creation creation = owned.create(md, pod);
-        if (creation.created()) {
-            events.normal(
-                    md,
-                    "PodCreated",
-                    "created " + pod.getMetadata().getName() + " at configuration "
-                            + pod.getMetadata().getLabels().get(Labels.CONFIG_HASH));
-        }
-        return creation.conflict();
-    }
-
-    /**
-     * A replica that has held its placed members longer than its role allows goes whole, and comes back held back as
-     * long. It carries no request (the verdict leaves out any replica with a ready member), so it skips the
-     * retirement protocol; each deletion is still fenced by the Lease.
-     */
-    private void release(ModelDeployment md, PartlyScheduled.Release release, Instant now) {
-        releasedReplicas
-                .computeIfAbsent(md.getMetadata().getUid(), uid -> new ConcurrentHashMap<>())
-                .put(
-                        HeldBack.replicaKey(
-                                release.replica().role(), release.replica().ordinal()),
-                        now.plus(release.bound()));
-        events.warning(md, REASON_RELEASED, release.message());
-        release.replica().members().forEach(pod -> owned.delete(md, pod));
-    }
-
-    /** Lets the scheduler have a held-back Pod; one that cannot be edited now is tried again on the next pass. */
-    private void lift(Pod pod) {
-        try {
-            client.pods()
-                    .inNamespace(pod.getMetadata().getNamespace())
-                    .withName(pod.getMetadata().getName())
-                    .edit(HeldBack::lifted);
-        } catch (KubernetesClientException e) {
-            LOG.infof(
-                    "could not let the scheduler have %s/%s yet: %s",
-                    pod.getMetadata().getNamespace(), pod.getMetadata().getName(), e.getMessage());
-        }
-    }
-
-    /** The Pod as it is to be created: behind the gate while its replica is held back after a release. */
-    private Pod heldBackIfReleased(ModelDeployment md, Pod pod, Instant now) {
-        Map<String, Instant> released = releasedReplicas.get(md.getMetadata().getUid());
-        if (released == null) {
-            return pod;
-        }
-        released.values().removeIf(until -> !until.isAfter(now));
-        return HeldBack.asCreated(pod, released, now);
-    }
-
-    /**
-     * A replica whose node's drain has waited its role's drain budget goes as the drain would take it: deleted with its
-     * grace, its drain hook holding each member while it carries requests. Each deletion is fenced by the Lease.
-     */
-    private void handBack(ModelDeployment md, ReplicaPlan.HandBack handBack) {
-        events.warning(md, Reasons.HANDED_BACK, handBack.message());
-        handBack.replica().members().forEach(pod -> owned.delete(md, pod));
-    }
-
-    /** A replica that never ran holds no request, so it skips the retirement protocol. */
-    private void removeNeverRan(ModelDeployment md, Pod pod) {
-        owned.delete(md, pod);
-        events.normal(
-                md,
-                "NeverRanReplicaRemoved",
-                "deleted " + pod.getMetadata().getName()
-                        + " without retiring it: its replica leaves, and none of its containers ever started");
-    }
-
     /**
      * The engine Pods go first, each draining through its own hook; the ModelDeployment stays, in phase Deleting,
      * until they are gone, because its Services and its router carry the streams they are finishing. Everything is
@@ -686,9 +573,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         Set<Pod> pods = context.getSecondaryResources(Pod.class);
         tellShortenedGraces(md, pods);
         if (!pods.isEmpty()) {
-            pods.stream()
-                    .filter(pod -> pod.getMetadata().getDeletionTimestamp() == null)
-                    .forEach(pod -> owned.delete(md, pod));
+            engines.removePods(md, pods);
             long generation =
                     Optional.ofNullable(md.getMetadata().getGeneration()).orElse(0L);
             ModelDeploymentStatus status =
@@ -712,9 +597,8 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
         candidateReads.forget(md.getMetadata().getUid());
         toldShortenedGraces.remove(md.getMetadata().getUid());
         toldPartlyScheduled.remove(md.getMetadata().getUid());
-        releasedReplicas.remove(md.getMetadata().getUid());
         gauges.forget(md.getMetadata().getNamespace(), md.getMetadata().getName());
-        context.getSecondaryResources(Service.class).forEach(service -> owned.delete(md, service));
+        engines.remove(md, context.getSecondaryResources(Service.class));
         routers.remove(md);
         return DeleteControl.defaultDelete();
     }

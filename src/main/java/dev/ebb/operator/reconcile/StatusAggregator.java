@@ -438,7 +438,7 @@ public final class StatusAggregator {
         int heldBack = (int) members.stream().filter(HeldBack::isGated).count();
         return new RoleStatus(
                 role.name(),
-                role.kind().name(),
+                role.kind().wireName(),
                 role.replicas(),
                 replicas.size(),
                 ready,

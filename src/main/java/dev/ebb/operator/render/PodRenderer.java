@@ -521,7 +521,7 @@ public class PodRenderer {
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put(Labels.DEPLOYMENT, slot.deployment().owner().name());
         labels.put(Labels.ROLE, slot.role().name());
-        labels.put(Labels.ROLE_KIND, slot.role().kind().name());
+        labels.put(Labels.ROLE_KIND, slot.role().kind().wireName());
         labels.put(Labels.REPLICA, Integer.toString(slot.ordinal()));
         labels.put(Labels.MEMBER_INDEX, Integer.toString(slot.member()));
         labels.put(Labels.SERVING, Labels.SERVING_YES);

@@ -107,7 +107,7 @@ final class SglangGatewayLayout implements RouterLayout {
 
     private static Map<String, String> selectsKind(DesiredDeployment deployment, RoleKind kind) {
         Map<String, String> labels = new LinkedHashMap<>(RouterRenderer.selects(deployment));
-        labels.put(Labels.ROLE_KIND, kind.name());
+        labels.put(Labels.ROLE_KIND, kind.wireName());
         return labels;
     }
 

@@ -102,7 +102,7 @@ public final class GatewayMembership {
                         .filter(Labels.LEADER_INDEX::equals)
                         .isPresent()
                 && label(pod, Labels.ROLE_KIND)
-                        .filter(RoleKind.Server.name()::equals)
+                        .filter(RoleKind.Server.wireName()::equals)
                         .isPresent()
                 && Readiness.isPodReady(pod);
         Optional<String> host =

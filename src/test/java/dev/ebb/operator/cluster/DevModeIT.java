@@ -37,8 +37,7 @@ class DevModeIT {
     /** A cold dev mode compiles the operator and builds it for dev, on two loaded cores. */
     private static final Duration START = Duration.ofMinutes(6);
 
-    private static final Path RECONCILER =
-            Path.of("src/main/java/dev/ebb/operator/reconcile/ModelDeploymentReconciler.java");
+    private static final Path ENGINE_OBJECTS = Path.of("src/main/java/dev/ebb/operator/reconcile/EngineObjects.java");
     private static final String CREATED = "\"created \" + pod.getMetadata().getName()";
     private static final String CREATED_CHANGED = "\"created, after a live reload, \" + pod.getMetadata().getName()";
 
@@ -130,10 +129,10 @@ class DevModeIT {
                     .reduce((first, last) -> last)
                     .orElseThrow();
 
-            Path reconciler = project.resolve(RECONCILER);
-            String source = Files.readString(reconciler);
+            Path engineObjects = project.resolve(ENGINE_OBJECTS);
+            String source = Files.readString(engineObjects);
             assertThat(source).contains(CREATED);
-            Files.writeString(reconciler, source.replace(CREATED, CREATED_CHANGED));
+            Files.writeString(engineObjects, source.replace(CREATED, CREATED_CHANGED));
             long changed = System.nanoTime();
             HttpClient http = HttpClient.newHttpClient();
             // dev mode looks for changes when a request comes in, and answers it once reloaded

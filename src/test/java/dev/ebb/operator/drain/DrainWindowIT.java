@@ -10,8 +10,8 @@ import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.SimApiServer;
-import dev.ebb.operator.sim.SimWorld;
 import dev.ebb.operator.sim.Termination;
+import dev.ebb.operator.sim.WorldPerTest;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -22,9 +22,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** `kubectl delete pod` on a replica under streaming load, in the test world, with the operator's real hook. */
 @QuarkusTest
@@ -35,21 +34,10 @@ class DrainWindowIT {
     @Inject
     KubernetesClient client;
 
-    private SimWorld world;
+    @RegisterExtension
+    final WorldPerTest world = new WorldPerTest();
+
     private FakeRouter router;
-
-    @BeforeEach
-    void start() {
-        world = new SimWorld(client);
-    }
-
-    @AfterEach
-    void stop() {
-        if (router != null) {
-            router.close();
-        }
-        world.close();
-    }
 
     /** One vLLM replica with grace 30 in its own namespace, behind a router that selects it; returns the Pod's UID. */
     private String deploy(String namespace) {
@@ -62,7 +50,7 @@ class DrainWindowIT {
                         .role(role("server").grace(30).env(env))
                         .build())
                 .create();
-        router = FakeRouter.inFrontOf(client, namespace, "qwen", RouterKind.LLM_D_ROUTER);
+        router = world.closing(FakeRouter.inFrontOf(client, namespace, "qwen", RouterKind.LLM_D_ROUTER));
         await().atMost(Duration.ofSeconds(20)).until(() -> router.selects(POD));
         return client.pods()
                 .inNamespace(namespace)

@@ -16,7 +16,7 @@ import dev.ebb.operator.sim.KubeProxyService;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.LoopbackAddresses;
 import dev.ebb.operator.sim.SimApiServer;
-import dev.ebb.operator.sim.SimWorld;
+import dev.ebb.operator.sim.WorldPerTest;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -36,12 +36,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -53,7 +52,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 @QuarkusTest
 @WithTestResource(SimApiServer.class)
 class BystanderRetirementIT {
-    private static final AtomicInteger NAMESPACES = new AtomicInteger();
     private static final LoopbackAddresses ADDRESSES = new LoopbackAddresses();
     private static final String LEAVING = "qwen-server-r1-m0";
     private static final String STAYING = "qwen-server-r0-m0";
@@ -64,35 +62,20 @@ class BystanderRetirementIT {
     @Inject
     KubernetesClient client;
 
-    private SimWorld world;
+    @RegisterExtension
+    final WorldPerTest world = new WorldPerTest();
+
     /** The namespace of a test's one deployment; a test of several makes more with {@link #deployed()}. */
     private String ns;
 
-    private final List<String> namespaces = new ArrayList<>();
-    private final List<AutoCloseable> opened = new ArrayList<>();
-
     @BeforeEach
     void start() {
-        world = new SimWorld(client);
         ns = deployed();
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        for (AutoCloseable each : opened) {
-            each.close();
-        }
-        namespaces.forEach(each -> client.resources(ModelDeployment.class)
-                .inNamespace(each)
-                .withName("qwen")
-                .delete());
-        world.close();
     }
 
     /** A namespace of its own with an unrouted deployment of two replicas, both ready behind the role's Service. */
     private String deployed() {
-        String namespace = "bystanders-" + NAMESPACES.incrementAndGet();
-        namespaces.add(namespace);
+        String namespace = world.namespace("bystanders");
         client.resource(deployment("qwen", "vLLM")
                         .namespace(namespace)
                         .role(role("server").replicas(2))
@@ -110,11 +93,6 @@ class BystanderRetirementIT {
         return namespace;
     }
 
-    private <T extends AutoCloseable> T opened(T closeable) {
-        opened.add(closeable);
-        return closeable;
-    }
-
     private FakeEngine engine(String namespace, String pod) {
         return world.kubelet().engine(namespace, pod).orElseThrow();
     }
@@ -128,7 +106,7 @@ class BystanderRetirementIT {
         String prometheus = ADDRESSES.next();
         for (String pod : List.of(STAYING, LEAVING)) {
             FakeEngine engine = engine(namespace, pod);
-            opened(Bystander.scraper(pod, engine.host(), engine.port(), prometheus, every));
+            world.closing(Bystander.scraper(pod, engine.host(), engine.port(), prometheus, every));
         }
     }
 
@@ -137,7 +115,7 @@ class BystanderRetirementIT {
         String node = ADDRESSES.next();
         for (String pod : List.of(STAYING, LEAVING)) {
             FakeEngine engine = engine(namespace, pod);
-            opened(Bystander.prober(pod, engine.host(), engine.port(), node, every));
+            world.closing(Bystander.prober(pod, engine.host(), engine.port(), node, every));
         }
     }
 
@@ -255,12 +233,12 @@ class BystanderRetirementIT {
         if (scraped) {
             scrapeEveryPod(ns, Duration.ofSeconds(2));
         }
-        KubeProxyService service = opened(new KubeProxyService(
+        KubeProxyService service = world.closing(new KubeProxyService(
                 world.endpoints(), ns, Names.roleService("qwen", "server"), Duration.ofSeconds(1), ADDRESSES.next()));
         await().atMost(CONVERGE).until(() -> service.reachable().size() == 2);
-        KubeProxyService.Connection kept = opened(service.connectTo(LEAVING));
+        KubeProxyService.Connection kept = world.closing(service.connectTo(LEAVING));
         ScheduledExecutorService polls = Executors.newSingleThreadScheduledExecutor();
-        opened(polls::shutdownNow);
+        world.closing(polls::shutdownNow);
         polls.scheduleAtFixedRate(() -> listModels(kept), 0, 2, TimeUnit.SECONDS);
         CompletableFuture<Instant> deleted = DeletionWatch.of(client, ns, LEAVING);
 
@@ -296,11 +274,11 @@ class BystanderRetirementIT {
         String clientAddress = ADDRESSES.next();
         FakeEngine leaving = engine(LEAVING);
         KubeProxyService.Connection duringHook =
-                opened(KubeProxyService.Connection.open(LEAVING, leaving.host(), leaving.port(), clientAddress));
+                world.closing(KubeProxyService.Connection.open(LEAVING, leaving.host(), leaving.port(), clientAddress));
         KubeProxyService.Connection afterSigterm =
-                opened(KubeProxyService.Connection.open(LEAVING, leaving.host(), leaving.port(), clientAddress));
+                world.closing(KubeProxyService.Connection.open(LEAVING, leaving.host(), leaving.port(), clientAddress));
         ScheduledExecutorService polls = Executors.newSingleThreadScheduledExecutor();
-        opened(polls::shutdownNow);
+        world.closing(polls::shutdownNow);
         polls.scheduleAtFixedRate(
                 () -> {
                     listModels(duringHook);

@@ -27,8 +27,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A reduction by two retires both leaving replicas at once, each on its own record in status.retirements[]: both are
@@ -40,22 +40,16 @@ class ConcurrentRetirementIT {
     private static final List<String> STAYING = List.of("qwen-server-r0-m0", "qwen-server-r1-m0");
     private static final List<String> LEAVING = List.of("qwen-server-r2-m0", "qwen-server-r3-m0");
 
-    private RoutedSimWorld sim;
-    private KubernetesClient client;
-    private FakeRouter router;
-    private final List<LoadGenerator> loads = new ArrayList<>();
+    @RegisterExtension
+    final RoutedSimWorld sim = new RoutedSimWorld(NS, "qwen");
 
-    @BeforeEach
-    void start() {
-        sim = new RoutedSimWorld(NS, "qwen");
-        client = sim.client();
-        router = sim.router();
-    }
+    private final KubernetesClient client = sim.client();
+    private final FakeRouter router = sim.router();
+    private final List<LoadGenerator> loads = new ArrayList<>();
 
     @AfterEach
     void stop() {
         loads.forEach(LoadGenerator::close);
-        sim.close();
     }
 
     private Optional<ModelDeploymentStatus> status() {

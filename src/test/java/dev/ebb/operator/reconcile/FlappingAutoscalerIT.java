@@ -42,6 +42,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An autoscaler that flaps: it writes the scale subresource every 1 to 3 s, between 3 and 1 replicas, for most of a
@@ -64,18 +65,17 @@ class FlappingAutoscalerIT {
     private static final int MAX_DELETIONS_PER_ORDINAL = 4;
     private static final Pattern ORDINAL = Pattern.compile("^qwen-server-r(\\d+)-m0$");
 
-    private RoutedSimWorld sim;
-    private KubernetesClient client;
-    private FakeRouter router;
+    @RegisterExtension
+    final RoutedSimWorld sim = new RoutedSimWorld(NS, "qwen");
+
+    private final KubernetesClient client = sim.client();
+    private final FakeRouter router = sim.router();
     private final Map<Integer, Set<String>> createdByOrdinal = new ConcurrentHashMap<>();
     private final Map<Integer, AtomicInteger> deletedByOrdinal = new ConcurrentHashMap<>();
     private Watch podWatch;
 
     @BeforeEach
     void start() {
-        sim = new RoutedSimWorld(NS, "qwen");
-        client = sim.client();
-        router = sim.router();
         podWatch = client.pods().inNamespace(NS).withLabel(Labels.ROLE, ROLE).watch(new Watcher<>() {
             @Override
             public void eventReceived(Action action, Pod pod) {
@@ -103,7 +103,6 @@ class FlappingAutoscalerIT {
     @AfterEach
     void stop() {
         podWatch.close();
-        sim.close();
     }
 
     private Optional<ModelDeploymentStatus> status() {

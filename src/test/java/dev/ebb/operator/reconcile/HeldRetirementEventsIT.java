@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.Specs;
-import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.retire.Reasons;
 import dev.ebb.operator.sim.FakeEngine;
@@ -15,8 +14,7 @@ import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.RecordedEvents;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimApiServer;
-import dev.ebb.operator.sim.SimRouterAddress;
-import dev.ebb.operator.sim.SimWorld;
+import dev.ebb.operator.sim.WorldPerTest;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.quarkus.test.common.WithTestResource;
@@ -26,55 +24,41 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** A replica held busy over many passes is told about once, not once a pass. */
 @QuarkusTest
 @WithTestResource(SimApiServer.class)
 class HeldRetirementEventsIT {
-    private static final String NS = "held-events";
     private static final String TARGET = "qwen-server-r1-m0";
 
     @Inject
     KubernetesClient client;
 
-    @Inject
-    SimRouterAddress routers;
+    @RegisterExtension
+    final WorldPerTest world = new WorldPerTest();
 
-    private final List<AutoCloseable> opened = new java.util.ArrayList<>();
-
-    @AfterEach
-    void stop() throws Exception {
-        routers.remove(NS, "qwen");
-        client.resources(ModelDeployment.class).inNamespace(NS).withName("qwen").delete();
-        for (AutoCloseable c : opened) {
-            c.close();
-        }
-    }
+    private final String ns = world.namespace("held-events");
 
     @Test
     void aReplicaHeldBusyForManyPassesIsAnnouncedOnce() {
-        SimWorld world = new SimWorld(client);
-        opened.add(world);
-        FakeRouter router = FakeRouter.inFrontOf(client, NS, "qwen", RouterKind.LLM_D_ROUTER);
-        opened.add(router);
-        routers.put(NS, "qwen", RouterKind.LLM_D_ROUTER, router);
+        FakeRouter router = world.routerInFrontOf(ns, "qwen", RouterKind.LLM_D_ROUTER);
         client.resource(deployment("qwen", "vLLM")
                         .router(RouterKind.LLM_D_ROUTER.wireName())
-                        .namespace(NS)
+                        .namespace(ns)
                         .role(role("server").replicas(2))
                         .build())
                 .create();
         await().atMost(Duration.ofSeconds(30))
                 .until(() -> router.selects("qwen-server-r0-m0") && router.selects(TARGET));
-        FakeEngine engine = world.kubelet().engine(NS, TARGET).orElseThrow();
+        FakeEngine engine = world.kubelet().engine(ns, TARGET).orElseThrow();
         // each read takes longer than the second between passes, as an exec into a loaded node can: about every other
         // pass finds its read still under way
         engine.faults().slowMetrics(Duration.ofMillis(1500));
         // about 15 s of streaming: some fifteen draining passes, each with a read that may or may not have landed
         // the replica that stays holds more, so the scale-down, which takes the fewest in flight, takes the target
-        FakeEngine other = world.kubelet().engine(NS, "qwen-server-r0-m0").orElseThrow();
+        FakeEngine other = world.kubelet().engine(ns, "qwen-server-r0-m0").orElseThrow();
         new LoadGenerator(
                         () -> Optional.of(new RouteTarget("qwen-server-r0-m0", other.uri(""))),
                         2,
@@ -87,11 +71,11 @@ class HeldRetirementEventsIT {
         CompletableFuture.runAsync(held::send);
         await().atMost(Duration.ofSeconds(5)).until(() -> engine.inFlight() == 1);
 
-        Specs.scale(client, NS, "qwen", "server", 1);
+        Specs.scale(client, ns, "qwen", "server", 1);
         await().atMost(Duration.ofSeconds(60))
-                .until(() -> client.pods().inNamespace(NS).withName(TARGET).get() == null);
+                .until(() -> client.pods().inNamespace(ns).withName(TARGET).get() == null);
 
-        List<Event> told = RecordedEvents.occurrences(client, NS);
+        List<Event> told = RecordedEvents.occurrences(client, ns);
         assertThat(told).filteredOn(e -> Reasons.BUSY.equals(e.getReason())).hasSize(1);
         // awaiting the first read, then the first idle read of two: the hold's own changes, told once each
         assertThat(told)

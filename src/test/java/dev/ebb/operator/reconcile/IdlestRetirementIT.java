@@ -14,8 +14,7 @@ import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimApiServer;
-import dev.ebb.operator.sim.SimRouterAddress;
-import dev.ebb.operator.sim.SimWorld;
+import dev.ebb.operator.sim.WorldPerTest;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -29,10 +28,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Which replica a scale-down takes, end to end in the test world: the one with the fewest requests in flight, read
@@ -41,39 +39,23 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @WithTestResource(SimApiServer.class)
 class IdlestRetirementIT {
-    private static final AtomicInteger NAMESPACES = new AtomicInteger();
     private static final Duration CONVERGE = Duration.ofSeconds(30);
     private static final Duration TOKEN = Duration.ofMillis(100);
 
     @Inject
     KubernetesClient client;
 
-    @Inject
-    SimRouterAddress routers;
+    @RegisterExtension
+    final WorldPerTest world = new WorldPerTest();
 
-    private SimWorld world;
-    private FakeRouter router;
-    private String ns;
+    private final String ns = world.namespace("idlest");
     private final ExecutorService clients = Executors.newCachedThreadPool();
     /** Each stream sent straight to an engine, by the load that sent it. */
     private final List<LoadGenerator> direct = new ArrayList<>();
 
-    @BeforeEach
-    void start() {
-        world = new SimWorld(client);
-        ns = "idlest-" + NAMESPACES.incrementAndGet();
-    }
-
     @AfterEach
     void stop() {
         clients.shutdownNow();
-        direct.forEach(LoadGenerator::close);
-        routers.remove(ns, "qwen");
-        if (router != null) {
-            router.close();
-        }
-        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").delete();
-        world.close();
     }
 
     private Pod pod(String name) {
@@ -98,7 +80,7 @@ class IdlestRetirementIT {
         int before = engine.inFlight();
         LoadGenerator load =
                 new LoadGenerator(() -> Optional.of(new RouteTarget(pod, engine.uri(""))), streams, tokens, TOKEN);
-        direct.add(load);
+        direct.add(world.closing(load));
         for (int i = 0; i < streams; i++) {
             CompletableFuture.runAsync(load::send, clients);
         }
@@ -108,8 +90,7 @@ class IdlestRetirementIT {
     @Test
     void aScaleDownUnderLoadRetiresTheReplicaWithTheFewestRequestsInFlightAndAScaleUpRefillsItsOrdinal()
             throws Exception {
-        router = FakeRouter.inFrontOf(client, ns, "qwen", RouterKind.LLM_D_ROUTER);
-        routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
+        FakeRouter router = world.routerInFrontOf(ns, "qwen", RouterKind.LLM_D_ROUTER);
         client.resource(deployment("qwen", "vLLM")
                         .role(role("server").replicas(3).grace(30))
                         .router(RouterKind.LLM_D_ROUTER.wireName())

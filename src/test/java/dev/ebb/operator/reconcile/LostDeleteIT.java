@@ -19,9 +19,8 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A retirement recorded as deleting whose DELETE never took effect, because the API server failed it or the operator
@@ -35,24 +34,14 @@ class LostDeleteIT {
     /** Far longer than the test takes to see Deleting recorded and kill the operator, which it polls for every 100 ms. */
     private static final Duration ANNOUNCEMENT_LATE = Duration.ofSeconds(5);
 
-    private RoutedSimWorld sim;
-    private KubernetesClient client;
-    private KubernetesClient operatorClient;
-    private FakeRouter router;
+    @RegisterExtension
+    final RoutedSimWorld sim = new RoutedSimWorld(NS, "qwen");
 
-    @BeforeEach
-    void start() {
-        sim = new RoutedSimWorld(NS, "qwen");
-        client = sim.client();
-        // the operator sees a failed DELETE at once rather than after its client's own retries
-        operatorClient = sim.clientWithoutRetries();
-        router = sim.router();
-    }
+    private final KubernetesClient client = sim.client();
+    /** The operator sees a failed DELETE at once rather than after its client's own retries. */
+    private final KubernetesClient operatorClient = sim.clientWithoutRetries();
 
-    @AfterEach
-    void stop() {
-        sim.close();
-    }
+    private final FakeRouter router = sim.router();
 
     private Optional<RetirementStatus> retirement() {
         ModelDeployment md = client.resources(ModelDeployment.class)

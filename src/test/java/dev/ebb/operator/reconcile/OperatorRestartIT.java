@@ -20,9 +20,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The operator stopped in the middle of a drain and started again, as a new process would be: nothing in memory
@@ -32,21 +31,11 @@ class OperatorRestartIT {
     private static final String NS = "restart";
     private static final String TARGET = "qwen-server-r1-m0";
 
-    private RoutedSimWorld sim;
-    private KubernetesClient client;
-    private FakeRouter router;
+    @RegisterExtension
+    final RoutedSimWorld sim = new RoutedSimWorld(NS, "qwen");
 
-    @BeforeEach
-    void start() {
-        sim = new RoutedSimWorld(NS, "qwen");
-        client = sim.client();
-        router = sim.router();
-    }
-
-    @AfterEach
-    void stop() {
-        sim.close();
-    }
+    private final KubernetesClient client = sim.client();
+    private final FakeRouter router = sim.router();
 
     private Optional<RetirementStatus> retirement() {
         ModelDeployment md = client.resources(ModelDeployment.class)

@@ -30,8 +30,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Two operator builds, the second differing from the first only in its drain hook and its default engine image: it
@@ -47,22 +47,16 @@ class OperatorUpgradeIT {
     private static final String OLDER_DEFAULT = "vllm/vllm-openai:v0.10.0";
     private static final String NEWER_DEFAULT = "vllm/vllm-openai:v0.11.0";
 
-    private RoutedSimWorld sim;
-    private KubernetesClient client;
-    private FakeRouter router;
-    private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+    @RegisterExtension
+    final RoutedSimWorld sim = new RoutedSimWorld(NS, "qwen");
 
-    @BeforeEach
-    void start() {
-        sim = new RoutedSimWorld(NS, "qwen");
-        client = sim.client();
-        router = sim.router();
-    }
+    private final KubernetesClient client = sim.client();
+    private final FakeRouter router = sim.router();
+    private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
 
     @AfterEach
     void stop() {
         sampler.shutdownNow();
-        sim.close();
     }
 
     private List<Pod> servers() {

@@ -11,7 +11,7 @@ import dev.ebb.operator.render.Names;
 import dev.ebb.operator.sim.RecordedEvents;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimClock;
-import dev.ebb.operator.sim.SimWorld;
+import dev.ebb.operator.sim.WorldPerTest;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.readiness.Readiness;
@@ -23,9 +23,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A replica of two Pods of which the scheduler places one and finds no room for the other: told, then released whole
@@ -35,7 +34,6 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @WithTestResource(SimApiServer.class)
 class PartialPlacementIT {
-    private static final String NS = "placement";
     private static final Duration CONVERGE = Duration.ofSeconds(30);
     private static final int BOUND_SECONDS = 60;
     /** What kube-scheduler v1.37.2 wrote on the waiting member in the cluster tier. */
@@ -52,25 +50,16 @@ class PartialPlacementIT {
     @Inject
     SimClock clock;
 
-    private SimWorld world;
+    @RegisterExtension
+    final WorldPerTest world = new WorldPerTest();
 
-    @BeforeEach
-    void start() {
-        world = new SimWorld(client);
-    }
-
-    @AfterEach
-    void stop() {
-        clock.reset();
-        client.resources(ModelDeployment.class).inNamespace(NS).withName("big").delete();
-        world.close();
-    }
+    private final String ns = world.namespace("placement");
 
     @Test
     void aReplicaHoldingItsNodeInPartIsReleasedWholeHeldBackAsLongAndThenPlaced() {
         world.kubelet().leaveUnplaced(pod -> FOLLOWER.equals(pod.getMetadata().getName()), FULL);
         client.resource(deployment("big", "SGLang")
-                        .namespace(NS)
+                        .namespace(ns)
                         .role(role("tp").size(2).partialPlacementSeconds(BOUND_SECONDS))
                         .build())
                 .create();
@@ -141,7 +130,7 @@ class PartialPlacementIT {
     }
 
     private List<String> events(String reason) {
-        return RecordedEvents.occurrences(client, NS).stream()
+        return RecordedEvents.occurrences(client, ns).stream()
                 .filter(e -> reason.equals(e.getReason()))
                 .map(e -> e.getMessage())
                 .toList();
@@ -149,7 +138,7 @@ class PartialPlacementIT {
 
     private RoleStatus tp() {
         ModelDeployment md = client.resources(ModelDeployment.class)
-                .inNamespace(NS)
+                .inNamespace(ns)
                 .withName("big")
                 .get();
         assertThat(md.getStatus()).isNotNull();
@@ -160,14 +149,14 @@ class PartialPlacementIT {
     }
 
     private Pod pod(String name) {
-        Pod pod = client.pods().inNamespace(NS).withName(name).get();
+        Pod pod = client.pods().inNamespace(ns).withName(name).get();
         assertThat(pod).as(name + " exists").isNotNull();
         return pod;
     }
 
     /** Any change to one of its Pods brings the operator a pass, as the clock moving does not. */
     private void nudge(String name) {
-        client.pods().inNamespace(NS).withName(name).edit(p -> {
+        client.pods().inNamespace(ns).withName(name).edit(p -> {
             p.getMetadata()
                     .setAnnotations(new java.util.HashMap<>(
                             Objects.requireNonNullElse(p.getMetadata().getAnnotations(), Map.of())));

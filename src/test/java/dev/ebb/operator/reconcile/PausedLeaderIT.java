@@ -30,6 +30,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A leader paused past its Lease in the middle of a scale-down, while a standby takes over and, the scale-down having
@@ -46,15 +47,15 @@ class PausedLeaderIT {
     /** How long the resumed operator is watched for anything it should not send. */
     private static final Duration AFTER_RESUME = Duration.ofSeconds(5);
 
-    private RoutedSimWorld sim;
-    private KubernetesClient client;
+    @RegisterExtension
+    final RoutedSimWorld sim = new RoutedSimWorld(NS, "qwen");
+
+    private final KubernetesClient client = sim.client();
     private SimOperator paused;
     private SimOperator standby;
 
     @BeforeEach
     void start() throws java.io.IOException {
-        sim = new RoutedSimWorld(NS, "qwen");
-        client = sim.client();
         // the operators check their RBAC before electing, as the deployed one does
         sim.apiServer().grant(PackagedOperator.packagedRules());
         paused = SimOperator.electing(client, sim.exec(), sim.routers(), LEASE_NAMESPACE, "ebb-operator-a");
@@ -72,7 +73,6 @@ class PausedLeaderIT {
     @AfterEach
     void stop() {
         Stream.of(paused, standby).filter(Objects::nonNull).forEach(SimOperator::close);
-        sim.close();
     }
 
     @Test

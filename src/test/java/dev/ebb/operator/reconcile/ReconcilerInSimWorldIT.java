@@ -11,7 +11,7 @@ import dev.ebb.operator.render.Names;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.ServiceTarget;
 import dev.ebb.operator.sim.SimApiServer;
-import dev.ebb.operator.sim.SimWorld;
+import dev.ebb.operator.sim.WorldPerTest;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.readiness.Readiness;
 import io.quarkus.test.common.WithTestResource;
@@ -22,9 +22,8 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The operator in the test world: its Pods are run by the simulated kubelet and serve real requests. */
 @QuarkusTest
@@ -33,17 +32,8 @@ class ReconcilerInSimWorldIT {
     @Inject
     KubernetesClient client;
 
-    private SimWorld world;
-
-    @BeforeEach
-    void start() {
-        world = new SimWorld(client);
-    }
-
-    @AfterEach
-    void stop() {
-        world.close();
-    }
+    @RegisterExtension
+    final WorldPerTest world = new WorldPerTest();
 
     @Test
     void replicasBecomeReadyAndServeThroughTheRoleService() {

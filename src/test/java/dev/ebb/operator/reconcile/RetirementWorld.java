@@ -16,8 +16,7 @@ import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimClock;
-import dev.ebb.operator.sim.SimRouterAddress;
-import dev.ebb.operator.sim.SimWorld;
+import dev.ebb.operator.sim.WorldPerTest;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -29,10 +28,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The world of the retirement protocol's end-to-end tests: the operator, the simulated kubelet and endpoints, fake
@@ -41,7 +38,6 @@ import org.junit.jupiter.api.BeforeEach;
  * that the test JVMs run them side by side.
  */
 abstract class RetirementWorld {
-    static final AtomicInteger NAMESPACES = new AtomicInteger();
     static final Duration CONVERGE = Duration.ofSeconds(30);
 
     @Inject
@@ -51,33 +47,14 @@ abstract class RetirementWorld {
     SimClock clock;
 
     @Inject
-    SimRouterAddress routers;
-
-    @Inject
     MeterRegistry registry;
 
-    SimWorld world;
+    @RegisterExtension
+    final WorldPerTest world = new WorldPerTest();
+
+    final String ns = world.namespace("retire");
     FakeRouter router;
     final List<FakeRouter> replicas = new ArrayList<>();
-    String ns;
-
-    @BeforeEach
-    void start() {
-        world = new SimWorld(client);
-        ns = "retire-" + NAMESPACES.incrementAndGet();
-    }
-
-    @AfterEach
-    void stop() {
-        clock.reset();
-        routers.remove(ns, "qwen");
-        if (router != null) {
-            router.close();
-        }
-        replicas.forEach(FakeRouter::close);
-        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").delete();
-        world.close();
-    }
 
     /** A deployment with a router the operator can ask, and the fake router itself in front of its serving Pods. */
     void deployRouted(Specs.Deployment spec) {
@@ -85,17 +62,13 @@ abstract class RetirementWorld {
     }
 
     void deployRouted(Specs.Deployment spec, RouterKind kind) {
-        router = FakeRouter.inFrontOf(client, ns, "qwen", kind);
-        routers.put(ns, "qwen", kind, router);
+        router = world.routerInFrontOf(ns, "qwen", kind);
         client.resource(spec.router(kind.wireName()).namespace(ns).build()).create();
     }
 
     /** A deployment whose router runs as several replicas, each a fake router with its own view of the Pods. */
     void deployRoutedReplicas(Specs.Deployment spec, RouterKind kind, int count) {
-        for (int i = 0; i < count; i++) {
-            replicas.add(FakeRouter.inFrontOf(client, ns, "qwen", kind));
-        }
-        routers.put(ns, "qwen", kind, replicas.toArray(FakeRouter[]::new));
+        replicas.addAll(world.routersInFrontOf(ns, "qwen", kind, count));
         client.resource(spec.router(kind.wireName(), count).namespace(ns).build())
                 .create();
     }

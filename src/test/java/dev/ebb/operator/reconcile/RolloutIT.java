@@ -21,8 +21,7 @@ import dev.ebb.operator.sim.RecordedEvents;
 import dev.ebb.operator.sim.RouteTarget;
 import dev.ebb.operator.sim.SimApiServer;
 import dev.ebb.operator.sim.SimClock;
-import dev.ebb.operator.sim.SimRouterAddress;
-import dev.ebb.operator.sim.SimWorld;
+import dev.ebb.operator.sim.WorldPerTest;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -46,6 +45,7 @@ import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -53,7 +53,6 @@ import org.junit.jupiter.params.provider.CsvSource;
 @QuarkusTest
 @WithTestResource(SimApiServer.class)
 class RolloutIT {
-    private static final AtomicInteger NAMESPACES = new AtomicInteger();
     /**
      * A bound on three replicas each retired through the protocol and replaced, far above the 15-30 s they take on an
      * idle machine: the suite runs on two loaded cores, and a timeout reports where the rollout stood.
@@ -66,36 +65,27 @@ class RolloutIT {
     KubernetesClient client;
 
     @Inject
-    SimRouterAddress routers;
-
-    @Inject
     SimClock clock;
 
     /** A gauge every vLLM page must carry: without it a read is partial and never counts as idle. */
     private static final String UNREAD_GAUGE =
             InFlightGauges.of(Engine.VLLM).get(0).name();
 
-    private SimWorld world;
-    private FakeRouter router;
-    private String ns;
+    @RegisterExtension
+    final WorldPerTest world = new WorldPerTest();
+
+    private final String ns = world.namespace("rollout");
     private final ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+    private FakeRouter router;
 
     @BeforeEach
     void start() {
-        world = new SimWorld(client);
-        ns = "rollout-" + NAMESPACES.incrementAndGet();
-        router = FakeRouter.inFrontOf(client, ns, "qwen", RouterKind.LLM_D_ROUTER);
-        routers.put(ns, "qwen", RouterKind.LLM_D_ROUTER, router);
+        router = world.routerInFrontOf(ns, "qwen", RouterKind.LLM_D_ROUTER);
     }
 
     @AfterEach
     void stop() {
-        clock.reset();
         sampler.shutdownNow();
-        routers.remove(ns, "qwen");
-        router.close();
-        client.resources(ModelDeployment.class).inNamespace(ns).withName("qwen").delete();
-        world.close();
     }
 
     private void deployThreeServers(Specs.Role server) {

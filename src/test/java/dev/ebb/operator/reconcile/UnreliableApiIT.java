@@ -24,8 +24,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The operator against an API server that refuses a third of its writes (500, 429, and 409 for updates), answers it
@@ -37,25 +37,18 @@ class UnreliableApiIT {
     private static final String OPERATOR = "ebb-operator-under-test";
     private static final long SEED = 20261130L;
 
-    private RoutedSimWorld sim;
-    private KubernetesClient client;
-    private KubernetesClient operatorClient;
-    private FakeRouter router;
+    @RegisterExtension
+    final RoutedSimWorld sim = new RoutedSimWorld(NS, "qwen");
+
+    private final KubernetesClient client = sim.client();
+    private final KubernetesClient operatorClient = sim.clientWithoutRetries(OPERATOR);
+    private final FakeRouter router = sim.router();
     private final ScheduledExecutorService expiries = Executors.newSingleThreadScheduledExecutor();
     private final AtomicInteger watchesExpired = new AtomicInteger();
-
-    @BeforeEach
-    void start() {
-        sim = new RoutedSimWorld(NS, "qwen");
-        client = sim.client();
-        operatorClient = sim.clientWithoutRetries(OPERATOR);
-        router = sim.router();
-    }
 
     @AfterEach
     void stop() {
         expiries.shutdownNow();
-        sim.close();
     }
 
     private List<Pod> servers() {

@@ -5,13 +5,17 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * Everything a test needs to run operators of its own ({@link SimOperator}) outside Quarkus: the API server with its
  * admission and fault switches, the world around it, a local exec, and a fake llm-d-router in front of one deployment.
- * Closing it closes every part, and every client it handed out, in the order that leaves nothing running.
+ * Closing it closes every part, and every client it handed out, in the order that leaves nothing running. Registered on
+ * an instance field ({@code @RegisterExtension final RoutedSimWorld sim = new RoutedSimWorld(NS, "qwen");}), each test
+ * has one of its own, closed after the test.
  */
-public final class RoutedSimWorld implements AutoCloseable {
+public final class RoutedSimWorld implements AutoCloseable, AfterEachCallback {
     private final AdmittingDispatcher apiServer = SimApiServer.dispatcher();
     private final KubernetesMockServer server;
     private final KubernetesClient client;
@@ -67,6 +71,11 @@ public final class RoutedSimWorld implements AutoCloseable {
     private KubernetesClient handOut(KubernetesClient other) {
         handedOut.add(other);
         return other;
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        close();
     }
 
     @Override

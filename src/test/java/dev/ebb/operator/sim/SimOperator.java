@@ -12,6 +12,7 @@ import dev.ebb.operator.observe.EventRecorder;
 import dev.ebb.operator.observe.ReplicaGauges;
 import dev.ebb.operator.read.MemberReader;
 import dev.ebb.operator.reconcile.CandidateReads;
+import dev.ebb.operator.reconcile.EngineObjects;
 import dev.ebb.operator.reconcile.ModelDeploymentReconciler;
 import dev.ebb.operator.reconcile.OwnedObjects;
 import dev.ebb.operator.reconcile.ReadLedger;
@@ -136,7 +137,6 @@ public final class SimOperator implements AutoCloseable {
         });
         OwnedObjects owned = new OwnedObjects(client, lease);
         operator.register(new ModelDeploymentReconciler(
-                client,
                 events,
                 config,
                 Resolvers.of(config),
@@ -145,6 +145,7 @@ public final class SimOperator implements AutoCloseable {
                 reads,
                 new CandidateReads(reads),
                 new RouterObjects(owned),
+                new EngineObjects(client, owned, events),
                 owned,
                 new ClusterPlatform(client),
                 new ReplicaGauges(registry),

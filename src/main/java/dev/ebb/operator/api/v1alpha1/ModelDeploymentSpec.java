@@ -26,12 +26,12 @@ import java.util.List;
                 "spec.roles[].port must be the same for every role behind vllm-router or sglang-gateway: each reaches all of them on one port",
         fieldPath = ".roles")
 @ValidationRule(
-        value =
-                "!has(self.router) || !(self.router.name in ['" + WireNames.VLLM_ROUTER + "', '"
-                        + WireNames.SGLANG_GATEWAY + "'])"
-                        + " || self.roles.all(r, !has(r.kind) || r.kind == 'Server')"
-                        + " || (self.roles.all(r, has(r.kind) && r.kind != 'Server')"
-                        + " && self.roles.exists(r, has(r.kind) && r.kind == 'Prefill') && self.roles.exists(r, has(r.kind) && r.kind == 'Decode'))",
+        value = "!has(self.router) || !(self.router.name in ['" + WireNames.VLLM_ROUTER + "', '"
+                + WireNames.SGLANG_GATEWAY + "'])"
+                + " || self.roles.all(r, !has(r.kind) || r.kind == '" + WireNames.SERVER + "')"
+                + " || (self.roles.all(r, has(r.kind) && r.kind != '" + WireNames.SERVER + "')"
+                + " && self.roles.exists(r, has(r.kind) && r.kind == '" + WireNames.PREFILL + "')"
+                + " && self.roles.exists(r, has(r.kind) && r.kind == '" + WireNames.DECODE + "'))",
         message =
                 "spec.roles[].kind behind vllm-router or sglang-gateway must be all Server, or a split of Prefill and Decode roles with at least one of each",
         fieldPath = ".roles")
@@ -48,7 +48,7 @@ import java.util.List;
         fieldPath = ".roles")
 @ValidationRule(
         value = "!has(self.router) || self.router.name != '" + WireNames.LLM_D_ROUTER
-                + "' || self.roles.all(r, !has(r.kind) || r.kind != 'Decode'"
+                + "' || self.roles.all(r, !has(r.kind) || r.kind != '" + WireNames.DECODE + "'"
                 + " || (has(r.command) && size(r.command) > 0) || !has(r.port) || r.port != "
                 + ModelDeploymentSpec.ROUTING_PROXY_ENGINE_PORT + ")",
         message = ModelDeploymentSpec.PORT_OF_THE_PROXIED_ENGINE,
@@ -56,8 +56,8 @@ import java.util.List;
 // the first role is a fine default only when every role serves whole requests; of a split, an autoscaler must be
 // told which half its metric speaks for
 @ValidationRule(
-        value =
-                "!self.roles.exists(r, has(r.kind) && r.kind != 'Server') || (has(self.scaling) && has(self.scaling.role))",
+        value = "!self.roles.exists(r, has(r.kind) && r.kind != '" + WireNames.SERVER
+                + "') || (has(self.scaling) && has(self.scaling.role))",
         message = ModelDeploymentSpec.SCALING_ROLE_REQUIRED,
         fieldPath = ".scaling.role")
 @ValidationRule(
