@@ -18,7 +18,7 @@ import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.render.RouterRenderer;
 import dev.ebb.operator.render.RoutingProxy;
 import dev.ebb.operator.retire.NextRetirement;
-import dev.ebb.operator.retire.Reasons;
+import dev.ebb.operator.retire.Reason;
 import dev.ebb.operator.retire.RetirementRecord;
 import dev.ebb.operator.retire.RetirementRecords;
 import dev.ebb.operator.route.GatewayMembership;
@@ -659,7 +659,7 @@ public class ModelDeploymentReconciler implements Reconciler<ModelDeployment>, C
      * grace, its drain hook holding each member while it carries requests. Each deletion is fenced by the Lease.
      */
     private void handBack(ModelDeployment md, ReplicaPlan.HandBack handBack) {
-        events.warning(md, Reasons.HANDED_BACK, handBack.message());
+        events.warning(md, Reason.HANDED_BACK.wire(), handBack.message());
         handBack.replica().members().forEach(pod -> owned.delete(md, pod));
     }
 

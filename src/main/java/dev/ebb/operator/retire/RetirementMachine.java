@@ -85,7 +85,7 @@ public class RetirementMachine {
                     List.of(),
                     Optional.empty(),
                     RetirementState.Deleting,
-                    Reasons.LEADER_GONE,
+                    Reason.LEADER_GONE,
                     message,
                     now,
                     now,
@@ -95,7 +95,7 @@ public class RetirementMachine {
             return new Step(
                     deleting,
                     List.of(
-                            new Action.Announce(false, Reasons.LEADER_GONE, message),
+                            new Action.Announce(false, Reason.LEADER_GONE, message),
                             new Action.Delete(deleting.targets())));
         }
         List<String> answering =
@@ -113,14 +113,14 @@ public class RetirementMachine {
                     answering,
                     held,
                     RetirementState.Withdrawing,
-                    Reasons.ROUTER_UNAVAILABLE,
+                    Reason.ROUTER_UNAVAILABLE,
                     message,
                     now,
                     now,
                     Map.of(),
                     Optional.empty(),
                     drainBudget);
-            return new Step(waiting, List.of(new Action.Announce(true, Reasons.ROUTER_UNAVAILABLE, message)));
+            return new Step(waiting, List.of(new Action.Announce(true, Reason.ROUTER_UNAVAILABLE, message)));
         }
         String message =
                 "retiring replica " + ordinal + " of role " + role + " (" + cause + "): withdrawing it from new work";
@@ -132,7 +132,7 @@ public class RetirementMachine {
                 answering,
                 held,
                 RetirementState.Withdrawing,
-                Reasons.STARTED,
+                Reason.STARTED,
                 message,
                 now,
                 now,
@@ -141,7 +141,7 @@ public class RetirementMachine {
                 drainBudget);
         return new Step(
                 started,
-                List.of(new Action.Withdraw(started.targets()), new Action.Announce(false, Reasons.STARTED, message)));
+                List.of(new Action.Withdraw(started.targets()), new Action.Announce(false, Reason.STARTED, message)));
     }
 
     /**
@@ -167,12 +167,12 @@ public class RetirementMachine {
             String message = "retiring replica " + current.ordinal() + " of role " + current.role() + " ("
                     + current.cause() + "): the router's dispatch counts are read; withdrawing it from new work";
             Retirement withdrawing =
-                    current.withBaseline(baselineFor(w.dispatches(), current.targets()), Reasons.STARTED, message);
+                    current.withBaseline(baselineFor(w.dispatches(), current.targets()), Reason.STARTED, message);
             return new Step(
                     withdrawing,
                     List.of(
                             new Action.Withdraw(current.targets()),
-                            new Action.Announce(false, Reasons.STARTED, message)));
+                            new Action.Announce(false, Reason.STARTED, message)));
         }
         String message = (nothingWithdrawnYet
                         ? AWAITING_BASELINE
@@ -182,10 +182,10 @@ public class RetirementMachine {
             return abort(
                     current,
                     seen.now(),
-                    Reasons.ROUTER_UNAVAILABLE,
+                    Reason.ROUTER_UNAVAILABLE,
                     "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: " + message);
         }
-        return hold(current, Reasons.ROUTER_UNAVAILABLE, message, current.reads());
+        return hold(current, Reason.ROUTER_UNAVAILABLE, message, current.reads());
     }
 
     /**
@@ -229,7 +229,7 @@ public class RetirementMachine {
                 return Optional.of(abort(
                         current,
                         seen.now(),
-                        Reasons.TERMINATED_OUTSIDE,
+                        Reason.TERMINATED_OUTSIDE,
                         "member " + member.name()
                                 + " was terminated outside the operator; the rest of the replica is kept"));
             }
@@ -238,9 +238,10 @@ public class RetirementMachine {
             return Optional.of(abort(
                     current,
                     seen.now(),
-                    Reasons.BUDGET_EXHAUSTED,
+                    Reason.BUDGET_EXHAUSTED,
                     "the operation ran out of its "
-                            + Budgets.whole(current.drainBudget()).toSeconds() + " s while " + current.reason() + ": "
+                            + Budgets.whole(current.drainBudget()).toSeconds() + " s while "
+                            + current.reason().wire() + ": "
                             + current.message()));
         }
         return Optional.empty();
@@ -262,7 +263,7 @@ public class RetirementMachine {
             }
             // a dispatch made while the router was still learning of the withdrawal is held for, and then the counts it
             // left are what the next pass compares with: only a count still moving keeps the withdrawal unconfirmed
-            Retirement reference = Reasons.RECENT_DISPATCH.equals(hold.get().reason())
+            Retirement reference = hold.get().reason() == Reason.RECENT_DISPATCH
                     ? current.withBaseline(
                             baselineFor(seen.withdrawal().dispatches(), current.targets()),
                             current.reason(),
@@ -280,22 +281,22 @@ public class RetirementMachine {
         if (!margin.isZero()) {
             Retirement draining = current.with(
                     RetirementState.Draining,
-                    Reasons.WITHDRAWN,
+                    Reason.WITHDRAWN,
                     message,
                     seen.now(),
                     marked(current, PROPAGATING_MARK, seen.now()));
             // no read starts within the margin, so none that counts can have been taken before it ended
-            return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message)));
+            return new Step(draining, List.of(new Action.Announce(false, Reason.WITHDRAWN, message)));
         }
-        Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), Map.of());
+        Retirement draining = current.with(RetirementState.Draining, Reason.WITHDRAWN, message, seen.now(), Map.of());
         return new Step(
                 draining,
                 List.of(
-                        new Action.Announce(false, Reasons.WITHDRAWN, message),
+                        new Action.Announce(false, Reason.WITHDRAWN, message),
                         new Action.ReadMembers(draining.answering())));
     }
 
-    private record Hold(String reason, String message) {}
+    private record Hold(Reason reason, String message) {}
 
     /** Every answering member's reads replaced by a mark: its run starts over, and the mark keeps when it was set. */
     private static Map<String, MemberReads> marked(Retirement current, String mark, Instant at) {
@@ -308,19 +309,19 @@ public class RetirementMachine {
     private static Optional<Hold> withdrawalHold(Observation.Withdrawal w, Optional<Map<String, Double>> baseline) {
         if (!w.stillServing().isEmpty()) {
             return Optional.of(new Hold(
-                    Reasons.STILL_LABELLED_SERVING,
+                    Reason.STILL_LABELLED_SERVING,
                     String.join(", ", new TreeSet<>(w.stillServing())) + " does not carry " + Labels.SERVING
                             + "=false"));
         }
         if (w.endpointsClear().isEmpty()) {
             return Optional.of(
                     new Hold(
-                            Reasons.ENDPOINTS_UNKNOWN,
+                            Reason.ENDPOINTS_UNKNOWN,
                             "no EndpointSlice of the role's Service is known, so whether one lists a target member cannot be told"));
         }
         if (!w.endpointsClear().get()) {
             return Optional.of(
-                    new Hold(Reasons.ENDPOINTS_STILL_LIST, "an EndpointSlice of the role still lists a target member"));
+                    new Hold(Reason.ENDPOINTS_STILL_LIST, "an EndpointSlice of the role still lists a target member"));
         }
         if (!w.routed()) {
             // the Service is the only path: connections it carried before are the members' own tables' to show
@@ -328,20 +329,20 @@ public class RetirementMachine {
         }
         if (w.routerSelects().isEmpty()) {
             return Optional.of(new Hold(
-                    Reasons.ROUTER_UNAVAILABLE,
+                    Reason.ROUTER_UNAVAILABLE,
                     "the router cannot say whether it still selects the replica"
                             + w.routerUnknownBecause().map(why -> ": " + why).orElse("")));
         }
         if (baseline.isEmpty()) {
             return Optional.of(new Hold(
-                    Reasons.ROUTER_UNAVAILABLE, "the router's dispatch counts were not read before the withdrawal"));
+                    Reason.ROUTER_UNAVAILABLE, "the router's dispatch counts were not read before the withdrawal"));
         }
         if (w.routerSelects().get()) {
-            return Optional.of(new Hold(Reasons.ROUTER_STILL_SELECTS, "the router still selects a target member"));
+            return Optional.of(new Hold(Reason.ROUTER_STILL_SELECTS, "the router still selects a target member"));
         }
         return lateDispatch(w.dispatches(), baseline.get())
                 .map(member -> new Hold(
-                        Reasons.RECENT_DISPATCH,
+                        Reason.RECENT_DISPATCH,
                         "the router reported a dispatch to " + member + " since the withdrawal"));
     }
 
@@ -409,13 +410,13 @@ public class RetirementMachine {
             String message = "the withdrawal no longer holds: " + lost.get().message();
             if (outOfTime) {
                 return abort(
-                        current.holding(Reasons.WITHDRAWAL_LOST, message, runsStartedOver),
+                        current.holding(Reason.WITHDRAWAL_LOST, message, runsStartedOver),
                         seen.now(),
-                        Reasons.WITHDRAWAL_LOST,
+                        Reason.WITHDRAWAL_LOST,
                         "not proven idle within " + current.drainBudget().toSeconds() + " s: " + message);
             }
             Step held = unroute(
-                    withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen),
+                    withdrawAgain(hold(current, Reason.WITHDRAWAL_LOST, message, runsStartedOver), current, seen),
                     current,
                     seen);
             if (!margin.isZero()) {
@@ -434,7 +435,7 @@ public class RetirementMachine {
         }
         Map<String, MemberReads> reads = new HashMap<>(current.reads());
         boolean withinMargin = false;
-        String holdReason = null;
+        Reason holdReason = null;
         String holdMessage = null;
         List<String> discounted = new ArrayList<>();
         for (String name : current.answering()) {
@@ -444,9 +445,9 @@ public class RetirementMachine {
             if (propagating.isPresent()) {
                 withinMargin = true;
                 reads.put(name, propagating.get());
-                if (holdReason == null || Reasons.AWAITING_READS.equals(holdReason)) {
+                if (holdReason == null || holdReason == Reason.AWAITING_READS) {
                     Instant until = propagating.get().at().plus(margin);
-                    holdReason = Reasons.AWAITING_READS;
+                    holdReason = Reason.AWAITING_READS;
                     holdMessage = routed
                             ? "the router was seen to send the replica nothing more at "
                                     + propagating.get().at() + "; until " + until
@@ -463,7 +464,7 @@ public class RetirementMachine {
                     // a read still under way tells nothing new: the last verdict stands, so the reason does not flip
                     // between it and "awaiting" (and announce each flip) from one pass to the next
                     boolean readBefore = !MemberReads.NONE.equals(before) && !marks(before);
-                    holdReason = readBefore ? current.reason() : Reasons.AWAITING_READS;
+                    holdReason = readBefore ? current.reason() : Reason.AWAITING_READS;
                     holdMessage = readBefore ? current.message() : "waiting for reads of " + name;
                 }
                 continue;
@@ -481,7 +482,7 @@ public class RetirementMachine {
             reads.put(name, judged.after());
             judged.discounted().ifPresent(discounted::add);
             if (judged.after().consecutiveIdle() < Budgets.IDLE_READS
-                    && (holdReason == null || Reasons.AWAITING_READS.equals(holdReason))) {
+                    && (holdReason == null || holdReason == Reason.AWAITING_READS)) {
                 holdReason = judged.reason();
                 holdMessage = judged.message();
             }
@@ -497,11 +498,11 @@ public class RetirementMachine {
                     + (discounted.isEmpty() ? "" : " (" + String.join("; ", discounted) + ")")
                     + "; deleting the replica";
             Retirement deleting =
-                    current.with(RetirementState.Deleting, Reasons.PROVEN_IDLE, message, seen.now(), reads);
+                    current.with(RetirementState.Deleting, Reason.PROVEN_IDLE, message, seen.now(), reads);
             return new Step(
                     deleting,
                     List.of(
-                            new Action.Announce(false, Reasons.PROVEN_IDLE, message),
+                            new Action.Announce(false, Reason.PROVEN_IDLE, message),
                             new Action.Delete(current.targets())));
         }
         if (outOfTime) {
@@ -535,18 +536,19 @@ public class RetirementMachine {
         current.answering().forEach(name -> {
             MemberReads before = current.reads().getOrDefault(name, MemberReads.NONE);
             startedOver.put(
-                    name, marks(before) ? before : new MemberReads(Reasons.CONTAINER_RESTARTED, 0, 0, seen.now()));
+                    name,
+                    marks(before) ? before : new MemberReads(Reason.CONTAINER_RESTARTED.wire(), 0, 0, seen.now()));
         });
         Retirement rebound = current.rebound(
                 current.targets().stream().map(m -> rebound(m, seen)).toList());
         if (outOfTime) {
             return abort(
-                    rebound.holding(Reasons.CONTAINER_RESTARTED, message, startedOver),
+                    rebound.holding(Reason.CONTAINER_RESTARTED, message, startedOver),
                     seen.now(),
-                    Reasons.CONTAINER_RESTARTED,
+                    Reason.CONTAINER_RESTARTED,
                     "not proven idle within " + current.drainBudget().toSeconds() + " s: " + message);
         }
-        Step held = hold(rebound, Reasons.CONTAINER_RESTARTED, message, startedOver);
+        Step held = hold(rebound, Reason.CONTAINER_RESTARTED, message, startedOver);
         if (startedOver.values().stream().anyMatch(RetirementMachine::marks)) {
             return held;
         }
@@ -571,8 +573,8 @@ public class RetirementMachine {
      *
      * @param discounted peers that did not hold this read, and why, for the message that deletes the replica
      */
-    private record Judged(MemberReads after, String reason, String message, Optional<String> discounted) {
-        Judged(MemberReads after, String reason, String message) {
+    private record Judged(MemberReads after, Reason reason, String message, Optional<String> discounted) {
+        Judged(MemberReads after, Reason reason, String message) {
             this(after, reason, message, Optional.empty());
         }
     }
@@ -636,7 +638,7 @@ public class RetirementMachine {
                                 + " s after which they are taken for bystanders")
                         .orElse("; its request counters could not be read, so they cannot be told from bystanders");
         return new Judged(
-                new MemberReads(Reasons.OPEN_CONNECTIONS, 0, 0, at, quiet), Reasons.OPEN_CONNECTIONS, message);
+                new MemberReads(Reason.OPEN_CONNECTIONS.wire(), 0, 0, at, quiet), Reason.OPEN_CONNECTIONS, message);
     }
 
     /** Whether a member's reads hold a mark rather than a read. */
@@ -680,14 +682,14 @@ public class RetirementMachine {
         return new MemberReads("Failed", 0, 0, at);
     }
 
-    private static String reasonOf(Reading reading) {
+    private static Reason reasonOf(Reading reading) {
         if (reading instanceof Reading.Idle) {
-            return Reasons.AWAITING_READS;
+            return Reason.AWAITING_READS;
         }
         if (reading instanceof Reading.Busy) {
-            return Reasons.BUSY;
+            return Reason.BUSY;
         }
-        return reading instanceof Reading.Partial ? Reasons.PARTIAL_ENVELOPE : Reasons.READ_FAILED;
+        return reading instanceof Reading.Partial ? Reason.PARTIAL_ENVELOPE : Reason.READ_FAILED;
     }
 
     private static String messageOf(String name, Reading reading, MemberReads after) {
@@ -708,7 +710,7 @@ public class RetirementMachine {
         return new Step(
                 current.with(
                         RetirementState.Settling,
-                        Reasons.PROVEN_IDLE,
+                        Reason.PROVEN_IDLE,
                         "waiting for the members to be gone",
                         seen.now(),
                         current.reads()),
@@ -738,27 +740,27 @@ public class RetirementMachine {
         if (gone) {
             String message = "replica " + current.ordinal() + " of role " + current.role() + " retired";
             return new Step(
-                    current.with(RetirementState.Completed, Reasons.COMPLETED, message, seen.now(), current.reads()),
-                    List.of(new Action.Announce(false, Reasons.COMPLETED, message)));
+                    current.with(RetirementState.Completed, Reason.COMPLETED, message, seen.now(), current.reads()),
+                    List.of(new Action.Announce(false, Reason.COMPLETED, message)));
         }
         List<Action> deletes = deleteAgain(current, seen);
         if (Budgets.exhausted(current.phaseStartedAt(), Budgets.SETTLING, seen.now())
-                && !Reasons.MEMBERS_GONE_SLOWLY.equals(current.reason())) {
+                && current.reason() != Reason.MEMBERS_GONE_SLOWLY) {
             String message = "members still exist " + Budgets.SETTLING.toSeconds()
                     + " s after their deletion; they are draining through their hooks";
             List<Action> actions = new ArrayList<>(deletes);
-            actions.add(new Action.Announce(true, Reasons.MEMBERS_GONE_SLOWLY, message));
+            actions.add(new Action.Announce(true, Reason.MEMBERS_GONE_SLOWLY, message));
             return new Step(
-                    current.holding(Reasons.MEMBERS_GONE_SLOWLY, message, current.reads()), List.copyOf(actions));
+                    current.holding(Reason.MEMBERS_GONE_SLOWLY, message, current.reads()), List.copyOf(actions));
         }
         return new Step(current, deletes);
     }
 
-    private static Step hold(Retirement current, String reason, String message, Map<String, MemberReads> reads) {
+    private static Step hold(Retirement current, Reason reason, String message, Map<String, MemberReads> reads) {
         Retirement held = current.holding(reason, message, reads);
         List<Action> actions = reason.equals(current.reason())
                 ? List.of()
-                : List.of(new Action.Announce(!Reasons.WAITS.contains(reason), reason, message));
+                : List.of(new Action.Announce(!reason.waits(), reason, message));
         return new Step(held, actions);
     }
 
@@ -773,7 +775,7 @@ public class RetirementMachine {
         return abort(
                 current,
                 now,
-                Reasons.NO_LONGER_WANTED,
+                Reason.NO_LONGER_WANTED,
                 "the spec no longer asks for replica " + current.ordinal() + " of role " + current.role()
                         + " to go; it is kept and serves again");
     }
@@ -782,8 +784,8 @@ public class RetirementMachine {
      * Aborted records when it ended in its phase start, so that the cool-down before a retry counts from there. A move
      * off a node going away is not kept back but handed to the drain instead, unless the node is no longer going away.
      */
-    private static Step abort(Retirement current, Instant now, String reason, String message) {
-        if (NextRetirement.NODE_MAINTENANCE.equals(current.cause()) && !Reasons.NO_LONGER_WANTED.equals(reason)) {
+    private static Step abort(Retirement current, Instant now, Reason reason, String message) {
+        if (NextRetirement.NODE_MAINTENANCE.equals(current.cause()) && reason != Reason.NO_LONGER_WANTED) {
             return handBack(current, now, message);
         }
         Retirement aborted = current.with(RetirementState.Aborted, reason, message, now, current.reads());
@@ -802,10 +804,9 @@ public class RetirementMachine {
         String message = "replica " + current.ordinal() + " of role " + current.role()
                 + " could not be moved off its node through the" + " protocol (" + why
                 + "); deleting it with its grace, as the node's drain would have, so the drain is not held longer";
-        Retirement deleting =
-                current.with(RetirementState.Deleting, Reasons.HANDED_BACK, message, now, current.reads());
+        Retirement deleting = current.with(RetirementState.Deleting, Reason.HANDED_BACK, message, now, current.reads());
         return new Step(
                 deleting,
-                List.of(new Action.Announce(true, Reasons.HANDED_BACK, message), new Action.Delete(current.targets())));
+                List.of(new Action.Announce(true, Reason.HANDED_BACK, message), new Action.Delete(current.targets())));
     }
 }

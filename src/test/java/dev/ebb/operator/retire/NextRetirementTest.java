@@ -67,7 +67,7 @@ class NextRetirementTest {
         return inProgress(2);
     }
 
-    private static Retirement abortedAt(Instant at, String reason) {
+    private static Retirement abortedAt(Instant at, Reason reason) {
         Retirement r = inProgress();
         return new Retirement(
                 r.role(),
@@ -96,7 +96,7 @@ class NextRetirementTest {
                 r.answering(),
                 r.standingHold(),
                 RetirementState.Completed,
-                Reasons.COMPLETED,
+                Reason.COMPLETED,
                 "done",
                 r.startedAt(),
                 T0.plusSeconds(10),
@@ -106,7 +106,7 @@ class NextRetirementTest {
     }
 
     private static NextRetirement.Abort abort(
-            NextRetirement.Candidate replica, String reason, Instant at, String token, int attempts) {
+            NextRetirement.Candidate replica, Reason reason, Instant at, String token, int attempts) {
         return new NextRetirement.Abort(
                 replica.role(),
                 replica.ordinal(),
@@ -120,7 +120,7 @@ class NextRetirementTest {
     }
 
     private static NextRetirement.Abort abort(
-            NextRetirement.Candidate replica, String reason, Instant at, String token) {
+            NextRetirement.Candidate replica, Reason reason, Instant at, String token) {
         return abort(replica, reason, at, token, 1);
     }
 
@@ -205,84 +205,84 @@ class NextRetirementTest {
         return Stream.of(
                 Arguments.of(
                         "a refused replica never blocks the next candidate",
-                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, null)),
+                        List.of(abort(SERVER_2, Reason.DISAGGREGATED, t, null)),
                         NO_RETRY,
                         t.plusSeconds(1),
                         List.of("r1 ScaleDown #1"),
                         null),
                 Arguments.of(
                         "nor one cooling down; the wait is for its cool-down",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null)),
+                        List.of(abort(SERVER_2, Reason.BUSY, t, null)),
                         NO_RETRY,
                         t.plusSeconds(299),
                         List.of("r1 ScaleDown #1"),
                         t.plus(COOL_DOWN)),
                 Arguments.of(
                         "cool-down reached exactly: retried as surplus, the second attempt",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null)),
+                        List.of(abort(SERVER_2, Reason.BUSY, t, null)),
                         NO_RETRY,
                         t.plus(COOL_DOWN),
                         List.of("r2 Surplus #2", "r1 ScaleDown #1"),
                         null),
                 Arguments.of(
                         "a second abort in a row waits twice as long",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null, 2)),
+                        List.of(abort(SERVER_2, Reason.BUSY, t, null, 2)),
                         NO_RETRY,
                         t.plus(COOL_DOWN).plusSeconds(1),
                         List.of("r1 ScaleDown #1"),
                         t.plus(COOL_DOWN.multipliedBy(2))),
                 Arguments.of(
                         "and is retried then, as the third attempt",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null, 2)),
+                        List.of(abort(SERVER_2, Reason.BUSY, t, null, 2)),
                         NO_RETRY,
                         t.plus(COOL_DOWN.multipliedBy(2)),
                         List.of("r2 Surplus #3", "r1 ScaleDown #1"),
                         null),
                 Arguments.of(
                         "three aborts in a row: still retried by itself, after 20 minutes",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null, 3)),
+                        List.of(abort(SERVER_2, Reason.BUSY, t, null, 3)),
                         NO_RETRY,
                         t.plus(Duration.ofMinutes(20)),
                         List.of("r2 Surplus #4", "r1 ScaleDown #1"),
                         null),
                 Arguments.of(
                         "a blocked replica is retried on the user's word, counting afresh",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, "t1", 3)),
+                        List.of(abort(SERVER_2, Reason.BUSY, t, "t1", 3)),
                         policy("t2", 0),
                         t.plusSeconds(1),
                         List.of("r2 Surplus #1", "r1 ScaleDown #1"),
                         null),
                 Arguments.of(
                         "refused: the cool-down never retries it",
-                        List.of(abort(SERVER_2, Reasons.NO_GAUGE_LIST, t, null)),
+                        List.of(abort(SERVER_2, Reason.NO_GAUGE_LIST, t, null)),
                         NO_RETRY,
                         t.plus(Duration.ofDays(1)),
                         List.of("r1 ScaleDown #1"),
                         null),
                 Arguments.of(
                         "refused, the user asks with a new token: retried",
-                        List.of(abort(SERVER_2, Reasons.NO_GAUGE_LIST, t, "t1")),
+                        List.of(abort(SERVER_2, Reason.NO_GAUGE_LIST, t, "t1")),
                         policy("t2", 0),
                         t,
                         List.of("r2 Surplus #1", "r1 ScaleDown #1"),
                         null),
                 Arguments.of(
                         "the token an abort already answered retries nothing",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, "t1")),
+                        List.of(abort(SERVER_2, Reason.BUSY, t, "t1")),
                         policy("t1", 0),
                         t.plusSeconds(1),
                         List.of("r1 ScaleDown #1"),
                         t.plus(COOL_DOWN)),
                 Arguments.of(
                         "a first token counts as a request",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null)),
+                        List.of(abort(SERVER_2, Reason.BUSY, t, null)),
                         policy("t1", 0),
                         t.plusSeconds(1),
                         List.of("r2 Surplus #1", "r1 ScaleDown #1"),
                         null),
                 Arguments.of(
                         "a member deleted by someone else: retried at once, counting afresh, since what is left is another replica",
-                        List.of(abort(SERVER_2, Reasons.TERMINATED_OUTSIDE, t, null, 2)),
+                        List.of(abort(SERVER_2, Reason.TERMINATED_OUTSIDE, t, null, 2)),
                         NO_RETRY,
                         t.plusSeconds(1),
                         List.of("r2 Surplus #1", "r1 ScaleDown #1"),
@@ -290,8 +290,8 @@ class NextRetirementTest {
                 Arguments.of(
                         "every candidate held back: the wait is for the soonest cool-down",
                         List.of(
-                                abort(SERVER_2, Reasons.BUSY, t, null),
-                                abort(SERVER_1, Reasons.READ_FAILED, t.minusSeconds(50), null)),
+                                abort(SERVER_2, Reason.BUSY, t, null),
+                                abort(SERVER_1, Reason.READ_FAILED, t.minusSeconds(50), null)),
                         NO_RETRY,
                         t.plusSeconds(1),
                         List.of(),
@@ -318,7 +318,7 @@ class NextRetirementTest {
     void noRetirementBeginsOnAReplicaWhileSomeoneElseDeletesAMemberOfItButItsAbortIsKept() {
         NextRetirement.Candidate terminating =
                 new NextRetirement.Candidate("server", 2, NextRetirement.Purpose.REDUCTION, "", Budgets.DRAINING, true);
-        RetirementRecord aborted = record(abortedAt(T0, Reasons.TERMINATED_OUTSIDE));
+        RetirementRecord aborted = record(abortedAt(T0, Reason.TERMINATED_OUTSIDE));
 
         NextRetirement.Plan plan = NextRetirement.decide(
                 List.of(aborted), List.of(), List.of(terminating, SERVER_1), List.of(), NO_RETRY, T0.plusSeconds(1));
@@ -346,7 +346,7 @@ class NextRetirementTest {
                 "server",
                 2,
                 NextRetirement.ROLLOUT,
-                Reasons.TERMINATED_OUTSIDE,
+                Reason.TERMINATED_OUTSIDE,
                 "",
                 T0,
                 Optional.empty(),
@@ -368,7 +368,7 @@ class NextRetirementTest {
                                                         "s",
                                                         0,
                                                         NextRetirement.SCALE_DOWN,
-                                                        Reasons.BUSY,
+                                                        Reason.BUSY,
                                                         "",
                                                         t,
                                                         Optional.empty(),
@@ -380,7 +380,7 @@ class NextRetirementTest {
                         .toList())
                 .containsExactly(5L, 10L, 20L, 40L, 60L, 60L, 60L);
         assertThat(new NextRetirement.Abort(
-                                "s", 0, NextRetirement.SCALE_DOWN, Reasons.BUSY, "", t, Optional.empty(), 2, 1)
+                                "s", 0, NextRetirement.SCALE_DOWN, Reason.BUSY, "", t, Optional.empty(), 2, 1)
                         .retryAt(Duration.ofMinutes(45)))
                 .as("capped")
                 .contains(t.plus(NextRetirement.LONGEST_COOL_DOWN));
@@ -388,7 +388,7 @@ class NextRetirementTest {
 
     @Test
     void aBlockedReplicaIsRetriedOnceTheSpecChanges() {
-        NextRetirement.Abort blocked = abort(SERVER_2, Reasons.BUSY, T0, null, 3);
+        NextRetirement.Abort blocked = abort(SERVER_2, Reason.BUSY, T0, null, 3);
         NextRetirement.RetryPolicy edited =
                 new NextRetirement.RetryPolicy(Optional.empty(), COOL_DOWN, GENERATION + 1, 0);
 
@@ -399,7 +399,7 @@ class NextRetirementTest {
 
     @Test
     void anAbortedRecordStaysOnRecordWhileItsReplicaIsStillToLeaveAndNotRetried() {
-        RetirementRecord aborted = record(abortedAt(T0.plusSeconds(100), Reasons.BUSY));
+        RetirementRecord aborted = record(abortedAt(T0.plusSeconds(100), Reason.BUSY));
 
         assertThat(NextRetirement.decide(
                                 List.of(aborted),
@@ -440,9 +440,9 @@ class NextRetirementTest {
     @Test
     void theAbortsKeptAreOnePerReplicaTheLatestWinsAndOnlyWhileTheReplicaIsStillToLeave() {
         Instant t = T0.plusSeconds(100);
-        NextRetirement.Abort olderOfServer2 = abort(SERVER_2, Reasons.BUSY, T0, null);
-        NextRetirement.Abort dropped = abort(DROPPED_0, Reasons.NO_GAUGE_LIST, T0, null);
-        RetirementRecord latest = new RetirementRecord(abortedAt(t, Reasons.READ_FAILED), "", Optional.of("t1"), 2);
+        NextRetirement.Abort olderOfServer2 = abort(SERVER_2, Reason.BUSY, T0, null);
+        NextRetirement.Abort dropped = abort(DROPPED_0, Reason.NO_GAUGE_LIST, T0, null);
+        RetirementRecord latest = new RetirementRecord(abortedAt(t, Reason.READ_FAILED), "", Optional.of("t1"), 2);
 
         List<NextRetirement.Abort> kept = NextRetirement.outstanding(
                 List.of(latest), List.of(olderOfServer2, dropped), List.of(SERVER_2, SERVER_1), List.of(), GENERATION);
@@ -452,7 +452,7 @@ class NextRetirementTest {
                         "server",
                         2,
                         latest.retirement().cause(),
-                        Reasons.READ_FAILED,
+                        Reason.READ_FAILED,
                         "held",
                         t,
                         Optional.of("t1"),
@@ -474,7 +474,7 @@ class NextRetirementTest {
     @Test
     void aReplicaIsHeldWhileAReductionIsUnderWayOrKeptItAfterAnAbortButARolloutHoldsNothing() {
         NextRetirement.Abort refused =
-                abort(candidate("prefill", 1, NextRetirement.Purpose.REDUCTION), Reasons.DISAGGREGATED, T0, null);
+                abort(candidate("prefill", 1, NextRetirement.Purpose.REDUCTION), Reason.DISAGGREGATED, T0, null);
         Retirement r = inProgress(1);
         Retirement rolling = new Retirement(
                 r.role(),
@@ -497,7 +497,7 @@ class NextRetirementTest {
         assertThat(NextRetirement.rollingOut(List.of(record(inProgress()), record(rolling))))
                 .isEqualTo(Map.of("server", Set.of(0)));
         assertThat(NextRetirement.held(List.of(record(completed())), List.of())).isEmpty();
-        assertThat(NextRetirement.held(List.of(record(abortedAt(T0, Reasons.NO_LONGER_WANTED))), List.of()))
+        assertThat(NextRetirement.held(List.of(record(abortedAt(T0, Reason.NO_LONGER_WANTED))), List.of()))
                 .as("given back: wanted again")
                 .isEmpty();
     }
@@ -505,8 +505,8 @@ class NextRetirementTest {
     @Test
     void aRolloutPassesOverTheReplicasItMayNotRetryYet() {
         NextRetirement.Abort cooling = new NextRetirement.Abort(
-                "server", 2, NextRetirement.ROLLOUT, Reasons.BUSY, "", T0, Optional.empty(), 1, GENERATION);
-        NextRetirement.Abort reduction = abort(SERVER_1, Reasons.BUSY, T0, null);
+                "server", 2, NextRetirement.ROLLOUT, Reason.BUSY, "", T0, Optional.empty(), 1, GENERATION);
+        NextRetirement.Abort reduction = abort(SERVER_1, Reason.BUSY, T0, null);
 
         assertThat(NextRetirement.rolloutWaiting(List.of(cooling, reduction), NO_RETRY, T0.plusSeconds(1)))
                 .isEqualTo(Map.of("server", Set.of(2)));
@@ -526,7 +526,7 @@ class NextRetirementTest {
                 r.answering(),
                 r.standingHold(),
                 state,
-                Reasons.PROVEN_IDLE,
+                Reason.PROVEN_IDLE,
                 "deleting",
                 r.startedAt(),
                 T0.plusSeconds(5),
@@ -557,7 +557,7 @@ class NextRetirementTest {
                 r.answering(),
                 r.standingHold(),
                 state,
-                Reasons.BUSY,
+                Reason.BUSY,
                 "busy",
                 r.startedAt(),
                 T0.plusSeconds(5),
@@ -568,7 +568,7 @@ class NextRetirementTest {
         RetirementMachine.Step step = MACHINE.cancel(current, T0.plusSeconds(7));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.NO_LONGER_WANTED);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.NO_LONGER_WANTED);
         assertThat(step.retirement().phaseStartedAt()).isEqualTo(T0.plusSeconds(7));
         assertThat(step.actions()).contains(new Action.Restore(r.targets())).noneMatch(a -> a instanceof Action.Delete);
     }
@@ -589,7 +589,7 @@ class NextRetirementTest {
                 r.answering(),
                 r.standingHold(),
                 state,
-                Reasons.BUSY,
+                Reason.BUSY,
                 "busy",
                 r.startedAt(),
                 T0.plusSeconds(5),
@@ -605,7 +605,7 @@ class NextRetirementTest {
                 current, new Observation(seen.now(), members, seen.withdrawal(), seen.reads()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.TERMINATED_OUTSIDE);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.TERMINATED_OUTSIDE);
         assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete);
     }
 }

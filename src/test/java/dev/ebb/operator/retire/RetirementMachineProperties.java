@@ -320,7 +320,7 @@ class RetirementMachineProperties {
             }
             if (lost && !before.pastDeletion() && !before.ended()) {
                 assertThat(after).as("a member lost before the deletion aborts").isEqualTo(RetirementState.Aborted);
-                assertThat(step.retirement().reason()).isIn(Reasons.TERMINATED_OUTSIDE);
+                assertThat(step.retirement().reason()).isIn(Reason.TERMINATED_OUTSIDE);
             }
             boolean confirmedBefore = routed ? confirmed(withdrawal, referenceBefore) : clearWithoutRouter(withdrawal);
             if (before == RetirementState.Withdrawing && after == RetirementState.Draining) {
@@ -333,7 +333,7 @@ class RetirementMachineProperties {
             if (before == RetirementState.Draining && after == RetirementState.Draining && !confirmedBefore) {
                 assertThat(step.retirement().reason())
                         .as("a relapse while draining holds")
-                        .isEqualTo(Reasons.WITHDRAWAL_LOST);
+                        .isEqualTo(Reason.WITHDRAWAL_LOST);
             }
 
             List<Member> deleted = step.actions().stream()

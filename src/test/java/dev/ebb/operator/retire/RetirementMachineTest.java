@@ -132,13 +132,13 @@ public class RetirementMachineTest {
 
     static Stream<Arguments> refusals() {
         return Stream.of(
-                Arguments.of(Reasons.DISAGGREGATED, "a decode replica reading zero may be handed work at any moment"),
-                Arguments.of(Reasons.NO_GAUGE_LIST, "no gauge list for this engine"));
+                Arguments.of(Reason.DISAGGREGATED, "a decode replica reading zero may be handed work at any moment"),
+                Arguments.of(Reason.NO_GAUGE_LIST, "no gauge list for this engine"));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("refusals")
-    void refusedReplicaAbortsAtOnceWithNothingWithdrawnOrDeleted(String reason, String message) {
+    void refusedReplicaAbortsAtOnceWithNothingWithdrawnOrDeleted(Reason reason, String message) {
         RetirementMachine.Step step = MACHINE.begin(
                 "d",
                 0,
@@ -170,7 +170,7 @@ public class RetirementMachineTest {
                 new Observation(at(2), Map.of(), CLEAR, Map.of()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Deleting);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.LEADER_GONE);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.LEADER_GONE);
         assertThat(step.actions())
                 .contains(new Action.Delete(List.of(FOLLOWER)))
                 .noneMatch(a -> a instanceof Action.Withdraw || a instanceof Action.ReadMembers);
@@ -181,33 +181,33 @@ public class RetirementMachineTest {
         return Stream.of(
                 Arguments.of(
                         withdrawal(false, Set.of(FOLLOWER.name()), Optional.of(true), Optional.empty(), Map.of()),
-                        Reasons.STILL_LABELLED_SERVING),
+                        Reason.STILL_LABELLED_SERVING),
                 Arguments.of(
                         withdrawal(false, Set.of(), Optional.empty(), Optional.empty(), Map.of()),
-                        Reasons.ENDPOINTS_UNKNOWN),
+                        Reason.ENDPOINTS_UNKNOWN),
                 Arguments.of(
                         withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of()),
-                        Reasons.ENDPOINTS_STILL_LIST),
+                        Reason.ENDPOINTS_STILL_LIST),
                 Arguments.of(
                         withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()),
-                        Reasons.STILL_LABELLED_SERVING),
+                        Reason.STILL_LABELLED_SERVING),
                 Arguments.of(
                         withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()),
-                        Reasons.ENDPOINTS_UNKNOWN),
+                        Reason.ENDPOINTS_UNKNOWN),
                 Arguments.of(
                         withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()),
-                        Reasons.ENDPOINTS_STILL_LIST),
+                        Reason.ENDPOINTS_STILL_LIST),
                 Arguments.of(
                         withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()),
-                        Reasons.ROUTER_UNAVAILABLE),
+                        Reason.ROUTER_UNAVAILABLE),
                 Arguments.of(
                         withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()),
-                        Reasons.ROUTER_STILL_SELECTS));
+                        Reason.ROUTER_STILL_SELECTS));
     }
 
     @ParameterizedTest(name = "{1}")
     @MethodSource("withdrawalHolds")
-    void withdrawalHoldsUntilItsBudgetThenAbortsKeepingEverything(Observation.Withdrawal withdrawal, String reason) {
+    void withdrawalHoldsUntilItsBudgetThenAbortsKeepingEverything(Observation.Withdrawal withdrawal, Reason reason) {
         RetirementMachine.Step held = step(started(), seen(at(29.999), withdrawal, Map.of()));
         RetirementMachine.Step aborted = step(held.retirement(), seen(at(30), withdrawal, Map.of()));
 
@@ -215,7 +215,7 @@ public class RetirementMachineTest {
         assertThat(held.retirement().reason()).isEqualTo(reason);
         assertThat(held.actions())
                 .contains(new Action.Announce(
-                        !TOLD_AS_NORMAL.contains(reason),
+                        !TOLD_AS_NORMAL.contains(reason.wire()),
                         reason,
                         held.retirement().message()))
                 .noneMatch(a -> a instanceof Action.Delete);
@@ -319,7 +319,7 @@ public class RetirementMachineTest {
                 started(),
                 seen(at(2), withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), now), Map.of()));
 
-        assertThat(step.retirement().reason()).isEqualTo(dispatched ? Reasons.RECENT_DISPATCH : Reasons.WITHDRAWN);
+        assertThat(step.retirement().reason()).isEqualTo(dispatched ? Reason.RECENT_DISPATCH : Reason.WITHDRAWN);
     }
 
     @Test
@@ -338,7 +338,7 @@ public class RetirementMachineTest {
         RetirementMachine.Step held = step(blind, seen(at(2), CLEAR, Map.of()));
         RetirementMachine.Step aborted = step(held.retirement(), seen(at(30), CLEAR, Map.of()));
 
-        assertThat(held.retirement().reason()).isEqualTo(Reasons.ROUTER_UNAVAILABLE);
+        assertThat(held.retirement().reason()).isEqualTo(Reason.ROUTER_UNAVAILABLE);
         assertThat(held.retirement().message()).contains("before the withdrawal");
         assertThat(aborted.retirement().state()).isEqualTo(RetirementState.Aborted);
     }
@@ -374,7 +374,7 @@ public class RetirementMachineTest {
                         Map.of()));
 
         assertThat(begun.actions()).noneMatch(a -> a instanceof Action.Withdraw);
-        assertThat(begun.retirement().reason()).isEqualTo(Reasons.ROUTER_UNAVAILABLE);
+        assertThat(begun.retirement().reason()).isEqualTo(Reason.ROUTER_UNAVAILABLE);
         assertThat(stillDown.actions()).noneMatch(a -> a instanceof Action.Withdraw);
         assertThat(stillDown.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(counted.retirement().dispatchBaseline()).contains(Map.of(LEADER.name(), 7.0, FOLLOWER.name(), 0.0));
@@ -386,7 +386,7 @@ public class RetirementMachineTest {
         assertThat(step(counted.retirement(), seen(at(4), dispatched(8.0), Map.of()))
                         .retirement()
                         .reason())
-                .isEqualTo(Reasons.RECENT_DISPATCH);
+                .isEqualTo(Reason.RECENT_DISPATCH);
     }
 
     @Test
@@ -395,13 +395,13 @@ public class RetirementMachineTest {
         RetirementMachine.Step still = step(late.retirement(), seen(at(2), dispatched(9.0), Map.of()));
         RetirementMachine.Step settled = step(still.retirement(), seen(at(3), dispatched(9.0), Map.of()));
 
-        assertThat(late.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
-        assertThat(still.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+        assertThat(late.retirement().reason()).isEqualTo(Reason.RECENT_DISPATCH);
+        assertThat(still.retirement().reason()).isEqualTo(Reason.RECENT_DISPATCH);
         assertThat(settled.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(step(settled.retirement(), seen(at(4), dispatched(10.0), Map.of()))
                         .retirement()
                         .reason())
-                .isEqualTo(Reasons.WITHDRAWAL_LOST);
+                .isEqualTo(Reason.WITHDRAWAL_LOST);
     }
 
     @Test
@@ -410,12 +410,12 @@ public class RetirementMachineTest {
         for (int second = 1; second < 30; second++) {
             current = step(current, seen(at(second), dispatched(7.0 + second), Map.of()))
                     .retirement();
-            assertThat(current.reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+            assertThat(current.reason()).isEqualTo(Reason.RECENT_DISPATCH);
         }
         RetirementMachine.Step aborted = step(current, seen(at(30), dispatched(40.0), Map.of()));
 
         assertThat(aborted.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(aborted.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+        assertThat(aborted.retirement().reason()).isEqualTo(Reason.RECENT_DISPATCH);
         assertThat(aborted.actions()).contains(new Action.Restore(TARGETS)).noneMatch(a -> a instanceof Action.Delete);
     }
 
@@ -456,7 +456,7 @@ public class RetirementMachineTest {
         RetirementMachine.Step proven = step(back.retirement(), reads(at(6), new Reading.Idle()));
 
         assertThat(lost.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(lost.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(lost.retirement().reason()).isEqualTo(Reason.WITHDRAWAL_LOST);
         assertThat(lost.retirement().message()).contains(message);
         assertThat(lost.retirement().reads().get(LEADER.name()).consecutiveIdle())
                 .isZero();
@@ -478,7 +478,7 @@ public class RetirementMachineTest {
                 step(draining, seen(draining.phaseStartedAt().plus(Budgets.DRAINING), selected, Map.of()));
 
         assertThat(end.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(end.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(end.retirement().reason()).isEqualTo(Reason.WITHDRAWAL_LOST);
         assertThat(end.actions()).contains(new Action.Restore(TARGETS));
     }
 
@@ -519,20 +519,20 @@ public class RetirementMachineTest {
 
     static Stream<Arguments> readingsThatHold() {
         return Stream.of(
-                Arguments.of(new Reading.Busy(3), Reasons.BUSY, "has 3 requests in flight"),
+                Arguments.of(new Reading.Busy(3), Reason.BUSY, "has 3 requests in flight"),
                 Arguments.of(
                         new Reading.Partial(List.of("vllm:num_requests_waiting")),
-                        Reasons.PARTIAL_ENVELOPE,
+                        Reason.PARTIAL_ENVELOPE,
                         "without vllm:num_requests_waiting"),
                 Arguments.of(
                         new Reading.Failed("the engine refused the connection"),
-                        Reasons.READ_FAILED,
+                        Reason.READ_FAILED,
                         "refused the connection"));
     }
 
     @ParameterizedTest(name = "{1}")
     @MethodSource("readingsThatHold")
-    void aReadThatIsNotIdleHoldsAndResetsTheRun(Reading reading, String reason, String message) {
+    void aReadThatIsNotIdleHoldsAndResetsTheRun(Reading reading, Reason reason, String message) {
         RetirementMachine.Step idle = step(draining(), reads(at(3), new Reading.Idle()));
         RetirementMachine.Step held = step(idle.retirement(), reads(at(4), reading));
         RetirementMachine.Step idleAgain = step(held.retirement(), reads(at(5), new Reading.Idle()));
@@ -555,7 +555,7 @@ public class RetirementMachineTest {
 
         assertThat(before.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(at.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(at.retirement().reason()).isEqualTo(Reasons.BUSY);
+        assertThat(at.retirement().reason()).isEqualTo(Reason.BUSY);
         assertThat(at.actions()).contains(new Action.Restore(TARGETS));
     }
 
@@ -575,7 +575,7 @@ public class RetirementMachineTest {
 
         assertThat(before.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(at.retirement().state()).isEqualTo(RetirementState.Deleting);
-        assertThat(at.retirement().reason()).isEqualTo(Reasons.HANDED_BACK);
+        assertThat(at.retirement().reason()).isEqualTo(Reason.HANDED_BACK);
         assertThat(at.retirement().message())
                 .contains("not proven idle within 240 s")
                 .contains("with its grace");
@@ -584,7 +584,7 @@ public class RetirementMachineTest {
                 .noneMatch(a -> a instanceof Action.Restore)
                 .anySatisfy(a -> assertThat(a)
                         .isEqualTo(new Action.Announce(
-                                true, Reasons.HANDED_BACK, at.retirement().message())));
+                                true, Reason.HANDED_BACK, at.retirement().message())));
         assertThat(gone.retirement().state()).as("on as any deletion goes").isEqualTo(RetirementState.Settling);
     }
 
@@ -605,13 +605,13 @@ public class RetirementMachineTest {
                 0,
                 NextRetirement.NODE_MAINTENANCE,
                 TARGETS,
-                new Classification.Refused(Reasons.NO_GAUGE_LIST, "no gauge list for this engine"),
+                new Classification.Refused(Reason.NO_GAUGE_LIST, "no gauge list for this engine"),
                 BASELINE,
                 Budgets.DRAINING,
                 T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Deleting);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.HANDED_BACK);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.HANDED_BACK);
         assertThat(step.actions()).contains(new Action.Delete(TARGETS));
     }
 
@@ -626,7 +626,7 @@ public class RetirementMachineTest {
         RetirementMachine.Step at300 = step(lateDraining, reads(at(300), new Reading.Busy(1)));
 
         assertThat(at300.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(at300.retirement().reason()).isEqualTo(Reasons.BUDGET_EXHAUSTED);
+        assertThat(at300.retirement().reason()).isEqualTo(Reason.BUDGET_EXHAUSTED);
     }
 
     /**
@@ -649,7 +649,7 @@ public class RetirementMachineTest {
                 idleOnceMore.retirement(),
                 new Observation(at(6), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
 
-        assertThat(seenRestarted.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
+        assertThat(seenRestarted.retirement().reason()).isEqualTo(Reason.CONTAINER_RESTARTED);
         assertThat(seenRestarted.retirement().targets())
                 .contains(new Member(LEADER.name(), LEADER.uid(), "c-0-new"), FOLLOWER);
         assertThat(List.of(seenRestarted, idleOnceMore)).allSatisfy(step -> {
@@ -677,14 +677,14 @@ public class RetirementMachineTest {
                 idleOnceMore.retirement(),
                 new Observation(at(6), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Busy(1))));
 
-        assertThat(seenRestarted.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
+        assertThat(seenRestarted.retirement().reason()).isEqualTo(Reason.CONTAINER_RESTARTED);
         assertThat(seenRestarted.retirement().message()).contains(FOLLOWER.name());
         assertThat(seenRestarted.retirement().targets())
                 .contains(new Member(FOLLOWER.name(), FOLLOWER.uid(), "c-1-new"));
         // the idle read before the restart does not count with the one after it
         assertThat(List.of(seenRestarted, idleOnceMore, busy))
                 .allSatisfy(step -> assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete));
-        assertThat(busy.retirement().reason()).isEqualTo(Reasons.BUSY);
+        assertThat(busy.retirement().reason()).isEqualTo(Reason.BUSY);
     }
 
     @Test
@@ -695,7 +695,7 @@ public class RetirementMachineTest {
         RetirementMachine.Step step = step(draining(), new Observation(at(3), onlyLeader, CLEAR, Map.of()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.TERMINATED_OUTSIDE);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.TERMINATED_OUTSIDE);
         assertThat(step.retirement().message()).contains(FOLLOWER.name());
     }
 
@@ -708,22 +708,22 @@ public class RetirementMachineTest {
         assertThat(step(draining(), new Observation(at(3), replaced, CLEAR, Map.of()))
                         .retirement()
                         .reason())
-                .isEqualTo(Reasons.TERMINATED_OUTSIDE);
+                .isEqualTo(Reason.TERMINATED_OUTSIDE);
     }
 
     static Stream<Arguments> standingHolds() {
         return Stream.of(
-                        Reasons.TAKE_OVER,
-                        Reasons.NO_LEADER,
-                        Reasons.MULTIPLE_LEADERS,
-                        Reasons.CONFIGURATION_DISAGREEMENT,
-                        Reasons.SIZE_MISMATCH)
+                        Reason.TAKE_OVER,
+                        Reason.NO_LEADER,
+                        Reason.MULTIPLE_LEADERS,
+                        Reason.CONFIGURATION_DISAGREEMENT,
+                        Reason.SIZE_MISMATCH)
                 .map(Arguments::of);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("standingHolds")
-    void replicaThatCannotBeReadIsHeldWithItsReasonAndAbortsAtTheBudget(String reason) {
+    void replicaThatCannotBeReadIsHeldWithItsReasonAndAbortsAtTheBudget(Reason reason) {
         Retirement started = MACHINE.begin(
                         "s",
                         0,
@@ -761,7 +761,7 @@ public class RetirementMachineTest {
 
         assertThat(settling.state()).isEqualTo(RetirementState.Settling);
         assertThat(slow.retirement().state()).isEqualTo(RetirementState.Settling);
-        assertThat(slow.retirement().reason()).isEqualTo(Reasons.MEMBERS_GONE_SLOWLY);
+        assertThat(slow.retirement().reason()).isEqualTo(Reason.MEMBERS_GONE_SLOWLY);
         assertThat(slow.actions()).noneMatch(a -> a instanceof Action.Restore);
         assertThat(done.retirement().state()).isEqualTo(RetirementState.Completed);
     }
@@ -828,18 +828,18 @@ public class RetirementMachineTest {
                     .map(a -> (Action.Announce) a)
                     .forEach(announced::add);
             current = step.retirement();
-            assertThat(current.reason()).isEqualTo(Reasons.BUSY);
+            assertThat(current.reason()).isEqualTo(Reason.BUSY);
             assertThat(current.message()).contains("has 2 requests in flight");
         }
 
-        assertThat(announced).extracting(Action.Announce::reason).containsExactly(Reasons.BUSY);
+        assertThat(announced).extracting(Action.Announce::reason).containsExactly(Reason.BUSY);
     }
 
     @Test
     void aMemberNeverReadYetIsAwaitingReads() {
         RetirementMachine.Step step = step(draining(), seen(at(3), CLEAR, Map.of()));
 
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.AWAITING_READS);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.AWAITING_READS);
     }
 
     /** Without a router: the Service is the only path, so the withdrawal is the label and the endpoints. */
@@ -874,7 +874,7 @@ public class RetirementMachineTest {
         RetirementMachine.Step step = step(drainingUnroutedStart(), seen(at(1), UNROUTED_CLEAR, Map.of()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.WITHDRAWN);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.WITHDRAWN);
         assertThat(step.actions()).noneMatch(a -> a instanceof Action.Unroute);
     }
 
@@ -913,7 +913,7 @@ public class RetirementMachineTest {
     void withoutARouterAnIdleReplicaWithNoClientIsDeletedAfterTheMarginAndTwoSpacedReads() {
         Retirement tooEarly = step(drainingUnrouted(), unrouted(at(5.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
                 .retirement();
-        assertThat(tooEarly.reason()).isEqualTo(Reasons.AWAITING_READS);
+        assertThat(tooEarly.reason()).isEqualTo(Reason.AWAITING_READS);
         assertThat(tooEarly.message()).contains("a node may still send a new connection");
 
         Retirement once = step(tooEarly, unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
@@ -941,50 +941,46 @@ public class RetirementMachineTest {
                         "one client connected",
                         new Reading.Idle(),
                         new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234")),
-                        Reasons.OPEN_CONNECTIONS,
+                        Reason.OPEN_CONNECTIONS,
                         List.of("1 client is still connected: 10.0.0.9:51234")),
                 Arguments.of(
                         "seven clients, five named",
                         new Reading.Idle(),
                         new ConnectionRead.Peers.Connected(7, seven),
-                        Reasons.OPEN_CONNECTIONS,
+                        Reason.OPEN_CONNECTIONS,
                         List.of("7 clients are still connected", "10.0.0.5:40005, …")),
                 Arguments.of(
                         "table unreadable",
                         new Reading.Idle(),
                         new ConnectionRead.Peers.Unknown("the connection read exited with code 7"),
-                        Reasons.READ_FAILED,
+                        Reason.READ_FAILED,
                         List.of("exited with code 7")),
                 Arguments.of(
                         "table missing from the pass",
                         new Reading.Idle(),
                         null,
-                        Reasons.READ_FAILED,
+                        Reason.READ_FAILED,
                         List.of("not read with its gauges")),
                 Arguments.of(
-                        "busy, no client",
-                        new Reading.Busy(2),
-                        NO_PEERS,
-                        Reasons.BUSY,
-                        List.of("2 requests in flight")),
+                        "busy, no client", new Reading.Busy(2), NO_PEERS, Reason.BUSY, List.of("2 requests in flight")),
                 Arguments.of(
                         "busy, table unreadable",
                         new Reading.Busy(1),
                         new ConnectionRead.Peers.Unknown("cut"),
-                        Reasons.BUSY,
+                        Reason.BUSY,
                         List.of("1 requests in flight")),
                 Arguments.of(
                         "gauges missing",
                         new Reading.Partial(List.of("vllm:num_requests_waiting")),
                         NO_PEERS,
-                        Reasons.PARTIAL_ENVELOPE,
+                        Reason.PARTIAL_ENVELOPE,
                         List.of("vllm:num_requests_waiting")));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("unroutedPassesThatHold")
     void withoutARouterAPassThatIsNotIdleWithNoClientHoldsAndStartsTheRunOver(
-            String what, Reading gauges, ConnectionRead.Peers peers, String reason, List<String> said) {
+            String what, Reading gauges, ConnectionRead.Peers peers, Reason reason, List<String> said) {
         Retirement once = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
                 .retirement();
         Map<String, Reading> reads = Map.of(LEADER.name(), gauges);
@@ -1003,7 +999,7 @@ public class RetirementMachineTest {
         assertThat(held.actions()).noneMatch(a -> a instanceof Action.Delete);
         assertThat(held.actions())
                 .contains(new Action.Announce(
-                        !TOLD_AS_NORMAL.contains(reason),
+                        !TOLD_AS_NORMAL.contains(reason.wire()),
                         reason,
                         held.retirement().message()));
     }
@@ -1022,7 +1018,7 @@ public class RetirementMachineTest {
                 .retirement();
         RetirementMachine.Step twice = step(once, unrouted(at(8), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS));
 
-        assertThat(held.reason()).isEqualTo(Reasons.OPEN_CONNECTIONS);
+        assertThat(held.reason()).isEqualTo(Reason.OPEN_CONNECTIONS);
         assertThat(twice.retirement().state()).isEqualTo(RetirementState.Deleting);
     }
 
@@ -1139,14 +1135,14 @@ public class RetirementMachineTest {
         Retirement waiting = steps.get(steps.size() - 3).retirement();
         RetirementMachine.Step deleting = steps.get(steps.size() - 1);
 
-        assertThat(waiting.reason()).isEqualTo(Reasons.OPEN_CONNECTIONS);
+        assertThat(waiting.reason()).isEqualTo(Reason.OPEN_CONNECTIONS);
         assertThat(waiting.message())
                 .contains(
                         "1 client is still connected: 10.0.0.50:39000", "no request has reached it for 9 of the 10 s");
         assertThat(deleting.retirement().state()).isEqualTo(RetirementState.Deleting);
         assertThat(deleting.actions())
                 .contains(new Action.Announce(
-                        false, Reasons.PROVEN_IDLE, deleting.retirement().message()));
+                        false, Reason.PROVEN_IDLE, deleting.retirement().message()));
         assertThat(deleting.retirement().message())
                 .contains("1 peer still connected to " + LEADER.name()
                         + " (10.0.0.50:39000) taken for bystanders: no request reached it in 11 s");
@@ -1211,7 +1207,7 @@ public class RetirementMachineTest {
         assertThat(step(readEdited, new Pass(16, new Reading.Idle(), SCRAPER, 40.0).observed())
                         .retirement()
                         .reason())
-                .isEqualTo(Reasons.OPEN_CONNECTIONS);
+                .isEqualTo(Reason.OPEN_CONNECTIONS);
     }
 
     @Test
@@ -1232,10 +1228,10 @@ public class RetirementMachineTest {
                 .retirement();
         RetirementMachine.Step second = step(first, unrouted(at(36), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS));
 
-        assertThat(lost.reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(lost.reason()).isEqualTo(Reason.WITHDRAWAL_LOST);
         assertThat(List.of(seenBack, withinMargin)).allSatisfy(r -> {
             assertThat(r.state()).isEqualTo(RetirementState.Draining);
-            assertThat(r.reason()).isEqualTo(Reasons.AWAITING_READS);
+            assertThat(r.reason()).isEqualTo(Reason.AWAITING_READS);
             assertThat(r.reads().get(LEADER.name()).consecutiveIdle()).isZero();
         });
         assertThat(first.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
@@ -1278,7 +1274,7 @@ public class RetirementMachineTest {
                 .retirement();
 
         assertThat(early.reads().get(LEADER.name()).consecutiveIdle()).isZero();
-        assertThat(early.reason()).isEqualTo(Reasons.AWAITING_READS);
+        assertThat(early.reason()).isEqualTo(Reason.AWAITING_READS);
     }
 
     /**
@@ -1293,9 +1289,9 @@ public class RetirementMachineTest {
         RetirementMachine.Step second = lagging(first.retirement(), reads(at(7), new Reading.Idle()));
 
         assertThat(confirmed.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(confirmed.retirement().reason()).isEqualTo(Reasons.WITHDRAWN);
+        assertThat(confirmed.retirement().reason()).isEqualTo(Reason.WITHDRAWN);
         assertThat(confirmed.actions()).noneMatch(a -> a instanceof Action.ReadMembers);
-        assertThat(within.retirement().reason()).isEqualTo(Reasons.AWAITING_READS);
+        assertThat(within.retirement().reason()).isEqualTo(Reason.AWAITING_READS);
         assertThat(within.retirement().message()).contains("front end").contains(at(6).toString());
         assertThat(within.retirement().reads().get(LEADER.name()).consecutiveIdle())
                 .isZero();
@@ -1320,7 +1316,7 @@ public class RetirementMachineTest {
                 lagging(early.retirement(), seen(at(8), dispatched(8.0), Map.of(LEADER.name(), new Reading.Idle())));
 
         assertThat(moved.retirement().state()).isEqualTo(RetirementState.Withdrawing);
-        assertThat(moved.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+        assertThat(moved.retirement().reason()).isEqualTo(Reason.RECENT_DISPATCH);
         assertThat(still.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(early.retirement().reads().get(LEADER.name()).consecutiveIdle())
                 .isZero();
@@ -1345,10 +1341,10 @@ public class RetirementMachineTest {
         RetirementMachine.Step second = lagging(first, reads(at(16), new Reading.Idle()));
 
         assertThat(once.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
-        assertThat(lost.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(lost.retirement().reason()).isEqualTo(Reason.WITHDRAWAL_LOST);
         assertThat(lost.actions()).noneMatch(a -> a instanceof Action.ReadMembers || a instanceof Action.Delete);
         assertThat(List.of(seenBack, withinMargin)).allSatisfy(r -> {
-            assertThat(r.reason()).isEqualTo(Reasons.AWAITING_READS);
+            assertThat(r.reason()).isEqualTo(Reason.AWAITING_READS);
             assertThat(r.reads().get(LEADER.name()).consecutiveIdle()).isZero();
         });
         assertThat(first.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);

@@ -3,6 +3,7 @@ package dev.ebb.operator.retire;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ebb.operator.api.v1alpha1.AbortedRetirement;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
@@ -48,16 +49,16 @@ class RetirementRecordsTest {
                         "prefill",
                         1,
                         NextRetirement.SCALE_DOWN,
-                        Reasons.DISAGGREGATED,
+                        Reason.DISAGGREGATED,
                         "refused",
                         at,
                         Optional.empty(),
                         1,
                         3),
                 new NextRetirement.Abort(
-                        "server", 2, NextRetirement.ROLLOUT, Reasons.BUSY, "busy", at, Optional.of("t1"), 2, 3),
+                        "server", 2, NextRetirement.ROLLOUT, Reason.BUSY, "busy", at, Optional.of("t1"), 2, 3),
                 new NextRetirement.Abort(
-                        "server", 3, NextRetirement.SURPLUS, Reasons.BUSY, "busy", at, Optional.empty(), 3, 3));
+                        "server", 3, NextRetirement.SURPLUS, Reason.BUSY, "busy", at, Optional.empty(), 3, 3));
         List<AbortedRetirement> written = RetirementRecords.toStatus(aborts, Duration.ofMinutes(5));
         List<AbortedRetirement> read =
                 List.of(json.readValue(json.writeValueAsString(written), AbortedRetirement[].class));
@@ -72,13 +73,13 @@ class RetirementRecordsTest {
     @Test
     void anAbortEditedIntoNonsenseHoldsNothingBack() {
         AbortedRetirement good = new AbortedRetirement(
-                "server", 2, null, null, null, Reasons.BUSY, "busy", "2026-01-01T00:00:00Z", null, null);
+                "server", 2, null, null, null, Reason.BUSY.wire(), "busy", "2026-01-01T00:00:00Z", null, null);
         List<AbortedRetirement> entries = List.of(
                 good,
                 new AbortedRetirement(
-                        "server", null, null, 1, 1L, Reasons.BUSY, "busy", "2026-01-01T00:00:00Z", null, null),
+                        "server", null, null, 1, 1L, Reason.BUSY.wire(), "busy", "2026-01-01T00:00:00Z", null, null),
                 new AbortedRetirement("server", 3, null, 1, 1L, null, "busy", "2026-01-01T00:00:00Z", null, null),
-                new AbortedRetirement("server", 4, null, 1, 1L, Reasons.BUSY, "busy", "yesterday", null, null));
+                new AbortedRetirement("server", 4, null, 1, 1L, Reason.BUSY.wire(), "busy", "yesterday", null, null));
 
         assertThat(RetirementRecords.aborts(statusWith(entries)))
                 .singleElement()
@@ -87,7 +88,7 @@ class RetirementRecordsTest {
                         "server",
                         2,
                         NextRetirement.SCALE_DOWN,
-                        Reasons.BUSY,
+                        Reason.BUSY,
                         "busy",
                         RetirementMachineTest.T0,
                         Optional.empty(),
@@ -107,7 +108,7 @@ class RetirementRecordsTest {
                         1,
                         "Surplus",
                         RetirementMachineTest.TARGETS,
-                        new Classification.Held(Reasons.TAKE_OVER, "take-over"),
+                        new Classification.Held(Reason.TAKE_OVER, "take-over"),
                         Optional.empty(),
                         Budgets.DRAINING,
                         RetirementMachineTest.T0)
@@ -232,6 +233,34 @@ class RetirementRecordsTest {
                         1L, "Ready", null, List.of(), null, null, withGood, List.of(), List.of())))
                 .as("one readable entry among broken ones is still resumed")
                 .hasSize(1);
+    }
+
+    @Test
+    void anEntryWhoseReasonNoRetirementGivesIsNotBelieved() throws Exception {
+        RetirementStatus good = RetirementRecords.toStatus(
+                new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
+        List<RetirementStatus> garbled = List.of(
+                edited(good, "reason", "Exploding"),
+                edited(good, "reason", "awaitingreads"),
+                edited(good, "reason", null),
+                edited(good, "holdReason", "Exploding"));
+        AbortedRetirement abort = new AbortedRetirement(
+                "server", 2, null, 1, 1L, "Exploding", "busy", "2026-01-01T00:00:00Z", null, null);
+
+        assertThat(RetirementRecords.fromStatus(good)).isPresent();
+        assertThat(garbled)
+                .as("resumed from nothing it says: the work is looked at afresh and nothing is deleted on its strength")
+                .allSatisfy(b -> assertThat(RetirementRecords.fromStatus(b)).isEmpty());
+        assertThat(RetirementRecords.aborts(statusWith(List.of(abort))))
+                .as("an abort with such a reason holds nothing back: its replica is proven idle again when retried")
+                .isEmpty();
+    }
+
+    /** The entry as status holds it once someone set {@code field} to {@code value}. */
+    private RetirementStatus edited(RetirementStatus entry, String field, Object value) throws Exception {
+        ObjectNode node = json.valueToTree(entry);
+        node.set(field, json.valueToTree(value));
+        return json.treeToValue(node, RetirementStatus.class);
     }
 
     @Test
