@@ -3,6 +3,7 @@ package dev.ebb.operator.retire;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.read.ConnectionRead;
 import dev.ebb.operator.read.Reading;
+import dev.ebb.operator.retire.MemberReads.Verdict;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,10 +30,6 @@ import java.util.TreeSet;
 public class RetirementMachine {
     private static final String AWAITING_BASELINE =
             "the router cannot be read yet; its dispatch counts are taken before the withdrawal is written, so it waits for them";
-    /** Kept in a member's reads: the withdrawal was lost at this time, and is not yet seen back. */
-    private static final String WITHDRAWAL_LOST_MARK = "WithdrawalLost";
-    /** Kept in a member's reads: the withdrawal was seen to hold at this time; no read counts before the margin. */
-    private static final String PROPAGATING_MARK = "AwaitingPropagation";
     /** Peers named in a hold's message at most; the count covers them all. */
     private static final int PEERS_NAMED = 5;
 
@@ -284,7 +281,7 @@ public class RetirementMachine {
                     Reason.WITHDRAWN,
                     message,
                     seen.now(),
-                    marked(current, PROPAGATING_MARK, seen.now()));
+                    marked(current, Verdict.AWAITING_PROPAGATION, seen.now()));
             // no read starts within the margin, so none that counts can have been taken before it ended
             return new Step(draining, List.of(new Action.Announce(false, Reason.WITHDRAWN, message)));
         }
@@ -299,7 +296,7 @@ public class RetirementMachine {
     private record Hold(Reason reason, String message) {}
 
     /** Every answering member's reads replaced by a mark: its run starts over, and the mark keeps when it was set. */
-    private static Map<String, MemberReads> marked(Retirement current, String mark, Instant at) {
+    private static Map<String, MemberReads> marked(Retirement current, Verdict mark, Instant at) {
         Map<String, MemberReads> reads = new HashMap<>();
         current.answering().forEach(name -> reads.put(name, new MemberReads(mark, 0, 0, at)));
         return reads;
@@ -405,7 +402,7 @@ public class RetirementMachine {
                             runsStartedOver.put(name, new MemberReads(read.verdict(), read.inFlight(), 0, read.at())));
             if (!margin.isZero()) {
                 // the margin counts again from when the withdrawal is next seen to hold
-                runsStartedOver.putAll(marked(current, WITHDRAWAL_LOST_MARK, seen.now()));
+                runsStartedOver.putAll(marked(current, Verdict.WITHDRAWAL_LOST, seen.now()));
             }
             String message = "the withdrawal no longer holds: " + lost.get().message();
             if (outOfTime) {
@@ -463,7 +460,8 @@ public class RetirementMachine {
                 if (before.consecutiveIdle() < Budgets.IDLE_READS && holdReason == null) {
                     // a read still under way tells nothing new: the last verdict stands, so the reason does not flip
                     // between it and "awaiting" (and announce each flip) from one pass to the next
-                    boolean readBefore = !MemberReads.NONE.equals(before) && !marks(before);
+                    boolean readBefore = !MemberReads.NONE.equals(before)
+                            && !before.verdict().marksMargin();
                     holdReason = readBefore ? current.reason() : Reason.AWAITING_READS;
                     holdMessage = readBefore ? current.message() : "waiting for reads of " + name;
                 }
@@ -537,7 +535,9 @@ public class RetirementMachine {
             MemberReads before = current.reads().getOrDefault(name, MemberReads.NONE);
             startedOver.put(
                     name,
-                    marks(before) ? before : new MemberReads(Reason.CONTAINER_RESTARTED.wire(), 0, 0, seen.now()));
+                    before.verdict().marksMargin()
+                            ? before
+                            : new MemberReads(Verdict.CONTAINER_RESTARTED, 0, 0, seen.now()));
         });
         Retirement rebound = current.rebound(
                 current.targets().stream().map(m -> rebound(m, seen)).toList());
@@ -549,7 +549,7 @@ public class RetirementMachine {
                     "not proven idle within " + current.drainBudget().toSeconds() + " s: " + message);
         }
         Step held = hold(rebound, Reason.CONTAINER_RESTARTED, message, startedOver);
-        if (startedOver.values().stream().anyMatch(RetirementMachine::marks)) {
+        if (startedOver.values().stream().anyMatch(r -> r.verdict().marksMargin())) {
             return held;
         }
         List<Action> actions = new ArrayList<>(held.actions());
@@ -637,13 +637,7 @@ public class RetirementMachine {
                                 + Duration.between(q.since(), at).toSeconds() + " of the " + quietPeers.toSeconds()
                                 + " s after which they are taken for bystanders")
                         .orElse("; its request counters could not be read, so they cannot be told from bystanders");
-        return new Judged(
-                new MemberReads(Reason.OPEN_CONNECTIONS.wire(), 0, 0, at, quiet), Reason.OPEN_CONNECTIONS, message);
-    }
-
-    /** Whether a member's reads hold a mark rather than a read. */
-    private static boolean marks(MemberReads reads) {
-        return WITHDRAWAL_LOST_MARK.equals(reads.verdict()) || PROPAGATING_MARK.equals(reads.verdict());
+        return new Judged(new MemberReads(Verdict.OPEN_CONNECTIONS, 0, 0, at, quiet), Reason.OPEN_CONNECTIONS, message);
     }
 
     /**
@@ -651,11 +645,11 @@ public class RetirementMachine {
      * seen back starts the margin at this pass; a mark without a time (an edited record) starts it again too.
      */
     private static Optional<MemberReads> propagating(MemberReads before, Instant now, Duration margin) {
-        if (WITHDRAWAL_LOST_MARK.equals(before.verdict())
-                || (PROPAGATING_MARK.equals(before.verdict()) && before.at() == null)) {
-            return Optional.of(new MemberReads(PROPAGATING_MARK, 0, 0, now));
+        if (before.verdict() == Verdict.WITHDRAWAL_LOST
+                || (before.verdict() == Verdict.AWAITING_PROPAGATION && before.at() == null)) {
+            return Optional.of(new MemberReads(Verdict.AWAITING_PROPAGATION, 0, 0, now));
         }
-        if (PROPAGATING_MARK.equals(before.verdict())
+        if (before.verdict() == Verdict.AWAITING_PROPAGATION
                 && now.isBefore(before.at().plus(margin))) {
             return Optional.of(before);
         }
@@ -666,20 +660,14 @@ public class RetirementMachine {
         if (reading instanceof Reading.Idle) {
             if (before.consecutiveIdle() > 0 && before.at() == null) {
                 // a run whose last read has no time cannot be spaced from: it starts over
-                return new MemberReads("Idle", 0, 1, at);
+                return new MemberReads(Verdict.IDLE, 0, 1, at);
             }
             if (before.consecutiveIdle() > 0 && at.isBefore(before.at().plus(Budgets.READ_SPACING))) {
                 return before;
             }
-            return new MemberReads("Idle", 0, before.consecutiveIdle() + 1, at);
+            return new MemberReads(Verdict.IDLE, 0, before.consecutiveIdle() + 1, at);
         }
-        if (reading instanceof Reading.Busy busy) {
-            return new MemberReads("Busy", busy.inFlight(), 0, at);
-        }
-        if (reading instanceof Reading.Partial) {
-            return new MemberReads("Partial", 0, 0, at);
-        }
-        return new MemberReads("Failed", 0, 0, at);
+        return new MemberReads(Verdict.of(reading), reading instanceof Reading.Busy busy ? busy.inFlight() : 0, 0, at);
     }
 
     private static Reason reasonOf(Reading reading) {

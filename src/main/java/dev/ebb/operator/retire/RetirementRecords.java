@@ -39,7 +39,7 @@ public final class RetirementRecords {
                         .sorted(Map.Entry.comparingByKey())
                         .map(e -> new RetirementStatus.MemberRead(
                                 e.getKey(),
-                                e.getValue().verdict(),
+                                e.getValue().verdict().wire(),
                                 e.getValue().inFlight(),
                                 e.getValue().consecutiveIdle(),
                                 e.getValue().at() == null
@@ -88,7 +88,7 @@ public final class RetirementRecords {
                     reads.put(
                             read.member(),
                             new MemberReads(
-                                    read.verdict(),
+                                    verdict(read.verdict()),
                                     read.inFlight() == null ? 0 : read.inFlight(),
                                     read.consecutiveIdle() == null ? 0 : read.consecutiveIdle(),
                                     read.time() == null ? null : Instant.parse(read.time()),
@@ -195,6 +195,12 @@ public final class RetirementRecords {
     /** A reason no version of the protocol gives is an edit: the entry it is in is not believed. */
     private static Reason reason(String wire) {
         return Reason.fromWire(wire).orElseThrow(() -> new IllegalArgumentException("unknown reason " + wire));
+    }
+
+    /** A verdict no read or mark gives is an edit: the entry it is in is not believed. */
+    private static MemberReads.Verdict verdict(String wire) {
+        return MemberReads.Verdict.fromWire(wire)
+                .orElseThrow(() -> new IllegalArgumentException("unknown verdict " + wire));
     }
 
     private static String require(String value) {

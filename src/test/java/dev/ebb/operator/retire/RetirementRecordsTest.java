@@ -256,6 +256,30 @@ class RetirementRecordsTest {
                 .isEmpty();
     }
 
+    @Test
+    void anEntryWhoseReadHoldsAVerdictNoReadGivesIsNotBelieved() throws Exception {
+        Retirement idleOnce = RetirementMachineTest.step(
+                        RetirementMachineTest.draining(),
+                        RetirementMachineTest.reads(RetirementMachineTest.at(3), new Reading.Idle()))
+                .retirement();
+        RetirementStatus good = RetirementRecords.toStatus(new RetirementRecord(idleOnce, null, Optional.empty(), 1));
+        RetirementStatus.MemberRead read = good.reads().get(0);
+
+        assertThat(read.verdict()).isEqualTo("Idle");
+        assertThat(RetirementRecords.fromStatus(good)).isPresent();
+        assertThat(List.of("Exploding", "idle"))
+                .allSatisfy(verdict -> assertThat(RetirementRecords.fromStatus(edited(
+                                good,
+                                "reads",
+                                List.of(new RetirementStatus.MemberRead(
+                                        read.member(),
+                                        verdict,
+                                        read.inFlight(),
+                                        read.consecutiveIdle(),
+                                        read.time())))))
+                        .isEmpty());
+    }
+
     /** The entry as status holds it once someone set {@code field} to {@code value}. */
     private RetirementStatus edited(RetirementStatus entry, String field, Object value) throws Exception {
         ObjectNode node = json.valueToTree(entry);
