@@ -1,8 +1,6 @@
 package dev.ebb.operator.retire;
 
 import dev.ebb.operator.api.Labels;
-import dev.ebb.operator.read.ConnectionRead;
-import dev.ebb.operator.read.Reading;
 import dev.ebb.operator.retire.MemberReads.Verdict;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
@@ -30,8 +28,6 @@ import java.util.TreeSet;
 public class RetirementMachine {
     private static final String AWAITING_BASELINE =
             "the router cannot be read yet; its dispatch counts are taken before the withdrawal is written, so it waits for them";
-    /** Peers named in a hold's message at most; the count covers them all. */
-    private static final int PEERS_NAMED = 5;
 
     public RetirementMachine() {}
 
@@ -293,8 +289,6 @@ public class RetirementMachine {
                         new Action.ReadMembers(draining.answering())));
     }
 
-    private record Hold(Reason reason, String message) {}
-
     /** Every answering member's reads replaced by a mark: its run starts over, and the mark keeps when it was set. */
     private static Map<String, MemberReads> marked(Retirement current, Verdict mark, Instant at) {
         Map<String, MemberReads> reads = new HashMap<>();
@@ -431,65 +425,24 @@ public class RetirementMachine {
             return restartedMidDrain(current, seen, restarted, outOfTime);
         }
         Map<String, MemberReads> reads = new HashMap<>(current.reads());
+        MemberJudgement.Pass pass = new MemberJudgement.Pass(
+                seen.now(), routed, margin, quietPeers, new Hold(current.reason(), current.message()));
         boolean withinMargin = false;
-        Reason holdReason = null;
-        String holdMessage = null;
+        Optional<Hold> told = Optional.empty();
         List<String> discounted = new ArrayList<>();
         for (String name : current.answering()) {
-            MemberReads before = reads.getOrDefault(name, MemberReads.NONE);
-            Reading reading = seen.reads().get(name);
-            Optional<MemberReads> propagating = propagating(before, seen.now(), margin);
-            if (propagating.isPresent()) {
-                withinMargin = true;
-                reads.put(name, propagating.get());
-                if (holdReason == null || holdReason == Reason.AWAITING_READS) {
-                    Instant until = propagating.get().at().plus(margin);
-                    holdReason = Reason.AWAITING_READS;
-                    holdMessage = routed
-                            ? "the router was seen to send the replica nothing more at "
-                                    + propagating.get().at() + "; until " + until
-                                    + " a request it sent before may still be in " + name
-                                    + "'s front end, where no gauge counts it"
-                            : "the endpoints were seen clear at "
-                                    + propagating.get().at() + "; until " + until
-                                    + " a node may still send a new connection to " + name;
-                }
-                continue;
-            }
-            if (reading == null) {
-                if (before.consecutiveIdle() < Budgets.IDLE_READS && holdReason == null) {
-                    // a read still under way tells nothing new: the last verdict stands, so the reason does not flip
-                    // between it and "awaiting" (and announce each flip) from one pass to the next
-                    boolean readBefore = !MemberReads.NONE.equals(before)
-                            && !before.verdict().marksMargin();
-                    holdReason = readBefore ? current.reason() : Reason.AWAITING_READS;
-                    holdMessage = readBefore ? current.message() : "waiting for reads of " + name;
-                }
-                continue;
-            }
-            Judged judged = routed
-                    ? judged(name, before, reading, seen.now())
-                    : judgedWithConnections(
-                            name,
-                            before,
-                            reading,
-                            seen.connections().get(name),
-                            Optional.ofNullable(seen.requests().get(name)),
-                            quietPeers,
-                            seen.now());
-            reads.put(name, judged.after());
+            MemberJudgement judged = MemberJudgement.of(
+                    name, reads.getOrDefault(name, MemberReads.NONE), MemberJudgement.Seen.of(name, seen), pass);
+            judged.after().ifPresent(after -> reads.put(name, after));
+            withinMargin |= judged.withinMargin();
             judged.discounted().ifPresent(discounted::add);
-            if (judged.after().consecutiveIdle() < Budgets.IDLE_READS
-                    && (holdReason == null || holdReason == Reason.AWAITING_READS)) {
-                holdReason = judged.reason();
-                holdMessage = judged.message();
-            }
+            told = judged.toldOver(told);
         }
         boolean proven = !current.answering().isEmpty()
                 && current.answering().stream()
                         .allMatch(name ->
                                 reads.getOrDefault(name, MemberReads.NONE).consecutiveIdle() >= Budgets.IDLE_READS)
-                && holdReason == null;
+                && told.isEmpty();
         if (proven) {
             String message = "every answering member read idle " + (routed ? "" : "with no client connected ")
                     + Budgets.IDLE_READS + " times in a row"
@@ -503,14 +456,15 @@ public class RetirementMachine {
                             new Action.Announce(false, Reason.PROVEN_IDLE, message),
                             new Action.Delete(current.targets())));
         }
+        Hold holding = told.orElseThrow();
         if (outOfTime) {
             return abort(
-                    current.holding(holdReason, holdMessage, reads),
+                    current.holding(holding.reason(), holding.message(), reads),
                     seen.now(),
-                    holdReason,
-                    "not proven idle within " + current.drainBudget().toSeconds() + " s: " + holdMessage);
+                    holding.reason(),
+                    "not proven idle within " + current.drainBudget().toSeconds() + " s: " + holding.message());
         }
-        Step held = hold(current, holdReason, holdMessage, reads);
+        Step held = hold(current, holding.reason(), holding.message(), reads);
         if (withinMargin) {
             return held;
         }
@@ -566,131 +520,6 @@ public class RetirementMachine {
     private static boolean restarted(Member reserved, Observation seen) {
         Observation.Present now = seen.members().get(reserved.name());
         return now != null && !Objects.equals(reserved.containerId(), now.containerId());
-    }
-
-    /**
-     * A member's read in this pass, and the hold it makes while its run is short.
-     *
-     * @param discounted peers that did not hold this read, and why, for the message that deletes the replica
-     */
-    private record Judged(MemberReads after, Reason reason, String message, Optional<String> discounted) {
-        Judged(MemberReads after, Reason reason, String message) {
-            this(after, reason, message, Optional.empty());
-        }
-    }
-
-    private static Judged judged(String name, MemberReads before, Reading reading, Instant at) {
-        MemberReads after = next(before, reading, at);
-        return new Judged(after, reasonOf(reading), messageOf(name, reading, after));
-    }
-
-    /**
-     * Without a router idle gauges count only with no client connected: a client holding a keep-alive connection can
-     * send its next request on it whatever the endpoints say. A table that cannot be read proves nothing either way.
-     * Peers that stay connected while no request reaches the member for {@code quietPeers} (its gauges idle and its
-     * request counters still at every read) are bystanders, a scraper or a probe, and no longer hold it: a client's
-     * request on such a connection moves the counters and starts the wait over, or, once the replica is deleted, meets
-     * the drain hook, which holds the engine while the request runs.
-     */
-    private static Judged judgedWithConnections(
-            String name,
-            MemberReads before,
-            Reading reading,
-            ConnectionRead.Peers peers,
-            Optional<Double> requests,
-            Duration quietPeers,
-            Instant at) {
-        if (!(reading instanceof Reading.Idle)) {
-            return judged(name, before, reading, at);
-        }
-        if (peers == null) {
-            return judged(name, before, new Reading.Failed("its connection table was not read with its gauges"), at);
-        }
-        if (peers instanceof ConnectionRead.Peers.Unknown unknown) {
-            return judged(name, before, new Reading.Failed(unknown.why()), at);
-        }
-        Optional<MemberReads.Quiet> quiet = requests.map(
-                total -> before.quiet().filter(q -> q.requests() == total).orElse(new MemberReads.Quiet(total, at)));
-        ConnectionRead.Peers.Connected connected = (ConnectionRead.Peers.Connected) peers;
-        if (connected.count() == 0) {
-            Judged idle = judged(name, before, reading, at);
-            return new Judged(idle.after().withQuiet(quiet), idle.reason(), idle.message());
-        }
-        List<String> named = connected
-                .listed()
-                .subList(0, Math.min(PEERS_NAMED, connected.listed().size()));
-        String peersNamed = String.join(", ", named) + (connected.count() > named.size() ? ", …" : "");
-        if (quiet.isPresent() && !at.isBefore(quiet.get().since().plus(quietPeers))) {
-            Judged idle = judged(name, before, reading, at);
-            String why = connected.count() + (connected.count() == 1 ? " peer" : " peers") + " still connected to "
-                    + name + " ("
-                    + peersNamed + ") taken for bystanders: no request reached it in "
-                    + Duration.between(quiet.get().since(), at).toSeconds()
-                    + " s";
-            return new Judged(
-                    idle.after().withQuiet(quiet), idle.reason(), idle.message() + "; " + why, Optional.of(why));
-        }
-        String message = name + " is idle but " + connected.count()
-                + (connected.count() == 1 ? " client is" : " clients are")
-                + " still connected: " + peersNamed
-                + quiet.map(q -> "; no request has reached it for "
-                                + Duration.between(q.since(), at).toSeconds() + " of the " + quietPeers.toSeconds()
-                                + " s after which they are taken for bystanders")
-                        .orElse("; its request counters could not be read, so they cannot be told from bystanders");
-        return new Judged(new MemberReads(Verdict.OPEN_CONNECTIONS, 0, 0, at, quiet), Reason.OPEN_CONNECTIONS, message);
-    }
-
-    /**
-     * The mark a member's reads keep while the withdrawal settles, or empty once reads count. A withdrawal lost and now
-     * seen back starts the margin at this pass; a mark without a time (an edited record) starts it again too.
-     */
-    private static Optional<MemberReads> propagating(MemberReads before, Instant now, Duration margin) {
-        if (before.verdict() == Verdict.WITHDRAWAL_LOST
-                || (before.verdict() == Verdict.AWAITING_PROPAGATION && before.at() == null)) {
-            return Optional.of(new MemberReads(Verdict.AWAITING_PROPAGATION, 0, 0, now));
-        }
-        if (before.verdict() == Verdict.AWAITING_PROPAGATION
-                && now.isBefore(before.at().plus(margin))) {
-            return Optional.of(before);
-        }
-        return Optional.empty();
-    }
-
-    private static MemberReads next(MemberReads before, Reading reading, Instant at) {
-        if (reading instanceof Reading.Idle) {
-            if (before.consecutiveIdle() > 0 && before.at() == null) {
-                // a run whose last read has no time cannot be spaced from: it starts over
-                return new MemberReads(Verdict.IDLE, 0, 1, at);
-            }
-            if (before.consecutiveIdle() > 0 && at.isBefore(before.at().plus(Budgets.READ_SPACING))) {
-                return before;
-            }
-            return new MemberReads(Verdict.IDLE, 0, before.consecutiveIdle() + 1, at);
-        }
-        return new MemberReads(Verdict.of(reading), reading instanceof Reading.Busy busy ? busy.inFlight() : 0, 0, at);
-    }
-
-    private static Reason reasonOf(Reading reading) {
-        if (reading instanceof Reading.Idle) {
-            return Reason.AWAITING_READS;
-        }
-        if (reading instanceof Reading.Busy) {
-            return Reason.BUSY;
-        }
-        return reading instanceof Reading.Partial ? Reason.PARTIAL_ENVELOPE : Reason.READ_FAILED;
-    }
-
-    private static String messageOf(String name, Reading reading, MemberReads after) {
-        if (reading instanceof Reading.Idle) {
-            return name + " read idle " + after.consecutiveIdle() + " of " + Budgets.IDLE_READS + " times in a row";
-        }
-        if (reading instanceof Reading.Busy busy) {
-            return name + " has " + (long) busy.inFlight() + " requests in flight";
-        }
-        if (reading instanceof Reading.Partial partial) {
-            return name + " answered without " + String.join(", ", partial.missing());
-        }
-        return name + " could not be read: " + ((Reading.Failed) reading).why();
     }
 
     /** The deletes went out, or were at least recorded as going out: wait for the members to be gone. */
