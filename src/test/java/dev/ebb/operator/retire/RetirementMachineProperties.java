@@ -7,6 +7,7 @@ import static dev.ebb.operator.retire.RetirementMachineTest.LEADER;
 import static dev.ebb.operator.retire.RetirementMachineTest.PROPAGATION;
 import static dev.ebb.operator.retire.RetirementMachineTest.T0;
 import static dev.ebb.operator.retire.RetirementMachineTest.TARGETS;
+import static dev.ebb.operator.retire.SeenWithdrawal.withdrawal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
@@ -111,8 +112,12 @@ class RetirementMachineProperties {
         Arbitrary<Observation.Withdrawal> withdrawals = Arbitraries.frequencyOf(
                 Tuple.of(
                         3,
-                        Arbitraries.just(new Observation.Withdrawal(
-                                true, Set.of(), Optional.of(true), Optional.of(false), UNMOVED))),
+                        Arbitraries.just(withdrawal()
+                                .routed()
+                                .endpointsClear(true)
+                                .routerSelects(false)
+                                .dispatches(UNMOVED)
+                                .get())),
                 Tuple.of(1, anyWithdrawal));
         // passes a second apart as the shell runs them, some closer (events, a restart), some far apart (a stall)
         Arbitrary<Integer> advances = Arbitraries.frequencyOf(

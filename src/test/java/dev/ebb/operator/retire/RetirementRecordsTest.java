@@ -1,9 +1,9 @@
 package dev.ebb.operator.retire;
 
+import static dev.ebb.operator.retire.EditedStatus.edited;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.ebb.operator.api.v1alpha1.AbortedRetirement;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
@@ -124,106 +124,11 @@ class RetirementRecordsTest {
         RetirementStatus good = RetirementRecords.toStatus(
                 new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
         List<RetirementStatus> broken = List.of(
-                new RetirementStatus(
-                        good.roleName(),
-                        good.replicaOrdinal(),
-                        good.cause(),
-                        good.chosenBecause(),
-                        good.targetMembers(),
-                        good.answering(),
-                        "Exploding",
-                        good.reason(),
-                        good.message(),
-                        null,
-                        null,
-                        good.startedAt(),
-                        good.phaseStartedAt(),
-                        good.deadline(),
-                        good.reads(),
-                        good.dispatchBaseline(),
-                        null,
-                        1,
-                        240),
-                new RetirementStatus(
-                        good.roleName(),
-                        good.replicaOrdinal(),
-                        good.cause(),
-                        good.chosenBecause(),
-                        good.targetMembers(),
-                        good.answering(),
-                        good.state(),
-                        good.reason(),
-                        good.message(),
-                        null,
-                        null,
-                        "yesterday",
-                        good.phaseStartedAt(),
-                        good.deadline(),
-                        good.reads(),
-                        good.dispatchBaseline(),
-                        null,
-                        1,
-                        240),
-                new RetirementStatus(
-                        null,
-                        good.replicaOrdinal(),
-                        good.cause(),
-                        good.chosenBecause(),
-                        good.targetMembers(),
-                        good.answering(),
-                        good.state(),
-                        good.reason(),
-                        good.message(),
-                        null,
-                        null,
-                        good.startedAt(),
-                        good.phaseStartedAt(),
-                        good.deadline(),
-                        good.reads(),
-                        good.dispatchBaseline(),
-                        null,
-                        1,
-                        240),
-                new RetirementStatus(
-                        good.roleName(),
-                        null,
-                        good.cause(),
-                        good.chosenBecause(),
-                        good.targetMembers(),
-                        good.answering(),
-                        good.state(),
-                        good.reason(),
-                        good.message(),
-                        null,
-                        null,
-                        good.startedAt(),
-                        good.phaseStartedAt(),
-                        good.deadline(),
-                        good.reads(),
-                        good.dispatchBaseline(),
-                        null,
-                        1,
-                        240),
-                new RetirementStatus(
-                        good.roleName(),
-                        good.replicaOrdinal(),
-                        good.cause(),
-                        good.chosenBecause(),
-                        List.of(new RetirementStatus.TargetMember("m", null, "c")),
-                        good.answering(),
-                        good.state(),
-                        good.reason(),
-                        good.message(),
-                        null,
-                        null,
-                        good.startedAt(),
-                        good.phaseStartedAt(),
-                        good.deadline(),
-                        good.reads(),
-                        good.dispatchBaseline(),
-                        null,
-                        1,
-                        240));
+                edited(good, "state", "Exploding"),
+                edited(good, "startedAt", "yesterday"),
+                edited(good, "roleName", null),
+                edited(good, "replicaOrdinal", null),
+                edited(good, "targetMembers", List.of(new RetirementStatus.TargetMember("m", null, "c"))));
 
         assertThat(broken)
                 .allSatisfy(b -> assertThat(RetirementRecords.fromStatus(b)).isEmpty());
@@ -236,7 +141,7 @@ class RetirementRecordsTest {
     }
 
     @Test
-    void anEntryWhoseReasonNoRetirementGivesIsNotBelieved() throws Exception {
+    void anEntryWhoseReasonNoRetirementGivesIsNotBelieved() {
         RetirementStatus good = RetirementRecords.toStatus(
                 new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
         List<RetirementStatus> garbled = List.of(
@@ -257,7 +162,7 @@ class RetirementRecordsTest {
     }
 
     @Test
-    void anEntryWhoseReadHoldsAVerdictNoReadGivesIsNotBelieved() throws Exception {
+    void anEntryWhoseReadHoldsAVerdictNoReadGivesIsNotBelieved() {
         Retirement idleOnce = RetirementMachineTest.step(
                         RetirementMachineTest.draining(),
                         RetirementMachineTest.reads(RetirementMachineTest.at(3), new Reading.Idle()))
@@ -280,37 +185,11 @@ class RetirementRecordsTest {
                         .isEmpty());
     }
 
-    /** The entry as status holds it once someone set {@code field} to {@code value}. */
-    private RetirementStatus edited(RetirementStatus entry, String field, Object value) throws Exception {
-        ObjectNode node = json.valueToTree(entry);
-        node.set(field, json.valueToTree(value));
-        return json.treeToValue(node, RetirementStatus.class);
-    }
-
     @Test
     void aRecordWrittenWithoutADrainBudgetDrainsWithTheDefault() {
         RetirementStatus good = RetirementRecords.toStatus(
                 new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
-        RetirementStatus old = new RetirementStatus(
-                good.roleName(),
-                good.replicaOrdinal(),
-                good.cause(),
-                good.chosenBecause(),
-                good.targetMembers(),
-                good.answering(),
-                good.state(),
-                good.reason(),
-                good.message(),
-                null,
-                null,
-                good.startedAt(),
-                good.phaseStartedAt(),
-                good.deadline(),
-                good.reads(),
-                good.dispatchBaseline(),
-                null,
-                null,
-                null);
+        RetirementStatus old = edited(edited(good, "attempt", null), "drainSeconds", null);
 
         assertThat(RetirementRecords.fromStatus(old).orElseThrow().retirement().drainBudget())
                 .isEqualTo(Budgets.DRAINING);
@@ -318,22 +197,9 @@ class RetirementRecordsTest {
 
     @Test
     void aLongerDrainBudgetMovesTheDeadline() {
-        Retirement r = RetirementMachineTest.draining();
-        Retirement patient = new Retirement(
-                r.role(),
-                r.ordinal(),
-                r.cause(),
-                r.targets(),
-                r.answering(),
-                r.standingHold(),
-                r.state(),
-                r.reason(),
-                r.message(),
-                r.startedAt(),
-                r.phaseStartedAt(),
-                r.reads(),
-                r.dispatchBaseline(),
-                Duration.ofHours(1));
+        Retirement patient = RetirementFrom.from(RetirementMachineTest.draining())
+                .drainBudget(Duration.ofHours(1))
+                .get();
 
         assertThat(RetirementRecords.toStatus(new RetirementRecord(patient, null, Optional.empty(), 1))
                         .deadline())
