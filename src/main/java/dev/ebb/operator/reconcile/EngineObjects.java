@@ -3,7 +3,7 @@ package dev.ebb.operator.reconcile;
 import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.observe.EventRecorder;
-import dev.ebb.operator.retire.Reasons;
+import dev.ebb.operator.retire.Reason;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceBuilder;
@@ -153,7 +153,7 @@ public class EngineObjects {
      * grace, its drain hook holding each member while it carries requests. Each deletion is fenced by the Lease.
      */
     private void handBack(ModelDeployment md, ReplicaPlan.HandBack handBack) {
-        events.warning(md, Reasons.HANDED_BACK, handBack.message());
+        events.warning(md, Reason.HANDED_BACK.wire(), handBack.message());
         handBack.replica().members().forEach(pod -> owned.delete(md, pod));
     }
 

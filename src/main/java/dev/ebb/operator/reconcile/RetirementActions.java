@@ -177,9 +177,9 @@ public class RetirementActions {
                                     md.getSpec().router() == null ? ServicePort.of(pod) : Optional.empty())));
         } else if (action instanceof Action.Announce announce) {
             if (announce.warning()) {
-                events.warning(md, announce.reason(), announce.message());
+                events.warning(md, announce.reason().wire(), announce.message());
             } else {
-                events.normal(md, announce.reason(), announce.message());
+                events.normal(md, announce.reason().wire(), announce.message());
             }
         }
     }

@@ -15,7 +15,7 @@ import dev.ebb.operator.api.v1alpha1.ScalingStatus;
 import dev.ebb.operator.drain.DrainTimeline;
 import dev.ebb.operator.render.PodRenderer;
 import dev.ebb.operator.retire.NextRetirement;
-import dev.ebb.operator.retire.Reasons;
+import dev.ebb.operator.retire.Reason;
 import dev.ebb.operator.retire.RetirementState;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -339,7 +339,8 @@ public final class StatusAggregator {
                     generation,
                     now);
         }
-        boolean handedBack = moving.stream().anyMatch(r -> Reasons.HANDED_BACK.equals(r.reason()));
+        boolean handedBack =
+                moving.stream().anyMatch(r -> Reason.HANDED_BACK.wire().equals(r.reason()));
         String message = moving.stream()
                 .map(r -> "replica " + r.replicaOrdinal() + " of role " + r.roleName() + " (" + r.chosenBecause()
                         + "): " + r.message())
@@ -348,7 +349,7 @@ public final class StatusAggregator {
                 previous,
                 Conditions.NODE_MAINTENANCE,
                 true,
-                handedBack ? Reasons.HANDED_BACK : REASON_MOVING,
+                handedBack ? Reason.HANDED_BACK.wire() : REASON_MOVING,
                 Sentences.bounded(message, MAX_MESSAGE),
                 generation,
                 now);
@@ -362,7 +363,7 @@ public final class StatusAggregator {
             List<AbortedRetirement> aborted, long generation, List<Condition> previous, Instant now) {
         List<AbortedRetirement> blocked = aborted.stream()
                 .filter(a -> a.attempts() != null && a.attempts() >= NextRetirement.BLOCKING_ABORTS)
-                .filter(a -> !Reasons.refusal(a.reason()))
+                .filter(a -> Reason.fromWire(a.reason()).filter(Reason::refusal).isEmpty())
                 .toList();
         if (blocked.isEmpty()) {
             return Conditions.next(

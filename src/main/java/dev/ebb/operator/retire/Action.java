@@ -23,5 +23,5 @@ public sealed interface Action {
     record Delete(List<Member> members) implements Action {}
 
     /** Tell the user: a Kubernetes Event on the ModelDeployment. */
-    record Announce(boolean warning, String reason, String message) implements Action {}
+    record Announce(boolean warning, Reason reason, String message) implements Action {}
 }

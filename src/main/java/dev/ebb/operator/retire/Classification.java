@@ -19,8 +19,8 @@ public sealed interface Classification {
     record Unreachable(String message) implements Classification {}
 
     /** Nothing can be read from the replica; it is held until the budgets run out. */
-    record Held(String reason, String message) implements Classification {}
+    record Held(Reason reason, String message) implements Classification {}
 
     /** The protocol never deletes this replica. */
-    record Refused(String reason, String message) implements Classification {}
+    record Refused(Reason reason, String message) implements Classification {}
 }

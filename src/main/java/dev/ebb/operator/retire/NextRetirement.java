@@ -92,7 +92,7 @@ public final class NextRetirement {
             String role,
             int ordinal,
             String cause,
-            String reason,
+            Reason reason,
             String message,
             Instant at,
             Optional<String> retryToken,
@@ -100,7 +100,7 @@ public final class NextRetirement {
             long generation) {
         /** Reported as blocked, and retried at once, counting afresh, when the spec changes. */
         public boolean blocked() {
-            return !Reasons.refusal(reason) && !changedUnderneath() && attempts >= BLOCKING_ABORTS;
+            return !reason.refusal() && !changedUnderneath() && attempts >= BLOCKING_ABORTS;
         }
 
         /**
@@ -108,12 +108,12 @@ public final class NextRetirement {
          * now another one, so it is retried at once, counting afresh, rather than after a cool-down.
          */
         boolean changedUnderneath() {
-            return Reasons.TERMINATED_OUTSIDE.equals(reason);
+            return reason == Reason.TERMINATED_OUTSIDE;
         }
 
         /** When the cool-down lets it be retried by itself; never for a refusal. */
         public Optional<Instant> retryAt(Duration coolDown) {
-            if (Reasons.refusal(reason)) {
+            if (reason.refusal()) {
                 return Optional.empty();
             }
             if (changedUnderneath()) {
@@ -231,7 +231,7 @@ public final class NextRetirement {
         Set<Replica> leaving = leaving(candidates, later);
         List<RetirementRecord> keptAborted = records.stream()
                 .filter(r -> r.retirement().state() == RetirementState.Aborted)
-                .filter(r -> !Reasons.NO_LONGER_WANTED.equals(r.retirement().reason()))
+                .filter(r -> r.retirement().reason() != Reason.NO_LONGER_WANTED)
                 .filter(r -> {
                     Replica replica =
                             new Replica(r.retirement().role(), r.retirement().ordinal());
@@ -259,7 +259,7 @@ public final class NextRetirement {
             Replica replica = new Replica(r.role(), r.ordinal());
             if (r.state() != RetirementState.Aborted) {
                 byReplica.remove(replica);
-            } else if (!Reasons.NO_LONGER_WANTED.equals(r.reason())) {
+            } else if (r.reason() != Reason.NO_LONGER_WANTED) {
                 // the same abort read back on a later pass keeps the generation it was first recorded at
                 Abort known = byReplica.get(replica);
                 if (known == null || !known.at().equals(r.phaseStartedAt())) {
@@ -288,7 +288,7 @@ public final class NextRetirement {
         records.stream()
                 .map(RetirementRecord::retirement)
                 .filter(r -> r.state() != RetirementState.Completed && !replaces(r.cause()))
-                .filter(r -> !Reasons.NO_LONGER_WANTED.equals(r.reason()))
+                .filter(r -> r.reason() != Reason.NO_LONGER_WANTED)
                 .forEach(r ->
                         held.computeIfAbsent(r.role(), role -> new HashSet<>()).add(r.ordinal()));
         return held;

@@ -32,7 +32,7 @@ public final class ReplicaClassifier {
             Optional<String> split = splitRole(engineCommand(member));
             if (split.isPresent()) {
                 return new Classification.Refused(
-                        Reasons.DISAGGREGATED,
+                        Reason.DISAGGREGATED,
                         member.getMetadata().getName() + " runs " + split.get()
                                 + ": a prefill or decode replica reading zero may be handed work at any moment, so it is never retired this way");
             }
@@ -47,14 +47,14 @@ public final class ReplicaClassifier {
         }
         if (leaders.isEmpty()) {
             return new Classification.Held(
-                    Reasons.NO_LEADER, "no member carries leader index 0, so no member can answer for the replica");
+                    Reason.NO_LEADER, "no member carries leader index 0, so no member can answer for the replica");
         }
         if (leaders.size() > 1) {
-            return new Classification.Held(Reasons.MULTIPLE_LEADERS, leaders.size() + " members carry leader index 0");
+            return new Classification.Held(Reason.MULTIPLE_LEADERS, leaders.size() + " members carry leader index 0");
         }
         if (members.stream().map(p -> label(p, Labels.CONFIG_HASH)).distinct().count() > 1) {
             return new Classification.Held(
-                    Reasons.CONFIGURATION_DISAGREEMENT, "the members were created at different configurations");
+                    Reason.CONFIGURATION_DISAGREEMENT, "the members were created at different configurations");
         }
         List<String> sizes = members.stream()
                 .map(p -> annotation(p, Annotations.REPLICA_SIZE))
@@ -64,7 +64,7 @@ public final class ReplicaClassifier {
         boolean whole = sizes.size() == 1 && Objects.equals(sizes.get(0), Integer.toString(members.size()));
         if (!whole && !shortOfMembersAsCreated(members)) {
             return new Classification.Held(
-                    Reasons.SIZE_MISMATCH,
+                    Reason.SIZE_MISMATCH,
                     "the replica has " + members.size() + " members but was created with size "
                             + String.join(
                                     " / ", sizes.stream().map(String::valueOf).toList()));
@@ -72,13 +72,13 @@ public final class ReplicaClassifier {
         Pod leader = leaders.get(0);
         if (annotation(leader, Annotations.SCRAPE) == null) {
             return new Classification.Held(
-                    Reasons.TAKE_OVER,
+                    Reason.TAKE_OVER,
                     "the role sets its own command, so the operator cannot tell what serves the gauges");
         }
         Optional<Engine> engine = engineOf(engineCommand(leader));
         if (engine.isEmpty()) {
             return new Classification.Refused(
-                    Reasons.NO_GAUGE_LIST, "the leader's command runs no engine the operator has a gauge list for");
+                    Reason.NO_GAUGE_LIST, "the leader's command runs no engine the operator has a gauge list for");
         }
         List<String> leaderCommand = engineCommand(leader);
         if (FollowerGauges.onFollowers(engine.get(), members.size(), leaderCommand)

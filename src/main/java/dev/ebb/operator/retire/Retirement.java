@@ -25,7 +25,7 @@ public record Retirement(
         List<String> answering,
         Optional<Classification.Held> standingHold,
         RetirementState state,
-        String reason,
+        Reason reason,
         String message,
         Instant startedAt,
         Instant phaseStartedAt,
@@ -40,7 +40,7 @@ public record Retirement(
 
     Retirement with(
             RetirementState nextState,
-            String nextReason,
+            Reason nextReason,
             String nextMessage,
             Instant nextPhaseStart,
             Map<String, MemberReads> nextReads) {
@@ -61,7 +61,7 @@ public record Retirement(
                 drainBudget);
     }
 
-    Retirement withBaseline(Map<String, Double> baseline, String nextReason, String nextMessage) {
+    Retirement withBaseline(Map<String, Double> baseline, Reason nextReason, String nextMessage) {
         return new Retirement(
                 role,
                 ordinal,
@@ -98,7 +98,7 @@ public record Retirement(
                 drainBudget);
     }
 
-    Retirement holding(String nextReason, String nextMessage, Map<String, MemberReads> nextReads) {
+    Retirement holding(Reason nextReason, String nextMessage, Map<String, MemberReads> nextReads) {
         return with(state, nextReason, nextMessage, phaseStartedAt, nextReads);
     }
 }

@@ -1,8 +1,7 @@
 package dev.ebb.operator.retire;
 
 import dev.ebb.operator.api.Labels;
-import dev.ebb.operator.read.ConnectionRead;
-import dev.ebb.operator.read.Reading;
+import dev.ebb.operator.retire.MemberReads.Verdict;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,12 +28,6 @@ import java.util.TreeSet;
 public class RetirementMachine {
     private static final String AWAITING_BASELINE =
             "the router cannot be read yet; its dispatch counts are taken before the withdrawal is written, so it waits for them";
-    /** Kept in a member's reads: the withdrawal was lost at this time, and is not yet seen back. */
-    private static final String WITHDRAWAL_LOST_MARK = "WithdrawalLost";
-    /** Kept in a member's reads: the withdrawal was seen to hold at this time; no read counts before the margin. */
-    private static final String PROPAGATING_MARK = "AwaitingPropagation";
-    /** Peers named in a hold's message at most; the count covers them all. */
-    private static final int PEERS_NAMED = 5;
 
     public RetirementMachine() {}
 
@@ -85,7 +78,7 @@ public class RetirementMachine {
                     List.of(),
                     Optional.empty(),
                     RetirementState.Deleting,
-                    Reasons.LEADER_GONE,
+                    Reason.LEADER_GONE,
                     message,
                     now,
                     now,
@@ -95,7 +88,7 @@ public class RetirementMachine {
             return new Step(
                     deleting,
                     List.of(
-                            new Action.Announce(false, Reasons.LEADER_GONE, message),
+                            new Action.Announce(false, Reason.LEADER_GONE, message),
                             new Action.Delete(deleting.targets())));
         }
         List<String> answering =
@@ -113,14 +106,14 @@ public class RetirementMachine {
                     answering,
                     held,
                     RetirementState.Withdrawing,
-                    Reasons.ROUTER_UNAVAILABLE,
+                    Reason.ROUTER_UNAVAILABLE,
                     message,
                     now,
                     now,
                     Map.of(),
                     Optional.empty(),
                     drainBudget);
-            return new Step(waiting, List.of(new Action.Announce(true, Reasons.ROUTER_UNAVAILABLE, message)));
+            return new Step(waiting, List.of(new Action.Announce(true, Reason.ROUTER_UNAVAILABLE, message)));
         }
         String message =
                 "retiring replica " + ordinal + " of role " + role + " (" + cause + "): withdrawing it from new work";
@@ -132,7 +125,7 @@ public class RetirementMachine {
                 answering,
                 held,
                 RetirementState.Withdrawing,
-                Reasons.STARTED,
+                Reason.STARTED,
                 message,
                 now,
                 now,
@@ -141,7 +134,7 @@ public class RetirementMachine {
                 drainBudget);
         return new Step(
                 started,
-                List.of(new Action.Withdraw(started.targets()), new Action.Announce(false, Reasons.STARTED, message)));
+                List.of(new Action.Withdraw(started.targets()), new Action.Announce(false, Reason.STARTED, message)));
     }
 
     /**
@@ -167,12 +160,12 @@ public class RetirementMachine {
             String message = "retiring replica " + current.ordinal() + " of role " + current.role() + " ("
                     + current.cause() + "): the router's dispatch counts are read; withdrawing it from new work";
             Retirement withdrawing =
-                    current.withBaseline(baselineFor(w.dispatches(), current.targets()), Reasons.STARTED, message);
+                    current.withBaseline(baselineFor(w.dispatches(), current.targets()), Reason.STARTED, message);
             return new Step(
                     withdrawing,
                     List.of(
                             new Action.Withdraw(current.targets()),
-                            new Action.Announce(false, Reasons.STARTED, message)));
+                            new Action.Announce(false, Reason.STARTED, message)));
         }
         String message = (nothingWithdrawnYet
                         ? AWAITING_BASELINE
@@ -182,10 +175,10 @@ public class RetirementMachine {
             return abort(
                     current,
                     seen.now(),
-                    Reasons.ROUTER_UNAVAILABLE,
+                    Reason.ROUTER_UNAVAILABLE,
                     "withdrawal not confirmed within " + Budgets.WITHDRAWING.toSeconds() + " s: " + message);
         }
-        return hold(current, Reasons.ROUTER_UNAVAILABLE, message, current.reads());
+        return hold(current, Reason.ROUTER_UNAVAILABLE, message, current.reads());
     }
 
     /**
@@ -229,7 +222,7 @@ public class RetirementMachine {
                 return Optional.of(abort(
                         current,
                         seen.now(),
-                        Reasons.TERMINATED_OUTSIDE,
+                        Reason.TERMINATED_OUTSIDE,
                         "member " + member.name()
                                 + " was terminated outside the operator; the rest of the replica is kept"));
             }
@@ -238,9 +231,10 @@ public class RetirementMachine {
             return Optional.of(abort(
                     current,
                     seen.now(),
-                    Reasons.BUDGET_EXHAUSTED,
+                    Reason.BUDGET_EXHAUSTED,
                     "the operation ran out of its "
-                            + Budgets.whole(current.drainBudget()).toSeconds() + " s while " + current.reason() + ": "
+                            + Budgets.whole(current.drainBudget()).toSeconds() + " s while "
+                            + current.reason().wire() + ": "
                             + current.message()));
         }
         return Optional.empty();
@@ -262,7 +256,7 @@ public class RetirementMachine {
             }
             // a dispatch made while the router was still learning of the withdrawal is held for, and then the counts it
             // left are what the next pass compares with: only a count still moving keeps the withdrawal unconfirmed
-            Retirement reference = Reasons.RECENT_DISPATCH.equals(hold.get().reason())
+            Retirement reference = hold.get().reason() == Reason.RECENT_DISPATCH
                     ? current.withBaseline(
                             baselineFor(seen.withdrawal().dispatches(), current.targets()),
                             current.reason(),
@@ -280,25 +274,23 @@ public class RetirementMachine {
         if (!margin.isZero()) {
             Retirement draining = current.with(
                     RetirementState.Draining,
-                    Reasons.WITHDRAWN,
+                    Reason.WITHDRAWN,
                     message,
                     seen.now(),
-                    marked(current, PROPAGATING_MARK, seen.now()));
+                    marked(current, Verdict.AWAITING_PROPAGATION, seen.now()));
             // no read starts within the margin, so none that counts can have been taken before it ended
-            return new Step(draining, List.of(new Action.Announce(false, Reasons.WITHDRAWN, message)));
+            return new Step(draining, List.of(new Action.Announce(false, Reason.WITHDRAWN, message)));
         }
-        Retirement draining = current.with(RetirementState.Draining, Reasons.WITHDRAWN, message, seen.now(), Map.of());
+        Retirement draining = current.with(RetirementState.Draining, Reason.WITHDRAWN, message, seen.now(), Map.of());
         return new Step(
                 draining,
                 List.of(
-                        new Action.Announce(false, Reasons.WITHDRAWN, message),
+                        new Action.Announce(false, Reason.WITHDRAWN, message),
                         new Action.ReadMembers(draining.answering())));
     }
 
-    private record Hold(String reason, String message) {}
-
     /** Every answering member's reads replaced by a mark: its run starts over, and the mark keeps when it was set. */
-    private static Map<String, MemberReads> marked(Retirement current, String mark, Instant at) {
+    private static Map<String, MemberReads> marked(Retirement current, Verdict mark, Instant at) {
         Map<String, MemberReads> reads = new HashMap<>();
         current.answering().forEach(name -> reads.put(name, new MemberReads(mark, 0, 0, at)));
         return reads;
@@ -308,19 +300,19 @@ public class RetirementMachine {
     private static Optional<Hold> withdrawalHold(Observation.Withdrawal w, Optional<Map<String, Double>> baseline) {
         if (!w.stillServing().isEmpty()) {
             return Optional.of(new Hold(
-                    Reasons.STILL_LABELLED_SERVING,
+                    Reason.STILL_LABELLED_SERVING,
                     String.join(", ", new TreeSet<>(w.stillServing())) + " does not carry " + Labels.SERVING
                             + "=false"));
         }
         if (w.endpointsClear().isEmpty()) {
             return Optional.of(
                     new Hold(
-                            Reasons.ENDPOINTS_UNKNOWN,
+                            Reason.ENDPOINTS_UNKNOWN,
                             "no EndpointSlice of the role's Service is known, so whether one lists a target member cannot be told"));
         }
         if (!w.endpointsClear().get()) {
             return Optional.of(
-                    new Hold(Reasons.ENDPOINTS_STILL_LIST, "an EndpointSlice of the role still lists a target member"));
+                    new Hold(Reason.ENDPOINTS_STILL_LIST, "an EndpointSlice of the role still lists a target member"));
         }
         if (!w.routed()) {
             // the Service is the only path: connections it carried before are the members' own tables' to show
@@ -328,20 +320,20 @@ public class RetirementMachine {
         }
         if (w.routerSelects().isEmpty()) {
             return Optional.of(new Hold(
-                    Reasons.ROUTER_UNAVAILABLE,
+                    Reason.ROUTER_UNAVAILABLE,
                     "the router cannot say whether it still selects the replica"
                             + w.routerUnknownBecause().map(why -> ": " + why).orElse("")));
         }
         if (baseline.isEmpty()) {
             return Optional.of(new Hold(
-                    Reasons.ROUTER_UNAVAILABLE, "the router's dispatch counts were not read before the withdrawal"));
+                    Reason.ROUTER_UNAVAILABLE, "the router's dispatch counts were not read before the withdrawal"));
         }
         if (w.routerSelects().get()) {
-            return Optional.of(new Hold(Reasons.ROUTER_STILL_SELECTS, "the router still selects a target member"));
+            return Optional.of(new Hold(Reason.ROUTER_STILL_SELECTS, "the router still selects a target member"));
         }
         return lateDispatch(w.dispatches(), baseline.get())
                 .map(member -> new Hold(
-                        Reasons.RECENT_DISPATCH,
+                        Reason.RECENT_DISPATCH,
                         "the router reported a dispatch to " + member + " since the withdrawal"));
     }
 
@@ -404,18 +396,18 @@ public class RetirementMachine {
                             runsStartedOver.put(name, new MemberReads(read.verdict(), read.inFlight(), 0, read.at())));
             if (!margin.isZero()) {
                 // the margin counts again from when the withdrawal is next seen to hold
-                runsStartedOver.putAll(marked(current, WITHDRAWAL_LOST_MARK, seen.now()));
+                runsStartedOver.putAll(marked(current, Verdict.WITHDRAWAL_LOST, seen.now()));
             }
             String message = "the withdrawal no longer holds: " + lost.get().message();
             if (outOfTime) {
                 return abort(
-                        current.holding(Reasons.WITHDRAWAL_LOST, message, runsStartedOver),
+                        current.holding(Reason.WITHDRAWAL_LOST, message, runsStartedOver),
                         seen.now(),
-                        Reasons.WITHDRAWAL_LOST,
+                        Reason.WITHDRAWAL_LOST,
                         "not proven idle within " + current.drainBudget().toSeconds() + " s: " + message);
             }
             Step held = unroute(
-                    withdrawAgain(hold(current, Reasons.WITHDRAWAL_LOST, message, runsStartedOver), current, seen),
+                    withdrawAgain(hold(current, Reason.WITHDRAWAL_LOST, message, runsStartedOver), current, seen),
                     current,
                     seen);
             if (!margin.isZero()) {
@@ -433,85 +425,46 @@ public class RetirementMachine {
             return restartedMidDrain(current, seen, restarted, outOfTime);
         }
         Map<String, MemberReads> reads = new HashMap<>(current.reads());
+        MemberJudgement.Pass pass = new MemberJudgement.Pass(
+                seen.now(), routed, margin, quietPeers, new Hold(current.reason(), current.message()));
         boolean withinMargin = false;
-        String holdReason = null;
-        String holdMessage = null;
+        Optional<Hold> told = Optional.empty();
         List<String> discounted = new ArrayList<>();
         for (String name : current.answering()) {
-            MemberReads before = reads.getOrDefault(name, MemberReads.NONE);
-            Reading reading = seen.reads().get(name);
-            Optional<MemberReads> propagating = propagating(before, seen.now(), margin);
-            if (propagating.isPresent()) {
-                withinMargin = true;
-                reads.put(name, propagating.get());
-                if (holdReason == null || Reasons.AWAITING_READS.equals(holdReason)) {
-                    Instant until = propagating.get().at().plus(margin);
-                    holdReason = Reasons.AWAITING_READS;
-                    holdMessage = routed
-                            ? "the router was seen to send the replica nothing more at "
-                                    + propagating.get().at() + "; until " + until
-                                    + " a request it sent before may still be in " + name
-                                    + "'s front end, where no gauge counts it"
-                            : "the endpoints were seen clear at "
-                                    + propagating.get().at() + "; until " + until
-                                    + " a node may still send a new connection to " + name;
-                }
-                continue;
-            }
-            if (reading == null) {
-                if (before.consecutiveIdle() < Budgets.IDLE_READS && holdReason == null) {
-                    // a read still under way tells nothing new: the last verdict stands, so the reason does not flip
-                    // between it and "awaiting" (and announce each flip) from one pass to the next
-                    boolean readBefore = !MemberReads.NONE.equals(before) && !marks(before);
-                    holdReason = readBefore ? current.reason() : Reasons.AWAITING_READS;
-                    holdMessage = readBefore ? current.message() : "waiting for reads of " + name;
-                }
-                continue;
-            }
-            Judged judged = routed
-                    ? judged(name, before, reading, seen.now())
-                    : judgedWithConnections(
-                            name,
-                            before,
-                            reading,
-                            seen.connections().get(name),
-                            Optional.ofNullable(seen.requests().get(name)),
-                            quietPeers,
-                            seen.now());
-            reads.put(name, judged.after());
+            MemberJudgement judged = MemberJudgement.of(
+                    name, reads.getOrDefault(name, MemberReads.NONE), MemberJudgement.Seen.of(name, seen), pass);
+            judged.after().ifPresent(after -> reads.put(name, after));
+            withinMargin |= judged.withinMargin();
             judged.discounted().ifPresent(discounted::add);
-            if (judged.after().consecutiveIdle() < Budgets.IDLE_READS
-                    && (holdReason == null || Reasons.AWAITING_READS.equals(holdReason))) {
-                holdReason = judged.reason();
-                holdMessage = judged.message();
-            }
+            told = judged.toldOver(told);
         }
         boolean proven = !current.answering().isEmpty()
                 && current.answering().stream()
                         .allMatch(name ->
                                 reads.getOrDefault(name, MemberReads.NONE).consecutiveIdle() >= Budgets.IDLE_READS)
-                && holdReason == null;
+                && told.isEmpty();
         if (proven) {
             String message = "every answering member read idle " + (routed ? "" : "with no client connected ")
                     + Budgets.IDLE_READS + " times in a row"
                     + (discounted.isEmpty() ? "" : " (" + String.join("; ", discounted) + ")")
                     + "; deleting the replica";
             Retirement deleting =
-                    current.with(RetirementState.Deleting, Reasons.PROVEN_IDLE, message, seen.now(), reads);
+                    current.with(RetirementState.Deleting, Reason.PROVEN_IDLE, message, seen.now(), reads);
             return new Step(
                     deleting,
                     List.of(
-                            new Action.Announce(false, Reasons.PROVEN_IDLE, message),
+                            new Action.Announce(false, Reason.PROVEN_IDLE, message),
                             new Action.Delete(current.targets())));
         }
+        Hold holding = told.orElseThrow();
         if (outOfTime) {
             return abort(
-                    current.holding(holdReason, holdMessage, reads),
+                    current.holding(holding.reason(), holding.message(), reads),
                     seen.now(),
-                    holdReason,
-                    "not proven idle within " + current.drainBudget().toSeconds() + " s: " + holdMessage);
+                    holding.reason(),
+                    "not proven idle within " + current.drainBudget().toSeconds() + " s: " + holding.message());
         }
-        Step held = hold(current, holdReason, holdMessage, reads);
+        Step held = hold(current, holding.reason(), holding.message(), reads);
         if (withinMargin) {
             return held;
         }
@@ -535,19 +488,22 @@ public class RetirementMachine {
         current.answering().forEach(name -> {
             MemberReads before = current.reads().getOrDefault(name, MemberReads.NONE);
             startedOver.put(
-                    name, marks(before) ? before : new MemberReads(Reasons.CONTAINER_RESTARTED, 0, 0, seen.now()));
+                    name,
+                    before.verdict().marksMargin()
+                            ? before
+                            : new MemberReads(Verdict.CONTAINER_RESTARTED, 0, 0, seen.now()));
         });
         Retirement rebound = current.rebound(
                 current.targets().stream().map(m -> rebound(m, seen)).toList());
         if (outOfTime) {
             return abort(
-                    rebound.holding(Reasons.CONTAINER_RESTARTED, message, startedOver),
+                    rebound.holding(Reason.CONTAINER_RESTARTED, message, startedOver),
                     seen.now(),
-                    Reasons.CONTAINER_RESTARTED,
+                    Reason.CONTAINER_RESTARTED,
                     "not proven idle within " + current.drainBudget().toSeconds() + " s: " + message);
         }
-        Step held = hold(rebound, Reasons.CONTAINER_RESTARTED, message, startedOver);
-        if (startedOver.values().stream().anyMatch(RetirementMachine::marks)) {
+        Step held = hold(rebound, Reason.CONTAINER_RESTARTED, message, startedOver);
+        if (startedOver.values().stream().anyMatch(r -> r.verdict().marksMargin())) {
             return held;
         }
         List<Action> actions = new ArrayList<>(held.actions());
@@ -566,149 +522,12 @@ public class RetirementMachine {
         return now != null && !Objects.equals(reserved.containerId(), now.containerId());
     }
 
-    /**
-     * A member's read in this pass, and the hold it makes while its run is short.
-     *
-     * @param discounted peers that did not hold this read, and why, for the message that deletes the replica
-     */
-    private record Judged(MemberReads after, String reason, String message, Optional<String> discounted) {
-        Judged(MemberReads after, String reason, String message) {
-            this(after, reason, message, Optional.empty());
-        }
-    }
-
-    private static Judged judged(String name, MemberReads before, Reading reading, Instant at) {
-        MemberReads after = next(before, reading, at);
-        return new Judged(after, reasonOf(reading), messageOf(name, reading, after));
-    }
-
-    /**
-     * Without a router idle gauges count only with no client connected: a client holding a keep-alive connection can
-     * send its next request on it whatever the endpoints say. A table that cannot be read proves nothing either way.
-     * Peers that stay connected while no request reaches the member for {@code quietPeers} (its gauges idle and its
-     * request counters still at every read) are bystanders, a scraper or a probe, and no longer hold it: a client's
-     * request on such a connection moves the counters and starts the wait over, or, once the replica is deleted, meets
-     * the drain hook, which holds the engine while the request runs.
-     */
-    private static Judged judgedWithConnections(
-            String name,
-            MemberReads before,
-            Reading reading,
-            ConnectionRead.Peers peers,
-            Optional<Double> requests,
-            Duration quietPeers,
-            Instant at) {
-        if (!(reading instanceof Reading.Idle)) {
-            return judged(name, before, reading, at);
-        }
-        if (peers == null) {
-            return judged(name, before, new Reading.Failed("its connection table was not read with its gauges"), at);
-        }
-        if (peers instanceof ConnectionRead.Peers.Unknown unknown) {
-            return judged(name, before, new Reading.Failed(unknown.why()), at);
-        }
-        Optional<MemberReads.Quiet> quiet = requests.map(
-                total -> before.quiet().filter(q -> q.requests() == total).orElse(new MemberReads.Quiet(total, at)));
-        ConnectionRead.Peers.Connected connected = (ConnectionRead.Peers.Connected) peers;
-        if (connected.count() == 0) {
-            Judged idle = judged(name, before, reading, at);
-            return new Judged(idle.after().withQuiet(quiet), idle.reason(), idle.message());
-        }
-        List<String> named = connected
-                .listed()
-                .subList(0, Math.min(PEERS_NAMED, connected.listed().size()));
-        String peersNamed = String.join(", ", named) + (connected.count() > named.size() ? ", …" : "");
-        if (quiet.isPresent() && !at.isBefore(quiet.get().since().plus(quietPeers))) {
-            Judged idle = judged(name, before, reading, at);
-            String why = connected.count() + (connected.count() == 1 ? " peer" : " peers") + " still connected to "
-                    + name + " ("
-                    + peersNamed + ") taken for bystanders: no request reached it in "
-                    + Duration.between(quiet.get().since(), at).toSeconds()
-                    + " s";
-            return new Judged(
-                    idle.after().withQuiet(quiet), idle.reason(), idle.message() + "; " + why, Optional.of(why));
-        }
-        String message = name + " is idle but " + connected.count()
-                + (connected.count() == 1 ? " client is" : " clients are")
-                + " still connected: " + peersNamed
-                + quiet.map(q -> "; no request has reached it for "
-                                + Duration.between(q.since(), at).toSeconds() + " of the " + quietPeers.toSeconds()
-                                + " s after which they are taken for bystanders")
-                        .orElse("; its request counters could not be read, so they cannot be told from bystanders");
-        return new Judged(
-                new MemberReads(Reasons.OPEN_CONNECTIONS, 0, 0, at, quiet), Reasons.OPEN_CONNECTIONS, message);
-    }
-
-    /** Whether a member's reads hold a mark rather than a read. */
-    private static boolean marks(MemberReads reads) {
-        return WITHDRAWAL_LOST_MARK.equals(reads.verdict()) || PROPAGATING_MARK.equals(reads.verdict());
-    }
-
-    /**
-     * The mark a member's reads keep while the withdrawal settles, or empty once reads count. A withdrawal lost and now
-     * seen back starts the margin at this pass; a mark without a time (an edited record) starts it again too.
-     */
-    private static Optional<MemberReads> propagating(MemberReads before, Instant now, Duration margin) {
-        if (WITHDRAWAL_LOST_MARK.equals(before.verdict())
-                || (PROPAGATING_MARK.equals(before.verdict()) && before.at() == null)) {
-            return Optional.of(new MemberReads(PROPAGATING_MARK, 0, 0, now));
-        }
-        if (PROPAGATING_MARK.equals(before.verdict())
-                && now.isBefore(before.at().plus(margin))) {
-            return Optional.of(before);
-        }
-        return Optional.empty();
-    }
-
-    private static MemberReads next(MemberReads before, Reading reading, Instant at) {
-        if (reading instanceof Reading.Idle) {
-            if (before.consecutiveIdle() > 0 && before.at() == null) {
-                // a run whose last read has no time cannot be spaced from: it starts over
-                return new MemberReads("Idle", 0, 1, at);
-            }
-            if (before.consecutiveIdle() > 0 && at.isBefore(before.at().plus(Budgets.READ_SPACING))) {
-                return before;
-            }
-            return new MemberReads("Idle", 0, before.consecutiveIdle() + 1, at);
-        }
-        if (reading instanceof Reading.Busy busy) {
-            return new MemberReads("Busy", busy.inFlight(), 0, at);
-        }
-        if (reading instanceof Reading.Partial) {
-            return new MemberReads("Partial", 0, 0, at);
-        }
-        return new MemberReads("Failed", 0, 0, at);
-    }
-
-    private static String reasonOf(Reading reading) {
-        if (reading instanceof Reading.Idle) {
-            return Reasons.AWAITING_READS;
-        }
-        if (reading instanceof Reading.Busy) {
-            return Reasons.BUSY;
-        }
-        return reading instanceof Reading.Partial ? Reasons.PARTIAL_ENVELOPE : Reasons.READ_FAILED;
-    }
-
-    private static String messageOf(String name, Reading reading, MemberReads after) {
-        if (reading instanceof Reading.Idle) {
-            return name + " read idle " + after.consecutiveIdle() + " of " + Budgets.IDLE_READS + " times in a row";
-        }
-        if (reading instanceof Reading.Busy busy) {
-            return name + " has " + (long) busy.inFlight() + " requests in flight";
-        }
-        if (reading instanceof Reading.Partial partial) {
-            return name + " answered without " + String.join(", ", partial.missing());
-        }
-        return name + " could not be read: " + ((Reading.Failed) reading).why();
-    }
-
     /** The deletes went out, or were at least recorded as going out: wait for the members to be gone. */
     private static Step settle(Retirement current, Observation seen) {
         return new Step(
                 current.with(
                         RetirementState.Settling,
-                        Reasons.PROVEN_IDLE,
+                        Reason.PROVEN_IDLE,
                         "waiting for the members to be gone",
                         seen.now(),
                         current.reads()),
@@ -738,27 +557,27 @@ public class RetirementMachine {
         if (gone) {
             String message = "replica " + current.ordinal() + " of role " + current.role() + " retired";
             return new Step(
-                    current.with(RetirementState.Completed, Reasons.COMPLETED, message, seen.now(), current.reads()),
-                    List.of(new Action.Announce(false, Reasons.COMPLETED, message)));
+                    current.with(RetirementState.Completed, Reason.COMPLETED, message, seen.now(), current.reads()),
+                    List.of(new Action.Announce(false, Reason.COMPLETED, message)));
         }
         List<Action> deletes = deleteAgain(current, seen);
         if (Budgets.exhausted(current.phaseStartedAt(), Budgets.SETTLING, seen.now())
-                && !Reasons.MEMBERS_GONE_SLOWLY.equals(current.reason())) {
+                && current.reason() != Reason.MEMBERS_GONE_SLOWLY) {
             String message = "members still exist " + Budgets.SETTLING.toSeconds()
                     + " s after their deletion; they are draining through their hooks";
             List<Action> actions = new ArrayList<>(deletes);
-            actions.add(new Action.Announce(true, Reasons.MEMBERS_GONE_SLOWLY, message));
+            actions.add(new Action.Announce(true, Reason.MEMBERS_GONE_SLOWLY, message));
             return new Step(
-                    current.holding(Reasons.MEMBERS_GONE_SLOWLY, message, current.reads()), List.copyOf(actions));
+                    current.holding(Reason.MEMBERS_GONE_SLOWLY, message, current.reads()), List.copyOf(actions));
         }
         return new Step(current, deletes);
     }
 
-    private static Step hold(Retirement current, String reason, String message, Map<String, MemberReads> reads) {
+    private static Step hold(Retirement current, Reason reason, String message, Map<String, MemberReads> reads) {
         Retirement held = current.holding(reason, message, reads);
         List<Action> actions = reason.equals(current.reason())
                 ? List.of()
-                : List.of(new Action.Announce(!Reasons.WAITS.contains(reason), reason, message));
+                : List.of(new Action.Announce(!reason.waits(), reason, message));
         return new Step(held, actions);
     }
 
@@ -773,7 +592,7 @@ public class RetirementMachine {
         return abort(
                 current,
                 now,
-                Reasons.NO_LONGER_WANTED,
+                Reason.NO_LONGER_WANTED,
                 "the spec no longer asks for replica " + current.ordinal() + " of role " + current.role()
                         + " to go; it is kept and serves again");
     }
@@ -782,8 +601,8 @@ public class RetirementMachine {
      * Aborted records when it ended in its phase start, so that the cool-down before a retry counts from there. A move
      * off a node going away is not kept back but handed to the drain instead, unless the node is no longer going away.
      */
-    private static Step abort(Retirement current, Instant now, String reason, String message) {
-        if (NextRetirement.NODE_MAINTENANCE.equals(current.cause()) && !Reasons.NO_LONGER_WANTED.equals(reason)) {
+    private static Step abort(Retirement current, Instant now, Reason reason, String message) {
+        if (NextRetirement.NODE_MAINTENANCE.equals(current.cause()) && reason != Reason.NO_LONGER_WANTED) {
             return handBack(current, now, message);
         }
         Retirement aborted = current.with(RetirementState.Aborted, reason, message, now, current.reads());
@@ -802,10 +621,9 @@ public class RetirementMachine {
         String message = "replica " + current.ordinal() + " of role " + current.role()
                 + " could not be moved off its node through the" + " protocol (" + why
                 + "); deleting it with its grace, as the node's drain would have, so the drain is not held longer";
-        Retirement deleting =
-                current.with(RetirementState.Deleting, Reasons.HANDED_BACK, message, now, current.reads());
+        Retirement deleting = current.with(RetirementState.Deleting, Reason.HANDED_BACK, message, now, current.reads());
         return new Step(
                 deleting,
-                List.of(new Action.Announce(true, Reasons.HANDED_BACK, message), new Action.Delete(current.targets())));
+                List.of(new Action.Announce(true, Reason.HANDED_BACK, message), new Action.Delete(current.targets())));
     }
 }

@@ -28,9 +28,9 @@ public final class RetirementRecords {
                         .toList(),
                 r.answering(),
                 r.state().name(),
-                r.reason(),
+                r.reason().wire(),
                 r.message(),
-                r.standingHold().map(Classification.Held::reason).orElse(null),
+                r.standingHold().map(h -> h.reason().wire()).orElse(null),
                 r.standingHold().map(Classification.Held::message).orElse(null),
                 r.startedAt().toString(),
                 r.phaseStartedAt().toString(),
@@ -39,7 +39,7 @@ public final class RetirementRecords {
                         .sorted(Map.Entry.comparingByKey())
                         .map(e -> new RetirementStatus.MemberRead(
                                 e.getKey(),
-                                e.getValue().verdict(),
+                                e.getValue().verdict().wire(),
                                 e.getValue().inFlight(),
                                 e.getValue().consecutiveIdle(),
                                 e.getValue().at() == null
@@ -88,7 +88,7 @@ public final class RetirementRecords {
                     reads.put(
                             read.member(),
                             new MemberReads(
-                                    read.verdict(),
+                                    verdict(read.verdict()),
                                     read.inFlight() == null ? 0 : read.inFlight(),
                                     read.consecutiveIdle() == null ? 0 : read.consecutiveIdle(),
                                     read.time() == null ? null : Instant.parse(read.time()),
@@ -103,7 +103,7 @@ public final class RetirementRecords {
             }
             Optional<Classification.Held> hold = s.holdReason() == null
                     ? Optional.empty()
-                    : Optional.of(new Classification.Held(s.holdReason(), s.holdMessage()));
+                    : Optional.of(new Classification.Held(reason(s.holdReason()), s.holdMessage()));
             // a record written before drain budgets were kept drains with the default
             Duration drainBudget = s.drainSeconds() == null ? Budgets.DRAINING : Duration.ofSeconds(s.drainSeconds());
             Retirement retirement = new Retirement(
@@ -116,7 +116,7 @@ public final class RetirementRecords {
                     s.answering() == null ? List.of() : List.copyOf(s.answering()),
                     hold,
                     RetirementState.valueOf(s.state()),
-                    s.reason(),
+                    reason(s.reason()),
                     s.message(),
                     Instant.parse(s.startedAt()),
                     Instant.parse(s.phaseStartedAt()),
@@ -159,7 +159,7 @@ public final class RetirementRecords {
                         a.cause(),
                         a.attempts(),
                         a.generation(),
-                        a.reason(),
+                        a.reason().wire(),
                         a.message(),
                         a.at().toString(),
                         a.retryAt(coolDown).map(Instant::toString).orElse(null),
@@ -179,7 +179,7 @@ public final class RetirementRecords {
                         require(entry.roleName()),
                         entry.replicaOrdinal(),
                         entry.cause() == null ? NextRetirement.SCALE_DOWN : entry.cause(),
-                        require(entry.reason()),
+                        reason(entry.reason()),
                         entry.message(),
                         Instant.parse(entry.abortedAt()),
                         Optional.ofNullable(entry.retryToken()),
@@ -190,6 +190,17 @@ public final class RetirementRecords {
             }
         }
         return List.copyOf(aborts);
+    }
+
+    /** A reason no version of the protocol gives is an edit: the entry it is in is not believed. */
+    private static Reason reason(String wire) {
+        return Reason.fromWire(wire).orElseThrow(() -> new IllegalArgumentException("unknown reason " + wire));
+    }
+
+    /** A verdict no read or mark gives is an edit: the entry it is in is not believed. */
+    private static MemberReads.Verdict verdict(String wire) {
+        return MemberReads.Verdict.fromWire(wire)
+                .orElseThrow(() -> new IllegalArgumentException("unknown verdict " + wire));
     }
 
     private static String require(String value) {

@@ -11,7 +11,7 @@ import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
 import dev.ebb.operator.config.EbbSettings;
 import dev.ebb.operator.render.Names;
-import dev.ebb.operator.retire.Reasons;
+import dev.ebb.operator.retire.Reason;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LocalExec;
 import dev.ebb.operator.sim.RecordedEvents;
@@ -204,7 +204,7 @@ class PackagedShutdownIT {
             }
         }
         List<String> starts = RecordedEvents.occurrences(client, NS).stream()
-                .filter(e -> Reasons.STARTED.equals(e.getReason()))
+                .filter(e -> Reason.STARTED.wire().equals(e.getReason()))
                 .map(e -> e.getMessage())
                 .toList();
         assertThat(starts).as("one operation, resumed, not a second one").hasSize(1);

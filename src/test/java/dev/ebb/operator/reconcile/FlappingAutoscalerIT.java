@@ -9,7 +9,7 @@ import dev.ebb.operator.api.Labels;
 import dev.ebb.operator.api.v1alpha1.ModelDeployment;
 import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
-import dev.ebb.operator.retire.Reasons;
+import dev.ebb.operator.retire.Reason;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
 import dev.ebb.operator.sim.RecordedEvents;
@@ -204,9 +204,9 @@ class FlappingAutoscalerIT {
             watcher.shutdownNow();
             load.stop(Duration.ofSeconds(15));
 
-            long started = events(Reasons.STARTED::equals);
-            long cancelled = events(Reasons.NO_LONGER_WANTED::equals);
-            long completed = events(Reasons.COMPLETED::equals);
+            long started = events(Reason.STARTED.wire()::equals);
+            long cancelled = events(Reason.NO_LONGER_WANTED.wire()::equals);
+            long completed = events(Reason.COMPLETED.wire()::equals);
             long otherAborts = status().map(ModelDeploymentStatus::abortedRetirements)
                     .map(List::size)
                     .orElse(0);

@@ -7,7 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.ebb.operator.Specs;
 import dev.ebb.operator.api.v1alpha1.RouterKind;
-import dev.ebb.operator.retire.Reasons;
+import dev.ebb.operator.retire.Reason;
 import dev.ebb.operator.sim.FakeEngine;
 import dev.ebb.operator.sim.FakeRouter;
 import dev.ebb.operator.sim.LoadGenerator;
@@ -76,10 +76,12 @@ class HeldRetirementEventsIT {
                 .until(() -> client.pods().inNamespace(ns).withName(TARGET).get() == null);
 
         List<Event> told = RecordedEvents.occurrences(client, ns);
-        assertThat(told).filteredOn(e -> Reasons.BUSY.equals(e.getReason())).hasSize(1);
+        assertThat(told)
+                .filteredOn(e -> Reason.BUSY.wire().equals(e.getReason()))
+                .hasSize(1);
         // awaiting the first read, then the first idle read of two: the hold's own changes, told once each
         assertThat(told)
-                .filteredOn(e -> Reasons.AWAITING_READS.equals(e.getReason()))
+                .filteredOn(e -> Reason.AWAITING_READS.wire().equals(e.getReason()))
                 .hasSizeLessThanOrEqualTo(2);
         assertThat(held.requests())
                 .singleElement()

@@ -14,6 +14,7 @@ import dev.ebb.operator.api.v1alpha1.ModelDeploymentStatus;
 import dev.ebb.operator.api.v1alpha1.RetirementStatus;
 import dev.ebb.operator.api.v1alpha1.RouterStatus;
 import dev.ebb.operator.render.PodRenderer;
+import dev.ebb.operator.retire.Reason;
 import dev.ebb.operator.retire.Retirement;
 import dev.ebb.operator.retire.RetirementMachine;
 import dev.ebb.operator.retire.RetirementMachineTest;
@@ -239,7 +240,9 @@ class StatusAggregatorTest {
         assertThat(Conditions.find(status.conditions(), Conditions.RETIREMENT_PROGRESSING))
                 .hasValueSatisfying(c -> {
                     assertThat(c.getStatus()).isEqualTo("True");
-                    assertThat(c.getReason()).as("one reason shared by all").isEqualTo(draining.reason());
+                    assertThat(c.getReason())
+                            .as("one reason shared by all")
+                            .isEqualTo(draining.reason().wire());
                     assertThat(c.getMessage())
                             .startsWith("3 retirements under way: replica 1 of role server (ScaleDown, Draining)")
                             .contains("replica 3 of role server (ScaleDown, Withdrawing)");
@@ -253,7 +256,7 @@ class StatusAggregatorTest {
                 started.answering(),
                 started.standingHold(),
                 RetirementState.Withdrawing,
-                "EndpointsStillList",
+                Reason.ENDPOINTS_STILL_LIST,
                 "listed",
                 started.startedAt(),
                 started.phaseStartedAt(),

@@ -62,16 +62,15 @@ class StatusNewsTest {
     @Test
     void theOperatorAtWorkIsToldAsNormalAndWhatAsksForAPersonAsAWarning() {
         List<Condition> before = List.of(
-                condition(Conditions.RETIREMENT_BLOCKED, "False", "NotBlocked"),
-                condition(Conditions.ROUTER_READY, "True", "RouterAvailable"));
+                unmet(Conditions.RETIREMENT_BLOCKED, "NotBlocked"), met(Conditions.ROUTER_READY, "RouterAvailable"));
         List<Condition> blocked = List.of(
-                condition(Conditions.REPLICAS_UP_TO_DATE, "False", "ScalingDown"),
-                condition(Conditions.RETIREMENT_BLOCKED, "True", "RetirementBlocked"),
-                condition(Conditions.ROUTER_READY, "False", "RouterNotReady"));
+                unmet(Conditions.REPLICAS_UP_TO_DATE, "ScalingDown"),
+                met(Conditions.RETIREMENT_BLOCKED, "RetirementBlocked"),
+                unmet(Conditions.ROUTER_READY, "RouterNotReady"));
         List<Condition> unblocked = List.of(
-                condition(Conditions.REPLICAS_UP_TO_DATE, "False", "RolloutInProgress"),
-                condition(Conditions.RETIREMENT_BLOCKED, "False", "NotBlocked"),
-                condition(Conditions.ROUTER_READY, "False", "RouterNotReady"));
+                unmet(Conditions.REPLICAS_UP_TO_DATE, "RolloutInProgress"),
+                unmet(Conditions.RETIREMENT_BLOCKED, "NotBlocked"),
+                unmet(Conditions.ROUTER_READY, "RouterNotReady"));
 
         assertThat(StatusNews.between(withConditions(before), withConditions(blocked)))
                 .extracting(StatusNews.News::reason, StatusNews.News::warning)
@@ -83,9 +82,19 @@ class StatusNewsTest {
         // a router that never was available is still starting
         assertThat(StatusNews.between(
                         withConditions(List.of()),
-                        withConditions(List.of(condition(Conditions.ROUTER_READY, "False", "RouterNotReady")))))
+                        withConditions(List.of(unmet(Conditions.ROUTER_READY, "RouterNotReady")))))
                 .extracting(StatusNews.News::warning)
                 .containsExactly(false);
+    }
+
+    /** A condition that holds, for this reason; its message repeats the reason. */
+    private static Condition met(String type, String reason) {
+        return condition(type, "True", reason);
+    }
+
+    /** A condition that does not hold, for this reason; its message repeats the reason. */
+    private static Condition unmet(String type, String reason) {
+        return condition(type, "False", reason);
     }
 
     private static Condition condition(String type, String status, String reason) {

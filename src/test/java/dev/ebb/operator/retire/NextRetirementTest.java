@@ -1,5 +1,7 @@
 package dev.ebb.operator.retire;
 
+import static dev.ebb.operator.retire.NextRetirementTest.AbortRow.aborted;
+import static dev.ebb.operator.retire.RetirementFrom.from;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -12,7 +14,6 @@ import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -45,83 +46,54 @@ class NextRetirementTest {
 
     /** The retirement of server r2 (as {@link RetirementMachineTest#draining()} builds it), moved to another ordinal. */
     private static Retirement inProgress(int ordinal) {
-        Retirement r = RetirementMachineTest.draining();
-        return new Retirement(
-                r.role(),
-                ordinal,
-                r.cause(),
-                r.targets(),
-                r.answering(),
-                r.standingHold(),
-                r.state(),
-                r.reason(),
-                r.message(),
-                r.startedAt(),
-                r.phaseStartedAt(),
-                r.reads(),
-                r.dispatchBaseline(),
-                r.drainBudget());
+        return from(RetirementMachineTest.draining()).ordinal(ordinal).get();
     }
 
     private static Retirement inProgress() {
         return inProgress(2);
     }
 
-    private static Retirement abortedAt(Instant at, String reason) {
-        Retirement r = inProgress();
-        return new Retirement(
-                r.role(),
-                r.ordinal(),
-                r.cause(),
-                r.targets(),
-                r.answering(),
-                r.standingHold(),
-                RetirementState.Aborted,
-                reason,
-                "held",
-                r.startedAt(),
-                at,
-                r.reads(),
-                r.dispatchBaseline(),
-                r.drainBudget());
+    private static Retirement abortedAt(Instant at, Reason reason) {
+        return from(inProgress())
+                .state(RetirementState.Aborted, at, reason, "held")
+                .get();
     }
 
     private static Retirement completed() {
-        Retirement r = inProgress();
-        return new Retirement(
-                r.role(),
-                r.ordinal(),
-                r.cause(),
-                r.targets(),
-                r.answering(),
-                r.standingHold(),
-                RetirementState.Completed,
-                Reasons.COMPLETED,
-                "done",
-                r.startedAt(),
-                T0.plusSeconds(10),
-                r.reads(),
-                r.dispatchBaseline(),
-                r.drainBudget());
+        return from(inProgress())
+                .state(RetirementState.Completed, T0.plusSeconds(10), Reason.COMPLETED, "done")
+                .get();
     }
 
-    private static NextRetirement.Abort abort(
-            NextRetirement.Candidate replica, String reason, Instant at, String token, int attempts) {
-        return new NextRetirement.Abort(
-                replica.role(),
-                replica.ordinal(),
-                NextRetirement.SCALE_DOWN,
-                reason,
-                "held",
-                at,
-                Optional.ofNullable(token),
-                attempts,
-                GENERATION);
-    }
+    /** An abort kept from before, by named fields: of a reduction, answering no token, the first in a row. */
+    record AbortRow(
+            NextRetirement.Candidate replica, Reason reason, Instant when, Optional<String> token, int attempts) {
+        static AbortRow aborted(NextRetirement.Candidate replica, Reason reason, Instant when) {
+            return new AbortRow(replica, reason, when, Optional.empty(), 1);
+        }
 
-    private static NextRetirement.Abort abort(
-            NextRetirement.Candidate replica, String reason, Instant at, String token) {
-        return abort(replica, reason, at, token, 1);
+        /** It answered this value of the retry annotation. */
+        AbortRow answering(String retryToken) {
+            return new AbortRow(replica, reason, when, Optional.of(retryToken), attempts);
+        }
+
+        /** It is the last of this many aborts in a row. */
+        AbortRow inARow(int count) {
+            return new AbortRow(replica, reason, when, token, count);
+        }
+
+        NextRetirement.Abort get() {
+            return new NextRetirement.Abort(
+                    replica.role(),
+                    replica.ordinal(),
+                    NextRetirement.SCALE_DOWN,
+                    reason,
+                    "held",
+                    when,
+                    token,
+                    attempts,
+                    GENERATION);
+        }
     }
 
     private static List<String> begun(NextRetirement.Plan plan) {
@@ -200,125 +172,136 @@ class NextRetirementTest {
         assertThat(begun(plan)).containsExactly("r0 RoleDropped #1", "r2 Rollout #1");
     }
 
-    static Stream<Arguments> heldBack() {
+    /**
+     * Candidates server r2 then r1 with the aborts kept from before, by named fields: a row begins nothing, with no
+     * retry asked and no retry to wait for, until it says otherwise.
+     */
+    record HeldBack(
+            String title,
+            List<AbortRow> earlier,
+            NextRetirement.RetryPolicy retry,
+            Instant now,
+            List<String> begins,
+            Optional<Instant> soonestRetry) {
+        static HeldBack row(String title) {
+            return new HeldBack(title, List.of(), NO_RETRY, T0, List.of(), Optional.empty());
+        }
+
+        HeldBack after(AbortRow... aborts) {
+            return new HeldBack(title, List.of(aborts), retry, now, begins, soonestRetry);
+        }
+
+        /** The retry annotation carries this value. */
+        HeldBack asked(String token) {
+            return new HeldBack(title, earlier, policy(token, 0), now, begins, soonestRetry);
+        }
+
+        HeldBack passAt(Instant at) {
+            return new HeldBack(title, earlier, retry, at, begins, soonestRetry);
+        }
+
+        /** The retirements the pass begins, in order, as begun names them. */
+        HeldBack begins(String... plans) {
+            return new HeldBack(title, earlier, retry, now, List.of(plans), soonestRetry);
+        }
+
+        HeldBack soonestRetry(Instant at) {
+            return new HeldBack(title, earlier, retry, now, begins, Optional.of(at));
+        }
+
+        @Override
+        public String toString() {
+            return title;
+        }
+    }
+
+    static Stream<HeldBack> heldBack() {
         Instant t = T0.plusSeconds(100);
         return Stream.of(
-                Arguments.of(
-                        "a refused replica never blocks the next candidate",
-                        List.of(abort(SERVER_2, Reasons.DISAGGREGATED, t, null)),
-                        NO_RETRY,
-                        t.plusSeconds(1),
-                        List.of("r1 ScaleDown #1"),
-                        null),
-                Arguments.of(
-                        "nor one cooling down; the wait is for its cool-down",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null)),
-                        NO_RETRY,
-                        t.plusSeconds(299),
-                        List.of("r1 ScaleDown #1"),
-                        t.plus(COOL_DOWN)),
-                Arguments.of(
-                        "cool-down reached exactly: retried as surplus, the second attempt",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null)),
-                        NO_RETRY,
-                        t.plus(COOL_DOWN),
-                        List.of("r2 Surplus #2", "r1 ScaleDown #1"),
-                        null),
-                Arguments.of(
-                        "a second abort in a row waits twice as long",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null, 2)),
-                        NO_RETRY,
-                        t.plus(COOL_DOWN).plusSeconds(1),
-                        List.of("r1 ScaleDown #1"),
-                        t.plus(COOL_DOWN.multipliedBy(2))),
-                Arguments.of(
-                        "and is retried then, as the third attempt",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null, 2)),
-                        NO_RETRY,
-                        t.plus(COOL_DOWN.multipliedBy(2)),
-                        List.of("r2 Surplus #3", "r1 ScaleDown #1"),
-                        null),
-                Arguments.of(
-                        "three aborts in a row: still retried by itself, after 20 minutes",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null, 3)),
-                        NO_RETRY,
-                        t.plus(Duration.ofMinutes(20)),
-                        List.of("r2 Surplus #4", "r1 ScaleDown #1"),
-                        null),
-                Arguments.of(
-                        "a blocked replica is retried on the user's word, counting afresh",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, "t1", 3)),
-                        policy("t2", 0),
-                        t.plusSeconds(1),
-                        List.of("r2 Surplus #1", "r1 ScaleDown #1"),
-                        null),
-                Arguments.of(
-                        "refused: the cool-down never retries it",
-                        List.of(abort(SERVER_2, Reasons.NO_GAUGE_LIST, t, null)),
-                        NO_RETRY,
-                        t.plus(Duration.ofDays(1)),
-                        List.of("r1 ScaleDown #1"),
-                        null),
-                Arguments.of(
-                        "refused, the user asks with a new token: retried",
-                        List.of(abort(SERVER_2, Reasons.NO_GAUGE_LIST, t, "t1")),
-                        policy("t2", 0),
-                        t,
-                        List.of("r2 Surplus #1", "r1 ScaleDown #1"),
-                        null),
-                Arguments.of(
-                        "the token an abort already answered retries nothing",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, "t1")),
-                        policy("t1", 0),
-                        t.plusSeconds(1),
-                        List.of("r1 ScaleDown #1"),
-                        t.plus(COOL_DOWN)),
-                Arguments.of(
-                        "a first token counts as a request",
-                        List.of(abort(SERVER_2, Reasons.BUSY, t, null)),
-                        policy("t1", 0),
-                        t.plusSeconds(1),
-                        List.of("r2 Surplus #1", "r1 ScaleDown #1"),
-                        null),
-                Arguments.of(
-                        "a member deleted by someone else: retried at once, counting afresh, since what is left is another replica",
-                        List.of(abort(SERVER_2, Reasons.TERMINATED_OUTSIDE, t, null, 2)),
-                        NO_RETRY,
-                        t.plusSeconds(1),
-                        List.of("r2 Surplus #1", "r1 ScaleDown #1"),
-                        null),
-                Arguments.of(
-                        "every candidate held back: the wait is for the soonest cool-down",
-                        List.of(
-                                abort(SERVER_2, Reasons.BUSY, t, null),
-                                abort(SERVER_1, Reasons.READ_FAILED, t.minusSeconds(50), null)),
-                        NO_RETRY,
-                        t.plusSeconds(1),
-                        List.of(),
-                        t.minusSeconds(50).plus(COOL_DOWN)));
+                HeldBack.row("a refused replica never blocks the next candidate")
+                        .after(aborted(SERVER_2, Reason.DISAGGREGATED, t))
+                        .passAt(t.plusSeconds(1))
+                        .begins("r1 ScaleDown #1"),
+                HeldBack.row("nor one cooling down; the wait is for its cool-down")
+                        .after(aborted(SERVER_2, Reason.BUSY, t))
+                        .passAt(t.plusSeconds(299))
+                        .begins("r1 ScaleDown #1")
+                        .soonestRetry(t.plus(COOL_DOWN)),
+                HeldBack.row("cool-down reached exactly: retried as surplus, the second attempt")
+                        .after(aborted(SERVER_2, Reason.BUSY, t))
+                        .passAt(t.plus(COOL_DOWN))
+                        .begins("r2 Surplus #2", "r1 ScaleDown #1"),
+                HeldBack.row("a second abort in a row waits twice as long")
+                        .after(aborted(SERVER_2, Reason.BUSY, t).inARow(2))
+                        .passAt(t.plus(COOL_DOWN).plusSeconds(1))
+                        .begins("r1 ScaleDown #1")
+                        .soonestRetry(t.plus(COOL_DOWN.multipliedBy(2))),
+                HeldBack.row("and is retried then, as the third attempt")
+                        .after(aborted(SERVER_2, Reason.BUSY, t).inARow(2))
+                        .passAt(t.plus(COOL_DOWN.multipliedBy(2)))
+                        .begins("r2 Surplus #3", "r1 ScaleDown #1"),
+                HeldBack.row("three aborts in a row: still retried by itself, after 20 minutes")
+                        .after(aborted(SERVER_2, Reason.BUSY, t).inARow(3))
+                        .passAt(t.plus(Duration.ofMinutes(20)))
+                        .begins("r2 Surplus #4", "r1 ScaleDown #1"),
+                HeldBack.row("a blocked replica is retried on the user's word, counting afresh")
+                        .after(aborted(SERVER_2, Reason.BUSY, t).answering("t1").inARow(3))
+                        .asked("t2")
+                        .passAt(t.plusSeconds(1))
+                        .begins("r2 Surplus #1", "r1 ScaleDown #1"),
+                HeldBack.row("refused: the cool-down never retries it")
+                        .after(aborted(SERVER_2, Reason.NO_GAUGE_LIST, t))
+                        .passAt(t.plus(Duration.ofDays(1)))
+                        .begins("r1 ScaleDown #1"),
+                HeldBack.row("refused, the user asks with a new token: retried")
+                        .after(aborted(SERVER_2, Reason.NO_GAUGE_LIST, t).answering("t1"))
+                        .asked("t2")
+                        .passAt(t)
+                        .begins("r2 Surplus #1", "r1 ScaleDown #1"),
+                HeldBack.row("the token an abort already answered retries nothing")
+                        .after(aborted(SERVER_2, Reason.BUSY, t).answering("t1"))
+                        .asked("t1")
+                        .passAt(t.plusSeconds(1))
+                        .begins("r1 ScaleDown #1")
+                        .soonestRetry(t.plus(COOL_DOWN)),
+                HeldBack.row("a first token counts as a request")
+                        .after(aborted(SERVER_2, Reason.BUSY, t))
+                        .asked("t1")
+                        .passAt(t.plusSeconds(1))
+                        .begins("r2 Surplus #1", "r1 ScaleDown #1"),
+                HeldBack.row(
+                                "a member deleted by someone else: retried at once, counting afresh, since what is left is another replica")
+                        .after(aborted(SERVER_2, Reason.TERMINATED_OUTSIDE, t).inARow(2))
+                        .passAt(t.plusSeconds(1))
+                        .begins("r2 Surplus #1", "r1 ScaleDown #1"),
+                HeldBack.row("every candidate held back: the wait is for the soonest cool-down")
+                        .after(
+                                aborted(SERVER_2, Reason.BUSY, t),
+                                aborted(SERVER_1, Reason.READ_FAILED, t.minusSeconds(50)))
+                        .passAt(t.plusSeconds(1))
+                        .soonestRetry(t.minusSeconds(50).plus(COOL_DOWN)));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("heldBack")
-    void eachReplicaIsHeldBackByItsOwnAbort(
-            String row,
-            List<NextRetirement.Abort> earlier,
-            NextRetirement.RetryPolicy retry,
-            Instant now,
-            List<String> expected,
-            Instant soonest) {
-        NextRetirement.Plan plan =
-                NextRetirement.decide(List.of(), earlier, List.of(SERVER_2, SERVER_1), List.of(), retry, now);
+    void eachReplicaIsHeldBackByItsOwnAbort(HeldBack row) {
+        NextRetirement.Plan plan = NextRetirement.decide(
+                List.of(),
+                row.earlier().stream().map(AbortRow::get).toList(),
+                List.of(SERVER_2, SERVER_1),
+                List.of(),
+                row.retry(),
+                row.now());
 
-        assertThat(begun(plan)).containsExactlyElementsOf(expected);
-        assertThat(plan.soonestRetry()).isEqualTo(Optional.ofNullable(soonest));
+        assertThat(begun(plan)).containsExactlyElementsOf(row.begins());
+        assertThat(plan.soonestRetry()).isEqualTo(row.soonestRetry());
     }
 
     @Test
     void noRetirementBeginsOnAReplicaWhileSomeoneElseDeletesAMemberOfItButItsAbortIsKept() {
         NextRetirement.Candidate terminating =
                 new NextRetirement.Candidate("server", 2, NextRetirement.Purpose.REDUCTION, "", Budgets.DRAINING, true);
-        RetirementRecord aborted = record(abortedAt(T0, Reasons.TERMINATED_OUTSIDE));
+        RetirementRecord aborted = record(abortedAt(T0, Reason.TERMINATED_OUTSIDE));
 
         NextRetirement.Plan plan = NextRetirement.decide(
                 List.of(aborted), List.of(), List.of(terminating, SERVER_1), List.of(), NO_RETRY, T0.plusSeconds(1));
@@ -346,7 +329,7 @@ class NextRetirementTest {
                 "server",
                 2,
                 NextRetirement.ROLLOUT,
-                Reasons.TERMINATED_OUTSIDE,
+                Reason.TERMINATED_OUTSIDE,
                 "",
                 T0,
                 Optional.empty(),
@@ -368,7 +351,7 @@ class NextRetirementTest {
                                                         "s",
                                                         0,
                                                         NextRetirement.SCALE_DOWN,
-                                                        Reasons.BUSY,
+                                                        Reason.BUSY,
                                                         "",
                                                         t,
                                                         Optional.empty(),
@@ -380,7 +363,7 @@ class NextRetirementTest {
                         .toList())
                 .containsExactly(5L, 10L, 20L, 40L, 60L, 60L, 60L);
         assertThat(new NextRetirement.Abort(
-                                "s", 0, NextRetirement.SCALE_DOWN, Reasons.BUSY, "", t, Optional.empty(), 2, 1)
+                                "s", 0, NextRetirement.SCALE_DOWN, Reason.BUSY, "", t, Optional.empty(), 2, 1)
                         .retryAt(Duration.ofMinutes(45)))
                 .as("capped")
                 .contains(t.plus(NextRetirement.LONGEST_COOL_DOWN));
@@ -388,7 +371,8 @@ class NextRetirementTest {
 
     @Test
     void aBlockedReplicaIsRetriedOnceTheSpecChanges() {
-        NextRetirement.Abort blocked = abort(SERVER_2, Reasons.BUSY, T0, null, 3);
+        NextRetirement.Abort blocked =
+                aborted(SERVER_2, Reason.BUSY, T0).inARow(3).get();
         NextRetirement.RetryPolicy edited =
                 new NextRetirement.RetryPolicy(Optional.empty(), COOL_DOWN, GENERATION + 1, 0);
 
@@ -399,7 +383,7 @@ class NextRetirementTest {
 
     @Test
     void anAbortedRecordStaysOnRecordWhileItsReplicaIsStillToLeaveAndNotRetried() {
-        RetirementRecord aborted = record(abortedAt(T0.plusSeconds(100), Reasons.BUSY));
+        RetirementRecord aborted = record(abortedAt(T0.plusSeconds(100), Reason.BUSY));
 
         assertThat(NextRetirement.decide(
                                 List.of(aborted),
@@ -440,9 +424,10 @@ class NextRetirementTest {
     @Test
     void theAbortsKeptAreOnePerReplicaTheLatestWinsAndOnlyWhileTheReplicaIsStillToLeave() {
         Instant t = T0.plusSeconds(100);
-        NextRetirement.Abort olderOfServer2 = abort(SERVER_2, Reasons.BUSY, T0, null);
-        NextRetirement.Abort dropped = abort(DROPPED_0, Reasons.NO_GAUGE_LIST, T0, null);
-        RetirementRecord latest = new RetirementRecord(abortedAt(t, Reasons.READ_FAILED), "", Optional.of("t1"), 2);
+        NextRetirement.Abort olderOfServer2 = aborted(SERVER_2, Reason.BUSY, T0).get();
+        NextRetirement.Abort dropped =
+                aborted(DROPPED_0, Reason.NO_GAUGE_LIST, T0).get();
+        RetirementRecord latest = new RetirementRecord(abortedAt(t, Reason.READ_FAILED), "", Optional.of("t1"), 2);
 
         List<NextRetirement.Abort> kept = NextRetirement.outstanding(
                 List.of(latest), List.of(olderOfServer2, dropped), List.of(SERVER_2, SERVER_1), List.of(), GENERATION);
@@ -452,7 +437,7 @@ class NextRetirementTest {
                         "server",
                         2,
                         latest.retirement().cause(),
-                        Reasons.READ_FAILED,
+                        Reason.READ_FAILED,
                         "held",
                         t,
                         Optional.of("t1"),
@@ -473,31 +458,18 @@ class NextRetirementTest {
 
     @Test
     void aReplicaIsHeldWhileAReductionIsUnderWayOrKeptItAfterAnAbortButARolloutHoldsNothing() {
-        NextRetirement.Abort refused =
-                abort(candidate("prefill", 1, NextRetirement.Purpose.REDUCTION), Reasons.DISAGGREGATED, T0, null);
-        Retirement r = inProgress(1);
-        Retirement rolling = new Retirement(
-                r.role(),
-                0,
-                NextRetirement.ROLLOUT,
-                r.targets(),
-                r.answering(),
-                r.standingHold(),
-                r.state(),
-                r.reason(),
-                r.message(),
-                r.startedAt(),
-                r.phaseStartedAt(),
-                r.reads(),
-                r.dispatchBaseline(),
-                r.drainBudget());
+        NextRetirement.Abort refused = aborted(
+                        candidate("prefill", 1, NextRetirement.Purpose.REDUCTION), Reason.DISAGGREGATED, T0)
+                .get();
+        Retirement rolling =
+                from(inProgress(1)).ordinal(0).cause(NextRetirement.ROLLOUT).get();
 
         assertThat(NextRetirement.held(List.of(record(inProgress()), record(rolling)), List.of(refused)))
                 .isEqualTo(Map.of("server", Set.of(2), "prefill", Set.of(1)));
         assertThat(NextRetirement.rollingOut(List.of(record(inProgress()), record(rolling))))
                 .isEqualTo(Map.of("server", Set.of(0)));
         assertThat(NextRetirement.held(List.of(record(completed())), List.of())).isEmpty();
-        assertThat(NextRetirement.held(List.of(record(abortedAt(T0, Reasons.NO_LONGER_WANTED))), List.of()))
+        assertThat(NextRetirement.held(List.of(record(abortedAt(T0, Reason.NO_LONGER_WANTED))), List.of()))
                 .as("given back: wanted again")
                 .isEmpty();
     }
@@ -505,8 +477,8 @@ class NextRetirementTest {
     @Test
     void aRolloutPassesOverTheReplicasItMayNotRetryYet() {
         NextRetirement.Abort cooling = new NextRetirement.Abort(
-                "server", 2, NextRetirement.ROLLOUT, Reasons.BUSY, "", T0, Optional.empty(), 1, GENERATION);
-        NextRetirement.Abort reduction = abort(SERVER_1, Reasons.BUSY, T0, null);
+                "server", 2, NextRetirement.ROLLOUT, Reason.BUSY, "", T0, Optional.empty(), 1, GENERATION);
+        NextRetirement.Abort reduction = aborted(SERVER_1, Reason.BUSY, T0).get();
 
         assertThat(NextRetirement.rolloutWaiting(List.of(cooling, reduction), NO_RETRY, T0.plusSeconds(1)))
                 .isEqualTo(Map.of("server", Set.of(2)));
@@ -518,21 +490,8 @@ class NextRetirementTest {
     @MethodSource("pastDeletion")
     void pastTheDeletionNothingIsCancelled(RetirementState state) {
         Retirement r = inProgress();
-        Retirement late = new Retirement(
-                r.role(),
-                r.ordinal(),
-                r.cause(),
-                r.targets(),
-                r.answering(),
-                r.standingHold(),
-                state,
-                Reasons.PROVEN_IDLE,
-                "deleting",
-                r.startedAt(),
-                T0.plusSeconds(5),
-                r.reads(),
-                r.dispatchBaseline(),
-                r.drainBudget());
+        Retirement late = from(r).state(state, T0.plusSeconds(5), Reason.PROVEN_IDLE, "deleting")
+                .get();
 
         assertThat(NextRetirement.decide(
                                 List.of(record(late)), List.of(), List.of(), List.of(), NO_RETRY, T0.plusSeconds(6))
@@ -549,26 +508,13 @@ class NextRetirementTest {
     @MethodSource("beforeDeletion")
     void cancelGivesTheReplicaBack(RetirementState state) {
         Retirement r = inProgress();
-        Retirement current = new Retirement(
-                r.role(),
-                r.ordinal(),
-                r.cause(),
-                r.targets(),
-                r.answering(),
-                r.standingHold(),
-                state,
-                Reasons.BUSY,
-                "busy",
-                r.startedAt(),
-                T0.plusSeconds(5),
-                r.reads(),
-                r.dispatchBaseline(),
-                r.drainBudget());
+        Retirement current =
+                from(r).state(state, T0.plusSeconds(5), Reason.BUSY, "busy").get();
 
         RetirementMachine.Step step = MACHINE.cancel(current, T0.plusSeconds(7));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.NO_LONGER_WANTED);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.NO_LONGER_WANTED);
         assertThat(step.retirement().phaseStartedAt()).isEqualTo(T0.plusSeconds(7));
         assertThat(step.actions()).contains(new Action.Restore(r.targets())).noneMatch(a -> a instanceof Action.Delete);
     }
@@ -581,21 +527,8 @@ class NextRetirementTest {
     @MethodSource("beforeDeletion")
     void aTerminatingMemberAbortsBeforeTheDeletion(RetirementState state) {
         Retirement r = inProgress();
-        Retirement current = new Retirement(
-                r.role(),
-                r.ordinal(),
-                r.cause(),
-                r.targets(),
-                r.answering(),
-                r.standingHold(),
-                state,
-                Reasons.BUSY,
-                "busy",
-                r.startedAt(),
-                T0.plusSeconds(5),
-                r.reads(),
-                r.dispatchBaseline(),
-                r.drainBudget());
+        Retirement current =
+                from(r).state(state, T0.plusSeconds(5), Reason.BUSY, "busy").get();
         Observation seen = RetirementMachineTest.seen(T0.plusSeconds(6), RetirementMachineTest.CLEAR, Map.of());
         Map<String, Observation.Present> members = new HashMap<>(seen.members());
         Member leader = RetirementMachineTest.LEADER;
@@ -605,7 +538,7 @@ class NextRetirementTest {
                 current, new Observation(seen.now(), members, seen.withdrawal(), seen.reads()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.TERMINATED_OUTSIDE);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.TERMINATED_OUTSIDE);
         assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete);
     }
 }

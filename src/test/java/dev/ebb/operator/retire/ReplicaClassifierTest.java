@@ -102,7 +102,7 @@ class ReplicaClassifierTest {
         assertThat(ReplicaClassifier.classify(replica(spec)))
                 .isInstanceOfSatisfying(
                         Classification.Refused.class,
-                        refused -> assertThat(refused.reason()).isEqualTo(Reasons.DISAGGREGATED));
+                        refused -> assertThat(refused.reason()).isEqualTo(Reason.DISAGGREGATED));
     }
 
     @Test
@@ -118,7 +118,7 @@ class ReplicaClassifierTest {
                         replica(deployment("q", "vLLM").role(role("s").command("vllm", "serve", "m")))))
                 .isInstanceOfSatisfying(
                         Classification.Held.class,
-                        held -> assertThat(held.reason()).isEqualTo(Reasons.TAKE_OVER));
+                        held -> assertThat(held.reason()).isEqualTo(Reason.TAKE_OVER));
     }
 
     @Test
@@ -129,20 +129,20 @@ class ReplicaClassifierTest {
         assertThat(ReplicaClassifier.classify(List.of(pod)))
                 .isInstanceOfSatisfying(
                         Classification.Refused.class,
-                        refused -> assertThat(refused.reason()).isEqualTo(Reasons.NO_GAUGE_LIST));
+                        refused -> assertThat(refused.reason()).isEqualTo(Reason.NO_GAUGE_LIST));
     }
 
     static Stream<Arguments> unanswerableReplicas() {
         List<Pod> pair = replica(deployment("q", "vLLM").role(role("s").size(2)));
         return Stream.of(
-                Arguments.of(Reasons.NO_LEADER, List.of(relabel(pair.get(0), Labels.MEMBER_INDEX, "7"), pair.get(1))),
+                Arguments.of(Reason.NO_LEADER, List.of(relabel(pair.get(0), Labels.MEMBER_INDEX, "7"), pair.get(1))),
                 Arguments.of(
-                        Reasons.MULTIPLE_LEADERS, List.of(pair.get(0), relabel(pair.get(1), Labels.MEMBER_INDEX, "0"))),
+                        Reason.MULTIPLE_LEADERS, List.of(pair.get(0), relabel(pair.get(1), Labels.MEMBER_INDEX, "0"))),
                 Arguments.of(
-                        Reasons.CONFIGURATION_DISAGREEMENT,
+                        Reason.CONFIGURATION_DISAGREEMENT,
                         List.of(pair.get(0), relabel(pair.get(1), Labels.CONFIG_HASH, "h2"))),
                 Arguments.of(
-                        Reasons.SIZE_MISMATCH,
+                        Reason.SIZE_MISMATCH,
                         List.of(
                                 pair.get(0),
                                 relabel(pair.get(1), Labels.MEMBER_INDEX, "2"),
@@ -151,10 +151,10 @@ class ReplicaClassifierTest {
                                         .withName("q-s-r0-m1b")
                                         .endMetadata()
                                         .build())),
-                Arguments.of(Reasons.NO_LEADER, List.of(relabel(pair.get(1), Labels.MEMBER_INDEX, "2"))),
-                Arguments.of(Reasons.NO_LEADER, List.of(relabel(pair.get(1), Labels.MEMBER_INDEX, "01"))),
+                Arguments.of(Reason.NO_LEADER, List.of(relabel(pair.get(1), Labels.MEMBER_INDEX, "2"))),
+                Arguments.of(Reason.NO_LEADER, List.of(relabel(pair.get(1), Labels.MEMBER_INDEX, "01"))),
                 Arguments.of(
-                        Reasons.SIZE_MISMATCH,
+                        Reason.SIZE_MISMATCH,
                         List.of(
                                 pair.get(0),
                                 new PodBuilder(pair.get(1))
@@ -166,7 +166,7 @@ class ReplicaClassifierTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("unanswerableReplicas")
-    void replicaWhoseAnsweringMemberCannotBeNamedIsHeldWithTheReason(String reason, List<Pod> members) {
+    void replicaWhoseAnsweringMemberCannotBeNamedIsHeldWithTheReason(Reason reason, List<Pod> members) {
         assertThat(ReplicaClassifier.classify(members))
                 .isInstanceOfSatisfying(
                         Classification.Held.class,

@@ -7,6 +7,7 @@ import static dev.ebb.operator.retire.RetirementMachineTest.LEADER;
 import static dev.ebb.operator.retire.RetirementMachineTest.PROPAGATION;
 import static dev.ebb.operator.retire.RetirementMachineTest.T0;
 import static dev.ebb.operator.retire.RetirementMachineTest.TARGETS;
+import static dev.ebb.operator.retire.SeenWithdrawal.withdrawal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
@@ -111,8 +112,12 @@ class RetirementMachineProperties {
         Arbitrary<Observation.Withdrawal> withdrawals = Arbitraries.frequencyOf(
                 Tuple.of(
                         3,
-                        Arbitraries.just(new Observation.Withdrawal(
-                                true, Set.of(), Optional.of(true), Optional.of(false), UNMOVED))),
+                        Arbitraries.just(withdrawal()
+                                .routed()
+                                .endpointsClear(true)
+                                .routerSelects(false)
+                                .dispatches(UNMOVED)
+                                .get())),
                 Tuple.of(1, anyWithdrawal));
         // passes a second apart as the shell runs them, some closer (events, a restart), some far apart (a stall)
         Arbitrary<Integer> advances = Arbitraries.frequencyOf(
@@ -320,7 +325,7 @@ class RetirementMachineProperties {
             }
             if (lost && !before.pastDeletion() && !before.ended()) {
                 assertThat(after).as("a member lost before the deletion aborts").isEqualTo(RetirementState.Aborted);
-                assertThat(step.retirement().reason()).isIn(Reasons.TERMINATED_OUTSIDE);
+                assertThat(step.retirement().reason()).isIn(Reason.TERMINATED_OUTSIDE);
             }
             boolean confirmedBefore = routed ? confirmed(withdrawal, referenceBefore) : clearWithoutRouter(withdrawal);
             if (before == RetirementState.Withdrawing && after == RetirementState.Draining) {
@@ -333,7 +338,7 @@ class RetirementMachineProperties {
             if (before == RetirementState.Draining && after == RetirementState.Draining && !confirmedBefore) {
                 assertThat(step.retirement().reason())
                         .as("a relapse while draining holds")
-                        .isEqualTo(Reasons.WITHDRAWAL_LOST);
+                        .isEqualTo(Reason.WITHDRAWAL_LOST);
             }
 
             List<Member> deleted = step.actions().stream()

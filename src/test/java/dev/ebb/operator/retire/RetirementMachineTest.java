@@ -1,5 +1,6 @@
 package dev.ebb.operator.retire;
 
+import static dev.ebb.operator.retire.SeenWithdrawal.withdrawal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ebb.operator.api.v1alpha1.Engine;
@@ -35,26 +36,26 @@ public class RetirementMachineTest {
     /** What the router had counted for the targets before their withdrawal. */
     static final Optional<Map<String, Double>> BASELINE = Optional.of(Map.of(LEADER.name(), 7.0, FOLLOWER.name(), 0.0));
 
-    static final Observation.Withdrawal CLEAR =
-            withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), Map.of(LEADER.name(), 7.0));
+    static final Observation.Withdrawal CLEAR = withdrawal()
+            .routed()
+            .endpointsClear(true)
+            .routerSelects(false)
+            .dispatches(LEADER, 7)
+            .get();
 
-    static Observation.Withdrawal withdrawal(
-            boolean routed,
-            Set<String> stillServing,
-            Optional<Boolean> endpointsClear,
-            Optional<Boolean> routerSelects,
-            Map<String, Double> dispatches) {
-        return new Observation.Withdrawal(routed, stillServing, endpointsClear, routerSelects, dispatches);
-    }
-
-    static Observation.Withdrawal dispatched(double toLeader) {
-        return withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), Map.of(LEADER.name(), toLeader));
+    /** The withdrawal holding, and the router counting this many dispatches to the leader. */
+    static SeenWithdrawal dispatched(double toLeader) {
+        return withdrawal().routed().endpointsClear(true).routerSelects(false).dispatches(LEADER, toLeader);
     }
 
     static Observation seen(Instant at, Observation.Withdrawal withdrawal, Map<String, Reading> reads) {
         Map<String, Observation.Present> members = new HashMap<>();
         TARGETS.forEach(m -> members.put(m.name(), new Observation.Present(m.uid(), m.containerId())));
         return new Observation(at, members, withdrawal, reads);
+    }
+
+    static Observation seen(Instant at, SeenWithdrawal withdrawal, Map<String, Reading> reads) {
+        return seen(at, withdrawal.get(), reads);
     }
 
     static Observation reads(Instant at, Reading leader) {
@@ -132,13 +133,13 @@ public class RetirementMachineTest {
 
     static Stream<Arguments> refusals() {
         return Stream.of(
-                Arguments.of(Reasons.DISAGGREGATED, "a decode replica reading zero may be handed work at any moment"),
-                Arguments.of(Reasons.NO_GAUGE_LIST, "no gauge list for this engine"));
+                Arguments.of(Reason.DISAGGREGATED, "a decode replica reading zero may be handed work at any moment"),
+                Arguments.of(Reason.NO_GAUGE_LIST, "no gauge list for this engine"));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("refusals")
-    void refusedReplicaAbortsAtOnceWithNothingWithdrawnOrDeleted(String reason, String message) {
+    void refusedReplicaAbortsAtOnceWithNothingWithdrawnOrDeleted(Reason reason, String message) {
         RetirementMachine.Step step = MACHINE.begin(
                 "d",
                 0,
@@ -170,7 +171,7 @@ public class RetirementMachineTest {
                 new Observation(at(2), Map.of(), CLEAR, Map.of()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Deleting);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.LEADER_GONE);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.LEADER_GONE);
         assertThat(step.actions())
                 .contains(new Action.Delete(List.of(FOLLOWER)))
                 .noneMatch(a -> a instanceof Action.Withdraw || a instanceof Action.ReadMembers);
@@ -179,35 +180,27 @@ public class RetirementMachineTest {
 
     static Stream<Arguments> withdrawalHolds() {
         return Stream.of(
+                Arguments.of(withdrawal().serving(FOLLOWER).endpointsClear(true), Reason.STILL_LABELLED_SERVING),
+                Arguments.of(withdrawal(), Reason.ENDPOINTS_UNKNOWN),
+                Arguments.of(withdrawal().endpointsClear(false), Reason.ENDPOINTS_STILL_LIST),
                 Arguments.of(
-                        withdrawal(false, Set.of(FOLLOWER.name()), Optional.of(true), Optional.empty(), Map.of()),
-                        Reasons.STILL_LABELLED_SERVING),
+                        withdrawal()
+                                .routed()
+                                .serving(FOLLOWER)
+                                .endpointsClear(true)
+                                .routerSelects(false),
+                        Reason.STILL_LABELLED_SERVING),
+                Arguments.of(withdrawal().routed().routerSelects(false), Reason.ENDPOINTS_UNKNOWN),
                 Arguments.of(
-                        withdrawal(false, Set.of(), Optional.empty(), Optional.empty(), Map.of()),
-                        Reasons.ENDPOINTS_UNKNOWN),
+                        withdrawal().routed().endpointsClear(false).routerSelects(false), Reason.ENDPOINTS_STILL_LIST),
+                Arguments.of(withdrawal().routed().endpointsClear(true), Reason.ROUTER_UNAVAILABLE),
                 Arguments.of(
-                        withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of()),
-                        Reasons.ENDPOINTS_STILL_LIST),
-                Arguments.of(
-                        withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()),
-                        Reasons.STILL_LABELLED_SERVING),
-                Arguments.of(
-                        withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()),
-                        Reasons.ENDPOINTS_UNKNOWN),
-                Arguments.of(
-                        withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()),
-                        Reasons.ENDPOINTS_STILL_LIST),
-                Arguments.of(
-                        withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()),
-                        Reasons.ROUTER_UNAVAILABLE),
-                Arguments.of(
-                        withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()),
-                        Reasons.ROUTER_STILL_SELECTS));
+                        withdrawal().routed().endpointsClear(true).routerSelects(true), Reason.ROUTER_STILL_SELECTS));
     }
 
     @ParameterizedTest(name = "{1}")
     @MethodSource("withdrawalHolds")
-    void withdrawalHoldsUntilItsBudgetThenAbortsKeepingEverything(Observation.Withdrawal withdrawal, String reason) {
+    void withdrawalHoldsUntilItsBudgetThenAbortsKeepingEverything(SeenWithdrawal withdrawal, Reason reason) {
         RetirementMachine.Step held = step(started(), seen(at(29.999), withdrawal, Map.of()));
         RetirementMachine.Step aborted = step(held.retirement(), seen(at(30), withdrawal, Map.of()));
 
@@ -215,7 +208,7 @@ public class RetirementMachineTest {
         assertThat(held.retirement().reason()).isEqualTo(reason);
         assertThat(held.actions())
                 .contains(new Action.Announce(
-                        !TOLD_AS_NORMAL.contains(reason),
+                        !TOLD_AS_NORMAL.contains(reason.wire()),
                         reason,
                         held.retirement().message()))
                 .noneMatch(a -> a instanceof Action.Delete);
@@ -232,38 +225,36 @@ public class RetirementMachineTest {
         return Stream.of(
                 Arguments.of(
                         "router still selects",
-                        withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()),
+                        withdrawal().routed().endpointsClear(true).routerSelects(true),
                         true),
-                Arguments.of(
-                        "router cannot say",
-                        withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()),
-                        true),
+                Arguments.of("router cannot say", withdrawal().routed().endpointsClear(true), true),
                 Arguments.of(
                         "router selects, endpoints still list",
-                        withdrawal(true, Set.of(), Optional.of(false), Optional.of(true), Map.of()),
+                        withdrawal().routed().endpointsClear(false).routerSelects(true),
                         true),
                 Arguments.of(
                         "router selects, endpoints unknown",
-                        withdrawal(true, Set.of(), Optional.empty(), Optional.of(true), Map.of()),
+                        withdrawal().routed().routerSelects(true),
                         true),
                 Arguments.of(
                         "a target not yet labelled withdrawn",
-                        withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(true), Map.of()),
+                        withdrawal()
+                                .routed()
+                                .serving(FOLLOWER)
+                                .endpointsClear(true)
+                                .routerSelects(true),
                         false),
                 Arguments.of(
                         "router dropped them, endpoints still list",
-                        withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()),
+                        withdrawal().routed().endpointsClear(false).routerSelects(false),
                         false),
-                Arguments.of(
-                        "no router",
-                        withdrawal(false, Set.of(), Optional.of(true), Optional.empty(), Map.of()),
-                        false));
+                Arguments.of("no router", withdrawal().endpointsClear(true), false));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("routerAsked")
     void theRouterIsAskedToDropTheTargetsOnlyOnceTheirWithdrawalIsWritten(
-            String title, Observation.Withdrawal withdrawal, boolean asked) {
+            String title, SeenWithdrawal withdrawal, boolean asked) {
         RetirementMachine.Step first = step(started(), seen(at(1), withdrawal, Map.of()));
         RetirementMachine.Step again = step(first.retirement(), seen(at(2), withdrawal, Map.of()));
         RetirementMachine.Step lost = step(draining(), seen(at(3), withdrawal, Map.of()));
@@ -290,9 +281,8 @@ public class RetirementMachineTest {
                         Budgets.DRAINING,
                         T0)
                 .retirement();
-        RetirementMachine.Step stillAwaiting = step(
-                awaiting,
-                seen(at(1), withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), Map.of()));
+        RetirementMachine.Step stillAwaiting =
+                step(awaiting, seen(at(1), withdrawal().routed().endpointsClear(true), Map.of()));
 
         assertThat(confirmed.actions()).noneMatch(a -> a instanceof Action.Unroute);
         assertThat(stillAwaiting.actions()).noneMatch(a -> a instanceof Action.Unroute);
@@ -317,9 +307,16 @@ public class RetirementMachineTest {
             Map<String, Double> now, boolean dispatched) {
         RetirementMachine.Step step = step(
                 started(),
-                seen(at(2), withdrawal(true, Set.of(), Optional.of(true), Optional.of(false), now), Map.of()));
+                seen(
+                        at(2),
+                        withdrawal()
+                                .routed()
+                                .endpointsClear(true)
+                                .routerSelects(false)
+                                .dispatches(now),
+                        Map.of()));
 
-        assertThat(step.retirement().reason()).isEqualTo(dispatched ? Reasons.RECENT_DISPATCH : Reasons.WITHDRAWN);
+        assertThat(step.retirement().reason()).isEqualTo(dispatched ? Reason.RECENT_DISPATCH : Reason.WITHDRAWN);
     }
 
     @Test
@@ -338,14 +335,13 @@ public class RetirementMachineTest {
         RetirementMachine.Step held = step(blind, seen(at(2), CLEAR, Map.of()));
         RetirementMachine.Step aborted = step(held.retirement(), seen(at(30), CLEAR, Map.of()));
 
-        assertThat(held.retirement().reason()).isEqualTo(Reasons.ROUTER_UNAVAILABLE);
+        assertThat(held.retirement().reason()).isEqualTo(Reason.ROUTER_UNAVAILABLE);
         assertThat(held.retirement().message()).contains("before the withdrawal");
         assertThat(aborted.retirement().state()).isEqualTo(RetirementState.Aborted);
     }
 
     @Test
     void aRouterThatCannotBeReadAtTheStartHasItsCountsTakenWhenItAnswersAndOnlyThenIsTheReplicaWithdrawn() {
-        Set<String> nothingWithdrawn = Set.of(LEADER.name(), FOLLOWER.name());
         RetirementMachine.Step begun = MACHINE.begin(
                 "server",
                 2,
@@ -357,24 +353,21 @@ public class RetirementMachineTest {
                 T0);
         RetirementMachine.Step stillDown = step(
                 begun.retirement(),
-                seen(
-                        at(2),
-                        withdrawal(true, nothingWithdrawn, Optional.of(true), Optional.empty(), Map.of()),
-                        Map.of()));
+                seen(at(2), withdrawal().routed().serving(LEADER, FOLLOWER).endpointsClear(true), Map.of()));
         RetirementMachine.Step counted = step(
                 stillDown.retirement(),
                 seen(
                         at(3),
-                        withdrawal(
-                                true,
-                                nothingWithdrawn,
-                                Optional.of(true),
-                                Optional.of(true),
-                                Map.of(LEADER.name(), 7.0)),
+                        withdrawal()
+                                .routed()
+                                .serving(LEADER, FOLLOWER)
+                                .endpointsClear(true)
+                                .routerSelects(true)
+                                .dispatches(LEADER, 7),
                         Map.of()));
 
         assertThat(begun.actions()).noneMatch(a -> a instanceof Action.Withdraw);
-        assertThat(begun.retirement().reason()).isEqualTo(Reasons.ROUTER_UNAVAILABLE);
+        assertThat(begun.retirement().reason()).isEqualTo(Reason.ROUTER_UNAVAILABLE);
         assertThat(stillDown.actions()).noneMatch(a -> a instanceof Action.Withdraw);
         assertThat(stillDown.retirement().state()).isEqualTo(RetirementState.Withdrawing);
         assertThat(counted.retirement().dispatchBaseline()).contains(Map.of(LEADER.name(), 7.0, FOLLOWER.name(), 0.0));
@@ -386,7 +379,7 @@ public class RetirementMachineTest {
         assertThat(step(counted.retirement(), seen(at(4), dispatched(8.0), Map.of()))
                         .retirement()
                         .reason())
-                .isEqualTo(Reasons.RECENT_DISPATCH);
+                .isEqualTo(Reason.RECENT_DISPATCH);
     }
 
     @Test
@@ -395,13 +388,13 @@ public class RetirementMachineTest {
         RetirementMachine.Step still = step(late.retirement(), seen(at(2), dispatched(9.0), Map.of()));
         RetirementMachine.Step settled = step(still.retirement(), seen(at(3), dispatched(9.0), Map.of()));
 
-        assertThat(late.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
-        assertThat(still.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+        assertThat(late.retirement().reason()).isEqualTo(Reason.RECENT_DISPATCH);
+        assertThat(still.retirement().reason()).isEqualTo(Reason.RECENT_DISPATCH);
         assertThat(settled.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(step(settled.retirement(), seen(at(4), dispatched(10.0), Map.of()))
                         .retirement()
                         .reason())
-                .isEqualTo(Reasons.WITHDRAWAL_LOST);
+                .isEqualTo(Reason.WITHDRAWAL_LOST);
     }
 
     @Test
@@ -410,12 +403,12 @@ public class RetirementMachineTest {
         for (int second = 1; second < 30; second++) {
             current = step(current, seen(at(second), dispatched(7.0 + second), Map.of()))
                     .retirement();
-            assertThat(current.reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+            assertThat(current.reason()).isEqualTo(Reason.RECENT_DISPATCH);
         }
         RetirementMachine.Step aborted = step(current, seen(at(30), dispatched(40.0), Map.of()));
 
         assertThat(aborted.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(aborted.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+        assertThat(aborted.retirement().reason()).isEqualTo(Reason.RECENT_DISPATCH);
         assertThat(aborted.actions()).contains(new Action.Restore(TARGETS)).noneMatch(a -> a instanceof Action.Delete);
     }
 
@@ -425,7 +418,11 @@ public class RetirementMachineTest {
                 started(),
                 seen(
                         at(1),
-                        withdrawal(true, Set.of(FOLLOWER.name()), Optional.of(true), Optional.of(false), Map.of()),
+                        withdrawal()
+                                .routed()
+                                .serving(FOLLOWER)
+                                .endpointsClear(true)
+                                .routerSelects(false),
                         Map.of()));
 
         assertThat(step.actions()).contains(new Action.Withdraw(List.of(FOLLOWER)));
@@ -434,21 +431,22 @@ public class RetirementMachineTest {
     static Stream<Arguments> relapses() {
         return Stream.of(
                 Arguments.of(
-                        withdrawal(true, Set.of(LEADER.name()), Optional.of(true), Optional.of(false), Map.of()),
+                        withdrawal()
+                                .routed()
+                                .serving(LEADER)
+                                .endpointsClear(true)
+                                .routerSelects(false),
                         "does not carry"),
-                Arguments.of(
-                        withdrawal(true, Set.of(), Optional.empty(), Optional.of(false), Map.of()), "no EndpointSlice"),
-                Arguments.of(
-                        withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), "still lists"),
-                Arguments.of(withdrawal(true, Set.of(), Optional.of(true), Optional.empty(), Map.of()), "cannot say"),
-                Arguments.of(
-                        withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of()), "still selects"),
+                Arguments.of(withdrawal().routed().routerSelects(false), "no EndpointSlice"),
+                Arguments.of(withdrawal().routed().endpointsClear(false).routerSelects(false), "still lists"),
+                Arguments.of(withdrawal().routed().endpointsClear(true), "cannot say"),
+                Arguments.of(withdrawal().routed().endpointsClear(true).routerSelects(true), "still selects"),
                 Arguments.of(dispatched(9), "dispatch"));
     }
 
     @ParameterizedTest(name = "{1}")
     @MethodSource("relapses")
-    void aWithdrawalLostWhileDrainingHoldsAndTheIdleReadsStartOver(Observation.Withdrawal relapse, String message) {
+    void aWithdrawalLostWhileDrainingHoldsAndTheIdleReadsStartOver(SeenWithdrawal relapse, String message) {
         Retirement idleOnce = step(draining(), reads(at(3), new Reading.Idle())).retirement();
 
         RetirementMachine.Step lost = step(idleOnce, seen(at(4), relapse, Map.of(LEADER.name(), new Reading.Idle())));
@@ -456,7 +454,7 @@ public class RetirementMachineTest {
         RetirementMachine.Step proven = step(back.retirement(), reads(at(6), new Reading.Idle()));
 
         assertThat(lost.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(lost.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(lost.retirement().reason()).isEqualTo(Reason.WITHDRAWAL_LOST);
         assertThat(lost.retirement().message()).contains(message);
         assertThat(lost.retirement().reads().get(LEADER.name()).consecutiveIdle())
                 .isZero();
@@ -472,13 +470,13 @@ public class RetirementMachineTest {
     @Test
     void aWithdrawalStillLostAtTheDrainingBudgetAbortsAndRestores() {
         Retirement draining = draining();
-        Observation.Withdrawal selected = withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of());
+        SeenWithdrawal selected = withdrawal().routed().endpointsClear(true).routerSelects(true);
 
         RetirementMachine.Step end =
                 step(draining, seen(draining.phaseStartedAt().plus(Budgets.DRAINING), selected, Map.of()));
 
         assertThat(end.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(end.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(end.retirement().reason()).isEqualTo(Reason.WITHDRAWAL_LOST);
         assertThat(end.actions()).contains(new Action.Restore(TARGETS));
     }
 
@@ -519,20 +517,20 @@ public class RetirementMachineTest {
 
     static Stream<Arguments> readingsThatHold() {
         return Stream.of(
-                Arguments.of(new Reading.Busy(3), Reasons.BUSY, "has 3 requests in flight"),
+                Arguments.of(new Reading.Busy(3), Reason.BUSY, "has 3 requests in flight"),
                 Arguments.of(
                         new Reading.Partial(List.of("vllm:num_requests_waiting")),
-                        Reasons.PARTIAL_ENVELOPE,
+                        Reason.PARTIAL_ENVELOPE,
                         "without vllm:num_requests_waiting"),
                 Arguments.of(
                         new Reading.Failed("the engine refused the connection"),
-                        Reasons.READ_FAILED,
+                        Reason.READ_FAILED,
                         "refused the connection"));
     }
 
     @ParameterizedTest(name = "{1}")
     @MethodSource("readingsThatHold")
-    void aReadThatIsNotIdleHoldsAndResetsTheRun(Reading reading, String reason, String message) {
+    void aReadThatIsNotIdleHoldsAndResetsTheRun(Reading reading, Reason reason, String message) {
         RetirementMachine.Step idle = step(draining(), reads(at(3), new Reading.Idle()));
         RetirementMachine.Step held = step(idle.retirement(), reads(at(4), reading));
         RetirementMachine.Step idleAgain = step(held.retirement(), reads(at(5), new Reading.Idle()));
@@ -555,7 +553,7 @@ public class RetirementMachineTest {
 
         assertThat(before.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(at.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(at.retirement().reason()).isEqualTo(Reasons.BUSY);
+        assertThat(at.retirement().reason()).isEqualTo(Reason.BUSY);
         assertThat(at.actions()).contains(new Action.Restore(TARGETS));
     }
 
@@ -575,7 +573,7 @@ public class RetirementMachineTest {
 
         assertThat(before.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(at.retirement().state()).isEqualTo(RetirementState.Deleting);
-        assertThat(at.retirement().reason()).isEqualTo(Reasons.HANDED_BACK);
+        assertThat(at.retirement().reason()).isEqualTo(Reason.HANDED_BACK);
         assertThat(at.retirement().message())
                 .contains("not proven idle within 240 s")
                 .contains("with its grace");
@@ -584,7 +582,7 @@ public class RetirementMachineTest {
                 .noneMatch(a -> a instanceof Action.Restore)
                 .anySatisfy(a -> assertThat(a)
                         .isEqualTo(new Action.Announce(
-                                true, Reasons.HANDED_BACK, at.retirement().message())));
+                                true, Reason.HANDED_BACK, at.retirement().message())));
         assertThat(gone.retirement().state()).as("on as any deletion goes").isEqualTo(RetirementState.Settling);
     }
 
@@ -605,13 +603,13 @@ public class RetirementMachineTest {
                 0,
                 NextRetirement.NODE_MAINTENANCE,
                 TARGETS,
-                new Classification.Refused(Reasons.NO_GAUGE_LIST, "no gauge list for this engine"),
+                new Classification.Refused(Reason.NO_GAUGE_LIST, "no gauge list for this engine"),
                 BASELINE,
                 Budgets.DRAINING,
                 T0);
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Deleting);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.HANDED_BACK);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.HANDED_BACK);
         assertThat(step.actions()).contains(new Action.Delete(TARGETS));
     }
 
@@ -619,14 +617,14 @@ public class RetirementMachineTest {
     void wholeOperationBudgetAbortsBeforeTheDrainingOne() {
         RetirementMachine.Step held = step(
                 started(),
-                seen(at(29), withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()), Map.of()));
+                seen(at(29), withdrawal().routed().endpointsClear(false).routerSelects(false), Map.of()));
         Retirement lateDraining =
                 step(held.retirement(), seen(at(29.5), CLEAR, Map.of())).retirement();
 
         RetirementMachine.Step at300 = step(lateDraining, reads(at(300), new Reading.Busy(1)));
 
         assertThat(at300.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(at300.retirement().reason()).isEqualTo(Reasons.BUDGET_EXHAUSTED);
+        assertThat(at300.retirement().reason()).isEqualTo(Reason.BUDGET_EXHAUSTED);
     }
 
     /**
@@ -649,7 +647,7 @@ public class RetirementMachineTest {
                 idleOnceMore.retirement(),
                 new Observation(at(6), restarted, CLEAR, Map.of(LEADER.name(), new Reading.Idle())));
 
-        assertThat(seenRestarted.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
+        assertThat(seenRestarted.retirement().reason()).isEqualTo(Reason.CONTAINER_RESTARTED);
         assertThat(seenRestarted.retirement().targets())
                 .contains(new Member(LEADER.name(), LEADER.uid(), "c-0-new"), FOLLOWER);
         assertThat(List.of(seenRestarted, idleOnceMore)).allSatisfy(step -> {
@@ -677,14 +675,14 @@ public class RetirementMachineTest {
                 idleOnceMore.retirement(),
                 new Observation(at(6), followerRestarted, CLEAR, Map.of(LEADER.name(), new Reading.Busy(1))));
 
-        assertThat(seenRestarted.retirement().reason()).isEqualTo(Reasons.CONTAINER_RESTARTED);
+        assertThat(seenRestarted.retirement().reason()).isEqualTo(Reason.CONTAINER_RESTARTED);
         assertThat(seenRestarted.retirement().message()).contains(FOLLOWER.name());
         assertThat(seenRestarted.retirement().targets())
                 .contains(new Member(FOLLOWER.name(), FOLLOWER.uid(), "c-1-new"));
         // the idle read before the restart does not count with the one after it
         assertThat(List.of(seenRestarted, idleOnceMore, busy))
                 .allSatisfy(step -> assertThat(step.actions()).noneMatch(a -> a instanceof Action.Delete));
-        assertThat(busy.retirement().reason()).isEqualTo(Reasons.BUSY);
+        assertThat(busy.retirement().reason()).isEqualTo(Reason.BUSY);
     }
 
     @Test
@@ -695,7 +693,7 @@ public class RetirementMachineTest {
         RetirementMachine.Step step = step(draining(), new Observation(at(3), onlyLeader, CLEAR, Map.of()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Aborted);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.TERMINATED_OUTSIDE);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.TERMINATED_OUTSIDE);
         assertThat(step.retirement().message()).contains(FOLLOWER.name());
     }
 
@@ -708,22 +706,22 @@ public class RetirementMachineTest {
         assertThat(step(draining(), new Observation(at(3), replaced, CLEAR, Map.of()))
                         .retirement()
                         .reason())
-                .isEqualTo(Reasons.TERMINATED_OUTSIDE);
+                .isEqualTo(Reason.TERMINATED_OUTSIDE);
     }
 
     static Stream<Arguments> standingHolds() {
         return Stream.of(
-                        Reasons.TAKE_OVER,
-                        Reasons.NO_LEADER,
-                        Reasons.MULTIPLE_LEADERS,
-                        Reasons.CONFIGURATION_DISAGREEMENT,
-                        Reasons.SIZE_MISMATCH)
+                        Reason.TAKE_OVER,
+                        Reason.NO_LEADER,
+                        Reason.MULTIPLE_LEADERS,
+                        Reason.CONFIGURATION_DISAGREEMENT,
+                        Reason.SIZE_MISMATCH)
                 .map(Arguments::of);
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("standingHolds")
-    void replicaThatCannotBeReadIsHeldWithItsReasonAndAbortsAtTheBudget(String reason) {
+    void replicaThatCannotBeReadIsHeldWithItsReasonAndAbortsAtTheBudget(Reason reason) {
         Retirement started = MACHINE.begin(
                         "s",
                         0,
@@ -761,7 +759,7 @@ public class RetirementMachineTest {
 
         assertThat(settling.state()).isEqualTo(RetirementState.Settling);
         assertThat(slow.retirement().state()).isEqualTo(RetirementState.Settling);
-        assertThat(slow.retirement().reason()).isEqualTo(Reasons.MEMBERS_GONE_SLOWLY);
+        assertThat(slow.retirement().reason()).isEqualTo(Reason.MEMBERS_GONE_SLOWLY);
         assertThat(slow.actions()).noneMatch(a -> a instanceof Action.Restore);
         assertThat(done.retirement().state()).isEqualTo(RetirementState.Completed);
     }
@@ -803,10 +801,7 @@ public class RetirementMachineTest {
     void nothingHappensAfterAnAbort() {
         Retirement aborted = step(
                         started(),
-                        seen(
-                                at(30),
-                                withdrawal(true, Set.of(), Optional.of(false), Optional.of(false), Map.of()),
-                                Map.of()))
+                        seen(at(30), withdrawal().routed().endpointsClear(false).routerSelects(false), Map.of()))
                 .retirement();
 
         RetirementMachine.Step after = step(aborted, reads(at(31), new Reading.Idle()));
@@ -828,23 +823,23 @@ public class RetirementMachineTest {
                     .map(a -> (Action.Announce) a)
                     .forEach(announced::add);
             current = step.retirement();
-            assertThat(current.reason()).isEqualTo(Reasons.BUSY);
+            assertThat(current.reason()).isEqualTo(Reason.BUSY);
             assertThat(current.message()).contains("has 2 requests in flight");
         }
 
-        assertThat(announced).extracting(Action.Announce::reason).containsExactly(Reasons.BUSY);
+        assertThat(announced).extracting(Action.Announce::reason).containsExactly(Reason.BUSY);
     }
 
     @Test
     void aMemberNeverReadYetIsAwaitingReads() {
         RetirementMachine.Step step = step(draining(), seen(at(3), CLEAR, Map.of()));
 
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.AWAITING_READS);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.AWAITING_READS);
     }
 
     /** Without a router: the Service is the only path, so the withdrawal is the label and the endpoints. */
     static final Observation.Withdrawal UNROUTED_CLEAR =
-            withdrawal(false, Set.of(), Optional.of(true), Optional.empty(), Map.of());
+            withdrawal().endpointsClear(true).get();
 
     static final ConnectionRead.Peers NO_PEERS = new ConnectionRead.Peers.Connected(0, List.of());
 
@@ -852,6 +847,10 @@ public class RetirementMachineTest {
             Instant at, Observation.Withdrawal withdrawal, Reading leader, ConnectionRead.Peers peers) {
         Observation base = seen(at, withdrawal, Map.of(LEADER.name(), leader));
         return new Observation(at, base.members(), withdrawal, base.reads(), Map.of(LEADER.name(), peers), Map.of());
+    }
+
+    static Observation unrouted(Instant at, SeenWithdrawal withdrawal, Reading leader, ConnectionRead.Peers peers) {
+        return unrouted(at, withdrawal.get(), leader, peers);
     }
 
     /** A retirement without a router, its endpoints seen clear at 1 s. */
@@ -874,7 +873,7 @@ public class RetirementMachineTest {
         RetirementMachine.Step step = step(drainingUnroutedStart(), seen(at(1), UNROUTED_CLEAR, Map.of()));
 
         assertThat(step.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(step.retirement().reason()).isEqualTo(Reasons.WITHDRAWN);
+        assertThat(step.retirement().reason()).isEqualTo(Reason.WITHDRAWN);
         assertThat(step.actions()).noneMatch(a -> a instanceof Action.Unroute);
     }
 
@@ -883,8 +882,7 @@ public class RetirementMachineTest {
         Retirement draining = drainingUnrouted();
         RetirementMachine.Step within = step(draining, seen(at(5.9), UNROUTED_CLEAR, Map.of()));
         RetirementMachine.Step after = step(within.retirement(), seen(at(6), UNROUTED_CLEAR, Map.of()));
-        Observation.Withdrawal listedAgain =
-                withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of());
+        SeenWithdrawal listedAgain = withdrawal().endpointsClear(false);
         RetirementMachine.Step lost = step(after.retirement(), seen(at(7), listedAgain, Map.of()));
 
         assertThat(step(drainingUnroutedStart(), seen(at(1), UNROUTED_CLEAR, Map.of()))
@@ -913,7 +911,7 @@ public class RetirementMachineTest {
     void withoutARouterAnIdleReplicaWithNoClientIsDeletedAfterTheMarginAndTwoSpacedReads() {
         Retirement tooEarly = step(drainingUnrouted(), unrouted(at(5.9), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
                 .retirement();
-        assertThat(tooEarly.reason()).isEqualTo(Reasons.AWAITING_READS);
+        assertThat(tooEarly.reason()).isEqualTo(Reason.AWAITING_READS);
         assertThat(tooEarly.message()).contains("a node may still send a new connection");
 
         Retirement once = step(tooEarly, unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
@@ -927,7 +925,38 @@ public class RetirementMachineTest {
         assertThat(twice.actions()).contains(new Action.Delete(TARGETS));
     }
 
-    static Stream<Arguments> unroutedPassesThatHold() {
+    /**
+     * One pass without a router, by named fields, after a first idle read: the leader's gauges and connection table
+     * (none: the table is missing from the pass), and the hold it must make, with what its message must say.
+     */
+    record UnroutedHold(String title, Reading gauges, ConnectionRead.Peers peers, Reason reason, List<String> said) {
+        static UnroutedHold pass(String title) {
+            return new UnroutedHold(title, new Reading.Idle(), NO_PEERS, null, List.of());
+        }
+
+        UnroutedHold gauges(Reading read) {
+            return new UnroutedHold(title, read, peers, reason, said);
+        }
+
+        UnroutedHold peers(ConnectionRead.Peers table) {
+            return new UnroutedHold(title, gauges, table, reason, said);
+        }
+
+        UnroutedHold noTable() {
+            return peers(null);
+        }
+
+        UnroutedHold holds(Reason why, String... saying) {
+            return new UnroutedHold(title, gauges, peers, why, List.of(saying));
+        }
+
+        @Override
+        public String toString() {
+            return title;
+        }
+    }
+
+    static Stream<UnroutedHold> unroutedPassesThatHold() {
         List<String> seven = List.of(
                 "10.0.0.1:40001",
                 "10.0.0.2:40002",
@@ -937,74 +966,53 @@ public class RetirementMachineTest {
                 "10.0.0.6:40006",
                 "[fd00::7]:40007");
         return Stream.of(
-                Arguments.of(
-                        "one client connected",
-                        new Reading.Idle(),
-                        new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234")),
-                        Reasons.OPEN_CONNECTIONS,
-                        List.of("1 client is still connected: 10.0.0.9:51234")),
-                Arguments.of(
-                        "seven clients, five named",
-                        new Reading.Idle(),
-                        new ConnectionRead.Peers.Connected(7, seven),
-                        Reasons.OPEN_CONNECTIONS,
-                        List.of("7 clients are still connected", "10.0.0.5:40005, …")),
-                Arguments.of(
-                        "table unreadable",
-                        new Reading.Idle(),
-                        new ConnectionRead.Peers.Unknown("the connection read exited with code 7"),
-                        Reasons.READ_FAILED,
-                        List.of("exited with code 7")),
-                Arguments.of(
-                        "table missing from the pass",
-                        new Reading.Idle(),
-                        null,
-                        Reasons.READ_FAILED,
-                        List.of("not read with its gauges")),
-                Arguments.of(
-                        "busy, no client",
-                        new Reading.Busy(2),
-                        NO_PEERS,
-                        Reasons.BUSY,
-                        List.of("2 requests in flight")),
-                Arguments.of(
-                        "busy, table unreadable",
-                        new Reading.Busy(1),
-                        new ConnectionRead.Peers.Unknown("cut"),
-                        Reasons.BUSY,
-                        List.of("1 requests in flight")),
-                Arguments.of(
-                        "gauges missing",
-                        new Reading.Partial(List.of("vllm:num_requests_waiting")),
-                        NO_PEERS,
-                        Reasons.PARTIAL_ENVELOPE,
-                        List.of("vllm:num_requests_waiting")));
+                UnroutedHold.pass("one client connected")
+                        .peers(new ConnectionRead.Peers.Connected(1, List.of("10.0.0.9:51234")))
+                        .holds(Reason.OPEN_CONNECTIONS, "1 client is still connected: 10.0.0.9:51234"),
+                UnroutedHold.pass("seven clients, five named")
+                        .peers(new ConnectionRead.Peers.Connected(7, seven))
+                        .holds(Reason.OPEN_CONNECTIONS, "7 clients are still connected", "10.0.0.5:40005, …"),
+                UnroutedHold.pass("table unreadable")
+                        .peers(new ConnectionRead.Peers.Unknown("the connection read exited with code 7"))
+                        .holds(Reason.READ_FAILED, "exited with code 7"),
+                UnroutedHold.pass("table missing from the pass")
+                        .noTable()
+                        .holds(Reason.READ_FAILED, "not read with its gauges"),
+                UnroutedHold.pass("busy, no client")
+                        .gauges(new Reading.Busy(2))
+                        .holds(Reason.BUSY, "2 requests in flight"),
+                UnroutedHold.pass("busy, table unreadable")
+                        .gauges(new Reading.Busy(1))
+                        .peers(new ConnectionRead.Peers.Unknown("cut"))
+                        .holds(Reason.BUSY, "1 requests in flight"),
+                UnroutedHold.pass("gauges missing")
+                        .gauges(new Reading.Partial(List.of("vllm:num_requests_waiting")))
+                        .holds(Reason.PARTIAL_ENVELOPE, "vllm:num_requests_waiting"));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("unroutedPassesThatHold")
-    void withoutARouterAPassThatIsNotIdleWithNoClientHoldsAndStartsTheRunOver(
-            String what, Reading gauges, ConnectionRead.Peers peers, String reason, List<String> said) {
+    void withoutARouterAPassThatIsNotIdleWithNoClientHoldsAndStartsTheRunOver(UnroutedHold row) {
         Retirement once = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
                 .retirement();
-        Map<String, Reading> reads = Map.of(LEADER.name(), gauges);
-        Map<String, ConnectionRead.Peers> tables = peers == null ? Map.of() : Map.of(LEADER.name(), peers);
+        Map<String, Reading> reads = Map.of(LEADER.name(), row.gauges());
+        Map<String, ConnectionRead.Peers> tables = row.peers() == null ? Map.of() : Map.of(LEADER.name(), row.peers());
         Observation base = seen(at(7), UNROUTED_CLEAR, reads);
 
         RetirementMachine.Step held =
                 step(once, new Observation(at(7), base.members(), UNROUTED_CLEAR, reads, tables, Map.of()));
 
         assertThat(held.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(held.retirement().reason()).isEqualTo(reason);
-        assertThat(held.retirement().message()).contains(said);
+        assertThat(held.retirement().reason()).isEqualTo(row.reason());
+        assertThat(held.retirement().message()).contains(row.said());
         assertThat(held.retirement().message()).doesNotContain("10.0.0.6");
         assertThat(held.retirement().reads().get(LEADER.name()).consecutiveIdle())
                 .isZero();
         assertThat(held.actions()).noneMatch(a -> a instanceof Action.Delete);
         assertThat(held.actions())
                 .contains(new Action.Announce(
-                        !TOLD_AS_NORMAL.contains(reason),
-                        reason,
+                        !TOLD_AS_NORMAL.contains(row.reason().wire()),
+                        row.reason(),
                         held.retirement().message()));
     }
 
@@ -1022,12 +1030,36 @@ public class RetirementMachineTest {
                 .retirement();
         RetirementMachine.Step twice = step(once, unrouted(at(8), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS));
 
-        assertThat(held.reason()).isEqualTo(Reasons.OPEN_CONNECTIONS);
+        assertThat(held.reason()).isEqualTo(Reason.OPEN_CONNECTIONS);
         assertThat(twice.retirement().state()).isEqualTo(RetirementState.Deleting);
     }
 
-    /** One unrouted pass: the leader's gauges, its connection table, and its request counters' sum (null: unreadable). */
+    /**
+     * One unrouted pass, by named fields: the leader's gauges, its connection table, and its request counters' sum (null:
+     * unreadable). {@code Pass.idleAt(t)} is idle gauges, no peer connected and the counters at 40; withers say what
+     * differs.
+     */
     record Pass(double at, Reading gauges, ConnectionRead.Peers peers, Double requests) {
+        static Pass idleAt(double at) {
+            return new Pass(at, new Reading.Idle(), NO_PEERS, 40.0);
+        }
+
+        Pass gauges(Reading read) {
+            return new Pass(at, read, peers, requests);
+        }
+
+        Pass peers(ConnectionRead.Peers table) {
+            return new Pass(at, gauges, table, requests);
+        }
+
+        Pass requests(Double sum) {
+            return new Pass(at, gauges, peers, sum);
+        }
+
+        Pass countersUnread() {
+            return requests(null);
+        }
+
         Observation observed() {
             Observation base = seen(RetirementMachineTest.at(at), UNROUTED_CLEAR, Map.of(LEADER.name(), gauges));
             return new Observation(
@@ -1082,47 +1114,44 @@ public class RetirementMachineTest {
         return Stream.of(
                 new QuietCase(
                         "a scraper's kept connection, no request: taken for a bystander 10 s after the first read",
-                        everySecond(20, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)),
+                        everySecond(20, t -> Pass.idleAt(t).peers(SCRAPER)),
                         Optional.of(17.0)),
                 new QuietCase(
                         "probes on new connections, a pass with none between: the quiet spell runs on",
-                        everySecond(20, t -> new Pass(t, new Reading.Idle(), t % 2 == 0 ? probe : NO_PEERS, 40.0)),
+                        everySecond(20, t -> Pass.idleAt(t).peers(t % 2 == 0 ? probe : NO_PEERS)),
                         Optional.of(16.0)),
                 new QuietCase(
                         "a client's short request between two reads moves the counters: the wait starts over",
-                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t < 12 ? 40.0 : 41.0)),
+                        everySecond(30, t -> Pass.idleAt(t).peers(SCRAPER).requests(t < 12 ? 40.0 : 41.0)),
                         Optional.of(23.0)),
                 new QuietCase(
                         "a request in flight: busy, and the wait starts over when it ends",
                         everySecond(
                                 30,
-                                t -> new Pass(
-                                        t,
-                                        t == 12 ? new Reading.Busy(1) : new Reading.Idle(),
-                                        SCRAPER,
-                                        t <= 12 ? 40.0 : 41.0)),
+                                t -> Pass.idleAt(t)
+                                        .gauges(t == 12 ? new Reading.Busy(1) : new Reading.Idle())
+                                        .peers(SCRAPER)
+                                        .requests(t <= 12 ? 40.0 : 41.0)),
                         Optional.of(24.0)),
                 new QuietCase(
                         "counters that fall (an engine counting from zero again) moved too",
-                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t < 12 ? 40.0 : 3.0)),
+                        everySecond(30, t -> Pass.idleAt(t).peers(SCRAPER).requests(t < 12 ? 40.0 : 3.0)),
                         Optional.of(23.0)),
                 new QuietCase(
                         "counters unreadable: peers are never taken for bystanders",
-                        everySecond(60, t -> new Pass(t, new Reading.Idle(), SCRAPER, null)),
+                        everySecond(60, t -> Pass.idleAt(t).peers(SCRAPER).countersUnread()),
                         Optional.empty()),
                 new QuietCase(
                         "counters unreadable at one pass: the spell starts over after it",
-                        everySecond(30, t -> new Pass(t, new Reading.Idle(), SCRAPER, t == 12 ? null : 40.0)),
+                        everySecond(30, t -> Pass.idleAt(t).peers(SCRAPER).requests(t == 12 ? null : 40.0)),
                         Optional.of(24.0)),
                 new QuietCase(
                         "a table that cannot be read is no pass at all, quiet or not",
-                        everySecond(
-                                60,
-                                t -> new Pass(t, new Reading.Idle(), new ConnectionRead.Peers.Unknown("exit 7"), 40.0)),
+                        everySecond(60, t -> Pass.idleAt(t).peers(new ConnectionRead.Peers.Unknown("exit 7"))),
                         Optional.empty()),
                 new QuietCase(
                         "no peers: deleted after two reads, as before",
-                        everySecond(20, t -> new Pass(t, new Reading.Idle(), NO_PEERS, 40.0)),
+                        everySecond(20, t -> Pass.idleAt(t)),
                         Optional.of(7.0)));
     }
 
@@ -1135,18 +1164,18 @@ public class RetirementMachineTest {
     @Test
     void theHoldNamesThePeersAndHowLongTheMemberHasBeenQuietAndTheDeletionSaysWhyTheyWereDiscounted() {
         List<RetirementMachine.Step> steps =
-                passes(everySecond(17, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)));
+                passes(everySecond(17, t -> Pass.idleAt(t).peers(SCRAPER)));
         Retirement waiting = steps.get(steps.size() - 3).retirement();
         RetirementMachine.Step deleting = steps.get(steps.size() - 1);
 
-        assertThat(waiting.reason()).isEqualTo(Reasons.OPEN_CONNECTIONS);
+        assertThat(waiting.reason()).isEqualTo(Reason.OPEN_CONNECTIONS);
         assertThat(waiting.message())
                 .contains(
                         "1 client is still connected: 10.0.0.50:39000", "no request has reached it for 9 of the 10 s");
         assertThat(deleting.retirement().state()).isEqualTo(RetirementState.Deleting);
         assertThat(deleting.actions())
                 .contains(new Action.Announce(
-                        false, Reasons.PROVEN_IDLE, deleting.retirement().message()));
+                        false, Reason.PROVEN_IDLE, deleting.retirement().message()));
         assertThat(deleting.retirement().message())
                 .contains("1 peer still connected to " + LEADER.name()
                         + " (10.0.0.50:39000) taken for bystanders: no request reached it in 11 s");
@@ -1154,7 +1183,7 @@ public class RetirementMachineTest {
 
     @Test
     void aClientsUnreadableCountersAreSaidInTheHold() {
-        Retirement held = passes(List.of(new Pass(6, new Reading.Idle(), SCRAPER, null)))
+        Retirement held = passes(List.of(Pass.idleAt(6).peers(SCRAPER).countersUnread()))
                 .get(0)
                 .retirement();
 
@@ -1165,7 +1194,7 @@ public class RetirementMachineTest {
     @Test
     void theQuietSpellSurvivesAnOperatorRestartAndAnEditedOneOnlyLengthensTheWait() {
         List<RetirementMachine.Step> steps =
-                passes(everySecond(12, t -> new Pass(t, new Reading.Idle(), SCRAPER, 40.0)));
+                passes(everySecond(12, t -> Pass.idleAt(t).peers(SCRAPER)));
         Retirement held = steps.get(steps.size() - 1).retirement();
         RetirementStatus status = RetirementRecords.toStatus(new RetirementRecord(held, null, Optional.empty(), 1));
         Retirement readBack = RetirementRecords.fromStatus(status).orElseThrow().retirement();
@@ -1177,49 +1206,29 @@ public class RetirementMachineTest {
                 at(12).toString(),
                 40.0,
                 T0.minusSeconds(3600).toString());
-        RetirementStatus editedStatus = new RetirementStatus(
-                status.roleName(),
-                status.replicaOrdinal(),
-                status.cause(),
-                status.chosenBecause(),
-                status.targetMembers(),
-                status.answering(),
-                status.state(),
-                status.reason(),
-                status.message(),
-                status.holdReason(),
-                status.holdMessage(),
-                status.startedAt(),
-                status.phaseStartedAt(),
-                status.deadline(),
-                List.of(edited),
-                status.dispatchBaseline(),
-                status.retryToken(),
-                status.attempt(),
-                status.drainSeconds());
+        RetirementStatus editedStatus = EditedStatus.edited(status, "reads", List.of(edited));
         Retirement readEdited =
                 RetirementRecords.fromStatus(editedStatus).orElseThrow().retirement();
 
         assertThat(readBack.reads().get(LEADER.name()).quiet()).contains(new MemberReads.Quiet(40.0, at(6)));
         assertThat(step(
-                                step(readBack, new Pass(16, new Reading.Idle(), SCRAPER, 40.0).observed())
+                                step(readBack, Pass.idleAt(16).peers(SCRAPER).observed())
                                         .retirement(),
-                                new Pass(17, new Reading.Idle(), SCRAPER, 40.0).observed())
+                                Pass.idleAt(17).peers(SCRAPER).observed())
                         .actions())
                 .anyMatch(a -> a instanceof Action.Delete);
         assertThat(readEdited.reads().get(LEADER.name()).quiet()).isEmpty();
-        assertThat(step(readEdited, new Pass(16, new Reading.Idle(), SCRAPER, 40.0).observed())
+        assertThat(step(readEdited, Pass.idleAt(16).peers(SCRAPER).observed())
                         .retirement()
                         .reason())
-                .isEqualTo(Reasons.OPEN_CONNECTIONS);
+                .isEqualTo(Reason.OPEN_CONNECTIONS);
     }
 
     @Test
     void withoutARouterAWithdrawalLostAndSeenBackWaitsTheMarginAgainFromWhenItIsSeenClear() {
         Retirement once = step(drainingUnrouted(), unrouted(at(6), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS))
                 .retirement();
-        Observation.Withdrawal listedAgain =
-                withdrawal(false, Set.of(), Optional.of(false), Optional.empty(), Map.of());
+        SeenWithdrawal listedAgain = withdrawal().endpointsClear(false);
         Retirement lost = step(once, unrouted(at(7), listedAgain, new Reading.Idle(), NO_PEERS))
                 .retirement();
         Retirement stillLost = step(lost, unrouted(at(20), listedAgain, new Reading.Idle(), NO_PEERS))
@@ -1232,10 +1241,10 @@ public class RetirementMachineTest {
                 .retirement();
         RetirementMachine.Step second = step(first, unrouted(at(36), UNROUTED_CLEAR, new Reading.Idle(), NO_PEERS));
 
-        assertThat(lost.reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(lost.reason()).isEqualTo(Reason.WITHDRAWAL_LOST);
         assertThat(List.of(seenBack, withinMargin)).allSatisfy(r -> {
             assertThat(r.state()).isEqualTo(RetirementState.Draining);
-            assertThat(r.reason()).isEqualTo(Reasons.AWAITING_READS);
+            assertThat(r.reason()).isEqualTo(Reason.AWAITING_READS);
             assertThat(r.reads().get(LEADER.name()).consecutiveIdle()).isZero();
         });
         assertThat(first.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
@@ -1278,7 +1287,7 @@ public class RetirementMachineTest {
                 .retirement();
 
         assertThat(early.reads().get(LEADER.name()).consecutiveIdle()).isZero();
-        assertThat(early.reason()).isEqualTo(Reasons.AWAITING_READS);
+        assertThat(early.reason()).isEqualTo(Reason.AWAITING_READS);
     }
 
     /**
@@ -1293,9 +1302,9 @@ public class RetirementMachineTest {
         RetirementMachine.Step second = lagging(first.retirement(), reads(at(7), new Reading.Idle()));
 
         assertThat(confirmed.retirement().state()).isEqualTo(RetirementState.Draining);
-        assertThat(confirmed.retirement().reason()).isEqualTo(Reasons.WITHDRAWN);
+        assertThat(confirmed.retirement().reason()).isEqualTo(Reason.WITHDRAWN);
         assertThat(confirmed.actions()).noneMatch(a -> a instanceof Action.ReadMembers);
-        assertThat(within.retirement().reason()).isEqualTo(Reasons.AWAITING_READS);
+        assertThat(within.retirement().reason()).isEqualTo(Reason.AWAITING_READS);
         assertThat(within.retirement().message()).contains("front end").contains(at(6).toString());
         assertThat(within.retirement().reads().get(LEADER.name()).consecutiveIdle())
                 .isZero();
@@ -1320,7 +1329,7 @@ public class RetirementMachineTest {
                 lagging(early.retirement(), seen(at(8), dispatched(8.0), Map.of(LEADER.name(), new Reading.Idle())));
 
         assertThat(moved.retirement().state()).isEqualTo(RetirementState.Withdrawing);
-        assertThat(moved.retirement().reason()).isEqualTo(Reasons.RECENT_DISPATCH);
+        assertThat(moved.retirement().reason()).isEqualTo(Reason.RECENT_DISPATCH);
         assertThat(still.retirement().state()).isEqualTo(RetirementState.Draining);
         assertThat(early.retirement().reads().get(LEADER.name()).consecutiveIdle())
                 .isZero();
@@ -1332,8 +1341,8 @@ public class RetirementMachineTest {
     void withARouterAWithdrawalLostAndSeenBackWaitsTheMarginAgain() {
         Retirement draining = lagging(started(), seen(at(1), CLEAR, Map.of())).retirement();
         Retirement once = lagging(draining, reads(at(6), new Reading.Idle())).retirement();
-        Observation.Withdrawal selectedAgain =
-                withdrawal(true, Set.of(), Optional.of(true), Optional.of(true), Map.of(LEADER.name(), 7.0));
+        SeenWithdrawal selectedAgain =
+                withdrawal().routed().endpointsClear(true).routerSelects(true).dispatches(LEADER, 7);
         RetirementMachine.Step lost =
                 lagging(once, seen(at(7), selectedAgain, Map.of(LEADER.name(), new Reading.Idle())));
         Retirement seenBack =
@@ -1345,10 +1354,10 @@ public class RetirementMachineTest {
         RetirementMachine.Step second = lagging(first, reads(at(16), new Reading.Idle()));
 
         assertThat(once.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);
-        assertThat(lost.retirement().reason()).isEqualTo(Reasons.WITHDRAWAL_LOST);
+        assertThat(lost.retirement().reason()).isEqualTo(Reason.WITHDRAWAL_LOST);
         assertThat(lost.actions()).noneMatch(a -> a instanceof Action.ReadMembers || a instanceof Action.Delete);
         assertThat(List.of(seenBack, withinMargin)).allSatisfy(r -> {
-            assertThat(r.reason()).isEqualTo(Reasons.AWAITING_READS);
+            assertThat(r.reason()).isEqualTo(Reason.AWAITING_READS);
             assertThat(r.reads().get(LEADER.name()).consecutiveIdle()).isZero();
         });
         assertThat(first.reads().get(LEADER.name()).consecutiveIdle()).isEqualTo(1);

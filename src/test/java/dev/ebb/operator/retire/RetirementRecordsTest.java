@@ -1,5 +1,6 @@
 package dev.ebb.operator.retire;
 
+import static dev.ebb.operator.retire.EditedStatus.edited;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -48,16 +49,16 @@ class RetirementRecordsTest {
                         "prefill",
                         1,
                         NextRetirement.SCALE_DOWN,
-                        Reasons.DISAGGREGATED,
+                        Reason.DISAGGREGATED,
                         "refused",
                         at,
                         Optional.empty(),
                         1,
                         3),
                 new NextRetirement.Abort(
-                        "server", 2, NextRetirement.ROLLOUT, Reasons.BUSY, "busy", at, Optional.of("t1"), 2, 3),
+                        "server", 2, NextRetirement.ROLLOUT, Reason.BUSY, "busy", at, Optional.of("t1"), 2, 3),
                 new NextRetirement.Abort(
-                        "server", 3, NextRetirement.SURPLUS, Reasons.BUSY, "busy", at, Optional.empty(), 3, 3));
+                        "server", 3, NextRetirement.SURPLUS, Reason.BUSY, "busy", at, Optional.empty(), 3, 3));
         List<AbortedRetirement> written = RetirementRecords.toStatus(aborts, Duration.ofMinutes(5));
         List<AbortedRetirement> read =
                 List.of(json.readValue(json.writeValueAsString(written), AbortedRetirement[].class));
@@ -72,13 +73,13 @@ class RetirementRecordsTest {
     @Test
     void anAbortEditedIntoNonsenseHoldsNothingBack() {
         AbortedRetirement good = new AbortedRetirement(
-                "server", 2, null, null, null, Reasons.BUSY, "busy", "2026-01-01T00:00:00Z", null, null);
+                "server", 2, null, null, null, Reason.BUSY.wire(), "busy", "2026-01-01T00:00:00Z", null, null);
         List<AbortedRetirement> entries = List.of(
                 good,
                 new AbortedRetirement(
-                        "server", null, null, 1, 1L, Reasons.BUSY, "busy", "2026-01-01T00:00:00Z", null, null),
+                        "server", null, null, 1, 1L, Reason.BUSY.wire(), "busy", "2026-01-01T00:00:00Z", null, null),
                 new AbortedRetirement("server", 3, null, 1, 1L, null, "busy", "2026-01-01T00:00:00Z", null, null),
-                new AbortedRetirement("server", 4, null, 1, 1L, Reasons.BUSY, "busy", "yesterday", null, null));
+                new AbortedRetirement("server", 4, null, 1, 1L, Reason.BUSY.wire(), "busy", "yesterday", null, null));
 
         assertThat(RetirementRecords.aborts(statusWith(entries)))
                 .singleElement()
@@ -87,7 +88,7 @@ class RetirementRecordsTest {
                         "server",
                         2,
                         NextRetirement.SCALE_DOWN,
-                        Reasons.BUSY,
+                        Reason.BUSY,
                         "busy",
                         RetirementMachineTest.T0,
                         Optional.empty(),
@@ -107,7 +108,7 @@ class RetirementRecordsTest {
                         1,
                         "Surplus",
                         RetirementMachineTest.TARGETS,
-                        new Classification.Held(Reasons.TAKE_OVER, "take-over"),
+                        new Classification.Held(Reason.TAKE_OVER, "take-over"),
                         Optional.empty(),
                         Budgets.DRAINING,
                         RetirementMachineTest.T0)
@@ -123,106 +124,11 @@ class RetirementRecordsTest {
         RetirementStatus good = RetirementRecords.toStatus(
                 new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
         List<RetirementStatus> broken = List.of(
-                new RetirementStatus(
-                        good.roleName(),
-                        good.replicaOrdinal(),
-                        good.cause(),
-                        good.chosenBecause(),
-                        good.targetMembers(),
-                        good.answering(),
-                        "Exploding",
-                        good.reason(),
-                        good.message(),
-                        null,
-                        null,
-                        good.startedAt(),
-                        good.phaseStartedAt(),
-                        good.deadline(),
-                        good.reads(),
-                        good.dispatchBaseline(),
-                        null,
-                        1,
-                        240),
-                new RetirementStatus(
-                        good.roleName(),
-                        good.replicaOrdinal(),
-                        good.cause(),
-                        good.chosenBecause(),
-                        good.targetMembers(),
-                        good.answering(),
-                        good.state(),
-                        good.reason(),
-                        good.message(),
-                        null,
-                        null,
-                        "yesterday",
-                        good.phaseStartedAt(),
-                        good.deadline(),
-                        good.reads(),
-                        good.dispatchBaseline(),
-                        null,
-                        1,
-                        240),
-                new RetirementStatus(
-                        null,
-                        good.replicaOrdinal(),
-                        good.cause(),
-                        good.chosenBecause(),
-                        good.targetMembers(),
-                        good.answering(),
-                        good.state(),
-                        good.reason(),
-                        good.message(),
-                        null,
-                        null,
-                        good.startedAt(),
-                        good.phaseStartedAt(),
-                        good.deadline(),
-                        good.reads(),
-                        good.dispatchBaseline(),
-                        null,
-                        1,
-                        240),
-                new RetirementStatus(
-                        good.roleName(),
-                        null,
-                        good.cause(),
-                        good.chosenBecause(),
-                        good.targetMembers(),
-                        good.answering(),
-                        good.state(),
-                        good.reason(),
-                        good.message(),
-                        null,
-                        null,
-                        good.startedAt(),
-                        good.phaseStartedAt(),
-                        good.deadline(),
-                        good.reads(),
-                        good.dispatchBaseline(),
-                        null,
-                        1,
-                        240),
-                new RetirementStatus(
-                        good.roleName(),
-                        good.replicaOrdinal(),
-                        good.cause(),
-                        good.chosenBecause(),
-                        List.of(new RetirementStatus.TargetMember("m", null, "c")),
-                        good.answering(),
-                        good.state(),
-                        good.reason(),
-                        good.message(),
-                        null,
-                        null,
-                        good.startedAt(),
-                        good.phaseStartedAt(),
-                        good.deadline(),
-                        good.reads(),
-                        good.dispatchBaseline(),
-                        null,
-                        1,
-                        240));
+                edited(good, "state", "Exploding"),
+                edited(good, "startedAt", "yesterday"),
+                edited(good, "roleName", null),
+                edited(good, "replicaOrdinal", null),
+                edited(good, "targetMembers", List.of(new RetirementStatus.TargetMember("m", null, "c"))));
 
         assertThat(broken)
                 .allSatisfy(b -> assertThat(RetirementRecords.fromStatus(b)).isEmpty());
@@ -235,29 +141,55 @@ class RetirementRecordsTest {
     }
 
     @Test
+    void anEntryWhoseReasonNoRetirementGivesIsNotBelieved() {
+        RetirementStatus good = RetirementRecords.toStatus(
+                new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
+        List<RetirementStatus> garbled = List.of(
+                edited(good, "reason", "Exploding"),
+                edited(good, "reason", "awaitingreads"),
+                edited(good, "reason", null),
+                edited(good, "holdReason", "Exploding"));
+        AbortedRetirement abort = new AbortedRetirement(
+                "server", 2, null, 1, 1L, "Exploding", "busy", "2026-01-01T00:00:00Z", null, null);
+
+        assertThat(RetirementRecords.fromStatus(good)).isPresent();
+        assertThat(garbled)
+                .as("resumed from nothing it says: the work is looked at afresh and nothing is deleted on its strength")
+                .allSatisfy(b -> assertThat(RetirementRecords.fromStatus(b)).isEmpty());
+        assertThat(RetirementRecords.aborts(statusWith(List.of(abort))))
+                .as("an abort with such a reason holds nothing back: its replica is proven idle again when retried")
+                .isEmpty();
+    }
+
+    @Test
+    void anEntryWhoseReadHoldsAVerdictNoReadGivesIsNotBelieved() {
+        Retirement idleOnce = RetirementMachineTest.step(
+                        RetirementMachineTest.draining(),
+                        RetirementMachineTest.reads(RetirementMachineTest.at(3), new Reading.Idle()))
+                .retirement();
+        RetirementStatus good = RetirementRecords.toStatus(new RetirementRecord(idleOnce, null, Optional.empty(), 1));
+        RetirementStatus.MemberRead read = good.reads().get(0);
+
+        assertThat(read.verdict()).isEqualTo("Idle");
+        assertThat(RetirementRecords.fromStatus(good)).isPresent();
+        assertThat(List.of("Exploding", "idle"))
+                .allSatisfy(verdict -> assertThat(RetirementRecords.fromStatus(edited(
+                                good,
+                                "reads",
+                                List.of(new RetirementStatus.MemberRead(
+                                        read.member(),
+                                        verdict,
+                                        read.inFlight(),
+                                        read.consecutiveIdle(),
+                                        read.time())))))
+                        .isEmpty());
+    }
+
+    @Test
     void aRecordWrittenWithoutADrainBudgetDrainsWithTheDefault() {
         RetirementStatus good = RetirementRecords.toStatus(
                 new RetirementRecord(RetirementMachineTest.draining(), null, Optional.empty(), 1));
-        RetirementStatus old = new RetirementStatus(
-                good.roleName(),
-                good.replicaOrdinal(),
-                good.cause(),
-                good.chosenBecause(),
-                good.targetMembers(),
-                good.answering(),
-                good.state(),
-                good.reason(),
-                good.message(),
-                null,
-                null,
-                good.startedAt(),
-                good.phaseStartedAt(),
-                good.deadline(),
-                good.reads(),
-                good.dispatchBaseline(),
-                null,
-                null,
-                null);
+        RetirementStatus old = edited(edited(good, "attempt", null), "drainSeconds", null);
 
         assertThat(RetirementRecords.fromStatus(old).orElseThrow().retirement().drainBudget())
                 .isEqualTo(Budgets.DRAINING);
@@ -265,22 +197,9 @@ class RetirementRecordsTest {
 
     @Test
     void aLongerDrainBudgetMovesTheDeadline() {
-        Retirement r = RetirementMachineTest.draining();
-        Retirement patient = new Retirement(
-                r.role(),
-                r.ordinal(),
-                r.cause(),
-                r.targets(),
-                r.answering(),
-                r.standingHold(),
-                r.state(),
-                r.reason(),
-                r.message(),
-                r.startedAt(),
-                r.phaseStartedAt(),
-                r.reads(),
-                r.dispatchBaseline(),
-                Duration.ofHours(1));
+        Retirement patient = RetirementFrom.from(RetirementMachineTest.draining())
+                .drainBudget(Duration.ofHours(1))
+                .get();
 
         assertThat(RetirementRecords.toStatus(new RetirementRecord(patient, null, Optional.empty(), 1))
                         .deadline())
