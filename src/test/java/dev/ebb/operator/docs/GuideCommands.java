@@ -266,14 +266,16 @@ public final class GuideCommands {
 
     /**
      * Output with what differs from one run to the next masked: ages and times (an Event's LAST SEEN, {@code 2m5s},
-     * {@code 6.1 s}), timestamps, UIDs and the random suffixes of Pods a ReplicaSet names; runs of blanks are one
-     * blank, since kubectl widens its columns to their longest value.
+     * {@code 6.1 s}), timestamps, UIDs, configuration hashes (the rendered Pods they cover name their owner's UID)
+     * and the random suffixes of Pods a ReplicaSet names; runs of blanks are one blank, since kubectl widens its
+     * columns to their longest value.
      */
     public static String masked(String output) {
         return output.lines()
                 .map(line -> line.replaceAll("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d+)?Z", "<time>")
                         .replaceAll("\\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\\b", "<uid>")
                         .replaceAll("-[a-z0-9]{8,10}-[a-z0-9]{5}\\b", "-<suffix>")
+                        .replaceAll("\\bconfiguration [0-9a-f]{10}\\b", "configuration <hash>")
                         .replaceAll("\\b(\\d+(\\.\\d+)?(ms|s|m|h|d))+\\b", "<age>")
                         .replaceAll("\\b\\d+(\\.\\d+)? s\\b", "<age>")
                         .replaceAll("\\s+", " ")
