@@ -85,6 +85,10 @@ class GuideCommandsIT {
     @Test
     void everyKubectlCommandOfTheDocsExitsZeroAndShowsWhatTheDocsSay() throws Exception {
         List<Command> commands = GuideCommands.kubectl();
+        assertThat(commands)
+                .as("every kubectl command of the docs, each run under one check")
+                .isNotEmpty()
+                .allSatisfy(c -> assertThat(GuideCommands.checksOf(c)).hasSize(1));
         admin.resource(readmeDeployment()).create();
         await("the README's ModelDeployment Ready")
                 .atMost(Duration.ofSeconds(120))
@@ -101,7 +105,7 @@ class GuideCommandsIT {
                     String out = check.watch() ? watched(command, check) : run(command);
                     captured.append("$ ").append(command.text()).append('\n').append(out);
                     assertThat(out)
-                            .as("%s printed", command)
+                            .as("%s printed %s", command, check.name())
                             .satisfies(o ->
                                     check.shows().forEach(p -> assertThat(o).containsPattern(p)));
                     if (!command.shown().isEmpty()) {

@@ -19,8 +19,8 @@ import java.util.stream.Stream;
  * where {@code GuideCommandsIT} runs every one of them.
  */
 public final class GuideCommands {
-    static final Path README = Path.of("README.md");
-    static final Path DOCS = Path.of("docs");
+    private static final Path README = Path.of("README.md");
+    private static final Path DOCS = Path.of("docs");
     private static final Set<String> SHELL = Set.of("sh", "bash", "shell");
     private static final String CONSOLE = "console";
     private static final String PROMPT = "$ ";
@@ -266,8 +266,9 @@ public final class GuideCommands {
 
     /**
      * Output with what differs from one run to the next masked: ages and times (an Event's LAST SEEN, {@code 2m5s},
-     * {@code 6.1 s}), timestamps, UIDs, configuration hashes (the rendered Pods they cover name their owner's UID)
-     * and the random suffixes of Pods a ReplicaSet names; runs of blanks are one blank, since kubectl widens its
+     * {@code 6.1 s}), timestamps, UIDs, configuration hashes (the rendered Pods they cover name their owner's UID),
+     * the random suffixes of Pods a ReplicaSet names, and replica ordinals (which of several idle replicas leaves
+     * first depends on which candidate read lands in time); runs of blanks are one blank, since kubectl widens its
      * columns to their longest value.
      */
     public static String masked(String output) {
@@ -276,6 +277,8 @@ public final class GuideCommands {
                         .replaceAll("\\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\\b", "<uid>")
                         .replaceAll("-[a-z0-9]{8,10}-[a-z0-9]{5}\\b", "-<suffix>")
                         .replaceAll("\\bconfiguration [0-9a-f]{10}\\b", "configuration <hash>")
+                        .replaceAll("\\breplica \\d+\\b", "replica <n>")
+                        .replaceAll("-r\\d+-m\\d+\\b", "-r<n>-m<n>")
                         .replaceAll("\\b(\\d+(\\.\\d+)?(ms|s|m|h|d))+\\b", "<age>")
                         .replaceAll("\\b\\d+(\\.\\d+)? s\\b", "<age>")
                         .replaceAll("\\s+", " ")

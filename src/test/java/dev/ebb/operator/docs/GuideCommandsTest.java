@@ -127,16 +127,18 @@ class GuideCommandsTest {
     }
 
     @Test
-    void maskingLeavesWhatIsTheSameOnEveryRunAndHidesAgesHashesAndSuffixes() {
+    void maskingLeavesWhatIsTheSameOnEveryRunAndHidesAgesHashesSuffixesAndOrdinals() {
         String once = """
                 LAST SEEN   TYPE     REASON      OBJECT               MESSAGE
                 45s         Normal   Completed   modeldeployment/qwen   qwen-router-7d9c5b8f6d-x2k4p gone after 6.1 s
                 45s         Normal   PodCreated  modeldeployment/qwen   created qwen-server-r1-m0 at configuration c34d8d92f6
+                45s         Normal   RetirementStarted   modeldeployment/qwen   retiring replica 2 of role server (ScaleDown)
                 """;
         String again = """
                 LAST SEEN   TYPE     REASON      OBJECT                 MESSAGE
                 2m5s        Normal   Completed   modeldeployment/qwen   qwen-router-5f4b8c7d9-q8r2m gone after 12.4 s
-                2m5s        Normal   PodCreated  modeldeployment/qwen   created qwen-server-r1-m0 at configuration b70c97dadd
+                2m5s        Normal   PodCreated  modeldeployment/qwen   created qwen-server-r3-m0 at configuration b70c97dadd
+                2m5s        Normal   RetirementStarted   modeldeployment/qwen   retiring replica 1 of role server (ScaleDown)
                 """;
 
         assertThat(GuideCommands.masked(once)).isEqualTo(GuideCommands.masked(again));
