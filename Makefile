@@ -1,12 +1,14 @@
 # Every target goes through the Maven wrapper, so nothing but a JDK 17 is needed.
 MVNW := ./mvnw -B
 MANIFESTS := target/kubernetes
+BUNDLE_CSV := bundle/manifests/ebb-operator.clusterserviceversion.yaml
+KIND_SAMPLE := src/main/kubernetes/samples/vllm-cpu-kind.yaml
 KUBECTL ?= kubectl
 
 SEED ?=
 MINUTES ?= 10
 
-.PHONY: run where reachable help install sandbox soak dev test test-cluster test-dev cluster-binaries router-env engine-env test-engine node-env test-node build native native-sources bundle reference image image-native deploy bench clean
+.PHONY: run where reachable help install sandbox soak dev test test-cluster test-dev cluster-binaries router-env engine-env test-engine node-env test-node build native native-sources bundle catalog reference image image-native kind kind-vllm deploy bench clean
 
 ## With a kubeconfig whose cluster answers: the operator in dev mode against that cluster. Otherwise (or with
 ## SANDBOX=1): the sandbox, a scale-down under load in the test world played by Ebb, by a preStop sleep and by plain
@@ -138,6 +140,28 @@ native-sources:
 bundle:
 	$(MVNW) -q package -DskipTests exec:java@bundle
 
+## A file-based OLM catalog of the bundle under bundle/, pushed to REGISTRY. The bundle image
+## REGISTRY/ebb-operator-bundle:v<the bundle's version> is built and pushed, the catalog written under catalog/ by opm
+## (package ebb-operator, channel candidate, the bundle its one entry) and validated, and its image
+## REGISTRY/ebb-catalog:latest built and pushed. Needs opm and docker.
+catalog:
+	@[ -n "$(REGISTRY)" ] || { echo "'make catalog' needs REGISTRY, where to push: make catalog REGISTRY=quay.io/you"; exit 2; }
+	$(call needs,opm docker)
+	@version=$$(sed -n 's/^  version: //p' $(BUNDLE_CSV) | head -n 1); csv=$$(sed -n 's/^  name: //p' $(BUNDLE_CSV) | head -n 1); \
+	bundle="$(REGISTRY)/ebb-operator-bundle:v$$version"; \
+	set -ex; \
+	docker build -f bundle/bundle.Dockerfile -t "$$bundle" bundle; \
+	docker push "$$bundle"; \
+	rm -rf catalog; mkdir -p catalog/ebb-operator; \
+	opm init ebb-operator --default-channel=candidate --output=yaml > catalog/ebb-operator/index.yaml; \
+	opm render "$$bundle" --output=yaml >> catalog/ebb-operator/index.yaml; \
+	printf -- '---\nschema: olm.channel\npackage: ebb-operator\nname: candidate\nentries:\n  - name: %s\n' "$$csv" \
+		>> catalog/ebb-operator/index.yaml; \
+	opm validate catalog; \
+	opm generate dockerfile catalog; \
+	docker build -f catalog.Dockerfile -t "$(REGISTRY)/ebb-catalog:latest" .; \
+	docker push "$(REGISTRY)/ebb-catalog:latest"
+
 ## The ModelDeployment field reference, docs/reference/modeldeployment.md, from the CRD in the OLM bundle (so after
 ## `make bundle` when the API changed); CrdReferenceTest fails while it is stale.
 reference:
@@ -163,6 +187,31 @@ define container-build
 	image=$$(sed -n 's/^ *image: //p' $(MANIFESTS)/kubernetes.yml | head -n 1); \
 	echo "$$engine build -f $(1) -t $$image ."; \
 	"$$engine" build -f $(1) -t "$$image" .
+endef
+
+## A kind cluster running the operator. `kind create cluster` unless a cluster named kind exists, the operator's image
+## (as `make image`) loaded into its node, and `make install` into it. Needs kind and docker.
+kind:
+	$(call needs,kind docker)
+	kind get clusters 2>/dev/null | grep -qx kind || kind create cluster
+	$(MAKE) --no-print-directory image
+	kind load docker-image "$$(sed -n 's/^ *image: //p' $(MANIFESTS)/kubernetes.yml | head -n 1)"
+	$(MAKE) --no-print-directory install KUBECTL="$(KUBECTL) --context kind-kind"
+
+## vLLM's CPU image for the kind sample, loaded into the kind cluster. Built from docker/Dockerfile.cpu of the vLLM
+## checkout VLLM names, under the tag src/main/kubernetes/samples/vllm-cpu-kind.yaml runs. Needs kind and docker.
+kind-vllm:
+	@[ -n "$(VLLM)" ] || { echo "'make kind-vllm' needs VLLM, a checkout of vLLM: make kind-vllm VLLM=../vllm"; exit 2; }
+	$(call needs,kind docker)
+	image=$$(sed -n 's/^ *image: //p' $(KIND_SAMPLE) | head -n 1); \
+	docker build -f "$(VLLM)/docker/Dockerfile.cpu" -t "$$image" "$(VLLM)" && kind load docker-image "$$image"
+
+# Stops before anything runs, saying which, when a tool of $(1) is not on PATH.
+define needs
+	@for tool in $(1); do command -v $$tool >/dev/null 2>&1 || { \
+		echo "'make $@' needs $$tool on PATH; it was not found."; \
+		exit 2; \
+	}; done
 endef
 
 ## Build, then install the CRD, RBAC and the operator's Deployment into the cluster of the current kubeconfig.
