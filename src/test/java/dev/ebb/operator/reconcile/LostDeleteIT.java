@@ -85,7 +85,9 @@ class LostDeleteIT {
     private void assertRetired() {
         await().atMost(CONVERGE).until(() -> target() == null);
         await().atMost(Duration.ofSeconds(10)).until(() -> retirement().isEmpty());
-        assertThat(eventReasons()).contains("Completed");
+        // the Event follows the status that ends the retirement
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(eventReasons()).contains("Completed"));
         assertThat(eventReasons().stream().filter("RetirementStarted"::equals))
                 .as("one operation, not a second one")
                 .hasSize(1);

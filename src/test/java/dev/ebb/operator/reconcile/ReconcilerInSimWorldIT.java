@@ -92,6 +92,9 @@ class ReconcilerInSimWorldIT {
                     .inNamespace("leaving")
                     .withName("bye")
                     .get();
+            // a status not written yet is waited for, like a phase not yet Deleting
+            assertThat(md).isNotNull();
+            assertThat(md.getStatus()).isNotNull();
             assertThat(md.getStatus().phase()).isEqualTo("Deleting");
             assertThat(client.pods()
                             .inNamespace("leaving")
