@@ -145,7 +145,7 @@ bundle:
 ## (package ebb-operator, channel candidate, the bundle its one entry) and validated, and its image
 ## REGISTRY/ebb-catalog:latest built and pushed. Needs opm and docker.
 catalog:
-	@[ -n "$(REGISTRY)" ] || { echo "'make catalog' needs REGISTRY, where to push: make catalog REGISTRY=quay.io/you"; exit 2; }
+	@[ -n "$(REGISTRY)" ] || { echo "'make catalog' needs REGISTRY, where to push: make catalog REGISTRY=<registry>/<namespace>"; exit 2; }
 	$(call needs,opm docker)
 	@version=$$(sed -n 's/^  version: //p' $(BUNDLE_CSV) | head -n 1); csv=$$(sed -n 's/^  name: //p' $(BUNDLE_CSV) | head -n 1); \
 	bundle="$(REGISTRY)/ebb-operator-bundle:v$$version"; \
