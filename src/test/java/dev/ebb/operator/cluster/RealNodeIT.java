@@ -386,22 +386,26 @@ class RealNodeIT {
                         400,
                         Duration.ofMillis(100))) {
             await("both engines scraped").atMost(Duration.ofSeconds(60)).until(() -> prometheus.up() == 2);
-            // 8 s, so that a poll of both engines sees it in flight however loaded the machine (a 2 s one was seen
-            // ending unseen while another build ran beside the tier)
+            // 20 s, so that a poll of both engines sees it in flight however loaded the machine: a 2 s one was seen
+            // ending unseen while another build ran beside the tier, and an 8 s one not seen within 8 s on a quiet one
             CompletableFuture<LoadGenerator.Request> first =
-                    CompletableFuture.supplyAsync(() -> kept.stream(80, Duration.ofMillis(100)));
+                    CompletableFuture.supplyAsync(() -> kept.stream(200, Duration.ofMillis(100)));
             AtomicReference<Pod> reached = new AtomicReference<>();
-            await("the client's first generation on its replica")
-                    .atMost(Duration.ofSeconds(8))
-                    .until(() -> world.podsOf("polled").stream()
-                            .filter(pod -> inFlight(pod) > 0)
-                            .findFirst()
-                            .map(pod -> {
-                                reached.set(pod);
-                                return true;
-                            })
-                            .orElse(false));
-            assertThat(first.get(20, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
+            await("the client's first generation on its replica, or its end")
+                    .atMost(Duration.ofSeconds(25))
+                    .until(() -> first.isDone()
+                            || world.podsOf("polled").stream()
+                                    .filter(pod -> inFlight(pod) > 0)
+                                    .findFirst()
+                                    .map(pod -> {
+                                        reached.set(pod);
+                                        return true;
+                                    })
+                                    .orElse(false));
+            assertThat(reached.get())
+                    .as("the generation seen in flight on a replica before it ended (%s)", first.getNow(null))
+                    .isNotNull();
+            assertThat(first.get(40, TimeUnit.SECONDS).outcome()).isEqualTo(LoadGenerator.Outcome.COMPLETED);
             String leaving = reached.get().getMetadata().getName();
             polls.scheduleAtFixedRate(
                     () -> {
